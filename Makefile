@@ -1,0 +1,31 @@
+# Tandem. `make run` starts the embedded default; `make test` is the test command.
+# Feature areas add their own targets in hack/make/*.mk and append to EXTRA_TESTS.
+SHELL := /bin/bash
+GO ?= go
+export GOFLAGS ?= -buildvcs=false
+BIN := bin
+# Packages with shared state run under the race detector in CI.
+RACE_PKGS ?= ./pkg/...
+EXTRA_TESTS :=
+
+.PHONY: all build test test-unit test-race vet run generate check-generate bench clean
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+vet:
+	$(GO) vet ./...
+
+test-unit:
+	$(GO) test -count=1 -timeout 20m ./...
+
+test-race:
+	$(GO) test -count=1 -race -timeout 30m $(RACE_PKGS)
+
+-include hack/make/*.mk
+
+test: vet test-unit test-race $(EXTRA_TESTS)
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,3 @@
+module github.com/tandemdb/tandem
+
+go 1.26
