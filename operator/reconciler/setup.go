@@ -1,0 +1,66 @@
+package reconciler
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/tandemdb/tandem/apis/compute/v1alpha1"
+	"github.com/tandemdb/tandem/operator/render"
+)
+
+// RBAC the operator needs; `make generate-k8s` turns these markers into config/rbac.
+//
+// +kubebuilder:rbac:groups=compute.tandem.dev,resources=computereplicas,verbs=get;list;watch
+// +kubebuilder:rbac:groups=compute.tandem.dev,resources=computereplicas/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
+
+// Rate limits of the workqueue: failures back off exponentially from minBackoff, capped at
+// maxBackoff so that a cluster that failed for a while is retried within a minute of the
+// cause going away.
+const (
+	minBackoff = 500 * time.Millisecond
+	maxBackoff = time.Minute
+)
+
+// SetupWithManager registers the reconciler with a manager: every ComputeReplica, and every
+// StatefulSet, Service, PDB and pod the operator labelled, enqueues its cluster.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	byCluster := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
+		if cr, ok := obj.(*v1alpha1.ComputeReplica); ok {
+			return []reconcile.Request{ClusterRequest(cr.Namespace, cr.Spec.ClusterName)}
+		}
+		cluster := obj.GetLabels()[render.LabelCluster]
+		if cluster == "" || obj.GetLabels()[render.LabelManagedBy] != render.ManagerName {
+			return nil
+		}
+		return []reconcile.Request{ClusterRequest(obj.GetNamespace(), cluster)}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("computereplica").
+		Watches(&v1alpha1.ComputeReplica{}, byCluster).
+		Watches(&appsv1.StatefulSet{}, byCluster).
+		Watches(&corev1.Service{}, byCluster).
+		Watches(&policyv1.PodDisruptionBudget{}, byCluster).
+		Watches(&corev1.Pod{}, byCluster).
+		WithOptions(controller.Options{
+			RateLimiter: workqueue.NewTypedMaxOfRateLimiter(
+				workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](minBackoff, maxBackoff),
+			),
+		}).
+		Complete(r)
+}

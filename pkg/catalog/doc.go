@@ -1,0 +1,15 @@
+// Package catalog is the controller's durable catalog: clusters, replicas,
+// catalog items (sources, tables, views, materialized views, indexes, with
+// their SQL, relation description and plan as opaque JSON), system
+// parameters, and the allocator of user GlobalIds. It is stored in one bbolt
+// file under the controller's data directory.
+//
+// Invariants:
+//   - Every change is one bbolt transaction, fsynced before it returns: a
+//     change the caller saw succeed survives a crash.
+//   - GlobalIds are allocated durably and never reused, even for dropped
+//     items, so an id seen by a replica or a client names one object forever.
+//   - Item names are unique; ids are unique per namespace.
+//   - The catalog stores plans as bytes and never interprets them; the
+//     compute and SQL layers own their meaning.
+package catalog

@@ -1,0 +1,190 @@
+package batch
+
+import (
+	"errors"
+	"math"
+	"unsafe"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+)
+
+// ErrTooLarge reports that a batch would exceed the 4 GiB arena or 2^32-1
+// update limit of the uint32 offset columns.
+var ErrTooLarge = errors.New("batch: too large for uint32 offsets")
+
+// maxOffset is the largest value an offset column may hold.
+const maxOffset = math.MaxUint32
+
+// Batch is an immutable sorted run of updates; see the package comment for
+// its layout and invariants. The zero value is not valid: use Empty, a
+// Builder or a Merger.
+type Batch struct {
+	desc Description
+
+	// keyOffs[i]..keyOffs[i+1] bounds key i in keyData; keyVals[i]..keyVals[i+1]
+	// bounds its values (indices into valOffs).
+	keyData []byte
+	keyOffs []uint32
+	keyVals []uint32
+
+	// valOffs[j]..valOffs[j+1] bounds value j in valData; valUpds[j]..valUpds[j+1]
+	// bounds its updates (indices into times and diffs).
+	valData []byte
+	valOffs []uint32
+	valUpds []uint32
+
+	times []frontier.Time
+	diffs []int64
+
+	// index samples the 8-byte prefix of every indexStride-th key, so a
+	// seek first searches this small, cache-resident array and then only a
+	// block of keys in the arenas. It costs 8/indexStride bytes per key.
+	index []uint64
+}
+
+// indexStride is the key sampling distance of Batch.index.
+const indexStride = 32
+
+func (b *Batch) buildIndex() {
+	n := b.KeyCount()
+	if n <= 2*indexStride {
+		return
+	}
+	b.index = make([]uint64, 0, (n+indexStride-1)/indexStride)
+	for i := 0; i < n; i += indexStride {
+		b.index = append(b.index, prefix8(b.key(i)))
+	}
+}
+
+// Empty returns a batch with no updates covering desc.
+func Empty(desc Description) *Batch {
+	return &Batch{
+		desc:    desc,
+		keyOffs: []uint32{0},
+		keyVals: []uint32{0},
+		valOffs: []uint32{0},
+		valUpds: []uint32{0},
+	}
+}
+
+// Description returns the batch's (lower, upper, since).
+func (b *Batch) Description() Description { return b.desc }
+
+// Lower returns the batch's lower frontier.
+func (b *Batch) Lower() frontier.Frontier { return b.desc.Lower }
+
+// Upper returns the batch's upper frontier.
+func (b *Batch) Upper() frontier.Frontier { return b.desc.Upper }
+
+// Len returns the number of updates.
+func (b *Batch) Len() int { return len(b.times) }
+
+// KeyCount returns the number of distinct keys.
+func (b *Batch) KeyCount() int { return len(b.keyOffs) - 1 }
+
+// ValCount returns the number of distinct (key, val) pairs.
+func (b *Batch) ValCount() int { return len(b.valOffs) - 1 }
+
+// SizeBytes returns the bytes the batch's columns occupy (capacity, since
+// that is what is resident), for memory accounting.
+func (b *Batch) SizeBytes() int {
+	const u32 = int(unsafe.Sizeof(uint32(0)))
+	return int(unsafe.Sizeof(*b)) +
+		cap(b.keyData) + cap(b.valData) +
+		u32*(cap(b.keyOffs)+cap(b.keyVals)+cap(b.valOffs)+cap(b.valUpds)) +
+		8*(cap(b.times)+cap(b.diffs)+cap(b.index))
+}
+
+// key returns key i, capacity-limited so appends by a caller cannot write
+// into the arena.
+func (b *Batch) key(i int) []byte {
+	s, e := b.keyOffs[i], b.keyOffs[i+1]
+	return b.keyData[s:e:e]
+}
+
+func (b *Batch) val(j int) []byte {
+	s, e := b.valOffs[j], b.valOffs[j+1]
+	return b.valData[s:e:e]
+}
+
+// updates returns the times and diffs of value j, capacity-limited.
+func (b *Batch) updates(j int) ([]frontier.Time, []int64) {
+	s, e := b.valUpds[j], b.valUpds[j+1]
+	return b.times[s:e:e], b.diffs[s:e:e]
+}
+
+// writer appends sorted, consolidated updates to a batch under construction.
+// The caller announces a key, pushes the updates of one value, seals the
+// value, and so on; values without updates and keys without values are never
+// written, so cancelled updates leave no trace.
+type writer struct {
+	out        *Batch
+	key        []byte // announced key (borrowed until the next startKey)
+	keyWritten bool
+	tooLarge   bool
+}
+
+func newWriter(desc Description, keys, keyBytes, vals, valBytes, upds int) writer {
+	return writer{out: &Batch{
+		desc:    desc,
+		keyData: make([]byte, 0, keyBytes),
+		keyOffs: append(make([]uint32, 0, keys+1), 0),
+		keyVals: append(make([]uint32, 0, keys+1), 0),
+		valData: make([]byte, 0, valBytes),
+		valOffs: append(make([]uint32, 0, vals+1), 0),
+		valUpds: append(make([]uint32, 0, vals+1), 0),
+		times:   make([]frontier.Time, 0, upds),
+		diffs:   make([]int64, 0, upds),
+	}}
+}
+
+func (w *writer) startKey(k []byte) {
+	w.key = k
+	w.keyWritten = false
+}
+
+func (w *writer) pushUpdate(t frontier.Time, d int64) {
+	w.out.times = append(w.out.times, t)
+	w.out.diffs = append(w.out.diffs, d)
+}
+
+// pushUpdates appends a run of updates already sorted and consolidated.
+func (w *writer) pushUpdates(ts []frontier.Time, ds []int64) {
+	w.out.times = append(w.out.times, ts...)
+	w.out.diffs = append(w.out.diffs, ds...)
+}
+
+// sealVal ends the value v; it is written only if updates were pushed for it.
+func (w *writer) sealVal(v []byte) {
+	o := w.out
+	n := len(o.times)
+	if n == int(o.valUpds[len(o.valUpds)-1]) {
+		return
+	}
+	if !w.keyWritten {
+		o.keyData = append(o.keyData, w.key...)
+		o.keyOffs = append(o.keyOffs, uint32(len(o.keyData)))
+		w.keyWritten = true
+	}
+	o.valData = append(o.valData, v...)
+	o.valOffs = append(o.valOffs, uint32(len(o.valData)))
+	o.valUpds = append(o.valUpds, uint32(n))
+	if len(o.keyData) > maxOffset || len(o.valData) > maxOffset || n > maxOffset {
+		w.tooLarge = true
+	}
+}
+
+// sealKey ends the announced key.
+func (w *writer) sealKey() {
+	if w.keyWritten {
+		w.out.keyVals = append(w.out.keyVals, uint32(len(w.out.valOffs)-1))
+		w.keyWritten = false
+	}
+}
+
+func (w *writer) finish() (*Batch, error) {
+	if w.tooLarge {
+		return nil, ErrTooLarge
+	}
+	return w.out, nil
+}

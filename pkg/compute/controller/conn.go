@@ -1,0 +1,70 @@
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+)
+
+// Stream is one connection to one replica process.
+type Stream interface {
+	Send(*computepb.Command) error
+	Recv() (*computepb.Response, error)
+	// Close ends the connection and unblocks Recv.
+	Close() error
+}
+
+// Dialer opens connections to replica processes.
+type Dialer interface {
+	Dial(ctx context.Context, addr string) (Stream, error)
+}
+
+// GRPCDialer dials a replica's computectl endpoint over plaintext gRPC.
+type GRPCDialer struct{}
+
+// Dial implements Dialer.
+func (GRPCDialer) Dial(ctx context.Context, addr string) (Stream, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20)))
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	// Fail the dial, not the stream, when the replica is not up yet.
+	stop := context.AfterFunc(ctx, cancel)
+	stream, err := computepb.NewComputeClient(conn).CommandStream(sctx, grpc.WaitForReady(true))
+	stop()
+	if err != nil {
+		cancel()
+		conn.Close()
+		return nil, fmt.Errorf("open command stream to %s: %w", addr, err)
+	}
+	return &grpcStream{stream: stream, conn: conn, cancel: cancel}, nil
+}
+
+type grpcStream struct {
+	stream grpc.BidiStreamingClient[computepb.Command, computepb.Response]
+	conn   *grpc.ClientConn
+	cancel context.CancelFunc
+}
+
+func (s *grpcStream) Send(c *computepb.Command) error    { return s.stream.Send(c) }
+func (s *grpcStream) Recv() (*computepb.Response, error) { return s.stream.Recv() }
+func (s *grpcStream) Close() error {
+	s.cancel()
+	return s.conn.Close()
+}
+
+// newUUID returns a random (version 4) UUID in canonical form.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

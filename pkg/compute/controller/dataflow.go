@@ -1,0 +1,54 @@
+package controller
+
+import (
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+)
+
+// Dataflow is what the controller needs to know of a dataflow description:
+// its imports and exports, its class, and how to encode it at a given
+// as_of. The plan package's DataflowDescription is adapted to it (see
+// FromPlan); tests use literal values.
+type Dataflow struct {
+	// ID names the dataflow in logs and Schedule; by convention the id of
+	// its first export.
+	ID string
+	// IndexImports are compute collections (indexes) of the same cluster.
+	IndexImports []string
+	// SourceImports are storage collections (tables) read through storage.
+	SourceImports []string
+	// IndexExports are the indexes the dataflow maintains.
+	IndexExports []string
+	// SubscribeSinks are subscribe sinks the dataflow feeds.
+	SubscribeSinks []string
+	// Class tags the dataflow for placement on two-runtime replicas.
+	Class computepb.DataflowClass
+	// Encode renders the description as JSON with the given as_of and
+	// class. It must be deterministic: replicas compare descriptions to
+	// reuse dataflows after a reconnect.
+	Encode func(asOf frontier.Time, class computepb.DataflowClass) ([]byte, error)
+}
+
+// exports lists every collection the dataflow produces.
+func (d *Dataflow) exports() []string {
+	out := make([]string, 0, len(d.IndexExports)+len(d.SubscribeSinks))
+	out = append(out, d.IndexExports...)
+	return append(out, d.SubscribeSinks...)
+}
+
+// imports lists every collection the dataflow reads.
+func (d *Dataflow) imports() []string {
+	out := make([]string, 0, len(d.IndexImports)+len(d.SourceImports))
+	out = append(out, d.IndexImports...)
+	return append(out, d.SourceImports...)
+}
+
+// dataflow is a dataflow installed in a cluster.
+type dataflow struct {
+	desc  Dataflow
+	asOf  frontier.Time
+	class computepb.DataflowClass
+	// seq orders dataflows by creation, the order the history replays them
+	// in (a dataflow's imports are always created before it).
+	seq uint64
+}

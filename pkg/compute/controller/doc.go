@@ -1,0 +1,28 @@
+// Package controller is the compute controller: per cluster it drives a set
+// of replicas through the compute protocol, tracks the frontiers and read
+// holds of every compute collection, answers peeks and subscribes, and
+// replays a reduced command history to replicas that (re)connect.
+//
+// Invariants:
+//   - A collection's since is the meet of its read holds and never
+//     regresses; AllowCompaction is sent whenever it advances, and a closed
+//     since (no holds left after a drop) drops the collection on replicas.
+//   - A collection's write frontier is the furthest any replica reported and
+//     never regresses, also across replica reconnects: a reconnected replica
+//     starts a new epoch whose reports are tracked separately from the
+//     collection's frontier.
+//   - A collection holds its inputs at its own since.
+//   - Every ReadHold handed out is released exactly once (Release is
+//     idempotent); a peek's hold is released only after its result has been
+//     delivered or the peek was abandoned.
+//   - Responses from a replica connection older than the replica's current
+//     epoch are ignored.
+//   - A multi-process replica answers once every process answered: its
+//     frontiers are the meet over its processes, its peek rows the union.
+//   - A peek is answered by the first replica that answers; the others are
+//     sent CancelPeek.
+//
+// Concurrency: one mutex guards all controller state; replica connections
+// run in their own goroutines and deliver responses under that mutex; sends
+// to replicas are queued, never blocking under the mutex.
+package controller

@@ -1,0 +1,369 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
+	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+	"github.com/tandemdb/tandem/pkg/orchestrator"
+)
+
+// fakeOrchestrator reports fixed addresses "name/process" for replicas.
+type fakeOrchestrator struct {
+	mu       sync.Mutex
+	replicas map[orchestrator.ReplicaID]orchestrator.ReplicaConfig
+}
+
+func newFakeOrchestrator() *fakeOrchestrator {
+	return &fakeOrchestrator{replicas: map[orchestrator.ReplicaID]orchestrator.ReplicaConfig{}}
+}
+
+func (o *fakeOrchestrator) EnsureReplica(_ context.Context, cfg orchestrator.ReplicaConfig) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.replicas[cfg.ID] = cfg
+	return nil
+}
+
+func (o *fakeOrchestrator) RemoveReplica(_ context.Context, id orchestrator.ReplicaID) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.replicas, id)
+	return nil
+}
+
+func (o *fakeOrchestrator) ListReplicas(context.Context) ([]orchestrator.ReplicaID, error) {
+	return nil, nil
+}
+
+func (o *fakeOrchestrator) Status(_ context.Context, id orchestrator.ReplicaID) (orchestrator.ReplicaStatus, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	cfg, ok := o.replicas[id]
+	if !ok {
+		return orchestrator.ReplicaStatus{}, orchestrator.ErrNotFound
+	}
+	st := orchestrator.ReplicaStatus{Config: cfg}
+	for i := range cfg.Processes {
+		st.Processes = append(st.Processes, orchestrator.ProcessStatus{Index: i, State: orchestrator.ProcessRunning,
+			ComputeCtlAddr: fmt.Sprintf("%s/%d", id.Replica, i)})
+	}
+	return st, nil
+}
+
+// fakeDataflow is the JSON the test encoder produces.
+type fakeDataflow struct {
+	ID      string   `json:"id"`
+	AsOf    uint64   `json:"as_of"`
+	Class   int32    `json:"class"`
+	Exports []string `json:"exports"`
+}
+
+// testDataflow returns a Dataflow over imports with one index export.
+func testDataflow(id string, indexImports, sourceImports []string) Dataflow {
+	return Dataflow{
+		ID: id, IndexImports: indexImports, SourceImports: sourceImports, IndexExports: []string{id},
+		Encode: func(asOf frontier.Time, class computepb.DataflowClass) ([]byte, error) {
+			return json.Marshal(fakeDataflow{ID: id, AsOf: uint64(asOf), Class: int32(class), Exports: []string{id}})
+		},
+	}
+}
+
+// fakeProcess is one replica process: it records commands and answers as
+// its replica's script says.
+type fakeProcess struct {
+	replica *fakeReplica
+	index   int
+	resp    chan *computepb.Response
+	closed  chan struct{}
+	once    sync.Once
+}
+
+func (p *fakeProcess) Send(cmd *computepb.Command) error {
+	select {
+	case <-p.closed:
+		return io.EOF
+	default:
+	}
+	if err := protocol.Validate(cmd); err != nil {
+		return err
+	}
+	p.replica.handle(p, cmd)
+	return nil
+}
+
+func (p *fakeProcess) Recv() (*computepb.Response, error) {
+	select {
+	case r := <-p.resp:
+		return r, nil
+	case <-p.closed:
+		return nil, io.EOF
+	}
+}
+
+func (p *fakeProcess) Close() error {
+	p.once.Do(func() { close(p.closed) })
+	return nil
+}
+
+func (p *fakeProcess) send(r *computepb.Response) {
+	select {
+	case p.resp <- r:
+	case <-p.closed:
+	}
+}
+
+// fakeReplica scripts one replica's behaviour.
+type fakeReplica struct {
+	mu    sync.Mutex
+	procs map[int]*fakeProcess
+	// commands received by process 0, in order.
+	log []*computepb.Command
+	// dataflows known (from CreateDataflow), by export.
+	dataflows map[string]fakeDataflow
+	// rows answers peeks per target and process; absent means the peek
+	// stays pending until answered by hand.
+	rows map[string][][]*computepb.RowCount
+	// peekErr answers peeks with an error when set.
+	peekErr *computepb.PeekError
+	pending map[string]*computepb.Peek
+	// autoReport reports frontiers write=output=as_of+1 on CreateDataflow.
+	autoReport bool
+}
+
+func newFakeReplica() *fakeReplica {
+	return &fakeReplica{procs: map[int]*fakeProcess{}, dataflows: map[string]fakeDataflow{},
+		rows: map[string][][]*computepb.RowCount{}, pending: map[string]*computepb.Peek{}}
+}
+
+func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p.index == 0 {
+		f.log = append(f.log, cmd)
+	}
+	switch k := cmd.GetKind().(type) {
+	case *computepb.Command_CreateDataflow:
+		var df fakeDataflow
+		if err := json.Unmarshal(k.CreateDataflow.GetDataflowJson(), &df); err != nil {
+			panic(err)
+		}
+		for _, e := range df.Exports {
+			f.dataflows[e] = df
+		}
+		if f.autoReport {
+			for _, e := range df.Exports {
+				go p.send(frontiersResp(e, frontier.At(frontier.Time(df.AsOf+1))))
+			}
+		}
+	case *computepb.Command_AllowCompaction:
+		if k.AllowCompaction.GetFrontier().GetClosed() {
+			go p.send(frontiersResp(k.AllowCompaction.GetId(), frontier.Closed()))
+		}
+	case *computepb.Command_Peek:
+		pk := k.Peek
+		switch {
+		case f.peekErr != nil:
+			go p.send(&computepb.Response{Kind: &computepb.Response_PeekResponse{PeekResponse: &computepb.PeekResponse{
+				Uuid: pk.GetUuid(), Result: &computepb.PeekResponse_Error{Error: f.peekErr}}}})
+		case f.rows[pk.GetTargetId()] != nil:
+			rows := f.rows[pk.GetTargetId()][p.index]
+			go p.send(&computepb.Response{Kind: &computepb.Response_PeekResponse{PeekResponse: &computepb.PeekResponse{
+				Uuid: pk.GetUuid(), Result: &computepb.PeekResponse_Rows{Rows: &computepb.PeekRows{Rows: rows}}}}})
+		default:
+			f.pending[pk.GetUuid()] = pk
+		}
+	case *computepb.Command_CancelPeek:
+		if _, ok := f.pending[k.CancelPeek.GetUuid()]; ok {
+			delete(f.pending, k.CancelPeek.GetUuid())
+			go p.send(&computepb.Response{Kind: &computepb.Response_PeekResponse{PeekResponse: &computepb.PeekResponse{
+				Uuid: k.CancelPeek.GetUuid(), Result: &computepb.PeekResponse_Canceled{Canceled: &computepb.PeekCanceled{}}}}})
+		}
+	}
+}
+
+func frontiersResp(id string, f frontier.Frontier) *computepb.Response {
+	pf := protocol.FrontierToProto(f)
+	return &computepb.Response{Kind: &computepb.Response_Frontiers{Frontiers: &computepb.Frontiers{Id: id, Write: pf, Input: pf, Output: pf}}}
+}
+
+// report sends frontiers from every connected process.
+func (f *fakeReplica) report(id string, fr frontier.Frontier) {
+	f.mu.Lock()
+	procs := make([]*fakeProcess, 0, len(f.procs))
+	for _, p := range f.procs {
+		procs = append(procs, p)
+	}
+	f.mu.Unlock()
+	for _, p := range procs {
+		p.send(frontiersResp(id, fr))
+	}
+}
+
+// reportFrom sends frontiers from one process.
+func (f *fakeReplica) reportFrom(proc int, id string, fr frontier.Frontier) {
+	f.mu.Lock()
+	p := f.procs[proc]
+	f.mu.Unlock()
+	p.send(frontiersResp(id, fr))
+}
+
+// disconnect drops every connection (as a crash would).
+func (f *fakeReplica) disconnect() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.procs {
+		p.Close()
+	}
+	f.procs = map[int]*fakeProcess{}
+	f.pending = map[string]*computepb.Peek{}
+}
+
+func (f *fakeReplica) commandKinds() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.log {
+		out = append(out, protocol.CommandKind(c))
+	}
+	return out
+}
+
+func (f *fakeReplica) commands() []*computepb.Command {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.log)
+}
+
+func (f *fakeReplica) connected() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.procs)
+}
+
+func (f *fakeReplica) pendingPeeks() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.pending)
+}
+
+// fakeDialer connects addresses "replica/process" to fake replicas.
+type fakeDialer struct {
+	mu       sync.Mutex
+	replicas map[string]*fakeReplica
+}
+
+func (d *fakeDialer) Dial(_ context.Context, addr string) (Stream, error) {
+	var name string
+	var idx int
+	if _, err := fmt.Sscanf(addr, "%s", &name); err != nil {
+		return nil, err
+	}
+	for i := len(addr) - 1; i >= 0; i-- {
+		if addr[i] == '/' {
+			name = addr[:i]
+			fmt.Sscanf(addr[i+1:], "%d", &idx)
+			break
+		}
+	}
+	d.mu.Lock()
+	f, ok := d.replicas[name]
+	d.mu.Unlock()
+	if !ok {
+		return nil, errors.New("connection refused")
+	}
+	p := &fakeProcess{replica: f, index: idx, resp: make(chan *computepb.Response, 1024), closed: make(chan struct{})}
+	f.mu.Lock()
+	f.procs[idx] = p
+	f.mu.Unlock()
+	return p, nil
+}
+
+// harness is a controller with fake replicas.
+type harness struct {
+	t      *testing.T
+	c      *Controller
+	dialer *fakeDialer
+	orch   *fakeOrchestrator
+	oracle *fixedOracle
+}
+
+type fixedOracle struct {
+	mu sync.Mutex
+	t  frontier.Time
+}
+
+func (o *fixedOracle) ReadTS() frontier.Time { o.mu.Lock(); defer o.mu.Unlock(); return o.t }
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{t: t, dialer: &fakeDialer{replicas: map[string]*fakeReplica{}}, orch: newFakeOrchestrator(), oracle: &fixedOracle{t: 1000}}
+	h.c = New(Config{
+		Log: testr.New(t), Orchestrator: h.orch, Dialer: h.dialer, Oracle: h.oracle,
+		ReadPolicyLag: 10 * time.Millisecond, MinReconnectBackoff: 5 * time.Millisecond, MaxReconnectBackoff: 20 * time.Millisecond,
+	})
+	t.Cleanup(h.c.Close)
+	if err := h.c.CreateCluster("default"); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// addReplica creates a fake replica with n processes and waits until it is
+// connected.
+func (h *harness) addReplica(name string, processes int) *fakeReplica {
+	h.t.Helper()
+	f := newFakeReplica()
+	h.dialer.mu.Lock()
+	h.dialer.replicas[name] = f
+	h.dialer.mu.Unlock()
+	if err := h.c.CreateReplica(context.Background(), orchestrator.ReplicaConfig{
+		ID: orchestrator.ReplicaID{Cluster: "default", Replica: name}, Processes: processes, Workers: 1}); err != nil {
+		h.t.Fatal(err)
+	}
+	h.eventually(fmt.Sprintf("replica %s connected", name), func() bool { return h.connected(name) })
+	return f
+}
+
+func (h *harness) connected(name string) bool {
+	for _, cl := range h.c.Status().Clusters {
+		for _, r := range cl.Replicas {
+			if r.Name == name {
+				return r.Connected
+			}
+		}
+	}
+	return false
+}
+
+func (h *harness) eventually(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// collection returns a collection's status.
+func (h *harness) collection(id string) (CollectionStatus, bool) {
+	for _, cs := range h.c.Status().Collections {
+		if cs.ID == id {
+			return cs, true
+		}
+	}
+	return CollectionStatus{}, false
+}

@@ -1,0 +1,251 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+)
+
+// RowCount is a result row with its multiplicity.
+type RowCount struct {
+	Row   []byte
+	Count uint64
+}
+
+// PeekError is a replica's refusal of a peek, carrying a SQLSTATE.
+type PeekError struct {
+	SQLState string
+	Message  string
+}
+
+func (e *PeekError) Error() string { return e.Message + " (SQLSTATE " + e.SQLState + ")" }
+
+// PeekRequest describes a read of an index.
+type PeekRequest struct {
+	Cluster string
+	// Target is the index to read.
+	Target    string
+	Isolation Isolation
+	// LiteralKeys restrict the read to these encoded keys (fast path with
+	// key constraints); empty means a full scan.
+	LiteralKeys [][]byte
+	// MFP is an expr.MFP, JSON-encoded, applied on the replica; empty is the
+	// identity.
+	MFP       []byte
+	Finishing *computepb.RowSetFinishing
+}
+
+// PeekResult is a peek's answer.
+type PeekResult struct {
+	Rows      []RowCount
+	Timestamp frontier.Time
+	// Replica answered first.
+	Replica string
+}
+
+// peek is a pending peek. Guarded by the controller's mutex.
+type peek struct {
+	uuid      string
+	cluster   *cluster
+	cmd       *computepb.Command
+	started   time.Time
+	result    chan peekResult
+	done      bool
+	processes map[string]int // replica -> process count at issue
+	// answers collects each replica's per-process answers of the current
+	// epoch.
+	answers map[string]*replicaAnswer
+	// finishing is re-applied by the controller when a multi-process
+	// replica's partial answers are merged.
+	finishing *computepb.RowSetFinishing
+}
+
+type replicaAnswer struct {
+	epoch    uint64
+	answered []bool
+	rows     []RowCount
+	err      *computepb.PeekError
+}
+
+type peekResult struct {
+	rows    []RowCount
+	err     error
+	replica string
+}
+
+// finishLocked delivers the result once and tells every other replica to
+// stop working on the peek.
+func (p *peek) finishLocked(res peekResult) {
+	if p.done {
+		return
+	}
+	p.done = true
+	p.result <- res
+	delete(p.cluster.peeks, p.uuid)
+	cancel := &computepb.Command{Kind: &computepb.Command_CancelPeek{CancelPeek: &computepb.CancelPeek{Uuid: p.uuid}}}
+	for name, r := range p.cluster.replicas {
+		if name != res.replica {
+			r.sendLocked(cancel)
+		}
+	}
+}
+
+// Peek reads an existing index at a timestamp chosen by req.Isolation (the
+// fast path). The read hold on the index is released only after the
+// result is delivered or the peek abandoned.
+func (c *Controller) Peek(ctx context.Context, req PeekRequest) (PeekResult, error) {
+	c.mu.Lock()
+	col, ok := c.collections[req.Target]
+	if !ok || col.kind != kindCompute || col.cluster != req.Cluster {
+		c.mu.Unlock()
+		return PeekResult{}, fmt.Errorf("peek %s: not an index of cluster %q: %w", req.Target, req.Cluster, ErrUnknownCollection)
+	}
+	ts, err := c.chooseAsOfLocked([]string{req.Target}, req.Isolation)
+	if err != nil {
+		c.mu.Unlock()
+		return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, err)
+	}
+	hold, err := c.acquireHoldLocked(req.Target, ts)
+	if err != nil {
+		c.mu.Unlock()
+		return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, err)
+	}
+	class := col.dataflow.class
+	c.mu.Unlock()
+	return c.peekHeld(ctx, req, hold, class)
+}
+
+// peekHeld issues a peek under an acquired hold and releases the hold
+// after the result is delivered (or the peek abandoned), on every path.
+func (c *Controller) peekHeld(ctx context.Context, req PeekRequest, hold *ReadHold, class computepb.DataflowClass) (PeekResult, error) {
+	start := time.Now()
+	res, err := c.issuePeek(ctx, req, hold.Since(), class)
+	// The result has been handed to us: only now may the index compact
+	// past the peek's time.
+	if !c.hooks.skipPeekHoldRelease {
+		hold.Release()
+	}
+	outcome := "rows"
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		outcome = "canceled"
+	case err != nil:
+		outcome = "error"
+	}
+	c.cfg.Metrics.peek(outcome, time.Since(start))
+	return res, err
+}
+
+func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier.Time, class computepb.DataflowClass) (PeekResult, error) {
+	c.mu.Lock()
+	cl, err := c.clusterLocked(req.Cluster)
+	if err != nil {
+		c.mu.Unlock()
+		return PeekResult{}, err
+	}
+	p := &peek{
+		uuid: newUUID(), cluster: cl, started: time.Now(),
+		result:    make(chan peekResult, 1),
+		answers:   map[string]*replicaAnswer{},
+		finishing: req.Finishing,
+	}
+	p.cmd = &computepb.Command{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{
+		Uuid: p.uuid, TargetId: req.Target, Timestamp: uint64(ts),
+		LiteralKeys: req.LiteralKeys, MapFilterProject: req.MFP,
+		Finishing: replicaFinishing(req.Finishing), TargetClass: class,
+	}}}
+	cl.peeks[p.uuid] = p
+	for _, r := range cl.replicas {
+		r.sendLocked(p.cmd)
+	}
+	c.mu.Unlock()
+
+	select {
+	case res := <-p.result:
+		if res.err != nil {
+			return PeekResult{}, res.err
+		}
+		return PeekResult{Rows: res.rows, Timestamp: ts, Replica: res.replica}, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		if !p.done {
+			p.done = true
+			delete(cl.peeks, p.uuid)
+			cancel := &computepb.Command{Kind: &computepb.Command_CancelPeek{CancelPeek: &computepb.CancelPeek{Uuid: p.uuid}}}
+			for _, r := range cl.replicas {
+				r.sendLocked(cancel)
+			}
+			c.mu.Unlock()
+			return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, ctx.Err())
+		}
+		c.mu.Unlock()
+		// The answer raced with the cancellation: it was delivered, use it.
+		res := <-p.result
+		if res.err != nil {
+			return PeekResult{}, res.err
+		}
+		return PeekResult{Rows: res.rows, Timestamp: ts, Replica: res.replica}, nil
+	}
+}
+
+func (c *Controller) handlePeekResponseLocked(r *replica, proc int, resp *computepb.PeekResponse) {
+	p, ok := r.cluster.peeks[resp.GetUuid()]
+	if !ok {
+		return // answered already, or abandoned
+	}
+	switch k := resp.GetResult().(type) {
+	case *computepb.PeekResponse_Rows:
+		c.peekAnsweredLocked(r, proc, p, k.Rows.GetRows(), nil, true)
+	case *computepb.PeekResponse_Stashed:
+		c.peekAnsweredLocked(r, proc, p, k.Stashed.GetRows(), nil, k.Stashed.GetFinal())
+	case *computepb.PeekResponse_Error:
+		c.peekAnsweredLocked(r, proc, p, nil, k.Error, true)
+	case *computepb.PeekResponse_Canceled:
+		// Only sent after our CancelPeek; the peek is no longer pending.
+	}
+}
+
+// peekAnsweredLocked records part of one process's answer; once every
+// process of the replica answered, the replica's merged answer wins.
+func (c *Controller) peekAnsweredLocked(r *replica, proc int, p *peek, rows []*computepb.RowCount, perr *computepb.PeekError, final bool) {
+	name := r.cfg.ID.Replica
+	a, ok := p.answers[name]
+	if !ok || a.epoch != r.epoch {
+		a = &replicaAnswer{epoch: r.epoch, answered: make([]bool, len(r.conns))}
+		p.answers[name] = a
+	}
+	if proc >= len(a.answered) || a.answered[proc] {
+		return
+	}
+	for _, rc := range rows {
+		a.rows = append(a.rows, RowCount{Row: rc.GetRow(), Count: rc.GetCount()})
+	}
+	if perr != nil && a.err == nil {
+		a.err = perr
+	}
+	if !final {
+		return
+	}
+	a.answered[proc] = true
+	for _, done := range a.answered {
+		if !done {
+			return
+		}
+	}
+	if a.err != nil {
+		p.finishLocked(peekResult{err: &PeekError{SQLState: a.err.GetSqlstate(), Message: a.err.GetMessage()}, replica: name})
+		return
+	}
+	// Replicas applied only ordering and offset+limit per process; the
+	// exact finishing applies to the union.
+	rowsOut, err := applyFinishing(a.rows, p.finishing)
+	if err != nil {
+		p.finishLocked(peekResult{err: err, replica: name})
+		return
+	}
+	p.finishLocked(peekResult{rows: rowsOut, replica: name})
+}

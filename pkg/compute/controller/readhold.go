@@ -1,0 +1,57 @@
+package controller
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+)
+
+// ReadHold keeps a collection readable at times at or after its since until
+// it is released. Every hold must be released exactly once; Release is
+// idempotent so that deferred releases on several paths are safe.
+type ReadHold struct {
+	id       string
+	since    frontier.Time
+	owner    holdOwner
+	released atomic.Bool
+}
+
+// holdOwner applies hold changes to the collections it owns.
+type holdOwner interface {
+	releaseHold(id string, since frontier.Time)
+	downgradeHold(id string, from, to frontier.Time) error
+}
+
+// ID returns the held collection.
+func (h *ReadHold) ID() string { return h.id }
+
+// Since returns the least time the hold keeps readable.
+func (h *ReadHold) Since() frontier.Time { return h.since }
+
+// Release gives the hold up. Calling it again does nothing.
+func (h *ReadHold) Release() {
+	if h == nil || !h.released.CompareAndSwap(false, true) {
+		return
+	}
+	h.owner.releaseHold(h.id, h.since)
+}
+
+// Downgrade moves the hold forward to t, letting the collection compact up
+// to it. Moving it backwards is an error.
+func (h *ReadHold) Downgrade(t frontier.Time) error {
+	if h.released.Load() {
+		return fmt.Errorf("downgrade hold on %s: already released", h.id)
+	}
+	if t < h.since {
+		return fmt.Errorf("downgrade hold on %s: %d is before %d", h.id, t, h.since)
+	}
+	if t == h.since {
+		return nil
+	}
+	if err := h.owner.downgradeHold(h.id, h.since, t); err != nil {
+		return err
+	}
+	h.since = t
+	return nil
+}

@@ -1,0 +1,418 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
+	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+	"github.com/tandemdb/tandem/pkg/orchestrator"
+)
+
+// replica is one replica of a cluster and its connection. Fields below mu
+// of the controller are guarded by it.
+type replica struct {
+	ctl     *Controller
+	cluster *cluster
+	cfg     orchestrator.ReplicaConfig
+	log     logr.Logger
+
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	// epoch counts connections; responses from older epochs are ignored.
+	epoch     uint64
+	conns     []*processConn // nil while disconnected
+	connected time.Time
+	lastError string
+	// frontiers are this epoch's reports per collection.
+	frontiers map[string]*replicaFrontiers
+	// hydrationMs is the replica's own hydration report (introspection).
+	status map[string]*computepb.CollectionStatus
+}
+
+// replicaFrontiers are one collection's frontiers on one replica: per
+// process, and merged by meet.
+type replicaFrontiers struct {
+	procs                []procFrontiers
+	write, input, output frontier.Frontier
+}
+
+type procFrontiers struct {
+	write, input, output frontier.Frontier
+}
+
+func (rf *replicaFrontiers) merge() {
+	rf.write, rf.input, rf.output = frontier.Closed(), frontier.Closed(), frontier.Closed()
+	for _, p := range rf.procs {
+		rf.write = frontier.Meet(rf.write, p.write)
+		rf.input = frontier.Meet(rf.input, p.input)
+		rf.output = frontier.Meet(rf.output, p.output)
+	}
+}
+
+// processConn is the connection to one process, with an unbounded send
+// queue so that the controller never blocks on a slow replica while holding
+// its lock.
+type processConn struct {
+	index  int
+	stream Stream
+
+	mu    sync.Mutex
+	queue []*computepb.Command
+	wake  chan struct{}
+}
+
+func (p *processConn) enqueue(cmd *computepb.Command) {
+	p.mu.Lock()
+	p.queue = append(p.queue, cmd)
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *processConn) sendLoop(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		q := p.queue
+		p.queue = nil
+		p.mu.Unlock()
+		for _, cmd := range q {
+			if err := p.stream.Send(cmd); err != nil {
+				return fmt.Errorf("send %s to process %d: %w", protocol.CommandKind(cmd), p.index, err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.wake:
+		}
+	}
+}
+
+// sendLocked queues cmd to every process of a connected replica; a
+// disconnected replica gets the reduced history when it reconnects.
+func (r *replica) sendLocked(cmd *computepb.Command) {
+	if r.conns == nil {
+		return
+	}
+	for _, p := range r.conns {
+		p.enqueue(cmd)
+	}
+	r.ctl.cfg.Metrics.command(protocol.CommandKind(cmd), len(r.conns))
+}
+
+// reportsOpenLocked reports whether the replica is connected and has not
+// reported collection id closed.
+func (r *replica) reportsOpenLocked(id string) bool {
+	if r.conns == nil {
+		return false
+	}
+	rf, ok := r.frontiers[id]
+	return ok && !rf.write.IsClosed()
+}
+
+// hydratedLocked reports whether the replica's output frontier for col
+// passed its as_of.
+func (r *replica) hydratedLocked(col *collection) bool {
+	if r.conns == nil {
+		return false
+	}
+	rf, ok := r.frontiers[col.id]
+	return ok && !rf.output.LessEqualTime(col.asOf)
+}
+
+// run keeps the replica connected until ctx ends.
+func (r *replica) run(ctx context.Context) {
+	defer close(r.done)
+	backoff := r.ctl.cfg.MinReconnectBackoff
+	for ctx.Err() == nil {
+		start := time.Now()
+		err := r.connectOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(start) > 10*time.Second {
+			backoff = r.ctl.cfg.MinReconnectBackoff
+		}
+		r.ctl.mu.Lock()
+		r.lastError = err.Error()
+		r.ctl.mu.Unlock()
+		r.log.V(1).Info("Replica connection ended; reconnecting", "error", err.Error(), "backoff", backoff.String())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, r.ctl.cfg.MaxReconnectBackoff)
+	}
+}
+
+// connectOnce connects to every process, replays the history, and serves
+// responses until a connection fails.
+func (r *replica) connectOnce(ctx context.Context) error {
+	st, err := r.ctl.cfg.Orchestrator.Status(ctx, r.cfg.ID)
+	if err != nil {
+		return err
+	}
+	addrs := st.ComputeCtlAddrs()
+	if len(addrs) != r.cfg.Processes {
+		return fmt.Errorf("orchestrator reports %d processes, want %d", len(addrs), r.cfg.Processes)
+	}
+	dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer dcancel()
+	var conns []*processConn
+	closeAll := func() {
+		for _, c := range conns {
+			c.stream.Close()
+		}
+	}
+	for i, addr := range addrs {
+		if addr == "" {
+			closeAll()
+			return fmt.Errorf("process %d has no address yet", i)
+		}
+		s, err := r.ctl.cfg.Dialer.Dial(dctx, addr)
+		if err != nil {
+			closeAll()
+			return err
+		}
+		conns = append(conns, &processConn{index: i, stream: s, wake: make(chan struct{}, 1)})
+	}
+
+	c := r.ctl
+	c.mu.Lock()
+	r.epoch++
+	epoch := r.epoch
+	r.conns = conns
+	r.connected = time.Now()
+	r.lastError = ""
+	r.frontiers = map[string]*replicaFrontiers{}
+	r.status = map[string]*computepb.CollectionStatus{}
+	history := c.historyLocked(r.cluster)
+	for _, p := range conns {
+		p.enqueue(&computepb.Command{Kind: &computepb.Command_Hello{Hello: &computepb.Hello{Nonce: newUUID()}}})
+		for _, cmd := range history {
+			p.enqueue(cmd)
+		}
+		p.enqueue(&computepb.Command{Kind: &computepb.Command_InitializationComplete{InitializationComplete: &computepb.InitializationComplete{}}})
+	}
+	c.cfg.Metrics.command(protocol.KindHello, len(conns))
+	for _, cmd := range history {
+		c.cfg.Metrics.command(protocol.CommandKind(cmd), len(conns))
+	}
+	c.cfg.Metrics.command(protocol.KindInitializationComplete, len(conns))
+	c.cfg.Metrics.historySize(len(history))
+	c.mu.Unlock()
+	r.log.Info("Connected to replica", "epoch", epoch, "processes", len(conns), "history", len(history))
+
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 2*len(conns))
+	var wg sync.WaitGroup
+	for _, p := range conns {
+		wg.Add(2)
+		go func() { defer wg.Done(); errc <- p.sendLoop(cctx) }()
+		go func() {
+			defer wg.Done()
+			for {
+				resp, err := p.stream.Recv()
+				if err != nil {
+					errc <- fmt.Errorf("receive from process %d: %w", p.index, err)
+					return
+				}
+				c.handleResponse(r, epoch, p.index, resp)
+			}
+		}()
+	}
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	cancel()
+	closeAll()
+	wg.Wait()
+
+	c.mu.Lock()
+	if r.epoch == epoch {
+		r.conns = nil
+		r.frontiers = map[string]*replicaFrontiers{}
+		c.replicaDisconnectedLocked(r)
+	}
+	c.mu.Unlock()
+	if err == nil {
+		err = errors.New("connection closed")
+	}
+	return err
+}
+
+// handleResponse applies one response from process proc of r's epoch.
+func (c *Controller) handleResponse(r *replica, epoch uint64, proc int, resp *computepb.Response) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kind := responseKind(resp)
+	if r.epoch != epoch || r.conns == nil {
+		c.cfg.Metrics.response(kind, "stale")
+		return
+	}
+	c.cfg.Metrics.response(kind, "applied")
+	switch k := resp.GetKind().(type) {
+	case *computepb.Response_Frontiers:
+		c.handleFrontiersLocked(r, proc, k.Frontiers)
+	case *computepb.Response_PeekResponse:
+		c.handlePeekResponseLocked(r, proc, k.PeekResponse)
+	case *computepb.Response_SubscribeResponse:
+		c.handleSubscribeResponseLocked(r, proc, k.SubscribeResponse)
+	case *computepb.Response_Status:
+		for _, s := range k.Status.GetCollections() {
+			r.status[s.GetId()] = s
+		}
+	case *computepb.Response_CommandError:
+		e := k.CommandError
+		r.log.Info("Replica refused a command", "command", e.GetCommand(), "id", e.GetId(), "sqlstate", e.GetSqlstate(), "message", e.GetMessage())
+		if p, ok := r.cluster.peeks[e.GetId()]; ok {
+			c.peekAnsweredLocked(r, proc, p, nil, &computepb.PeekError{Sqlstate: e.GetSqlstate(), Message: e.GetMessage()}, true)
+		}
+	}
+}
+
+func responseKind(resp *computepb.Response) string {
+	switch resp.GetKind().(type) {
+	case *computepb.Response_Frontiers:
+		return "frontiers"
+	case *computepb.Response_PeekResponse:
+		return "peek_response"
+	case *computepb.Response_SubscribeResponse:
+		return "subscribe_response"
+	case *computepb.Response_Status:
+		return "status"
+	case *computepb.Response_CommandError:
+		return "command_error"
+	default:
+		return "unknown"
+	}
+}
+
+func (c *Controller) handleFrontiersLocked(r *replica, proc int, f *computepb.Frontiers) {
+	id := f.GetId()
+	rf, ok := r.frontiers[id]
+	if !ok {
+		rf = &replicaFrontiers{procs: make([]procFrontiers, len(r.conns))}
+		r.frontiers[id] = rf
+	}
+	if proc >= len(rf.procs) {
+		return
+	}
+	p := &rf.procs[proc]
+	// Frontiers never regress within a connection; an absent field is
+	// unchanged.
+	if f.Write != nil {
+		p.write = frontier.Join(p.write, protocol.FrontierFromProto(f.Write))
+	}
+	if f.Input != nil {
+		p.input = frontier.Join(p.input, protocol.FrontierFromProto(f.Input))
+	}
+	if f.Output != nil {
+		p.output = frontier.Join(p.output, protocol.FrontierFromProto(f.Output))
+	}
+	rf.merge()
+	col, ok := c.collections[id]
+	if !ok || col.kind != kindCompute {
+		return
+	}
+	c.advanceWriteLocked(col, rf.write)
+	if rf.write.IsClosed() {
+		c.maybeRemoveLocked(col)
+	}
+}
+
+// replicaDisconnectedLocked forgets what a disconnected replica was doing.
+// Its pending peeks stay pending: other replicas may answer, and the
+// history re-sends them when it reconnects.
+func (c *Controller) replicaDisconnectedLocked(r *replica) {
+	for _, p := range r.cluster.peeks {
+		delete(p.answers, r.cfg.ID.Replica)
+	}
+	for _, col := range c.collections {
+		if col.subscribe != nil {
+			delete(col.subscribe.replicas, r.cfg.ID.Replica)
+		}
+		// A dropped collection no longer waits for this replica's report.
+		c.maybeRemoveLocked(col)
+	}
+}
+
+// CreateReplica provisions a replica through the orchestrator and keeps it
+// connected.
+func (c *Controller) CreateReplica(ctx context.Context, cfg orchestrator.ReplicaConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	cl, err := c.clusterLocked(cfg.ID.Cluster)
+	if err == nil {
+		if _, ok := cl.replicas[cfg.ID.Replica]; ok {
+			err = fmt.Errorf("create replica %s: %w", cfg.ID, ErrExists)
+		}
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := c.cfg.Orchestrator.EnsureReplica(ctx, cfg); err != nil {
+		return fmt.Errorf("create replica %s: %w", cfg.ID, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := cl.replicas[cfg.ID.Replica]; ok {
+		return fmt.Errorf("create replica %s: %w", cfg.ID, ErrExists)
+	}
+	rctx, cancel := context.WithCancel(c.ctx)
+	r := &replica{
+		ctl: c, cluster: cl, cfg: cfg, cancel: cancel, done: make(chan struct{}),
+		log:       c.log.WithValues("replica", cfg.ID.String()),
+		frontiers: map[string]*replicaFrontiers{},
+		status:    map[string]*computepb.CollectionStatus{},
+	}
+	cl.replicas[cfg.ID.Replica] = r
+	c.cfg.Metrics.replicas(c.clusters)
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); r.run(rctx) }()
+	return nil
+}
+
+// DropReplica disconnects a replica and removes it through the
+// orchestrator.
+func (c *Controller) DropReplica(ctx context.Context, cluster, name string) error {
+	c.mu.Lock()
+	cl, err := c.clusterLocked(cluster)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	r, ok := cl.replicas[name]
+	if !ok {
+		c.mu.Unlock()
+		return fmt.Errorf("drop replica %s.%s: not found", cluster, name)
+	}
+	delete(cl.replicas, name)
+	c.cfg.Metrics.replicas(c.clusters)
+	c.mu.Unlock()
+	r.cancel()
+	<-r.done
+	c.mu.Lock()
+	c.replicaDisconnectedLocked(r)
+	c.mu.Unlock()
+	if err := c.cfg.Orchestrator.RemoveReplica(ctx, r.cfg.ID); err != nil {
+		return fmt.Errorf("drop replica %s: %w", r.cfg.ID, err)
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+)
+
+// PeekDataflow answers a read that no index serves (the slow path): it
+// installs df, a transient dataflow that imports indexes or tables and
+// exports one transient index, at a timestamp chosen by iso over df's
+// imports; peeks the export once at that timestamp; and drops the
+// dataflow. With enable_compute_interactive_dataflows on, the dataflow is
+// tagged OneShotRead. Every hold taken is released on every path.
+func (c *Controller) PeekDataflow(ctx context.Context, cluster string, df Dataflow, iso Isolation, finishing *computepb.RowSetFinishing) (PeekResult, error) {
+	if len(df.IndexExports) != 1 || len(df.SubscribeSinks) != 0 {
+		return PeekResult{}, fmt.Errorf("peek dataflow %s: want exactly one index export", df.ID)
+	}
+	target := df.IndexExports[0]
+	c.mu.Lock()
+	cl, err := c.clusterLocked(cluster)
+	if err != nil {
+		c.mu.Unlock()
+		return PeekResult{}, err
+	}
+	ts, err := c.chooseAsOfLocked(df.imports(), iso)
+	if err != nil {
+		c.mu.Unlock()
+		return PeekResult{}, fmt.Errorf("peek dataflow %s: %w", df.ID, err)
+	}
+	df.Class = computepb.DataflowClass_DATAFLOW_CLASS_MAINTAINED
+	if c.interactiveLocked() {
+		df.Class = computepb.DataflowClass_DATAFLOW_CLASS_ONE_SHOT_READ
+	}
+	if err := c.createDataflowLocked(cl, df, ts, c.cfg.ReadPolicyLag); err != nil {
+		c.mu.Unlock()
+		return PeekResult{}, err
+	}
+	col := c.collections[target]
+	// The peek's own hold; the policy hold is dropped with the dataflow.
+	hold, err := c.acquireHoldLocked(target, ts)
+	if err != nil {
+		c.dropLocked(col)
+		c.mu.Unlock()
+		return PeekResult{}, err
+	}
+	// A one-shot dataflow is read at ts and nothing later: drop it now so
+	// that it goes as soon as the peek's hold does.
+	c.dropLocked(col)
+	class := df.Class
+	c.mu.Unlock()
+	return c.peekHeld(ctx, PeekRequest{Cluster: cluster, Target: target, Isolation: iso, Finishing: finishing}, hold, class)
+}

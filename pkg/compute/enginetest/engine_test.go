@@ -1,0 +1,252 @@
+package enginetest
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/peek"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/reference"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/runtimetest"
+)
+
+// runtimeShape is one worker/process layout the property runs on.
+type runtimeShape struct{ workers, processes int }
+
+var shapes = []runtimeShape{{1, 1}, {2, 1}, {4, 1}, {2, 2}}
+
+// horizon is the number of distinct times updates are drawn from.
+const horizon = 8
+
+// engine is one runtime layout with its two source tables. Cases run one
+// after another on the same runtimes and tables: each case starts at the
+// tables' current upper (its base time) and first retracts everything the
+// earlier cases left in the tables, so its dataflow, built as of a time at
+// or after base, sees exactly the case's own updates. (Creating tables
+// while the runtime builds earlier dataflows would race, and re-using the
+// runtimes keeps a check cheap.)
+type engine struct {
+	h    *runtimetest.Harness
+	srcs []plan.GlobalID
+	net  map[plan.GlobalID]reference.Collection // what the tables hold
+	base frontier.Time
+}
+
+func newEngine(t *testing.T, shape runtimeShape, fresh func() plan.GlobalID) *engine {
+	e := &engine{
+		h:    runtimetest.New(t, runtimetest.Options{Workers: shape.workers, Processes: shape.processes}),
+		srcs: []plan.GlobalID{fresh(), fresh()},
+		net:  map[plan.GlobalID]reference.Collection{},
+	}
+	for _, id := range e.srcs {
+		e.h.Table(id)
+		e.net[id] = reference.Collection{}
+	}
+	return e
+}
+
+// fixture is one generated case: a dataflow over the two sources, their
+// update streams (times relative to the case's base), and the index the
+// reads go to.
+type fixture struct {
+	e       *engine
+	desc    plan.DataflowDescription
+	updates map[plan.GlobalID][]reference.Update
+	index   plan.GlobalID
+	asOf    frontier.Time // relative to e.base
+}
+
+// TestEngineMatchesReference is the engine's main property: for random
+// plans over random update streams, every peek of the exported index at a
+// time t (since <= t) returns exactly what the reference evaluator computes
+// from the inputs accumulated as of t, or the error the reference says a
+// read at t reports. Inputs arrive in random batches; peeks are issued
+// both at complete times and at times not yet complete (they must wait);
+// the index is compacted at random points (reads at or after the new since
+// must be unaffected; a read before it must fail, never return rows).
+func TestEngineMatchesReference(t *testing.T) {
+	engines := make([]*engine, len(shapes))
+	var nextID uint64 = 1000
+	fresh := func() plan.GlobalID { nextID++; return plan.User(nextID) }
+	rapid.Check(t, func(rt *rapid.T) {
+		si := rapid.IntRange(0, len(shapes)-1).Draw(rt, "shape")
+		if engines[si] == nil {
+			engines[si] = newEngine(t, shapes[si], fresh)
+		}
+		rt.Logf("runtime: %d workers x %d processes", shapes[si].workers, shapes[si].processes)
+		fx := newFixture(rt, engines[si], fresh)
+		fx.run(rt)
+	})
+}
+
+func newFixture(rt *rapid.T, e *engine, fresh func() plan.GlobalID) *fixture {
+	srcA, srcB := e.srcs[0], e.srcs[1]
+	g := &planGen{t: rt, sources: map[plan.GlobalID]row.RelationDesc{srcA: descA, srcB: descB}, ids: []plan.GlobalID{srcA, srcB}}
+	p := g.plan(rapid.IntRange(0, 3).Draw(rt, "depth"), "plan")
+	d := g.desc(p)
+	obj, idx := fresh(), fresh()
+	fx := &fixture{
+		e:       e,
+		index:   idx,
+		asOf:    frontier.Time(rapid.IntRange(0, 2).Draw(rt, "as_of")),
+		updates: map[plan.GlobalID][]reference.Update{},
+	}
+	fx.desc = plan.DataflowDescription{
+		ID:             fresh(),
+		DebugName:      "enginetest",
+		SourceImports:  []plan.SourceImport{{ID: srcA, Desc: descA, Connection: plan.SourceConnection{Kind: plan.SourceTable}}, {ID: srcB, Desc: descB, Connection: plan.SourceConnection{Kind: plan.SourceTable}}},
+		ObjectsToBuild: []plan.Build{{ID: obj, Plan: p}},
+		IndexExports:   []plan.IndexExport{{ID: idx, On: obj, Key: g.columnKey(d, "index_key")}},
+		AsOf:           frontier.At(e.base + fx.asOf),
+		Until:          frontier.Closed(),
+		Class:          plan.ClassMaintained,
+	}
+	if err := fx.desc.Validate(); err != nil {
+		rt.Fatalf("generated an invalid dataflow: %v", err)
+	}
+	js, _ := json.Marshal(fx.desc.ObjectsToBuild[0].Plan)
+	rt.Logf("plan: %s", js)
+	for _, id := range e.srcs {
+		desc := descA
+		if id == srcB {
+			desc = descB
+		}
+		n := rapid.IntRange(0, 16).Draw(rt, "updates")
+		for i := range n {
+			fx.updates[id] = append(fx.updates[id], reference.Update{
+				Row:  row.Pack(genRow(rt, desc, "row")...),
+				Time: frontier.Time(rapid.IntRange(0, horizon-1).Draw(rt, "time")),
+				Diff: int64(rapid.SampledFrom([]int{1, 1, 2, -1}).Draw(rt, "diff")),
+			})
+			_ = i
+		}
+		rt.Logf("updates of %s: %v", id, fx.updates[id])
+	}
+	return fx
+}
+
+type pendingRead struct {
+	uuid string
+	t    frontier.Time
+}
+
+func (fx *fixture) run(rt *rapid.T) {
+	e := fx.e
+	base := e.base
+	if err := e.h.CreateDataflow(fx.desc); err != nil {
+		rt.Fatalf("create dataflow: %v", err)
+	}
+	defer func() {
+		if err := e.h.AllowCompaction(fx.index, frontier.Closed()); err != nil {
+			rt.Errorf("drop index: %v", err)
+		}
+	}()
+	// Everything below is in case-relative time; the engine sees base + t.
+	since := fx.asOf
+	var pending []pendingRead
+	lower := frontier.Time(0)
+	for lower < horizon {
+		upper := frontier.Time(rapid.IntRange(int(lower)+1, horizon).Draw(rt, "batch_upper"))
+		for _, id := range e.srcs {
+			var ups []dataflow.Update
+			if lower == 0 {
+				// Retract what earlier cases left, at the case's base.
+				for r, n := range e.net[id] {
+					ups = append(ups, dataflow.Update{Val: []byte(r), Time: base, Diff: -n})
+				}
+				clear(e.net[id])
+			}
+			for _, u := range fx.updates[id] {
+				if u.Time >= lower && u.Time < upper {
+					ups = append(ups, dataflow.Update{Val: u.Row, Time: base + u.Time, Diff: u.Diff})
+					e.net[id][string(u.Row)] += u.Diff
+				}
+			}
+			if err := e.h.Table(id).Append(ups, frontier.At(base+upper)); err != nil {
+				rt.Fatalf("append to %s: %v", id, err)
+			}
+		}
+		e.base = base + upper
+		lower = upper
+		// A read at a complete time.
+		if upper > since && rapid.Bool().Draw(rt, "read_now") {
+			at := frontier.Time(rapid.IntRange(int(since), int(upper)-1).Draw(rt, "read_at"))
+			rows, err := e.h.Peek(fx.index, base+at, nil)
+			fx.check(rt, at, rows, err)
+		}
+		// A read at any time, possibly not complete yet: it must wait.
+		if rapid.IntRange(0, 2).Draw(rt, "read_later") == 0 {
+			at := frontier.Time(rapid.IntRange(int(since), horizon-1).Draw(rt, "read_later_at"))
+			pending = append(pending, pendingRead{e.h.StartPeek(fx.index, base+at, nil), at})
+		}
+		// Compaction, never past a pending read, the data so far, or the
+		// final read at horizon-1.
+		limit := min(upper, horizon-1)
+		for _, p := range pending {
+			limit = min(limit, p.t)
+		}
+		if limit > since && rapid.IntRange(0, 2).Draw(rt, "compact") == 0 {
+			since = frontier.Time(rapid.IntRange(int(since)+1, int(limit)).Draw(rt, "since"))
+			if err := e.h.AllowCompaction(fx.index, frontier.At(base+since)); err != nil {
+				rt.Fatalf("allow compaction: %v", err)
+			}
+			// A read before since must fail, not return compacted rows.
+			if _, err := e.h.Peek(fx.index, base+since-1, nil); err == nil || !strings.Contains(err.Error(), "compacted") {
+				rt.Fatalf("peek at %d after compaction to %d: got err %v, want a compaction error", since-1, since, err)
+			}
+		}
+	}
+	for _, p := range pending {
+		rows, err := e.h.AwaitPeek(p.uuid)
+		fx.check(rt, p.t, rows, err)
+	}
+	rows, err := e.h.Peek(fx.index, base+horizon-1, nil)
+	fx.check(rt, horizon-1, rows, err)
+}
+
+// check compares one peek's result with the reference at time at.
+func (fx *fixture) check(rt *rapid.T, at frontier.Time, rows []peek.RowCount, err error) {
+	inputs := map[plan.GlobalID]reference.Result{}
+	for _, id := range fx.e.srcs {
+		inputs[id] = reference.Result{Rows: reference.AsOf(fx.updates[id], at), Errors: reference.Collection{}}
+	}
+	out, rerr := reference.Evaluate(&fx.desc, inputs)
+	if rerr != nil {
+		rt.Fatalf("reference: %v", rerr)
+	}
+	want := out[fx.index]
+	if wantErrs := want.Errs(); len(wantErrs) > 0 {
+		if err == nil {
+			rt.Fatalf("read at %d: engine returned rows\n%s\nreference reports errors %v (rows\n%s)", at, collect(rows), wantErrs, want.Rows)
+		}
+		// The engine reports one error; it must be one the reference has.
+		if want.Errors[string(reference.ErrorRow(err))] <= 0 {
+			rt.Fatalf("read at %d: engine error %q (as row %s) is not among the reference's %v", at, err, reference.FormatRow(reference.ErrorRow(err)), wantErrs)
+		}
+		return
+	}
+	if err != nil {
+		rt.Fatalf("read at %d: engine error %v, reference rows\n%s", at, err, want.Rows)
+	}
+	if got := collect(rows); !got.Equal(want.Rows) {
+		rt.Fatalf("read at %d:\nengine\n%s\nreference\n%s\nengine - reference\n%s", at, got, want.Rows, reference.Diff(got, want.Rows))
+	}
+}
+
+func collect(rows []peek.RowCount) reference.Collection {
+	c := reference.Collection{}
+	for _, r := range rows {
+		c[string(r.Row)] += r.Count
+		if c[string(r.Row)] == 0 {
+			delete(c, string(r.Row))
+		}
+	}
+	return c
+}
+

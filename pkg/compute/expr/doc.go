@@ -1,0 +1,30 @@
+// Package expr is Tandem's scalar expression language: the trees the SQL
+// layer compiles WHERE clauses, SELECT lists, join keys and group keys to,
+// and the evaluator the dataflow operators run per row.
+//
+// Expr is one struct (a tagged union on Op) so plans serialise to JSON
+// without wrappers. Leaves are Column(i) and Literal(d); OpCall applies a
+// Func (arithmetic with overflow checks, comparisons, string and math
+// functions); And, Or, If/Case, Coalesce, In, Cast and IsNull have their
+// SQL rules. Expr.Eval(datums) computes a value; Expr.Type(columnTypes)
+// infers the result type and checks the tree, so a plan can be validated
+// before it runs.
+//
+// Invariants:
+//   - Evaluation never panics, on any tree and any input: failures are
+//     *EvalError values carrying a SQLSTATE (22012 division by zero, 22003
+//     out of range, 22P02 bad text input, 42883 no such function, XX000
+//     malformed tree). Dataflows turn them into error collections.
+//   - SQL three-valued logic: strict functions map NULL to NULL; AND is
+//     false if any argument is false (even if another errors), else NULL
+//     if any is NULL; OR dually; a NULL CASE condition takes ELSE.
+//   - A column's datums all have the column's type: int64 op float64
+//     yields float64 at run time exactly when Type says so, and branch
+//     types of CASE/COALESCE must agree exactly (the SQL layer casts).
+//   - float64 arithmetic reports overflow and underflow like Postgres
+//     float8; int64 arithmetic reports overflow ("bigint out of range").
+//
+// MFP{Expressions, Predicates, Projection} fuses map, filter and project;
+// MFP.Evaluate applies it to one row with a reusable Scratch, and
+// MFP.Prepare checks it once against an input arity for per-row loops.
+package expr

@@ -1,0 +1,60 @@
+package expr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// SQLSTATE codes of the errors evaluation can produce.
+const (
+	CodeDivisionByZero          = "22012" // division_by_zero
+	CodeNumericValueOutOfRange  = "22003" // numeric_value_out_of_range
+	CodeInvalidTextRepr         = "22P02" // invalid_text_representation
+	CodeInvalidParameterValue   = "22023" // invalid_parameter_value
+	CodeInvalidArgumentForPower = "2201F" // invalid_argument_for_power_function
+	CodeSubstringError          = "22011" // substring_error
+	CodeInvalidEscapeSequence   = "22025" // invalid_escape_sequence
+	CodeInvalidDatetimeFormat   = "22007" // invalid_datetime_format
+	CodeDatatypeMismatch        = "42804" // datatype_mismatch
+	CodeUndefinedFunction       = "42883" // undefined_function
+	CodeInternal                = "XX000" // internal_error: a malformed expression
+)
+
+// EvalError is the error every evaluation failure returns: a SQLSTATE code
+// and a message in Postgres' wording. Errors are data in Tandem (a
+// dataflow turns them into an error collection that reads report), so
+// they must be comparable and cheap to carry; they never panic.
+type EvalError struct {
+	Code string `json:"code"`
+	Msg  string `json:"msg"`
+}
+
+func (e *EvalError) Error() string { return e.Msg + " (SQLSTATE " + e.Code + ")" }
+
+// Is makes errors.Is match two EvalErrors with the same code and message.
+func (e *EvalError) Is(target error) bool {
+	t, ok := target.(*EvalError)
+	return ok && t.Code == e.Code && (t.Msg == "" || t.Msg == e.Msg)
+}
+
+func evalErr(code, format string, args ...any) *EvalError {
+	return &EvalError{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Frequent errors, allocated once. They are never mutated.
+var (
+	errDivisionByZero = &EvalError{Code: CodeDivisionByZero, Msg: "division by zero"}
+	errBigintRange    = &EvalError{Code: CodeNumericValueOutOfRange, Msg: "bigint out of range"}
+	errFloatOverflow  = &EvalError{Code: CodeNumericValueOutOfRange, Msg: "value out of range: overflow"}
+	errFloatUnderflow = &EvalError{Code: CodeNumericValueOutOfRange, Msg: "value out of range: underflow"}
+)
+
+// Code returns the SQLSTATE of err if it is (or wraps) an *EvalError, and
+// "" otherwise.
+func Code(err error) string {
+	var e *EvalError
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}

@@ -1,0 +1,124 @@
+package expr
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+// Func names a scalar function applied by an OpCall node.
+type Func uint8
+
+// The supported functions. Their JSON names (Func.String) are stable wire
+// names; never renumber-dependent.
+const (
+	FuncInvalid Func = iota
+	// Logic and NULL tests.
+	FuncNot    // NOT x
+	FuncIsNull // x IS NULL (never NULL)
+	FuncNullIf // NULLIF(a, b)
+	// Comparison (int64 and float64 compare numerically with each other).
+	FuncEq
+	FuncNeq
+	FuncLt
+	FuncLte
+	FuncGt
+	FuncGte
+	// Arithmetic: int64 op int64 is int64 (overflow is an error); with a
+	// float64 operand the result is float64.
+	FuncNeg
+	FuncAdd
+	FuncSub
+	FuncMul
+	FuncDiv // integer division truncates, as in Postgres
+	FuncMod
+	// Math.
+	FuncAbs
+	FuncRound // round(x) (half to even for float64, as Postgres' rint), round(x, digits)
+	FuncFloor
+	FuncCeil
+	FuncSqrt
+	FuncPower // always float64
+	// Strings (lengths and positions count characters, not bytes).
+	FuncLower
+	FuncUpper
+	FuncLength   // characters of text, octets of bytes
+	FuncConcatOp // a || b: NULL if either is NULL; non-text operands print as text
+	FuncConcat   // concat(args...): NULL arguments are skipped
+	FuncTrim     // btrim(s) removes spaces; btrim(s, chars)
+	FuncLTrim
+	FuncRTrim
+	FuncReplace  // replace(s, from, to)
+	FuncPosition // position(sub IN s): 1-based, 0 when absent
+	FuncSubstr   // substr(s, start[, count]), 1-based
+	FuncLike     // s LIKE pattern
+	FuncILike    // s ILIKE pattern
+	FuncGreatest // greatest(args...), NULLs ignored
+	FuncLeast    // least(args...), NULLs ignored
+	funcCount
+)
+
+// funcDef describes how to type and evaluate one function. Strict
+// functions return NULL when any argument is NULL without being called;
+// exactly one of eval1/eval2/eval3/evalN is set, matching the arity.
+type funcDef struct {
+	name             string
+	minArgs, maxArgs int // maxArgs < 0: unbounded
+	strict           bool
+	// typeOf returns the result type given argument types; for a strict
+	// function nullability is derived from the arguments.
+	typeOf func(args []row.ColumnType) (row.ColumnType, error)
+	eval1  func(a row.Datum) (row.Datum, error)
+	eval2  func(a, b row.Datum) (row.Datum, error)
+	eval3  func(a, b, c row.Datum) (row.Datum, error)
+	evalN  func(args []row.Datum) (row.Datum, error)
+}
+
+// lookup returns f's definition, or nil for an unknown function.
+func (f Func) def() *funcDef {
+	if f == FuncInvalid || f >= funcCount {
+		return nil
+	}
+	return &funcs[f]
+}
+
+func (f Func) String() string {
+	if d := f.def(); d != nil {
+		return d.name
+	}
+	return "func(" + strconv.Itoa(int(f)) + ")"
+}
+
+// ParseFunc returns the function with the given wire name.
+func ParseFunc(name string) (Func, error) {
+	for f := FuncInvalid + 1; f < funcCount; f++ {
+		if funcs[f].name == name {
+			return f, nil
+		}
+	}
+	return FuncInvalid, fmt.Errorf("unknown function %q", name)
+}
+
+// MarshalJSON encodes the function as its name.
+func (f Func) MarshalJSON() ([]byte, error) {
+	if f.def() == nil {
+		return nil, fmt.Errorf("marshal function: invalid function %d", uint8(f))
+	}
+	return json.Marshal(f.String())
+}
+
+// UnmarshalJSON decodes a function name.
+func (f *Func) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("unmarshal function: %w", err)
+	}
+	p, err := ParseFunc(s)
+	if err != nil {
+		return fmt.Errorf("unmarshal function: %w", err)
+	}
+	*f = p
+	return nil
+}

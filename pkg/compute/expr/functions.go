@@ -1,0 +1,462 @@
+package expr
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+// funcs is the immutable function table, indexed by Func.
+var funcs = [funcCount]funcDef{
+	FuncNot:    {name: "not", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeBool1, eval1: evalNot},
+	FuncIsNull: {name: "is_null", minArgs: 1, maxArgs: 1, typeOf: typeIsNull, eval1: evalIsNull},
+	FuncNullIf: {name: "nullif", minArgs: 2, maxArgs: 2, typeOf: typeNullIf, eval2: evalNullIf},
+
+	FuncEq:  {name: "eq", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCompare, eval2: cmpFunc(func(c int) bool { return c == 0 })},
+	FuncNeq: {name: "neq", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCompare, eval2: cmpFunc(func(c int) bool { return c != 0 })},
+	FuncLt:  {name: "lt", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCompare, eval2: cmpFunc(func(c int) bool { return c < 0 })},
+	FuncLte: {name: "lte", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCompare, eval2: cmpFunc(func(c int) bool { return c <= 0 })},
+	FuncGt:  {name: "gt", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCompare, eval2: cmpFunc(func(c int) bool { return c > 0 })},
+	FuncGte: {name: "gte", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCompare, eval2: cmpFunc(func(c int) bool { return c >= 0 })},
+
+	FuncNeg: {name: "neg", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: evalNeg},
+	FuncAdd: {name: "add", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumeric2, eval2: evalAdd},
+	FuncSub: {name: "sub", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumeric2, eval2: evalSub},
+	FuncMul: {name: "mul", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumeric2, eval2: evalMul},
+	FuncDiv: {name: "div", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumeric2, eval2: evalDiv},
+	FuncMod: {name: "mod", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumeric2, eval2: evalMod},
+
+	FuncAbs:   {name: "abs", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: evalAbs},
+	FuncRound: {name: "round", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeRound, eval1: evalRound1, eval2: evalRound2},
+	FuncFloor: {name: "floor", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: floatUnary(math.Floor)},
+	FuncCeil:  {name: "ceil", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: floatUnary(math.Ceil)},
+	FuncSqrt:  {name: "sqrt", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloat1, eval1: evalSqrt},
+	FuncPower: {name: "power", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeFloat2, eval2: evalPower},
+
+	FuncLower:    {name: "lower", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeText(1, row.TypeText), eval1: textUnary(strings.ToLower)},
+	FuncUpper:    {name: "upper", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeText(1, row.TypeText), eval1: textUnary(strings.ToUpper)},
+	FuncLength:   {name: "length", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeLength, eval1: evalLength},
+	FuncConcatOp: {name: "concat_op", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeAnyToText, eval2: evalConcatOp},
+	FuncConcat:   {name: "concat", minArgs: 0, maxArgs: -1, typeOf: typeConcat, evalN: evalConcat},
+	FuncTrim:     {name: "btrim", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeText), eval1: trim1(strings.Trim), eval2: trim2(strings.Trim)},
+	FuncLTrim:    {name: "ltrim", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeText), eval1: trim1(strings.TrimLeft), eval2: trim2(strings.TrimLeft)},
+	FuncRTrim:    {name: "rtrim", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeText), eval1: trim1(strings.TrimRight), eval2: trim2(strings.TrimRight)},
+	FuncReplace:  {name: "replace", minArgs: 3, maxArgs: 3, strict: true, typeOf: typeText(3, row.TypeText), eval3: evalReplace},
+	FuncPosition: {name: "position", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeInt64), eval2: evalPosition},
+	FuncSubstr:   {name: "substr", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeSubstr, eval2: evalSubstr2, eval3: evalSubstr3},
+	FuncLike:     {name: "like", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeBool), eval2: likeFunc(false)},
+	FuncILike:    {name: "ilike", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeBool), eval2: likeFunc(true)},
+	FuncGreatest: {name: "greatest", minArgs: 1, maxArgs: -1, typeOf: typeExtreme, evalN: extremeFunc(1)},
+	FuncLeast:    {name: "least", minArgs: 1, maxArgs: -1, typeOf: typeExtreme, evalN: extremeFunc(-1)},
+}
+
+// pgName is the Postgres spelling of a type, used in messages a SQL
+// client sees.
+func pgName(t row.Type) string {
+	switch t {
+	case row.TypeBool:
+		return "boolean"
+	case row.TypeInt64:
+		return "bigint"
+	case row.TypeFloat64:
+		return "double precision"
+	case row.TypeBytes:
+		return "bytea"
+	case row.TypeNull:
+		return "unknown"
+	default:
+		return t.String()
+	}
+}
+
+func undefinedFunc(name string, args ...row.Datum) *EvalError {
+	names := make([]string, len(args))
+	for i, a := range args {
+		names[i] = a.Type().String()
+	}
+	return evalErr(CodeUndefinedFunction, "function %s(%s) does not exist", name, strings.Join(names, ", "))
+}
+
+// ---- logic ----
+
+func evalNot(a row.Datum) (row.Datum, error) {
+	if a.Type() != row.TypeBool {
+		return row.Null(), undefinedFunc("not", a)
+	}
+	return row.Bool(!a.Bool()), nil
+}
+
+func evalIsNull(a row.Datum) (row.Datum, error) { return row.Bool(a.IsNull()), nil }
+
+func evalNullIf(a, b row.Datum) (row.Datum, error) {
+	if a.IsNull() || b.IsNull() {
+		return a, nil
+	}
+	c, err := compareDatums(a, b)
+	if err != nil {
+		return row.Null(), err
+	}
+	if c == 0 {
+		return row.Null(), nil
+	}
+	return a, nil
+}
+
+// ---- comparison ----
+
+// compareDatums compares values of the same type, or two numbers; int64
+// and float64 compare as float64 (exact below 2^53).
+func compareDatums(a, b row.Datum) (int, error) {
+	ta, tb := a.Type(), b.Type()
+	if ta == tb {
+		return row.Compare(a, b), nil
+	}
+	if ta.IsNumeric() && tb.IsNumeric() {
+		fa, _ := asFloat(a)
+		fb, _ := asFloat(b)
+		return row.Compare(row.Float64(fa), row.Float64(fb)), nil
+	}
+	return 0, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", pgName(ta), pgName(tb))
+}
+
+func cmpFunc(ok func(int) bool) func(a, b row.Datum) (row.Datum, error) {
+	return func(a, b row.Datum) (row.Datum, error) {
+		c, err := compareDatums(a, b)
+		if err != nil {
+			return row.Null(), err
+		}
+		return row.Bool(ok(c)), nil
+	}
+}
+
+// ---- arithmetic ----
+
+func asFloat(d row.Datum) (float64, bool) {
+	switch d.Type() {
+	case row.TypeFloat64:
+		return d.Float64(), true
+	case row.TypeInt64:
+		return float64(d.Int64()), true
+	default:
+		return 0, false
+	}
+}
+
+// arith applies fi to two int64s, or ff to two numbers of which one is a
+// float64.
+func arith(op string, a, b row.Datum, fi func(x, y int64) (int64, error), ff func(x, y float64) (float64, error)) (row.Datum, error) {
+	if a.Type() == row.TypeInt64 && b.Type() == row.TypeInt64 {
+		r, err := fi(a.Int64(), b.Int64())
+		if err != nil {
+			return row.Null(), err
+		}
+		return row.Int64(r), nil
+	}
+	fa, ok1 := asFloat(a)
+	fb, ok2 := asFloat(b)
+	if !ok1 || !ok2 {
+		return row.Null(), evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", pgName(a.Type()), op, pgName(b.Type()))
+	}
+	r, err := ff(fa, fb)
+	if err != nil {
+		return row.Null(), err
+	}
+	return row.Float64(r), nil
+}
+
+// checkFloat reports overflow (an infinite result from finite operands)
+// and underflow (zero from non-zero operands where that cannot be exact),
+// as Postgres' float8 operators do.
+func checkFloat(r float64, inputsInf bool, zeroOK bool) (float64, error) {
+	if math.IsInf(r, 0) && !inputsInf {
+		return 0, errFloatOverflow
+	}
+	if r == 0 && !zeroOK {
+		return 0, errFloatUnderflow
+	}
+	return r, nil
+}
+
+func isInf2(x, y float64) bool { return math.IsInf(x, 0) || math.IsInf(y, 0) }
+
+func evalAdd(a, b row.Datum) (row.Datum, error) {
+	return arith("+", a, b,
+		func(x, y int64) (int64, error) {
+			r := x + y
+			if (y > 0 && r < x) || (y < 0 && r > x) {
+				return 0, errBigintRange
+			}
+			return r, nil
+		},
+		func(x, y float64) (float64, error) { return checkFloat(x+y, isInf2(x, y), true) })
+}
+
+func evalSub(a, b row.Datum) (row.Datum, error) {
+	return arith("-", a, b,
+		func(x, y int64) (int64, error) {
+			r := x - y
+			if (y > 0 && r > x) || (y < 0 && r < x) {
+				return 0, errBigintRange
+			}
+			return r, nil
+		},
+		func(x, y float64) (float64, error) { return checkFloat(x-y, isInf2(x, y), true) })
+}
+
+func mulInt(x, y int64) (int64, error) {
+	if x == 0 || y == 0 {
+		return 0, nil
+	}
+	r := x * y
+	if r/y != x || (x == -1 && y == math.MinInt64) || (y == -1 && x == math.MinInt64) {
+		return 0, errBigintRange
+	}
+	return r, nil
+}
+
+func evalMul(a, b row.Datum) (row.Datum, error) {
+	return arith("*", a, b, mulInt,
+		func(x, y float64) (float64, error) { return checkFloat(x*y, isInf2(x, y), x == 0 || y == 0) })
+}
+
+func evalDiv(a, b row.Datum) (row.Datum, error) {
+	return arith("/", a, b,
+		func(x, y int64) (int64, error) {
+			switch {
+			case y == 0:
+				return 0, errDivisionByZero
+			case y == -1 && x == math.MinInt64:
+				return 0, errBigintRange
+			}
+			return x / y, nil
+		},
+		func(x, y float64) (float64, error) {
+			if y == 0 {
+				return 0, errDivisionByZero
+			}
+			return checkFloat(x/y, isInf2(x, y), x == 0 || math.IsInf(y, 0))
+		})
+}
+
+func evalMod(a, b row.Datum) (row.Datum, error) {
+	return arith("%", a, b,
+		func(x, y int64) (int64, error) {
+			if y == 0 {
+				return 0, errDivisionByZero
+			}
+			return x % y, nil // Go defines MinInt64 % -1 == 0, as Postgres does
+		},
+		func(x, y float64) (float64, error) {
+			if y == 0 {
+				return 0, errDivisionByZero
+			}
+			return math.Mod(x, y), nil
+		})
+}
+
+func evalNeg(a row.Datum) (row.Datum, error) {
+	switch a.Type() {
+	case row.TypeInt64:
+		if a.Int64() == math.MinInt64 {
+			return row.Null(), errBigintRange
+		}
+		return row.Int64(-a.Int64()), nil
+	case row.TypeFloat64:
+		return row.Float64(-a.Float64()), nil
+	}
+	return row.Null(), undefinedFunc("neg", a)
+}
+
+func evalAbs(a row.Datum) (row.Datum, error) {
+	switch a.Type() {
+	case row.TypeInt64:
+		i := a.Int64()
+		if i == math.MinInt64 {
+			return row.Null(), errBigintRange
+		}
+		if i < 0 {
+			i = -i
+		}
+		return row.Int64(i), nil
+	case row.TypeFloat64:
+		return row.Float64(math.Abs(a.Float64())), nil
+	}
+	return row.Null(), undefinedFunc("abs", a)
+}
+
+// floatUnary applies f to a float64, and is the identity on int64 (floor
+// and ceil of an integer).
+func floatUnary(f func(float64) float64) func(a row.Datum) (row.Datum, error) {
+	return func(a row.Datum) (row.Datum, error) {
+		switch a.Type() {
+		case row.TypeInt64:
+			return a, nil
+		case row.TypeFloat64:
+			return row.Float64(f(a.Float64())), nil
+		}
+		return row.Null(), undefinedFunc("floor/ceil", a)
+	}
+}
+
+func evalRound1(a row.Datum) (row.Datum, error) {
+	switch a.Type() {
+	case row.TypeInt64:
+		return a, nil
+	case row.TypeFloat64:
+		return row.Float64(math.RoundToEven(a.Float64())), nil
+	}
+	return row.Null(), undefinedFunc("round", a)
+}
+
+// evalRound2 rounds to digits decimal places (negative: to tens,
+// hundreds...). Halfway cases round away from zero as Postgres' numeric
+// round does; for float64 the decision is made on the exact binary
+// value, so round(2.675, 2) is 2.67, as in any binary floating point.
+func evalRound2(a, digits row.Datum) (row.Datum, error) {
+	if digits.Type() != row.TypeInt64 {
+		return row.Null(), undefinedFunc("round", a, digits)
+	}
+	n := digits.Int64()
+	switch a.Type() {
+	case row.TypeInt64:
+		if n >= 0 {
+			return a, nil
+		}
+		if n < -18 {
+			return row.Int64(0), nil
+		}
+		p := int64(1)
+		for range -n {
+			p *= 10
+		}
+		x := a.Int64()
+		q, r := x/p, x%p
+		if r >= (p+1)/2 {
+			q++
+		} else if -r >= (p+1)/2 {
+			q--
+		}
+		v, err := mulInt(q, p)
+		if err != nil {
+			return row.Null(), err
+		}
+		return row.Int64(v), nil
+	case row.TypeFloat64:
+		x := a.Float64()
+		if math.IsNaN(x) || math.IsInf(x, 0) || n > 330 {
+			return a, nil
+		}
+		if n < 0 {
+			p := math.Pow(10, float64(-n))
+			if math.IsInf(p, 0) {
+				return row.Float64(0), nil
+			}
+			return row.Float64(math.Round(x/p) * p), nil
+		}
+		s := strconv.FormatFloat(x, 'f', int(n), 64)
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return row.Null(), evalErr(CodeNumericValueOutOfRange, "round: %v", err)
+		}
+		return row.Float64(v), nil
+	}
+	return row.Null(), undefinedFunc("round", a, digits)
+}
+
+func evalSqrt(a row.Datum) (row.Datum, error) {
+	x, ok := asFloat(a)
+	if !ok {
+		return row.Null(), undefinedFunc("sqrt", a)
+	}
+	if x < 0 {
+		return row.Null(), evalErr(CodeInvalidArgumentForPower, "cannot take square root of a negative number")
+	}
+	return row.Float64(math.Sqrt(x)), nil
+}
+
+func evalPower(a, b row.Datum) (row.Datum, error) {
+	x, ok1 := asFloat(a)
+	y, ok2 := asFloat(b)
+	if !ok1 || !ok2 {
+		return row.Null(), undefinedFunc("power", a, b)
+	}
+	switch {
+	case x == 0 && y < 0:
+		return row.Null(), evalErr(CodeInvalidArgumentForPower, "zero raised to a negative power is undefined")
+	case x < 0 && y != math.Trunc(y) && !math.IsInf(y, 0):
+		return row.Null(), evalErr(CodeInvalidArgumentForPower, "a negative number raised to a non-integer power yields a complex result")
+	}
+	r := math.Pow(x, y)
+	r, err := checkFloat(r, isInf2(x, y), x == 0 || math.IsInf(y, -1) || (math.Abs(x) < 1 && math.IsInf(y, 1)) || math.IsInf(x, 0))
+	if err != nil {
+		return row.Null(), err
+	}
+	return row.Float64(r), nil
+}
+
+// ---- strings ----
+
+func textUnary(f func(string) string) func(a row.Datum) (row.Datum, error) {
+	return func(a row.Datum) (row.Datum, error) {
+		if a.Type() != row.TypeText {
+			return row.Null(), undefinedFunc("text function", a)
+		}
+		return row.Text(f(a.Text())), nil
+	}
+}
+
+func evalLength(a row.Datum) (row.Datum, error) {
+	switch a.Type() {
+	case row.TypeText:
+		return row.Int64(int64(utf8.RuneCountInString(a.Text()))), nil
+	case row.TypeBytes:
+		return row.Int64(int64(len(a.BytesString()))), nil
+	}
+	return row.Null(), undefinedFunc("length", a)
+}
+
+// textOf is the text form of a datum for || and concat: text as is,
+// everything else in its output format.
+func textOf(d row.Datum) string {
+	if d.Type() == row.TypeText {
+		return d.Text()
+	}
+	return d.String()
+}
+
+func evalConcatOp(a, b row.Datum) (row.Datum, error) {
+	return row.Text(textOf(a) + textOf(b)), nil
+}
+
+func evalConcat(args []row.Datum) (row.Datum, error) {
+	var sb strings.Builder
+	for _, a := range args {
+		if !a.IsNull() {
+			sb.WriteString(textOf(a))
+		}
+	}
+	return row.Text(sb.String()), nil
+}
+
+// trim1 trims spaces, as btrim(s) does.
+func trim1(f func(s, cutset string) string) func(a row.Datum) (row.Datum, error) {
+	return func(a row.Datum) (row.Datum, error) {
+		if a.Type() != row.TypeText {
+			return row.Null(), undefinedFunc("trim", a)
+		}
+		return row.Text(f(a.Text(), " ")), nil
+	}
+}
+
+// trim2 trims every character of chars.
+func trim2(f func(s, cutset string) string) func(a, chars row.Datum) (row.Datum, error) {
+	return func(a, chars row.Datum) (row.Datum, error) {
+		if a.Type() != row.TypeText || chars.Type() != row.TypeText {
+			return row.Null(), undefinedFunc("trim", a, chars)
+		}
+		return row.Text(f(a.Text(), chars.Text())), nil
+	}
+}

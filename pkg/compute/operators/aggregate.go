@@ -1,0 +1,206 @@
+package operators
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+// AggFunc names an aggregate function.
+type AggFunc uint8
+
+// The aggregate functions. Every one but CountStar reads one argument
+// column; all but the counts ignore NULL arguments and return NULL when no
+// non-null argument remains.
+const (
+	AggInvalid AggFunc = iota
+	// AggCountStar counts rows (its argument, if any, is ignored).
+	AggCountStar
+	// AggCount counts non-null arguments.
+	AggCount
+	// AggSum sums int64 (error 22003 on overflow) or float64 arguments.
+	AggSum
+	// AggMin and AggMax return the least / greatest argument in SQL order.
+	AggMin
+	AggMax
+	// AggAvg returns float64(sum) / float64(count) of the non-null
+	// arguments; an int64 sum that overflows is error 22003.
+	AggAvg
+)
+
+var aggNames = [...]string{"invalid", "count(*)", "count", "sum", "min", "max", "avg"}
+
+func (f AggFunc) String() string {
+	if int(f) < len(aggNames) {
+		return aggNames[f]
+	}
+	return fmt.Sprintf("agg(%d)", uint8(f))
+}
+
+// Aggregate is one aggregate of a Reduce: a function over argument column
+// Column of the reduce input's values. Distinct applies the function to the
+// set of distinct non-null arguments (count(distinct x), sum(distinct x)).
+type Aggregate struct {
+	Func     AggFunc
+	Column   int
+	Distinct bool
+}
+
+func (a Aggregate) String() string {
+	d := ""
+	if a.Distinct {
+		d = "distinct "
+	}
+	if a.Func == AggCountStar {
+		return "count(*)"
+	}
+	return fmt.Sprintf("%s(%s#%d)", a.Func, d, a.Column)
+}
+
+// argCount is one argument value with its multiplicity in a group.
+type argCount struct {
+	d row.Datum
+	n int64
+}
+
+// evalAggregate computes a over args: the group's argument values sorted in
+// SQL order (equal datums adjacent), positive multiplicities, NULLs
+// included. rows is the group's total row count.
+func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) {
+	if a.Func == AggCountStar {
+		return row.Int64(rows), nil
+	}
+	// Distinct collapses equal neighbours to one occurrence each.
+	mult := func(i int) int64 {
+		if a.Distinct {
+			if i > 0 && row.Equal(args[i-1].d, args[i].d) {
+				return 0
+			}
+			return 1
+		}
+		return args[i].n
+	}
+	switch a.Func {
+	case AggCount:
+		var n int64
+		for i, v := range args {
+			if !v.d.IsNull() {
+				n += mult(i)
+			}
+		}
+		return row.Int64(n), nil
+	case AggMin, AggMax:
+		// args is sorted with NULLs last, so the first non-null is the min.
+		var best row.Datum
+		found := false
+		for _, v := range args {
+			if v.d.IsNull() {
+				continue
+			}
+			if !found || (a.Func == AggMax && row.Compare(v.d, best) > 0) {
+				best, found = v.d, true
+			}
+		}
+		if !found {
+			return row.Null(), nil
+		}
+		return best, nil
+	case AggSum, AggAvg:
+		return sumOrAvg(a, args, mult)
+	default:
+		return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("unknown aggregate function %s", a.Func)}
+	}
+}
+
+func sumOrAvg(a Aggregate, args []argCount, mult func(int) int64) (row.Datum, error) {
+	var (
+		isum  int128
+		fsum  float64
+		count int64
+		typ   row.Type
+	)
+	for i, v := range args {
+		if v.d.IsNull() {
+			continue
+		}
+		n := mult(i)
+		if n == 0 {
+			continue
+		}
+		switch t := v.d.Type(); {
+		case typ != row.TypeInvalid && t != typ:
+			return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("%s: mixed argument types %s and %s", a.Func, typ, t)}
+		case t == row.TypeInt64:
+			isum = isum.add(mul64(v.d.Int64(), n))
+		case t == row.TypeFloat64:
+			fsum += v.d.Float64() * float64(n)
+		default:
+			return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("%s: cannot sum %s values", a.Func, t)}
+		}
+		typ = v.d.Type()
+		count += n
+	}
+	if count == 0 {
+		return row.Null(), nil
+	}
+	if typ == row.TypeInt64 {
+		s, ok := isum.int64()
+		if !ok {
+			return row.Null(), Error{Code: CodeNumericOutOfRange, Message: "bigint out of range in " + a.Func.String()}
+		}
+		if a.Func == AggSum {
+			return row.Int64(s), nil
+		}
+		return row.Float64(float64(s) / float64(count)), nil
+	}
+	if a.Func == AggSum {
+		return row.Float64(fsum), nil
+	}
+	return row.Float64(fsum / float64(count)), nil
+}
+
+// int128 is a two's-complement 128-bit integer: exact sums of up to 2^63
+// products of two int64s, so overflow is judged on the true sum, not on
+// the order in which updates arrived.
+type int128 struct {
+	hi int64
+	lo uint64
+}
+
+func mul64(a, b int64) int128 {
+	neg := (a < 0) != (b < 0)
+	hi, lo := bits.Mul64(absU(a), absU(b))
+	r := int128{hi: int64(hi), lo: lo}
+	if neg {
+		r = r.neg()
+	}
+	return r
+}
+
+func absU(a int64) uint64 {
+	if a < 0 {
+		return uint64(-a) // correct for MinInt64 too: two's complement wraps to 2^63
+	}
+	return uint64(a)
+}
+
+func (x int128) neg() int128 {
+	lo, borrow := bits.Sub64(0, x.lo, 0)
+	hi := -x.hi - int64(borrow)
+	return int128{hi: hi, lo: lo}
+}
+
+func (x int128) add(y int128) int128 {
+	lo, carry := bits.Add64(x.lo, y.lo, 0)
+	return int128{hi: x.hi + y.hi + int64(carry), lo: lo}
+}
+
+// int64 returns x as an int64 and whether it fits.
+func (x int128) int64() (int64, bool) {
+	v := int64(x.lo)
+	if (x.hi == 0 && v >= 0) || (x.hi == -1 && v < 0) {
+		return v, true
+	}
+	return 0, false
+}

@@ -1,0 +1,161 @@
+package operators
+
+import (
+	"math"
+	"testing"
+
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+func TestAggregateLogic(t *testing.T) {
+	null := row.Null()
+	f := row.Float64
+	all := []Aggregate{
+		{Func: AggCountStar},
+		{Func: AggCount, Column: 0},
+		{Func: AggSum, Column: 0},
+		{Func: AggMin, Column: 0},
+		{Func: AggMax, Column: 0},
+		{Func: AggAvg, Column: 0},
+		{Func: AggCount, Column: 0, Distinct: true},
+	}
+	tests := []struct {
+		name    string
+		aggs    []Aggregate
+		input   []ValDiff
+		want    string // rendered output row, "" for none
+		wantErr string // SQLSTATE
+	}{
+		{"ints", all, []ValDiff{{pack(i64(1)), 2}, {pack(i64(5)), 1}},
+			"(k, 3, 3, 7, 1, 5, 2.3333333333333335, 2)", ""},
+		{"nulls ignored", all, []ValDiff{{pack(i64(4)), 1}, {pack(null), 3}},
+			"(k, 4, 1, 4, 4, 4, 4, 1)", ""},
+		{"only nulls", all, []ValDiff{{pack(null), 2}},
+			"(k, 2, 0, NULL, NULL, NULL, NULL, 0)", ""},
+		{"floats", []Aggregate{{Func: AggSum}, {Func: AggAvg}, {Func: AggMin}, {Func: AggMax}},
+			[]ValDiff{{pack(f(-1.5)), 1}, {pack(f(2)), 2}},
+			"(k, 2.5, 0.8333333333333334, -1.5, 2)", ""},
+		{"sum distinct", []Aggregate{{Func: AggSum, Distinct: true}},
+			[]ValDiff{{pack(i64(3)), 4}, {pack(i64(5)), 1}}, "(k, 8)", ""},
+		{"text min max", []Aggregate{{Func: AggMin}, {Func: AggMax}},
+			[]ValDiff{{pack(row.Text("b")), 1}, {pack(row.Text("a")), 1}, {pack(null), 1}}, "(k, a, b)", ""},
+		{"second column", []Aggregate{{Func: AggMax, Column: 1}},
+			[]ValDiff{{pack(i64(9), i64(1)), 1}, {pack(i64(1), i64(7)), 1}}, "(k, 7)", ""},
+		{"sum overflow", []Aggregate{{Func: AggSum}},
+			[]ValDiff{{pack(i64(math.MaxInt64)), 2}}, "", CodeNumericOutOfRange},
+		{"avg overflow", []Aggregate{{Func: AggAvg}},
+			[]ValDiff{{pack(i64(math.MinInt64)), 1}, {pack(i64(-1)), 1}}, "", CodeNumericOutOfRange},
+		{"overflowing partials cancel", []Aggregate{{Func: AggSum}},
+			[]ValDiff{{pack(i64(math.MinInt64)), 2}, {pack(i64(math.MaxInt64)), 2}}, "(k, -2)", ""},
+		{"negative multiplicity", all, []ValDiff{{pack(i64(1)), -1}}, "", CodeInternal},
+		{"sum of text", []Aggregate{{Func: AggSum}}, []ValDiff{{pack(row.Text("x")), 1}}, "", CodeInternal},
+		{"missing column", []Aggregate{{Func: AggMin, Column: 3}}, []ValDiff{{pack(i64(1)), 1}}, "", CodeInternal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := AggregateLogic(tt.aggs)(pack(row.Text("k")), tt.input)
+			if tt.wantErr != "" {
+				e, ok := err.(Error)
+				if !ok || e.Code != tt.wantErr {
+					t.Fatalf("err = %v, want SQLSTATE %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if len(out) != 1 || out[0].Diff != 1 || rowText(out[0].Val) != tt.want {
+				t.Fatalf("got %v, want %s", out, tt.want)
+			}
+		})
+	}
+}
+
+func TestDistinctThresholdLogic(t *testing.T) {
+	k := pack(i64(7))
+	tests := []struct {
+		name          string
+		n             int64
+		distinct      int64 // 0: no output
+		distinctError bool
+		threshold     int64
+	}{
+		{"positive", 3, 1, false, 3},
+		{"one", 1, 1, false, 1},
+		{"negative", -2, 0, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := []ValDiff{{Val: nil, Diff: tt.n}}
+			out, err := DistinctLogic()(k, in)
+			if (err != nil) != tt.distinctError {
+				t.Fatalf("distinct err = %v", err)
+			}
+			if got := totalDiff(out); got != tt.distinct {
+				t.Errorf("distinct = %d, want %d", got, tt.distinct)
+			}
+			out, err = ThresholdLogic()(k, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := totalDiff(out); got != tt.threshold {
+				t.Errorf("threshold = %d, want %d", got, tt.threshold)
+			}
+		})
+	}
+}
+
+func TestTopKLogic(t *testing.T) {
+	null := row.Null()
+	r := func(a row.Datum, b int64) row.Row { return pack(a, i64(b)) }
+	input := consolidate([]ValDiff{
+		{r(i64(3), 1), 2},
+		{r(i64(1), 2), 1},
+		{r(null, 3), 1},
+		{r(i64(2), 4), 3},
+	})
+	tests := []struct {
+		name string
+		spec TopKSpec
+		want []string // "row:n" in val order
+	}{
+		{"asc limit 2", TopKSpec{Order: []OrderColumn{{Column: 0}}, Limit: 2},
+			[]string{"(1, 2):1", "(2, 4):1"}},
+		{"asc offset 2 limit 3", TopKSpec{Order: []OrderColumn{{Column: 0}}, Limit: 3, Offset: 2},
+			[]string{"(2, 4):2", "(3, 1):1"}},
+		{"desc nulls first limit 2", TopKSpec{Order: []OrderColumn{{Column: 0, Desc: true, NullsFirst: true}}, Limit: 2},
+			[]string{"(3, 1):1", "(NULL, 3):1"}},
+		{"desc nulls last limit 3", TopKSpec{Order: []OrderColumn{{Column: 0, Desc: true}}, Limit: 3},
+			[]string{"(2, 4):1", "(3, 1):2"}},
+		{"no limit offset 5", TopKSpec{Order: []OrderColumn{{Column: 0}}, Limit: -1, Offset: 5},
+			[]string{"(3, 1):1", "(NULL, 3):1"}},
+		{"limit 0", TopKSpec{Order: []OrderColumn{{Column: 0}}, Limit: 0}, nil},
+		{"order by second col", TopKSpec{Order: []OrderColumn{{Column: 1, Desc: true}}, Limit: 1},
+			[]string{"(2, 4):1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := TopKLogic(tt.spec)(pack(), input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, v := range out {
+				got = append(got, rowText(v.Val)+":"+itoa(v.Diff))
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Fatalf("got %q, want %q", got, tt.want)
+				}
+			}
+		})
+	}
+	if _, err := TopKLogic(TopKSpec{Limit: 1})(pack(), []ValDiff{{r(i64(1), 1), -1}}); err == nil {
+		t.Error("negative multiplicity: want error")
+	}
+}
+
+func itoa(n int64) string { return row.Int64(n).String() }

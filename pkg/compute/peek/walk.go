@@ -1,0 +1,208 @@
+package peek
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/tandemdb/tandem/pkg/compute/batch"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/compute/trace"
+)
+
+// Errors callers act on.
+var (
+	// ErrResultTooLarge: the consolidated result exceeds the maximum size.
+	ErrResultTooLarge = errors.New("peek: result exceeds max result size")
+	// ErrNegativeMultiplicity: an arranged row accumulated to a negative count.
+	ErrNegativeMultiplicity = errors.New("peek: invalid data in arrangement, saw retractions for a row that does not exist")
+)
+
+// RowCount is one output row and its (positive) multiplicity.
+type RowCount struct {
+	Row   row.Row
+	Count int64
+}
+
+// Transform maps an arranged value row to an output row, appending it to dst.
+// keep=false filters the row out. A non-nil error fails the peek (for
+// example division by zero in the peek's own map expressions).
+type Transform func(key, val, dst []byte) (out []byte, keep bool, err error)
+
+// Options configure a walk.
+type Options struct {
+	// Keys, if non-nil, restricts the walk to these encoded keys (literal key
+	// constraints); nil walks every key. An empty non-nil slice matches none.
+	Keys [][]byte
+	// Transform is the peek's map/filter/project; nil returns the value row.
+	Transform Transform
+	// MaxResultBytes bounds the consolidated result; 0 means no bound.
+	MaxResultBytes int
+}
+
+// Walk is a resumable read of one arrangement shard as of one time.
+type Walk struct {
+	batches []*batch.Batch
+	t       frontier.Time
+	opts    Options
+	keys    [][]byte // sorted, distinct; nil = all keys
+	nextKey int
+	cur     *batch.CursorList
+	started bool
+
+	counts  map[string]int64
+	size    int
+	scratch []byte
+	err     error
+	done    bool
+}
+
+// NewWalk prepares a walk over r (already validated as readable at r.Time).
+func NewWalk(r trace.Read, opts Options) *Walk {
+	w := &Walk{batches: r.Batches, t: r.Time, opts: opts, counts: map[string]int64{}}
+	if opts.Keys != nil {
+		keys := slices.Clone(opts.Keys)
+		slices.SortFunc(keys, bytes.Compare)
+		w.keys = slices.CompactFunc(keys, bytes.Equal)
+		if w.keys == nil {
+			w.keys = [][]byte{}
+		}
+	}
+	return w
+}
+
+// Done reports whether the walk finished (successfully or not).
+func (w *Walk) Done() bool { return w.done }
+
+// Step visits at most budget (key, val) pairs and reports whether the walk
+// is done. A budget <= 0 means unbounded.
+func (w *Walk) Step(budget int) bool {
+	if w.done {
+		return true
+	}
+	if !w.started {
+		w.started = true
+		w.cur = batch.NewCursorList(w.batches)
+		if w.keys != nil {
+			w.seekNextKey()
+		}
+	}
+	visits := 0
+	for w.cur.KeyValid() {
+		if w.keys != nil && !bytes.Equal(w.cur.Key(), w.keys[w.nextKey-1]) {
+			if !w.seekNextKey() {
+				break
+			}
+			continue
+		}
+		for ; w.cur.ValValid(); w.cur.StepVal() {
+			if budget > 0 && visits >= budget {
+				return false
+			}
+			visits++
+			if err := w.visit(w.cur.Key(), w.cur.Val(), w.cur.Accumulate(w.t)); err != nil {
+				w.err, w.done = err, true
+				return true
+			}
+		}
+		if w.keys != nil {
+			if !w.seekNextKey() {
+				break
+			}
+			continue
+		}
+		w.cur.StepKey()
+	}
+	w.done = true
+	return true
+}
+
+// seekNextKey positions the cursor at the next constrained key (or beyond)
+// and reports whether one remains.
+func (w *Walk) seekNextKey() bool {
+	if w.nextKey >= len(w.keys) {
+		// Exhaust the cursor so KeyValid is false.
+		w.cur.Reset(nil)
+		return false
+	}
+	w.cur.SeekKey(w.keys[w.nextKey])
+	w.nextKey++
+	return true
+}
+
+func (w *Walk) visit(key, val []byte, diff int64) error {
+	if diff == 0 {
+		return nil
+	}
+	if diff < 0 {
+		return fmt.Errorf("%w: %d copies of %s", ErrNegativeMultiplicity, diff, row.Row(val))
+	}
+	out := val
+	if w.opts.Transform != nil {
+		o, keep, err := w.opts.Transform(key, val, w.scratch[:0])
+		if err != nil {
+			return err
+		}
+		w.scratch = o
+		if !keep {
+			return nil
+		}
+		out = o
+	}
+	c, seen := w.counts[string(out)]
+	if !seen {
+		w.size += len(out) + 8
+		if w.opts.MaxResultBytes > 0 && w.size > w.opts.MaxResultBytes {
+			return fmt.Errorf("%w (%d bytes)", ErrResultTooLarge, w.opts.MaxResultBytes)
+		}
+	}
+	w.counts[string(out)] = c + diff
+	return nil
+}
+
+// Result returns the consolidated rows in row order, or the walk's error.
+// Only valid once Done.
+func (w *Walk) Result() ([]RowCount, error) {
+	if !w.done {
+		return nil, errors.New("peek: result requested before the walk finished")
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	return Consolidate(w.counts), nil
+}
+
+// Consolidate turns a row->count map into sorted RowCounts, dropping zero
+// counts.
+func Consolidate(counts map[string]int64) []RowCount {
+	out := make([]RowCount, 0, len(counts))
+	for r, c := range counts {
+		if c != 0 {
+			out = append(out, RowCount{Row: row.Row(r), Count: c})
+		}
+	}
+	slices.SortFunc(out, func(a, b RowCount) int { return bytes.Compare(a.Row, b.Row) })
+	return out
+}
+
+// Merge combines per-worker results into one consolidated result, applying
+// the same size bound.
+func Merge(maxBytes int, parts ...[]RowCount) ([]RowCount, error) {
+	counts := map[string]int64{}
+	size := 0
+	for _, p := range parts {
+		for _, rc := range p {
+			c, seen := counts[string(rc.Row)]
+			if !seen {
+				size += len(rc.Row) + 8
+				if maxBytes > 0 && size > maxBytes {
+					return nil, fmt.Errorf("%w (%d bytes)", ErrResultTooLarge, maxBytes)
+				}
+			}
+			counts[string(rc.Row)] = c + rc.Count
+		}
+	}
+	return Consolidate(counts), nil
+}

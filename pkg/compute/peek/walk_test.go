@@ -1,0 +1,139 @@
+package peek
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/tandemdb/tandem/pkg/compute/batch"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/compute/trace"
+)
+
+type upd struct {
+	k, v int64
+	t    frontier.Time
+	d    int64
+}
+
+func mkBatch(t *testing.T, lo, hi frontier.Time, ups ...upd) *batch.Batch {
+	t.Helper()
+	var b batch.Builder
+	for _, u := range ups {
+		b.Push(row.Pack(row.Int64(u.k)), row.Pack(row.Int64(u.k), row.Int64(u.v)), u.t, u.d)
+	}
+	bat, err := b.Build(batch.Description{Lower: frontier.At(lo), Upper: frontier.At(hi), Since: frontier.Minimum()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bat
+}
+
+func show(rcs []RowCount) string {
+	s := ""
+	for _, rc := range rcs {
+		s += fmt.Sprintf("%s x%d;", rc.Row, rc.Count)
+	}
+	return s
+}
+
+func keys(ks ...int64) [][]byte {
+	out := [][]byte{}
+	for _, k := range ks {
+		out = append(out, row.Pack(row.Int64(k)))
+	}
+	return out
+}
+
+func TestWalk(t *testing.T) {
+	b1 := mkBatch(t, 0, 10, upd{1, 10, 1, 1}, upd{2, 20, 2, 2}, upd{3, 30, 3, 1}, upd{5, 50, 4, 1})
+	b2 := mkBatch(t, 10, 20, upd{1, 10, 12, -1}, upd{2, 21, 11, 1}, upd{4, 40, 15, 1})
+	bad := mkBatch(t, 20, 30, upd{3, 30, 25, -2})
+	firstCol := func(key, val, dst []byte) ([]byte, bool, error) {
+		ds, err := row.Row(val).Unpack()
+		if err != nil {
+			return nil, false, err
+		}
+		if ds[1].Int64() == 50 {
+			return nil, false, nil
+		}
+		return row.AppendDatums(dst, row.Int64(ds[1].Int64()%2)), true, nil
+	}
+	boom := errors.New("boom")
+	tests := []struct {
+		name    string
+		batches []*batch.Batch
+		at      frontier.Time
+		opts    Options
+		want    string
+		wantErr error
+	}{
+		{name: "scan before second batch", batches: []*batch.Batch{b1, b2}, at: 9,
+			want: "(1, 10) x1;(2, 20) x2;(3, 30) x1;(5, 50) x1;"},
+		{name: "scan later", batches: []*batch.Batch{b1, b2}, at: 19,
+			want: "(2, 20) x2;(2, 21) x1;(3, 30) x1;(4, 40) x1;(5, 50) x1;"},
+		{name: "time between updates", batches: []*batch.Batch{b1, b2}, at: 2,
+			want: "(1, 10) x1;(2, 20) x2;"},
+		{name: "literal keys with duplicates and misses", batches: []*batch.Batch{b1, b2}, at: 19,
+			opts: Options{Keys: keys(4, 2, 9, 2, 0)}, want: "(2, 20) x2;(2, 21) x1;(4, 40) x1;"},
+		{name: "no keys matches nothing", batches: []*batch.Batch{b1, b2}, at: 19, opts: Options{Keys: keys()}, want: ""},
+		{name: "transform filters and consolidates", batches: []*batch.Batch{b1, b2}, at: 19,
+			opts: Options{Transform: firstCol}, want: "(0) x4;(1) x1;"},
+		{name: "transform error", batches: []*batch.Batch{b1}, at: 5,
+			opts: Options{Transform: func(_, _, _ []byte) ([]byte, bool, error) { return nil, false, boom }}, wantErr: boom},
+		{name: "negative multiplicity", batches: []*batch.Batch{b1, b2, bad}, at: 29, wantErr: ErrNegativeMultiplicity},
+		{name: "negative multiplicity outside key constraint is not read", batches: []*batch.Batch{b1, b2, bad}, at: 29,
+			opts: Options{Keys: keys(4)}, want: "(4, 40) x1;"},
+		{name: "max result size", batches: []*batch.Batch{b1, b2}, at: 19, opts: Options{MaxResultBytes: 40}, wantErr: ErrResultTooLarge},
+	}
+	for _, tt := range tests {
+		for _, budget := range []int{0, 1, 2} {
+			t.Run(fmt.Sprintf("%s/budget%d", tt.name, budget), func(t *testing.T) {
+				w := NewWalk(trace.Read{Batches: tt.batches, Time: tt.at}, tt.opts)
+				steps := 0
+				for !w.Step(budget) {
+					steps++
+					if steps > 1000 {
+						t.Fatal("walk does not finish")
+					}
+				}
+				got, err := w.Result()
+				if tt.wantErr != nil {
+					if !errors.Is(err, tt.wantErr) {
+						t.Fatalf("got err %v, want %v", err, tt.wantErr)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if show(got) != tt.want {
+					t.Fatalf("got %s\nwant %s", show(got), tt.want)
+				}
+			})
+		}
+	}
+}
+
+func TestResultBeforeDone(t *testing.T) {
+	w := NewWalk(trace.Read{Batches: []*batch.Batch{mkBatch(t, 0, 10, upd{1, 1, 1, 1}, upd{2, 2, 1, 1})}, Time: 5}, Options{})
+	if w.Step(1) {
+		t.Fatal("budget 1 over two rows finished at once")
+	}
+	if _, err := w.Result(); err == nil {
+		t.Fatal("result before done")
+	}
+}
+
+func TestMerge(t *testing.T) {
+	a := []RowCount{{Row: row.Pack(row.Int64(1)), Count: 1}, {Row: row.Pack(row.Int64(3)), Count: 2}}
+	b := []RowCount{{Row: row.Pack(row.Int64(1)), Count: 2}, {Row: row.Pack(row.Int64(2)), Count: 1}}
+	got, err := Merge(0, a, b)
+	if err != nil || show(got) != "(1) x3;(2) x1;(3) x2;" {
+		t.Fatalf("got %s, %v", show(got), err)
+	}
+	if _, err := Merge(20, a, b); !errors.Is(err, ErrResultTooLarge) {
+		t.Fatalf("got %v", err)
+	}
+}

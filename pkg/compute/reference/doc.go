@@ -1,0 +1,45 @@
+// Package reference is a naive evaluator of the plan IR, the oracle the
+// engine's property tests compare against. It is written to be obviously
+// correct, not fast: collections are plain maps from encoded row to
+// multiplicity, every operator is a loop over whole collections, integer
+// sums use math/big.
+//
+// Time. Every plan operator commutes with accumulation, so a collection
+// as of t is computed by evaluating the plan over the inputs accumulated
+// as of t (AsOf). Evaluate therefore takes inputs already accumulated and
+// knows nothing of frontiers; Constant rows exist at the dataflow's as_of
+// and so at every time a read may ask about. Until is not modelled.
+//
+// Semantics, matching the engine's render layer:
+//   - Mfp, join keys, reduce keys and aggregate arguments, and index export
+//     keys are evaluated with package expr (SQL three-valued logic); a row
+//     whose evaluation fails contributes its multiplicity to the error
+//     collection as ErrorRow(err) = (SQLSTATE, message) instead of a row.
+//     Group key expressions are evaluated before aggregate arguments, and
+//     the first error wins.
+//   - Every operator passes its inputs' errors through unchanged; Negate
+//     does not negate errors.
+//   - Join matches keys as encoded rows (NULL matches NULL) and outputs
+//     left ++ right with the product multiplicity.
+//   - Reduce: a group exists when some argument tuple has non-zero
+//     multiplicity; a negative one is error XX000 ("reduce: negative
+//     multiplicity in input"); otherwise one row key ++ aggregates, the
+//     first failing aggregate's error (e.g. 22003 "bigint out of range in
+//     sum") replacing it. Aggregates: count(*) counts rows, count(x) non-null
+//     x, sum/min/max/avg ignore NULLs and are NULL without non-null input,
+//     DISTINCT collapses equal arguments; int64 sums are exact and
+//     range-checked at the end, avg is float64(sum)/float64(count), float
+//     sums add value*multiplicity in ascending value order (the engine's
+//     definition of a deterministic float sum).
+//   - Distinct outputs rows with positive multiplicity once (negative:
+//     error XX000 "distinct: negative multiplicity in input", once per
+//     row); Threshold keeps positive multiplicities; TopK orders each
+//     group by its columns (NULLs first unless NullsLast), ties by encoded
+//     row, and keeps positions [offset, offset+limit) counting
+//     multiplicities (negative: one error XX000 per group).
+//   - An index export holds its collection's rows; rows whose export key
+//     fails to evaluate are errors of the index.
+//
+// A read of a collection reports an error when some error row has positive
+// multiplicity (Result.Errs).
+package reference

@@ -1,0 +1,189 @@
+package render
+
+import (
+	"fmt"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+)
+
+// SourceFactory opens one worker's instance of a source import. The replica
+// dispatches on imp.Connection.Kind (load generators, table shards,
+// introspection); tests use MemorySources.
+type SourceFactory interface {
+	OpenSource(imp plan.SourceImport, ctx SourceContext) (Source, error)
+}
+
+// MemorySources serves source imports from memory tables by id.
+type MemorySources map[plan.GlobalID]*MemoryTable
+
+// OpenSource implements SourceFactory.
+func (m MemorySources) OpenSource(imp plan.SourceImport, ctx SourceContext) (Source, error) {
+	t, ok := m[imp.ID]
+	if !ok {
+		return nil, fmt.Errorf("no memory table for source %s", imp.ID)
+	}
+	return t.Open(ctx)
+}
+
+// SubscribeFunc receives one worker's subscribe output: ok rows and error
+// rows (Val = row, times at or beyond the previous call's upper) and the
+// worker's new upper for the subscribe. It runs on the worker goroutine.
+type SubscribeFunc func(id plan.GlobalID, worker int, ok, errs []dataflow.Update, upper frontier.Frontier)
+
+// Env is what building a dataflow on a worker needs from the runtime.
+type Env struct {
+	Sources SourceFactory
+	// Indexes are the indexes exported by dataflows already built on this
+	// worker, read by index imports.
+	Indexes   map[plan.GlobalID]*Index
+	Subscribe SubscribeFunc
+	// Fail reports an error that makes the dataflow's output untrustworthy
+	// (fatal for the runtime: shared fate).
+	Fail func(error)
+}
+
+// Built is one worker's copy of a built dataflow.
+type Built struct {
+	// Indexes exported by the dataflow, by export id.
+	Indexes map[plan.GlobalID]*Index
+	// Inputs are the source and import operators, whose frontiers make the
+	// dataflow's input frontier.
+	Inputs []*dataflow.Operator
+}
+
+// Check reports whether desc can be built against the given exported index
+// ids and source factory, without building anything; the runtime calls it
+// before broadcasting a CreateDataflow so that every refusal is synchronous.
+func Check(desc *plan.DataflowDescription, hasIndex func(plan.GlobalID) bool, sources SourceFactory) error {
+	if err := desc.Validate(); err != nil {
+		return err
+	}
+	if len(desc.SourceImports) > 0 && sources == nil {
+		return fmt.Errorf("dataflow %s imports sources but the runtime has no source factory", desc.DebugName)
+	}
+	for _, imp := range desc.IndexImports {
+		if !hasIndex(imp.ID) {
+			return fmt.Errorf("index import %s: no such index", imp.ID)
+		}
+	}
+	return nil
+}
+
+// Build renders desc on the worker of b: sources, index imports, objects
+// in order, then index exports and subscribe sinks.
+func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built, error) {
+	r := &planRenderer{b: b, asOf: desc.AsOf, objects: map[plan.GlobalID]rendered{}, fail: env.Fail}
+	built := &Built{Indexes: map[plan.GlobalID]*Index{}}
+	for _, imp := range desc.SourceImports {
+		imp := imp
+		s, err := renderSource(b, imp.ID.String(), func(ctx SourceContext) (Source, error) {
+			return env.Sources.OpenSource(imp, ctx)
+		}, desc.AsOf, env.Fail)
+		if err != nil {
+			return nil, err
+		}
+		built.Inputs = append(built.Inputs, s.Operator())
+		r.objects[imp.ID] = rendered{ok: s}
+	}
+	for _, imp := range desc.IndexImports {
+		idx := env.Indexes[imp.ID]
+		if idx == nil {
+			return nil, fmt.Errorf("index import %s: no such index on worker %d", imp.ID, b.Worker().Index())
+		}
+		ok := Import(b, imp.ID.String(), idx.Ok)
+		errs := Import(b, imp.ID.String()+" errors", idx.Err)
+		built.Inputs = append(built.Inputs, ok.Stream.Operator(), errs.Stream.Operator())
+		okRows := Stateful(b, "Flatten "+imp.ID.String(), []*Arranged{ok}, FlattenStep, env.Fail)
+		errRows := Stateful(b, "Flatten errors "+imp.ID.String(), []*Arranged{errs}, FlattenErrStep, env.Fail)
+		r.objects[imp.On] = rendered{ok: okRows.Ok, errs: []dataflow.Stream{errRows.Ok}}
+	}
+	for i := range desc.ObjectsToBuild {
+		obj := &desc.ObjectsToBuild[i]
+		c, err := r.render(&obj.Plan)
+		if err != nil {
+			return nil, fmt.Errorf("build %s: %w", obj.ID, err)
+		}
+		r.objects[obj.ID] = c
+	}
+	for _, ex := range desc.IndexExports {
+		c, ok := r.objects[ex.On]
+		if !ok {
+			return nil, fmt.Errorf("index export %s: collection %s not in the dataflow", ex.ID, ex.On)
+		}
+		name := ex.ID.String()
+		errs := clip(c.errs)
+		okArr := r.arrange(untilFilter(b, name, c.ok, desc.Until), "export "+name, KeySpec{Key: ex.Key}, &errs)
+		errStream := untilFilter(b, name+" errors", Concat(b, name+" errors", errs), desc.Until)
+		errArr := Arrange(b, "export errors "+name, keyErrors(b, name, errStream), env.Fail)
+		idx := newIndex(name, okArr, errArr, desc.AsOf, built.Inputs)
+		b.OnDrop(idx.release)
+		built.Indexes[ex.ID] = idx
+	}
+	for _, s := range desc.SubscribeSinks {
+		c, ok := r.objects[s.From]
+		if !ok {
+			return nil, fmt.Errorf("subscribe %s: collection %s not in the dataflow", s.ID, s.From)
+		}
+		name := s.ID.String()
+		renderSubscribe(b, s, desc.AsOf, c.ok, Concat(b, name+" errors", c.errs), env.Subscribe)
+	}
+	return built, nil
+}
+
+// untilFilter drops updates at times at or beyond until (closed: none).
+func untilFilter(b *dataflow.Builder, name string, in dataflow.Stream, until frontier.Frontier) dataflow.Stream {
+	if until.IsClosed() {
+		return in
+	}
+	return b.AddOperator("Until "+name, []dataflow.Connection{{From: in}}, 1, dataflow.LogicFunc(func(op *dataflow.Operator) {
+		for _, d := range op.Input(0).Take() {
+			var out []dataflow.Update
+			for _, u := range d.([]dataflow.Update) {
+				if !until.LessEqualTime(u.Time) {
+					out = append(out, u)
+				}
+			}
+			op.Output(0).SendUpdates(out)
+		}
+	})).Stream(0)
+}
+
+// renderSubscribe adds the sink of a subscribe: it forwards each worker's
+// updates (times advanced to as_of; without Snapshot, those at or before
+// as_of dropped; those at or beyond UpTo dropped) and frontier to report.
+func renderSubscribe(b *dataflow.Builder, s plan.SubscribeSink, asOf frontier.Frontier, ok, errs dataflow.Stream, report SubscribeFunc) {
+	var last frontier.Frontier
+	first := true
+	worker := b.Worker().Local()
+	b.AddOperator("Subscribe "+s.ID.String(), []dataflow.Connection{{From: ok}, {From: errs}}, 0, dataflow.LogicFunc(func(op *dataflow.Operator) {
+		var outs [2][]dataflow.Update
+		for i := 0; i < 2; i++ {
+			for _, d := range op.Input(i).Take() {
+				for _, u := range d.([]dataflow.Update) {
+					u.Time = asOf.AdvanceTime(u.Time)
+					if t, ok := asOf.Time(); ok && !s.Snapshot && u.Time <= t {
+						continue
+					}
+					if s.UpTo.LessEqualTime(u.Time) {
+						continue
+					}
+					outs[i] = append(outs[i], u)
+				}
+			}
+		}
+		f := op.InputFrontier()
+		if s.UpTo.LessEqual(f) {
+			f = frontier.Closed()
+		}
+		if f == last && !first && len(outs[0]) == 0 && len(outs[1]) == 0 {
+			return
+		}
+		first = false
+		last = f
+		if report != nil {
+			report(s.ID, worker, outs[0], outs[1], f)
+		}
+	}))
+}

@@ -1,0 +1,34 @@
+// Package render turns plan descriptions into dataflow operators on one
+// worker (pkg/compute/runtime/dataflow), using the arrangement packages
+// (batch, spine, trace) and the stateful operator logic of
+// pkg/compute/operators.
+//
+// Shape of a rendered object. Every plan node yields an ok stream of rows
+// and a list of error streams (expression errors such as division by zero,
+// operator errors such as integer overflow in sum), concatenated only where
+// they are consumed. Streams carry []dataflow.Update with the row in Val.
+// Errors are rows (SQLSTATE, message), see ErrorRow/DecodeErrorRow.
+//
+// Arrangements. KeyBy evaluates key expressions (errors go to the error
+// list), Arrange exchanges by row.Hash(key) to the owning worker and, each
+// time its input frontier advances from f0 to f1, seals the updates in
+// [f0, f1) into one batch of its trace, whose upper then is f1. Stateful
+// operators (join, reduce, distinct, threshold, top-k) hold their own trace
+// handles at f0, read the batches through f1 when the meet of their inputs
+// advances, split them at f0 (operators.SplitAt) and run the operator
+// logic; handles then advance to f1, so compaction never merges a cut they
+// still need.
+//
+// Dataflows. Build renders a plan.DataflowDescription: source imports
+// (SourceFactory; MemorySources for tests), index imports (an Import
+// operator follows the exporting trace's upper, activated by it; the rows
+// are flattened from the shared trace), objects in order, index exports
+// (ok rows keyed by the export key, error rows keyed by themselves, both
+// arranged; an Index holds compaction handles at as_of) and subscribe
+// sinks. Constants are emitted at as_of by worker 0. Updates at or beyond
+// Until are dropped at exports.
+//
+// Invariants: every worker renders identically (operator order is a pure
+// function of the description); nothing here blocks; Drop releases every
+// handle and closes every source.
+package render

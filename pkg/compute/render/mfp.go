@@ -1,0 +1,171 @@
+package render
+
+import (
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+)
+
+// mfpLogic applies a prepared MFP to every update: kept rows go to output 0,
+// evaluation errors become error rows on output 1 at the same time and diff.
+type mfpLogic struct {
+	mfp     preparedMFP
+	scratch expr.Scratch
+	datums  []row.Datum
+}
+
+// preparedMFP prepares an MFP for the arity of the rows it meets (plans do
+// not carry arities; rows are self-describing).
+type preparedMFP struct {
+	mfp   *expr.MFP
+	prep  *expr.Prepared
+	arity int
+}
+
+func (p *preparedMFP) evaluate(datums []row.Datum, s *expr.Scratch) ([]row.Datum, bool, error) {
+	if p.prep == nil || p.arity != len(datums) {
+		prep, err := p.mfp.Prepare(len(datums))
+		if err != nil {
+			return nil, false, err
+		}
+		p.prep, p.arity = prep, len(datums)
+	}
+	return p.prep.Evaluate(datums, s)
+}
+
+// MFPTransform returns a peek transform applying m to index rows.
+func MFPTransform(m *expr.MFP) func(key, val, dst []byte) ([]byte, bool, error) {
+	p := preparedMFP{mfp: m}
+	var (
+		scratch expr.Scratch
+		datums  []row.Datum
+	)
+	return func(_, val, dst []byte) ([]byte, bool, error) {
+		var err error
+		datums, err = row.Row(val).UnpackInto(datums[:0])
+		if err != nil {
+			return nil, false, err
+		}
+		out, keep, err := p.evaluate(datums, &scratch)
+		if err != nil || !keep {
+			return nil, false, err
+		}
+		return row.AppendDatums(dst, out...), true, nil
+	}
+}
+
+// MapFilterProject renders an MFP over an update stream; it returns the ok
+// stream and the stream of new errors.
+func MapFilterProject(b *dataflow.Builder, name string, in dataflow.Stream, mfp *expr.MFP) (ok, errs dataflow.Stream) {
+	op := b.AddOperator("Mfp "+name, []dataflow.Connection{{From: in}}, 2, &mfpLogic{mfp: preparedMFP{mfp: mfp}})
+	return op.Stream(0), op.Stream(1)
+}
+
+func (lg *mfpLogic) Schedule(op *dataflow.Operator) {
+	for _, d := range op.Input(0).Take() {
+		in := d.([]dataflow.Update)
+		var ok, errs []dataflow.Update
+		for _, u := range in {
+			var err error
+			lg.datums, err = row.Row(u.Val).UnpackInto(lg.datums[:0])
+			if err != nil {
+				errs = append(errs, dataflow.Update{Val: ErrorRow(err), Time: u.Time, Diff: u.Diff})
+				continue
+			}
+			out, keep, err := lg.mfp.evaluate(lg.datums, &lg.scratch)
+			switch {
+			case err != nil:
+				errs = append(errs, dataflow.Update{Val: ErrorRow(err), Time: u.Time, Diff: u.Diff})
+			case keep:
+				ok = append(ok, dataflow.Update{Val: row.Pack(out...), Time: u.Time, Diff: u.Diff})
+			}
+		}
+		op.Output(0).SendUpdates(ok)
+		op.Output(1).SendUpdates(errs)
+	}
+}
+
+// KeySpec says how to key a row for an arrangement: Key expressions give the
+// key columns (or the whole row when RowKey); the value is the whole row,
+// the row of Val expressions when Val is non-nil, or empty when EmptyVal.
+type KeySpec struct {
+	Key      []expr.Expr
+	RowKey   bool
+	Val      []expr.Expr
+	EmptyVal bool
+}
+
+type keyLogic struct {
+	spec   KeySpec
+	datums []row.Datum
+	keyBuf []row.Datum
+	valBuf []row.Datum
+}
+
+// KeyBy evaluates a KeySpec over an update stream; it returns the keyed
+// stream (ready for Arrange) and the stream of evaluation errors.
+func KeyBy(b *dataflow.Builder, name string, in dataflow.Stream, spec KeySpec) (keyed, errs dataflow.Stream) {
+	op := b.AddOperator("KeyBy "+name, []dataflow.Connection{{From: in}}, 2, &keyLogic{spec: spec})
+	return op.Stream(0), op.Stream(1)
+}
+
+func (lg *keyLogic) eval(exprs []expr.Expr, dst []row.Datum) ([]row.Datum, error) {
+	dst = dst[:0]
+	for i := range exprs {
+		v, err := exprs[i].Eval(lg.datums)
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, v)
+	}
+	return dst, nil
+}
+
+func (lg *keyLogic) Schedule(op *dataflow.Operator) {
+	for _, d := range op.Input(0).Take() {
+		in := d.([]dataflow.Update)
+		ok := make([]dataflow.Update, 0, len(in))
+		var errs []dataflow.Update
+		for _, u := range in {
+			var err error
+			lg.datums, err = row.Row(u.Val).UnpackInto(lg.datums[:0])
+			if err == nil {
+				lg.keyBuf, err = lg.eval(lg.spec.Key, lg.keyBuf)
+			}
+			val := u.Val
+			if err == nil && lg.spec.Val != nil {
+				lg.valBuf, err = lg.eval(lg.spec.Val, lg.valBuf)
+				val = row.Pack(lg.valBuf...)
+			}
+			if err != nil {
+				errs = append(errs, dataflow.Update{Val: ErrorRow(err), Time: u.Time, Diff: u.Diff})
+				continue
+			}
+			if lg.spec.EmptyVal {
+				val = nil
+			}
+			key := u.Val
+			if !lg.spec.RowKey {
+				key = row.Pack(lg.keyBuf...)
+			}
+			ok = append(ok, dataflow.Update{Key: key, Val: val, Time: u.Time, Diff: u.Diff})
+		}
+		op.Output(0).SendUpdates(ok)
+		op.Output(1).SendUpdates(errs)
+	}
+}
+
+// keyErrors keys error rows by themselves (empty values), the layout of an
+// error arrangement.
+func keyErrors(b *dataflow.Builder, name string, in dataflow.Stream) dataflow.Stream {
+	return b.AddOperator("KeyErrors "+name, []dataflow.Connection{{From: in}}, 1, dataflow.LogicFunc(func(op *dataflow.Operator) {
+		for _, d := range op.Input(0).Take() {
+			in := d.([]dataflow.Update)
+			out := make([]dataflow.Update, len(in))
+			for i, u := range in {
+				out[i] = dataflow.Update{Key: u.Val, Time: u.Time, Diff: u.Diff}
+			}
+			op.Output(0).Send(out)
+		}
+	})).Stream(0)
+}

@@ -1,0 +1,126 @@
+package render
+
+import (
+	"fmt"
+
+	"github.com/tandemdb/tandem/pkg/compute/batch"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/operators"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+	"github.com/tandemdb/tandem/pkg/compute/trace"
+)
+
+// Collection is a rendered collection on one worker: an ok stream of rows
+// and an error stream of error rows (both []dataflow.Update, Key nil).
+type Collection struct {
+	Ok, Err dataflow.Stream
+}
+
+// emitter collects a step's output updates for the ok and error outputs.
+type emitter struct {
+	ok, err []dataflow.Update
+}
+
+func (e *emitter) emit(r []byte, t frontier.Time, d int64) {
+	e.ok = append(e.ok, dataflow.Update{Val: append([]byte(nil), r...), Time: t, Diff: d})
+}
+
+func (e *emitter) emitErr(err error, t frontier.Time, d int64) {
+	e.err = append(e.err, dataflow.Update{Val: ErrorRow(err), Time: t, Diff: d})
+}
+
+func (e *emitter) flush(op *dataflow.Operator) {
+	op.Output(0).SendUpdates(e.ok)
+	op.Output(1).SendUpdates(e.err)
+	e.ok, e.err = nil, nil
+}
+
+// StepFunc computes the output change over [f0, f1) from each input
+// arrangement's batches split at f0 (see package operators).
+type StepFunc func(old, fresh [][]*batch.Batch, e *emitter)
+
+// stepLogic drives a stateful operator over arrangements: when the meet of
+// its inputs' uppers advances from f0 to f1 it reads each trace through its
+// own handle (holding f0, so the cut survives merging), runs the step, and
+// advances its handles to f1.
+type stepLogic struct {
+	name    string
+	handles []*trace.Handle
+	f0      frontier.Frontier
+	step    StepFunc
+	fail    func(error)
+	out     emitter
+	broken  bool
+}
+
+// Stateful renders an operator over arrangements with two outputs, ok and
+// err.
+func Stateful(b *dataflow.Builder, name string, inputs []*Arranged, step StepFunc, fail func(error)) Collection {
+	lg := &stepLogic{name: name, f0: frontier.Minimum(), step: step, fail: fail}
+	conns := make([]dataflow.Connection, len(inputs))
+	for i, a := range inputs {
+		conns[i] = dataflow.Connection{From: a.Stream}
+		lg.handles = append(lg.handles, a.Trace.NewHandle(name))
+	}
+	op := b.AddOperator(name, conns, 2, lg)
+	return Collection{Ok: op.Stream(0), Err: op.Stream(1)}
+}
+
+func (lg *stepLogic) Schedule(op *dataflow.Operator) {
+	if lg.broken {
+		return
+	}
+	f1 := op.InputFrontier()
+	if !lg.f0.Less(f1) {
+		return
+	}
+	old := make([][]*batch.Batch, len(lg.handles))
+	fresh := make([][]*batch.Batch, len(lg.handles))
+	for i, h := range lg.handles {
+		bs, err := h.BatchesThrough(f1)
+		if err == nil {
+			old[i], fresh[i], err = operators.SplitAt(bs, lg.f0)
+		}
+		if err != nil {
+			lg.broken = true
+			op.SetHold(lg.f0)
+			lg.fail(fmt.Errorf("%s: read input %d over [%v, %v): %w", lg.name, i, lg.f0, f1, err))
+			return
+		}
+	}
+	lg.step(old, fresh, &lg.out)
+	lg.out.flush(op)
+	lg.f0 = f1
+	for _, h := range lg.handles {
+		if f1.IsClosed() {
+			h.Release()
+			continue
+		}
+		// Advancing can only fail on a released handle, which Drop alone does.
+		_ = h.SetLogical(f1)
+		_ = h.SetPhysical(f1)
+	}
+}
+
+// Drop releases the operator's trace handles.
+func (lg *stepLogic) Drop() {
+	for _, h := range lg.handles {
+		h.Release()
+	}
+}
+
+// JoinStep is the step of an inner equi-join of two arrangements keyed by
+// the join key (values whole rows); output rows are left ++ right.
+func JoinStep(old, fresh [][]*batch.Batch, e *emitter) {
+	operators.Join(operators.JoinInput{
+		LeftOld: old[0], LeftFresh: fresh[0], RightOld: old[1], RightFresh: fresh[1],
+	}, e.emit)
+}
+
+// GroupStep returns the step of a reduction (reduce, distinct, threshold,
+// top-k) with the given group logic over one arrangement.
+func GroupStep(logic operators.GroupLogic) StepFunc {
+	return func(old, fresh [][]*batch.Batch, e *emitter) {
+		operators.ReduceGroups(old[0], fresh[0], logic, e.emit, e.emitErr)
+	}
+}

@@ -1,0 +1,186 @@
+package row
+
+import (
+	"cmp"
+	"math"
+	"strings"
+)
+
+// Datum is one SQL value: NULL, or a value of one of the supported types.
+// It is a small comparable value type (no pointers but the string header);
+// the zero Datum is NULL. Text and bytes payloads are held as an immutable
+// string.
+type Datum struct {
+	typ  Type   // TypeNull for NULL (and the zero value, see Type).
+	bits uint64 // bool (0/1), int64, float64 bits, timestamp micros.
+	str  string // text or bytes payload.
+}
+
+// Null returns the SQL NULL.
+func Null() Datum { return Datum{} }
+
+// Bool returns a boolean datum.
+func Bool(b bool) Datum {
+	if b {
+		return Datum{typ: TypeBool, bits: 1}
+	}
+	return Datum{typ: TypeBool}
+}
+
+// True and False are the boolean datums.
+var (
+	True  = Bool(true)
+	False = Bool(false)
+)
+
+// Int64 returns an int64 datum.
+func Int64(i int64) Datum { return Datum{typ: TypeInt64, bits: uint64(i)} }
+
+// Float64 returns a float64 datum. -0 is canonicalised to 0 and every NaN
+// to one NaN, so equal values have equal encodings.
+func Float64(f float64) Datum { return Datum{typ: TypeFloat64, bits: canonicalFloatBits(f)} }
+
+// Text returns a text datum.
+func Text(s string) Datum { return Datum{typ: TypeText, str: s} }
+
+// Bytes returns a bytes datum holding a copy of b.
+func Bytes(b []byte) Datum { return Datum{typ: TypeBytes, str: string(b)} }
+
+// BytesString returns a bytes datum whose payload is s, without copying.
+func BytesString(s string) Datum { return Datum{typ: TypeBytes, str: s} }
+
+// Timestamp returns a timestamp datum, micros since the Unix epoch.
+func Timestamp(micros int64) Datum { return Datum{typ: TypeTimestamp, bits: uint64(micros)} }
+
+const canonicalNaN = 0x7FF8000000000000
+
+func canonicalFloatBits(f float64) uint64 {
+	switch {
+	case f != f:
+		return canonicalNaN
+	case f == 0:
+		return 0
+	default:
+		return math.Float64bits(f)
+	}
+}
+
+// Type returns the datum's type; TypeNull for NULL. The zero Datum has typ
+// 0 (TypeInvalid) which also reads as NULL, so that Datum{} is NULL.
+func (d Datum) Type() Type {
+	if d.typ == TypeInvalid {
+		return TypeNull
+	}
+	return d.typ
+}
+
+// IsNull reports whether d is NULL.
+func (d Datum) IsNull() bool { return d.typ == TypeInvalid || d.typ == TypeNull }
+
+// Bool returns the boolean payload; false unless d is a true boolean.
+func (d Datum) Bool() bool { return d.typ == TypeBool && d.bits == 1 }
+
+// Int64 returns the int64 payload; 0 for other types.
+func (d Datum) Int64() int64 {
+	if d.typ != TypeInt64 {
+		return 0
+	}
+	return int64(d.bits)
+}
+
+// Float64 returns the float64 payload; 0 for other types.
+func (d Datum) Float64() float64 {
+	if d.typ != TypeFloat64 {
+		return 0
+	}
+	return math.Float64frombits(d.bits)
+}
+
+// Timestamp returns the timestamp payload in micros; 0 for other types.
+func (d Datum) Timestamp() int64 {
+	if d.typ != TypeTimestamp {
+		return 0
+	}
+	return int64(d.bits)
+}
+
+// Text returns the text payload; "" for other types.
+func (d Datum) Text() string {
+	if d.typ != TypeText {
+		return ""
+	}
+	return d.str
+}
+
+// Bytes returns a copy of the bytes payload; nil for other types.
+func (d Datum) Bytes() []byte {
+	if d.typ != TypeBytes {
+		return nil
+	}
+	return []byte(d.str)
+}
+
+// BytesString returns the bytes payload as a string without copying; ""
+// for other types.
+func (d Datum) BytesString() string {
+	if d.typ != TypeBytes {
+		return ""
+	}
+	return d.str
+}
+
+// rank orders types in the order of their encoding tags, which is the
+// order Compare uses between datums of different types. SQL never compares
+// values of different types (the expression layer casts first); the order
+// only needs to be total and agree with the encoding.
+func (d Datum) rank() byte { return tagOf(d) }
+
+// Compare returns -1, 0 or +1 comparing a and b in SQL order: NULL sorts
+// after every value (Postgres' ascending default), false < true, integers
+// and timestamps numerically, floats numerically with -0 == 0 and NaN equal
+// to itself and greater than +Inf (as Postgres does), text and bytes
+// bytewise. Datums of different types order by type.
+func Compare(a, b Datum) int {
+	ra, rb := a.rank(), b.rank()
+	if ra != rb {
+		return cmp.Compare(ra, rb)
+	}
+	switch a.Type() {
+	case TypeNull:
+		return 0
+	case TypeBool:
+		return cmp.Compare(a.bits, b.bits)
+	case TypeInt64, TypeTimestamp:
+		return cmp.Compare(int64(a.bits), int64(b.bits))
+	case TypeFloat64:
+		// Bits are canonical, so the order-preserving transform gives the
+		// total order including NaN.
+		return cmp.Compare(floatKey(a.bits), floatKey(b.bits))
+	default:
+		return strings.Compare(a.str, b.str)
+	}
+}
+
+// Equal reports whether Compare(a, b) == 0. Note this is not SQL `=`:
+// NULL equals NULL here, as in GROUP BY and DISTINCT.
+func Equal(a, b Datum) bool { return Compare(a, b) == 0 }
+
+// CompareDatums compares two tuples lexicographically with Compare; a
+// proper prefix sorts first.
+func CompareDatums(a, b []Datum) int {
+	for i := range min(len(a), len(b)) {
+		if c := Compare(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// floatKey maps canonical float bits to an unsigned key whose order is the
+// float order: flip every bit of negatives, only the sign bit of the rest.
+func floatKey(bits uint64) uint64 {
+	if bits>>63 == 1 {
+		return ^bits
+	}
+	return bits | 1<<63
+}

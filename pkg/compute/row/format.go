@@ -1,0 +1,185 @@
+package row
+
+import (
+	"encoding/hex"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// String returns d in Postgres' text output format: t/f for booleans,
+// shortest round-trip floats with Postgres' exponent rule (Infinity,
+// -Infinity, NaN), timestamps as "YYYY-MM-DD HH:MM:SS[.ffffff]", bytes in
+// hex format ("\x0aff"). NULL, which has no text form in pgwire (it is a
+// length of -1), renders as "NULL".
+func (d Datum) String() string {
+	return string(d.AppendText(nil))
+}
+
+// AppendText appends the Postgres text output form of d to dst.
+func (d Datum) AppendText(dst []byte) []byte {
+	switch d.Type() {
+	case TypeNull:
+		return append(dst, "NULL"...)
+	case TypeBool:
+		if d.Bool() {
+			return append(dst, 't')
+		}
+		return append(dst, 'f')
+	case TypeInt64:
+		return strconv.AppendInt(dst, d.Int64(), 10)
+	case TypeFloat64:
+		return AppendFloat(dst, d.Float64())
+	case TypeText:
+		return append(dst, d.str...)
+	case TypeBytes:
+		dst = append(dst, '\\', 'x')
+		return hex.AppendEncode(dst, []byte(d.str))
+	case TypeTimestamp:
+		return AppendTimestamp(dst, d.Timestamp())
+	default:
+		return dst
+	}
+}
+
+// AppendFloat formats f as Postgres' float8out does with the default
+// extra_float_digits = 1: the shortest decimal that round-trips, in
+// positional notation when the decimal exponent is in [-4, 15) and as
+// d.ddde±XX otherwise.
+func AppendFloat(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
+	case f == 0:
+		return append(dst, '0') // -0 is canonicalised to 0
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
+	i := strings.LastIndexByte(string(e), 'e')
+	exp, err := strconv.Atoi(string(e[i+1:]))
+	if err == nil && exp >= -4 && exp < 15 {
+		return strconv.AppendFloat(dst, f, 'f', -1, 64)
+	}
+	return append(dst, e...)
+}
+
+// Postgres represents timestamp 'infinity' and '-infinity' as the extreme
+// int64 values.
+const (
+	TimestampInfinity    = math.MaxInt64
+	TimestampNegInfinity = math.MinInt64
+)
+
+// AppendTimestamp formats micros since the epoch as Postgres does for
+// timestamp without time zone: fractional seconds with trailing zeros
+// removed, years before 1 AD with a " BC" suffix.
+func AppendTimestamp(dst []byte, micros int64) []byte {
+	switch micros {
+	case TimestampInfinity:
+		return append(dst, "infinity"...)
+	case TimestampNegInfinity:
+		return append(dst, "-infinity"...)
+	}
+	t := time.UnixMicro(micros).UTC()
+	year := t.Year()
+	bc := year <= 0
+	if bc {
+		year = 1 - year // Go's year 0 is 1 BC
+	}
+	dst = appendPadded(dst, year, 4)
+	dst = append(dst, '-')
+	dst = appendPadded(dst, int(t.Month()), 2)
+	dst = append(dst, '-')
+	dst = appendPadded(dst, t.Day(), 2)
+	dst = append(dst, ' ')
+	dst = appendPadded(dst, t.Hour(), 2)
+	dst = append(dst, ':')
+	dst = appendPadded(dst, t.Minute(), 2)
+	dst = append(dst, ':')
+	dst = appendPadded(dst, t.Second(), 2)
+	if us := t.Nanosecond() / 1000; us != 0 {
+		var frac [7]byte
+		frac[0] = '.'
+		for i := 6; i >= 1; i-- {
+			frac[i] = byte('0' + us%10)
+			us /= 10
+		}
+		n := 7
+		for frac[n-1] == '0' {
+			n--
+		}
+		dst = append(dst, frac[:n]...)
+	}
+	if bc {
+		dst = append(dst, " BC"...)
+	}
+	return dst
+}
+
+func appendPadded(dst []byte, v, width int) []byte {
+	var buf [20]byte
+	s := strconv.AppendInt(buf[:0], int64(v), 10)
+	for i := len(s); i < width; i++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, s...)
+}
+
+// ParseTimestamp parses "YYYY-MM-DD[ HH:MM:SS[.ffffff]]" (also with a
+// 'T' separator), "infinity" and "-infinity", returning micros since the
+// epoch.
+func ParseTimestamp(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(s) {
+	case "infinity", "+infinity":
+		return TimestampInfinity, nil
+	case "-infinity":
+		return TimestampNegInfinity, nil
+	}
+	layouts := []string{
+		"2006-01-02 15:04:05.999999999",
+		"2006-01-02T15:04:05.999999999",
+		"2006-01-02 15:04",
+		"2006-01-02",
+	}
+	var firstErr error
+	for _, l := range layouts {
+		t, err := time.Parse(l, s)
+		if err == nil {
+			return t.UnixMicro(), nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return 0, firstErr
+}
+
+// SQLLiteral renders d as a SQL literal for debugging and plan output:
+// NULL, true/false, numbers, 'quoted text', '\x..'::bytea,
+// '...'::timestamp.
+func (d Datum) SQLLiteral() string {
+	switch d.Type() {
+	case TypeBool:
+		return strconv.FormatBool(d.Bool())
+	case TypeText:
+		return "'" + strings.ReplaceAll(d.str, "'", "''") + "'"
+	case TypeBytes:
+		return "'" + d.String() + "'::bytea"
+	case TypeTimestamp:
+		return "'" + d.String() + "'::timestamp"
+	case TypeFloat64:
+		f := d.Float64()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return "'" + d.String() + "'::float8"
+		}
+		return d.String()
+	default:
+		return d.String()
+	}
+}

@@ -1,0 +1,111 @@
+package row
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// datumJSON is the wire form of a datum: JSON null for NULL, otherwise an
+// object with exactly one field naming the type. Floats travel as strings
+// so NaN and the infinities survive; text that is not valid UTF-8 (which
+// encoding/json would silently replace) travels as base64.
+type datumJSON struct {
+	Bool       *bool   `json:"bool,omitempty"`
+	Int64      *int64  `json:"int64,omitempty"`
+	Float64    *string `json:"float64,omitempty"`
+	Text       *string `json:"text,omitempty"`
+	TextBase64 *string `json:"text_base64,omitempty"`
+	Bytes      *string `json:"bytes,omitempty"` // base64
+	Timestamp  *int64  `json:"timestamp,omitempty"`
+}
+
+// MarshalJSON encodes d; see datumJSON.
+func (d Datum) MarshalJSON() ([]byte, error) {
+	var j datumJSON
+	switch d.Type() {
+	case TypeNull:
+		return []byte("null"), nil
+	case TypeBool:
+		b := d.Bool()
+		j.Bool = &b
+	case TypeInt64:
+		i := d.Int64()
+		j.Int64 = &i
+	case TypeFloat64:
+		s := strconv.FormatFloat(d.Float64(), 'g', -1, 64)
+		j.Float64 = &s
+	case TypeText:
+		s := d.str
+		if utf8.ValidString(s) {
+			j.Text = &s
+		} else {
+			e := base64.StdEncoding.EncodeToString([]byte(s))
+			j.TextBase64 = &e
+		}
+	case TypeBytes:
+		e := base64.StdEncoding.EncodeToString([]byte(d.str))
+		j.Bytes = &e
+	case TypeTimestamp:
+		t := d.Timestamp()
+		j.Timestamp = &t
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes the form written by MarshalJSON.
+func (d *Datum) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		*d = Null()
+		return nil
+	}
+	var j datumJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return fmt.Errorf("unmarshal datum: %w", err)
+	}
+	n := 0
+	for _, set := range []bool{j.Bool != nil, j.Int64 != nil, j.Float64 != nil, j.Text != nil,
+		j.TextBase64 != nil, j.Bytes != nil, j.Timestamp != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("unmarshal datum %s: want exactly one type field, got %d", b, n)
+	}
+	switch {
+	case j.Bool != nil:
+		*d = Bool(*j.Bool)
+	case j.Int64 != nil:
+		*d = Int64(*j.Int64)
+	case j.Float64 != nil:
+		f, err := strconv.ParseFloat(*j.Float64, 64)
+		if err != nil && !math.IsInf(f, 0) {
+			return fmt.Errorf("unmarshal float64 datum: %w", err)
+		}
+		*d = Float64(f)
+	case j.Text != nil:
+		*d = Text(*j.Text)
+	case j.TextBase64 != nil:
+		raw, err := base64.StdEncoding.DecodeString(*j.TextBase64)
+		if err != nil {
+			return fmt.Errorf("unmarshal text datum: %w", err)
+		}
+		*d = Text(string(raw))
+	case j.Bytes != nil:
+		raw, err := base64.StdEncoding.DecodeString(*j.Bytes)
+		if err != nil {
+			return fmt.Errorf("unmarshal bytes datum: %w", err)
+		}
+		*d = Bytes(raw)
+	case j.Timestamp != nil:
+		*d = Timestamp(*j.Timestamp)
+	}
+	return nil
+}

@@ -1,0 +1,320 @@
+package dataflow
+
+import (
+	"context"
+	goruntime "runtime"
+	"sync"
+	"time"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+)
+
+type msgKind uint8
+
+const (
+	msgCommand msgKind = iota
+	msgData
+	msgFrontier
+	msgActivate
+)
+
+// message is one inbox entry of a worker.
+type message struct {
+	kind     msgKind
+	seq      uint64
+	op, port int
+	from     int
+	data     any
+	front    frontier.Frontier
+	cmd      func(*Worker)
+}
+
+// inbox is an unbounded FIFO with a wake signal; pushes never block, so a
+// worker never blocks on another worker.
+type inbox struct {
+	mu    sync.Mutex
+	items []message
+	wake  chan struct{}
+}
+
+func newInbox() *inbox { return &inbox{wake: make(chan struct{}, 1)} }
+
+func (ib *inbox) push(m message) {
+	ib.mu.Lock()
+	ib.items = append(ib.items, m)
+	ib.mu.Unlock()
+	select {
+	case ib.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (ib *inbox) drain(dst []message) []message {
+	ib.mu.Lock()
+	dst = append(dst, ib.items...)
+	clear(ib.items)
+	ib.items = ib.items[:0]
+	ib.mu.Unlock()
+	return dst
+}
+
+func (ib *inbox) empty() bool {
+	ib.mu.Lock()
+	defer ib.mu.Unlock()
+	return len(ib.items) == 0
+}
+
+// Worker is one worker goroutine and the dataflows built on it. Its methods
+// must be called on its own goroutine (from commands, operator logic or the
+// step hook) unless documented otherwise.
+type Worker struct {
+	ws    *Workers
+	index int // global worker index
+	local int // index within this process
+	inbox *inbox
+
+	dataflows []*instance // in build order
+	bySeq     map[uint64]*instance
+	lastBuilt uint64 // highest sequence number built or failed
+	early     map[uint64][]message
+
+	scratch []message
+}
+
+// Index returns the global worker index w + W*p.
+func (w *Worker) Index() int { return w.index }
+
+// Local returns the worker's index within its process.
+func (w *Worker) Local() int { return w.local }
+
+// Peers returns the total number of workers W*P.
+func (w *Worker) Peers() int { return w.ws.peers }
+
+// Process returns this process's index.
+func (w *Worker) Process() int { return w.ws.cfg.Process }
+
+// Dataflows returns the number of dataflows built on the worker.
+func (w *Worker) Dataflows() int { return len(w.dataflows) }
+
+// OperatorStats describes one operator for introspection.
+type OperatorStats struct {
+	Dataflow  uint64
+	DebugName string
+	Operator  int
+	Name      string
+	Elapsed   time.Duration
+	Schedules int64
+	Frontier  frontier.Frontier
+}
+
+// Operators returns statistics for every operator on the worker.
+func (w *Worker) Operators() []OperatorStats {
+	var out []OperatorStats
+	for _, df := range w.dataflows {
+		for _, op := range df.ops {
+			out = append(out, OperatorStats{
+				Dataflow: df.seq, DebugName: df.name, Operator: op.index, Name: op.name,
+				Elapsed: op.elapsed, Schedules: op.schedules, Frontier: op.frontier,
+			})
+		}
+	}
+	return out
+}
+
+func (w *Worker) run(ctx context.Context) {
+	// Workers own an OS thread so the kernel, not the Go scheduler, shares
+	// cores between runtimes (see ARCHITECTURE.md section 4).
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	defer w.dropAll()
+	for {
+		start := time.Now()
+		w.scratch = w.ws.inboxes[w.local].drain(w.scratch[:0])
+		for i := range w.scratch {
+			w.handle(&w.scratch[i])
+		}
+		clear(w.scratch)
+		more := w.step()
+		if hook := w.ws.cfg.OnStep; hook != nil {
+			hook(w)
+		}
+		if obs := w.ws.cfg.ObserveStep; obs != nil {
+			obs(w.index, time.Since(start))
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if more || !w.inbox.empty() {
+			continue
+		}
+		select {
+		case <-w.inbox.wake:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (w *Worker) handle(m *message) {
+	if m.kind == msgCommand {
+		m.cmd(w)
+		return
+	}
+	df := w.bySeq[m.seq]
+	if df == nil {
+		if m.seq > w.lastBuilt && m.kind != msgActivate {
+			w.early[m.seq] = append(w.early[m.seq], *m)
+		}
+		// Otherwise the dataflow was dropped (or failed to build): discard.
+		return
+	}
+	w.deliver(df, m)
+}
+
+func (w *Worker) deliver(df *instance, m *message) {
+	if m.op < 0 || m.op >= len(df.ops) {
+		return
+	}
+	op := df.ops[m.op]
+	switch m.kind {
+	case msgActivate:
+		op.activated = true
+	case msgData:
+		if m.port >= 0 && m.port < len(op.inputs) {
+			op.inputs[m.port].deliver(m.data)
+		}
+	case msgFrontier:
+		if m.port >= 0 && m.port < len(op.inputs) {
+			op.inputs[m.port].advance(m.from, m.front)
+		}
+	}
+}
+
+// step schedules every activated operator once, in build order, and reports
+// whether any operator is activated again.
+func (w *Worker) step() bool {
+	more := false
+	for _, df := range w.dataflows {
+		for _, op := range df.ops {
+			if !op.activated {
+				continue
+			}
+			op.activated = false
+			t0 := time.Now()
+			op.logic.Schedule(op)
+			op.elapsed += time.Since(t0)
+			op.schedules++
+			w.afterSchedule(op)
+			if df.dropped {
+				break
+			}
+		}
+	}
+	for _, df := range w.dataflows {
+		for _, op := range df.ops {
+			if op.activated {
+				more = true
+			}
+		}
+	}
+	return more
+}
+
+// afterSchedule flushes exchanged data, then advances and propagates the
+// operator's output frontier, preserving "data before frontier" per path.
+func (w *Worker) afterSchedule(op *Operator) {
+	for _, out := range op.outputs {
+		for _, e := range out.targets {
+			if e.exchange == nil {
+				continue
+			}
+			for dest, ups := range e.parts {
+				if len(ups) == 0 {
+					continue
+				}
+				e.parts[dest] = nil
+				w.ws.send(w, dest, message{kind: msgData, seq: op.df.seq, op: e.to.index, port: e.port, from: w.index, data: ups})
+			}
+		}
+	}
+	f := frontier.Meet(op.InputFrontier(), op.hold)
+	if f == op.frontier {
+		return
+	}
+	if !op.frontier.LessEqual(f) {
+		w.ws.regressions.Add(1)
+		return
+	}
+	op.frontier = f
+	for _, out := range op.outputs {
+		for _, e := range out.targets {
+			if e.exchange == nil {
+				e.to.inputs[e.port].advance(0, f)
+				continue
+			}
+			for dest := range e.parts {
+				w.ws.send(w, dest, message{kind: msgFrontier, seq: op.df.seq, op: e.to.index, port: e.port, from: w.index, front: f})
+			}
+		}
+	}
+}
+
+// build constructs dataflow seq with fn and replays messages that arrived
+// before it existed.
+func (w *Worker) build(seq uint64, name string, fn func(*Builder) error) error {
+	df := &instance{w: w, seq: seq, name: name}
+	if seq > w.lastBuilt {
+		w.lastBuilt = seq
+	}
+	early := w.early[seq]
+	delete(w.early, seq)
+	if err := fn(&Builder{df: df}); err != nil {
+		df.drop()
+		return err
+	}
+	w.dataflows = append(w.dataflows, df)
+	w.bySeq[seq] = df
+	for i := range early {
+		w.deliver(df, &early[i])
+	}
+	return nil
+}
+
+// drop removes dataflow seq from the worker, running its drop hooks.
+func (w *Worker) drop(seq uint64) {
+	df := w.bySeq[seq]
+	if df == nil {
+		return
+	}
+	delete(w.bySeq, seq)
+	for i, d := range w.dataflows {
+		if d == df {
+			w.dataflows = append(w.dataflows[:i], w.dataflows[i+1:]...)
+			break
+		}
+	}
+	df.drop()
+}
+
+func (w *Worker) dropAll() {
+	for _, df := range w.dataflows {
+		df.drop()
+	}
+	w.dataflows = nil
+	clear(w.bySeq)
+}
+
+func (df *instance) drop() {
+	if df.dropped {
+		return
+	}
+	df.dropped = true
+	for _, op := range df.ops {
+		if d, ok := op.logic.(Dropper); ok {
+			d.Drop()
+		}
+	}
+	for _, f := range df.onDrop {
+		f()
+	}
+}

@@ -1,0 +1,47 @@
+// Package runtime is one process's part of a compute runtime: W worker
+// goroutines (of W*P across P processes) that build dataflows from plan
+// descriptions, maintain their index exports, answer peeks and report
+// frontiers. The replica (pkg/compute/server) drives it with the compute
+// commands; pkg/compute/runtime/dataflow is its scheduling core and
+// pkg/compute/render turns plans into operators.
+//
+// Commands (Go calls, safe from any goroutine, applied in call order):
+//
+//	rt, err := runtime.New(runtime.Config{Workers: W, Processes: P, Process: p,
+//		Fabric: mesh, Sources: factory, Respond: send, Metrics: m, OnFatal: exit})
+//	rt.Start(ctx); defer rt.Stop()
+//	rt.CreateDataflow(desc)              // validated synchronously; error = refused
+//	rt.AllowCompaction(id, f)            // closed f drops the collection
+//	rt.Peek(runtime.Peek{UUID, Target, Timestamp, Keys, MFP})
+//	rt.CancelPeek(uuid)
+//	rt.UpdateConfiguration(map[string]string{"max_result_size": "1048576"})
+//
+// Responses arrive through Config.Respond, called from one goroutine in
+// order: *Frontiers, *PeekResponse, *SubscribeResponse.
+//
+// Guarantees:
+//   - A refused command (invalid plan, duplicate export id, unknown id)
+//     returns an error and changes nothing; the runtime keeps serving.
+//   - Frontiers never regress; the first report of a collection is not
+//     below its dataflow's as_of; a dropped collection is reported once with
+//     every frontier closed. A process reports the meet over its workers.
+//   - Exactly one PeekResponse per peek UUID per process, with that
+//     process's shard merged over its workers: rows, an error, or Canceled
+//     (only after CancelPeek). A peek waits until its time is complete in
+//     the index (time < upper); it is re-examined after each worker step,
+//     and a worker steps only when something arrived, so waiting costs no
+//     polling. A time before the index's since (its as_of, advanced by
+//     AllowCompaction) fails with trace.ErrCompacted; a non-empty error
+//     collection at the time fails the peek with that error (SQLSTATE
+//     preserved); a negative multiplicity or a result above the maximum
+//     size is an error.
+//   - Dropping a dataflow (its last export dropped) releases every trace
+//     handle and closes every source on every worker; a runtime leaves no
+//     goroutine behind after Stop.
+//   - A fatal error (lost peer, corrupt exchange message, broken
+//     arrangement) is reported once through Config.OnFatal: shared fate.
+//
+// Testing: package runtimetest runs P runtimes of W workers in one test
+// process over an in-memory fabric with memory tables as sources; it is the
+// entry point for engine property tests.
+package runtime

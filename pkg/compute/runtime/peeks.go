@@ -1,0 +1,103 @@
+package runtime
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tandemdb/tandem/pkg/compute/peek"
+)
+
+// peekAggregator merges the per-worker answers of each peek into the one
+// response this process sends, and makes that response unique: the first
+// of "all workers answered" and "canceled" wins, later events are ignored.
+type peekAggregator struct {
+	mu      sync.Mutex
+	workers int
+	pending map[string]*peekState
+}
+
+type peekState struct {
+	remaining int
+	parts     [][]peek.RowCount
+	err       error
+	start     time.Time
+}
+
+func newPeekAggregator(workers int) *peekAggregator {
+	return &peekAggregator{workers: workers, pending: map[string]*peekState{}}
+}
+
+// add registers a peek; a UUID already pending is refused.
+func (a *peekAggregator) add(uuid string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.pending[uuid]; ok {
+		return fmt.Errorf("peek %s: uuid already pending", uuid)
+	}
+	a.pending[uuid] = &peekState{remaining: a.workers, start: time.Now()}
+	return nil
+}
+
+// active reports whether uuid still awaits an answer.
+func (a *peekAggregator) active(uuid string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.pending[uuid]
+	return ok
+}
+
+// finish records one worker's answer; when it is the last, it returns the
+// merged response.
+func (a *peekAggregator) finish(uuid string, rows []peek.RowCount, err error, maxBytes int) (*PeekResponse, time.Duration, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.pending[uuid]
+	if st == nil {
+		return nil, 0, false
+	}
+	if err != nil && st.err == nil {
+		st.err = err
+	}
+	if err == nil {
+		st.parts = append(st.parts, rows)
+	}
+	st.remaining--
+	if st.remaining > 0 {
+		return nil, 0, false
+	}
+	delete(a.pending, uuid)
+	resp := &PeekResponse{UUID: uuid, Error: st.err}
+	if st.err == nil {
+		merged, err := peek.Merge(maxBytes, st.parts...)
+		resp.Rows, resp.Error = merged, err
+		if resp.Rows == nil && err == nil {
+			resp.Rows = []peek.RowCount{}
+		}
+	}
+	return resp, time.Since(st.start), true
+}
+
+// cancel ends a pending peek and returns its Canceled response.
+func (a *peekAggregator) cancel(uuid string) (*PeekResponse, time.Duration, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.pending[uuid]
+	if st == nil {
+		return nil, 0, false
+	}
+	delete(a.pending, uuid)
+	return &PeekResponse{UUID: uuid, Canceled: true}, time.Since(st.start), true
+}
+
+// drain cancels every pending peek (runtime shutdown).
+func (a *peekAggregator) drain() []*PeekResponse {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []*PeekResponse
+	for uuid := range a.pending {
+		out = append(out, &PeekResponse{UUID: uuid, Canceled: true})
+	}
+	clear(a.pending)
+	return out
+}

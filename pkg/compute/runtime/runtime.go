@@ -1,0 +1,471 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/peek"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/render"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+	"github.com/tandemdb/tandem/pkg/compute/trace"
+)
+
+// Errors callers act on.
+var (
+	// ErrUnknownCollection: a command names a collection the runtime does not have.
+	ErrUnknownCollection = errors.New("runtime: unknown collection")
+	// ErrDuplicateExport: CreateDataflow exports an id that already exists.
+	ErrDuplicateExport = errors.New("runtime: collection already exists")
+	// ErrStopped: the runtime was stopped.
+	ErrStopped = errors.New("runtime: stopped")
+)
+
+// Config configures a runtime.
+type Config struct {
+	// Workers per process (W), Processes (P) and this process's index.
+	Workers, Processes, Process int
+	// Role labels the runtime.
+	Role Role
+	// Fabric connects the processes; required when Processes > 1.
+	Fabric Fabric
+	// Sources opens the sources of dataflows' source imports.
+	Sources render.SourceFactory
+	// Respond receives every response, from one goroutine, in order.
+	Respond func(Response)
+	// Metrics, if set, receives measurements.
+	Metrics Metrics
+	// MaxResultBytes bounds a peek's result (0: unbounded); it can be
+	// changed with UpdateConfiguration("max_result_size").
+	MaxResultBytes int
+	// OnFatal, if set, is called once with the first fatal error (a lost
+	// peer, a corrupt exchange message, a broken arrangement). The process
+	// should exit: the runtime's state can no longer be trusted.
+	OnFatal func(error)
+}
+
+// Frontiers reports a collection's frontiers; they never regress, the first
+// report is not below the dataflow's as_of, and a dropped collection is
+// reported once with every frontier closed.
+type Frontiers struct {
+	ID                   plan.GlobalID
+	Write, Input, Output frontier.Frontier
+}
+
+func (*Frontiers) isResponse() {}
+
+// SubscribeResponse carries a subscribe's consolidated updates over
+// [Lower, Upper) from this process's shard.
+type SubscribeResponse struct {
+	ID           plan.GlobalID
+	Lower, Upper frontier.Frontier
+	Updates      []UpdateRow
+	// Error is set when the collection's error collection gained an error
+	// in [Lower, Upper); the subscribe's output is then not trustworthy.
+	Error error
+}
+
+func (*SubscribeResponse) isResponse() {}
+
+// Peek asks for the contents of an index at a time.
+type Peek struct {
+	UUID      string
+	Target    plan.GlobalID
+	Timestamp frontier.Time
+	// Keys, if non-nil, are literal key constraints: encoded index keys.
+	Keys [][]byte
+	// MFP is applied to each row of the index (nil: the rows as they are).
+	MFP *expr.MFP
+}
+
+// collection is the runtime-wide record of one export.
+type collection struct {
+	seq       uint64
+	subscribe bool
+}
+
+// Runtime is one process's part of a compute runtime: W workers that build
+// every dataflow it is told to, serve peeks and report frontiers.
+type Runtime struct {
+	cfg     Config
+	metrics Metrics
+	ws      *dataflow.Workers
+	states  []*workerState
+
+	mu          sync.Mutex // guards collections, liveExports, subscribes
+	collections map[plan.GlobalID]*collection
+	liveExports map[uint64]int // per dataflow seq: exports not yet dropped
+	subscribes  map[plan.GlobalID]*subscribeMerger
+
+	tracker  *frontierTracker[plan.GlobalID]
+	peeks    *peekAggregator
+	maxBytes atomic.Int64
+	resp     *responder
+	stop     chan struct{}
+	respDone sync.WaitGroup
+}
+
+// workerState is a worker's share of the runtime's state; only its worker
+// goroutine touches it.
+type workerState struct {
+	indexes   map[plan.GlobalID]*render.Index
+	dataflows map[uint64]*render.Built
+	peeks     []*pendingPeek
+	written   map[plan.GlobalID][2]frontier.Frontier
+}
+
+type pendingPeek struct {
+	p        Peek
+	maxBytes int
+}
+
+// New creates a runtime; Start runs it.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.Respond == nil {
+		return nil, errors.New("runtime: config needs a Respond callback")
+	}
+	r := &Runtime{
+		cfg:         cfg,
+		metrics:     cfg.Metrics,
+		collections: map[plan.GlobalID]*collection{},
+		liveExports: map[uint64]int{},
+		subscribes:  map[plan.GlobalID]*subscribeMerger{},
+		tracker:     newFrontierTracker[plan.GlobalID](cfg.Workers),
+		peeks:       newPeekAggregator(cfg.Workers),
+		resp:        newResponder(cfg.Respond),
+		stop:        make(chan struct{}),
+	}
+	if r.metrics == nil {
+		r.metrics = noMetrics{}
+	}
+	r.maxBytes.Store(int64(cfg.MaxResultBytes))
+	ws, err := dataflow.New(dataflow.Config{
+		Workers: cfg.Workers, Processes: cfg.Processes, Process: cfg.Process, Fabric: cfg.Fabric,
+		OnStep:      r.onStep,
+		ObserveStep: r.metrics.WorkerStep,
+		OnFatal:     cfg.OnFatal,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("new runtime: %w", err)
+	}
+	r.ws = ws
+	for i := 0; i < cfg.Workers; i++ {
+		r.states = append(r.states, &workerState{
+			indexes: map[plan.GlobalID]*render.Index{}, dataflows: map[uint64]*render.Built{},
+			written: map[plan.GlobalID][2]frontier.Frontier{},
+		})
+	}
+	return r, nil
+}
+
+// Start runs the workers and the responder until ctx ends or Stop.
+func (r *Runtime) Start(ctx context.Context) {
+	r.respDone.Add(1)
+	go func() {
+		defer r.respDone.Done()
+		r.resp.run(r.stop)
+	}()
+	r.ws.Start(ctx)
+}
+
+// Stop stops the workers (dropping every dataflow, releasing holds and
+// source goroutines), answers pending peeks as canceled, delivers the
+// remaining responses and returns.
+func (r *Runtime) Stop() {
+	r.ws.Stop()
+	for _, resp := range r.peeks.drain() {
+		r.resp.push(resp)
+	}
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
+	}
+	r.respDone.Wait()
+}
+
+// Err returns the runtime's fatal error (a lost peer), if any.
+func (r *Runtime) Err() error { return r.ws.Err() }
+
+// Role returns the runtime's role.
+func (r *Runtime) Role() Role { return r.cfg.Role }
+
+// CreateDataflow validates desc and builds it on every worker. It refuses
+// (and builds nothing) when the description is invalid, exports an id that
+// already exists, or imports an index that does not.
+func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
+	r.metrics.Command("create_dataflow")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hasIndex := func(id plan.GlobalID) bool { c := r.collections[id]; return c != nil && !c.subscribe }
+	if err := render.Check(&desc, hasIndex, r.cfg.Sources); err != nil {
+		return fmt.Errorf("create dataflow %s: %w", desc.DebugName, err)
+	}
+	var exports []plan.GlobalID
+	for _, ex := range desc.IndexExports {
+		exports = append(exports, ex.ID)
+	}
+	for _, s := range desc.SubscribeSinks {
+		exports = append(exports, s.ID)
+	}
+	seen := map[plan.GlobalID]bool{}
+	for _, id := range exports {
+		if r.collections[id] != nil || seen[id] {
+			return fmt.Errorf("create dataflow %s: export %s: %w", desc.DebugName, id, ErrDuplicateExport)
+		}
+		seen[id] = true
+	}
+	// Register before broadcasting so that a peek or compaction issued
+	// right after this call finds the collection; workers process commands
+	// in order, so they see the build first.
+	seq := r.ws.Install(desc.DebugName, func(b *dataflow.Builder) error {
+		st := r.states[b.Worker().Local()]
+		built, err := render.Build(b, &desc, render.Env{
+			Sources:   r.cfg.Sources,
+			Indexes:   st.indexes,
+			Subscribe: r.subscribeReport,
+			Fail:      func(err error) { r.ws.Fail(fmt.Errorf("dataflow %s: %w", desc.DebugName, err)) },
+		})
+		if err != nil {
+			return err
+		}
+		st.dataflows[b.Seq()] = built
+		for id, idx := range built.Indexes {
+			st.indexes[id] = idx
+		}
+		b.OnDrop(func() {
+			delete(st.dataflows, b.Seq())
+			for id, idx := range built.Indexes {
+				if st.indexes[id] == idx {
+					delete(st.indexes, id)
+				}
+			}
+		})
+		return nil
+	}, func(w *dataflow.Worker, err error) {
+		if err != nil {
+			r.ws.Fail(fmt.Errorf("build dataflow %s on worker %d: %w", desc.DebugName, w.Index(), err))
+		}
+	})
+	for _, ex := range desc.IndexExports {
+		r.collections[ex.ID] = &collection{seq: seq}
+		r.tracker.add(ex.ID, desc.AsOf)
+	}
+	for _, s := range desc.SubscribeSinks {
+		r.collections[s.ID] = &collection{seq: seq, subscribe: true}
+		r.subscribes[s.ID] = newSubscribeMerger(r.cfg.Workers, desc.AsOf)
+		r.tracker.add(s.ID, desc.AsOf)
+	}
+	r.liveExports[seq] = len(exports)
+	if len(exports) == 0 {
+		// Nothing can ever drop it; a dataflow without exports is useless.
+		delete(r.liveExports, seq)
+		r.ws.Drop(seq)
+	}
+	return nil
+}
+
+// AllowCompaction lets collection id forget history before f: reads
+// (peeks) at times before f fail from now on. A closed f drops the
+// collection; when the last export of a dataflow is dropped, the dataflow
+// is dropped on every worker (every hold released, every source closed) and
+// the collection's frontiers are reported closed.
+func (r *Runtime) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
+	r.metrics.Command("allow_compaction")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.collections[id]
+	if c == nil {
+		return fmt.Errorf("allow compaction of %s to %v: %w", id, f, ErrUnknownCollection)
+	}
+	if !c.subscribe {
+		r.ws.Broadcast(func(w *dataflow.Worker) {
+			if idx := r.states[w.Local()].indexes[id]; idx != nil {
+				idx.AllowCompaction(f)
+			}
+		})
+	}
+	if !f.IsClosed() {
+		return nil
+	}
+	delete(r.collections, id)
+	delete(r.subscribes, id)
+	if r.tracker.remove(id) {
+		r.resp.push(&Frontiers{ID: id, Write: frontier.Closed(), Input: frontier.Closed(), Output: frontier.Closed()})
+	}
+	r.liveExports[c.seq]--
+	if r.liveExports[c.seq] <= 0 {
+		delete(r.liveExports, c.seq)
+		r.ws.Drop(c.seq)
+	}
+	return nil
+}
+
+// UpdateConfiguration applies runtime parameters; unknown names are
+// ignored (they belong to other layers). Known: "max_result_size" (bytes).
+func (r *Runtime) UpdateConfiguration(params map[string]string) error {
+	r.metrics.Command("update_configuration")
+	if v, ok := params["max_result_size"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("update configuration: max_result_size %q: want a non-negative integer", v)
+		}
+		r.maxBytes.Store(n)
+	}
+	return nil
+}
+
+// Peek reads index p.Target at p.Timestamp once that time is complete in
+// the index. Exactly one PeekResponse per UUID follows, from this process
+// with its shard of the result.
+func (r *Runtime) Peek(p Peek) {
+	r.metrics.Command("peek")
+	fail := func(err error) {
+		r.metrics.PeekFinished("error", 0)
+		r.resp.push(&PeekResponse{UUID: p.UUID, Error: err})
+	}
+	r.mu.Lock()
+	c := r.collections[p.Target]
+	r.mu.Unlock()
+	if c == nil || c.subscribe {
+		fail(fmt.Errorf("peek %s at %d: index %s: %w", p.UUID, p.Timestamp, p.Target, ErrUnknownCollection))
+		return
+	}
+	if err := r.peeks.add(p.UUID); err != nil {
+		fail(err)
+		return
+	}
+	maxBytes := int(r.maxBytes.Load())
+	r.ws.Broadcast(func(w *dataflow.Worker) {
+		st := r.states[w.Local()]
+		st.peeks = append(st.peeks, &pendingPeek{p: p, maxBytes: maxBytes})
+	})
+}
+
+// CancelPeek cancels a pending peek: if it has not been answered, its one
+// response is Canceled.
+func (r *Runtime) CancelPeek(uuid string) {
+	r.metrics.Command("cancel_peek")
+	if resp, d, ok := r.peeks.cancel(uuid); ok {
+		r.metrics.PeekFinished("canceled", d)
+		r.resp.push(resp)
+	}
+}
+
+// onStep runs on every worker after each step: it reports frontier changes
+// and serves the peeks whose time became readable. Peeks wait here rather
+// than being polled: a worker steps only when something (new data, a
+// frontier, a command) arrived, and an index's upper advances only in a
+// step of the worker that owns the shard.
+func (r *Runtime) onStep(w *dataflow.Worker) {
+	st := r.states[w.Local()]
+	for id, idx := range st.indexes {
+		cur := [2]frontier.Frontier{idx.Upper(), idx.InputFrontier()}
+		if st.written[id] == cur {
+			continue
+		}
+		st.written[id] = cur
+		if f, ok := r.tracker.update(id, w.Local(), cur[0], cur[1]); ok {
+			r.resp.push(&Frontiers{ID: id, Write: f.Write, Input: f.Input, Output: f.Output})
+		}
+	}
+	if len(st.peeks) == 0 {
+		return
+	}
+	keep := st.peeks[:0]
+	for _, pp := range st.peeks {
+		if !r.peeks.active(pp.p.UUID) {
+			continue // canceled (or answered by another path)
+		}
+		rows, err, done := r.tryPeek(st, pp)
+		if !done {
+			keep = append(keep, pp)
+			continue
+		}
+		if resp, d, ok := r.peeks.finish(pp.p.UUID, rows, err, pp.maxBytes); ok {
+			result := "rows"
+			if resp.Error != nil {
+				result = "error"
+			}
+			r.metrics.PeekFinished(result, d)
+			r.resp.push(resp)
+		}
+	}
+	clear(st.peeks[len(keep):])
+	st.peeks = keep
+}
+
+// tryPeek serves pp on this worker's shard if its time is readable.
+func (r *Runtime) tryPeek(st *workerState, pp *pendingPeek) ([]peek.RowCount, error, bool) {
+	p := pp.p
+	idx := st.indexes[p.Target]
+	if idx == nil {
+		return nil, fmt.Errorf("peek %s: index %s: %w", p.UUID, p.Target, ErrUnknownCollection), true
+	}
+	okRead, errRead, err := idx.ReadAt(p.Timestamp)
+	if errors.Is(err, trace.ErrNotYetReadable) {
+		return nil, nil, false
+	}
+	if err != nil {
+		return nil, fmt.Errorf("peek %s at %d on index %s: %w", p.UUID, p.Timestamp, p.Target, err), true
+	}
+	var evalErr error
+	errRead.Scan(func(key, _ []byte, diff int64) bool {
+		if diff > 0 {
+			evalErr = render.DecodeErrorRow(key)
+			return false
+		}
+		return true
+	})
+	if evalErr != nil {
+		return nil, evalErr, true
+	}
+	opts := peek.Options{Keys: p.Keys, MaxResultBytes: pp.maxBytes}
+	if p.MFP != nil {
+		opts.Transform = render.MFPTransform(p.MFP)
+	}
+	walk := peek.NewWalk(okRead, opts)
+	// The whole walk runs here for now; Step's budget is the seam for
+	// offloading long walks to another goroutine.
+	walk.Step(0)
+	rows, err := walk.Result()
+	return rows, err, true
+}
+
+// subscribeReport merges one worker's subscribe output into the process's
+// SubscribeResponse stream.
+func (r *Runtime) subscribeReport(id plan.GlobalID, worker int, ok, errs []dataflow.Update, upper frontier.Frontier) {
+	ups := make([]UpdateRow, 0, len(ok)+len(errs))
+	for _, u := range ok {
+		ups = append(ups, UpdateRow{Row: u.Val, Time: u.Time, Diff: u.Diff})
+	}
+	for _, u := range errs {
+		ups = append(ups, UpdateRow{Row: u.Val, Time: u.Time, Diff: u.Diff, Error: true})
+	}
+	r.mu.Lock()
+	m := r.subscribes[id]
+	r.mu.Unlock()
+	if m == nil {
+		return
+	}
+	if b, ok := m.report(worker, ups, upper); ok {
+		resp := &SubscribeResponse{ID: id, Lower: b.Lower, Upper: b.Upper}
+		for _, u := range b.Updates {
+			if !u.Error {
+				resp.Updates = append(resp.Updates, u)
+			} else if u.Diff > 0 && resp.Error == nil {
+				resp.Error = render.DecodeErrorRow(u.Row)
+			}
+		}
+		r.resp.push(resp)
+	}
+	if f, ok := r.tracker.update(id, worker, upper, upper); ok {
+		r.resp.push(&Frontiers{ID: id, Write: f.Write, Input: f.Input, Output: f.Output})
+	}
+}

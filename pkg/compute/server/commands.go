@@ -1,0 +1,287 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
+	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+func (s *Server) handleRequest(ctx context.Context, r request) {
+	st := &s.st
+	switch {
+	case r.connect != nil:
+		r.connect <- s.connect(ctx, r.conn)
+	case r.closed:
+		if st.conn == r.conn {
+			s.discardPeeks(ctx, r.conn)
+			st.conn = nil
+		}
+	case r.stashed != nil:
+		if p, ok := st.peeks[r.stashed.uuid]; ok && p.stash != nil {
+			delete(st.peeks, r.stashed.uuid)
+			s.metrics.PeekFinished(r.stashed.result, s.now().Sub(p.started))
+		}
+	case r.cmd != nil:
+		if st.conn != r.conn {
+			return // a command of a superseded connection
+		}
+		s.command(ctx, r.conn, r.cmd)
+	}
+}
+
+// connect installs c as the current connection, replacing the previous one
+// unless it presents the same nonce.
+func (s *Server) connect(ctx context.Context, c *conn) error {
+	st := &s.st
+	if old := st.conn; old != nil {
+		if old.nonce == c.nonce {
+			return status.Errorf(codes.AlreadyExists, "a connection with nonce %q is already active", c.nonce)
+		}
+		old.cancel(errSuperseded)
+		s.discardPeeks(ctx, old)
+	}
+	c.reported = map[string]*reportedFrontiers{}
+	c.subscribeUpper = map[string]frontier.Frontier{}
+	st.conn = c
+	return nil
+}
+
+// discardPeeks forgets the peeks of a connection that is gone: nobody is
+// left to answer.
+func (s *Server) discardPeeks(ctx context.Context, c *conn) {
+	for uuid, p := range s.st.peeks {
+		if p.conn != c {
+			continue
+		}
+		if p.stash != nil {
+			p.stash.canceled.Store(true)
+		} else {
+			s.rt.CancelPeek(ctx, uuid)
+		}
+		delete(s.st.peeks, uuid)
+	}
+}
+
+// command handles one command of the current connection.
+func (s *Server) command(ctx context.Context, c *conn, cmd *computepb.Command) {
+	kind := protocol.CommandKind(cmd)
+	s.metrics.CommandReceived(kind)
+	if err := protocol.Validate(cmd); err != nil {
+		s.refuse(c, kind, "", coded(CodeProtocolViolation, "%w", err))
+		return
+	}
+	switch k := cmd.GetKind().(type) {
+	case *computepb.Command_Hello:
+		s.refuse(c, kind, "", coded(CodeProtocolViolation, "hello on an open connection"))
+		return
+	case *computepb.Command_CreateInstance:
+		if c.phase != awaitCreateInstance {
+			s.refuse(c, kind, "", coded(CodeProtocolViolation, "create_instance sent twice"))
+			return
+		}
+		c.cfg = instanceConfig(k.CreateInstance)
+		if err := s.rt.CreateInstance(ctx, c.cfg); err != nil {
+			s.refuse(c, kind, "", fmt.Errorf("create instance: %w", err))
+		}
+		c.phase = initializing
+		return
+	}
+	if c.phase == awaitCreateInstance {
+		s.refuse(c, kind, "", coded(CodeProtocolViolation, "%s before create_instance", kind))
+		return
+	}
+	var df *Dataflow
+	if cd := cmd.GetCreateDataflow(); cd != nil {
+		var err error
+		if df, err = s.codec.Decode(cd.GetDataflowJson()); err != nil {
+			s.refuse(c, kind, "", coded(CodeInvalidPlan, "invalid dataflow: %w", err))
+			return
+		}
+	}
+	if c.phase == initializing {
+		if cmd.GetInitializationComplete() != nil {
+			s.reconcile(ctx, c)
+			return
+		}
+		c.buffered = append(c.buffered, buffered{cmd: cmd, df: df})
+		return
+	}
+	s.apply(ctx, c, cmd, df)
+}
+
+// apply executes a command on a running connection.
+func (s *Server) apply(ctx context.Context, c *conn, cmd *computepb.Command, df *Dataflow) {
+	kind := protocol.CommandKind(cmd)
+	switch k := cmd.GetKind().(type) {
+	case *computepb.Command_InitializationComplete:
+		s.refuse(c, kind, "", coded(CodeProtocolViolation, "initialization_complete sent twice"))
+	case *computepb.Command_UpdateConfiguration:
+		if err := s.rt.UpdateConfiguration(ctx, k.UpdateConfiguration.GetParameters()); err != nil {
+			s.refuse(c, kind, "", fmt.Errorf("update configuration: %w", err))
+		}
+	case *computepb.Command_CreateDataflow:
+		if err := s.createDataflow(ctx, df); err != nil {
+			s.refuse(c, kind, df.Name, err)
+		}
+	case *computepb.Command_Schedule:
+		id := k.Schedule.GetId()
+		if _, ok := s.st.collections[id]; !ok {
+			s.refuse(c, kind, id, coded(CodeUndefinedObject, "unknown collection %s", id))
+			return
+		}
+		if err := s.rt.Schedule(ctx, id); err != nil {
+			s.refuse(c, kind, id, fmt.Errorf("schedule %s: %w", id, err))
+		}
+	case *computepb.Command_AllowCompaction:
+		s.allowCompaction(ctx, c, k.AllowCompaction)
+	case *computepb.Command_Peek:
+		s.peek(ctx, c, k.Peek)
+	case *computepb.Command_CancelPeek:
+		s.cancelPeek(ctx, c, k.CancelPeek.GetUuid())
+	}
+}
+
+// refuse answers a command with a CommandError and logs it.
+func (s *Server) refuse(c *conn, kind, id string, err error) {
+	s.log.Info("Refused command", "command", kind, "id", id, "error", err.Error())
+	c.respond(&computepb.Response{Kind: &computepb.Response_CommandError{CommandError: &computepb.CommandError{
+		Command: kind, Id: id, Sqlstate: sqlstate(err), Message: err.Error(),
+	}}})
+}
+
+func (s *Server) createDataflow(ctx context.Context, df *Dataflow) error {
+	seen := map[string]bool{}
+	for _, id := range df.Exports() {
+		if _, ok := s.st.collections[id]; ok || seen[id] {
+			return coded(CodeDuplicateObject, "dataflow %s: export %s already exists", df.Name, id)
+		}
+		seen[id] = true
+	}
+	if err := s.rt.CreateDataflow(ctx, df); err != nil {
+		return fmt.Errorf("create dataflow %s: %w", df.Name, err)
+	}
+	s.install(df)
+	return nil
+}
+
+// install records a dataflow the runtime now runs.
+func (s *Server) install(df *Dataflow) *dataflowState {
+	ds := &dataflowState{df: df}
+	now := s.now()
+	s.st.dataflows[ds] = struct{}{}
+	for _, id := range df.Indexes {
+		s.st.collections[id] = &collection{id: id, df: ds, asOf: df.AsOf, until: df.Until, since: df.AsOf, created: now}
+	}
+	for _, id := range df.Subscribes {
+		s.st.collections[id] = &collection{id: id, df: ds, subscribe: true, asOf: df.AsOf, until: df.Until, since: df.AsOf, created: now}
+	}
+	s.reportCollections()
+	return ds
+}
+
+func (s *Server) allowCompaction(ctx context.Context, c *conn, ac *computepb.AllowCompaction) {
+	id := ac.GetId()
+	col, ok := s.st.collections[id]
+	if !ok {
+		s.refuse(c, protocol.KindAllowCompaction, id, coded(CodeUndefinedObject, "unknown collection %s", id))
+		return
+	}
+	f := protocol.FrontierFromProto(ac.GetFrontier())
+	if err := s.rt.AllowCompaction(ctx, id, f); err != nil {
+		s.refuse(c, protocol.KindAllowCompaction, id, fmt.Errorf("allow compaction %s: %w", id, err))
+		return
+	}
+	col.since = frontier.Join(col.since, f)
+	if f.IsClosed() {
+		s.dropCollection(c, col)
+	}
+}
+
+// dropCollection forgets a dropped collection and tells the connection its
+// frontiers are closed (and, for a subscribe, that it was dropped).
+func (s *Server) dropCollection(c *conn, col *collection) {
+	delete(s.st.collections, col.id)
+	live := false
+	for _, other := range s.st.collections {
+		if other.df == col.df {
+			live = true
+			break
+		}
+	}
+	if !live {
+		delete(s.st.dataflows, col.df)
+	}
+	if c != nil && c.phase == running {
+		closed := frontier.Closed()
+		s.reportFrontiers(c, col, &FrontiersEvent{ID: col.id, Write: &closed, Input: &closed, Output: &closed})
+		if col.subscribe {
+			c.respond(&computepb.Response{Kind: &computepb.Response_SubscribeResponse{SubscribeResponse: &computepb.SubscribeResponse{
+				Id:    col.id,
+				Lower: protocol.FrontierToProto(c.subscribeUpperOf(col)),
+				Upper: protocol.FrontierToProto(closed),
+				Kind:  &computepb.SubscribeResponse_Dropped{Dropped: &computepb.SubscribeDropped{}},
+			}}})
+		}
+		delete(c.reported, col.id)
+		delete(c.subscribeUpper, col.id)
+	}
+	s.reportCollections()
+}
+
+func (c *conn) subscribeUpperOf(col *collection) frontier.Frontier {
+	if u, ok := c.subscribeUpper[col.id]; ok {
+		return u
+	}
+	return col.asOf
+}
+
+func instanceConfig(ci *computepb.CreateInstance) InstanceConfig {
+	cfg := InstanceConfig{
+		LoggingInterval:    time.Duration(ci.GetLogging().GetIntervalMs()) * time.Millisecond,
+		LoggingIndexes:     ci.GetLogging().GetIndexIds(),
+		MaxResultSize:      ci.GetMaxResultSize(),
+		PeekStashThreshold: ci.GetPeekStashThreshold(),
+		PeekStashChunkSize: ci.GetPeekStashChunkSize(),
+		Parameters:         ci.GetParameters(),
+	}
+	if cfg.LoggingInterval == 0 {
+		cfg.LoggingInterval = time.Second
+	}
+	return cfg
+}
+
+func decodePeek(p *computepb.Peek) *Peek {
+	out := &Peek{
+		UUID:      p.GetUuid(),
+		TargetID:  p.GetTargetId(),
+		Timestamp: frontier.Time(p.GetTimestamp()),
+		MFP:       json.RawMessage(p.GetMapFilterProject()),
+		Hints:     p.GetHints(),
+	}
+	for _, k := range p.GetLiteralKeys() {
+		out.LiteralKeys = append(out.LiteralKeys, row.Row(k))
+	}
+	if f := p.GetFinishing(); f != nil {
+		for _, o := range f.GetOrderBy() {
+			out.Finishing.OrderBy = append(out.Finishing.OrderBy, ColumnOrder{Column: int(o.GetColumn()), Desc: o.GetDesc(), NullsLast: o.GetNullsLast()})
+		}
+		if f.Limit != nil {
+			l := f.GetLimit()
+			out.Finishing.Limit = &l
+		}
+		out.Finishing.Offset = f.GetOffset()
+		for _, c := range f.GetProject() {
+			out.Finishing.Project = append(out.Finishing.Project, int(c))
+		}
+	}
+	return out
+}

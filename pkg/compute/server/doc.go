@@ -1,0 +1,26 @@
+// Package server is the replica side of the compute protocol: the gRPC
+// service a replica process exposes to its controller.
+//
+// One goroutine (the loop started by Run) owns all replica state and
+// serializes every input: commands from the current connection and events
+// from the runtime. It hands commands to the Runtime in order and turns
+// runtime events into protocol responses. The server enforces the
+// protocol's guarantees itself, whatever the runtime does:
+//
+//   - one controller connection at a time: a Hello with a new nonce replaces
+//     the current connection, whose stream ends with ABORTED and whose
+//     pending peeks are discarded;
+//   - frontiers reported on a connection never regress and are never below
+//     the collection's as_of;
+//   - exactly one terminal PeekResponse per peek uuid, canceled only after a
+//     CancelPeek;
+//   - bad input (malformed command, unknown id, invalid plan, duplicate
+//     export, peek outside [since, until)) is refused with an error
+//     response; the stream and every other collection keep going;
+//   - after InitializationComplete the replica reconciles: compatible
+//     running dataflows are kept, the rest dropped, desired ones built, and
+//     every frontier reported afresh.
+//
+// Large peek results leave as bounded stashed chunks, cut lazily by the
+// connection's sender so a result is never held twice.
+package server

@@ -1,0 +1,205 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/go-logr/logr"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/peek"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/runtime"
+)
+
+// Engine adapts a *runtime.Runtime (one runtime of this process) to the
+// server's Runtime interface, and the runtime's responses to Events. It
+// applies a peek's finishing to the process's shard of the result, exactly
+// as the controller sends it (the controller re-applies it after merging).
+//
+// Wiring: create the Engine with the server's Deliver, pass Engine.Respond
+// as the runtime's Respond callback, then Attach the runtime.
+type Engine struct {
+	deliver func(Event)
+	log     logr.Logger
+	rt      *runtime.Runtime
+
+	mu        sync.Mutex
+	finishing map[string]*plan.Finishing // by peek uuid, until answered
+}
+
+// NewEngine returns an engine that delivers events to deliver.
+func NewEngine(deliver func(Event), log logr.Logger) *Engine {
+	return &Engine{deliver: deliver, log: log, finishing: map[string]*plan.Finishing{}}
+}
+
+// Attach sets the runtime; it must be called before the server runs.
+func (e *Engine) Attach(rt *runtime.Runtime) { e.rt = rt }
+
+// CreateInstance implements Runtime. The logging configuration is accepted
+// and recorded; the result size limit is enforced by the server and the
+// runtime both.
+func (e *Engine) CreateInstance(_ context.Context, cfg InstanceConfig) error {
+	if len(cfg.LoggingIndexes) > 0 {
+		e.log.Info("Introspection logging is not available in this runtime; ignoring its relations",
+			"relations", len(cfg.LoggingIndexes))
+	}
+	params := map[string]string{"max_result_size": strconv.FormatUint(cfg.MaxResultSize, 10)}
+	for k, v := range cfg.Parameters {
+		params[k] = v
+	}
+	return e.rt.UpdateConfiguration(params)
+}
+
+// CreateDataflow implements Runtime; df must come from PlanCodec.
+func (e *Engine) CreateDataflow(_ context.Context, df *Dataflow) error {
+	d, ok := df.Description.(*plan.DataflowDescription)
+	if !ok {
+		return coded(CodeInvalidPlan, "dataflow %s: not a plan description", df.Name)
+	}
+	return translate(e.rt.CreateDataflow(*d))
+}
+
+// Schedule implements Runtime: the runtime runs dataflows as soon as they
+// are built, so there is nothing to do.
+func (e *Engine) Schedule(context.Context, string) error { return nil }
+
+// AllowCompaction implements Runtime.
+func (e *Engine) AllowCompaction(_ context.Context, id string, f frontier.Frontier) error {
+	gid, err := plan.ParseGlobalID(id)
+	if err != nil {
+		return coded(CodeUndefinedObject, "%w", err)
+	}
+	return translate(e.rt.AllowCompaction(gid, f))
+}
+
+// Peek implements Runtime.
+func (e *Engine) Peek(_ context.Context, p *Peek) error {
+	gid, err := plan.ParseGlobalID(p.TargetID)
+	if err != nil {
+		return coded(CodeUndefinedObject, "%w", err)
+	}
+	rp := runtime.Peek{UUID: p.UUID, Target: gid, Timestamp: p.Timestamp}
+	for _, k := range p.LiteralKeys {
+		rp.Keys = append(rp.Keys, k)
+	}
+	if len(p.MFP) > 0 {
+		var m expr.MFP
+		if err := json.Unmarshal(p.MFP, &m); err != nil {
+			return coded(CodeProtocolViolation, "peek %s: map/filter/project: %w", p.UUID, err)
+		}
+		rp.MFP = &m
+	}
+	if f := finishing(p.Finishing); f != nil {
+		e.mu.Lock()
+		e.finishing[p.UUID] = f
+		e.mu.Unlock()
+	}
+	e.rt.Peek(rp)
+	return nil
+}
+
+// CancelPeek implements Runtime.
+func (e *Engine) CancelPeek(_ context.Context, uuid string) {
+	e.mu.Lock()
+	delete(e.finishing, uuid)
+	e.mu.Unlock()
+	e.rt.CancelPeek(uuid)
+}
+
+// UpdateConfiguration implements Runtime.
+func (e *Engine) UpdateConfiguration(_ context.Context, params map[string]string) error {
+	return e.rt.UpdateConfiguration(params)
+}
+
+// Respond is the runtime's Respond callback.
+func (e *Engine) Respond(r runtime.Response) {
+	switch r := r.(type) {
+	case *runtime.Frontiers:
+		w, i, o := r.Write, r.Input, r.Output
+		e.deliver(&FrontiersEvent{ID: r.ID.String(), Write: &w, Input: &i, Output: &o})
+	case *runtime.PeekResponse:
+		e.mu.Lock()
+		f := e.finishing[r.UUID]
+		delete(e.finishing, r.UUID)
+		e.mu.Unlock()
+		if r.Canceled {
+			return // the server answered the CancelPeek itself
+		}
+		res := &PeekResult{UUID: r.UUID, Err: translate(r.Error)}
+		if res.Err == nil {
+			res.Rows, res.Err = finish(r.Rows, f)
+		}
+		e.deliver(res)
+	case *runtime.SubscribeResponse:
+		if r.Error != nil {
+			e.log.Error(r.Error, "Subscribe output has errors", "id", r.ID.String())
+		}
+		b := &SubscribeBatch{ID: r.ID.String(), Lower: r.Lower, Upper: r.Upper}
+		for _, u := range r.Updates {
+			b.Updates = append(b.Updates, Update{Row: u.Row, Time: u.Time, Diff: u.Diff})
+		}
+		e.deliver(b)
+	}
+}
+
+// translate gives runtime errors their SQLSTATE.
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, runtime.ErrUnknownCollection):
+		return &CodedError{Code: CodeUndefinedObject, Err: err}
+	case errors.Is(err, runtime.ErrDuplicateExport):
+		return &CodedError{Code: CodeDuplicateObject, Err: err}
+	case errors.Is(err, plan.ErrInvalid):
+		return &CodedError{Code: CodeInvalidPlan, Err: err}
+	}
+	return err
+}
+
+func finishing(f Finishing) *plan.Finishing {
+	if len(f.OrderBy) == 0 && f.Limit == nil && f.Offset == 0 && len(f.Project) == 0 {
+		return nil
+	}
+	pf := &plan.Finishing{Offset: int64(f.Offset), Project: f.Project}
+	for _, o := range f.OrderBy {
+		pf.Order = append(pf.Order, plan.ColumnOrder{Column: o.Column, Desc: o.Desc, NullsLast: o.NullsLast})
+	}
+	if f.Limit != nil {
+		l := int64(min(*f.Limit, uint64(1<<62)))
+		pf.Limit = &l
+	}
+	return pf
+}
+
+// finish applies f (nil: none) to a shard's rows.
+func finish(rows []peek.RowCount, f *plan.Finishing) ([]RowCount, error) {
+	prs := make([]plan.RowCount, len(rows))
+	for i, r := range rows {
+		prs[i] = plan.RowCount{Row: r.Row, Count: r.Count}
+	}
+	if f != nil {
+		var err error
+		if prs, err = f.Apply(prs); err != nil {
+			return nil, coded(CodeInternal, "peek finishing: %w", err)
+		}
+	}
+	out := make([]RowCount, 0, len(prs))
+	for _, r := range prs {
+		if r.Count < 0 {
+			return nil, coded(CodeInternal, "peek result row %s has negative count %d", r.Row, r.Count)
+		}
+		if r.Count > 0 {
+			out = append(out, RowCount{Row: r.Row, Count: uint64(r.Count)})
+		}
+	}
+	return out, nil
+}
+
+var _ Runtime = (*Engine)(nil)
+

@@ -1,0 +1,100 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
+	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+)
+
+func (s *Server) peek(ctx context.Context, c *conn, p *computepb.Peek) {
+	uuid := p.GetUuid()
+	if _, ok := s.st.peeks[uuid]; ok {
+		// Not a PeekResponse: the pending peek of that uuid still gets its
+		// own, and only one.
+		s.refuse(c, protocol.KindPeek, uuid, coded(CodeDuplicateObject, "peek %s is already pending", uuid))
+		return
+	}
+	pending := &pendingPeek{conn: c, started: s.now()}
+	s.st.peeks[uuid] = pending
+	col, ok := s.st.collections[p.GetTargetId()]
+	switch {
+	case !ok || col.subscribe:
+		s.finishPeek(c, uuid, nil, coded(CodeUndefinedObject, "peek %s: unknown index %s", uuid, p.GetTargetId()))
+		return
+	case !col.since.LessEqualTime(frontier.Time(p.GetTimestamp())):
+		s.finishPeek(c, uuid, nil, coded(CodeReadOutOfRange,
+			"peek %s: timestamp %d is before the since %s of index %s", uuid, p.GetTimestamp(), col.since, col.id))
+		return
+	case col.until.LessEqualTime(frontier.Time(p.GetTimestamp())):
+		s.finishPeek(c, uuid, nil, coded(CodeReadOutOfRange,
+			"peek %s: timestamp %d is at or after the until %s of index %s", uuid, p.GetTimestamp(), col.until, col.id))
+		return
+	}
+	if err := s.rt.Peek(ctx, decodePeek(p)); err != nil {
+		s.finishPeek(c, uuid, nil, fmt.Errorf("peek %s: %w", uuid, err))
+	}
+}
+
+func (s *Server) cancelPeek(ctx context.Context, c *conn, uuid string) {
+	p, ok := s.st.peeks[uuid]
+	if !ok || p.conn != c {
+		return // already answered: nothing to cancel
+	}
+	if p.stash != nil {
+		// The sender owns the terminal response now; it ends with canceled
+		// unless the final chunk already went out.
+		p.stash.canceled.Store(true)
+		return
+	}
+	s.rt.CancelPeek(ctx, uuid)
+	delete(s.st.peeks, uuid)
+	s.metrics.PeekFinished(resultCanceled, s.now().Sub(p.started))
+	c.respond(peekResponse(uuid, &computepb.PeekResponse{Result: &computepb.PeekResponse_Canceled{Canceled: &computepb.PeekCanceled{}}}))
+}
+
+// peekResult delivers a runtime's answer, unless the peek was canceled or
+// belongs to a connection that is gone.
+func (s *Server) peekResult(r *PeekResult) {
+	p, ok := s.st.peeks[r.UUID]
+	if !ok || p.stash != nil || p.conn != s.st.conn {
+		return
+	}
+	s.finishPeek(p.conn, r.UUID, r.Rows, r.Err)
+}
+
+// finishPeek sends the terminal response of a pending peek: an error, the
+// rows in one message, or a stash job for the sender.
+func (s *Server) finishPeek(c *conn, uuid string, rows []RowCount, err error) {
+	p := s.st.peeks[uuid]
+	var size uint64
+	for _, r := range rows {
+		size += uint64(len(r.Row))
+	}
+	if err == nil && c.cfg.MaxResultSize > 0 && size > c.cfg.MaxResultSize {
+		err = coded(CodeResultTooLarge, "result exceeds max size of %d bytes", c.cfg.MaxResultSize)
+	}
+	switch {
+	case err != nil:
+		delete(s.st.peeks, uuid)
+		s.metrics.PeekFinished(resultError, s.now().Sub(p.started))
+		c.respond(peekResponse(uuid, &computepb.PeekResponse{Result: &computepb.PeekResponse_Error{Error: &computepb.PeekError{
+			Sqlstate: sqlstate(err), Message: err.Error(),
+		}}}))
+	case c.cfg.PeekStashThreshold > 0 && size > c.cfg.PeekStashThreshold:
+		chunk := c.cfg.PeekStashChunkSize
+		if chunk == 0 {
+			chunk = s.chunk
+		}
+		p.stash = &stashJob{uuid: uuid, rows: rows, chunkSize: chunk, done: func(result string) {
+			s.send(c.ctx, request{conn: c, stashed: &stashFinished{uuid: uuid, result: result}})
+		}}
+		c.out.push(p.stash)
+	default:
+		delete(s.st.peeks, uuid)
+		s.metrics.PeekFinished(resultRows, s.now().Sub(p.started))
+		c.respond(peekResponse(uuid, &computepb.PeekResponse{Result: &computepb.PeekResponse_Rows{Rows: &computepb.PeekRows{Rows: rowCountsToProto(rows)}}}))
+	}
+}

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+// Runtime is the compute runtime the server drives. The server calls it from
+// one goroutine, in command order. A method must not wait for the server to
+// consume events: events go through Server.Deliver, which never blocks.
+type Runtime interface {
+	// CreateInstance applies the per-connection instance configuration.
+	CreateInstance(ctx context.Context, cfg InstanceConfig) error
+	// CreateDataflow builds a dataflow decoded by the Codec.
+	CreateDataflow(ctx context.Context, df *Dataflow) error
+	// Schedule lets the dataflow exporting id run.
+	Schedule(ctx context.Context, id string) error
+	// AllowCompaction lets collection id compact to f; a closed f drops it.
+	AllowCompaction(ctx context.Context, id string, f frontier.Frontier) error
+	// Peek starts a peek; its result arrives later as a PeekResult event.
+	Peek(ctx context.Context, p *Peek) error
+	// CancelPeek stops a peek. A result delivered afterwards is ignored.
+	CancelPeek(ctx context.Context, uuid string)
+	// UpdateConfiguration sets system parameters.
+	UpdateConfiguration(ctx context.Context, params map[string]string) error
+}
+
+// Codec decodes dataflow descriptions and decides reuse on reconnect.
+type Codec interface {
+	// Decode parses and validates a JSON dataflow description.
+	Decode(b []byte) (*Dataflow, error)
+	// Compatible reports whether the running dataflow can serve as the
+	// desired one without being rebuilt.
+	Compatible(running, desired *Dataflow) bool
+}
+
+// Dataflow is a decoded dataflow description, as far as the server needs to
+// know it. Description is the codec's own decoded form, handed to the
+// runtime untouched.
+type Dataflow struct {
+	Name        string
+	Indexes     []string // GlobalIds of index exports
+	Subscribes  []string // GlobalIds of subscribe sinks
+	AsOf        frontier.Frontier
+	Until       frontier.Frontier // closed means no until
+	Description any
+}
+
+// Exports returns every GlobalId the dataflow exports.
+func (d *Dataflow) Exports() []string {
+	out := make([]string, 0, len(d.Indexes)+len(d.Subscribes))
+	return append(append(out, d.Indexes...), d.Subscribes...)
+}
+
+// InstanceConfig is the decoded CreateInstance.
+type InstanceConfig struct {
+	LoggingInterval time.Duration
+	// LoggingIndexes maps an introspection relation name to its GlobalId.
+	LoggingIndexes     map[string]string
+	MaxResultSize      uint64
+	PeekStashThreshold uint64
+	PeekStashChunkSize uint64
+	Parameters         map[string]string
+}
+
+// Peek is a decoded, validated peek.
+type Peek struct {
+	UUID        string
+	TargetID    string
+	Timestamp   frontier.Time
+	LiteralKeys []row.Row
+	// MFP is an expr.MFP in JSON; empty means the identity.
+	MFP       json.RawMessage
+	Finishing Finishing
+	Hints     map[string]string
+}
+
+// Finishing orders, offsets, limits and projects a peek result.
+type Finishing struct {
+	OrderBy []ColumnOrder
+	Limit   *uint64
+	Offset  uint64
+	Project []int
+}
+
+// ColumnOrder orders by one column.
+type ColumnOrder struct {
+	Column    int
+	Desc      bool
+	NullsLast bool
+}
+
+// RowCount is a result row with its positive multiplicity.
+type RowCount struct {
+	Row   row.Row
+	Count uint64
+}
+
+// Update is one subscribe update.
+type Update struct {
+	Row  row.Row
+	Time frontier.Time
+	Diff int64
+}
+
+// Event is something the runtime reports: *FrontiersEvent, *PeekResult,
+// *SubscribeBatch or *HydrationEvent.
+type Event interface{ isEvent() }
+
+// FrontiersEvent reports a collection's frontiers; nil fields are unchanged.
+type FrontiersEvent struct {
+	ID                   string
+	Write, Input, Output *frontier.Frontier
+}
+
+// PeekResult answers a peek: rows in finishing order, or an error (whose
+// SQLSTATE is taken from an *expr.EvalError or a *CodedError when wrapped).
+type PeekResult struct {
+	UUID string
+	Rows []RowCount
+	Err  error
+}
+
+// SubscribeBatch carries a subscribe's updates in [Lower, Upper).
+type SubscribeBatch struct {
+	ID           string
+	Lower, Upper frontier.Frontier
+	Updates      []Update
+}
+
+// HydrationEvent reports that a collection finished (or lost) hydration.
+type HydrationEvent struct {
+	ID       string
+	Hydrated bool
+	Elapsed  time.Duration
+}
+
+func (*FrontiersEvent) isEvent() {}
+func (*PeekResult) isEvent()     {}
+func (*SubscribeBatch) isEvent() {}
+func (*HydrationEvent) isEvent() {}

@@ -1,0 +1,155 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/sql/parse"
+	"github.com/tandemdb/tandem/pkg/sql/planner"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// snapshot is the catalog as one statement sees it. It implements
+// planner.Catalog.
+type snapshot struct {
+	items  []Item
+	byID   map[plan.GlobalID]*Item
+	byName map[string]*Item // "schema.name"
+}
+
+func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
+	items, err := s.engine.backend.Items(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog: %w", err)
+	}
+	sn := &snapshot{items: items, byID: map[plan.GlobalID]*Item{}, byName: map[string]*Item{}}
+	for i := range items {
+		it := &items[i]
+		schema := it.Schema
+		if schema == "" {
+			schema = SchemaPublic
+		}
+		sn.byID[it.ID] = it
+		sn.byName[schema+"."+it.Name] = it
+	}
+	return sn, nil
+}
+
+// lookup finds an item by name; schema "" means public.
+func (sn *snapshot) lookup(name parse.ObjectName) (*Item, bool) {
+	schema := name.Schema
+	if schema == "" {
+		schema = SchemaPublic
+	}
+	it, ok := sn.byName[schema+"."+name.Name]
+	return it, ok
+}
+
+func undefinedRelation(name parse.ObjectName) error {
+	return sqlerr.Errorf(sqlerr.UndefinedTable, "relation %q does not exist", name.String())
+}
+
+// Resolve implements planner.Catalog.
+func (sn *snapshot) Resolve(schema, name string) (planner.Relation, error) {
+	on := parse.ObjectName{Schema: schema, Name: name}
+	it, ok := sn.lookup(on)
+	if !ok {
+		return planner.Relation{}, undefinedRelation(on)
+	}
+	if it.Kind == KindIndex {
+		return planner.Relation{}, sqlerr.Errorf(sqlerr.WrongObjectType, "%q is an index, not a relation", name)
+	}
+	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc}
+	if it.Kind == KindView {
+		q, err := viewQuery(it)
+		if err != nil {
+			return planner.Relation{}, err
+		}
+		rel.View = q
+	}
+	for _, ix := range sn.items {
+		if ix.Kind == KindIndex && ix.On == it.ID {
+			rel.Indexes = append(rel.Indexes, planner.Index{ID: ix.ID, Cluster: ix.Cluster, Keys: ix.Keys})
+		}
+	}
+	return rel, nil
+}
+
+// viewQuery re-parses a view's defining query from its CREATE VIEW text.
+func viewQuery(it *Item) (*pg.SelectStmt, error) {
+	st, err := parse.ParseOne(it.SQL)
+	if err != nil {
+		return nil, fmt.Errorf("view %s: reparse definition: %w", it.Name, err)
+	}
+	if p, ok := st.(*parse.Postgres); ok {
+		if v := p.Node.GetViewStmt(); v != nil && v.Query.GetSelectStmt() != nil {
+			return v.Query.GetSelectStmt(), nil
+		}
+	}
+	return nil, sqlerr.Errorf(sqlerr.InternalError, "view %s: definition is not CREATE VIEW", it.Name)
+}
+
+// dependents returns the items that depend on id, directly or through
+// other items, ordered so that an item comes before what it depends on
+// (ids grow with creation, and an item is created after its
+// dependencies, so descending id order works).
+func (sn *snapshot) dependents(ids ...plan.GlobalID) []*Item {
+	seen := map[plan.GlobalID]bool{}
+	for _, id := range ids {
+		seen[id] = true
+	}
+	var out []*Item
+	for changed := true; changed; {
+		changed = false
+		for i := range sn.items {
+			it := &sn.items[i]
+			if seen[it.ID] {
+				continue
+			}
+			deps := it.DependsOn
+			if it.Kind == KindIndex {
+				deps = append(slices.Clone(deps), it.On)
+			}
+			for _, d := range deps {
+				if seen[d] {
+					seen[it.ID] = true
+					out = append(out, it)
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *Item) int { return b.ID.Compare(a.ID) })
+	return out
+}
+
+func kindName(k ItemKind) string {
+	switch k {
+	case KindMaterializedView:
+		return "materialized view"
+	default:
+		return string(k)
+	}
+}
+
+// freeName reports a 42710 error when name is taken.
+func (sn *snapshot) freeName(name parse.ObjectName) error {
+	if it, ok := sn.lookup(name); ok {
+		return sqlerr.Errorf(sqlerr.DuplicateObject, "%s %q already exists", kindName(it.Kind), name.Name)
+	}
+	return nil
+}
+
+// publicName checks that a new object goes into the public schema.
+func publicName(n parse.ObjectName) error {
+	if n.Schema != "" && !strings.EqualFold(n.Schema, SchemaPublic) {
+		return sqlerr.Errorf(sqlerr.InvalidParameterValue, "objects can only be created in schema public, not %q", n.Schema)
+	}
+	return nil
+}

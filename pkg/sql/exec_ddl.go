@@ -1,0 +1,415 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/parse"
+	"github.com/tandemdb/tandem/pkg/sql/planner"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+func rangeVarName(rv *pg.RangeVar) parse.ObjectName {
+	return parse.ObjectName{Schema: rv.Schemaname, Name: rv.Relname}
+}
+
+func (s *Session) createSource(ctx context.Context, st *parse.CreateSource) (*Result, error) {
+	s.engine.writeMu.Lock()
+	defer s.engine.writeMu.Unlock()
+	if err := publicName(st.Name); err != nil {
+		return nil, err
+	}
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := sn.freeName(st.Name); err != nil {
+		if st.IfNotExists {
+			return tagf("CREATE SOURCE"), nil
+		}
+		return nil, err
+	}
+	cluster := st.Cluster
+	if cluster == "" {
+		cluster, _ = s.vars.Get(VarCluster)
+	}
+	opts := map[string]string{}
+	for _, o := range st.Options {
+		opts[o.Name] = o.Value
+	}
+	if _, err := s.engine.backend.CreateSource(ctx, SourceSpec{
+		Name: st.Name.Name, Cluster: cluster, Generator: st.Generator, Options: opts, SQL: st.SQL,
+	}); err != nil {
+		return nil, err
+	}
+	return tagf("CREATE SOURCE"), nil
+}
+
+func (s *Session) createTable(ctx context.Context, c *pg.CreateStmt, text string) (*Result, error) {
+	s.engine.writeMu.Lock()
+	defer s.engine.writeMu.Unlock()
+	name := rangeVarName(c.Relation)
+	if err := publicName(name); err != nil {
+		return nil, err
+	}
+	if c.Relation.Relpersistence == "t" {
+		return nil, sqlerr.Unsupported("temporary tables")
+	}
+	if len(c.InhRelations) > 0 || c.Partspec != nil || c.OfTypename != nil {
+		return nil, sqlerr.Unsupported("table inheritance, partitioning and typed tables")
+	}
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := sn.freeName(name); err != nil {
+		if c.IfNotExists {
+			return tagf("CREATE TABLE"), nil
+		}
+		return nil, err
+	}
+	desc := row.RelationDesc{}
+	for _, elt := range c.TableElts {
+		cd := elt.GetColumnDef()
+		if cd == nil {
+			return nil, sqlerr.Unsupported("table constraints")
+		}
+		if slices.Contains(desc.Names, cd.Colname) {
+			return nil, sqlerr.Errorf(sqlerr.DuplicateColumn, "column %q specified more than once", cd.Colname)
+		}
+		t, err := planner.TypeFromName(cd.TypeName)
+		if err != nil {
+			return nil, err
+		}
+		ct := row.ColumnType{Type: t, Nullable: true}
+		for _, cons := range cd.Constraints {
+			switch cons.GetConstraint().GetContype() {
+			case pg.ConstrType_CONSTR_NOTNULL:
+				ct.Nullable = false
+			case pg.ConstrType_CONSTR_NULL:
+			default:
+				return nil, sqlerr.Unsupported("column constraint " + strings.TrimPrefix(cons.GetConstraint().GetContype().String(), "CONSTR_"))
+			}
+		}
+		desc.Names = append(desc.Names, cd.Colname)
+		desc.Types = append(desc.Types, ct)
+	}
+	if _, err := s.engine.backend.CreateItem(ctx, Item{Schema: SchemaPublic, Name: name.Name, Kind: KindTable, Desc: desc, SQL: text}); err != nil {
+		return nil, err
+	}
+	return tagf("CREATE TABLE"), nil
+}
+
+func (s *Session) createView(ctx context.Context, v *pg.ViewStmt, text string) (*Result, error) {
+	s.engine.writeMu.Lock()
+	defer s.engine.writeMu.Unlock()
+	name := rangeVarName(v.View)
+	if err := publicName(name); err != nil {
+		return nil, err
+	}
+	if v.Replace {
+		return nil, sqlerr.Unsupported("CREATE OR REPLACE VIEW")
+	}
+	if v.View.Relpersistence == "t" {
+		return nil, sqlerr.Unsupported("temporary views")
+	}
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := sn.freeName(name); err != nil {
+		return nil, err
+	}
+	sel := v.Query.GetSelectStmt()
+	if sel == nil {
+		return nil, sqlerr.Unsupported("views over non-SELECT statements")
+	}
+	q, err := s.planner(sn, nil, nil).PlanRelation(sel)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := renameColumns(q.Desc, v.Aliases)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.engine.backend.CreateItem(ctx, Item{
+		Schema: SchemaPublic, Name: name.Name, Kind: KindView, Desc: desc, SQL: text, DependsOn: q.DependsOn,
+	}); err != nil {
+		return nil, err
+	}
+	return tagf("CREATE VIEW"), nil
+}
+
+func renameColumns(d row.RelationDesc, aliases []*pg.Node) (row.RelationDesc, error) {
+	if len(aliases) > d.Arity() {
+		return row.RelationDesc{}, sqlerr.Errorf(sqlerr.SyntaxError, "CREATE VIEW specifies more column names than columns")
+	}
+	names := slices.Clone(d.Names)
+	for i, a := range aliases {
+		names[i] = a.GetString_().GetSval()
+	}
+	for i, n := range names {
+		if slices.Index(names, n) != i {
+			return row.RelationDesc{}, sqlerr.Errorf(sqlerr.DuplicateColumn, "column %q specified more than once", n)
+		}
+	}
+	return row.RelationDesc{Names: names, Types: d.Types}, nil
+}
+
+// renameList turns a plain string list into alias nodes.
+func renameList(cols []string) []*pg.Node {
+	out := make([]*pg.Node, len(cols))
+	for i, c := range cols {
+		out[i] = &pg.Node{Node: &pg.Node_String_{String_: &pg.String{Sval: c}}}
+	}
+	return out
+}
+
+// checkCluster reports a 42704 error when the cluster does not exist.
+func (s *Session) checkCluster(ctx context.Context, name string) error {
+	c, err := s.findCluster(ctx, name)
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		return sqlerr.Errorf(sqlerr.UndefinedObject, "unknown cluster %q", name)
+	}
+	return nil
+}
+
+func (s *Session) createMaterializedView(ctx context.Context, st *parse.CreateMaterializedView) (*Result, error) {
+	s.engine.writeMu.Lock()
+	defer s.engine.writeMu.Unlock()
+	if err := publicName(st.Name); err != nil {
+		return nil, err
+	}
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := sn.freeName(st.Name); err != nil {
+		if st.IfNotExists {
+			return tagf("CREATE MATERIALIZED VIEW"), nil
+		}
+		return nil, err
+	}
+	cluster := st.Cluster
+	if cluster == "" {
+		cluster, _ = s.vars.Get(VarCluster)
+	}
+	if err := s.checkCluster(ctx, cluster); err != nil {
+		return nil, err
+	}
+	q, err := s.planner(sn, nil, nil).PlanRelation(st.Query)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := renameColumns(q.Desc, renameList(st.Columns))
+	if err != nil {
+		return nil, err
+	}
+	pl := q.Plan
+	if _, err := s.engine.backend.CreateItem(ctx, Item{
+		Schema: SchemaPublic, Name: st.Name.Name, Kind: KindMaterializedView, Desc: desc, SQL: st.SQL,
+		Cluster: cluster, Plan: &pl, DependsOn: q.DependsOn,
+	}); err != nil {
+		return nil, err
+	}
+	return tagf("CREATE MATERIALIZED VIEW"), nil
+}
+
+func (s *Session) createIndex(ctx context.Context, st *parse.CreateIndex) (*Result, error) {
+	s.engine.writeMu.Lock()
+	defer s.engine.writeMu.Unlock()
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	on, ok := sn.lookup(st.On)
+	if !ok {
+		return nil, undefinedRelation(st.On)
+	}
+	if on.Kind == KindIndex {
+		return nil, sqlerr.Errorf(sqlerr.WrongObjectType, "cannot create an index on index %q", on.Name)
+	}
+	if on.Schema == SchemaIntrospection {
+		return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "cannot create an index on introspection relation %q", on.Name)
+	}
+	cluster := st.Cluster
+	if cluster == "" {
+		cluster, _ = s.vars.Get(VarCluster)
+	}
+	if err := s.checkCluster(ctx, cluster); err != nil {
+		return nil, err
+	}
+	// Key expressions are planned as a SELECT list over the relation, so
+	// they resolve and type-check exactly like query expressions.
+	pl := s.planner(sn, nil, nil)
+	var keys []expr.Expr
+	var nameParts []string
+	if st.Default {
+		for i := range on.Desc.Types {
+			keys = append(keys, expr.Column(i))
+		}
+		nameParts = []string{"primary"}
+	} else {
+		keys, nameParts, err = pl.IndexKeys(on.Desc, st.Exprs)
+		if err != nil {
+			return nil, err
+		}
+	}
+	name := st.Name
+	if name == "" {
+		name = on.Name + "_" + strings.Join(nameParts, "_") + "_idx"
+		for i := 1; ; i++ {
+			if _, taken := sn.lookup(parse.ObjectName{Name: name}); !taken {
+				break
+			}
+			name = fmt.Sprintf("%s_%s_idx%d", on.Name, strings.Join(nameParts, "_"), i)
+		}
+	} else if err := sn.freeName(parse.ObjectName{Name: name}); err != nil {
+		if st.IfNotExists {
+			return tagf("CREATE INDEX"), nil
+		}
+		return nil, err
+	}
+	// The index maintains its relation: a view's query is inlined, any
+	// other relation is read with a Get.
+	var p plan.Plan
+	deps := []plan.GlobalID{on.ID}
+	if on.Kind == KindView {
+		vq, err := viewQuery(on)
+		if err != nil {
+			return nil, err
+		}
+		q, err := pl.PlanRelation(vq)
+		if err != nil {
+			return nil, err
+		}
+		p, deps = q.Plan, q.DependsOn
+	} else {
+		p = plan.NewGet(on.ID)
+	}
+	if _, err := s.engine.backend.CreateItem(ctx, Item{
+		Schema: SchemaPublic, Name: name, Kind: KindIndex, Desc: on.Desc, SQL: st.SQL, Cluster: cluster,
+		On: on.ID, Keys: keys, Plan: &p, DependsOn: deps,
+	}); err != nil {
+		return nil, err
+	}
+	return tagf("CREATE INDEX"), nil
+}
+
+// drop handles DROP TABLE | VIEW | MATERIALIZED VIEW | INDEX.
+func (s *Session) drop(ctx context.Context, d *pg.DropStmt) (*Result, error) {
+	kinds := map[pg.ObjectType]ItemKind{
+		pg.ObjectType_OBJECT_TABLE: KindTable, pg.ObjectType_OBJECT_VIEW: KindView,
+		pg.ObjectType_OBJECT_MATVIEW: KindMaterializedView, pg.ObjectType_OBJECT_INDEX: KindIndex,
+	}
+	kind, ok := kinds[d.RemoveType]
+	if !ok {
+		return nil, sqlerr.Unsupported("DROP " + strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
+	}
+	var names []parse.ObjectName
+	for _, o := range d.Objects {
+		var parts []string
+		for _, p := range o.GetList().GetItems() {
+			parts = append(parts, p.GetString_().GetSval())
+		}
+		switch len(parts) {
+		case 1:
+			names = append(names, parse.ObjectName{Name: parts[0]})
+		case 2:
+			names = append(names, parse.ObjectName{Schema: parts[0], Name: parts[1]})
+		default:
+			return nil, sqlerr.New(sqlerr.SyntaxError, "improper qualified name")
+		}
+	}
+	tag := "DROP " + strings.ToUpper(kindName(kind))
+	return s.dropNamed(ctx, kind, names, d.MissingOk, d.Behavior == pg.DropBehavior_DROP_CASCADE, tag)
+}
+
+func (s *Session) dropSources(ctx context.Context, st *parse.DropSource) (*Result, error) {
+	return s.dropNamed(ctx, KindSource, st.Names, st.IfExists, st.Cascade, "DROP SOURCE")
+}
+
+// dropNamed drops items by name, refusing (2BP01) when something else
+// depends on them unless cascade is set.
+func (s *Session) dropNamed(ctx context.Context, kind ItemKind, names []parse.ObjectName, ifExists, cascade bool, tag string) (*Result, error) {
+	s.engine.writeMu.Lock()
+	defer s.engine.writeMu.Unlock()
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var roots []*Item
+	for _, n := range names {
+		it, ok := sn.lookup(n)
+		if !ok {
+			if ifExists {
+				continue
+			}
+			if kind == KindIndex || kind == KindSource {
+				return nil, sqlerr.Errorf(sqlerr.UndefinedObject, "%s %q does not exist", kindName(kind), n.String())
+			}
+			return nil, undefinedRelation(n)
+		}
+		if it.Kind != kind {
+			return nil, sqlerr.Errorf(sqlerr.WrongObjectType, "%q is not a %s", n.String(), kindName(kind))
+		}
+		if it.Schema == SchemaIntrospection {
+			return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "cannot drop introspection relation %q", n.String())
+		}
+		roots = append(roots, it)
+	}
+	if len(roots) == 0 {
+		return &Result{Tag: tag}, nil
+	}
+	if !cascade {
+		ids := make([]plan.GlobalID, len(roots))
+		for i, r := range roots {
+			ids[i] = r.ID
+		}
+		for _, dep := range sn.dependents(ids...) {
+			// A source's subsources go with it.
+			if dep.Kind == KindSource && kind == KindSource {
+				continue
+			}
+			return nil, sqlerr.Errorf(sqlerr.DependentObjectsStillExist,
+				"cannot drop %s %q: %s %q depends on it (use CASCADE to drop it too)", kindName(kind), roots[0].Name, kindName(dep.Kind), dep.Name)
+		}
+	}
+	if err := s.dropItems(ctx, sn, roots); err != nil {
+		return nil, err
+	}
+	return &Result{Tag: tag}, nil
+}
+
+// dropItems drops roots and everything depending on them, dependents
+// first.
+func (s *Session) dropItems(ctx context.Context, sn *snapshot, roots []*Item) error {
+	ids := make([]plan.GlobalID, 0, len(roots))
+	for _, r := range roots {
+		ids = append(ids, r.ID)
+	}
+	all := sn.dependents(ids...)
+	for _, r := range roots {
+		all = append(all, r)
+	}
+	slices.SortFunc(all, func(a, b *Item) int { return b.ID.Compare(a.ID) })
+	all = slices.CompactFunc(all, func(a, b *Item) bool { return a.ID == b.ID })
+	drop := make([]plan.GlobalID, len(all))
+	for i, it := range all {
+		drop[i] = it.ID
+	}
+	if err := s.engine.backend.DropItems(ctx, drop); err != nil {
+		return fmt.Errorf("drop: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,260 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/reference"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/planner"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+func (s *Session) selectStmt(ctx context.Context, sel *pg.SelectStmt, params []row.Datum) (*Result, error) {
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q, err := s.planner(sn, paramTypesOf(params), params).PlanQuery(sel)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.read(ctx, sn, q)
+	if err != nil {
+		return nil, err
+	}
+	rows = finish(rows, &q.Finishing)
+	return &Result{Tag: fmt.Sprintf("SELECT %d", len(rows)), Columns: queryColumns(q), Rows: rows}, nil
+}
+
+// paramTypesOf types parameters by their bound values (NULL stays
+// untyped and is inferred).
+func paramTypesOf(params []row.Datum) []row.Type {
+	out := make([]row.Type, len(params))
+	for i, d := range params {
+		if !d.IsNull() {
+			out[i] = d.Type()
+		}
+	}
+	return out
+}
+
+// read computes a query's rows (before finishing). Plans that read no
+// collection (constants, VALUES, functions of literals) are evaluated
+// here; everything else is a peek: on the fast path an index read,
+// otherwise a one-shot dataflow.
+func (s *Session) read(ctx context.Context, sn *snapshot, q *planner.Query) ([][]row.Datum, error) {
+	if len(q.DependsOn) == 0 {
+		return evalConstant(&q.Plan)
+	}
+	cluster, _ := s.vars.Get(VarCluster)
+	isolation, _ := s.vars.Get(VarTransactionIsolation)
+	req := PeekRequest{Cluster: cluster, Desc: q.Desc, Isolation: isolation}
+	for _, id := range q.DependsOn {
+		if it, ok := sn.byID[id]; ok && it.Schema == SchemaIntrospection {
+			req.Replica, _ = s.vars.Get(VarClusterReplica)
+		}
+	}
+	if fp := q.FastPath; fp != nil {
+		req.Index = &IndexPeek{Index: fp.Index, Keys: fp.Keys, MFP: fp.MFP}
+	} else {
+		p := q.Plan
+		req.Plan = &p
+	}
+	diffs, err := s.engine.backend.Peek(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return expand(diffs)
+}
+
+// expand turns counted rows into a list of rows.
+func expand(diffs []RowDiff) ([][]row.Datum, error) {
+	var out [][]row.Datum
+	for _, d := range diffs {
+		if d.Diff < 0 {
+			return nil, sqlerr.Errorf(sqlerr.InternalError, "result has a row with negative multiplicity %d", d.Diff)
+		}
+		datums, err := d.Row.Unpack()
+		if err != nil {
+			return nil, fmt.Errorf("decode result row: %w", err)
+		}
+		for i := int64(0); i < d.Diff; i++ {
+			out = append(out, datums)
+		}
+	}
+	return out, nil
+}
+
+// evalConstant evaluates a plan that reads no collection.
+func evalConstant(p *plan.Plan) ([][]row.Datum, error) {
+	res, err := reference.EvalPlan(p, nil)
+	if err != nil {
+		return nil, err
+	}
+	if errs := res.Errs(); len(errs) > 0 {
+		return nil, errs[0]
+	}
+	diffs := make([]RowDiff, 0, len(res.Rows))
+	for k, n := range res.Rows {
+		diffs = append(diffs, RowDiff{Row: row.Row(k), Diff: n})
+	}
+	slices.SortFunc(diffs, func(a, b RowDiff) int { return strings.Compare(string(a.Row), string(b.Row)) })
+	return expand(diffs)
+}
+
+// finish applies ORDER BY, OFFSET, LIMIT and the final projection.
+func finish(rows [][]row.Datum, f *planner.Finishing) [][]row.Datum {
+	if len(f.Order) > 0 {
+		slices.SortStableFunc(rows, func(a, b []row.Datum) int {
+			for _, o := range f.Order {
+				x, y := a[o.Column], b[o.Column]
+				if x.IsNull() != y.IsNull() {
+					if x.IsNull() == o.NullsLast {
+						return 1
+					}
+					return -1
+				}
+				c := row.Compare(x, y)
+				if o.Desc {
+					c = -c
+				}
+				if c != 0 {
+					return c
+				}
+			}
+			return 0
+		})
+	}
+	if f.Offset > 0 {
+		if f.Offset >= int64(len(rows)) {
+			rows = nil
+		} else {
+			rows = rows[f.Offset:]
+		}
+	}
+	if f.Limit != nil && *f.Limit < int64(len(rows)) {
+		rows = rows[:*f.Limit]
+	}
+	out := make([][]row.Datum, len(rows))
+	for i, r := range rows {
+		p := make([]row.Datum, len(f.Project))
+		for j, c := range f.Project {
+			p[j] = r[c]
+		}
+		out[i] = p
+	}
+	return out
+}
+
+func (s *Session) explain(ctx context.Context, e *pg.ExplainStmt, params []row.Datum) (*Result, error) {
+	sel := e.Query.GetSelectStmt()
+	if sel == nil {
+		return nil, sqlerr.Unsupported("EXPLAIN of statements other than SELECT")
+	}
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q, err := s.planner(sn, paramTypesOf(params), params).PlanQuery(sel)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Tag: "EXPLAIN", Columns: []Column{{Name: "QUERY PLAN", Type: textCol}}}
+	for _, line := range strings.Split(strings.TrimRight(planner.Explain(q), "\n"), "\n") {
+		res.Rows = append(res.Rows, []row.Datum{row.Text(line)})
+	}
+	return res, nil
+}
+
+// cursor is an open cursor: buffered rows and, for SUBSCRIBE, the stream
+// that produces more.
+type cursor struct {
+	columns []Column
+	rows    [][]row.Datum
+	stream  RowStream
+}
+
+func (c *cursor) close() {
+	if c.stream != nil {
+		c.stream.Close()
+	}
+}
+
+func (s *Session) addCursor(name string, c *cursor) error {
+	name = strings.ToLower(name)
+	if _, ok := s.cursors[name]; ok {
+		c.close()
+		return sqlerr.Errorf("42P03", "cursor %q already exists", name)
+	}
+	s.cursors[name] = c
+	return nil
+}
+
+func (s *Session) declareCursor(ctx context.Context, d *pg.DeclareCursorStmt, params []row.Datum) (*Result, error) {
+	sel := d.Query.GetSelectStmt()
+	if sel == nil {
+		return nil, sqlerr.Unsupported("cursors over statements other than SELECT and SUBSCRIBE")
+	}
+	res, err := s.selectStmt(ctx, sel, params)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.addCursor(d.Portalname, &cursor{columns: res.Columns, rows: res.Rows}); err != nil {
+		return nil, err
+	}
+	return tagf("DECLARE CURSOR"), nil
+}
+
+func (s *Session) fetch(ctx context.Context, f *pg.FetchStmt) (*Result, error) {
+	if f.Ismove {
+		return nil, sqlerr.Unsupported("MOVE")
+	}
+	if f.Direction != pg.FetchDirection_FETCH_FORWARD {
+		return nil, sqlerr.Unsupported("FETCH in directions other than FORWARD")
+	}
+	c, ok := s.cursors[strings.ToLower(f.Portalname)]
+	if !ok {
+		return nil, sqlerr.Errorf(sqlerr.InvalidCursorName, "cursor %q does not exist", f.Portalname)
+	}
+	n := f.HowMany // FETCH ALL is math.MaxInt64 here, as in Postgres.
+	if n <= 0 {
+		n = 1
+	}
+	// A subscribe cursor waits for at least one row, then returns what
+	// is available up to n.
+	if len(c.rows) == 0 && c.stream != nil {
+		more, err := c.stream.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.rows = append(c.rows, more...)
+	}
+	k := int64(len(c.rows))
+	if n < k {
+		k = n
+	}
+	out := c.rows[:k]
+	c.rows = c.rows[k:]
+	return &Result{Tag: fmt.Sprintf("FETCH %d", len(out)), Columns: c.columns, Rows: out}, nil
+}
+
+func (s *Session) closeCursor(c *pg.ClosePortalStmt) (*Result, error) {
+	if c.Portalname == "" {
+		s.Close()
+		return tagf("CLOSE CURSOR ALL"), nil
+	}
+	name := strings.ToLower(c.Portalname)
+	cur, ok := s.cursors[name]
+	if !ok {
+		return nil, sqlerr.Errorf(sqlerr.InvalidCursorName, "cursor %q does not exist", c.Portalname)
+	}
+	cur.close()
+	delete(s.cursors, name)
+	return tagf("CLOSE CURSOR"), nil
+}

@@ -1,0 +1,193 @@
+package parse
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Statement is one parsed statement.
+type Statement interface {
+	// Text is the statement's source text (without the trailing semicolon).
+	Text() string
+}
+
+// Postgres is a statement parsed by the PostgreSQL grammar.
+type Postgres struct {
+	Node *pg.Node
+	SQL  string
+}
+
+// ObjectName is a possibly schema-qualified object name. Unquoted parts are
+// folded to lower case as in PostgreSQL.
+type ObjectName struct {
+	Schema string
+	Name   string
+}
+
+// String prints the name, qualified when a schema is given.
+func (n ObjectName) String() string {
+	if n.Schema == "" {
+		return n.Name
+	}
+	return n.Schema + "." + n.Name
+}
+
+// OptionValue kinds.
+const (
+	ValueNone   = iota // option given without a value, e.g. WITH (SNAPSHOT)
+	ValueIdent         // an identifier or keyword
+	ValueString        // a quoted string
+	ValueNumber        // a numeric literal
+)
+
+// Option is one NAME [=] value item of a WITH (...) or (...) option list.
+// Names are upper-cased and multi-word names are joined with one space
+// ("REPLICATION FACTOR", "TICK INTERVAL").
+type Option struct {
+	Name  string
+	Kind  int
+	Value string
+}
+
+// CreateSource is CREATE SOURCE name [IN CLUSTER c] FROM LOAD GENERATOR gen
+// [(options)] [FOR ALL TABLES].
+type CreateSource struct {
+	SQL         string
+	Name        ObjectName
+	IfNotExists bool
+	Cluster     string
+	// Generator is COUNTER, KEY VALUE or AUCTION (upper case, words joined
+	// by one space).
+	Generator string
+	Options   []Option
+}
+
+// Subscribe is SUBSCRIBE [TO] obj | (query) [WITH (options)] [AS OF n].
+// Exactly one of Object and Query is set.
+type Subscribe struct {
+	SQL     string
+	Object  *ObjectName
+	Query   *pg.SelectStmt
+	Options []Option
+	// AsOf is the literal of AS OF, or "" when absent.
+	AsOf string
+}
+
+// DeclareSubscribe is DECLARE name CURSOR [WITHOUT HOLD] FOR SUBSCRIBE ...
+type DeclareSubscribe struct {
+	SQL       string
+	Cursor    string
+	Subscribe *Subscribe
+}
+
+// CreateCluster is CREATE CLUSTER name (options).
+type CreateCluster struct {
+	SQL     string
+	Name    string
+	Options []Option
+}
+
+// CreateClusterReplica is CREATE CLUSTER REPLICA cluster.replica (options).
+type CreateClusterReplica struct {
+	SQL     string
+	Cluster string
+	Replica string
+	Options []Option
+}
+
+// DropCluster is DROP CLUSTER [IF EXISTS] name [CASCADE].
+type DropCluster struct {
+	SQL      string
+	Name     string
+	IfExists bool
+	Cascade  bool
+}
+
+// DropClusterReplica is DROP CLUSTER REPLICA [IF EXISTS] cluster.replica.
+type DropClusterReplica struct {
+	SQL      string
+	Cluster  string
+	Replica  string
+	IfExists bool
+}
+
+// ShowKind names what a SHOW lists.
+type ShowKind string
+
+// The SHOW forms Tandem understands beyond SHOW variable.
+const (
+	ShowSources           ShowKind = "SOURCES"
+	ShowTables            ShowKind = "TABLES"
+	ShowViews             ShowKind = "VIEWS"
+	ShowMaterializedViews ShowKind = "MATERIALIZED VIEWS"
+	ShowIndexes           ShowKind = "INDEXES"
+	ShowClusters          ShowKind = "CLUSTERS"
+	ShowClusterReplicas   ShowKind = "CLUSTER REPLICAS"
+	ShowColumns           ShowKind = "COLUMNS"
+	ShowObjects           ShowKind = "OBJECTS"
+)
+
+// Show is SHOW SOURCES | TABLES | VIEWS | MATERIALIZED VIEWS | INDEXES [ON
+// obj] [IN CLUSTER c] | CLUSTERS | CLUSTER REPLICAS | COLUMNS FROM obj |
+// OBJECTS. SHOW of a variable is a Postgres statement.
+type Show struct {
+	SQL     string
+	Kind    ShowKind
+	Object  *ObjectName
+	Cluster string
+}
+
+// CreateIndex is CREATE [DEFAULT] INDEX [IF NOT EXISTS] [name] [IN CLUSTER
+// c] ON obj [(exprs)] [IN CLUSTER c]. A default index has no expressions:
+// it is keyed by all columns of obj.
+type CreateIndex struct {
+	SQL         string
+	Name        string
+	Default     bool
+	IfNotExists bool
+	On          ObjectName
+	Cluster     string
+	Exprs       []*pg.Node
+}
+
+// CreateMaterializedView is CREATE [OR REPLACE] MATERIALIZED VIEW [IF NOT
+// EXISTS] name [(columns)] [IN CLUSTER c] AS query.
+type CreateMaterializedView struct {
+	SQL         string
+	Name        ObjectName
+	IfNotExists bool
+	Columns     []string
+	Cluster     string
+	Query       *pg.SelectStmt
+}
+
+// DropSource is DROP SOURCE [IF EXISTS] name[, ...] [CASCADE].
+type DropSource struct {
+	SQL      string
+	Names    []ObjectName
+	IfExists bool
+	Cascade  bool
+}
+
+func (s *DropSource) Text() string             { return s.SQL }
+func (s *Postgres) Text() string               { return s.SQL }
+func (s *CreateSource) Text() string           { return s.SQL }
+func (s *Subscribe) Text() string              { return s.SQL }
+func (s *DeclareSubscribe) Text() string       { return s.SQL }
+func (s *CreateCluster) Text() string          { return s.SQL }
+func (s *CreateClusterReplica) Text() string   { return s.SQL }
+func (s *DropCluster) Text() string            { return s.SQL }
+func (s *DropClusterReplica) Text() string     { return s.SQL }
+func (s *Show) Text() string                   { return s.SQL }
+func (s *CreateIndex) Text() string            { return s.SQL }
+func (s *CreateMaterializedView) Text() string { return s.SQL }
+
+// OptionMap returns the options by name; a later duplicate wins.
+func OptionMap(opts []Option) map[string]Option {
+	m := make(map[string]Option, len(opts))
+	for _, o := range opts {
+		m[strings.ToUpper(o.Name)] = o
+	}
+	return m
+}

@@ -1,0 +1,644 @@
+package parse
+
+import (
+	"fmt"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// cursor walks the tokens of one statement.
+type cursor struct {
+	sql  string
+	toks []token
+	i    int
+}
+
+func (c *cursor) peek() token {
+	if c.i < len(c.toks) {
+		return c.toks[c.i]
+	}
+	return token{kind: tokSymbol, text: "", start: len(c.sql), end: len(c.sql)}
+}
+
+func (c *cursor) peekAt(k int) token {
+	if c.i+k < len(c.toks) {
+		return c.toks[c.i+k]
+	}
+	return token{kind: tokSymbol, start: len(c.sql), end: len(c.sql)}
+}
+
+func (c *cursor) done() bool { return c.i >= len(c.toks) }
+
+// accept consumes the keyword sequence kws if it is next.
+func (c *cursor) accept(kws ...string) bool {
+	for k, kw := range kws {
+		if !c.peekAt(k).is(kw) {
+			return false
+		}
+	}
+	c.i += len(kws)
+	return true
+}
+
+func (c *cursor) acceptSym(s string) bool {
+	if c.peek().sym(s) {
+		c.i++
+		return true
+	}
+	return false
+}
+
+func (c *cursor) errHere(format string, args ...any) *sqlerr.Error {
+	t := c.peek()
+	near := "end of input"
+	if !c.done() {
+		near = fmt.Sprintf("%q", c.sql[t.start:t.end])
+	}
+	return syntaxErr(t.start, fmt.Sprintf(format, args...)+" at or near "+near)
+}
+
+func (c *cursor) expect(kws ...string) error {
+	if !c.accept(kws...) {
+		return c.errHere("expected %s", strings.ToUpper(strings.Join(kws, " ")))
+	}
+	return nil
+}
+
+func (c *cursor) expectSym(s string) error {
+	if !c.acceptSym(s) {
+		return c.errHere("expected %q", s)
+	}
+	return nil
+}
+
+// ident consumes one identifier (quoted or not).
+func (c *cursor) ident() (string, error) {
+	t := c.peek()
+	if c.done() || (t.kind != tokIdent && t.kind != tokQIdent) {
+		return "", c.errHere("expected identifier")
+	}
+	c.i++
+	return t.text, nil
+}
+
+// objectName consumes ident[.ident[.ident]]; a three-part name's database
+// part is dropped.
+func (c *cursor) objectName() (ObjectName, error) {
+	parts := []string{}
+	for {
+		id, err := c.ident()
+		if err != nil {
+			return ObjectName{}, err
+		}
+		parts = append(parts, id)
+		if !c.acceptSym(".") {
+			break
+		}
+	}
+	switch len(parts) {
+	case 1:
+		return ObjectName{Name: parts[0]}, nil
+	case 2:
+		return ObjectName{Schema: parts[0], Name: parts[1]}, nil
+	case 3:
+		return ObjectName{Schema: parts[1], Name: parts[2]}, nil
+	}
+	return ObjectName{}, syntaxErr(c.peek().start, "improper qualified name (too many dotted names)")
+}
+
+// options parses "( NAME [=] value, ... )". The opening parenthesis must
+// be next.
+func (c *cursor) options() ([]Option, error) {
+	if err := c.expectSym("("); err != nil {
+		return nil, err
+	}
+	var opts []Option
+	if c.acceptSym(")") {
+		return opts, nil
+	}
+	for {
+		var words []string
+		for c.peek().kind == tokIdent || c.peek().kind == tokQIdent {
+			// A value may follow a name without "=" (SIZE '1', WORKERS 2,
+			// REPLICATION FACTOR 1): a name word is one followed by another
+			// word or by "=", "," or ")", except that an identifier after
+			// the name words is the value when no "=" is used.
+			words = append(words, strings.ToUpper(c.peek().text))
+			c.i++
+			n := c.peek()
+			if n.sym("=") || n.sym(",") || n.sym(")") || n.kind == tokString || n.kind == tokNumber {
+				break
+			}
+		}
+		if len(words) == 0 {
+			return nil, c.errHere("expected option name")
+		}
+		opt := Option{Name: strings.Join(words, " ")}
+		if c.acceptSym("=") || (!c.peek().sym(",") && !c.peek().sym(")")) {
+			t := c.peek()
+			switch {
+			case c.done():
+				return nil, c.errHere("expected option value")
+			case t.kind == tokString:
+				opt.Kind, opt.Value = ValueString, t.text
+			case t.kind == tokNumber:
+				opt.Kind, opt.Value = ValueNumber, t.text
+			case t.kind == tokIdent || t.kind == tokQIdent:
+				opt.Kind, opt.Value = ValueIdent, t.text
+			case t.sym("-") && c.peekAt(1).kind == tokNumber:
+				c.i++
+				opt.Kind, opt.Value = ValueNumber, "-"+c.peek().text
+			default:
+				return nil, c.errHere("expected option value")
+			}
+			c.i++
+		}
+		opts = append(opts, opt)
+		if c.acceptSym(")") {
+			return opts, nil
+		}
+		if err := c.expectSym(","); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// rest returns the statement text from the current token on.
+func (c *cursor) rest() string {
+	if c.done() {
+		return ""
+	}
+	return c.sql[c.peek().start:]
+}
+
+// preparse recognises Tandem's own statement forms. It returns (nil, nil)
+// when the statement is not one of them and should go to the Postgres
+// grammar.
+func preparse(sql string) (Statement, error) {
+	toks, err := lex(sql)
+	if err != nil {
+		// Let the Postgres grammar report lexical errors in its words.
+		return nil, nil //nolint:nilerr // fall through to the real grammar
+	}
+	c := &cursor{sql: sql, toks: toks}
+	switch {
+	case c.accept("create", "source"):
+		return c.createSource()
+	case c.accept("create", "cluster", "replica"):
+		return c.createClusterReplica()
+	case c.accept("create", "cluster"):
+		return c.createCluster()
+	case c.peek().is("create") && (c.peekAt(1).is("index") || c.peekAt(1).is("default") && c.peekAt(2).is("index")):
+		c.i++
+		return c.createIndex()
+	case c.peek().is("create") && (c.peekAt(1).is("materialized") ||
+		c.peekAt(1).is("or") && c.peekAt(2).is("replace") && c.peekAt(3).is("materialized")):
+		c.i++
+		return c.createMaterializedView()
+	case c.accept("drop", "cluster", "replica"):
+		return c.dropClusterReplica()
+	case c.accept("drop", "cluster"):
+		return c.dropCluster()
+	case c.accept("drop", "source"):
+		return c.dropSource()
+	case c.peek().is("subscribe"):
+		c.i++
+		return c.subscribe()
+	case c.peek().is("declare"):
+		return c.declare()
+	case c.peek().is("show"):
+		c.i++
+		return c.show()
+	}
+	return nil, nil
+}
+
+func (c *cursor) createSource() (Statement, error) {
+	s := &CreateSource{SQL: c.sql}
+	if c.accept("if", "not", "exists") {
+		s.IfNotExists = true
+	}
+	var err error
+	if s.Name, err = c.objectName(); err != nil {
+		return nil, err
+	}
+	if c.accept("in", "cluster") {
+		if s.Cluster, err = c.ident(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.expect("from"); err != nil {
+		return nil, err
+	}
+	if !c.accept("load", "generator") {
+		return nil, sqlerr.Unsupported("CREATE SOURCE from anything but a LOAD GENERATOR")
+	}
+	switch {
+	case c.accept("counter"):
+		s.Generator = "COUNTER"
+	case c.accept("key", "value"):
+		s.Generator = "KEY VALUE"
+	case c.accept("auction"):
+		s.Generator = "AUCTION"
+	default:
+		return nil, c.errHere("expected COUNTER, KEY VALUE or AUCTION")
+	}
+	if c.peek().sym("(") {
+		if s.Options, err = c.options(); err != nil {
+			return nil, err
+		}
+	}
+	c.accept("for", "all", "tables")
+	return s, c.end()
+}
+
+func (c *cursor) end() error {
+	if !c.done() {
+		return c.errHere("syntax error")
+	}
+	return nil
+}
+
+func (c *cursor) createCluster() (Statement, error) {
+	s := &CreateCluster{SQL: c.sql}
+	var err error
+	if s.Name, err = c.ident(); err != nil {
+		return nil, err
+	}
+	if c.peek().sym("(") {
+		if s.Options, err = c.options(); err != nil {
+			return nil, err
+		}
+	}
+	return s, c.end()
+}
+
+// clusterReplicaName parses cluster.replica.
+func (c *cursor) clusterReplicaName() (string, string, error) {
+	cl, err := c.ident()
+	if err != nil {
+		return "", "", err
+	}
+	if err := c.expectSym("."); err != nil {
+		return "", "", err
+	}
+	r, err := c.ident()
+	return cl, r, err
+}
+
+func (c *cursor) createClusterReplica() (Statement, error) {
+	s := &CreateClusterReplica{SQL: c.sql}
+	var err error
+	if s.Cluster, s.Replica, err = c.clusterReplicaName(); err != nil {
+		return nil, err
+	}
+	if c.peek().sym("(") {
+		if s.Options, err = c.options(); err != nil {
+			return nil, err
+		}
+	}
+	return s, c.end()
+}
+
+func (c *cursor) dropCluster() (Statement, error) {
+	s := &DropCluster{SQL: c.sql}
+	s.IfExists = c.accept("if", "exists")
+	var err error
+	if s.Name, err = c.ident(); err != nil {
+		return nil, err
+	}
+	if c.accept("cascade") {
+		s.Cascade = true
+	} else {
+		c.accept("restrict")
+	}
+	return s, c.end()
+}
+
+func (c *cursor) dropClusterReplica() (Statement, error) {
+	s := &DropClusterReplica{SQL: c.sql}
+	s.IfExists = c.accept("if", "exists")
+	var err error
+	if s.Cluster, s.Replica, err = c.clusterReplicaName(); err != nil {
+		return nil, err
+	}
+	return s, c.end()
+}
+
+// createIndex parses after CREATE.
+func (c *cursor) createIndex() (Statement, error) {
+	s := &CreateIndex{SQL: c.sql}
+	s.Default = c.accept("default")
+	if err := c.expect("index"); err != nil {
+		return nil, err
+	}
+	s.IfNotExists = c.accept("if", "not", "exists")
+	var err error
+	if !c.peek().is("on") && !c.peek().is("in") {
+		if s.Name, err = c.ident(); err != nil {
+			return nil, err
+		}
+	}
+	if c.accept("in", "cluster") {
+		if s.Cluster, err = c.ident(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.expect("on"); err != nil {
+		return nil, err
+	}
+	if s.On, err = c.objectName(); err != nil {
+		return nil, err
+	}
+	if c.accept("using") {
+		// Postgres' access method names (btree, hash) mean nothing here;
+		// accept them so ordinary CREATE INDEX statements work.
+		if _, err := c.ident(); err != nil {
+			return nil, err
+		}
+	}
+	if c.peek().sym("(") {
+		if s.Default {
+			return nil, c.errHere("a DEFAULT INDEX takes no key expressions")
+		}
+		open := c.peek()
+		closeIdx, err := c.matchParen()
+		if err != nil {
+			return nil, err
+		}
+		inner := c.sql[open.end:c.toks[closeIdx].start]
+		if s.Exprs, err = parseExprList(inner, open.end); err != nil {
+			return nil, err
+		}
+		c.i = closeIdx + 1
+	} else if !s.Default {
+		return nil, c.errHere("expected key expressions")
+	}
+	if c.accept("in", "cluster") {
+		if s.Cluster, err = c.ident(); err != nil {
+			return nil, err
+		}
+	}
+	return s, c.end()
+}
+
+// matchParen returns the index of the token closing the "(" at c.i.
+func (c *cursor) matchParen() (int, error) {
+	depth := 0
+	for k := c.i; k < len(c.toks); k++ {
+		switch {
+		case c.toks[k].sym("("):
+			depth++
+		case c.toks[k].sym(")"):
+			depth--
+			if depth == 0 {
+				return k, nil
+			}
+		}
+	}
+	return 0, c.errHere("unbalanced parenthesis")
+}
+
+// createMaterializedView parses after CREATE.
+func (c *cursor) createMaterializedView() (Statement, error) {
+	s := &CreateMaterializedView{SQL: c.sql}
+	if c.accept("or", "replace") {
+		return nil, sqlerr.Unsupported("CREATE OR REPLACE MATERIALIZED VIEW")
+	}
+	if err := c.expect("materialized", "view"); err != nil {
+		return nil, err
+	}
+	s.IfNotExists = c.accept("if", "not", "exists")
+	var err error
+	if s.Name, err = c.objectName(); err != nil {
+		return nil, err
+	}
+	if c.acceptSym("(") {
+		for {
+			col, err := c.ident()
+			if err != nil {
+				return nil, err
+			}
+			s.Columns = append(s.Columns, col)
+			if c.acceptSym(")") {
+				break
+			}
+			if err := c.expectSym(","); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if c.accept("in", "cluster") {
+		if s.Cluster, err = c.ident(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.expect("as"); err != nil {
+		return nil, err
+	}
+	if c.done() {
+		return nil, c.errHere("expected query")
+	}
+	start := c.peek().start
+	if s.Query, err = parseSelect(c.rest(), start); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// subscribe parses after SUBSCRIBE.
+func (c *cursor) subscribe() (*Subscribe, error) {
+	s := &Subscribe{SQL: c.sql}
+	c.accept("to")
+	if c.peek().sym("(") {
+		open := c.peek()
+		closeIdx, err := c.matchParen()
+		if err != nil {
+			return nil, err
+		}
+		if s.Query, err = parseSelect(c.sql[open.end:c.toks[closeIdx].start], open.end); err != nil {
+			return nil, err
+		}
+		c.i = closeIdx + 1
+	} else {
+		name, err := c.objectName()
+		if err != nil {
+			return nil, err
+		}
+		s.Object = &name
+	}
+	for !c.done() {
+		switch {
+		case c.accept("with"):
+			opts, err := c.options()
+			if err != nil {
+				return nil, err
+			}
+			s.Options = append(s.Options, opts...)
+		case c.accept("as", "of"):
+			c.accept("at", "least")
+			t := c.peek()
+			if t.kind != tokNumber {
+				return nil, c.errHere("expected a timestamp number after AS OF")
+			}
+			s.AsOf = t.text
+			c.i++
+		case c.accept("envelope"):
+			return nil, sqlerr.Unsupported("SUBSCRIBE ... ENVELOPE")
+		default:
+			return nil, c.errHere("syntax error")
+		}
+	}
+	return s, nil
+}
+
+// declare handles DECLARE c CURSOR ... FOR SUBSCRIBE; other cursors are
+// Postgres statements.
+func (c *cursor) declare() (Statement, error) {
+	// Find "for" followed by "subscribe" before handing over.
+	k := 0
+	for ; k < len(c.toks); k++ {
+		if c.toks[k].is("for") {
+			break
+		}
+	}
+	if k+1 >= len(c.toks) || !c.toks[k+1].is("subscribe") {
+		return nil, nil
+	}
+	c.i = 1
+	name, err := c.ident()
+	if err != nil {
+		return nil, err
+	}
+	if !c.accept("cursor") {
+		return nil, c.errHere("expected CURSOR")
+	}
+	c.accept("without", "hold")
+	if err := c.expect("for", "subscribe"); err != nil {
+		return nil, err
+	}
+	subStart := c.toks[c.i-1].start
+	sub, err := c.subscribe()
+	if err != nil {
+		return nil, err
+	}
+	sub.SQL = c.sql[subStart:]
+	return &DeclareSubscribe{SQL: c.sql, Cursor: name, Subscribe: sub}, nil
+}
+
+// show parses after SHOW; SHOW of a variable is left to Postgres.
+func (c *cursor) show() (Statement, error) {
+	s := &Show{SQL: c.sql}
+	switch {
+	case c.accept("sources"):
+		s.Kind = ShowSources
+	case c.accept("tables"):
+		s.Kind = ShowTables
+	case c.accept("views"):
+		s.Kind = ShowViews
+	case c.accept("materialized", "views"):
+		s.Kind = ShowMaterializedViews
+	case c.accept("indexes"), c.accept("indices"):
+		s.Kind = ShowIndexes
+	case c.accept("clusters"):
+		s.Kind = ShowClusters
+	case c.accept("cluster", "replicas"):
+		s.Kind = ShowClusterReplicas
+	case c.accept("columns"):
+		s.Kind = ShowColumns
+	case c.accept("objects"):
+		s.Kind = ShowObjects
+	default:
+		return nil, nil
+	}
+	if s.Kind == ShowColumns && !c.peek().is("from") && !c.peek().is("in") {
+		return nil, c.errHere("expected FROM")
+	}
+	for !c.done() {
+		switch {
+		case s.Kind == ShowColumns && (c.accept("from") || c.accept("in")),
+			s.Kind == ShowIndexes && (c.accept("on") || c.accept("from")):
+			name, err := c.objectName()
+			if err != nil {
+				return nil, err
+			}
+			s.Object = &name
+		case c.accept("in", "cluster"):
+			id, err := c.ident()
+			if err != nil {
+				return nil, err
+			}
+			s.Cluster = id
+		default:
+			return nil, c.errHere("syntax error")
+		}
+	}
+	return s, nil
+}
+
+// parseSelect parses text as one SELECT (or VALUES/set operation). offset
+// is text's byte offset in the statement, for error positions.
+func parseSelect(text string, offset int) (*pg.SelectStmt, error) {
+	res, err := pg.Parse(text)
+	if err != nil {
+		return nil, convertPGError(err, offset)
+	}
+	if len(res.Stmts) != 1 {
+		return nil, syntaxErr(offset, "expected exactly one query")
+	}
+	sel := res.Stmts[0].GetStmt().GetSelectStmt()
+	if sel == nil {
+		return nil, syntaxErr(offset, "expected a SELECT query")
+	}
+	return sel, nil
+}
+
+// parseExprList parses a comma-separated list of expressions by parsing
+// "SELECT list" with the Postgres grammar.
+func parseExprList(text string, offset int) ([]*pg.Node, error) {
+	const prefix = "SELECT "
+	res, err := pg.Parse(prefix + text)
+	if err != nil {
+		return nil, convertPGError(err, offset-len(prefix))
+	}
+	if len(res.Stmts) != 1 {
+		return nil, syntaxErr(offset, "expected an expression list")
+	}
+	sel := res.Stmts[0].GetStmt().GetSelectStmt()
+	if sel == nil || len(sel.FromClause) > 0 || sel.WhereClause != nil || len(sel.TargetList) == 0 {
+		return nil, syntaxErr(offset, "expected an expression list")
+	}
+	out := make([]*pg.Node, 0, len(sel.TargetList))
+	for _, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil || rt.Name != "" {
+			return nil, syntaxErr(offset, "expected an expression list")
+		}
+		out = append(out, rt.Val)
+	}
+	return out, nil
+}
+
+func (c *cursor) dropSource() (Statement, error) {
+	s := &DropSource{SQL: c.sql}
+	s.IfExists = c.accept("if", "exists")
+	for {
+		name, err := c.objectName()
+		if err != nil {
+			return nil, err
+		}
+		s.Names = append(s.Names, name)
+		if !c.acceptSym(",") {
+			break
+		}
+	}
+	if c.accept("cascade") {
+		s.Cascade = true
+	} else {
+		c.accept("restrict")
+	}
+	return s, c.end()
+}

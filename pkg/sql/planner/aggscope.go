@@ -1,0 +1,130 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// aggregate is one aggregate call found in a grouped query.
+type aggregate struct {
+	fn       string // count, sum, min, max, avg
+	distinct bool
+	star     bool      // count(*)
+	arg      expr.Expr // over the input scope; unused for count(*)
+	argType  row.ColumnType
+	out      row.ColumnType
+}
+
+// aggScope maps expressions of a grouped query to the output of its
+// aggregation, whose columns are the group keys followed by the
+// aggregates. Aggregates are collected as expressions are lowered, so the
+// aggregation is built after the select list, HAVING and ORDER BY.
+type aggScope struct {
+	input *scope
+	keys  []typed
+	aggs  []aggregate
+}
+
+func (a *aggScope) outTypes() []row.ColumnType {
+	out := make([]row.ColumnType, 0, len(a.keys)+len(a.aggs))
+	for _, k := range a.keys {
+		out = append(out, k.t)
+	}
+	for _, g := range a.aggs {
+		out = append(out, g.out)
+	}
+	return out
+}
+
+// match lowers n if it is an aggregate call or a grouped expression.
+func (a *aggScope) match(c *exprCtx, n *pg.Node) (typed, bool, error) {
+	inner := &exprCtx{p: c.p, scope: a.input, clause: "aggregate function arguments"}
+	if fc := n.GetFuncCall(); fc != nil && fc.Over == nil {
+		name, err := funcName(fc)
+		if err == nil && aggregateNames[name] {
+			x, err := a.aggregateCall(inner, name, fc)
+			return x, err == nil, err
+		}
+	}
+	if _, isConst := n.Node.(*pg.Node_AConst); isConst {
+		return typed{}, false, nil
+	}
+	if x, err := inner.lowerTyped(n); err == nil && !x.untyped() {
+		for i, k := range a.keys {
+			if k.e.Equal(x.e) {
+				return typed{e: expr.Column(i), t: k.t}, true, nil
+			}
+		}
+	}
+	if cr := n.GetColumnRef(); cr != nil {
+		table, col, _, err := columnRefName(cr)
+		if err != nil {
+			return typed{}, false, err
+		}
+		if _, err := a.input.resolve(table, col); err != nil {
+			return typed{}, false, err
+		}
+		if table != "" {
+			col = table + "." + col
+		}
+		return typed{}, false, sqlerr.Errorf(sqlerr.GroupingError,
+			"column %q must appear in the GROUP BY clause or be used in an aggregate function", col)
+	}
+	return typed{}, false, nil
+}
+
+func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (typed, error) {
+	if fc.AggFilter != nil {
+		return typed{}, sqlerr.Unsupported("aggregate FILTER")
+	}
+	if len(fc.AggOrder) > 0 {
+		return typed{}, sqlerr.Unsupported("ORDER BY in aggregate calls")
+	}
+	g := aggregate{fn: name, distinct: fc.AggDistinct, star: fc.AggStar}
+	switch {
+	case fc.AggStar:
+		if name != "count" {
+			return typed{}, sqlerr.Errorf(sqlerr.SyntaxError, "%s(*) is not valid", name)
+		}
+		g.distinct = false
+	case len(fc.Args) != 1:
+		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes exactly one argument", name)
+	default:
+		x, err := inner.lower(fc.Args[0])
+		if err != nil {
+			return typed{}, err
+		}
+		g.arg, g.argType = x.e, x.t
+	}
+	switch name {
+	case "count":
+		g.out = row.ColumnType{Type: row.TypeInt64}
+	case "sum":
+		switch g.argType.Type {
+		case row.TypeInt64, row.TypeFloat64:
+			g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
+		default:
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function sum(%s) does not exist", PGTypeName(g.argType.Type))
+		}
+	case "avg":
+		if !g.argType.Type.IsNumeric() {
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function avg(%s) does not exist", PGTypeName(g.argType.Type))
+		}
+		g.out = row.ColumnType{Type: row.TypeFloat64, Nullable: true}
+	case "min", "max":
+		if g.argType.Type == row.TypeNull {
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(unknown) is not unique", name)
+		}
+		g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
+	}
+	for i, h := range a.aggs {
+		if h.fn == g.fn && h.distinct == g.distinct && h.star == g.star && h.arg.Equal(g.arg) {
+			return typed{e: expr.Column(len(a.keys) + i), t: h.out}, nil
+		}
+	}
+	a.aggs = append(a.aggs, g)
+	return typed{e: expr.Column(len(a.keys) + len(a.aggs) - 1), t: g.out}, nil
+}

@@ -1,0 +1,40 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+// Catalog is what the planner needs to resolve names.
+type Catalog interface {
+	// Resolve finds a relation by schema (empty: the search path) and
+	// name, or returns a 42P01 error.
+	Resolve(schema, name string) (Relation, error)
+}
+
+// Relation is a named relation as the planner sees it.
+type Relation struct {
+	ID   plan.GlobalID
+	Name string
+	Desc row.RelationDesc
+	// View, for a (non-materialized) view, is its defining query, which
+	// the planner inlines.
+	View *pg.SelectStmt
+	// Plan, when set, computes the relation in place of a Get of ID (the
+	// SQL layer's emulated pg_catalog relations are constants).
+	Plan *plan.Plan
+	// Indexes are the indexes on this relation that reads may use.
+	Indexes []Index
+}
+
+// Index is an index on a relation: its id and key expressions over the
+// relation's columns.
+type Index struct {
+	ID      plan.GlobalID
+	Cluster string
+	// Keys are the key expressions over the relation's columns.
+	Keys []expr.Expr
+}

@@ -1,0 +1,123 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+)
+
+// Explain renders a planned query: which path answers it (an index
+// lookup, an index scan, a constant, or a one-shot dataflow), the plan
+// tree, and the finishing.
+func Explain(q *Query) string {
+	var sb strings.Builder
+	switch {
+	case q.FastPath != nil && q.FastPath.Keys != nil:
+		fmt.Fprintf(&sb, "Fast path: lookup of %d key(s) in index %s on %s\n", len(q.FastPath.Keys), q.FastPath.Index, q.FastPath.On)
+		writeMfp(&sb, 1, q.FastPath.MFP)
+	case q.FastPath != nil:
+		fmt.Fprintf(&sb, "Fast path: scan of index %s on %s\n", q.FastPath.Index, q.FastPath.On)
+		writeMfp(&sb, 1, q.FastPath.MFP)
+	case len(q.DependsOn) == 0:
+		sb.WriteString("Constant (evaluated without a dataflow)\n")
+		writePlan(&sb, 1, &q.Plan)
+	default:
+		sb.WriteString("Dataflow (one-shot)\n")
+		writePlan(&sb, 1, &q.Plan)
+	}
+	f := q.Finishing
+	if !f.IsTrivial(q.Desc.Arity()) {
+		var parts []string
+		if len(f.Order) > 0 {
+			var os []string
+			for _, o := range f.Order {
+				dir := "asc"
+				if o.Desc {
+					dir = "desc"
+				}
+				nulls := "nulls_first"
+				if o.NullsLast {
+					nulls = "nulls_last"
+				}
+				os = append(os, fmt.Sprintf("#%d %s %s", o.Column, dir, nulls))
+			}
+			parts = append(parts, "order_by=["+strings.Join(os, ", ")+"]")
+		}
+		if f.Limit != nil {
+			parts = append(parts, fmt.Sprintf("limit=%d", *f.Limit))
+		}
+		if f.Offset != 0 {
+			parts = append(parts, fmt.Sprintf("offset=%d", f.Offset))
+		}
+		parts = append(parts, fmt.Sprintf("project=%v", f.Project))
+		sb.WriteString("Finish " + strings.Join(parts, " ") + "\n")
+	}
+	return sb.String()
+}
+
+func indent(sb *strings.Builder, depth int) { sb.WriteString(strings.Repeat("  ", depth)) }
+
+func exprList(es []expr.Expr) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.String()
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func writeMfp(sb *strings.Builder, depth int, m expr.MFP) {
+	if len(m.Expressions) > 0 {
+		indent(sb, depth)
+		sb.WriteString("map " + exprList(m.Expressions) + "\n")
+	}
+	if len(m.Predicates) > 0 {
+		indent(sb, depth)
+		sb.WriteString("filter " + exprList(m.Predicates) + "\n")
+	}
+	indent(sb, depth)
+	fmt.Fprintf(sb, "project %v\n", m.Projection)
+}
+
+func writePlan(sb *strings.Builder, depth int, p *plan.Plan) {
+	indent(sb, depth)
+	switch n := p.Node().(type) {
+	case *plan.Get:
+		fmt.Fprintf(sb, "Get %s\n", n.ID)
+		return
+	case *plan.Constant:
+		fmt.Fprintf(sb, "Constant (%d rows)\n", len(n.Rows))
+		return
+	case *plan.Mfp:
+		sb.WriteString("Mfp\n")
+		writeMfp(sb, depth+1, n.MFP)
+	case *plan.Join:
+		fmt.Fprintf(sb, "Join on %s = %s\n", exprList(n.LeftKey), exprList(n.RightKey))
+	case *plan.Reduce:
+		var aggs []string
+		for _, a := range n.Aggregates {
+			s := string(a.Func)
+			if a.Func != plan.AggCountStar {
+				d := ""
+				if a.Distinct {
+					d = "distinct "
+				}
+				s += "(" + d + a.Expr.String() + ")"
+			}
+			aggs = append(aggs, s)
+		}
+		fmt.Fprintf(sb, "Reduce group_by=%s aggregates=[%s]\n", exprList(n.GroupKey), strings.Join(aggs, ", "))
+	case *plan.TopK:
+		lim := "none"
+		if n.Limit != nil {
+			lim = fmt.Sprint(*n.Limit)
+		}
+		fmt.Fprintf(sb, "TopK group_by=%v order=%v limit=%s offset=%d\n", n.GroupKey, n.Order, lim, n.Offset)
+	default:
+		sb.WriteString(strings.ToUpper(p.Kind()[:1]) + p.Kind()[1:] + "\n")
+	}
+	for _, in := range p.Inputs() {
+		writePlan(sb, depth+1, in)
+	}
+}

@@ -1,0 +1,70 @@
+package planner
+
+import (
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+)
+
+// rel is a relation being planned: a base plan, a pending MFP over the
+// base's columns, and the scope naming the MFP's output columns. Maps,
+// filters and projections compose into the pending MFP, so a query over
+// one collection becomes a single Mfp over a Get (the shape fast-path
+// detection looks for) instead of a chain of Mfp nodes.
+type rel struct {
+	base      plan.Plan
+	baseArity int
+	mfp       expr.MFP
+	scope     *scope
+}
+
+// newRel wraps a plan whose output columns are named by s.
+func newRel(p plan.Plan, s *scope) *rel {
+	return &rel{base: p, baseArity: len(s.cols), mfp: expr.Identity(len(s.cols)), scope: s}
+}
+
+// plan returns the relation as a plan.
+func (r *rel) plan() plan.Plan {
+	if r.mfp.IsIdentity(r.baseArity) {
+		return r.base
+	}
+	return plan.NewMfp(r.base, r.mfp)
+}
+
+// arity is the number of output columns.
+func (r *rel) arity() int { return len(r.mfp.Projection) }
+
+// toBase maps an expression over r's output columns to one over the
+// columns of the pending MFP before projection.
+func (r *rel) toBase(e expr.Expr) expr.Expr {
+	return e.Substitute(func(c int) (expr.Expr, bool) {
+		if c >= 0 && c < len(r.mfp.Projection) {
+			return expr.Column(r.mfp.Projection[c]), true
+		}
+		return expr.Expr{}, false
+	})
+}
+
+// filter keeps rows where every predicate (over r's output) is true.
+func (r *rel) filter(preds ...expr.Expr) {
+	for _, p := range preds {
+		r.mfp.Predicates = append(r.mfp.Predicates, r.toBase(p))
+	}
+}
+
+// project replaces r's output by the given expressions over its current
+// output, with s naming the new columns. Plain column references are
+// projected without new expressions.
+func (r *rel) project(es []expr.Expr, s *scope) {
+	proj := make([]int, len(es))
+	for i, e := range es {
+		if e.Op == expr.OpColumn && e.Index >= 0 && e.Index < len(r.mfp.Projection) {
+			proj[i] = r.mfp.Projection[e.Index]
+			continue
+		}
+		r.mfp.Expressions = append(r.mfp.Expressions, r.toBase(e))
+		proj[i] = r.baseArity + len(r.mfp.Expressions) - 1
+	}
+	r.mfp.Projection = proj
+	r.scope = s
+}
+

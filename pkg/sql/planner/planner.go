@@ -1,0 +1,35 @@
+package planner
+
+import (
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+// SessionInfo is what expressions such as current_user() read.
+type SessionInfo struct {
+	User          string
+	Database      string
+	ServerVersion string
+}
+
+// Planner plans one statement. It is not safe for concurrent use; make
+// one per statement.
+type Planner struct {
+	Catalog Catalog
+	Session SessionInfo
+	// ParamTypes are the types of $1..$n: given by the client or inferred
+	// while planning (TypeInvalid entries are inferred).
+	ParamTypes []row.Type
+	// ParamValues, when not nil, are the bound values of the parameters;
+	// planning then substitutes them as literals.
+	ParamValues []row.Datum
+	// Cluster is where the query would run; only indexes on it can answer
+	// it on the fast path.
+	Cluster string
+
+	// valuesHint types the columns of a VALUES list an INSERT inserts, so
+	// that untyped literals take the target columns' types.
+	valuesHint []row.Type
+	// relations are the catalog relations the query reads, by id.
+	relations map[plan.GlobalID]Relation
+}

@@ -1,0 +1,287 @@
+package planner
+
+import (
+	"fmt"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// Finishing is what is applied to a query's result after it is computed:
+// ORDER BY, LIMIT and OFFSET, then a projection that drops columns only
+// needed for ordering.
+type Finishing struct {
+	Order   []plan.ColumnOrder
+	Limit   *int64
+	Offset  int64
+	Project []int
+}
+
+// IsTrivial reports whether the finishing leaves a result unchanged
+// (apart from order, which a result without ORDER BY does not have).
+func (f *Finishing) IsTrivial(arity int) bool {
+	if len(f.Order) > 0 || f.Limit != nil || f.Offset != 0 || len(f.Project) != arity {
+		return false
+	}
+	for i, c := range f.Project {
+		if c != i {
+			return false
+		}
+	}
+	return true
+}
+
+// FastPath is a read answered by an existing index without building a
+// dataflow: look up Keys in the index (or walk all of it when Keys is
+// nil) and apply MFP to each row.
+type FastPath struct {
+	Index plan.GlobalID
+	On    plan.GlobalID
+	Keys  []row.Row
+	MFP   expr.MFP
+}
+
+// Query is a planned SELECT.
+type Query struct {
+	// Plan computes the result's rows (before finishing) over Gets of
+	// catalog ids.
+	Plan plan.Plan
+	// Desc describes Plan's output.
+	Desc row.RelationDesc
+	// Finishing orders, limits and projects the output. Columns after
+	// finishing are Desc's columns Finishing.Project.
+	Finishing Finishing
+	// FastPath, when set, answers the query from an index instead.
+	FastPath *FastPath
+	// DependsOn are the catalog ids the plan reads.
+	DependsOn []plan.GlobalID
+}
+
+// Columns returns the names and types of the finished result.
+func (q *Query) Columns() ([]string, []row.ColumnType) {
+	names := make([]string, len(q.Finishing.Project))
+	types := make([]row.ColumnType, len(q.Finishing.Project))
+	for i, c := range q.Finishing.Project {
+		names[i], types[i] = q.Desc.Names[c], q.Desc.Types[c]
+	}
+	return names, types
+}
+
+// maxViewDepth bounds view inlining (views of views), which also bounds
+// planning work for hostile catalogs.
+const maxViewDepth = 64
+
+// PlanQuery plans a SELECT (or VALUES, or set operation) at the top level:
+// ORDER BY / LIMIT / OFFSET become the finishing.
+func (p *Planner) PlanQuery(sel *pg.SelectStmt) (*Query, error) {
+	r, fin, err := p.planSelect(sel, 0)
+	if err != nil {
+		return nil, err
+	}
+	pl := r.plan()
+	q := &Query{Plan: pl, Desc: r.desc(), Finishing: fin, DependsOn: pl.DependsOn()}
+	q.FastPath = p.fastPath(r)
+	return q, nil
+}
+
+// PlanRelation plans a query whose ordering is irrelevant (a view, a
+// subscribe, a subquery): ORDER BY only matters with LIMIT/OFFSET, and
+// then becomes a TopK.
+func (p *Planner) PlanRelation(sel *pg.SelectStmt) (*Query, error) {
+	r, err := p.planSubquery(sel, 0)
+	if err != nil {
+		return nil, err
+	}
+	pl := r.plan()
+	d := r.desc()
+	return &Query{Plan: pl, Desc: d, Finishing: identityFinishing(d.Arity()), DependsOn: pl.DependsOn()}, nil
+}
+
+func identityFinishing(n int) Finishing {
+	f := Finishing{Project: make([]int, n)}
+	for i := range f.Project {
+		f.Project[i] = i
+	}
+	return f
+}
+
+func (r *rel) desc() row.RelationDesc {
+	return row.RelationDesc{Names: r.scope.names(), Types: r.scope.types()}
+}
+
+// planSubquery plans a query used as a relation, turning its finishing
+// into plan nodes.
+func (p *Planner) planSubquery(sel *pg.SelectStmt, depth int) (*rel, error) {
+	r, fin, err := p.planSelect(sel, depth)
+	if err != nil {
+		return nil, err
+	}
+	if fin.Limit != nil || fin.Offset != 0 {
+		r = newRel(plan.NewTopK(r.plan(), nil, fin.Order, fin.Limit, fin.Offset), r.scope)
+	}
+	if len(fin.Project) != r.arity() || !fin.IsTrivial(len(fin.Project)) {
+		es := make([]expr.Expr, len(fin.Project))
+		s := &scope{}
+		for i, c := range fin.Project {
+			es[i] = expr.Column(c)
+			s.cols = append(s.cols, r.scope.cols[c])
+		}
+		r.project(es, s)
+	}
+	return r, nil
+}
+
+// planSelect plans one query level and returns its finishing separately.
+func (p *Planner) planSelect(sel *pg.SelectStmt, depth int) (*rel, Finishing, error) {
+	if depth > maxViewDepth {
+		return nil, Finishing{}, sqlerr.New(sqlerr.FeatureNotSupported, "query nesting too deep")
+	}
+	if sel == nil {
+		return nil, Finishing{}, sqlerr.New(sqlerr.SyntaxError, "missing query")
+	}
+	if sel.WithClause != nil {
+		return nil, Finishing{}, sqlerr.Unsupported("WITH (common table expressions)")
+	}
+	if len(sel.LockingClause) > 0 {
+		return nil, Finishing{}, sqlerr.Unsupported("FOR UPDATE/SHARE")
+	}
+	if sel.IntoClause != nil {
+		return nil, Finishing{}, sqlerr.Unsupported("SELECT INTO")
+	}
+	if len(sel.WindowClause) > 0 {
+		return nil, Finishing{}, sqlerr.Unsupported("window functions")
+	}
+	if sel.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
+		return nil, Finishing{}, sqlerr.Unsupported("FETCH ... WITH TIES")
+	}
+	var r *rel
+	var outExprs int // columns of r that are the query's output
+	var orderScope *orderInfo
+	var err error
+	switch {
+	case sel.Op != pg.SetOperation_SETOP_NONE && sel.Op != pg.SetOperation_SET_OPERATION_UNDEFINED:
+		if r, err = p.setOp(sel, depth); err != nil {
+			return nil, Finishing{}, err
+		}
+		outExprs = r.arity()
+	case len(sel.ValuesLists) > 0:
+		if r, err = p.values(sel.ValuesLists); err != nil {
+			return nil, Finishing{}, err
+		}
+		outExprs = r.arity()
+	default:
+		if r, orderScope, outExprs, err = p.selectCore(sel, depth); err != nil {
+			return nil, Finishing{}, err
+		}
+	}
+	fin, err := p.finishing(sel, r, outExprs, orderScope)
+	if err != nil {
+		return nil, Finishing{}, err
+	}
+	return r, fin, nil
+}
+
+// constRel is the relation with one empty row: the input of a SELECT
+// without FROM.
+func constRel() *rel {
+	return newRel(plan.NewConstant(row.RelationDesc{}, plan.ConstantRow{Diff: 1}), &scope{})
+}
+
+func (p *Planner) values(lists []*pg.Node) (*rel, error) {
+	var rows [][]typed
+	width := -1
+	for _, l := range lists {
+		items := l.GetList().GetItems()
+		if width >= 0 && len(items) != width {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "VALUES lists must all be the same length")
+		}
+		width = len(items)
+		c := &exprCtx{p: p, scope: &scope{}, clause: "VALUES"}
+		xs := make([]typed, len(items))
+		for i, it := range items {
+			x, err := c.lowerTyped(it)
+			if err != nil {
+				return nil, err
+			}
+			if i < len(p.valuesHint) {
+				if x, err = c.settle(x, p.valuesHint[i]); err != nil {
+					return nil, err
+				}
+			}
+			xs[i] = x
+		}
+		rows = append(rows, xs)
+	}
+	// Unify each column across rows, as a UNION of the rows would.
+	c := &exprCtx{p: p, scope: &scope{}, clause: "VALUES"}
+	s := &scope{}
+	for col := 0; col < width; col++ {
+		vals := make([]typed, len(rows))
+		for i := range rows {
+			vals[i] = rows[i][col]
+		}
+		vals, err := c.unify(vals)
+		if err != nil {
+			return nil, err
+		}
+		t := row.ColumnType{Type: row.TypeNull}
+		for i := range rows {
+			rows[i][col] = vals[i]
+			if t.Type == row.TypeNull {
+				t.Type = vals[i].t.Type
+			}
+			t.Nullable = t.Nullable || vals[i].t.Nullable || vals[i].t.Type == row.TypeNull
+		}
+		if t.Type == row.TypeNull {
+			t.Type = row.TypeText
+		}
+		for i := range rows {
+			if rows[i][col].t.Type != t.Type {
+				e, err := coerceExpr(rows[i][col], t.Type, "VALUES")
+				if err != nil {
+					return nil, err
+				}
+				rows[i][col] = typed{e: e, t: t}
+			}
+		}
+		s.cols = append(s.cols, column{name: fmt.Sprintf("column%d", col+1), typ: t})
+	}
+	// Every VALUES row is a constant expression evaluated now; rows whose
+	// evaluation fails report the error (as Postgres does at execution).
+	desc := row.RelationDesc{Names: s.names(), Types: s.types()}
+	out := make([]plan.ConstantRow, 0, len(rows))
+	for _, xs := range rows {
+		datums := make([]row.Datum, len(xs))
+		for i, x := range xs {
+			if len(x.e.Columns()) > 0 {
+				return nil, sqlerr.New(sqlerr.UndefinedColumn, "VALUES cannot reference columns")
+			}
+			d, err := x.e.Eval(nil)
+			if err != nil {
+				return nil, err
+			}
+			datums[i] = d
+		}
+		out = append(out, plan.ConstantRow{Datums: datums, Diff: 1})
+	}
+	return newRel(plan.NewConstant(desc, out...), s), nil
+}
+
+// coerceExpr converts x to type t where an implicit conversion exists
+// (NULL to anything, int64 to float64).
+func coerceExpr(x typed, t row.Type, what string) (expr.Expr, error) {
+	switch {
+	case x.t.Type == t:
+		return x.e, nil
+	case x.t.Type == row.TypeNull:
+		return expr.Cast(x.e, t), nil
+	case x.t.Type == row.TypeInt64 && t == row.TypeFloat64:
+		return expr.Cast(x.e, t), nil
+	}
+	return expr.Expr{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "%s types %s and %s cannot be matched",
+		what, PGTypeName(x.t.Type), PGTypeName(t))
+}

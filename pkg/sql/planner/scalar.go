@@ -1,0 +1,644 @@
+package planner
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// typed is a lowered scalar expression with its type. An untyped literal
+// (a quoted string) or a parameter whose type is not yet known adapts to
+// the type its context expects, as in Postgres: `a = '3'` compares a with
+// the integer 3 when a is an integer.
+type typed struct {
+	e   expr.Expr
+	t   row.ColumnType
+	lit *string // an untyped string literal
+	// param is n for an untyped parameter $n, else 0.
+	param int
+}
+
+func (x typed) untyped() bool { return x.lit != nil || x.param > 0 }
+
+// exprCtx is what lowering an expression needs: the scope its columns
+// resolve in and, after aggregation, how grouped expressions and
+// aggregates map to the aggregation's output.
+type exprCtx struct {
+	p     *Planner
+	scope *scope
+	// clause names where the expression appears, for errors
+	// ("aggregate functions are not allowed in WHERE").
+	clause string
+	// agg is set when lowering expressions evaluated over the output of a
+	// GROUP BY: grouped expressions and aggregates become its columns.
+	agg *aggScope
+}
+
+// lower lowers an expression and fixes untyped literals as text.
+func (c *exprCtx) lower(n *pg.Node) (typed, error) {
+	x, err := c.lowerTyped(n)
+	if err != nil {
+		return typed{}, err
+	}
+	return c.settle(x, row.TypeText)
+}
+
+// lowerAs lowers an expression expected to have type want (which untyped
+// literals and parameters adopt; typed values are left alone).
+func (c *exprCtx) lowerAs(n *pg.Node, want row.Type) (typed, error) {
+	x, err := c.lowerTyped(n)
+	if err != nil {
+		return typed{}, err
+	}
+	return c.settle(x, want)
+}
+
+// settle gives an untyped value the type t.
+func (c *exprCtx) settle(x typed, t row.Type) (typed, error) {
+	switch {
+	case x.lit != nil:
+		if t == row.TypeNull || t == row.TypeInvalid {
+			t = row.TypeText
+		}
+		d, err := expr.CastDatum(row.Text(*x.lit), t)
+		if err != nil {
+			return typed{}, err
+		}
+		return typed{e: expr.Literal(d), t: row.ColumnType{Type: t}}, nil
+	case x.param > 0:
+		if t == row.TypeNull || t == row.TypeInvalid {
+			t = row.TypeText
+		}
+		return c.p.param(x.param, t)
+	}
+	return x, nil
+}
+
+// unify settles untyped members of xs to the type of the first typed one.
+func (c *exprCtx) unify(xs []typed) ([]typed, error) {
+	t := row.TypeText
+	for _, x := range xs {
+		if !x.untyped() && x.t.Type != row.TypeNull {
+			t = x.t.Type
+			break
+		}
+	}
+	out := make([]typed, len(xs))
+	for i, x := range xs {
+		var err error
+		if out[i], err = c.settle(x, t); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// check type-checks e over the scope and returns it typed.
+func (c *exprCtx) check(e expr.Expr) (typed, error) {
+	var in []row.ColumnType
+	if c.agg != nil {
+		in = c.agg.outTypes()
+	} else {
+		in = c.scope.types()
+	}
+	t, err := e.Type(in)
+	if err != nil {
+		return typed{}, err
+	}
+	return typed{e: e, t: t}, nil
+}
+
+func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
+	if n == nil {
+		return typed{}, sqlerr.New(sqlerr.SyntaxError, "missing expression")
+	}
+	if c.agg != nil {
+		if x, ok, err := c.agg.match(c, n); err != nil || ok {
+			return x, err
+		}
+	}
+	switch v := n.Node.(type) {
+	case *pg.Node_AConst:
+		return c.constant(v.AConst)
+	case *pg.Node_ColumnRef:
+		return c.columnRef(v.ColumnRef)
+	case *pg.Node_ParamRef:
+		return c.p.paramRef(int(v.ParamRef.Number))
+	case *pg.Node_AExpr:
+		return c.aexpr(v.AExpr)
+	case *pg.Node_BoolExpr:
+		args := make([]expr.Expr, 0, len(v.BoolExpr.Args))
+		for _, a := range v.BoolExpr.Args {
+			x, err := c.lowerAs(a, row.TypeBool)
+			if err != nil {
+				return typed{}, err
+			}
+			args = append(args, x.e)
+		}
+		switch v.BoolExpr.Boolop {
+		case pg.BoolExprType_AND_EXPR:
+			return c.check(expr.And(args...))
+		case pg.BoolExprType_OR_EXPR:
+			return c.check(expr.Or(args...))
+		case pg.BoolExprType_NOT_EXPR:
+			if len(args) == 1 {
+				return c.check(expr.Not(args[0]))
+			}
+		}
+		return typed{}, sqlerr.Unsupported("boolean operator " + v.BoolExpr.Boolop.String())
+	case *pg.Node_NullTest:
+		x, err := c.lower(v.NullTest.Arg)
+		if err != nil {
+			return typed{}, err
+		}
+		if v.NullTest.Nulltesttype == pg.NullTestType_IS_NOT_NULL {
+			return c.check(expr.Not(expr.IsNull(x.e)))
+		}
+		return c.check(expr.IsNull(x.e))
+	case *pg.Node_BooleanTest:
+		x, err := c.lowerAs(v.BooleanTest.Arg, row.TypeBool)
+		if err != nil {
+			return typed{}, err
+		}
+		f, t := expr.Literal(row.False), expr.Literal(row.True)
+		switch v.BooleanTest.Booltesttype {
+		case pg.BoolTestType_IS_TRUE:
+			return c.check(expr.Coalesce(x.e, f))
+		case pg.BoolTestType_IS_NOT_TRUE:
+			return c.check(expr.Not(expr.Coalesce(x.e, f)))
+		case pg.BoolTestType_IS_FALSE:
+			return c.check(expr.Coalesce(expr.Not(x.e), f))
+		case pg.BoolTestType_IS_NOT_FALSE:
+			return c.check(expr.Coalesce(x.e, t))
+		case pg.BoolTestType_IS_UNKNOWN:
+			return c.check(expr.IsNull(x.e))
+		case pg.BoolTestType_IS_NOT_UNKNOWN:
+			return c.check(expr.Not(expr.IsNull(x.e)))
+		}
+		return typed{}, sqlerr.Unsupported("boolean test")
+	case *pg.Node_CaseExpr:
+		return c.caseExpr(v.CaseExpr)
+	case *pg.Node_CoalesceExpr:
+		xs, err := c.lowerList(v.CoalesceExpr.Args)
+		if err != nil {
+			return typed{}, err
+		}
+		return c.check(expr.Coalesce(exprs(xs)...))
+	case *pg.Node_MinMaxExpr:
+		xs, err := c.lowerList(v.MinMaxExpr.Args)
+		if err != nil {
+			return typed{}, err
+		}
+		f := expr.FuncGreatest
+		if v.MinMaxExpr.Op == pg.MinMaxOp_IS_LEAST {
+			f = expr.FuncLeast
+		}
+		return c.check(expr.Call(f, exprs(xs)...))
+	case *pg.Node_TypeCast:
+		return c.typeCast(v.TypeCast)
+	case *pg.Node_FuncCall:
+		return c.funcCall(v.FuncCall)
+	case *pg.Node_SqlvalueFunction:
+		return c.sqlValueFunction(v.SqlvalueFunction)
+	case *pg.Node_SubLink:
+		return typed{}, sqlerr.Unsupported("subqueries in expressions")
+	case *pg.Node_AIndirection, *pg.Node_AArrayExpr:
+		return typed{}, sqlerr.Unsupported("arrays")
+	case *pg.Node_RowExpr:
+		return typed{}, sqlerr.Unsupported("row constructors")
+	case *pg.Node_CollateClause:
+		return typed{}, sqlerr.Unsupported("COLLATE")
+	}
+	return typed{}, sqlerr.Unsupported(fmt.Sprintf("expression %T", n.Node))
+}
+
+func exprs(xs []typed) []expr.Expr {
+	out := make([]expr.Expr, len(xs))
+	for i, x := range xs {
+		out[i] = x.e
+	}
+	return out
+}
+
+// lowerList lowers expressions that must share a type (COALESCE, IN
+// lists, CASE results), settling untyped members to the common type.
+func (c *exprCtx) lowerList(ns []*pg.Node) ([]typed, error) {
+	xs := make([]typed, len(ns))
+	for i, n := range ns {
+		var err error
+		if xs[i], err = c.lowerTyped(n); err != nil {
+			return nil, err
+		}
+	}
+	return c.unify(xs)
+}
+
+func (c *exprCtx) constant(k *pg.A_Const) (typed, error) {
+	if k.Isnull {
+		return typed{e: expr.TypedNull(row.TypeNull), t: row.ColumnType{Type: row.TypeNull, Nullable: true}}, nil
+	}
+	switch v := k.Val.(type) {
+	case *pg.A_Const_Ival:
+		return typed{e: expr.Literal(row.Int64(int64(v.Ival.Ival))), t: row.ColumnType{Type: row.TypeInt64}}, nil
+	case *pg.A_Const_Fval:
+		s := v.Fval.Fval
+		if !strings.ContainsAny(s, ".eE") {
+			i, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return typed{}, sqlerr.Errorf(sqlerr.NumericValueOutOfRange, "integer literal %s is out of range for type bigint", s)
+			}
+			return typed{e: expr.Literal(row.Int64(i)), t: row.ColumnType{Type: row.TypeInt64}}, nil
+		}
+		// Decimal literals are numeric in Postgres; Tandem has no exact
+		// decimal type and reads them as float8 (docs/sql.md says so).
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return typed{}, sqlerr.Errorf(sqlerr.InvalidTextRepresentation, "invalid numeric literal %s", s)
+		}
+		return typed{e: expr.Literal(row.Float64(f)), t: row.ColumnType{Type: row.TypeFloat64}}, nil
+	case *pg.A_Const_Sval:
+		s := v.Sval.Sval
+		return typed{e: expr.Literal(row.Text(s)), t: row.ColumnType{Type: row.TypeText}, lit: &s}, nil
+	case *pg.A_Const_Boolval:
+		return typed{e: expr.Literal(row.Bool(v.Boolval.Boolval)), t: row.ColumnType{Type: row.TypeBool}}, nil
+	case *pg.A_Const_Bsval:
+		return typed{}, sqlerr.Unsupported("bit string literals")
+	}
+	return typed{}, sqlerr.Unsupported("constant")
+}
+
+// columnRefName returns the (table, column) of a column reference, or
+// star=true for t.* / *.
+func columnRefName(cr *pg.ColumnRef) (table, col string, star bool, err error) {
+	var parts []string
+	for _, f := range cr.Fields {
+		switch {
+		case f.GetString_() != nil:
+			parts = append(parts, f.GetString_().GetSval())
+		case f.GetAStar() != nil:
+			star = true
+		default:
+			return "", "", false, sqlerr.Unsupported("column reference form")
+		}
+	}
+	if star {
+		switch len(parts) {
+		case 0:
+			return "", "", true, nil
+		case 1:
+			return parts[0], "", true, nil
+		}
+		return "", "", false, sqlerr.Unsupported("schema-qualified * reference")
+	}
+	switch len(parts) {
+	case 1:
+		return "", parts[0], false, nil
+	case 2:
+		return parts[0], parts[1], false, nil
+	case 3:
+		return parts[1], parts[2], false, nil
+	}
+	return "", "", false, sqlerr.Errorf(sqlerr.SyntaxError, "improper qualified name (too many dotted names)")
+}
+
+func (c *exprCtx) columnRef(cr *pg.ColumnRef) (typed, error) {
+	table, col, star, err := columnRefName(cr)
+	if err != nil {
+		return typed{}, err
+	}
+	if star {
+		return typed{}, sqlerr.Unsupported("* in an expression")
+	}
+	if c.scope == nil {
+		return typed{}, sqlerr.Errorf(sqlerr.UndefinedColumn, "column %q does not exist", col)
+	}
+	i, err := c.scope.resolve(table, col)
+	if err != nil {
+		return typed{}, err
+	}
+	return typed{e: expr.Column(i), t: c.scope.cols[i].typ}, nil
+}
+
+var binaryFuncs = map[string]expr.Func{
+	"+": expr.FuncAdd, "-": expr.FuncSub, "*": expr.FuncMul, "/": expr.FuncDiv, "%": expr.FuncMod,
+	"=": expr.FuncEq, "<>": expr.FuncNeq, "!=": expr.FuncNeq, "<": expr.FuncLt, "<=": expr.FuncLte,
+	">": expr.FuncGt, ">=": expr.FuncGte, "||": expr.FuncConcatOp,
+	"~~": expr.FuncLike, "~~*": expr.FuncILike,
+}
+
+func opName(names []*pg.Node) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return names[len(names)-1].GetString_().GetSval()
+}
+
+// binary lowers two operands, settling an untyped one to the other's type.
+func (c *exprCtx) binary(l, r *pg.Node) (typed, typed, error) {
+	a, err := c.lowerTyped(l)
+	if err != nil {
+		return typed{}, typed{}, err
+	}
+	b, err := c.lowerTyped(r)
+	if err != nil {
+		return typed{}, typed{}, err
+	}
+	xs, err := c.unify([]typed{a, b})
+	if err != nil {
+		return typed{}, typed{}, err
+	}
+	return xs[0], xs[1], nil
+}
+
+func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
+	op := opName(a.Name)
+	switch a.Kind {
+	case pg.A_Expr_Kind_AEXPR_OP:
+		if a.Lexpr == nil {
+			x, err := c.lowerAs(a.Rexpr, row.TypeInt64)
+			if err != nil {
+				return typed{}, err
+			}
+			switch op {
+			case "-":
+				return c.check(expr.Call(expr.FuncNeg, x.e))
+			case "+":
+				return x, nil
+			}
+			return typed{}, sqlerr.Unsupported("prefix operator " + op)
+		}
+		f, ok := binaryFuncs[op]
+		if !ok {
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s", op)
+		}
+		x, y, err := c.binary(a.Lexpr, a.Rexpr)
+		if err != nil {
+			return typed{}, err
+		}
+		return c.check(expr.Call(f, x.e, y.e))
+	case pg.A_Expr_Kind_AEXPR_LIKE, pg.A_Expr_Kind_AEXPR_ILIKE:
+		if a.Rexpr.GetFuncCall() != nil {
+			return typed{}, sqlerr.Unsupported("LIKE ... ESCAPE")
+		}
+		x, y, err := c.binary(a.Lexpr, a.Rexpr)
+		if err != nil {
+			return typed{}, err
+		}
+		f := expr.FuncLike
+		if a.Kind == pg.A_Expr_Kind_AEXPR_ILIKE {
+			f = expr.FuncILike
+		}
+		e := expr.Call(f, x.e, y.e)
+		if strings.HasPrefix(op, "!") {
+			e = expr.Not(e)
+		}
+		return c.check(e)
+	case pg.A_Expr_Kind_AEXPR_NULLIF:
+		x, y, err := c.binary(a.Lexpr, a.Rexpr)
+		if err != nil {
+			return typed{}, err
+		}
+		return c.check(expr.NullIf(x.e, y.e))
+	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+		x, y, err := c.binary(a.Lexpr, a.Rexpr)
+		if err != nil {
+			return typed{}, err
+		}
+		// a IS DISTINCT FROM b: NULLs compare as equal to each other and
+		// unequal to any value, and the result is never NULL.
+		distinct := expr.If(expr.IsNull(x.e), expr.Not(expr.IsNull(y.e)),
+			expr.If(expr.IsNull(y.e), expr.Literal(row.True), expr.Neq(x.e, y.e)))
+		if a.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT {
+			distinct = expr.Not(distinct)
+		}
+		return c.check(distinct)
+	case pg.A_Expr_Kind_AEXPR_IN:
+		list := a.Rexpr.GetList()
+		if list == nil {
+			return typed{}, sqlerr.Unsupported("IN with a subquery")
+		}
+		xs, err := c.lowerList(append([]*pg.Node{a.Lexpr}, list.Items...))
+		if err != nil {
+			return typed{}, err
+		}
+		e := expr.In(xs[0].e, exprs(xs[1:])...)
+		if op == "<>" {
+			e = expr.Not(e)
+		}
+		return c.check(e)
+	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		list := a.Rexpr.GetList()
+		if list == nil || len(list.Items) != 2 {
+			return typed{}, sqlerr.New(sqlerr.SyntaxError, "malformed BETWEEN")
+		}
+		xs, err := c.lowerList([]*pg.Node{a.Lexpr, list.Items[0], list.Items[1]})
+		if err != nil {
+			return typed{}, err
+		}
+		e := expr.Between(xs[0].e, xs[1].e, xs[2].e)
+		if a.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN {
+			e = expr.Not(e)
+		}
+		return c.check(e)
+	}
+	return typed{}, sqlerr.Unsupported("operator form " + strings.TrimPrefix(a.Kind.String(), "AEXPR_"))
+}
+
+func (c *exprCtx) caseExpr(ce *pg.CaseExpr) (typed, error) {
+	var arg *typed
+	if ce.Arg != nil {
+		x, err := c.lowerTyped(ce.Arg)
+		if err != nil {
+			return typed{}, err
+		}
+		arg = &x
+	}
+	conds := make([]expr.Expr, 0, len(ce.Args))
+	resultNodes := make([]*pg.Node, 0, len(ce.Args)+1)
+	for _, w := range ce.Args {
+		cw := w.GetCaseWhen()
+		if cw == nil {
+			return typed{}, sqlerr.New(sqlerr.SyntaxError, "malformed CASE")
+		}
+		if arg != nil {
+			v, err := c.lowerTyped(cw.Expr)
+			if err != nil {
+				return typed{}, err
+			}
+			xs, err := c.unify([]typed{*arg, v})
+			if err != nil {
+				return typed{}, err
+			}
+			conds = append(conds, expr.Eq(xs[0].e, xs[1].e))
+		} else {
+			cond, err := c.lowerAs(cw.Expr, row.TypeBool)
+			if err != nil {
+				return typed{}, err
+			}
+			conds = append(conds, cond.e)
+		}
+		resultNodes = append(resultNodes, cw.Result)
+	}
+	if ce.Defresult != nil {
+		resultNodes = append(resultNodes, ce.Defresult)
+	}
+	results, err := c.lowerList(resultNodes)
+	if err != nil {
+		return typed{}, err
+	}
+	var els expr.Expr
+	if ce.Defresult != nil {
+		els = results[len(results)-1].e
+		results = results[:len(results)-1]
+	} else {
+		t := row.TypeText
+		if len(results) > 0 {
+			t = results[0].t.Type
+		}
+		els = expr.TypedNull(t)
+	}
+	whens := make([][2]expr.Expr, len(conds))
+	for i := range conds {
+		whens[i] = [2]expr.Expr{conds[i], results[i].e}
+	}
+	return c.check(expr.Case(whens, els))
+}
+
+func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
+	to, err := TypeFromName(tc.TypeName)
+	if err != nil {
+		return typed{}, err
+	}
+	x, err := c.lowerTyped(tc.Arg)
+	if err != nil {
+		return typed{}, err
+	}
+	if x.untyped() {
+		// 'text'::type is a typed literal, not a run-time cast.
+		return c.settle(x, to)
+	}
+	if x.t.Type == to {
+		return x, nil
+	}
+	if !expr.CanCast(x.t.Type, to) {
+		return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(x.t.Type), PGTypeName(to))
+	}
+	return c.check(expr.Cast(x.e, to))
+}
+
+// scalarFuncs maps SQL function names to engine functions.
+var scalarFuncs = map[string]expr.Func{
+	"abs": expr.FuncAbs, "round": expr.FuncRound, "floor": expr.FuncFloor, "ceil": expr.FuncCeil,
+	"ceiling": expr.FuncCeil, "sqrt": expr.FuncSqrt, "power": expr.FuncPower, "pow": expr.FuncPower,
+	"lower": expr.FuncLower, "upper": expr.FuncUpper, "length": expr.FuncLength,
+	"char_length": expr.FuncLength, "character_length": expr.FuncLength, "concat": expr.FuncConcat,
+	"btrim": expr.FuncTrim, "ltrim": expr.FuncLTrim, "rtrim": expr.FuncRTrim, "replace": expr.FuncReplace,
+	"substr": expr.FuncSubstr, "substring": expr.FuncSubstr, "greatest": expr.FuncGreatest,
+	"least": expr.FuncLeast,
+}
+
+// aggregateNames are the aggregate functions the planner knows.
+var aggregateNames = map[string]bool{"count": true, "sum": true, "min": true, "max": true, "avg": true}
+
+func funcName(fc *pg.FuncCall) (string, error) {
+	var parts []string
+	for _, n := range fc.Funcname {
+		parts = append(parts, n.GetString_().GetSval())
+	}
+	if len(parts) == 2 && parts[0] == "pg_catalog" {
+		parts = parts[1:]
+	}
+	if len(parts) != 1 {
+		return "", sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s does not exist", strings.Join(parts, "."))
+	}
+	return strings.ToLower(parts[0]), nil
+}
+
+func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
+	name, err := funcName(fc)
+	if err != nil {
+		return typed{}, err
+	}
+	if fc.Over != nil {
+		return typed{}, sqlerr.Unsupported("window functions")
+	}
+	if aggregateNames[name] {
+		// Aggregates reaching here are not under a GROUP BY context that
+		// could place them (the aggregation scope intercepts them first).
+		return typed{}, sqlerr.Errorf(sqlerr.GroupingError, "aggregate functions are not allowed in %s", c.clauseName())
+	}
+	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.AggOrder) > 0 {
+		return typed{}, sqlerr.Errorf(sqlerr.WrongObjectType, "%s is not an aggregate function", name)
+	}
+	switch name {
+	case "version":
+		return c.sessionText(len(fc.Args), "PostgreSQL "+c.p.Session.ServerVersion+" on Tandem")
+	case "current_database":
+		return c.sessionText(len(fc.Args), c.p.Session.Database)
+	case "current_schema":
+		return c.sessionText(len(fc.Args), "public")
+	case "current_user", "session_user":
+		return c.sessionText(len(fc.Args), c.p.Session.User)
+	case "position", "strpos":
+		if len(fc.Args) != 2 {
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes 2 arguments", name)
+		}
+		xs, err := c.lowerList(fc.Args)
+		if err != nil {
+			return typed{}, err
+		}
+		// position(sub IN s) arrives as position(s, sub), like strpos(s, sub).
+		return c.check(expr.Call(expr.FuncPosition, xs[1].e, xs[0].e))
+	}
+	f, ok := scalarFuncs[name]
+	if !ok {
+		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s does not exist", name)
+	}
+	args := make([]expr.Expr, len(fc.Args))
+	for i, a := range fc.Args {
+		want := row.TypeText
+		if (f == expr.FuncSubstr || f == expr.FuncRound) && i > 0 {
+			want = row.TypeInt64
+		}
+		x, err := c.lowerAs(a, want)
+		if err != nil {
+			return typed{}, err
+		}
+		args[i] = x.e
+	}
+	return c.check(expr.Call(f, args...))
+}
+
+func (c *exprCtx) sessionText(nargs int, v string) (typed, error) {
+	if nargs != 0 {
+		return typed{}, sqlerr.New(sqlerr.UndefinedFunction, "function takes no arguments")
+	}
+	return typed{e: expr.Literal(row.Text(v)), t: row.ColumnType{Type: row.TypeText}}, nil
+}
+
+func (c *exprCtx) sqlValueFunction(f *pg.SQLValueFunction) (typed, error) {
+	switch f.Op {
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_USER,
+		pg.SQLValueFunctionOp_SVFOP_SESSION_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
+		return c.sessionText(0, c.p.Session.User)
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
+		return c.sessionText(0, c.p.Session.Database)
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
+		return c.sessionText(0, "public")
+	}
+	// Time functions would make maintained views depend on the wall clock.
+	return typed{}, sqlerr.Unsupported("time functions such as " + strings.TrimPrefix(f.Op.String(), "SVFOP_"))
+}
+
+func (c *exprCtx) clauseName() string {
+	if c.clause == "" {
+		return "this context"
+	}
+	return c.clause
+}

@@ -1,0 +1,531 @@
+package planner
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// target is one output column of a SELECT.
+type target struct {
+	name string
+	x    typed
+}
+
+// selectCore plans FROM, WHERE, GROUP BY, HAVING, the select list,
+// DISTINCT and the ORDER BY expressions of one SELECT. The returned rel's
+// first outCols columns are the select list; columns after them exist
+// only for ORDER BY and are projected away by the finishing, whose order
+// is returned in ctxOrder.
+func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, int, error) {
+	r, err := p.fromClause(sel.FromClause, depth)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if sel.WhereClause != nil {
+		c := &exprCtx{p: p, scope: r.scope, clause: "WHERE"}
+		x, err := c.lowerAs(sel.WhereClause, row.TypeBool)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if err := wantBool(x, "WHERE"); err != nil {
+			return nil, nil, 0, err
+		}
+		r.filter(x.e)
+	}
+	distinct := len(sel.DistinctClause) > 0
+	if distinct && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil) {
+		return nil, nil, 0, sqlerr.Unsupported("DISTINCT ON")
+	}
+	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil || hasAggregate(sel.TargetList) ||
+		hasAggregate(sortNodes(sel.SortClause))
+	c := &exprCtx{p: p, scope: r.scope, clause: "the select list"}
+	var agg *aggScope
+	if grouped {
+		if sel.GroupDistinct {
+			return nil, nil, 0, sqlerr.Unsupported("GROUP BY DISTINCT")
+		}
+		agg = &aggScope{input: r.scope}
+		if err := p.groupKeys(sel, r.scope, agg); err != nil {
+			return nil, nil, 0, err
+		}
+		c = &exprCtx{p: p, scope: r.scope, agg: agg, clause: "the select list"}
+	}
+	targets, err := p.targetList(sel.TargetList, c, r.scope)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	var having *typed
+	if sel.HavingClause != nil {
+		hc := &exprCtx{p: p, scope: r.scope, agg: agg, clause: "HAVING"}
+		x, err := hc.lowerAs(sel.HavingClause, row.TypeBool)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if err := wantBool(x, "HAVING"); err != nil {
+			return nil, nil, 0, err
+		}
+		having = &x
+	}
+	oc := &exprCtx{p: p, scope: r.scope, agg: agg, clause: "ORDER BY"}
+	order, extras, err := p.orderBy(sel.SortClause, targets, oc)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if distinct && len(extras) > 0 {
+		return nil, nil, 0, sqlerr.New("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
+	}
+	if grouped {
+		r = p.reduce(r, agg)
+		if having != nil {
+			r.filter(having.e)
+		}
+	}
+	es := make([]expr.Expr, 0, len(targets)+len(extras))
+	s := &scope{}
+	for _, t := range targets {
+		es = append(es, t.x.e)
+		s.cols = append(s.cols, column{name: t.name, typ: t.x.t})
+	}
+	for _, x := range extras {
+		es = append(es, x.e)
+		s.cols = append(s.cols, column{name: "?order?", typ: x.t, hidden: true})
+	}
+	r.project(es, s)
+	if distinct {
+		r = newRel(plan.NewDistinct(r.plan()), r.scope)
+	}
+	return r, &orderInfo{order: order}, len(targets), nil
+}
+
+// orderInfo carries the ORDER BY a SELECT resolved itself.
+type orderInfo struct {
+	order []plan.ColumnOrder
+}
+
+func wantBool(x typed, clause string) error {
+	if x.t.Type != row.TypeBool && x.t.Type != row.TypeNull {
+		return sqlerr.Errorf(sqlerr.DatatypeMismatch, "argument of %s must be type boolean, not type %s", clause, PGTypeName(x.t.Type))
+	}
+	return nil
+}
+
+func sortNodes(sorts []*pg.Node) []*pg.Node {
+	out := make([]*pg.Node, 0, len(sorts))
+	for _, s := range sorts {
+		if sb := s.GetSortBy(); sb != nil {
+			out = append(out, sb.Node)
+		}
+	}
+	return out
+}
+
+// hasAggregate reports whether any expression calls an aggregate outside
+// a subquery.
+func hasAggregate(nodes []*pg.Node) bool {
+	found := false
+	for _, n := range nodes {
+		walkExpr(n, func(m *pg.Node) bool {
+			if fc := m.GetFuncCall(); fc != nil && fc.Over == nil {
+				if name, err := funcName(fc); err == nil && aggregateNames[name] {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
+	return found
+}
+
+// walkExpr calls f on n and its sub-expressions (not descending into
+// subqueries) while f returns true.
+func walkExpr(n *pg.Node, f func(*pg.Node) bool) {
+	if n == nil || !f(n) {
+		return
+	}
+	var kids []*pg.Node
+	switch v := n.Node.(type) {
+	case *pg.Node_ResTarget:
+		kids = []*pg.Node{v.ResTarget.Val}
+	case *pg.Node_AExpr:
+		kids = []*pg.Node{v.AExpr.Lexpr, v.AExpr.Rexpr}
+	case *pg.Node_List:
+		kids = v.List.Items
+	case *pg.Node_BoolExpr:
+		kids = v.BoolExpr.Args
+	case *pg.Node_FuncCall:
+		kids = v.FuncCall.Args
+	case *pg.Node_NullTest:
+		kids = []*pg.Node{v.NullTest.Arg}
+	case *pg.Node_BooleanTest:
+		kids = []*pg.Node{v.BooleanTest.Arg}
+	case *pg.Node_CaseExpr:
+		kids = append([]*pg.Node{v.CaseExpr.Arg, v.CaseExpr.Defresult}, v.CaseExpr.Args...)
+	case *pg.Node_CaseWhen:
+		kids = []*pg.Node{v.CaseWhen.Expr, v.CaseWhen.Result}
+	case *pg.Node_CoalesceExpr:
+		kids = v.CoalesceExpr.Args
+	case *pg.Node_MinMaxExpr:
+		kids = v.MinMaxExpr.Args
+	case *pg.Node_TypeCast:
+		kids = []*pg.Node{v.TypeCast.Arg}
+	}
+	for _, k := range kids {
+		walkExpr(k, f)
+	}
+}
+
+// groupKeys lowers the GROUP BY items: a position in the select list, an
+// expression over the input, or (as Postgres allows) an output alias.
+func (p *Planner) groupKeys(sel *pg.SelectStmt, in *scope, agg *aggScope) error {
+	c := &exprCtx{p: p, scope: in, clause: "GROUP BY"}
+	for _, g := range sel.GroupClause {
+		switch g.Node.(type) {
+		case *pg.Node_GroupingSet:
+			return sqlerr.Unsupported("GROUPING SETS, ROLLUP and CUBE")
+		}
+		n := g
+		if k := g.GetAConst(); k != nil && k.GetIval() != nil {
+			pos := int(k.GetIval().Ival)
+			if pos < 1 || pos > len(sel.TargetList) {
+				return sqlerr.Errorf("42P10", "GROUP BY position %d is not in select list", pos)
+			}
+			n = sel.TargetList[pos-1].GetResTarget().GetVal()
+			if n == nil || n.GetColumnRef() != nil && starRef(n.GetColumnRef()) {
+				return sqlerr.Unsupported("GROUP BY position of *")
+			}
+		} else if cr := g.GetColumnRef(); cr != nil {
+			if t, col, _, err := columnRefName(cr); err == nil && t == "" {
+				if _, err := in.resolve("", col); err != nil {
+					for _, tn := range sel.TargetList {
+						if rt := tn.GetResTarget(); rt != nil && rt.Name == col {
+							n = rt.Val
+							break
+						}
+					}
+				}
+			}
+		}
+		x, err := c.lower(n)
+		if err != nil {
+			return err
+		}
+		dup := false
+		for _, k := range agg.keys {
+			if k.e.Equal(x.e) {
+				dup = true
+			}
+		}
+		if !dup {
+			agg.keys = append(agg.keys, x)
+		}
+	}
+	return nil
+}
+
+func starRef(cr *pg.ColumnRef) bool {
+	_, _, star, _ := columnRefName(cr)
+	return star
+}
+
+// reduce builds the aggregation of r described by agg. A global
+// aggregate (no GROUP BY) has exactly one output row even over no input:
+// the plan adds a default row and cancels it whenever the reduction
+// produced one, with Union(R, default, Negate(R mapped to default)).
+func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
+	keys := make([]expr.Expr, len(agg.keys))
+	for i, k := range agg.keys {
+		keys[i] = k.e
+	}
+	aggs := make([]plan.Aggregate, len(agg.aggs))
+	for i, g := range agg.aggs {
+		switch {
+		case g.star:
+			aggs[i] = plan.Aggregate{Func: plan.AggCountStar}
+		default:
+			aggs[i] = plan.Aggregate{Func: plan.AggregateFunc(g.fn), Expr: g.arg, Distinct: g.distinct}
+		}
+	}
+	red := plan.NewReduce(r.plan(), keys, aggs...)
+	s := &scope{}
+	for i, k := range agg.keys {
+		s.cols = append(s.cols, column{name: exprName(k.e, agg.input, i), typ: k.t})
+	}
+	for _, g := range agg.aggs {
+		t := g.out
+		if len(agg.keys) == 0 && g.fn != "count" {
+			t.Nullable = true
+		}
+		s.cols = append(s.cols, column{name: g.fn, typ: t})
+	}
+	if len(agg.keys) > 0 {
+		return newRel(red, s)
+	}
+	defaults := make([]row.Datum, len(agg.aggs))
+	lits := make([]expr.Expr, len(agg.aggs))
+	desc := row.RelationDesc{Names: s.names(), Types: s.types()}
+	for i, g := range agg.aggs {
+		if g.fn == "count" {
+			defaults[i] = row.Int64(0)
+			lits[i] = expr.Literal(row.Int64(0))
+		} else {
+			defaults[i] = row.Null()
+			lits[i] = expr.TypedNull(g.out.Type)
+			desc.Types[i].Nullable = true
+		}
+	}
+	proj := make([]int, len(lits))
+	for i := range proj {
+		proj[i] = len(agg.aggs) + i
+	}
+	cancel := plan.NewNegate(plan.NewMfp(red, expr.MFP{Expressions: lits, Projection: proj}))
+	def := plan.NewConstant(desc, plan.ConstantRow{Datums: defaults, Diff: 1})
+	return newRel(plan.NewUnion(red, def, cancel), s)
+}
+
+func exprName(e expr.Expr, s *scope, i int) string {
+	if e.Op == expr.OpColumn && e.Index < len(s.cols) {
+		return s.cols[e.Index].name
+	}
+	return "?column?"
+}
+
+// targetList lowers the select list, expanding * and t.*.
+func (p *Planner) targetList(list []*pg.Node, c *exprCtx, in *scope) ([]target, error) {
+	var out []target
+	for _, n := range list {
+		rt := n.GetResTarget()
+		if rt == nil {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "malformed select list")
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			table, _, star, err := columnRefName(cr)
+			if err != nil {
+				return nil, err
+			}
+			if star {
+				if table != "" && !in.hasTable(table) {
+					return nil, sqlerr.Errorf(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", table)
+				}
+				if table == "" && len(in.cols) == 0 {
+					return nil, sqlerr.New(sqlerr.SyntaxError, "SELECT * with no tables specified is not valid")
+				}
+				for i, col := range in.cols {
+					if col.hidden || (table != "" && col.table != table) {
+						continue
+					}
+					var x typed
+					if c.agg != nil {
+						// * under GROUP BY is allowed only for grouped columns.
+						ref := &pg.Node{Node: &pg.Node_ColumnRef{ColumnRef: &pg.ColumnRef{Fields: []*pg.Node{
+							{Node: &pg.Node_String_{String_: &pg.String{Sval: col.table}}},
+							{Node: &pg.Node_String_{String_: &pg.String{Sval: col.name}}}}}}}
+						if col.table == "" {
+							ref.GetColumnRef().Fields = ref.GetColumnRef().Fields[1:]
+						}
+						if x, err = c.lower(ref); err != nil {
+							return nil, err
+						}
+					} else {
+						x = typed{e: expr.Column(i), t: col.typ}
+					}
+					out = append(out, target{name: col.name, x: x})
+				}
+				continue
+			}
+		}
+		x, err := c.lower(rt.Val)
+		if err != nil {
+			return nil, err
+		}
+		name := rt.Name
+		if name == "" {
+			name = deriveName(rt.Val)
+		}
+		out = append(out, target{name: name, x: x})
+	}
+	return out, nil
+}
+
+// deriveName is Postgres' FigureColname: the name a select-list item
+// gets without an alias.
+func deriveName(n *pg.Node) string {
+	switch v := n.Node.(type) {
+	case *pg.Node_ColumnRef:
+		if _, col, _, err := columnRefName(v.ColumnRef); err == nil && col != "" {
+			return col
+		}
+	case *pg.Node_FuncCall:
+		if name, err := funcName(v.FuncCall); err == nil {
+			return name
+		}
+	case *pg.Node_TypeCast:
+		if d := deriveName(v.TypeCast.Arg); d != "?column?" {
+			return d
+		}
+		if names := v.TypeCast.TypeName.GetNames(); len(names) > 0 {
+			return names[len(names)-1].GetString_().GetSval()
+		}
+	case *pg.Node_CaseExpr:
+		return "case"
+	case *pg.Node_CoalesceExpr:
+		return "coalesce"
+	case *pg.Node_MinMaxExpr:
+		if v.MinMaxExpr.Op == pg.MinMaxOp_IS_LEAST {
+			return "least"
+		}
+		return "greatest"
+	case *pg.Node_AExpr:
+		if v.AExpr.Kind == pg.A_Expr_Kind_AEXPR_NULLIF {
+			return "nullif"
+		}
+	case *pg.Node_SqlvalueFunction:
+		return strings.ToLower(strings.TrimPrefix(v.SqlvalueFunction.Op.String(), "SVFOP_"))
+	}
+	return "?column?"
+}
+
+// orderBy resolves ORDER BY items: a position, an output column name,
+// or an expression (added as an extra column when not in the output).
+func (p *Planner) orderBy(sorts []*pg.Node, targets []target, c *exprCtx) ([]plan.ColumnOrder, []typed, error) {
+	var order []plan.ColumnOrder
+	var extras []typed
+	for _, s := range sorts {
+		sb := s.GetSortBy()
+		if sb == nil {
+			return nil, nil, sqlerr.New(sqlerr.SyntaxError, "malformed ORDER BY")
+		}
+		if sb.SortbyDir == pg.SortByDir_SORTBY_USING {
+			return nil, nil, sqlerr.Unsupported("ORDER BY ... USING")
+		}
+		col := -1
+		if k := sb.Node.GetAConst(); k != nil && k.GetIval() != nil {
+			pos := int(k.GetIval().Ival)
+			if pos < 1 || pos > len(targets) {
+				return nil, nil, sqlerr.Errorf("42P10", "ORDER BY position %d is not in select list", pos)
+			}
+			col = pos - 1
+		} else if cr := sb.Node.GetColumnRef(); cr != nil {
+			if t, name, star, err := columnRefName(cr); err == nil && t == "" && !star {
+				for i, tg := range targets {
+					if tg.name == name {
+						if col >= 0 {
+							return nil, nil, sqlerr.Errorf(sqlerr.AmbiguousColumn, "ORDER BY %q is ambiguous", name)
+						}
+						col = i
+					}
+				}
+			}
+		}
+		if col < 0 && c != nil {
+			x, err := c.lower(sb.Node)
+			if err != nil {
+				return nil, nil, err
+			}
+			for i, tg := range targets {
+				if tg.x.e.Equal(x.e) {
+					col = i
+					break
+				}
+			}
+			if col < 0 {
+				for i, ex := range extras {
+					if ex.e.Equal(x.e) {
+						col = len(targets) + i
+					}
+				}
+			}
+			if col < 0 {
+				extras = append(extras, x)
+				col = len(targets) + len(extras) - 1
+			}
+		}
+		if col < 0 {
+			return nil, nil, sqlerr.Errorf(sqlerr.UndefinedColumn, "ORDER BY term does not match any column in the result")
+		}
+		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
+		// Postgres: NULLs sort as larger than any value by default, so
+		// last ascending and first descending.
+		nullsLast := !desc
+		switch sb.SortbyNulls {
+		case pg.SortByNulls_SORTBY_NULLS_FIRST:
+			nullsLast = false
+		case pg.SortByNulls_SORTBY_NULLS_LAST:
+			nullsLast = true
+		}
+		order = append(order, plan.ColumnOrder{Column: col, Desc: desc, NullsLast: nullsLast})
+	}
+	return order, extras, nil
+}
+
+// finishing resolves LIMIT and OFFSET, and ORDER BY for queries whose
+// core did not (set operations and VALUES order by output columns only).
+func (p *Planner) finishing(sel *pg.SelectStmt, r *rel, outCols int, oi *orderInfo) (Finishing, error) {
+	f := identityFinishing(outCols)
+	if oi != nil {
+		f.Order = oi.order
+	} else if len(sel.SortClause) > 0 {
+		targets := make([]target, outCols)
+		for i := range targets {
+			targets[i] = target{name: r.scope.cols[i].name, x: typed{e: expr.Column(i), t: r.scope.cols[i].typ}}
+		}
+		order, _, err := p.orderBy(sel.SortClause, targets, nil)
+		if err != nil {
+			return Finishing{}, err
+		}
+		f.Order = order
+	}
+	if sel.LimitCount != nil {
+		v, null, err := p.constInt(sel.LimitCount, "LIMIT")
+		if err != nil {
+			return Finishing{}, err
+		}
+		if !null {
+			f.Limit = &v
+		}
+	}
+	if sel.LimitOffset != nil {
+		v, _, err := p.constInt(sel.LimitOffset, "OFFSET")
+		if err != nil {
+			return Finishing{}, err
+		}
+		f.Offset = v
+	}
+	return f, nil
+}
+
+// constInt evaluates a LIMIT or OFFSET expression, which must not
+// reference columns.
+func (p *Planner) constInt(n *pg.Node, what string) (int64, bool, error) {
+	c := &exprCtx{p: p, scope: &scope{}, clause: what}
+	x, err := c.lowerAs(n, row.TypeInt64)
+	if err != nil {
+		return 0, false, err
+	}
+	if len(x.e.Columns()) > 0 {
+		return 0, false, sqlerr.Errorf(sqlerr.SyntaxError, "argument of %s must not contain variables", what)
+	}
+	if x.t.Type != row.TypeInt64 && x.t.Type != row.TypeNull {
+		return 0, false, sqlerr.Errorf(sqlerr.DatatypeMismatch, "argument of %s must be type bigint, not type %s", what, PGTypeName(x.t.Type))
+	}
+	d, err := x.e.Eval(nil)
+	if err != nil {
+		return 0, false, err
+	}
+	if d.IsNull() {
+		return 0, true, nil
+	}
+	if d.Int64() < 0 {
+		code := "2201W"
+		if what == "OFFSET" {
+			code = "2201X"
+		}
+		return 0, false, sqlerr.Errorf(code, "%s must not be negative", what)
+	}
+	return d.Int64(), false, nil
+}

@@ -1,0 +1,200 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// IndexKeys lowers an index's key expressions over a relation's columns
+// and returns them with the words its default name is made of.
+func (p *Planner) IndexKeys(desc row.RelationDesc, nodes []*pg.Node) ([]expr.Expr, []string, error) {
+	c := &exprCtx{p: p, scope: descScope(desc), clause: "index expressions"}
+	keys := make([]expr.Expr, len(nodes))
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		x, err := c.lower(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		if x.t.Type == row.TypeNull {
+			return nil, nil, sqlerr.New(sqlerr.DatatypeMismatch, "index key expressions must have a type")
+		}
+		keys[i] = x.e
+		names[i] = deriveName(n)
+		if names[i] == "?column?" {
+			names[i] = "expr"
+		}
+	}
+	return keys, names, nil
+}
+
+// PlanInsert plans the rows an INSERT adds to a table with description
+// desc: the source query's columns are matched to the named columns (all
+// columns when cols is empty), converted to the column types, and the
+// other columns are NULL. The returned plan produces whole table rows.
+func (p *Planner) PlanInsert(desc row.RelationDesc, cols []string, sel *pg.SelectStmt) (*Query, error) {
+	targets := make([]int, 0, desc.Arity())
+	if len(cols) == 0 {
+		for i := range desc.Types {
+			targets = append(targets, i)
+		}
+	}
+	for _, c := range cols {
+		i := -1
+		for j, n := range desc.Names {
+			if n == c {
+				i = j
+			}
+		}
+		if i < 0 {
+			return nil, sqlerr.Errorf(sqlerr.UndefinedColumn, "column %q of relation does not exist", c)
+		}
+		for _, t := range targets {
+			if t == i {
+				return nil, sqlerr.Errorf(sqlerr.DuplicateColumn, "column %q specified more than once", c)
+			}
+		}
+		targets = append(targets, i)
+	}
+	if len(sel.ValuesLists) > 0 {
+		hint := make([]row.Type, len(targets))
+		for k, t := range targets {
+			hint[k] = desc.Types[t].Type
+		}
+		p.valuesHint = hint
+	}
+	r, err := p.planSubquery(sel, 0)
+	p.valuesHint = nil
+	if err != nil {
+		return nil, err
+	}
+	if r.arity() > len(targets) {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more expressions than target columns")
+	}
+	if r.arity() < len(targets) && len(cols) > 0 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
+	}
+	es := make([]expr.Expr, desc.Arity())
+	s := descScope(desc)
+	for i := range es {
+		es[i] = expr.TypedNull(desc.Types[i].Type)
+	}
+	for k := 0; k < r.arity(); k++ {
+		t := targets[k]
+		x := typed{e: expr.Column(k), t: r.scope.cols[k].typ}
+		e, err := assignExpr(x, desc.Types[t].Type, desc.Name(t))
+		if err != nil {
+			return nil, err
+		}
+		es[t] = e
+	}
+	r.project(es, s)
+	pl := r.plan()
+	return &Query{Plan: pl, Desc: desc, Finishing: identityFinishing(desc.Arity()), DependsOn: pl.DependsOn()}, nil
+}
+
+// assignExpr converts a value to a column's type as assignment does.
+func assignExpr(x typed, t row.Type, col string) (expr.Expr, error) {
+	if x.t.Type == t {
+		return x.e, nil
+	}
+	if x.t.Type == row.TypeNull || (x.t.Type == row.TypeInt64 && t == row.TypeFloat64) ||
+		(x.t.Type == row.TypeFloat64 && t == row.TypeInt64) {
+		return expr.Cast(x.e, t), nil
+	}
+	return expr.Expr{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "column %q is of type %s but expression is of type %s",
+		col, PGTypeName(t), PGTypeName(x.t.Type))
+}
+
+// PlanUpdate plans an UPDATE of a table: the result has the old row's
+// columns followed by the new row's, for each row the WHERE selects.
+func (p *Planner) PlanUpdate(table Relation, alias string, set []*pg.Node, where *pg.Node) (*Query, error) {
+	if alias == "" {
+		alias = table.Name
+	}
+	s := descScope(table.Desc)
+	for i := range s.cols {
+		s.cols[i].table = alias
+	}
+	r := newRel(plan.NewGet(table.ID), s)
+	if err := p.whereClause(r, where); err != nil {
+		return nil, err
+	}
+	es := make([]expr.Expr, 0, 2*table.Desc.Arity())
+	for i := range table.Desc.Types {
+		es = append(es, expr.Column(i))
+	}
+	newCols := make([]expr.Expr, table.Desc.Arity())
+	for i := range newCols {
+		newCols[i] = expr.Column(i)
+	}
+	assigned := map[int]bool{}
+	c := &exprCtx{p: p, scope: s, clause: "UPDATE"}
+	for _, n := range set {
+		rt := n.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 {
+			return nil, sqlerr.Unsupported("this form of UPDATE ... SET")
+		}
+		col, err := s.resolve("", rt.Name)
+		if err != nil {
+			return nil, err
+		}
+		if assigned[col] {
+			return nil, sqlerr.Errorf(sqlerr.DuplicateColumn, "multiple assignments to same column %q", rt.Name)
+		}
+		assigned[col] = true
+		x, err := c.lowerAs(rt.Val, table.Desc.Types[col].Type)
+		if err != nil {
+			return nil, err
+		}
+		e, err := assignExpr(x, table.Desc.Types[col].Type, rt.Name)
+		if err != nil {
+			return nil, err
+		}
+		newCols[col] = e
+	}
+	es = append(es, newCols...)
+	out := &scope{cols: append(append([]column(nil), s.cols...), s.cols...)}
+	r.project(es, out)
+	pl := r.plan()
+	d := r.desc()
+	return &Query{Plan: pl, Desc: d, Finishing: identityFinishing(d.Arity()), DependsOn: pl.DependsOn()}, nil
+}
+
+// PlanDelete plans the rows a DELETE removes.
+func (p *Planner) PlanDelete(table Relation, alias string, where *pg.Node) (*Query, error) {
+	if alias == "" {
+		alias = table.Name
+	}
+	s := descScope(table.Desc)
+	for i := range s.cols {
+		s.cols[i].table = alias
+	}
+	r := newRel(plan.NewGet(table.ID), s)
+	if err := p.whereClause(r, where); err != nil {
+		return nil, err
+	}
+	pl := r.plan()
+	d := r.desc()
+	return &Query{Plan: pl, Desc: d, Finishing: identityFinishing(d.Arity()), DependsOn: pl.DependsOn()}, nil
+}
+
+func (p *Planner) whereClause(r *rel, where *pg.Node) error {
+	if where == nil {
+		return nil
+	}
+	c := &exprCtx{p: p, scope: r.scope, clause: "WHERE"}
+	x, err := c.lowerAs(where, row.TypeBool)
+	if err != nil {
+		return err
+	}
+	if err := wantBool(x, "WHERE"); err != nil {
+		return err
+	}
+	r.filter(x.e)
+	return nil
+}

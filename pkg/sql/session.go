@@ -1,0 +1,132 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/parse"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// Engine executes SQL statements for many sessions against one Backend.
+// It is safe for concurrent use.
+type Engine struct {
+	backend Backend
+	// writeMu serialises statements that read a table and then write it
+	// (UPDATE, DELETE) and DDL that checks the catalog then changes it, so
+	// that two sessions cannot interleave between the check and the change.
+	writeMu sync.Mutex
+}
+
+// NewEngine returns an engine over b.
+func NewEngine(b Backend) *Engine { return &Engine{backend: b} }
+
+// Column is one column of a statement's result.
+type Column struct {
+	Name string
+	Type row.ColumnType
+}
+
+// Result is the outcome of one statement.
+type Result struct {
+	// Tag is the command tag ("SELECT 3", "INSERT 0 2", "CREATE TABLE").
+	Tag string
+	// Columns is nil for statements that return no rows.
+	Columns []Column
+	Rows    [][]row.Datum
+	// Copy, when set, streams rows to the client with COPY TO STDOUT
+	// (SUBSCRIBE). The caller must Close it.
+	Copy RowStream
+	// ParameterChanges are session variables whose new value must be
+	// reported to the client (ParameterStatus), by wire name.
+	ParameterChanges map[string]string
+}
+
+// RowStream is an unbounded stream of rows, such as a SUBSCRIBE's.
+type RowStream interface {
+	// Next blocks until at least one row is available, the stream ends
+	// (io.EOF) or ctx is done.
+	Next(ctx context.Context) ([][]row.Datum, error)
+	Close()
+}
+
+// Prepared is a statement checked and described without executing it.
+type Prepared struct {
+	Statement  parse.Statement
+	ParamTypes []row.Type
+	// Columns is nil for statements that return no rows.
+	Columns []Column
+}
+
+// Session is one client's connection state: variables, open cursors,
+// transaction status. It is not safe for concurrent use.
+type Session struct {
+	engine  *Engine
+	user    string
+	vars    *Vars
+	cursors map[string]*cursor
+	inTx    bool
+}
+
+// NewSession starts a session for user.
+func (e *Engine) NewSession(user string) *Session {
+	return &Session{engine: e, user: user, vars: newVars(), cursors: map[string]*cursor{}}
+}
+
+// Vars returns the session's variables.
+func (s *Session) Vars() *Vars { return s.vars }
+
+// User returns the session's user name.
+func (s *Session) User() string { return s.user }
+
+// InTransaction reports whether an explicit transaction block is open.
+func (s *Session) InTransaction() bool { return s.inTx }
+
+// Close releases the session's cursors.
+func (s *Session) Close() {
+	for name, c := range s.cursors {
+		c.close()
+		delete(s.cursors, name)
+	}
+}
+
+// ExecuteSQL parses text and executes each statement in turn, stopping at
+// the first error. It returns the results of the statements that ran.
+func (s *Session) ExecuteSQL(ctx context.Context, text string) ([]*Result, error) {
+	sts, err := parse.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Result
+	for _, st := range sts {
+		r, err := s.Execute(ctx, st, nil)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Execute runs one statement with bound parameter values.
+func (s *Session) Execute(ctx context.Context, st parse.Statement, params []row.Datum) (*Result, error) {
+	r, err := s.execute(ctx, st, params)
+	if err != nil {
+		return nil, sqlerr.Convert(err)
+	}
+	return r, nil
+}
+
+// Prepare plans st without running it, inferring parameter types that
+// paramTypes leaves as row.TypeInvalid, and describes its result.
+func (s *Session) Prepare(ctx context.Context, st parse.Statement, paramTypes []row.Type) (*Prepared, error) {
+	p, err := s.prepare(ctx, st, paramTypes)
+	if err != nil {
+		return nil, sqlerr.Convert(err)
+	}
+	return p, nil
+}
+
+func tagf(format string, args ...any) *Result { return &Result{Tag: fmt.Sprintf(format, args...)} }

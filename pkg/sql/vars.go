@@ -1,0 +1,193 @@
+package sql
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// Session variable names Tandem gives meaning to.
+const (
+	VarCluster              = "cluster"
+	VarClusterReplica       = "cluster_replica"
+	VarTransactionIsolation = "transaction_isolation"
+)
+
+// Transaction isolation levels.
+const (
+	IsolationSerializable       = "serializable"
+	IsolationStrictSerializable = "strict serializable"
+)
+
+// sessionVar describes one session variable: its default and how a new
+// value is checked and normalised.
+type sessionVar struct {
+	def string
+	// reportStatus says the value is sent to the client in ParameterStatus
+	// at startup and on change, as Postgres does for these names.
+	reportStatus bool
+	check        func(string) (string, error)
+}
+
+func anyValue(s string) (string, error) { return s, nil }
+
+func fixedValue(allowed ...string) func(string) (string, error) {
+	return func(s string) (string, error) {
+		for _, a := range allowed {
+			if strings.EqualFold(s, a) {
+				return a, nil
+			}
+		}
+		return "", sqlerr.Errorf(sqlerr.InvalidParameterValue, "invalid value %q (allowed: %s)", s, strings.Join(allowed, ", "))
+	}
+}
+
+func isolationValue(s string) (string, error) {
+	switch strings.ToLower(strings.Join(strings.Fields(s), " ")) {
+	case "serializable":
+		return IsolationSerializable, nil
+	case "strict serializable", "strict_serializable":
+		return IsolationStrictSerializable, nil
+	case "read committed", "repeatable read", "read uncommitted":
+		// Postgres clients set these; every read here is at least
+		// serializable, which is allowed to stand in for weaker levels.
+		return IsolationSerializable, nil
+	}
+	return "", sqlerr.Errorf(sqlerr.InvalidParameterValue, "invalid value for transaction_isolation: %q (serializable or strict serializable)", s)
+}
+
+// sessionVars is the table of session variables. It is a function, not a
+// package-level map, so that no package state can be mutated.
+func sessionVars() map[string]sessionVar {
+	return map[string]sessionVar{
+		VarCluster:                    {def: "default", check: anyValue},
+		VarClusterReplica:             {def: "", check: anyValue},
+		VarTransactionIsolation:       {def: IsolationStrictSerializable, check: isolationValue},
+		"application_name":            {def: "", reportStatus: true, check: anyValue},
+		"client_encoding":             {def: "UTF8", reportStatus: true, check: fixedValue("UTF8")},
+		"datestyle":                   {def: "ISO, MDY", reportStatus: true, check: anyValue},
+		"timezone":                    {def: "UTC", reportStatus: true, check: fixedValue("UTC")},
+		"intervalstyle":               {def: "postgres", reportStatus: true, check: fixedValue("postgres")},
+		"extra_float_digits":          {def: "1", check: anyValue},
+		"search_path":                 {def: "public", check: anyValue},
+		"standard_conforming_strings": {def: "on", reportStatus: true, check: fixedValue("on")},
+		"statement_timeout":           {def: "0", check: anyValue},
+		"server_version":              {def: ServerVersion, reportStatus: true, check: nil},
+		"server_version_num":          {def: ServerVersionNum, check: nil},
+		"server_encoding":             {def: "UTF8", reportStatus: true, check: nil},
+		"integer_datetimes":           {def: "on", reportStatus: true, check: nil},
+		"is_superuser":                {def: "off", reportStatus: true, check: nil},
+		"max_identifier_length":       {def: "63", check: nil},
+		"database":                    {def: Database, check: nil},
+	}
+}
+
+// The server's identity as reported to clients. Drivers and psql parse
+// server_version to choose their catalog queries, so it names a Postgres
+// version whose catalog shape the pg_catalog emulation follows.
+const (
+	ServerVersion    = "16.0 (Tandem)"
+	ServerVersionNum = "160000"
+	Database         = "tandem"
+)
+
+// Vars holds one session's variables. It is owned by its session and not
+// safe for concurrent use.
+type Vars struct {
+	defs   map[string]sessionVar
+	values map[string]string
+}
+
+func newVars() *Vars { return &Vars{defs: sessionVars(), values: map[string]string{}} }
+
+// Get returns a variable's value.
+func (v *Vars) Get(name string) (string, error) {
+	name = strings.ToLower(name)
+	d, ok := v.defs[name]
+	if !ok {
+		return "", sqlerr.Errorf(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	if val, ok := v.values[name]; ok {
+		return val, nil
+	}
+	return d.def, nil
+}
+
+// Set changes a variable, returning whether it is reported to clients.
+func (v *Vars) Set(name, value string) (report bool, err error) {
+	name = strings.ToLower(name)
+	d, ok := v.defs[name]
+	if !ok {
+		return false, sqlerr.Errorf(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	if d.check == nil {
+		return false, sqlerr.Errorf(sqlerr.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	}
+	val, err := d.check(value)
+	if err != nil {
+		return false, err
+	}
+	v.values[name] = val
+	return d.reportStatus, nil
+}
+
+// Reset restores a variable's default.
+func (v *Vars) Reset(name string) (report bool, err error) {
+	name = strings.ToLower(name)
+	d, ok := v.defs[name]
+	if !ok {
+		return false, sqlerr.Errorf(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	if d.check == nil {
+		return false, sqlerr.Errorf(sqlerr.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	}
+	delete(v.values, name)
+	return d.reportStatus, nil
+}
+
+// Reported returns the variables sent as ParameterStatus at startup, by
+// name, with the names in the case Postgres uses on the wire.
+func (v *Vars) Reported() map[string]string {
+	wire := map[string]string{"datestyle": "DateStyle", "timezone": "TimeZone", "intervalstyle": "IntervalStyle"}
+	out := map[string]string{}
+	for name, d := range v.defs {
+		if !d.reportStatus {
+			continue
+		}
+		val, _ := v.Get(name)
+		if w, ok := wire[name]; ok {
+			name = w
+		}
+		out[name] = val
+	}
+	return out
+}
+
+// WireName returns the name under which a reported variable is sent.
+func WireName(name string) string {
+	switch name {
+	case "datestyle":
+		return "DateStyle"
+	case "timezone":
+		return "TimeZone"
+	case "intervalstyle":
+		return "IntervalStyle"
+	}
+	return name
+}
+
+// All returns every variable and its value, sorted by name (SHOW ALL).
+func (v *Vars) All() [][2]string {
+	names := make([]string, 0, len(v.defs))
+	for n := range v.defs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([][2]string, 0, len(names))
+	for _, n := range names {
+		val, _ := v.Get(n)
+		out = append(out, [2]string{n, val})
+	}
+	return out
+}
