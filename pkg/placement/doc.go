@@ -1,0 +1,20 @@
+// Package placement decides which runtime of a replica process does what.
+//
+//   - DataflowClass (on plan.DataflowDescription) is the controller's choice:
+//     ClassFor tags a dataflow OneShotRead when it only answers one read and
+//     enable_compute_interactive_dataflows is on, Maintained otherwise.
+//   - Renders says which role renders which class: Solo renders every
+//     class, Maintenance renders Maintained, Interactive renders OneShotRead.
+//   - Multiplexer presents the two runtimes of a process as one endpoint. It
+//     is passive: every command goes to both runtimes, maintenance first,
+//     except a peek, which goes to the one runtime the routing policy picks.
+//     It merges responses so that a collection's frontiers and subscribe
+//     updates come only from the runtime that renders it, and exactly one
+//     PeekResponse leaves per peek uuid.
+//   - Route is the read-routing policy for fast-path peeks on maintained
+//     indexes (docs/design/read-routing.md).
+//
+// Invariants, each tested with a sabotage variant in multiplexer_test.go:
+// frontiers only from the owner; exactly one PeekResponse per uuid; commands
+// reach maintenance before interactive.
+package placement

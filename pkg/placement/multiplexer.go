@@ -1,0 +1,203 @@
+package placement
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/runtime"
+)
+
+// Target is what the multiplexer needs of a runtime; *runtime.Runtime (or a
+// role wrapper around it) satisfies it.
+type Target interface {
+	CreateDataflow(desc plan.DataflowDescription) error
+	AllowCompaction(id plan.GlobalID, f frontier.Frontier) error
+	UpdateConfiguration(params map[string]string) error
+	Peek(p runtime.Peek)
+	CancelPeek(uuid string)
+}
+
+// Runtime names one of the two runtimes behind a multiplexer.
+type Runtime int
+
+const (
+	MaintenanceRuntime Runtime = iota
+	InteractiveRuntime
+)
+
+func (r Runtime) String() string {
+	if r == InteractiveRuntime {
+		return "interactive"
+	}
+	return "maintenance"
+}
+
+// Multiplexer fronts the maintenance and interactive runtimes of one
+// process with a single command/response interface. Safe for concurrent
+// use; commands must be issued from one goroutine (the controller stream)
+// so that both runtimes see them in the same order.
+type Multiplexer struct {
+	rts     [2]Target
+	respond func(runtime.Response)
+
+	mu      sync.Mutex
+	owner   map[plan.GlobalID]Runtime // renderer of each export
+	peeks   map[string]Runtime        // pending peek uuid -> serving runtime
+	policy  Policy
+	sealed  SealedFunc
+	counts  [2]uint64 // peeks routed per runtime, for the routing note
+	dropped uint64    // responses suppressed (non-owner frontiers, duplicates)
+	// unfiltered disables response filtering; only tests set it, to show
+	// that the invariant tests fail without the filter.
+	unfiltered bool
+}
+
+// NewMultiplexer returns a multiplexer over the two runtimes; respond gets
+// the merged responses. Wire each runtime's Config.Respond to
+// ResponderFor(role).
+func NewMultiplexer(respond func(runtime.Response), policy Policy, sealed SealedFunc) *Multiplexer {
+	return &Multiplexer{
+		respond: respond,
+		owner:   map[plan.GlobalID]Runtime{},
+		peeks:   map[string]Runtime{},
+		policy:  policy,
+		sealed:  sealed,
+	}
+}
+
+// Attach sets the runtimes; it is separate from construction because each
+// runtime's Respond callback must exist before the runtime does.
+func (m *Multiplexer) Attach(maintenance, interactive Target) {
+	m.rts = [2]Target{maintenance, interactive}
+}
+
+// SetPolicy changes peek routing at once (a system parameter).
+func (m *Multiplexer) SetPolicy(p Policy) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.policy = p
+}
+
+// Routed returns how many peeks each runtime was given.
+func (m *Multiplexer) Routed() (maintenance, interactive uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.counts[MaintenanceRuntime], m.counts[InteractiveRuntime]
+}
+
+// CreateDataflow records which runtime renders the dataflow's exports and
+// forwards it to both runtimes, maintenance first. The runtime that does not
+// render it records its exports as peers. An error from either is returned
+// (both are attempted, so their peer bookkeeping stays aligned).
+func (m *Multiplexer) CreateDataflow(desc plan.DataflowDescription) error {
+	owner := MaintenanceRuntime
+	if desc.Class == plan.ClassOneShotRead {
+		owner = InteractiveRuntime
+	}
+	m.mu.Lock()
+	for _, e := range desc.IndexExports {
+		m.owner[e.ID] = owner
+	}
+	for _, s := range desc.SubscribeSinks {
+		m.owner[s.ID] = owner
+	}
+	m.mu.Unlock()
+	return errors.Join(m.rts[MaintenanceRuntime].CreateDataflow(desc), m.rts[InteractiveRuntime].CreateDataflow(desc))
+}
+
+// AllowCompaction goes to both runtimes: the renderer applies it, the other
+// advances its standing hold (I1c).
+func (m *Multiplexer) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
+	// The owner entry stays until the closed frontier report passes admit.
+	return errors.Join(m.rts[MaintenanceRuntime].AllowCompaction(id, f), m.rts[InteractiveRuntime].AllowCompaction(id, f))
+}
+
+// UpdateConfiguration goes to both runtimes.
+func (m *Multiplexer) UpdateConfiguration(params map[string]string) error {
+	if v, ok := params["peek_routing"]; ok {
+		p, err := ParsePolicy(v)
+		if err != nil {
+			return err
+		}
+		m.SetPolicy(p)
+	}
+	return errors.Join(m.rts[MaintenanceRuntime].UpdateConfiguration(params), m.rts[InteractiveRuntime].UpdateConfiguration(params))
+}
+
+// Peek sends the peek to exactly one runtime: the renderer of a one-shot
+// index, or the routing policy's pick for a maintained index.
+func (m *Multiplexer) Peek(p runtime.Peek) {
+	m.mu.Lock()
+	rt, ok := m.owner[p.Target]
+	if !ok || rt == MaintenanceRuntime {
+		rt = Route(m.policy, p.Target, p.Timestamp, m.sealed)
+	}
+	if _, dup := m.peeks[p.UUID]; dup {
+		m.mu.Unlock()
+		m.respond(&runtime.PeekResponse{UUID: p.UUID, Error: fmt.Errorf("peek %s: duplicate uuid", p.UUID)})
+		return
+	}
+	m.peeks[p.UUID] = rt
+	m.counts[rt]++
+	m.mu.Unlock()
+	m.rts[rt].Peek(p)
+}
+
+// CancelPeek goes to the runtime serving the peek.
+func (m *Multiplexer) CancelPeek(uuid string) {
+	m.mu.Lock()
+	rt, ok := m.peeks[uuid]
+	m.mu.Unlock()
+	if ok {
+		m.rts[rt].CancelPeek(uuid)
+	}
+}
+
+// ResponderFor returns the Respond callback for the runtime rt.
+func (m *Multiplexer) ResponderFor(rt Runtime) func(runtime.Response) {
+	return func(resp runtime.Response) {
+		if m.admit(rt, resp) {
+			m.respond(resp)
+		}
+	}
+}
+
+// admit decides whether a response from rt leaves the process.
+func (m *Multiplexer) admit(rt Runtime, resp runtime.Response) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ok bool
+	switch r := resp.(type) {
+	case *runtime.Frontiers:
+		ok = m.ownerLocked(r.ID) == rt
+		if ok && r.Write.IsClosed() && r.Output.IsClosed() {
+			delete(m.owner, r.ID)
+		}
+	case *runtime.SubscribeResponse:
+		ok = m.ownerLocked(r.ID) == rt
+	case *runtime.PeekResponse:
+		serving, pending := m.peeks[r.UUID]
+		ok = pending && serving == rt
+		if ok {
+			delete(m.peeks, r.UUID)
+		}
+	default:
+		ok = rt == MaintenanceRuntime
+	}
+	if !ok {
+		m.dropped++
+	}
+	return ok || m.unfiltered
+}
+
+// ownerLocked returns the renderer of id; ids no dataflow exported (the
+// introspection collections of CreateInstance) belong to maintenance.
+func (m *Multiplexer) ownerLocked(id plan.GlobalID) Runtime {
+	if rt, ok := m.owner[id]; ok {
+		return rt
+	}
+	return MaintenanceRuntime
+}
