@@ -148,7 +148,9 @@ func runScenario(seed uint64, unfiltered bool) error {
 }
 
 // RoutePolicyFor maps 0..2 to a policy, for randomized tests.
-func RoutePolicyFor(i int) Policy { return []Policy{RouteMaintenance, RouteInteractive, RouteSealedHint}[i] }
+func RoutePolicyFor(i int) Policy {
+	return []Policy{RouteMaintenance, RouteInteractive, RouteSealedHint}[i]
+}
 
 func TestMultiplexerInvariants(t *testing.T) {
 	for seed := range uint64(100) {

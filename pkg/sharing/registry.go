@@ -15,9 +15,17 @@ type Key struct {
 	ID          string
 	Worker      int
 	Incarnation uint64
+	// Errors selects the index's error arrangement instead of its rows.
+	Errors bool
 }
 
-func (k Key) String() string { return fmt.Sprintf("%s/w%d/i%d", k.ID, k.Worker, k.Incarnation) }
+func (k Key) String() string {
+	s := fmt.Sprintf("%s/w%d/i%d", k.ID, k.Worker, k.Incarnation)
+	if k.Errors {
+		s += "/errs"
+	}
+	return s
+}
 
 // Registry is the per-process table of publication points. It is safe for
 // concurrent use by every worker of both runtimes.

@@ -1,0 +1,280 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/peek"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/render"
+	"github.com/tandemdb/tandem/pkg/compute/runtime"
+	"github.com/tandemdb/tandem/pkg/compute/trace"
+	"github.com/tandemdb/tandem/pkg/sharing"
+)
+
+// Incarnations counts, per GlobalId, how many dataflows exporting it this
+// process has seen. Both runtimes receive the same CreateDataflow stream, so
+// they agree on every incarnation without talking to each other.
+type Incarnations struct {
+	mu sync.Mutex
+	n  map[plan.GlobalID]uint64
+}
+
+// Next records one more export of id and returns its incarnation.
+func (in *Incarnations) Next(id plan.GlobalID) uint64 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.n == nil {
+		in.n = map[plan.GlobalID]uint64{}
+	}
+	in.n[id]++
+	return in.n[id]
+}
+
+// PeekMetrics receives the interactive path's peek measurements.
+type PeekMetrics interface {
+	PeekFinished(result string, d time.Duration)
+}
+
+// Interactive wraps the interactive runtime of a two-runtime process. It
+// renders OneShotRead dataflows on the inner runtime; for every Maintained
+// dataflow it records the exports as peers and keeps the standing hold on
+// their published points (I1c); and it serves peeks on peer indexes straight
+// from the registry, off the maintenance workers.
+type Interactive struct {
+	inner   Target
+	reg     *sharing.Registry
+	workers []int // global worker indexes of this process
+	respond func(runtime.Response)
+	metrics PeekMetrics
+
+	mu       sync.Mutex
+	incs     Incarnations
+	peers    map[plan.GlobalID]uint64 // peer index -> incarnation
+	peeks    map[string]context.CancelFunc
+	maxBytes int
+	ctx      context.Context
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// InteractiveConfig configures an Interactive wrapper.
+type InteractiveConfig struct {
+	Inner    Target
+	Registry *sharing.Registry
+	// Workers per process and this process's index: worker w of this
+	// process reads the points of global worker w + Workers*Process.
+	Workers, Process int
+	// Respond receives the peer peeks' responses (the multiplexer's
+	// interactive responder).
+	Respond        func(runtime.Response)
+	Metrics        PeekMetrics
+	MaxResultBytes int
+}
+
+// NewInteractive returns the wrapper; Close stops its in-flight reads.
+func NewInteractive(cfg InteractiveConfig) *Interactive {
+	ctx, stop := context.WithCancel(context.Background())
+	ws := make([]int, cfg.Workers)
+	for w := range ws {
+		ws[w] = w + cfg.Workers*cfg.Process
+	}
+	return &Interactive{
+		inner: cfg.Inner, reg: cfg.Registry, workers: ws, respond: cfg.Respond, metrics: cfg.Metrics,
+		peers: map[plan.GlobalID]uint64{}, peeks: map[string]context.CancelFunc{},
+		maxBytes: cfg.MaxResultBytes, ctx: ctx, stop: stop,
+	}
+}
+
+// Close cancels every in-flight peer read and waits for them.
+func (x *Interactive) Close() {
+	x.stop()
+	x.wg.Wait()
+}
+
+func (x *Interactive) key(id plan.GlobalID, inc uint64, worker int, errs bool) sharing.Key {
+	return sharing.Key{ID: id.String(), Worker: worker, Incarnation: inc, Errors: errs}
+}
+
+// CreateDataflow renders a OneShotRead dataflow; for any other it records
+// the index exports as peers held at the dataflow's as_of.
+func (x *Interactive) CreateDataflow(desc plan.DataflowDescription) error {
+	if desc.Class == plan.ClassOneShotRead {
+		return x.inner.CreateDataflow(desc)
+	}
+	var errs []error
+	for _, e := range desc.IndexExports {
+		inc := x.incs.Next(e.ID)
+		x.mu.Lock()
+		x.peers[e.ID] = inc
+		x.mu.Unlock()
+		errs = append(errs, x.advanceStanding(e.ID, inc, desc.AsOf))
+	}
+	return errors.Join(errs...)
+}
+
+func (x *Interactive) advanceStanding(id plan.GlobalID, inc uint64, f frontier.Frontier) error {
+	var errs []error
+	for _, w := range x.workers {
+		for _, e := range []bool{false, true} {
+			errs = append(errs, x.reg.AdvanceStandingHold(x.key(id, inc, w, e), f))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// AllowCompaction advances the standing hold of a peer index, or goes to
+// the inner runtime for what it renders.
+func (x *Interactive) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
+	x.mu.Lock()
+	inc, peer := x.peers[id]
+	if peer && f.IsClosed() {
+		delete(x.peers, id)
+	}
+	x.mu.Unlock()
+	if peer {
+		return x.advanceStanding(id, inc, f)
+	}
+	return x.inner.AllowCompaction(id, f)
+}
+
+// UpdateConfiguration applies what the wrapper uses and forwards the rest.
+func (x *Interactive) UpdateConfiguration(params map[string]string) error {
+	if v, ok := params["max_result_size"]; ok {
+		var n int
+		if _, err := fmt.Sscan(v, &n); err == nil {
+			x.mu.Lock()
+			x.maxBytes = n
+			x.mu.Unlock()
+		}
+	}
+	return x.inner.UpdateConfiguration(params)
+}
+
+// Peek serves a peek on a peer index from the registry; any other peek goes
+// to the inner runtime.
+func (x *Interactive) Peek(p runtime.Peek) {
+	x.mu.Lock()
+	inc, peer := x.peers[p.Target]
+	if !peer {
+		x.mu.Unlock()
+		x.inner.Peek(p)
+		return
+	}
+	ctx, cancel := context.WithCancel(x.ctx)
+	x.peeks[p.UUID] = cancel
+	maxBytes := x.maxBytes
+	x.mu.Unlock()
+	x.wg.Add(1)
+	go func() {
+		defer x.wg.Done()
+		start := time.Now()
+		rows, err := x.readPeer(ctx, p, inc, maxBytes)
+		x.mu.Lock()
+		delete(x.peeks, p.UUID)
+		x.mu.Unlock()
+		resp := &runtime.PeekResponse{UUID: p.UUID, Rows: rows, Error: err}
+		result := "rows"
+		switch {
+		case errors.Is(err, context.Canceled):
+			resp = &runtime.PeekResponse{UUID: p.UUID, Canceled: true}
+			result = "canceled"
+		case err != nil:
+			result = "error"
+		}
+		if x.metrics != nil {
+			x.metrics.PeekFinished(result, time.Since(start))
+		}
+		x.respond(resp)
+	}()
+}
+
+// CancelPeek cancels a peer read (answered Canceled) or forwards.
+func (x *Interactive) CancelPeek(uuid string) {
+	x.mu.Lock()
+	cancel, ok := x.peeks[uuid]
+	x.mu.Unlock()
+	if ok {
+		cancel()
+		return
+	}
+	x.inner.CancelPeek(uuid)
+}
+
+// readPeer waits until every local worker's published shard is sealed at
+// the peek's time, then walks them. Reader holds keep the publisher from
+// compacting past the time while the walk runs.
+func (x *Interactive) readPeer(ctx context.Context, p runtime.Peek, inc uint64, maxBytes int) ([]peek.RowCount, error) {
+	opts := peek.Options{Keys: p.Keys, MaxResultBytes: maxBytes}
+	if p.MFP != nil {
+		opts.Transform = render.MFPTransform(p.MFP)
+	}
+	var all []peek.RowCount
+	for _, w := range x.workers {
+		okRead, errRead, release, err := x.capture(ctx, p, inc, w)
+		if err != nil {
+			return nil, err
+		}
+		var evalErr error
+		errRead.Scan(func(key, _ []byte, diff int64) bool {
+			if diff > 0 {
+				evalErr = render.DecodeErrorRow(key)
+				return false
+			}
+			return true
+		})
+		if evalErr != nil {
+			release()
+			return nil, evalErr
+		}
+		walk := peek.NewWalk(okRead, opts)
+		for !walk.Step(4096) {
+			if ctx.Err() != nil {
+				release()
+				return nil, ctx.Err()
+			}
+		}
+		rows, err := walk.Result()
+		release()
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, rows...)
+	}
+	return all, nil
+}
+
+// capture waits for worker w's ok and error points to be sealed at the
+// peek's time and returns reads of both with a release func for the holds.
+func (x *Interactive) capture(ctx context.Context, p runtime.Peek, inc uint64, w int) (ok, errs trace.Read, release func(), err error) {
+	var reads [2]trace.Read
+	var holds []*sharing.ReaderHold
+	release = func() {
+		for _, h := range holds {
+			_ = h.Release()
+		}
+	}
+	for i, e := range []bool{false, true} {
+		im := x.reg.Import(x.key(p.Target, inc, w, e))
+		h, herr := im.Hold(p.Timestamp)
+		if herr != nil {
+			release()
+			return ok, errs, nil, fmt.Errorf("peek %s at %d on index %s: %w", p.UUID, p.Timestamp, p.Target, trace.ErrCompacted)
+		}
+		holds = append(holds, h)
+		s, werr := im.Wait(ctx, p.Timestamp)
+		if werr != nil {
+			release()
+			if errors.Is(werr, sharing.ErrCompacted) {
+				werr = fmt.Errorf("peek %s: %w", p.UUID, trace.ErrCompacted)
+			}
+			return ok, errs, nil, werr
+		}
+		reads[i] = trace.Read{Batches: s.Batches, Time: p.Timestamp, Since: s.Since, Upper: s.Upper}
+	}
+	return reads[0], reads[1], release, nil
+}

@@ -1,0 +1,116 @@
+package placement
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/runtime"
+	"github.com/tandemdb/tandem/pkg/compute/trace"
+	"github.com/tandemdb/tandem/pkg/sharing"
+)
+
+// Maintenance wraps the maintenance runtime of a two-runtime process: it
+// renders every dataflow that is not OneShotRead, and publishes the index
+// exports it builds into the registry (it is the runtime's Publisher).
+type Maintenance struct {
+	inner Target
+	reg   *sharing.Registry
+	incs  Incarnations
+	// current is the incarnation the workers publish under, read when a
+	// worker builds the export.
+	current map[plan.GlobalID]uint64
+	peers   map[plan.GlobalID]bool
+}
+
+// NewMaintenance returns the wrapper; call SetInner once the runtime exists
+// (the runtime needs the wrapper as its Publisher first).
+func NewMaintenance(reg *sharing.Registry) *Maintenance {
+	return &Maintenance{reg: reg, current: map[plan.GlobalID]uint64{}, peers: map[plan.GlobalID]bool{}}
+}
+
+// SetInner sets the wrapped runtime.
+func (x *Maintenance) SetInner(inner Target) { x.inner = inner }
+
+// CreateDataflow renders Maintained dataflows; OneShotRead exports are
+// recorded as peers (the interactive runtime renders them).
+func (x *Maintenance) CreateDataflow(desc plan.DataflowDescription) error {
+	if desc.Class == plan.ClassOneShotRead {
+		x.incs.mu.Lock()
+		for _, e := range desc.IndexExports {
+			x.peers[e.ID] = true
+		}
+		x.incs.mu.Unlock()
+		return nil
+	}
+	for _, e := range desc.IndexExports {
+		inc := x.incs.Next(e.ID)
+		x.incs.mu.Lock()
+		x.current[e.ID] = inc
+		x.incs.mu.Unlock()
+	}
+	return x.inner.CreateDataflow(desc)
+}
+
+// AllowCompaction forwards compaction of what this runtime renders and
+// forgets dropped peers.
+func (x *Maintenance) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
+	x.incs.mu.Lock()
+	peer := x.peers[id]
+	if peer && f.IsClosed() {
+		delete(x.peers, id)
+	}
+	x.incs.mu.Unlock()
+	if peer {
+		return nil
+	}
+	return x.inner.AllowCompaction(id, f)
+}
+
+// UpdateConfiguration forwards.
+func (x *Maintenance) UpdateConfiguration(params map[string]string) error {
+	return x.inner.UpdateConfiguration(params)
+}
+
+// Peek forwards.
+func (x *Maintenance) Peek(p runtime.Peek) { x.inner.Peek(p) }
+
+// CancelPeek forwards.
+func (x *Maintenance) CancelPeek(uuid string) { x.inner.CancelPeek(uuid) }
+
+// Publish implements runtime.Publisher: worker (a global worker index)
+// built its shard of index export id.
+func (x *Maintenance) Publish(id plan.GlobalID, worker int, ok, errs *trace.Trace) (runtime.Publication, error) {
+	x.incs.mu.Lock()
+	inc := x.current[id]
+	x.incs.mu.Unlock()
+	key := sharing.Key{ID: id.String(), Worker: worker, Incarnation: inc}
+	okPub, err := x.reg.Publish(key, runtime.Maintenance.String(), ok)
+	if err != nil {
+		return nil, fmt.Errorf("publish %s: %w", key, err)
+	}
+	key.Errors = true
+	errPub, err := x.reg.Publish(key, runtime.Maintenance.String(), errs)
+	if err != nil {
+		okPub.Close()
+		return nil, fmt.Errorf("publish %s: %w", key, err)
+	}
+	return &publication{pubs: [2]*sharing.Publication{okPub, errPub}}, nil
+}
+
+// publication publishes an index's ok and error arrangements together.
+type publication struct{ pubs [2]*sharing.Publication }
+
+func (p *publication) Refresh() error {
+	return errors.Join(p.pubs[0].Refresh(), p.pubs[1].Refresh())
+}
+
+func (p *publication) Compact(f frontier.Frontier) error {
+	return errors.Join(p.pubs[0].Compact(f), p.pubs[1].Compact(f))
+}
+
+func (p *publication) Close() {
+	p.pubs[0].Close()
+	p.pubs[1].Close()
+}
