@@ -8,7 +8,7 @@ BIN := bin
 RACE_PKGS ?= ./pkg/...
 EXTRA_TESTS :=
 
-.PHONY: all build test test-unit test-race vet run generate check-generate bench clean
+.PHONY: all build test test-unit test-race vet run generate bench clean
 all: build
 
 build:
@@ -24,6 +24,12 @@ test-race:
 	$(GO) test -count=1 -race -timeout 30m $(RACE_PKGS)
 
 -include hack/make/*.mk
+
+# The embedded default: controller plus local replica processes.
+run: run-controller
+
+# Regenerates every generated file (protobuf, deepcopy, CRD YAML).
+generate: generate-proto generate-k8s
 
 test: vet test-unit test-race $(EXTRA_TESTS)
 

@@ -58,7 +58,10 @@ type Item struct {
 	// an index) or a storage sink (for a materialized view). Nil for
 	// other kinds.
 	Plan *plan.Plan
-	// DependsOn lists the ids of the items this item reads.
+	// DependsOn lists the ids of the items this item was defined over,
+	// views included (the SQL layer refuses to drop them while this item
+	// exists). The collections a Plan reads are its Gets (Plan.DependsOn),
+	// which never name views: views are inlined.
 	DependsOn []plan.GlobalID
 }
 

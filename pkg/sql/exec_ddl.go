@@ -131,7 +131,8 @@ func (s *Session) createView(ctx context.Context, v *pg.ViewStmt, text string) (
 	if sel == nil {
 		return nil, sqlerr.Unsupported("views over non-SELECT statements")
 	}
-	q, err := s.planner(sn, nil, nil).PlanRelation(sel)
+	pl := s.planner(sn, nil, nil)
+	q, err := pl.PlanRelation(sel)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +141,7 @@ func (s *Session) createView(ctx context.Context, v *pg.ViewStmt, text string) (
 		return nil, err
 	}
 	if _, err := s.engine.backend.CreateItem(ctx, Item{
-		Schema: SchemaPublic, Name: name.Name, Kind: KindView, Desc: desc, SQL: text, DependsOn: q.DependsOn,
+		Schema: SchemaPublic, Name: name.Name, Kind: KindView, Desc: desc, SQL: text, DependsOn: pl.Referenced(),
 	}); err != nil {
 		return nil, err
 	}
@@ -207,7 +208,8 @@ func (s *Session) createMaterializedView(ctx context.Context, st *parse.CreateMa
 	if err := s.checkCluster(ctx, cluster); err != nil {
 		return nil, err
 	}
-	q, err := s.planner(sn, nil, nil).PlanRelation(st.Query)
+	pl := s.planner(sn, nil, nil)
+	q, err := pl.PlanRelation(st.Query)
 	if err != nil {
 		return nil, err
 	}
@@ -215,10 +217,10 @@ func (s *Session) createMaterializedView(ctx context.Context, st *parse.CreateMa
 	if err != nil {
 		return nil, err
 	}
-	pl := q.Plan
+	p := q.Plan
 	if _, err := s.engine.backend.CreateItem(ctx, Item{
 		Schema: SchemaPublic, Name: st.Name.Name, Kind: KindMaterializedView, Desc: desc, SQL: st.SQL,
-		Cluster: cluster, Plan: &pl, DependsOn: q.DependsOn,
+		Cluster: cluster, Plan: &p, DependsOn: pl.Referenced(),
 	}); err != nil {
 		return nil, err
 	}
@@ -293,7 +295,7 @@ func (s *Session) createIndex(ctx context.Context, st *parse.CreateIndex) (*Resu
 		if err != nil {
 			return nil, err
 		}
-		p, deps = q.Plan, q.DependsOn
+		p, deps = q.Plan, append(pl.Referenced(), on.ID)
 	} else {
 		p = plan.NewGet(on.ID)
 	}

@@ -75,9 +75,11 @@ func (s *Session) show(ctx context.Context, st *parse.Show) (*Result, error) {
 			return nil, err
 		}
 	}
-	sort.SliceStable(res.Rows, func(i, j int) bool {
-		return row.CompareDatums(res.Rows[i], res.Rows[j]) < 0
-	})
+	if st.Kind != parse.ShowColumns {
+		sort.SliceStable(res.Rows, func(i, j int) bool {
+			return row.CompareDatums(res.Rows[i], res.Rows[j]) < 0
+		})
+	}
 	res.Tag = fmt.Sprintf("SELECT %d", len(res.Rows))
 	return res, nil
 }
@@ -146,4 +148,3 @@ func keyString(s string, d row.RelationDesc) string {
 	}
 	return s
 }
-

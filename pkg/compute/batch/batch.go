@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -22,20 +23,28 @@ type Batch struct {
 	desc Description
 
 	// keyOffs[i]..keyOffs[i+1] bounds key i in keyData; keyVals[i]..keyVals[i+1]
-	// bounds its values (indices into valOffs).
+	// bounds its values (indices into valOffs). keyVals is nil when every
+	// key has exactly one value (the identity map, not stored).
 	keyData []byte
 	keyOffs []uint32
 	keyVals []uint32
 
 	// valOffs[j]..valOffs[j+1] bounds value j in valData; valUpds[j]..valUpds[j+1]
-	// bounds its updates (indices into times and diffs).
+	// bounds its updates (indices into times and diffs). valUpds is nil when
+	// every value has exactly one update.
 	valData []byte
 	valOffs []uint32
 	valUpds []uint32
 
-	times []frontier.Time
-	diffs []int64
-
+	// times and diffs hold one entry per update, except that a column whose
+	// entries are all equal (a snapshot's diffs of 1, times compacted to
+	// since) is stored as maxRun copies of that entry, maxRun being the most
+	// updates of any value, so a run of any value can still be sliced out.
+	times      []frontier.Time
+	diffs      []int64
+	constTimes bool
+	constDiffs bool
+	n          int // number of updates
 	// index samples the 8-byte prefix of every indexStride-th key, so a
 	// seek first searches this small, cache-resident array and then only a
 	// block of keys in the arenas. It costs 8/indexStride bytes per key.
@@ -77,7 +86,7 @@ func (b *Batch) Lower() frontier.Frontier { return b.desc.Lower }
 func (b *Batch) Upper() frontier.Frontier { return b.desc.Upper }
 
 // Len returns the number of updates.
-func (b *Batch) Len() int { return len(b.times) }
+func (b *Batch) Len() int { return b.n }
 
 // KeyCount returns the number of distinct keys.
 func (b *Batch) KeyCount() int { return len(b.keyOffs) - 1 }
@@ -107,10 +116,32 @@ func (b *Batch) val(j int) []byte {
 	return b.valData[s:e:e]
 }
 
+// vals returns the range of key i's values.
+func (b *Batch) vals(i int) (start, end int) {
+	if b.keyVals == nil {
+		return i, i + 1
+	}
+	return int(b.keyVals[i]), int(b.keyVals[i+1])
+}
+
 // updates returns the times and diffs of value j, capacity-limited.
 func (b *Batch) updates(j int) ([]frontier.Time, []int64) {
-	s, e := b.valUpds[j], b.valUpds[j+1]
-	return b.times[s:e:e], b.diffs[s:e:e]
+	s, e := j, j+1
+	if b.valUpds != nil {
+		s, e = int(b.valUpds[j]), int(b.valUpds[j+1])
+	}
+	ts, ds := b.times, b.diffs
+	if b.constTimes {
+		ts = ts[: e-s : e-s]
+	} else {
+		ts = ts[s:e:e]
+	}
+	if b.constDiffs {
+		ds = ds[: e-s : e-s]
+	} else {
+		ds = ds[s:e:e]
+	}
+	return ts, ds
 }
 
 // writer appends sorted, consolidated updates to a batch under construction.
@@ -186,5 +217,66 @@ func (w *writer) finish() (*Batch, error) {
 	if w.tooLarge {
 		return nil, ErrTooLarge
 	}
-	return w.out, nil
+	return seal(w.out), nil
+}
+
+// seal turns a batch the writer filled (every column complete) into its
+// stored form: it elides identity offset columns and constant time and diff
+// columns, trims over-allocated columns so SizeBytes reflects the data (the
+// writer sizes for the worst case, and consolidation may leave far fewer
+// keys or updates), and builds the seek index.
+func seal(b *Batch) *Batch {
+	b.n = len(b.times)
+	maxRun := 1
+	for j := 1; j < len(b.valUpds); j++ {
+		maxRun = max(maxRun, int(b.valUpds[j]-b.valUpds[j-1]))
+	}
+	if b.n > 0 && allEqual(b.times) {
+		b.times, b.constTimes = repeat(b.times[0], maxRun), true
+	}
+	if b.n > 0 && allEqual(b.diffs) {
+		b.diffs, b.constDiffs = repeat(b.diffs[0], maxRun), true
+	}
+	if len(b.keyOffs) == len(b.valOffs) {
+		b.keyVals = nil
+	}
+	if len(b.valOffs)-1 == b.n {
+		b.valUpds = nil
+	}
+	b.keyData = clip(b.keyData)
+	b.keyOffs = clip(b.keyOffs)
+	b.keyVals = clip(b.keyVals)
+	b.valData = clip(b.valData)
+	b.valOffs = clip(b.valOffs)
+	b.valUpds = clip(b.valUpds)
+	b.times = clip(b.times)
+	b.diffs = clip(b.diffs)
+	b.buildIndex()
+	return b
+}
+
+func allEqual[E comparable](s []E) bool {
+	for _, x := range s {
+		if x != s[0] {
+			return false
+		}
+	}
+	return true
+}
+
+func repeat[E any](x E, n int) []E {
+	s := make([]E, n)
+	for i := range s {
+		s[i] = x
+	}
+	return s
+}
+
+// clip copies s into a right-sized slice when more than a quarter of its
+// capacity is unused.
+func clip[S ~[]E, E any](s S) S {
+	if cap(s)-len(s) > len(s)/4+8 {
+		return slices.Clone(s)
+	}
+	return s
 }

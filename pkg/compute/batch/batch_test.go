@@ -341,15 +341,50 @@ func TestMergeMatchesNaive(t *testing.T) {
 }
 
 func TestSizeBytes(t *testing.T) {
-	var upds []update
-	for i := range 1000 {
-		upds = append(upds, update{fmt.Sprintf("%08d", i), "0123456789abcdef", 1, 1})
+	tests := []struct {
+		name     string
+		upd      func(i int) []update
+		perUpd   int // expected bytes per update, within 10%
+		constant bool
+	}{
+		// A snapshot: one value and update per key, all at one time with
+		// diff 1: 8 key + 16 val + 2*4 offsets; offset and update columns elided.
+		{"snapshot", func(i int) []update {
+			return []update{{fmt.Sprintf("%08d", i), "0123456789abcdef", 1, 1}}
+		}, 32, true},
+		// Two updates per value at distinct times and diffs: only keyVals elided.
+		{"history", func(i int) []update {
+			k := fmt.Sprintf("%08d", i)
+			return []update{{k, "0123456789abcdef", 1, 1}, {k, "0123456789abcdef", 2, int64(i%3) + 2}}
+		}, (8+16+4+4+4)/2 + 16, false},
 	}
-	b := build(t, upds, desc(0, 2))
-	// 8 key + 16 val + 4*4 offsets + 16 time/diff = 56 bytes per update.
-	if got := b.SizeBytes(); got < 56*1000 || got > 70*1000 {
-		t.Fatalf("SizeBytes %d for 1000 updates, want about 56000", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var upds []update
+			for i := range 1000 {
+				upds = append(upds, tt.upd(i)...)
+			}
+			b := build(t, upds, desc(0, 3))
+			if b.constTimes != tt.constant || b.constDiffs != tt.constant {
+				t.Fatalf("constant columns: times %v diffs %v, want %v", b.constTimes, b.constDiffs, tt.constant)
+			}
+			got, want := float64(b.SizeBytes())/float64(len(upds)), float64(tt.perUpd)
+			if got < want || got > want*1.1 {
+				t.Fatalf("SizeBytes per update %.1f, want about %v", got, want)
+			}
+			if !slices.Equal(contents(b), contents(mustMerge(t, b, Empty(desc(3, 4))))) {
+				t.Fatal("merge with an empty batch changed the contents")
+			}
+		})
 	}
+}
+
+func mustMerge(t *testing.T, a, b *Batch) *Batch {
+	m, err := Merge(a, b, frontier.Minimum())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // TestBuilderRadixPath checks the radix sort used for large batches against

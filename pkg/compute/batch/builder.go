@@ -47,6 +47,14 @@ func (b *Builder) Push(key, val []byte, t frontier.Time, diff int64) {
 		b.tooLarge = true
 		return
 	}
+	// Grow by doubling: append's 1.25x growth for large slices copies (and,
+	// on fresh memory, page-faults) the staged data several times over.
+	if len(b.upds) == cap(b.upds) {
+		b.upds = slices.Grow(b.upds, max(len(b.upds), 1024))
+	}
+	if n := len(key) + len(val); len(b.stage)+n > cap(b.stage) {
+		b.stage = slices.Grow(b.stage, max(len(b.stage), n, 16<<10))
+	}
 	b.stage = append(b.stage, key...)
 	b.stage = append(b.stage, val...)
 	b.keyBytes += len(key)
@@ -82,7 +90,7 @@ func (b *Builder) Reset() {
 // reuse after Build. A long-lived builder (one per arrange operator) that
 // once built a snapshot of millions of updates must not hold twice that
 // memory for the rest of its life; small per-tick batches reuse buffers.
-const retainMax = 1 << 16
+const retainMax = 1 << 18
 
 // release resets the builder after Build, dropping buffers above retainMax.
 func (b *Builder) release() {
@@ -182,31 +190,5 @@ func (b *Builder) Build(desc Description) (*Batch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build batch %v: %w", desc, err)
 	}
-	return shrink(out), nil
-}
-
-// shrink trims over-allocated columns so SizeBytes reflects the data (the
-// builder sizes for the worst case (every update a distinct key), and
-// consolidation may leave far fewer keys or updates), and builds the seek
-// index: it seals a batch.
-func shrink(b *Batch) *Batch {
-	b.keyData = clip(b.keyData)
-	b.keyOffs = clip(b.keyOffs)
-	b.keyVals = clip(b.keyVals)
-	b.valData = clip(b.valData)
-	b.valOffs = clip(b.valOffs)
-	b.valUpds = clip(b.valUpds)
-	b.times = clip(b.times)
-	b.diffs = clip(b.diffs)
-	b.buildIndex()
-	return b
-}
-
-// clip copies s into a right-sized slice when more than a quarter of its
-// capacity is unused.
-func clip[S ~[]E, E any](s S) S {
-	if cap(s)-len(s) > len(s)/4+8 {
-		return slices.Clone(s)
-	}
-	return s
+	return out, nil
 }

@@ -28,8 +28,7 @@ func (b *Batch) Cursor() Cursor {
 
 func (c *Cursor) enterKey() {
 	if c.key < c.b.KeyCount() {
-		c.val = int(c.b.keyVals[c.key])
-		c.valEnd = int(c.b.keyVals[c.key+1])
+		c.val, c.valEnd = c.b.vals(c.key)
 	} else {
 		c.val, c.valEnd = 0, 0
 	}
@@ -107,7 +106,7 @@ func (c *Cursor) SeekVal(v []byte) {
 // RewindVals moves back to the current key's first value.
 func (c *Cursor) RewindVals() {
 	if c.KeyValid() {
-		c.val = int(c.b.keyVals[c.key])
+		c.val, _ = c.b.vals(c.key)
 	}
 }
 

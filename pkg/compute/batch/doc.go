@@ -5,7 +5,12 @@
 // Layout. A batch stores its keys and values in two byte arenas with uint32
 // offset arrays, and its times and diffs in plain integer slices, so a batch of
 // millions of updates holds a handful of pointers and the garbage collector
-// never walks per-update memory. Keys are distinct and sorted by
+// never walks per-update memory. Columns that carry no information are not
+// stored: per-key value ranges when every key has one value, per-value
+// update ranges when every value has one update, and a time or diff column
+// whose entries are all equal (a snapshot's diffs of 1; times compacted to
+// since). A settled arrangement of int64 keys and 16-byte values thus takes
+// 32 bytes per update, of which 24 are the data. Keys are distinct and sorted by
 // bytes.Compare; each key owns a sorted run of distinct values; each (key,
 // val) owns a run of updates with strictly increasing times and non-zero
 // diffs. Every update time t satisfies lower <= t, and t < upper unless

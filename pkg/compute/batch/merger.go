@@ -81,7 +81,7 @@ func (m *Merger) Work(fuel *int) bool {
 					// NewMerger checked the summed sizes; a merge never grows.
 					panic(fmt.Sprintf("batch: merge overflowed after size check: %v", err))
 				}
-				m.result = shrink(out)
+				m.result = out
 				break
 			}
 		}
@@ -117,12 +117,12 @@ func (m *Merger) nextKey() bool {
 	}
 	m.va, m.vaEnd, m.vb, m.vbEnd = 0, 0, 0, 0
 	if cmp <= 0 {
-		m.va, m.vaEnd = int(m.a.keyVals[m.ka]), int(m.a.keyVals[m.ka+1])
+		m.va, m.vaEnd = m.a.vals(m.ka)
 		m.w.startKey(m.a.key(m.ka))
 		m.ka++
 	}
 	if cmp >= 0 {
-		m.vb, m.vbEnd = int(m.b.keyVals[m.kb]), int(m.b.keyVals[m.kb+1])
+		m.vb, m.vbEnd = m.b.vals(m.kb)
 		m.w.startKey(m.b.key(m.kb))
 		m.kb++
 	}

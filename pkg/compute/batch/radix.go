@@ -26,6 +26,19 @@ func (b *Builder) sortStaged(upds, buf []staged) (sorted, spare []staged) {
 		return 0
 	}
 	n := len(upds)
+	// Input that arrives sorted (generators, operators emitting in key
+	// order) skips the sort, and then the gather in Build reads the stage
+	// sequentially.
+	sorted = upds
+	for i := 1; i < n; i++ {
+		if upds[i-1].prefix > upds[i].prefix || (upds[i-1].prefix == upds[i].prefix && cmp(upds[i-1], upds[i]) > 0) {
+			sorted = nil
+			break
+		}
+	}
+	if sorted != nil {
+		return upds, buf
+	}
 	if n < radixMin {
 		slices.SortFunc(upds, cmp)
 		return upds, buf

@@ -7,6 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/peek"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -32,15 +33,23 @@ const horizon = 8
 // while the runtime builds earlier dataflows would race, and re-using the
 // runtimes keeps a check cheap.)
 type engine struct {
-	h    *runtimetest.Harness
+	stats *coverage
+	h     *runtimetest.Harness
 	srcs []plan.GlobalID
 	net  map[plan.GlobalID]reference.Collection // what the tables hold
 	base frontier.Time
 }
 
-func newEngine(t *testing.T, shape runtimeShape, fresh func() plan.GlobalID) *engine {
+// coverage counts what the reads compared, so that a run that only ever
+// compared empty results fails instead of passing vacuously.
+type coverage struct {
+	reads, withRows, withErrors, invalid int
+}
+
+func newEngine(t *testing.T, shape runtimeShape, stats *coverage, fresh func() plan.GlobalID) *engine {
 	e := &engine{
-		h:    runtimetest.New(t, runtimetest.Options{Workers: shape.workers, Processes: shape.processes}),
+		stats: stats,
+		h:     runtimetest.New(t, runtimetest.Options{Workers: shape.workers, Processes: shape.processes}),
 		srcs: []plan.GlobalID{fresh(), fresh()},
 		net:  map[plan.GlobalID]reference.Collection{},
 	}
@@ -72,17 +81,23 @@ type fixture struct {
 // must be unaffected; a read before it must fail, never return rows).
 func TestEngineMatchesReference(t *testing.T) {
 	engines := make([]*engine, len(shapes))
+	var stats coverage
 	var nextID uint64 = 1000
 	fresh := func() plan.GlobalID { nextID++; return plan.User(nextID) }
 	rapid.Check(t, func(rt *rapid.T) {
 		si := rapid.IntRange(0, len(shapes)-1).Draw(rt, "shape")
 		if engines[si] == nil {
-			engines[si] = newEngine(t, shapes[si], fresh)
+			engines[si] = newEngine(t, shapes[si], &stats, fresh)
 		}
 		rt.Logf("runtime: %d workers x %d processes", shapes[si].workers, shapes[si].processes)
 		fx := newFixture(rt, engines[si], fresh)
 		fx.run(rt)
 	})
+	t.Logf("reads compared: %d (%d with rows, %d reporting evaluation errors, %d reporting invalid data)",
+		stats.reads, stats.withRows, stats.withErrors, stats.invalid)
+	if stats.reads > 50 && (stats.withRows == 0 || stats.withErrors == 0) {
+		t.Errorf("the generated cases never compared rows or never compared errors: the property is vacuous")
+	}
 }
 
 func newFixture(rt *rapid.T, e *engine, fresh func() plan.GlobalID) *fixture {
@@ -91,6 +106,12 @@ func newFixture(rt *rapid.T, e *engine, fresh func() plan.GlobalID) *fixture {
 	p := g.plan(rapid.IntRange(0, 3).Draw(rt, "depth"), "plan")
 	d := g.desc(p)
 	obj, idx := fresh(), fresh()
+	indexKey := g.columnKey(d, 1, "index_key")
+	if len(indexKey) == 0 {
+		// A relation without columns (a reduce with neither key nor
+		// aggregates) is indexed by a constant.
+		indexKey = []expr.Expr{expr.Literal(row.Int64(0))}
+	}
 	fx := &fixture{
 		e:       e,
 		index:   idx,
@@ -102,7 +123,7 @@ func newFixture(rt *rapid.T, e *engine, fresh func() plan.GlobalID) *fixture {
 		DebugName:      "enginetest",
 		SourceImports:  []plan.SourceImport{{ID: srcA, Desc: descA, Connection: plan.SourceConnection{Kind: plan.SourceTable}}, {ID: srcB, Desc: descB, Connection: plan.SourceConnection{Kind: plan.SourceTable}}},
 		ObjectsToBuild: []plan.Build{{ID: obj, Plan: p}},
-		IndexExports:   []plan.IndexExport{{ID: idx, On: obj, Key: g.columnKey(d, "index_key")}},
+		IndexExports:   []plan.IndexExport{{ID: idx, On: obj, Key: indexKey}},
 		AsOf:           frontier.At(e.base + fx.asOf),
 		Until:          frontier.Closed(),
 		Class:          plan.ClassMaintained,
@@ -117,18 +138,54 @@ func newFixture(rt *rapid.T, e *engine, fresh func() plan.GlobalID) *fixture {
 		if id == srcB {
 			desc = descB
 		}
-		n := rapid.IntRange(0, 16).Draw(rt, "updates")
-		for i := range n {
-			fx.updates[id] = append(fx.updates[id], reference.Update{
-				Row:  row.Pack(genRow(rt, desc, "row")...),
-				Time: frontier.Time(rapid.IntRange(0, horizon-1).Draw(rt, "time")),
-				Diff: int64(rapid.SampledFrom([]int{1, 1, 2, -1}).Draw(rt, "diff")),
-			})
-			_ = i
-		}
+		fx.updates[id] = genUpdates(rt, desc)
 		rt.Logf("updates of %s: %v", id, fx.updates[id])
 	}
 	return fx
+}
+
+// genUpdates draws an update stream for one source. Mostly it inserts
+// rows and later retracts some of them, so the collection never has a
+// negative multiplicity (negative multiplicities arise inside plans, from
+// Negate); now and then it retracts rows that are not there, which reads
+// must report as invalid data rather than return.
+func genUpdates(rt *rapid.T, desc row.RelationDesc) []reference.Update {
+	invalid := rapid.IntRange(0, 9).Draw(rt, "invalid_input") == 0
+	var (
+		out       []reference.Update
+		retracted = map[int]bool{} // insertions already retracted
+	)
+	n := rapid.IntRange(0, 16).Draw(rt, "updates")
+	for len(out) < n {
+		var live []int
+		for i, u := range out {
+			if u.Diff > 0 && !retracted[i] {
+				live = append(live, i)
+			}
+		}
+		if len(live) > 0 && rapid.IntRange(0, 2).Draw(rt, "retract") == 0 {
+			// Retract (part of) an earlier insertion, at or after its time.
+			i := rapid.SampledFrom(live).Draw(rt, "retracted")
+			retracted[i] = true
+			u := out[i]
+			out = append(out, reference.Update{
+				Row:  u.Row,
+				Time: frontier.Time(rapid.IntRange(int(u.Time), horizon-1).Draw(rt, "retract_time")),
+				Diff: -int64(rapid.IntRange(1, int(u.Diff)).Draw(rt, "retract_diff")),
+			})
+			continue
+		}
+		diff := int64(rapid.SampledFrom([]int{1, 1, 2}).Draw(rt, "diff"))
+		if invalid && rapid.IntRange(0, 3).Draw(rt, "negative") == 0 {
+			diff = -1
+		}
+		out = append(out, reference.Update{
+			Row:  row.Pack(genRow(rt, desc, "row")...),
+			Time: frontier.Time(rapid.IntRange(0, horizon-1).Draw(rt, "time")),
+			Diff: diff,
+		})
+	}
+	return out
 }
 
 type pendingRead struct {
@@ -221,7 +278,10 @@ func (fx *fixture) check(rt *rapid.T, at frontier.Time, rows []peek.RowCount, er
 		rt.Fatalf("reference: %v", rerr)
 	}
 	want := out[fx.index]
+	st := fx.e.stats
+	st.reads++
 	if wantErrs := want.Errs(); len(wantErrs) > 0 {
+		st.withErrors++
 		if err == nil {
 			rt.Fatalf("read at %d: engine returned rows\n%s\nreference reports errors %v (rows\n%s)", at, collect(rows), wantErrs, want.Rows)
 		}
@@ -231,8 +291,22 @@ func (fx *fixture) check(rt *rapid.T, at frontier.Time, rows []peek.RowCount, er
 		}
 		return
 	}
+	for r, n := range want.Rows {
+		if n < 0 {
+			st.invalid++
+			// A read of a collection with a negative multiplicity reports
+			// invalid data instead of rows.
+			if err == nil {
+				rt.Fatalf("read at %d: engine returned rows\n%s\nbut the reference has %d copies of %s", at, collect(rows), n, reference.FormatRow(row.Row(r)))
+			}
+			return
+		}
+	}
 	if err != nil {
 		rt.Fatalf("read at %d: engine error %v, reference rows\n%s", at, err, want.Rows)
+	}
+	if len(want.Rows) > 0 {
+		st.withRows++
 	}
 	if got := collect(rows); !got.Equal(want.Rows) {
 		rt.Fatalf("read at %d:\nengine\n%s\nreference\n%s\nengine - reference\n%s", at, got, want.Rows, reference.Diff(got, want.Rows))

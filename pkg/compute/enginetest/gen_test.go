@@ -97,9 +97,10 @@ func (g *planGen) predicate(d row.RelationDesc, depth int, label string) expr.Ex
 	return cmp(g.intExpr(d, 1, label+"_a"), g.intExpr(d, 1, label+"_b"))
 }
 
-// columnKey draws a key of 0-2 columns for a join, reduction or index.
-func (g *planGen) columnKey(d row.RelationDesc, label string) []expr.Expr {
-	n := rapid.IntRange(0, min(2, d.Arity())).Draw(g.t, label+"_n")
+// columnKey draws a key of minLen-2 columns for a reduction, arrangement
+// or index.
+func (g *planGen) columnKey(d row.RelationDesc, minLen int, label string) []expr.Expr {
+	n := rapid.IntRange(min(minLen, d.Arity()), min(2, d.Arity())).Draw(g.t, label+"_n")
 	key := []expr.Expr{}
 	for i := range n {
 		key = append(key, expr.Column(rapid.IntRange(0, d.Arity()-1).Draw(g.t, fmt.Sprintf("%s_%d", label, i))))
@@ -162,7 +163,7 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 	case "reduce":
 		in := g.plan(depth-1, label+"_in")
 		d := g.desc(in)
-		key := g.columnKey(d, label+"_key")
+		key := g.columnKey(d, 0, label+"_key")
 		if rapid.Bool().Draw(g.t, label+"_exprkey") && len(columnsOf(d, row.TypeInt64)) > 0 {
 			key = append(key, g.intExpr(d, 1, label+"_keyexpr"))
 		}
@@ -228,7 +229,7 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 		return plan.NewTopK(in, group, order, limit, int64(rapid.IntRange(0, 2).Draw(g.t, label+"_offset")))
 	case "arrange_by":
 		in := g.plan(depth-1, label+"_in")
-		return plan.NewArrangeBy(in, g.columnKey(g.desc(in), label+"_key"))
+		return plan.NewArrangeBy(in, g.columnKey(g.desc(in), 1, label+"_key"))
 	default:
 		return plan.NewGet(rapid.SampledFrom(g.ids).Draw(g.t, label+"_src"))
 	}

@@ -73,10 +73,11 @@ func (o *Op) UnmarshalJSON(b []byte) error {
 
 // Expr is a scalar expression over the columns of one input row. It is a
 // plain value (a tagged union in one struct) so that it serialises to JSON
-// without wrappers: {"op":"call","func":"add","args":[{"op":"column"},
-// {"op":"literal","value":{"int64":1},"type":"int64"}]}. Build it with the
-// constructors below; decoded expressions are checked by Type or
-// Validate, and evaluating a malformed one returns an error, never panics.
+// without wrappers: {"op":"call","func":"add","args":[{"op":"column",
+// "index":0},{"op":"literal","value":{"int64":1},"type":"int64"}]}.
+// Build it with the constructors below; decoded expressions are checked
+// by Type or Validate, and evaluating a malformed one returns an error,
+// never panics.
 type Expr struct {
 	Op    Op        `json:"op"`
 	Index int       `json:"index,omitzero"` // OpColumn
@@ -350,4 +351,26 @@ func (e *Expr) write(sb *strings.Builder) {
 	if e.Op != OpColumn && e.Op != OpLiteral && e.Op != OpCall && e.Op != OpAnd && e.Op != OpOr {
 		sb.WriteString("<malformed " + e.Op.String() + ">")
 	}
+}
+
+// exprWire is Expr's JSON form. It differs from the default encoding only
+// in always writing a column's index, so that {"op":"column","index":0}
+// reads as what it is; decoding uses Expr's own field tags.
+type exprWire struct {
+	Op    Op        `json:"op"`
+	Index *int      `json:"index,omitempty"`
+	Value row.Datum `json:"value,omitzero"`
+	Typ   row.Type  `json:"type,omitzero"`
+	Func  Func      `json:"func,omitzero"`
+	Args  []Expr    `json:"args,omitempty"`
+}
+
+// MarshalJSON encodes e as a tagged object; see Expr.
+func (e Expr) MarshalJSON() ([]byte, error) {
+	w := exprWire{Op: e.Op, Value: e.Value, Typ: e.Typ, Func: e.Func, Args: e.Args}
+	if e.Op == OpColumn || e.Index != 0 {
+		i := e.Index
+		w.Index = &i
+	}
+	return json.Marshal(w)
 }

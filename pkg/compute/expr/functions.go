@@ -108,18 +108,44 @@ func evalNullIf(a, b row.Datum) (row.Datum, error) {
 // ---- comparison ----
 
 // compareDatums compares values of the same type, or two numbers; int64
-// and float64 compare as float64 (exact below 2^53).
+// and float64 compare exactly (not by rounding the integer to float64),
+// with NaN above every number as in row.Compare.
 func compareDatums(a, b row.Datum) (int, error) {
 	ta, tb := a.Type(), b.Type()
 	if ta == tb {
 		return row.Compare(a, b), nil
 	}
-	if ta.IsNumeric() && tb.IsNumeric() {
-		fa, _ := asFloat(a)
-		fb, _ := asFloat(b)
-		return row.Compare(row.Float64(fa), row.Float64(fb)), nil
+	if ta == row.TypeInt64 && tb == row.TypeFloat64 {
+		return compareIntFloat(a.Int64(), b.Float64()), nil
+	}
+	if ta == row.TypeFloat64 && tb == row.TypeInt64 {
+		return -compareIntFloat(b.Int64(), a.Float64()), nil
 	}
 	return 0, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", pgName(ta), pgName(tb))
+}
+
+// compareIntFloat compares i with f exactly.
+func compareIntFloat(i int64, f float64) int {
+	switch {
+	case math.IsNaN(f) || f >= 0x1p63:
+		return -1
+	case f < -0x1p63:
+		return 1
+	}
+	// f is within int64 range, so its integer part converts exactly.
+	t := math.Trunc(f)
+	ti := int64(t)
+	switch {
+	case i < ti:
+		return -1
+	case i > ti:
+		return 1
+	case f > t:
+		return -1
+	case f < t:
+		return 1
+	}
+	return 0
 }
 
 func cmpFunc(ok func(int) bool) func(a, b row.Datum) (row.Datum, error) {

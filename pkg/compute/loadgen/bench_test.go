@@ -3,7 +3,9 @@ package loadgen
 import (
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -28,6 +30,7 @@ func BenchmarkKeyValueSnapshot(b *testing.B) {
 			}
 			var bl batch.Builder
 			rows := 0
+			cpu0 := cpuTime(b)
 			for b.Loop() {
 				err := g.Generate(0, 1, Shard{0, workers}, func(_ int, r row.Row, t frontier.Time, d int64) {
 					bl.Push(r[:9], r, t, d) // key column: one int64 datum
@@ -41,6 +44,15 @@ func BenchmarkKeyValueSnapshot(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(rows)/(cpuTime(b)-cpu0).Seconds(), "rows/cpu-s")
 		})
 	}
+}
+
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

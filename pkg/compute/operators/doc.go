@@ -23,7 +23,11 @@
 // Operators:
 //   - Join(JoinInput, Emit): inner equi-join of two arrangements keyed by
 //     the join key, values the whole rows. Output ΔL ⋈ R(old) + (L(old) +
-//     ΔL) ⋈ ΔR, each pair at max(tl, tr) with diff dl*dr, row l ++ r.
+//     ΔL) ⋈ ΔR, each pair at max(tl, tr) with diff dl*dr, row l ++ r. The
+//     two inputs may be cut at different frontiers (each at its own upper:
+//     a cut at the meet of the uppers could straddle a batch of the input
+//     that ran ahead); their old batches may be compacted up to the meet of
+//     the two cuts.
 //   - ReduceGroups(old, fresh, GroupLogic, Emit, EmitErr): for every key with
 //     fresh updates, accumulate its old state, then for each distinct fresh
 //     time in ascending order apply that time's updates, recompute the

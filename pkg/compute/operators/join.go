@@ -7,33 +7,34 @@ import (
 
 // JoinInput is the state of the two inputs of an equi-join for one step,
 // each an arrangement keyed by the join key (value = the whole input row)
-// split at the step's start f0: *Old holds the batches with upper <= f0,
-// *Fresh the batches covering [f0, f1).
+// split into the batches an earlier step already consumed (*Old) and the
+// batches this step consumes (*Fresh). The two inputs may be cut at
+// different frontiers (each at its own trace's upper, say): every pair of
+// updates is still joined exactly once, in the step that consumes the later
+// of the two.
 type JoinInput struct {
 	LeftOld, LeftFresh   []*batch.Batch
 	RightOld, RightFresh []*batch.Batch
 }
 
-// Join emits the change over [f0, f1) of the inner equi-join of two
-// arrangements:
+// Join emits the change of the inner equi-join of two arrangements over
+// one step:
 //
 //	ΔL ⋈ R(old)  +  (L(old) + ΔL) ⋈ ΔR
 //
 // where each matched pair (l, tl, dl), (r, tr, dr) with equal keys yields
 // the row l ++ r (rows are self-delimiting, so byte concatenation is the
-// concatenated tuple) at time max(tl, tr) with diff dl*dr. The two terms
-// count each pair of fresh updates once. Old updates are consolidated by
-// value first, ignoring their times: every old time is <= f0 <= every
-// fresh time (logical compaction only advances old times up to since <=
-// f0), so the max is always the fresh time and consolidation cancels pairs
-// that would only retract each other. Diff products wrap on int64 overflow,
-// as sums of diffs do everywhere in the engine.
+// concatenated tuple) at time max(tl, tr) with diff dl*dr. Old updates keep
+// their times: with inputs cut at different frontiers an old update may be
+// later than a fresh one, so its time matters. Logical compaction of either
+// input's old batches is safe up to the meet of the two inputs' cuts (the
+// join's input frontier at the step's start): every fresh update on the
+// other side is at or after it, so max(tl, tr) is unchanged. Diff products
+// wrap on int64 overflow, as sums of diffs do everywhere in the engine.
 func Join(in JoinInput, emit Emit) {
 	var (
-		j     joiner
-		fresh []TimedVal
-		other []TimedVal
-		state []ValDiff
+		j          joiner
+		fresh, old []TimedVal
 	)
 	j.emit = emit
 
@@ -41,10 +42,10 @@ func Join(in JoinInput, emit Emit) {
 	lw, rOld := newBatchWalk(in.LeftFresh), newBatchWalk(in.RightOld)
 	for key, ok := lw.nextKey(); ok; key, ok = lw.nextKey() {
 		fresh = lw.collectTimed(key, fresh[:0])
-		state = rOld.collectAccumulated(key, state[:0])
+		old = rOld.collectTimed(key, old[:0])
 		for _, l := range fresh {
-			for _, r := range state {
-				j.pair(l.Val, r.Val, l.Time, l.Diff*r.Diff)
+			for _, r := range old {
+				j.pair(l.Val, r.Val, max(l.Time, r.Time), l.Diff*r.Diff)
 			}
 		}
 	}
@@ -54,13 +55,10 @@ func Join(in JoinInput, emit Emit) {
 	lOld, lFresh := newBatchWalk(in.LeftOld), newBatchWalk(in.LeftFresh)
 	for key, ok := rw.nextKey(); ok; key, ok = rw.nextKey() {
 		fresh = rw.collectTimed(key, fresh[:0])
-		state = lOld.collectAccumulated(key, state[:0])
-		other = lFresh.collectTimed(key, other[:0])
+		old = lOld.collectTimed(key, old[:0])
+		old = lFresh.collectTimed(key, old)
 		for _, r := range fresh {
-			for _, l := range state {
-				j.pair(l.Val, r.Val, r.Time, l.Diff*r.Diff)
-			}
-			for _, l := range other {
+			for _, l := range old {
 				j.pair(l.Val, r.Val, max(l.Time, r.Time), l.Diff*r.Diff)
 			}
 		}

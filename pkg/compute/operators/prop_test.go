@@ -208,17 +208,34 @@ func TestReduceGroupsMatchesRecomputation(t *testing.T) {
 	}
 }
 
+// TestJoinMatchesRecomputation also cuts the two inputs at different
+// frontiers: each step consumes the next batch of the left input, of the
+// right input, or of both, as a runtime does when one input's arrangement
+// runs ahead of the other's.
 func TestJoinMatchesRecomputation(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		left, right := genUpdates(t, "left", true), genUpdates(t, "right", true)
-		cuts := genCuts(t)
-		lb, rb := batchesAt(t, cuts, left), batchesAt(t, cuts, right)
+		lcuts, rcuts := genCuts(t), genCuts(t)
+		lb, rb := batchesAt(t, lcuts, left), batchesAt(t, rcuts, right)
 		var out timedCollector
-		for i := range lb {
+		li, ri := 0, 0
+		for li < len(lb) || ri < len(rb) {
+			side := rapid.IntRange(0, 2).Draw(t, "side")
+			nl, nr := li, ri
+			if li < len(lb) && (side != 1 || ri == len(rb)) {
+				nl++
+			}
+			if ri < len(rb) && (side != 0 || li == len(lb)) {
+				nr++
+			}
+			// Either trace may be compacted up to the meet of the two
+			// cuts: no fresh update on the other side is earlier.
+			meet := min(rcuts[ri], lcuts[li])
 			Join(JoinInput{
-				LeftOld: compacted(t, lb[:i], cuts[i]), LeftFresh: lb[i : i+1],
-				RightOld: compacted(t, rb[:i], cuts[i]), RightFresh: rb[i : i+1],
+				LeftOld: compacted(t, lb[:li], meet), LeftFresh: lb[li:nl],
+				RightOld: compacted(t, rb[:ri], meet), RightFresh: rb[ri:nr],
 			}, out.emit)
+			li, ri = nl, nr
 		}
 		for tm := frontier.Time(0); tm < propTimes; tm++ {
 			want := map[string]int64{}

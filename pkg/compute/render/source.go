@@ -31,6 +31,9 @@ type SourceContext struct {
 	// Activate schedules the source operator; any goroutine may call it
 	// when new data or a new upper is available.
 	Activate func()
+	// Host is the worker the source runs on; introspection sources read
+	// its statistics (only from Poll, which runs on that worker).
+	Host *dataflow.Worker
 }
 
 type sourceLogic struct {
@@ -47,7 +50,7 @@ func renderSource(b *dataflow.Builder, name string, open func(SourceContext) (So
 	lg := &sourceLogic{name: name, fail: fail}
 	op := b.AddOperator("Source "+name, nil, 1, lg)
 	op.SetHold(frontier.Minimum())
-	src, err := open(SourceContext{Worker: b.Worker().Index(), Peers: b.Worker().Peers(), AsOf: asOf, Activate: op.Activator()})
+	src, err := open(SourceContext{Worker: b.Worker().Index(), Peers: b.Worker().Peers(), AsOf: asOf, Activate: op.Activator(), Host: b.Worker()})
 	if err != nil {
 		return dataflow.Stream{}, fmt.Errorf("open source %s: %w", name, err)
 	}

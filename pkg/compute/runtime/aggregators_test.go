@@ -29,15 +29,15 @@ func TestFrontierTrackerMeetClampAndMonotone(t *testing.T) {
 		{0, frontier.Closed(), true, frontier.Closed()},
 	}
 	for i, s := range steps {
-		got, ok := tr.update("u1", s.worker, s.write, s.write)
+		got, ok := tr.update("u1", s.worker, s.write, s.write, nil)
 		if ok != s.wantReport || (ok && got.Write != s.wantWriteAt) {
 			t.Fatalf("step %d: got %v %v, want report=%v write=%v", i, got, ok, s.wantReport, s.wantWriteAt)
 		}
 	}
-	if !tr.remove("u1") || tr.remove("u1") {
+	if !tr.remove("u1", nil) || tr.remove("u1", nil) {
 		t.Fatal("remove")
 	}
-	if _, ok := tr.update("u1", 0, frontier.At(99), frontier.At(99)); ok {
+	if _, ok := tr.update("u1", 0, frontier.At(99), frontier.At(99), nil); ok {
 		t.Fatal("report for a removed collection")
 	}
 }
@@ -87,22 +87,22 @@ func TestPeekAggregatorExactlyOnce(t *testing.T) {
 func TestSubscribeMerger(t *testing.T) {
 	m := newSubscribeMerger(2, frontier.At(5))
 	r := func(v int64) []byte { return row.Pack(row.Int64(v)) }
-	if _, ok := m.report(0, []UpdateRow{{Row: r(1), Time: 5, Diff: 1}, {Row: r(2), Time: 7, Diff: 1}}, frontier.At(8)); ok {
+	if _, ok := m.report(0, []UpdateRow{{Row: r(1), Time: 5, Diff: 1}, {Row: r(2), Time: 7, Diff: 1}}, frontier.At(8), nil); ok {
 		t.Fatal("released before worker 1 advanced")
 	}
-	b, ok := m.report(1, []UpdateRow{{Row: r(1), Time: 5, Diff: 1}, {Row: r(3), Time: 6, Diff: 1}, {Row: r(3), Time: 6, Diff: -1}}, frontier.At(6))
+	b, ok := m.report(1, []UpdateRow{{Row: r(1), Time: 5, Diff: 1}, {Row: r(3), Time: 6, Diff: 1}, {Row: r(3), Time: 6, Diff: -1}}, frontier.At(6), nil)
 	if !ok || b.Lower != frontier.At(5) || b.Upper != frontier.At(6) || len(b.Updates) != 1 || b.Updates[0].Diff != 2 {
 		t.Fatalf("got %+v %v", b, ok)
 	}
-	b, ok = m.report(1, nil, frontier.Closed())
+	b, ok = m.report(1, nil, frontier.Closed(), nil)
 	if !ok || b.Lower != frontier.At(6) || b.Upper != frontier.At(8) || len(b.Updates) != 1 || b.Updates[0].Time != 7 {
 		t.Fatalf("got %+v %v", b, ok)
 	}
-	b, ok = m.report(0, nil, frontier.Closed())
+	b, ok = m.report(0, nil, frontier.Closed(), nil)
 	if !ok || !b.Upper.IsClosed() || len(b.Updates) != 0 {
 		t.Fatalf("got %+v %v", b, ok)
 	}
-	if _, ok := m.report(0, nil, frontier.Closed()); ok {
+	if _, ok := m.report(0, nil, frontier.Closed(), nil); ok {
 		t.Fatal("report after closed")
 	}
 }

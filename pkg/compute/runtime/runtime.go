@@ -44,6 +44,10 @@ type Config struct {
 	// MaxResultBytes bounds a peek's result (0: unbounded); it can be
 	// changed with UpdateConfiguration("max_result_size").
 	MaxResultBytes int
+	// Publisher, if set, publishes every index export shard as it is built
+	// (the maintenance runtime of a two-runtime process); nil publishes
+	// nothing.
+	Publisher Publisher
 	// OnFatal, if set, is called once with the first fatal error (a lost
 	// peer, a corrupt exchange message, a broken arrangement). The process
 	// should exit: the runtime's state can no longer be trusted.
@@ -118,6 +122,7 @@ type workerState struct {
 	dataflows map[uint64]*render.Built
 	peeks     []*pendingPeek
 	written   map[plan.GlobalID][2]frontier.Frontier
+	pubs      map[plan.GlobalID]Publication
 }
 
 type pendingPeek struct {
@@ -159,6 +164,7 @@ func New(cfg Config) (*Runtime, error) {
 		r.states = append(r.states, &workerState{
 			indexes: map[plan.GlobalID]*render.Index{}, dataflows: map[uint64]*render.Built{},
 			written: map[plan.GlobalID][2]frontier.Frontier{},
+			pubs:    map[plan.GlobalID]Publication{},
 		})
 	}
 	return r, nil
@@ -204,8 +210,13 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	hasIndex := func(id plan.GlobalID) bool { c := r.collections[id]; return c != nil && !c.subscribe }
-	if err := render.Check(&desc, hasIndex, r.cfg.Sources); err != nil {
+	if err := render.Check(&desc, hasIndex, r.sources()); err != nil {
 		return fmt.Errorf("create dataflow %s: %w", desc.DebugName, err)
+	}
+	for _, imp := range desc.SourceImports {
+		if imp.Connection.Kind != plan.SourceIntrospection && r.cfg.Sources == nil {
+			return fmt.Errorf("create dataflow %s: source %s: the runtime has no source factory", desc.DebugName, imp.ID)
+		}
 	}
 	var exports []plan.GlobalID
 	for _, ex := range desc.IndexExports {
@@ -227,7 +238,7 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 	seq := r.ws.Install(desc.DebugName, func(b *dataflow.Builder) error {
 		st := r.states[b.Worker().Local()]
 		built, err := render.Build(b, &desc, render.Env{
-			Sources:   r.cfg.Sources,
+			Sources:   r.sources(),
 			Indexes:   st.indexes,
 			Subscribe: r.subscribeReport,
 			Fail:      func(err error) { r.ws.Fail(fmt.Errorf("dataflow %s: %w", desc.DebugName, err)) },
@@ -236,14 +247,32 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 			return err
 		}
 		st.dataflows[b.Seq()] = built
+		pubs := map[plan.GlobalID]Publication{}
 		for id, idx := range built.Indexes {
 			st.indexes[id] = idx
+			delete(st.written, id)
+			if r.cfg.Publisher == nil {
+				continue
+			}
+			pub, err := r.cfg.Publisher.Publish(id, b.Worker().Index(), idx.Ok.Trace, idx.Err.Trace)
+			if err != nil {
+				return fmt.Errorf("publish %s: %w", id, err)
+			}
+			pubs[id] = pub
+			st.pubs[id] = pub
 		}
 		b.OnDrop(func() {
 			delete(st.dataflows, b.Seq())
 			for id, idx := range built.Indexes {
 				if st.indexes[id] == idx {
 					delete(st.indexes, id)
+					delete(st.written, id)
+				}
+				if pub := pubs[id]; pub != nil {
+					pub.Close()
+					if st.pubs[id] == pub {
+						delete(st.pubs, id)
+					}
 				}
 			}
 		})
@@ -286,8 +315,14 @@ func (r *Runtime) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
 	}
 	if !c.subscribe {
 		r.ws.Broadcast(func(w *dataflow.Worker) {
-			if idx := r.states[w.Local()].indexes[id]; idx != nil {
+			st := r.states[w.Local()]
+			if idx := st.indexes[id]; idx != nil {
 				idx.AllowCompaction(f)
+			}
+			if pub := st.pubs[id]; pub != nil && !f.IsClosed() {
+				if err := pub.Compact(f); err != nil {
+					r.ws.Fail(fmt.Errorf("compact publication of %s: %w", id, err))
+				}
 			}
 		})
 	}
@@ -296,9 +331,7 @@ func (r *Runtime) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
 	}
 	delete(r.collections, id)
 	delete(r.subscribes, id)
-	if r.tracker.remove(id) {
-		r.resp.push(&Frontiers{ID: id, Write: frontier.Closed(), Input: frontier.Closed(), Output: frontier.Closed()})
-	}
+	r.tracker.remove(id, r.frontiersEmitter(id))
 	r.liveExports[c.seq]--
 	if r.liveExports[c.seq] <= 0 {
 		delete(r.liveExports, c.seq)
@@ -371,9 +404,12 @@ func (r *Runtime) onStep(w *dataflow.Worker) {
 			continue
 		}
 		st.written[id] = cur
-		if f, ok := r.tracker.update(id, w.Local(), cur[0], cur[1]); ok {
-			r.resp.push(&Frontiers{ID: id, Write: f.Write, Input: f.Input, Output: f.Output})
+		if pub := st.pubs[id]; pub != nil {
+			if err := pub.Refresh(); err != nil {
+				r.ws.Fail(fmt.Errorf("refresh publication of %s: %w", id, err))
+			}
 		}
+		r.tracker.update(id, w.Local(), cur[0], cur[1], r.frontiersEmitter(id))
 	}
 	if len(st.peeks) == 0 {
 		return
@@ -454,7 +490,7 @@ func (r *Runtime) subscribeReport(id plan.GlobalID, worker int, ok, errs []dataf
 	if m == nil {
 		return
 	}
-	if b, ok := m.report(worker, ups, upper); ok {
+	m.report(worker, ups, upper, func(b subscribeBatch) {
 		resp := &SubscribeResponse{ID: id, Lower: b.Lower, Upper: b.Upper}
 		for _, u := range b.Updates {
 			if !u.Error {
@@ -464,8 +500,14 @@ func (r *Runtime) subscribeReport(id plan.GlobalID, worker int, ok, errs []dataf
 			}
 		}
 		r.resp.push(resp)
-	}
-	if f, ok := r.tracker.update(id, worker, upper, upper); ok {
+	})
+	r.tracker.update(id, worker, upper, upper, r.frontiersEmitter(id))
+}
+
+// frontiersEmitter queues a Frontiers response for id; the tracker calls it
+// under its lock so that reports keep their order.
+func (r *Runtime) frontiersEmitter(id plan.GlobalID) func(collectionFrontiers) {
+	return func(f collectionFrontiers) {
 		r.resp.push(&Frontiers{ID: id, Write: f.Write, Input: f.Input, Output: f.Output})
 	}
 }

@@ -60,7 +60,9 @@ func shapes() []runtimetest.Options {
 	return []runtimetest.Options{{Workers: 1}, {Workers: 2}, {Workers: 4}, {Workers: 2, Processes: 2}}
 }
 
-func name(o runtimetest.Options) string { return fmt.Sprintf("W%dxP%d", o.Workers, max(o.Processes, 1)) }
+func name(o runtimetest.Options) string {
+	return fmt.Sprintf("W%dxP%d", o.Workers, max(o.Processes, 1))
+}
 
 func TestPeekWaitsUntilComplete(t *testing.T) {
 	for _, o := range shapes() {

@@ -44,8 +44,10 @@ func newSubscribeMerger(workers int, asOf frontier.Frontier) *subscribeMerger {
 }
 
 // report adds one worker's updates (times at or beyond the merger's lower)
-// and frontier; it returns a batch when the process frontier advanced.
-func (m *subscribeMerger) report(worker int, ups []UpdateRow, upper frontier.Frontier) (subscribeBatch, bool) {
+// and frontier; it returns a batch when the process frontier advanced, after
+// passing it to emit (if non-nil) under the merger's lock, so batches reach
+// emit in order even when workers report concurrently.
+func (m *subscribeMerger) report(worker int, ups []UpdateRow, upper frontier.Frontier, emit func(subscribeBatch)) (subscribeBatch, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.done {
@@ -72,6 +74,9 @@ func (m *subscribeMerger) report(worker int, ups []UpdateRow, upper frontier.Fro
 	b := subscribeBatch{Lower: m.lower, Upper: meet, Updates: consolidateUpdates(out)}
 	m.lower = meet
 	m.done = meet.IsClosed()
+	if emit != nil {
+		emit(b)
+	}
 	return b, true
 }
 

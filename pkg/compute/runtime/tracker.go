@@ -44,8 +44,11 @@ func (t *frontierTracker[K]) add(id K, asOf frontier.Frontier) {
 }
 
 // update records worker's frontiers for id and returns the process report if
-// it advanced. Updates for untracked (dropped) ids are ignored.
-func (t *frontierTracker[K]) update(id K, worker int, write, input frontier.Frontier) (collectionFrontiers, bool) {
+// it advanced, after passing it to emit (if non-nil) while still holding the
+// tracker's lock: reports of one collection reach emit in the order they
+// were computed, so concurrent workers cannot reorder them. Updates for
+// untracked (dropped) ids are ignored.
+func (t *frontierTracker[K]) update(id K, worker int, write, input frontier.Frontier, emit func(collectionFrontiers)) (collectionFrontiers, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.byID[id]
@@ -76,15 +79,22 @@ func (t *frontierTracker[K]) update(id K, worker int, write, input frontier.Fron
 	}
 	c.first = false
 	c.reported = next
+	if emit != nil {
+		emit(next)
+	}
 	return next, true
 }
 
-// remove stops tracking id and reports whether it was tracked; the caller
-// then reports the collection's frontiers closed.
-func (t *frontierTracker[K]) remove(id K) bool {
+// remove stops tracking id and, if it was tracked, passes emit (under the
+// lock, after every earlier report) the closed frontiers.
+func (t *frontierTracker[K]) remove(id K, emit func(collectionFrontiers)) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, ok := t.byID[id]
+	c, ok := t.byID[id]
 	delete(t.byID, id)
+	closed := collectionFrontiers{Write: frontier.Closed(), Input: frontier.Closed(), Output: frontier.Closed()}
+	if ok && emit != nil && (c.first || c.reported != closed) {
+		emit(closed)
+	}
 	return ok
 }

@@ -156,6 +156,8 @@ func translate(err error) error {
 		return &CodedError{Code: CodeUndefinedObject, Err: err}
 	case errors.Is(err, runtime.ErrDuplicateExport):
 		return &CodedError{Code: CodeDuplicateObject, Err: err}
+	case errors.Is(err, peek.ErrResultTooLarge):
+		return &CodedError{Code: CodeResultTooLarge, Err: err}
 	case errors.Is(err, plan.ErrInvalid):
 		return &CodedError{Code: CodeInvalidPlan, Err: err}
 	}

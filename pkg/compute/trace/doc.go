@@ -27,7 +27,7 @@
 //	bs, err := h.BatchesThrough(u)           // cut at u >= h's physical frontier
 //	r, err := tr.ReadAt(t)                   // ErrCompacted / ErrNotYetReadable
 //	vals := r.Lookup(key, nil); r.Scan(func(key, val []byte, diff int64) bool { ... })
-//	trace.AccumulateKey(batches, key, t, dst); trace.ScanAsOf(batches, t, fn)
+//	trace.AccumulateKey(batches, key, t, dst); trace.ScanAsOf(batches, t, fn); trace.ScanKeys(batches, t, fn)
 //	tr.LiveHandles()
 //
 // A Trace and its Handles are safe for concurrent use.

@@ -98,3 +98,27 @@ func ScanAsOf(batches []*batch.Batch, t frontier.Time, fn func(key, val []byte, 
 		}
 	}
 }
+
+// ScanKeys calls fn once per key of batches that has values with non-zero
+// accumulated diffs as of t, with those values sorted, until fn returns
+// false. vals is reused between calls: copy it to keep it.
+func ScanKeys(batches []*batch.Batch, t frontier.Time, fn func(key []byte, vals []ValDiff) bool) {
+	l := batch.NewCursorList(batches)
+	var vals []ValDiff
+	for ; l.KeyValid(); l.StepKey() {
+		vals = vals[:0]
+		for ; l.ValValid(); l.StepVal() {
+			if d := l.Accumulate(t); d != 0 {
+				vals = append(vals, ValDiff{Val: l.Val(), Diff: d})
+			}
+		}
+		if len(vals) > 0 && !fn(l.Key(), vals) {
+			return
+		}
+	}
+}
+
+// ScanKeys calls fn per key with its accumulated values as of r.Time.
+func (r Read) ScanKeys(fn func(key []byte, vals []ValDiff) bool) {
+	ScanKeys(r.Batches, r.Time, fn)
+}

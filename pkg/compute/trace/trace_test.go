@@ -242,6 +242,7 @@ func TestTraceMatchesNaive(t *testing.T) {
 			logical, physical frontier.Time
 		}
 		var handles []*held
+		boundaries := map[frontier.Time]bool{0: true}
 		for i := range rapid.IntRange(1, 50).Draw(t, "steps") {
 			switch op := rapid.IntRange(0, 6).Draw(t, "op"); op {
 			case 0, 1, 2:
@@ -260,6 +261,7 @@ func TestTraceMatchesNaive(t *testing.T) {
 				}
 				all = append(all, upds...)
 				cur = hi
+				boundaries[hi] = true
 			case 3:
 				h := tr.NewHandle(fmt.Sprint("h", i))
 				l, p := h.Frontiers()
@@ -296,6 +298,23 @@ func TestTraceMatchesNaive(t *testing.T) {
 				if !since.LessEqualTime(x.logical) {
 					t.Fatalf("since %v beyond handle logical %d", since, x.logical)
 				}
+				if !boundaries[x.physical] {
+					continue
+				}
+				// A held cut at an inserted boundary is never merged away,
+				// and reads through it are exact.
+				cut, err := x.h.BatchesThrough(frontier.At(x.physical))
+				if err != nil {
+					t.Fatalf("handle %s: cut at %d lost: %v", x.h.Name(), x.physical, err)
+				}
+				sinceT, _ := since.Time()
+				for tm := sinceT; tm < x.physical; tm++ {
+					got := map[kv]int64{}
+					ScanAsOf(cut, tm, func(k, v []byte, d int64) bool { got[kv{string(k), string(v)}] = d; return true })
+					if want := naive(all, tm); !maps.Equal(got, want) {
+						t.Fatalf("cut %d read at %d: got %v, want %v", x.physical, tm, got, want)
+					}
+				}
 			}
 			for tm := frontier.Time(0); tm <= cur+1; tm++ {
 				r, err := tr.ReadAt(tm)
@@ -313,6 +332,16 @@ func TestTraceMatchesNaive(t *testing.T) {
 				default:
 					if got, want := scan(r), naive(all, tm); !maps.Equal(got, want) {
 						t.Fatalf("read at %d: got %v, want %v", tm, got, want)
+					}
+					byKey := map[kv]int64{}
+					r.ScanKeys(func(k []byte, vals []ValDiff) bool {
+						for _, vd := range vals {
+							byKey[kv{string(k), string(vd.Val)}] = vd.Diff
+						}
+						return true
+					})
+					if want := naive(all, tm); !maps.Equal(byKey, want) {
+						t.Fatalf("ScanKeys at %d: got %v, want %v", tm, byKey, want)
 					}
 					for _, k := range []string{"a", "b", "c"} {
 						for _, vd := range r.Lookup([]byte(k), nil) {

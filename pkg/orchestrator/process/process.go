@@ -209,6 +209,9 @@ func (o *Orchestrator) args(r *replica, i int) []string {
 	args := []string{
 		"--controller-listen-addr=" + net.JoinHostPort(host, strconv.Itoa(pp.computeCtl)),
 		"--internal-http-listen-addr=" + net.JoinHostPort(host, strconv.Itoa(pp.internalHTTP)),
+		// Bind the mesh to loopback too; the replica's default is every
+		// interface.
+		"--compute-listen-addr=" + net.JoinHostPort(host, strconv.Itoa(pp.compute)),
 		"--workers=" + strconv.Itoa(r.cfg.Workers),
 		"--process=" + strconv.Itoa(i),
 		"--compute-peers=" + strings.Join(computePeers, ","),

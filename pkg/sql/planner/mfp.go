@@ -67,4 +67,3 @@ func (r *rel) project(es []expr.Expr, s *scope) {
 	r.mfp.Projection = proj
 	r.scope = s
 }
-

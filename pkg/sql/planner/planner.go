@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -32,4 +34,16 @@ type Planner struct {
 	valuesHint []row.Type
 	// relations are the catalog relations the query reads, by id.
 	relations map[plan.GlobalID]Relation
+}
+
+// Referenced returns the ids of every catalog relation the planned
+// statements resolved, views included (a plan's Gets do not show the
+// views it inlined): what a new item depends on for DROP.
+func (p *Planner) Referenced() []plan.GlobalID {
+	out := make([]plan.GlobalID, 0, len(p.relations))
+	for id := range p.relations {
+		out = append(out, id)
+	}
+	slices.SortFunc(out, plan.GlobalID.Compare)
+	return out
 }

@@ -236,6 +236,9 @@ func (p *Planner) values(lists []*pg.Node) (*rel, error) {
 			}
 			t.Nullable = t.Nullable || vals[i].t.Nullable || vals[i].t.Type == row.TypeNull
 		}
+		if t.Type == row.TypeNull && col < len(p.valuesHint) {
+			t.Type = p.valuesHint[col]
+		}
 		if t.Type == row.TypeNull {
 			t.Type = row.TypeText
 		}

@@ -236,7 +236,32 @@ func (c *exprCtx) lowerList(ns []*pg.Node) ([]typed, error) {
 			return nil, err
 		}
 	}
-	return c.unify(xs)
+	xs, err := c.unify(xs)
+	if err != nil {
+		return nil, err
+	}
+	return promoteNumeric(xs), nil
+}
+
+// promoteNumeric casts int64 members to float64 when the list mixes the
+// two, as Postgres resolves bigint and double precision to the latter.
+func promoteNumeric(xs []typed) []typed {
+	hasFloat, hasInt := false, false
+	for _, x := range xs {
+		hasFloat = hasFloat || x.t.Type == row.TypeFloat64
+		hasInt = hasInt || x.t.Type == row.TypeInt64
+	}
+	if !hasFloat || !hasInt {
+		return xs
+	}
+	out := make([]typed, len(xs))
+	for i, x := range xs {
+		if x.t.Type == row.TypeInt64 {
+			x = typed{e: expr.Cast(x.e, row.TypeFloat64), t: row.ColumnType{Type: row.TypeFloat64, Nullable: x.t.Nullable}}
+		}
+		out[i] = x
+	}
+	return out
 }
 
 func (c *exprCtx) constant(k *pg.A_Const) (typed, error) {
@@ -376,6 +401,18 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 		f, ok := binaryFuncs[op]
 		if !ok {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s", op)
+		}
+		if op == "||" {
+			// Untyped operands of || are text whatever the other side is.
+			x, err := c.lowerAs(a.Lexpr, row.TypeText)
+			if err != nil {
+				return typed{}, err
+			}
+			y, err := c.lowerAs(a.Rexpr, row.TypeText)
+			if err != nil {
+				return typed{}, err
+			}
+			return c.check(expr.Call(f, x.e, y.e))
 		}
 		x, y, err := c.binary(a.Lexpr, a.Rexpr)
 		if err != nil {
@@ -525,6 +562,12 @@ func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
 	}
 	if x.t.Type == to {
 		return x, nil
+	}
+	if x.t.Type == row.TypeBool && to == row.TypeText {
+		// Postgres' boolean-to-text cast spells the words out, unlike the
+		// t/f of boolean output.
+		return c.check(expr.If(expr.IsNull(x.e), expr.TypedNull(row.TypeText),
+			expr.If(x.e, expr.Literal(row.Text("true")), expr.Literal(row.Text("false")))))
 	}
 	if !expr.CanCast(x.t.Type, to) {
 		return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(x.t.Type), PGTypeName(to))

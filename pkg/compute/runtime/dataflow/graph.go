@@ -187,8 +187,21 @@ func (out *OutputPort) Send(data any) {
 			panic(fmt.Sprintf("dataflow: operator %q sent %T on an exchange edge", out.op.name, data))
 		}
 		peers := uint64(len(e.parts))
+		if peers == 1 {
+			// A single worker owns every key: forward the payload without
+			// copying (clipped, so a later append in this schedule copies).
+			if len(e.parts[0]) == 0 {
+				e.parts[0] = ups[:len(ups):len(ups)]
+			} else {
+				e.parts[0] = append(e.parts[0], ups...)
+			}
+			continue
+		}
 		for _, u := range ups {
 			d := e.exchange(u) % peers
+			if e.parts[d] == nil {
+				e.parts[d] = make([]Update, 0, len(ups)/int(peers)+16)
+			}
 			e.parts[d] = append(e.parts[d], u)
 		}
 	}

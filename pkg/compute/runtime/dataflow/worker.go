@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"context"
+	"math/bits"
 	goruntime "runtime"
 	"sync"
 	"time"
@@ -79,7 +80,15 @@ type Worker struct {
 	early     map[uint64][]message
 
 	scratch []message
+
+	// steps[i] counts steps whose duration in nanoseconds has bit length i
+	// (a power-of-two histogram for introspection).
+	steps [64]int64
 }
+
+// StepHistogram returns the worker's step-duration histogram: entry i
+// counts steps that took [2^(i-1), 2^i) nanoseconds.
+func (w *Worker) StepHistogram() [64]int64 { return w.steps }
 
 // Index returns the global worker index w + W*p.
 func (w *Worker) Index() int { return w.index }
@@ -138,8 +147,10 @@ func (w *Worker) run(ctx context.Context) {
 		if hook := w.ws.cfg.OnStep; hook != nil {
 			hook(w)
 		}
+		d := time.Since(start)
+		w.steps[bits.Len64(uint64(d))]++
 		if obs := w.ws.cfg.ObserveStep; obs != nil {
-			obs(w.index, time.Since(start))
+			obs(w.index, d)
 		}
 		if ctx.Err() != nil {
 			return

@@ -17,6 +17,7 @@ import (
 func main() {
 	ctl := flag.String("controller-listen-addr", "", "")
 	_ = flag.String("internal-http-listen-addr", "", "")
+	_ = flag.String("compute-listen-addr", "", "")
 	_ = flag.Int("workers", 1, "")
 	proc := flag.Int("process", 0, "")
 	_ = flag.String("compute-peers", "", "")

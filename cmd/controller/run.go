@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+
+	"github.com/tandemdb/tandem/pkg/catalog"
+	"github.com/tandemdb/tandem/pkg/compute/controller"
+	"github.com/tandemdb/tandem/pkg/compute/controller/environment"
+	"github.com/tandemdb/tandem/pkg/orchestrator"
+	"github.com/tandemdb/tandem/pkg/orchestrator/process"
+	"github.com/tandemdb/tandem/pkg/storage"
+)
+
+// storageTick is how often table uppers advance without writes; it bounds
+// how stale a serializable read of an idle table may be.
+const storageTick = 100 * time.Millisecond
+
+// run starts every part, prints where to connect, and serves until ctx
+// ends; then it stops the replicas and closes the data directory.
+func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
+	handler := slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})
+	log := logr.FromSlogHandler(handler)
+
+	cat, err := catalog.Open(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	store, err := storage.Open(filepath.Join(cfg.DataDir, "storage"), storage.Options{Log: log.WithName("storage")})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go store.Run(runCtx, storageTick)
+
+	storageLis, err := net.Listen("tcp", cfg.StorageListenAddr)
+	if err != nil {
+		return fmt.Errorf("storage listener: %w", err)
+	}
+	grpcSrv := grpc.NewServer()
+	storage.NewService(store).Register(grpcSrv)
+	go grpcSrv.Serve(storageLis)
+	defer grpcSrv.Stop()
+
+	orch, err := process.New(process.Config{
+		ReplicaBinary: cfg.ReplicaBinary,
+		Log:           log.WithName("orchestrator"),
+		LogDir:        filepath.Join(cfg.DataDir, "logs"),
+		// Replicas find table storage through this variable.
+		Env: []string{"TANDEM_STORAGE_ADDR=" + storageLis.Addr().String()},
+	})
+	if err != nil {
+		return err
+	}
+	defer orch.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	ctl := controller.New(controller.Config{
+		Log:          log.WithName("compute"),
+		Orchestrator: orch,
+		Storage:      store,
+		Oracle:       store.Oracle(),
+		Metrics:      controller.NewMetrics(reg),
+	})
+	ctl.Start()
+	defer ctl.Close()
+
+	env, err := environment.Open(ctx, environment.Config{
+		Log: log.WithName("environment"), Catalog: cat, Storage: store, Compute: ctl, ReplicaLogLevel: cfg.ReplicaLogLevel,
+	})
+	if err != nil {
+		return err
+	}
+
+	httpLis, err := net.Listen("tcp", cfg.HTTPListenAddr)
+	if err != nil {
+		return fmt.Errorf("http listener: %w", err)
+	}
+	httpSrv := &http.Server{Handler: newHTTPHandler(ctl, orch, reg), ReadHeaderTimeout: 10 * time.Second}
+	go httpSrv.Serve(httpLis)
+	defer httpSrv.Close()
+
+	stopPgwire, pgwireAddr, err := servePgwire(runCtx, cfg.PgwireListenAddr, env, slog.New(handler).With("logger", "pgwire"))
+	if err != nil {
+		return err
+	}
+	defer stopPgwire()
+
+	fmt.Fprintf(stdout, "Tandem controller is running.\n")
+	host, port, _ := net.SplitHostPort(pgwireAddr)
+	fmt.Fprintf(stdout, "  SQL:      psql -h %s -p %s -U tandem tandem\n", host, port)
+	fmt.Fprintf(stdout, "  HTTP:     http://%s/api/status  (also /healthz, /readyz, /metrics)\n", httpLis.Addr())
+	fmt.Fprintf(stdout, "  Storage:  %s (gRPC, read by replicas)\n", storageLis.Addr())
+	fmt.Fprintf(stdout, "  Data:     %s (replica logs in %s)\n", cfg.DataDir, filepath.Join(cfg.DataDir, "logs"))
+	fmt.Fprintf(stdout, "Press Ctrl-C to stop.\n")
+
+	<-ctx.Done()
+	log.Info("Shutting down")
+	return nil
+}
+
+// newHTTPHandler serves health, metrics and status.
+func newHTTPHandler(ctl *controller.Controller, orch orchestrator.Orchestrator, reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		// Ready once every cluster with replicas has one connected: reads
+		// can then be answered.
+		for _, cl := range ctl.Status().Clusters {
+			connected := len(cl.Replicas) == 0
+			for _, rs := range cl.Replicas {
+				connected = connected || rs.Connected
+			}
+			if !connected {
+				http.Error(w, fmt.Sprintf("cluster %s has no connected replica", cl.Name), http.StatusServiceUnavailable)
+				return
+			}
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		ctl.Status() // refreshes the derived gauges
+		metrics.ServeHTTP(w, r)
+	})
+	mux.HandleFunc("GET /api/status", func(w http.ResponseWriter, r *http.Request) {
+		type replicaProcesses struct {
+			Cluster   string                       `json:"cluster"`
+			Replica   string                       `json:"replica"`
+			Processes []orchestrator.ProcessStatus `json:"processes"`
+		}
+		out := struct {
+			controller.Status
+			Orchestrator []replicaProcesses `json:"orchestrator"`
+		}{Status: ctl.Status()}
+		ids, _ := orch.ListReplicas(r.Context())
+		for _, id := range ids {
+			st, err := orch.Status(r.Context(), id)
+			if err != nil {
+				continue
+			}
+			out.Orchestrator = append(out.Orchestrator, replicaProcesses{Cluster: id.Cluster, Replica: id.Replica, Processes: st.Processes})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
+			return
+		}
+	})
+	return mux
+}

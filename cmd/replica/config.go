@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is the replica's parsed command line.
+type config struct {
+	ControllerListenAddr   string
+	InternalHTTPListenAddr string
+	ComputeListenAddr      string
+	Workers                int
+	Process                int
+	ComputePeers           []string
+	InteractivePeers       []string
+	PeerConnectTimeout     time.Duration
+	ShutdownTimeout        time.Duration
+	LogLevel               slog.Level
+}
+
+// errInteractiveUnavailable refuses --interactive-peers until the
+// interactive runtime exists.
+var errInteractiveUnavailable = errors.New("--interactive-peers: the interactive runtime is not available in this build; run a Solo replica (omit the flag)")
+
+// envName is the environment fallback of a flag: --workers -> TANDEM_WORKERS.
+func envName(flagName string) string {
+	return "TANDEM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+var statefulSetOrdinal = regexp.MustCompile(`-(\d+)$`)
+
+// parseConfig parses args, taking each flag not given on the command line
+// from its TANDEM_ environment variable, and the process index from the
+// StatefulSet hostname suffix when neither gives it.
+func parseConfig(args []string, getenv func(string) string, hostname string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("replica", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := &config{}
+	var peers, interactive, logLevel string
+	process := -1
+	fs.StringVar(&cfg.ControllerListenAddr, "controller-listen-addr", ":2100", "address of the compute protocol gRPC endpoint")
+	fs.StringVar(&cfg.InternalHTTPListenAddr, "internal-http-listen-addr", ":6878", "address of /metrics, /healthz, /readyz and /debug/pprof")
+	fs.StringVar(&cfg.ComputeListenAddr, "compute-listen-addr", "", "address the compute mesh listens on (default: all interfaces, on the port of this process's --compute-peers entry)")
+	fs.IntVar(&cfg.Workers, "workers", 1, "worker goroutines per process")
+	fs.IntVar(&process, "process", -1, "index of this process in --compute-peers (default: the hostname's StatefulSet ordinal, else 0)")
+	fs.StringVar(&peers, "compute-peers", "", "comma-separated compute addresses of every process of the replica, in process order (empty: one process)")
+	fs.StringVar(&interactive, "interactive-peers", "", "comma-separated addresses of the interactive runtime's processes (not yet available)")
+	fs.DurationVar(&cfg.PeerConnectTimeout, "peer-connect-timeout", 5*time.Minute, "how long to wait for every peer process")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown may take")
+	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if v := getenv(envName(f.Name)); v != "" {
+			if err := f.Value.Set(v); err != nil {
+				envErr = errors.Join(envErr, fmt.Errorf("%s=%q: %w", envName(f.Name), v, err))
+			}
+		}
+	})
+	if envErr != nil {
+		return nil, envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := cfg.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	if cfg.Workers < 1 {
+		return nil, fmt.Errorf("--workers: %d, want at least 1", cfg.Workers)
+	}
+	var err error
+	if cfg.ComputePeers, err = splitAddrs("--compute-peers", peers); err != nil {
+		return nil, err
+	}
+	if cfg.InteractivePeers, err = splitAddrs("--interactive-peers", interactive); err != nil {
+		return nil, err
+	}
+	if len(cfg.InteractivePeers) > 0 {
+		return nil, errInteractiveUnavailable
+	}
+	if process < 0 {
+		process = 0
+		if m := statefulSetOrdinal.FindStringSubmatch(hostname); m != nil && len(cfg.ComputePeers) > 1 {
+			if process, err = strconv.Atoi(m[1]); err != nil {
+				return nil, fmt.Errorf("process index from hostname %q: %w", hostname, err)
+			}
+		}
+	}
+	cfg.Process = process
+	if len(cfg.ComputePeers) == 0 {
+		if cfg.Process != 0 {
+			return nil, fmt.Errorf("--process %d without --compute-peers", cfg.Process)
+		}
+		return cfg, nil
+	}
+	if cfg.Process >= len(cfg.ComputePeers) {
+		return nil, fmt.Errorf("--process %d out of range for %d --compute-peers", cfg.Process, len(cfg.ComputePeers))
+	}
+	if cfg.ComputeListenAddr == "" {
+		_, port, _ := net.SplitHostPort(cfg.ComputePeers[cfg.Process])
+		cfg.ComputeListenAddr = ":" + port
+	}
+	return cfg, nil
+}
+
+// splitAddrs parses a comma-separated list of host:port addresses.
+func splitAddrs(flagName, s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range strings.Split(s, ",") {
+		a = strings.TrimSpace(a)
+		host, port, err := net.SplitHostPort(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", flagName, a, err)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 || host == "" {
+			return nil, fmt.Errorf("%s: %q: want host:port", flagName, a)
+		}
+		if seen[a] {
+			return nil, fmt.Errorf("%s: %q listed twice", flagName, a)
+		}
+		seen[a] = true
+		out = append(out, a)
+	}
+	return out, nil
+}

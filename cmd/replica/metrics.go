@@ -1,0 +1,87 @@
+package main
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics implements server.Metrics and runtime.Metrics with Prometheus.
+// Every series carries the runtime role label, added by the registerer.
+type metrics struct {
+	commands        *prometheus.CounterVec
+	runtimeCommands *prometheus.CounterVec
+	workerStep      prometheus.Histogram
+	peeks           *prometheus.HistogramVec
+	runtimePeeks    *prometheus.HistogramVec
+	collections     *prometheus.GaugeVec
+	reconciliations *prometheus.CounterVec
+}
+
+// newMetrics registers the replica's metrics, and the Go and process
+// collectors, under role.
+func newMetrics(reg prometheus.Registerer, role string) *metrics {
+	r := prometheus.WrapRegistererWith(prometheus.Labels{"role": role}, reg)
+	latency := prometheus.ExponentialBuckets(10e-6, 2.5, 16) // 10µs .. ~10min
+	m := &metrics{
+		commands: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tandem_compute_commands_total", Help: "Compute protocol commands received, by command.",
+		}, []string{"command"}),
+		runtimeCommands: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tandem_compute_runtime_commands_total", Help: "Commands applied by the compute runtime, by command.",
+		}, []string{"command"}),
+		workerStep: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "tandem_compute_worker_step_duration_seconds", Help: "Duration of one worker run-loop step.",
+			Buckets: latency,
+		}),
+		peeks: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "tandem_compute_peek_duration_seconds", Help: "Peek duration from command to terminal response, by result.",
+			Buckets: latency,
+		}, []string{"result"}),
+		runtimePeeks: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "tandem_compute_runtime_peek_duration_seconds", Help: "Peek duration inside the runtime, by result.",
+			Buckets: latency,
+		}, []string{"result"}),
+		collections: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tandem_compute_collections", Help: "Live collections, by hydration.",
+		}, []string{"hydration"}),
+		reconciliations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tandem_compute_reconciliation_dataflows_total", Help: "Dataflows at reconciliation, by outcome (reused, replaced, dropped).",
+		}, []string{"outcome"}),
+	}
+	r.MustRegister(m.commands, m.runtimeCommands, m.workerStep, m.peeks, m.runtimePeeks, m.collections, m.reconciliations,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.collections.WithLabelValues("hydrated")
+	m.collections.WithLabelValues("hydrating")
+	for _, o := range []string{"reused", "replaced", "dropped"} {
+		m.reconciliations.WithLabelValues(o)
+	}
+	return m
+}
+
+// serverMetrics adapts metrics to server.Metrics.
+type serverMetrics struct{ m *metrics }
+
+func (s serverMetrics) CommandReceived(kind string) { s.m.commands.WithLabelValues(kind).Inc() }
+func (s serverMetrics) PeekFinished(result string, d time.Duration) {
+	s.m.peeks.WithLabelValues(result).Observe(d.Seconds())
+}
+func (s serverMetrics) Reconciled(reused, replaced, dropped int) {
+	s.m.reconciliations.WithLabelValues("reused").Add(float64(reused))
+	s.m.reconciliations.WithLabelValues("replaced").Add(float64(replaced))
+	s.m.reconciliations.WithLabelValues("dropped").Add(float64(dropped))
+}
+func (s serverMetrics) Collections(hydrated, hydrating int) {
+	s.m.collections.WithLabelValues("hydrated").Set(float64(hydrated))
+	s.m.collections.WithLabelValues("hydrating").Set(float64(hydrating))
+}
+
+// runtimeMetrics adapts metrics to runtime.Metrics.
+type runtimeMetrics struct{ m *metrics }
+
+func (r runtimeMetrics) WorkerStep(_ int, d time.Duration) { r.m.workerStep.Observe(d.Seconds()) }
+func (r runtimeMetrics) Command(kind string)               { r.m.runtimeCommands.WithLabelValues(kind).Inc() }
+func (r runtimeMetrics) PeekFinished(result string, d time.Duration) {
+	r.m.runtimePeeks.WithLabelValues(result).Observe(d.Seconds())
+}

@@ -1,0 +1,165 @@
+package environment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/tandemdb/tandem/pkg/compute/controller"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/sql"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+func isolation(s string) controller.Isolation {
+	if s == sql.IsolationStrictSerializable {
+		return controller.StrictSerializable
+	}
+	return controller.Serializable
+}
+
+// Peek implements sql.Reads: an index read on the fast path, otherwise a
+// one-shot dataflow over the plan's inputs.
+func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) ([]sql.RowDiff, error) {
+	var res controller.PeekResult
+	var err error
+	switch {
+	case req.Index != nil:
+		pr := controller.PeekRequest{Cluster: req.Cluster, Target: req.Index.Index.String(), Isolation: isolation(req.Isolation)}
+		for _, k := range req.Index.Keys {
+			pr.LiteralKeys = append(pr.LiteralKeys, k)
+		}
+		m := req.Index.MFP
+		if len(m.Expressions) > 0 || len(m.Predicates) > 0 || len(m.Projection) > 0 {
+			if pr.MFP, err = json.Marshal(m); err != nil {
+				return nil, fmt.Errorf("encode mfp: %w", err)
+			}
+		}
+		res, err = e.cfg.Compute.Peek(ctx, pr)
+	case req.Plan != nil:
+		var df controller.Dataflow
+		df, err = e.oneShot(ctx, req.Cluster, *req.Plan, req.Desc)
+		if err == nil {
+			res, err = e.cfg.Compute.PeekDataflow(ctx, req.Cluster, df, isolation(req.Isolation), nil)
+		}
+	default:
+		return nil, sqlerr.Errorf(sqlerr.InternalError, "peek without a plan or an index")
+	}
+	if err != nil {
+		return nil, readError(err)
+	}
+	out := make([]sql.RowDiff, len(res.Rows))
+	for i, r := range res.Rows {
+		out[i] = sql.RowDiff{Row: r.Row, Diff: int64(r.Count)}
+	}
+	return out, nil
+}
+
+// readError maps controller errors to SQL errors.
+func readError(err error) error {
+	var pe *controller.PeekError
+	switch {
+	case errors.As(err, &pe):
+		return sqlerr.New(pe.SQLState, pe.Message)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to user request")
+	case errors.Is(err, controller.ErrUnknownCluster):
+		return sqlerr.New(sqlerr.UndefinedObject, err.Error())
+	}
+	return sqlerr.Convert(err)
+}
+
+// oneShot renders a transient dataflow computing p and exporting it as a
+// transient index keyed by all columns.
+func (e *Environment) oneShot(ctx context.Context, cluster string, p plan.Plan, desc interface{ Arity() int }) (controller.Dataflow, error) {
+	items, err := e.Items(ctx)
+	if err != nil {
+		return controller.Dataflow{}, err
+	}
+	build, export := e.transientID(), e.transientID()
+	d := &plan.DataflowDescription{ID: export, DebugName: "one-shot " + export.String(), Class: plan.ClassOneShotRead, Until: frontier.Closed()}
+	if err := e.addImports(d, p, cluster, indexItems(items)); err != nil {
+		return controller.Dataflow{}, err
+	}
+	d.ObjectsToBuild = []plan.Build{{ID: build, Plan: p}}
+	keys := allColumnsN(desc.Arity())
+	if len(keys) == 0 {
+		return controller.Dataflow{}, sqlerr.Unsupported("reading a zero-column result through a dataflow")
+	}
+	d.IndexExports = []plan.IndexExport{{ID: export, On: build, Key: keys}}
+	return controller.FromPlan(d)
+}
+
+func (e *Environment) transientID() plan.GlobalID {
+	id, err := plan.ParseGlobalID(e.cfg.Compute.AllocateTransientID())
+	if err != nil {
+		panic(fmt.Sprintf("controller allocated an invalid transient id: %v", err))
+	}
+	return id
+}
+
+// Subscribe implements sql.Reads.
+func (e *Environment) Subscribe(ctx context.Context, req sql.SubscribeRequest) (sql.Subscription, error) {
+	if req.Plan == nil {
+		return nil, sqlerr.Errorf(sqlerr.InternalError, "subscribe without a plan")
+	}
+	if req.AsOf != nil {
+		return nil, sqlerr.Unsupported("SUBSCRIBE AS OF")
+	}
+	items, err := e.Items(ctx)
+	if err != nil {
+		return nil, err
+	}
+	build, sink := e.transientID(), e.transientID()
+	d := &plan.DataflowDescription{ID: sink, DebugName: "subscribe " + sink.String(), Class: plan.ClassMaintained, Until: frontier.Closed()}
+	if err := e.addImports(d, *req.Plan, req.Cluster, indexItems(items)); err != nil {
+		return nil, err
+	}
+	d.ObjectsToBuild = []plan.Build{{ID: build, Plan: *req.Plan}}
+	d.SubscribeSinks = []plan.SubscribeSink{{ID: sink, From: build, Snapshot: req.Snapshot, Progress: true, UpTo: frontier.Closed()}}
+	df, err := controller.FromPlan(d)
+	if err != nil {
+		return nil, err
+	}
+	// The subscription outlives the statement that started it: it ends on
+	// Close, not when ctx ends.
+	sub, err := e.cfg.Compute.Subscribe(context.WithoutCancel(ctx), req.Cluster, df)
+	if err != nil {
+		return nil, readError(err)
+	}
+	return &subscription{sub: sub}, nil
+}
+
+type subscription struct {
+	sub *controller.Subscription
+}
+
+// Next implements sql.Subscription.
+func (s *subscription) Next(ctx context.Context) (sql.SubscribeBatch, error) {
+	select {
+	case <-ctx.Done():
+		return sql.SubscribeBatch{}, readError(ctx.Err())
+	case b, ok := <-s.sub.Batches():
+		if !ok {
+			if err := s.sub.Err(); err != nil {
+				return sql.SubscribeBatch{}, readError(err)
+			}
+			return sql.SubscribeBatch{}, sqlerr.New(sqlerr.QueryCanceled, "subscription ended")
+		}
+		out := sql.SubscribeBatch{}
+		if t, ok := b.Upper.Time(); ok {
+			out.Upper = t
+		} else {
+			out.Upper = frontier.MaxTime
+		}
+		for _, u := range b.Updates {
+			out.Updates = append(out.Updates, sql.TimedRowDiff{Row: u.Row, Time: u.Time, Diff: u.Diff})
+		}
+		return out, nil
+	}
+}
+
+// Close implements sql.Subscription.
+func (s *subscription) Close() { s.sub.Close() }

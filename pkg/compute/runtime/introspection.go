@@ -1,0 +1,122 @@
+package runtime
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/logging"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/render"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+)
+
+// EnableIntrospection builds one logging dataflow per relation in ids,
+// maintaining relation r as index ids[r], refreshed every interval
+// (logging.DefaultInterval when zero) from asOf on. The ids are the system
+// GlobalIDs the controller assigned in CreateInstance.
+func (r *Runtime) EnableIntrospection(ids map[logging.Relation]plan.GlobalID, interval time.Duration, asOf frontier.Frontier) error {
+	for _, rel := range logging.Relations() {
+		id, ok := ids[rel]
+		if !ok {
+			continue
+		}
+		desc, err := logging.Dataflow(rel, id, interval, asOf)
+		if err != nil {
+			return err
+		}
+		if err := r.CreateDataflow(desc); err != nil {
+			return fmt.Errorf("enable introspection %s: %w", rel, err)
+		}
+	}
+	return nil
+}
+
+// sources wraps the configured factory with the runtime's own
+// introspection sources.
+func (r *Runtime) sources() render.SourceFactory {
+	return sourceWithIntrospection{r}
+}
+
+type sourceWithIntrospection struct{ r *Runtime }
+
+func (s sourceWithIntrospection) OpenSource(imp plan.SourceImport, ctx render.SourceContext) (render.Source, error) {
+	if imp.Connection.Kind != plan.SourceIntrospection {
+		if s.r.cfg.Sources == nil {
+			return nil, fmt.Errorf("source %s: the runtime has no source factory", imp.ID)
+		}
+		return s.r.cfg.Sources.OpenSource(imp, ctx)
+	}
+	rel := logging.Relation(imp.Connection.Options[logging.OptionRelation])
+	interval := logging.DefaultInterval
+	if v, ok := imp.Connection.Options[logging.OptionInterval]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("introspection source %s: interval %q: want a positive duration", imp.ID, v)
+		}
+		interval = d
+	}
+	if ctx.Host == nil {
+		return nil, fmt.Errorf("introspection source %s: no worker", imp.ID)
+	}
+	snap, err := s.r.snapshot(rel, ctx.Host)
+	if err != nil {
+		return nil, fmt.Errorf("introspection source %s: %w", imp.ID, err)
+	}
+	return logging.NewSource(snap, interval, nil, ctx.Activate), nil
+}
+
+// snapshot returns the function computing relation rel's rows for worker w.
+func (r *Runtime) snapshot(rel logging.Relation, w *dataflow.Worker) (logging.Snapshot, error) {
+	st := r.states[w.Local()]
+	worker := row.Int64(int64(w.Index()))
+	switch rel {
+	case logging.Operators:
+		return func(dst []row.Row) []row.Row {
+			for _, op := range w.Operators() {
+				dst = append(dst, row.Pack(row.Int64(int64(op.Dataflow)), row.Text(op.DebugName), row.Int64(int64(op.Operator)),
+					row.Text(op.Name), worker, row.Int64(op.Elapsed.Nanoseconds()), row.Int64(op.Schedules)))
+			}
+			return dst
+		}, nil
+	case logging.Arrangements:
+		return func(dst []row.Row) []row.Row {
+			for id, idx := range st.indexes {
+				ok, errs := idx.Ok.Trace.Stats(), idx.Err.Trace.Stats()
+				dst = append(dst, row.Pack(row.Text(id.String()), worker, row.Int64(int64(ok.Updates+errs.Updates)),
+					row.Int64(int64(ok.Batches+errs.Batches)), row.Int64(int64(ok.SizeBytes+errs.SizeBytes))))
+			}
+			return dst
+		}, nil
+	case logging.Frontiers:
+		return func(dst []row.Row) []row.Row {
+			for id, idx := range st.indexes {
+				f := row.Null()
+				if t, ok := idx.Upper().Time(); ok {
+					f = row.Int64(int64(t))
+				}
+				dst = append(dst, row.Pack(row.Text(id.String()), worker, f))
+			}
+			return dst
+		}, nil
+	case logging.Peeks:
+		return func(dst []row.Row) []row.Row {
+			for _, pp := range st.peeks {
+				dst = append(dst, row.Pack(row.Text(pp.p.UUID), row.Text(pp.p.Target.String()), row.Int64(int64(pp.p.Timestamp)), worker))
+			}
+			return dst
+		}, nil
+	case logging.WorkerSteps:
+		return func(dst []row.Row) []row.Row {
+			h := w.StepHistogram()
+			for i, n := range h {
+				if n > 0 {
+					dst = append(dst, row.Pack(worker, row.Int64(int64(1)<<uint(i)), row.Int64(n)))
+				}
+			}
+			return dst
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown relation %q", rel)
+}

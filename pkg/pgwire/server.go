@@ -1,0 +1,311 @@
+package pgwire
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/tandemdb/tandem/pkg/sql"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Passwords maps user names to passwords. When it is not empty every
+	// connection authenticates with SCRAM-SHA-256; when empty, any user
+	// may connect, but only over loopback unless AllowRemoteWithoutAuth.
+	Passwords map[string]string
+	// AllowRemoteWithoutAuth accepts unauthenticated connections from
+	// non-loopback addresses (for a trusted network, e.g. inside a pod).
+	AllowRemoteWithoutAuth bool
+	// TLS, when set, is offered to clients that ask for it (SSLRequest).
+	TLS *tls.Config
+	// RequireTLS refuses connections that do not use TLS.
+	RequireTLS bool
+	// Logger receives connection-level events; nil discards them.
+	Logger *slog.Logger
+	// MaxMessageBytes bounds one client message (default 64 MiB).
+	MaxMessageBytes int
+}
+
+// Server serves the PostgreSQL wire protocol over a sql.Engine.
+type Server struct {
+	engine  *sql.Engine
+	cfg     Config
+	secrets map[string]scramSecret
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	conns   map[string]*conn // by cancelKey, for CancelRequest
+	nextPID uint32
+	wg      sync.WaitGroup
+}
+
+// NewServer returns a server executing statements with engine.
+func NewServer(engine *sql.Engine, cfg Config) (*Server, error) {
+	s := &Server{engine: engine, cfg: cfg, secrets: map[string]scramSecret{}, conns: map[string]*conn{}, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.cfg.MaxMessageBytes == 0 {
+		s.cfg.MaxMessageBytes = 64 << 20
+	}
+	if cfg.RequireTLS && cfg.TLS == nil {
+		return nil, errors.New("pgwire: RequireTLS without a TLS config")
+	}
+	for user, pw := range cfg.Passwords {
+		sec, err := newSCRAMSecret(pw)
+		if err != nil {
+			return nil, fmt.Errorf("pgwire: user %s: %w", user, err)
+		}
+		s.secrets[user] = sec
+	}
+	return s, nil
+}
+
+// Serve accepts connections on ln until ctx is done or ln fails, then
+// closes ln, cancels running statements and waits for every connection
+// to finish.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	defer s.wg.Wait()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("pgwire: accept: %w", err)
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(ctx, nc)
+		}()
+	}
+}
+
+func isLoopback(a net.Addr) bool {
+	switch a := a.(type) {
+	case *net.TCPAddr:
+		return a.IP.IsLoopback()
+	case *net.UnixAddr:
+		return true
+	}
+	return false
+}
+
+// serveConn runs one connection from startup to termination.
+func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		<-ctx.Done()
+		nc.Close()
+	}()
+	c, err := s.startup(ctx, nc)
+	if err != nil {
+		s.log.Debug("Connection startup failed", "remote", nc.RemoteAddr().String(), "err", err)
+		return
+	}
+	if c == nil {
+		return
+	}
+	defer s.unregister(c)
+	defer c.session.Close()
+	if err := c.run(ctx); err != nil && ctx.Err() == nil {
+		s.log.Debug("Connection ended", "remote", nc.RemoteAddr().String(), "err", err)
+	}
+}
+
+// startup negotiates TLS, authenticates and starts the session; it
+// returns nil for connections that were only cancel requests.
+func (s *Server) startup(ctx context.Context, nc net.Conn) (*conn, error) {
+	be := pgproto3.NewBackend(nc, nc)
+	be.SetMaxBodyLen(s.cfg.MaxMessageBytes)
+	usingTLS := false
+	for {
+		msg, err := be.ReceiveStartupMessage()
+		if err != nil {
+			return nil, fmt.Errorf("receive startup: %w", err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.SSLRequest:
+			if s.cfg.TLS == nil || usingTLS {
+				if _, err := nc.Write([]byte{'N'}); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if _, err := nc.Write([]byte{'S'}); err != nil {
+				return nil, err
+			}
+			tc := tls.Server(nc, s.cfg.TLS)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				return nil, fmt.Errorf("tls handshake: %w", err)
+			}
+			nc, usingTLS = tc, true
+			be = pgproto3.NewBackend(nc, nc)
+			be.SetMaxBodyLen(s.cfg.MaxMessageBytes)
+		case *pgproto3.GSSEncRequest:
+			if _, err := nc.Write([]byte{'N'}); err != nil {
+				return nil, err
+			}
+		case *pgproto3.CancelRequest:
+			s.cancel(m.ProcessID, m.SecretKey)
+			return nil, nil
+		case *pgproto3.StartupMessage:
+			return s.open(ctx, nc, be, m, usingTLS)
+		default:
+			return nil, fmt.Errorf("unexpected startup message %T", msg)
+		}
+	}
+}
+
+// fatal sends a FATAL error and gives up on the connection.
+func fatal(be *pgproto3.Backend, code, msg string) error {
+	be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: msg})
+	_ = be.Flush()
+	return errors.New(msg)
+}
+
+func (s *Server) open(ctx context.Context, nc net.Conn, be *pgproto3.Backend, m *pgproto3.StartupMessage, usingTLS bool) (*conn, error) {
+	user := m.Parameters["user"]
+	if user == "" {
+		return nil, fatal(be, sqlerr.InvalidAuthorization, "no user name given")
+	}
+	if db := m.Parameters["database"]; db != "" && db != sql.Database {
+		return nil, fatal(be, sqlerr.InvalidCatalogName, fmt.Sprintf("database %q does not exist (the database is %q)", db, sql.Database))
+	}
+	if s.cfg.RequireTLS && !usingTLS {
+		return nil, fatal(be, sqlerr.InvalidAuthorization, "TLS is required")
+	}
+	if len(s.secrets) > 0 {
+		if err := s.authenticate(be, user); err != nil {
+			return nil, err
+		}
+	} else if !isLoopback(nc.RemoteAddr()) && !s.cfg.AllowRemoteWithoutAuth {
+		return nil, fatal(be, sqlerr.InvalidAuthorization, "no authentication is configured, so only loopback connections are accepted")
+	}
+	c := &conn{server: s, nc: nc, be: be, session: s.engine.NewSession(user),
+		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
+	for k, v := range m.Parameters {
+		switch k {
+		case "user", "database", "options", "replication":
+		default:
+			// Clients set e.g. application_name or DateStyle at startup;
+			// values the session cannot take are ignored, as they only
+			// describe client preferences.
+			_, _ = c.session.Vars().Set(k, v)
+		}
+	}
+	be.Send(&pgproto3.AuthenticationOk{})
+	for k, v := range c.session.Vars().Reported() {
+		be.Send(&pgproto3.ParameterStatus{Name: k, Value: v})
+	}
+	s.register(c)
+	be.Send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: c.secret})
+	be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+	if err := be.Flush(); err != nil {
+		s.unregister(c)
+		return nil, err
+	}
+	return c, nil
+}
+
+// authenticate runs SCRAM-SHA-256.
+func (s *Server) authenticate(be *pgproto3.Backend, user string) error {
+	fail := func() error {
+		return fatal(be, sqlerr.InvalidPassword, fmt.Sprintf("password authentication failed for user %q", user))
+	}
+	secret, known := s.secrets[user]
+	be.Send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{"SCRAM-SHA-256"}})
+	if err := be.Flush(); err != nil {
+		return err
+	}
+	if err := be.SetAuthType(pgproto3.AuthTypeSASL); err != nil {
+		return err
+	}
+	msg, err := be.Receive()
+	if err != nil {
+		return fmt.Errorf("receive SASL initial response: %w", err)
+	}
+	init, ok := msg.(*pgproto3.SASLInitialResponse)
+	if !ok || init.AuthMechanism != "SCRAM-SHA-256" {
+		return fatal(be, sqlerr.ProtocolViolation, "expected a SCRAM-SHA-256 SASL initial response")
+	}
+	if !known {
+		return fail()
+	}
+	srv := &scramServer{secret: secret}
+	first, err := srv.first(string(init.Data))
+	if err != nil {
+		return fatal(be, sqlerr.ProtocolViolation, err.Error())
+	}
+	be.Send(&pgproto3.AuthenticationSASLContinue{Data: []byte(first)})
+	if err := be.Flush(); err != nil {
+		return err
+	}
+	if err := be.SetAuthType(pgproto3.AuthTypeSASLContinue); err != nil {
+		return err
+	}
+	msg, err = be.Receive()
+	if err != nil {
+		return fmt.Errorf("receive SASL response: %w", err)
+	}
+	resp, ok := msg.(*pgproto3.SASLResponse)
+	if !ok {
+		return fatal(be, sqlerr.ProtocolViolation, "expected a SASL response")
+	}
+	final, err := srv.final(string(resp.Data))
+	if err != nil {
+		return fail()
+	}
+	be.Send(&pgproto3.AuthenticationSASLFinal{Data: []byte(final)})
+	return nil
+}
+
+// cancelKey is the map key of a connection's cancel identity.
+func cancelKey(pid uint32, secret []byte) string {
+	return string(binary.BigEndian.AppendUint32(nil, pid)) + string(secret)
+}
+
+func (s *Server) register(c *conn) {
+	c.secret = make([]byte, 4)
+	_, _ = rand.Read(c.secret)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextPID++
+	c.pid = s.nextPID
+	s.conns[cancelKey(c.pid, c.secret)] = c
+}
+
+func (s *Server) unregister(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, cancelKey(c.pid, c.secret))
+}
+
+// cancel cancels the running statement of the connection with the given
+// key, if any.
+func (s *Server) cancel(pid uint32, secret []byte) {
+	s.mu.Lock()
+	c := s.conns[cancelKey(pid, secret)]
+	s.mu.Unlock()
+	if c != nil {
+		c.cancelRunning()
+	}
+}

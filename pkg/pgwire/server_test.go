@@ -1,0 +1,260 @@
+package pgwire
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql"
+	"github.com/tandemdb/tandem/pkg/sql/sqltest"
+)
+
+// startServer serves a fresh fake backend on a loopback port.
+func startServer(t *testing.T, cfg Config) string {
+	t.Helper()
+	srv, err := NewServer(sql.NewEngine(sqltest.New()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+func connect(t *testing.T, addr, extra string) *pgx.Conn {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=alice database=tandem sslmode=disable %s", host, port, extra))
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+func TestPgxExtendedProtocol(t *testing.T) {
+	c := connect(t, startServer(t, Config{}), "")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := c.Exec(ctx, "CREATE TABLE kv (k bigint NOT NULL, v text, f float8, b bool)"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 5; i++ {
+		// Parameters of every supported type, in pgx's binary encodings.
+		if _, err := c.Exec(ctx, "INSERT INTO kv VALUES ($1, $2, $3, $4)", i, fmt.Sprintf("v%d", i), float64(i)/2, i%2 == 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Exec(ctx, "CREATE INDEX kv_k ON kv (k)"); err != nil {
+		t.Fatal(err)
+	}
+	var v string
+	var f float64
+	var b bool
+	if err := c.QueryRow(ctx, "SELECT v, f, b FROM kv WHERE k = $1", 4).Scan(&v, &f, &b); err != nil {
+		t.Fatal(err)
+	}
+	if v != "v4" || f != 2 || !b {
+		t.Fatalf("got %q %v %v", v, f, b)
+	}
+	rows, err := c.Query(ctx, "SELECT k, count(*) FROM kv WHERE k > $1 GROUP BY k ORDER BY k DESC", int32(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for rows.Next() {
+		var k, n int64
+		if err := rows.Scan(&k, &n); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, k)
+	}
+	if rows.Err() != nil || fmt.Sprint(got) != "[5 4 3]" {
+		t.Fatalf("rows %v err %v", got, rows.Err())
+	}
+	// Errors carry their SQLSTATE and the connection stays usable.
+	for q, code := range map[string]string{
+		"SELECT 1/0":          "22012",
+		"SELECT * FROM nope":  "42P01",
+		"SELEC":               "42601",
+		"SELECT nope FROM kv": "42703",
+	} {
+		if _, err := c.Exec(ctx, q); pgCode(err) != code {
+			t.Fatalf("%s: %v, want %s", q, err, code)
+		}
+	}
+	var version, db string
+	if err := c.QueryRow(ctx, "SELECT version(), current_database()").Scan(&version, &db); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(version, "Tandem") || db != "tandem" {
+		t.Fatalf("version %q database %q", version, db)
+	}
+	// The simple protocol too.
+	res, err := c.PgConn().Exec(ctx, "SET cluster = default; SHOW cluster").ReadAll()
+	if err != nil || len(res) != 2 || string(res[1].Rows[0][0]) != "default" {
+		t.Fatalf("simple protocol: %v %v", res, err)
+	}
+}
+
+func TestSubscribeOverCopyAndCursor(t *testing.T) {
+	addr := startServer(t, Config{})
+	c := connect(t, addr, "")
+	w := connect(t, addr, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := c.Exec(ctx, "CREATE TABLE t (a bigint); INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	// COPY: a writer that stops the stream once it saw the second update.
+	copyCtx, stop := context.WithCancel(ctx)
+	out := &lineWriter{onLine: func(n int) {
+		if n == 1 {
+			if _, err := w.Exec(ctx, "INSERT INTO t VALUES (7)"); err != nil {
+				t.Error(err)
+			}
+		}
+		if n == 2 {
+			stop()
+		}
+	}}
+	_, err := c.PgConn().CopyTo(copyCtx, out, "SUBSCRIBE t")
+	if err == nil {
+		t.Fatal("a cancelled SUBSCRIBE reported success")
+	}
+	lines := out.lines()
+	if len(lines) < 2 || !strings.HasSuffix(lines[0], "\t1\t1") || !strings.HasSuffix(lines[1], "\t1\t7") {
+		t.Fatalf("copy lines %q", lines)
+	}
+	// Cursor.
+	c2 := connect(t, addr, "")
+	tx, err := c2.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "DECLARE cur CURSOR FOR SUBSCRIBE (SELECT a FROM t WHERE a > 5)"); err != nil {
+		t.Fatal(err)
+	}
+	var ts, diff, a int64
+	if err := tx.QueryRow(ctx, "FETCH 1 cur").Scan(&ts, &diff, &a); err != nil {
+		t.Fatal(err)
+	}
+	if diff != 1 || a != 7 {
+		t.Fatalf("fetched %d %d %d", ts, diff, a)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type lineWriter struct {
+	mu     sync.Mutex
+	buf    strings.Builder
+	onLine func(n int)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.buf.Write(p)
+	n := strings.Count(w.buf.String(), "\n")
+	w.mu.Unlock()
+	w.onLine(n)
+	return len(p), nil
+}
+
+func (w *lineWriter) lines() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Split(strings.TrimSpace(w.buf.String()), "\n")
+}
+
+func TestSCRAM(t *testing.T) {
+	addr := startServer(t, Config{Passwords: map[string]string{"alice": "s3cret"}})
+	c := connect(t, addr, "password=s3cret")
+	var one int64
+	if err := c.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("select after SCRAM: %v", err)
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	_, err := pgx.Connect(context.Background(), fmt.Sprintf("host=%s port=%s user=alice password=wrong sslmode=disable", host, port))
+	if pgCode(err) != "28P01" {
+		t.Fatalf("wrong password: %v", err)
+	}
+}
+
+func TestTLSAndDatabase(t *testing.T) {
+	addr := startServer(t, Config{TLS: selfSigned(t), RequireTLS: true})
+	c := connect(t, addr, "sslmode=require")
+	if !c.PgConn().Conn().(*tls.Conn).ConnectionState().HandshakeComplete {
+		t.Fatal("no TLS")
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	_, err := pgx.Connect(context.Background(), fmt.Sprintf("host=%s port=%s user=alice sslmode=disable", host, port))
+	if pgCode(err) != "28000" {
+		t.Fatalf("plaintext with RequireTLS: %v", err)
+	}
+	_, err = pgx.Connect(context.Background(), fmt.Sprintf("host=%s port=%s user=alice database=other sslmode=require", host, port))
+	if pgCode(err) != "3D000" {
+		t.Fatalf("other database: %v", err)
+	}
+}
+
+func selfSigned(t *testing.T) *tls.Config {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+}
+
+func TestAppendCopyRow(t *testing.T) {
+	got := string(appendCopyRow(nil, []row.Datum{row.Int64(1), row.Null(), row.Text("a\tb\\c\nd")}))
+	if want := "1\t\\N\ta\\tb\\\\c\\nd\n"; got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+}

@@ -1,0 +1,158 @@
+package pgwire
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// Type OIDs of the Postgres types the row types are presented as.
+const (
+	oidBool      = 16
+	oidBytea     = 17
+	oidInt8      = 20
+	oidInt2      = 21
+	oidInt4      = 23
+	oidText      = 25
+	oidFloat4    = 700
+	oidFloat8    = 701
+	oidUnknown   = 705
+	oidVarchar   = 1043
+	oidTimestamp = 1114
+)
+
+// typeOID returns the OID a row type is described with, and its size.
+func typeOID(t row.Type) (uint32, int16) {
+	switch t {
+	case row.TypeBool:
+		return oidBool, 1
+	case row.TypeInt64:
+		return oidInt8, 8
+	case row.TypeFloat64:
+		return oidFloat8, 8
+	case row.TypeBytes:
+		return oidBytea, -1
+	case row.TypeTimestamp:
+		return oidTimestamp, 8
+	}
+	return oidText, -1
+}
+
+// oidType maps a parameter type OID sent by a client to a row type;
+// row.TypeInvalid means "infer it".
+func oidType(oid uint32) (row.Type, error) {
+	switch oid {
+	case 0, oidUnknown:
+		return row.TypeInvalid, nil
+	case oidBool:
+		return row.TypeBool, nil
+	case oidInt2, oidInt4, oidInt8:
+		return row.TypeInt64, nil
+	case oidFloat4, oidFloat8:
+		return row.TypeFloat64, nil
+	case oidText, oidVarchar:
+		return row.TypeText, nil
+	case oidBytea:
+		return row.TypeBytes, nil
+	case oidTimestamp:
+		return row.TypeTimestamp, nil
+	}
+	return row.TypeInvalid, sqlerr.Errorf(sqlerr.FeatureNotSupported, "parameter type with OID %d not supported", oid)
+}
+
+// postgresEpochMicros is 2000-01-01 in micros since the Unix epoch: the
+// zero of Postgres' binary timestamps.
+const postgresEpochMicros = 946684800 * 1_000_000
+
+// encodeText appends the text format of d (d not NULL).
+func encodeText(dst []byte, d row.Datum) []byte { return d.AppendText(dst) }
+
+// encodeBinary appends the binary format of d (d not NULL) for type t.
+func encodeBinary(dst []byte, d row.Datum) ([]byte, error) {
+	switch d.Type() {
+	case row.TypeBool:
+		if d.Bool() {
+			return append(dst, 1), nil
+		}
+		return append(dst, 0), nil
+	case row.TypeInt64:
+		return binary.BigEndian.AppendUint64(dst, uint64(d.Int64())), nil
+	case row.TypeFloat64:
+		return binary.BigEndian.AppendUint64(dst, math.Float64bits(d.Float64())), nil
+	case row.TypeText:
+		return append(dst, d.Text()...), nil
+	case row.TypeBytes:
+		return append(dst, d.BytesString()...), nil
+	case row.TypeTimestamp:
+		return binary.BigEndian.AppendUint64(dst, uint64(d.Timestamp()-postgresEpochMicros)), nil
+	}
+	return nil, fmt.Errorf("no binary format for %s", d.Type())
+}
+
+// decodeParam decodes one bound parameter value of type t in the given
+// format (0 text, 1 binary); nil is NULL.
+func decodeParam(v []byte, format int16, t row.Type, oid uint32) (row.Datum, error) {
+	if v == nil {
+		return row.Null(), nil
+	}
+	if format == 0 {
+		if t == row.TypeText || t == row.TypeInvalid {
+			return row.Text(string(v)), nil
+		}
+		d, err := expr.CastDatum(row.Text(string(v)), t)
+		if err != nil {
+			return row.Null(), err
+		}
+		return d, nil
+	}
+	bad := func() (row.Datum, error) {
+		return row.Null(), sqlerr.Errorf(sqlerr.ProtocolViolation, "invalid binary parameter of type OID %d (%d bytes)", oid, len(v))
+	}
+	switch oid {
+	case oidBool:
+		if len(v) != 1 {
+			return bad()
+		}
+		return row.Bool(v[0] != 0), nil
+	case oidInt2:
+		if len(v) != 2 {
+			return bad()
+		}
+		return row.Int64(int64(int16(binary.BigEndian.Uint16(v)))), nil
+	case oidInt4:
+		if len(v) != 4 {
+			return bad()
+		}
+		return row.Int64(int64(int32(binary.BigEndian.Uint32(v)))), nil
+	case oidInt8:
+		if len(v) != 8 {
+			return bad()
+		}
+		return row.Int64(int64(binary.BigEndian.Uint64(v))), nil
+	case oidFloat4:
+		if len(v) != 4 {
+			return bad()
+		}
+		return row.Float64(float64(math.Float32frombits(binary.BigEndian.Uint32(v)))), nil
+	case oidFloat8:
+		if len(v) != 8 {
+			return bad()
+		}
+		return row.Float64(math.Float64frombits(binary.BigEndian.Uint64(v))), nil
+	case oidText, oidVarchar, 0, oidUnknown:
+		return row.Text(string(v)), nil
+	case oidBytea:
+		return row.Bytes(v), nil
+	case oidTimestamp:
+		if len(v) != 8 {
+			return bad()
+		}
+		return row.Timestamp(int64(binary.BigEndian.Uint64(v)) + postgresEpochMicros), nil
+	}
+	return row.Null(), sqlerr.Errorf(sqlerr.FeatureNotSupported, "binary parameters of type OID %s not supported", strconv.Itoa(int(oid)))
+}

@@ -1,0 +1,106 @@
+package oracle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tandemdb/tandem/pkg/pgwire"
+	"github.com/tandemdb/tandem/pkg/sql"
+	"github.com/tandemdb/tandem/pkg/sql/sqltest"
+)
+
+// TestOracle runs every script under pkg/sql/testdata against a throwaway
+// PostgreSQL and against Tandem (the wire protocol server over the fake
+// backend). It skips when PostgreSQL is not installed, unless
+// TANDEM_ORACLE_REQUIRED is set (as `make test-sql-oracle` does).
+func TestOracle(t *testing.T) {
+	scripts, err := filepath.Glob("../testdata/*.slt")
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pg, err := StartPostgres(ctx, t.TempDir())
+	if errors.Is(err, ErrNoPostgres) && os.Getenv("TANDEM_ORACLE_REQUIRED") == "" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Stop()
+	admin, err := pg.Connect(ctx, "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+
+	total := 0
+	for i, path := range scripts {
+		name := strings.TrimSuffix(filepath.Base(path), ".slt")
+		t.Run(name, func(t *testing.T) {
+			text, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := ParseScript(string(text))
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			db := fmt.Sprintf("oracle_%d", i)
+			if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+				t.Fatal(err)
+			}
+			pconn, err := pg.Connect(ctx, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pconn.Close(ctx)
+			tconn := startTandem(t, ctx)
+			n, err := Run(ctx, recs, tconn.PgConn(), pconn.PgConn())
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			if n == 0 {
+				t.Fatalf("%s compared no query", path)
+			}
+			total += n
+		})
+	}
+	t.Logf("compared %d queries over %d scripts", total, len(scripts))
+}
+
+// startTandem serves a fresh fake backend and connects to it.
+func startTandem(t *testing.T, ctx context.Context) *pgx.Conn {
+	t.Helper()
+	srv, err := pgwire.NewServer(sql.NewEngine(sqltest.New()), pgwire.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(sctx, ln) }()
+	c, err := pgx.Connect(ctx, fmt.Sprintf("host=127.0.0.1 port=%d user=oracle database=tandem sslmode=disable", ln.Addr().(*net.TCPAddr).Port))
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close(context.Background())
+		stop()
+		<-done
+	})
+	return c
+}
