@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the Go code of the compute protocol
 # (pkg/compute/protocol/compute.proto -> pkg/compute/protocol/computepb).
+# Usage: hack/generate-proto.sh [OUT_DIR]
 #
 # protoc comes from Debian (installed here when missing); the Go plugins are
 # built from the versions pinned in hack/tools/go.mod into a cache directory
@@ -24,7 +25,9 @@ mkdir -p "$cache"
 GOFLAGS=-mod=mod go build -C hack/tools -o "$cache/protoc-gen-go" google.golang.org/protobuf/cmd/protoc-gen-go
 GOFLAGS=-mod=mod go build -C hack/tools -o "$cache/protoc-gen-go-grpc" google.golang.org/grpc/cmd/protoc-gen-go-grpc
 
-out=pkg/compute/protocol/computepb
+# An optional argument redirects the output (make check-generate-proto
+# generates into a scratch directory and compares).
+out="${1:-pkg/compute/protocol/computepb}"
 mkdir -p "$out"
 PATH="$cache:$PATH" protoc \
 	-I pkg/compute/protocol \

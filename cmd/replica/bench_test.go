@@ -106,4 +106,3 @@ func benchPointLookup(b *testing.B, workers int) {
 	b.ReportMetric(pct(0.50), "p50-µs")
 	b.ReportMetric(pct(0.99), "p99-µs")
 }
-

@@ -3,7 +3,7 @@
 
 # The engine's property tests (operators vs recomputation, reference vs
 # operators, runtime vs reference) with more cases than `go test` runs.
-ENGINE_PROPERTY_CHECKS ?= 500
+ENGINE_PROPERTY_CHECKS ?= 5000
 test-engine-properties:
 	$(GO) test -count=1 -run 'MatchesReference|MatchesRecomputation|AgreesWithOperators' \
 		./pkg/compute/operators/ ./pkg/compute/reference/ ./pkg/compute/enginetest/ \

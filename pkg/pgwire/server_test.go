@@ -12,6 +12,9 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -256,5 +259,75 @@ func TestAppendCopyRow(t *testing.T) {
 	got := string(appendCopyRow(nil, []row.Datum{row.Int64(1), row.Null(), row.Text("a\tb\\c\nd")}))
 	if want := "1\t\\N\ta\\tb\\\\c\\nd\n"; got != want {
 		t.Fatalf("got %q want %q", got, want)
+	}
+}
+
+// TestPsql drives the real psql client (installed with PostgreSQL by
+// hack/postgres.sh), when it is available.
+func TestPsql(t *testing.T) {
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/psql")
+		if len(dirs) == 0 {
+			t.Skip("psql not installed")
+		}
+		psql = dirs[0]
+	}
+	addr := startServer(t, Config{})
+	host, port, _ := net.SplitHostPort(addr)
+	run := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, psql, append([]string{"-h", host, "-p", port, "-U", "alice", "-d", "tandem", "-X", "-A", "-t"}, args...)...)
+		cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=5")
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	out := run("-c", "CREATE TABLE t (a bigint)", "-c", "INSERT INTO t VALUES (41)", "-c", "SELECT a + 1 FROM t")
+	if !strings.Contains(out, "42") {
+		t.Fatalf("psql query:\n%s", out)
+	}
+	out = run("-c", `\dt`)
+	if !strings.Contains(out, "SHOW TABLES") {
+		t.Fatalf(`psql \dt does not give a clear message:\n%s`, out)
+	}
+	out = run("-c", "SELECT 1/0")
+	if !strings.Contains(out, "division by zero") {
+		t.Fatalf("psql error:\n%s", out)
+	}
+}
+
+// TestPgbench runs pgbench's point-lookup workload against an index, with
+// the extended protocol and prepared statements, when pgbench is
+// installed.
+func TestPgbench(t *testing.T) {
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench")
+	if len(bins) == 0 {
+		t.Skip("pgbench not installed")
+	}
+	addr := startServer(t, Config{})
+	c := connect(t, addr, "")
+	ctx := context.Background()
+	if _, err := c.Exec(ctx, "CREATE TABLE kv (k bigint NOT NULL, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO kv SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (3, 'c')) v"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "CREATE INDEX kv_k ON kv (k)"); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "lookup.sql")
+	if err := os.WriteFile(script, []byte("\\set k random(1, 3)\nSELECT v FROM kv WHERE k = :k;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(tctx, bins[0], "-h", host, "-p", port, "-U", "bench", "-n", "-f", script,
+		"-t", "50", "-M", "prepared", "tandem").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "number of transactions actually processed: 50/50") {
+		t.Fatalf("pgbench: %v\n%s", err, out)
 	}
 }

@@ -59,7 +59,7 @@ func (c *Controller) ReconfigureReplica(ctx context.Context, cfg orchestrator.Re
 		c.mu.Unlock()
 		return nil
 	}
-	r.cfg = cfg
+	r.cfg = cfg // connectOnce reads it under the same mutex
 	epoch := r.epoch
 	c.mu.Unlock()
 	if err := c.cfg.Orchestrator.EnsureReplica(ctx, cfg); err != nil {

@@ -159,13 +159,16 @@ func (r *replica) run(ctx context.Context) {
 // connectOnce connects to every process, replays the history, and serves
 // responses until a connection fails.
 func (r *replica) connectOnce(ctx context.Context) error {
-	st, err := r.ctl.cfg.Orchestrator.Status(ctx, r.cfg.ID)
+	r.ctl.mu.Lock()
+	cfg := r.cfg
+	r.ctl.mu.Unlock()
+	st, err := r.ctl.cfg.Orchestrator.Status(ctx, cfg.ID)
 	if err != nil {
 		return err
 	}
 	addrs := st.ComputeCtlAddrs()
-	if len(addrs) != r.cfg.Processes {
-		return fmt.Errorf("orchestrator reports %d processes, want %d", len(addrs), r.cfg.Processes)
+	if len(addrs) != cfg.Processes {
+		return fmt.Errorf("orchestrator reports %d processes, want %d", len(addrs), cfg.Processes)
 	}
 	dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer dcancel()

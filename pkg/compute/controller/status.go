@@ -54,10 +54,9 @@ func (c *Controller) Status() Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.refreshMetricsLocked()
-	var st Status
-	st.ReadHolds = c.outstanding
+	st := Status{Clusters: []ClusterStatus{}, Collections: []CollectionStatus{}, ReadHolds: c.outstanding}
 	for _, cl := range c.clusters {
-		cs := ClusterStatus{Name: cl.name, Dataflows: len(cl.dataflows), PendingPeeks: len(cl.peeks), HistorySize: len(c.historyLocked(cl))}
+		cs := ClusterStatus{Name: cl.name, Replicas: []ReplicaStatus{}, Dataflows: len(cl.dataflows), PendingPeeks: len(cl.peeks), HistorySize: len(c.historyLocked(cl))}
 		for _, r := range cl.replicas {
 			rs := ReplicaStatus{Name: r.cfg.ID.Replica, Processes: r.cfg.Processes, Workers: r.cfg.Workers,
 				Epoch: r.epoch, Connected: r.conns != nil, LastError: r.lastError, Hydrated: []string{}, NotHydrated: []string{}}

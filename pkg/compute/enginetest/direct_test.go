@@ -29,7 +29,7 @@ func TestOperatorsMatchReference(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		srcA, srcB := plan.User(1), plan.User(2)
 		g := &planGen{t: rt, sources: map[plan.GlobalID]row.RelationDesc{srcA: descA, srcB: descB}, ids: []plan.GlobalID{srcA, srcB}}
-		p := g.plan(rapid.IntRange(0, 3).Draw(rt, "depth"), "plan")
+		p := g.plan(rapid.IntRange(1, 3).Draw(rt, "depth"), "plan")
 		workers := rapid.SampledFrom([]int{1, 2, 4}).Draw(rt, "workers")
 		updates := map[plan.GlobalID][]reference.Update{srcA: genUpdates(rt, descA), srcB: genUpdates(rt, descB)}
 		ev := &stepEval{workers: workers, sources: updates, fuel: rapid.SampledFrom([]int{0, 16, 1 << 20}).Draw(rt, "fuel")}

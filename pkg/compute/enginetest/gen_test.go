@@ -83,6 +83,9 @@ func (g *planGen) intExpr(d row.RelationDesc, depth int, label string) expr.Expr
 func (g *planGen) predicate(d row.RelationDesc, depth int, label string) expr.Expr {
 	switch rapid.IntRange(0, 5).Draw(g.t, label) {
 	case 0:
+		if d.Arity() == 0 {
+			break
+		}
 		return expr.IsNull(expr.Column(rapid.IntRange(0, d.Arity()-1).Draw(g.t, label+"_col")))
 	case 1:
 		if depth > 0 {
@@ -141,7 +144,7 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 		for i := range rapid.IntRange(0, 2).Draw(g.t, label+"_preds") {
 			m = m.Filter(g.predicate(d, 2, fmt.Sprintf("%s_pred%d", label, i)))
 		}
-		proj := make([]int, rapid.IntRange(1, min(4, d.Arity())).Draw(g.t, label+"_width"))
+		proj := make([]int, rapid.IntRange(min(1, d.Arity()), min(4, d.Arity())).Draw(g.t, label+"_width"))
 		for i := range proj {
 			proj[i] = rapid.IntRange(0, d.Arity()-1).Draw(g.t, fmt.Sprintf("%s_proj%d", label, i))
 		}
@@ -171,8 +174,8 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 		for i := range rapid.IntRange(0, 3).Draw(g.t, label+"_aggs") {
 			lab := fmt.Sprintf("%s_agg%d", label, i)
 			f := rapid.SampledFrom([]plan.AggregateFunc{plan.AggCountStar, plan.AggCount, plan.AggSum, plan.AggMin, plan.AggMax, plan.AggAvg}).Draw(g.t, lab)
-			if f == plan.AggCountStar {
-				aggs = append(aggs, plan.Aggregate{Func: f})
+			if f == plan.AggCountStar || d.Arity() == 0 {
+				aggs = append(aggs, plan.Aggregate{Func: plan.AggCountStar})
 				continue
 			}
 			c := rapid.IntRange(0, d.Arity()-1).Draw(g.t, lab+"_col")
@@ -209,10 +212,13 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 		in := g.plan(depth-1, label+"_in")
 		d := g.desc(in)
 		var group []int
+		var order []plan.ColumnOrder
+		if d.Arity() == 0 {
+			return plan.NewTopK(in, group, order, nil, int64(rapid.IntRange(0, 2).Draw(g.t, label+"_offset")))
+		}
 		for i := range rapid.IntRange(0, 1).Draw(g.t, label+"_groups") {
 			group = append(group, rapid.IntRange(0, d.Arity()-1).Draw(g.t, fmt.Sprintf("%s_group%d", label, i)))
 		}
-		var order []plan.ColumnOrder
 		for i := range rapid.IntRange(0, 2).Draw(g.t, label+"_orders") {
 			lab := fmt.Sprintf("%s_order%d", label, i)
 			order = append(order, plan.ColumnOrder{

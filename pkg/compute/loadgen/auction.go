@@ -64,11 +64,29 @@ const (
 func micros(t frontier.Time) row.Datum { return row.Timestamp(int64(t) * 1000) }
 
 func (a *auction) Generate(from, to Tick, shard Shard, emit Emit) error {
-	if err := checkRange(from, to, shard); err != nil {
-		return err
+	return generate(a, from, to, shard, emit)
+}
+
+func (a *auction) GenerateChunk(pos Position, to Tick, maxItems uint64, shard Shard, emit Emit) (Position, error) {
+	return generateChunk(a, pos, to, maxItems, shard, emit)
+}
+
+// fixed is the number of tick 1's extra items: organizations, users and
+// accounts, in that order, before the tick's auctions and bids.
+func (a *auction) fixed() uint64 { return 2*a.opts.Organizations + a.opts.Users }
+
+func (a *auction) items(i Tick) uint64 {
+	n := a.opts.AuctionsPerTick + a.opts.BidsPerTick
+	if i == 1 {
+		n += a.fixed()
 	}
+	return n
+}
+
+func (a *auction) generateItems(i Tick, lo, hi uint64, shard Shard, emit Emit) {
 	o := &a.opts
 	clock := a.Clock()
+	t := clock.TimeOf(i)
 	var key, buf row.Row
 	// owned encodes id as the key column and reports whether shard owns it;
 	// on success buf holds the key column, ready for the other columns.
@@ -80,36 +98,36 @@ func (a *auction) Generate(from, to Tick, shard Shard, emit Emit) error {
 		buf = append(buf[:0], key...)
 		return true
 	}
-	if from < 1 && to >= 1 {
-		t := clock.TimeOf(1)
-		for id := range o.Organizations {
+	var base uint64 // item number of this tick's first auction
+	if i == 1 {
+		base = a.fixed()
+	}
+	for j := lo; j < hi; j++ {
+		switch {
+		case j < o.Organizations && i == 1:
+			id := j
 			if owned(id) {
-				name := orgNames[id%uint64(len(orgNames))]
-				buf = row.AppendDatum(buf, row.Text(name))
+				buf = row.AppendDatum(buf, row.Text(orgNames[id%uint64(len(orgNames))]))
 				emit(AuctionOrganizations, buf, t, 1)
 			}
-		}
-		for id := range o.Users {
+		case j < o.Organizations+o.Users && i == 1:
+			id := j - o.Organizations
 			if owned(id) {
 				buf = row.AppendDatums(buf,
 					row.Int64(int64(pick(o.Organizations, o.Seed, saltUser, id))),
 					row.Text(userNames[pick(uint64(len(userNames)), o.Seed, saltUser+100, id)]))
 				emit(AuctionUsers, buf, t, 1)
 			}
-		}
-		for id := range o.Organizations {
+		case j < base:
+			id := j - o.Organizations - o.Users
 			if owned(id) {
 				buf = row.AppendDatums(buf,
 					row.Int64(int64(id)),
 					row.Int64(int64(1000+pick(100_000, o.Seed, saltAccount, id))))
 				emit(AuctionAccounts, buf, t, 1)
 			}
-		}
-	}
-	for i := max(from+1, 1); i <= to; i++ {
-		t := clock.TimeOf(i)
-		for j := range o.AuctionsPerTick {
-			id := uint64(i-1)*o.AuctionsPerTick + j
+		case j < base+o.AuctionsPerTick:
+			id := uint64(i-1)*o.AuctionsPerTick + (j - base)
 			if owned(id) {
 				buf = row.AppendDatums(buf,
 					row.Int64(int64(pick(o.Users, o.Seed, saltAuction, id))),
@@ -117,15 +135,14 @@ func (a *auction) Generate(from, to Tick, shard Shard, emit Emit) error {
 					micros(clock.TimeOf(i+Tick(o.AuctionTicks))))
 				emit(AuctionAuctions, buf, t, 1)
 			}
-		}
-		// Bids go to auctions opened in the last AuctionTicks ticks, which
-		// are still open at t.
-		open := min(uint64(i), o.AuctionTicks)
-		for j := range o.BidsPerTick {
-			id := uint64(i-1)*o.BidsPerTick + j
+		default:
+			// Bids go to auctions opened in the last AuctionTicks ticks,
+			// which are still open at t.
+			id := uint64(i-1)*o.BidsPerTick + (j - base - o.AuctionsPerTick)
 			if !owned(id) {
 				continue
 			}
+			open := min(uint64(i), o.AuctionTicks)
 			opened := uint64(i) - pick(open, o.Seed, saltBid, id) // in (i-open, i]
 			auctionID := (opened-1)*o.AuctionsPerTick + pick(o.AuctionsPerTick, o.Seed, saltBid+100, id)
 			buf = row.AppendDatums(buf,
@@ -136,5 +153,4 @@ func (a *auction) Generate(from, to Tick, shard Shard, emit Emit) error {
 			emit(AuctionBids, buf, t, 1)
 		}
 	}
-	return nil
 }

@@ -16,7 +16,13 @@
 // Cost. Generators emit straight into a callback with a reused row buffer
 // (no allocation per row): a KEY VALUE snapshot of tens of millions of keys
 // costs one hash and one row encoding per key and shard. The row handed to
-// Emit is only valid during the call; copy it to keep it.
+// Emit is only valid during the call; copy it to keep it. GenerateChunk
+// bounds the work of one call (items: one key, one auction, one bid ...), so
+// a source can spread a huge snapshot over several steps.
+//
+// Start must be fixed once per source (the controller passes "start", in ms)
+// and persisted: with the default 0 the first tick range reaches back to the
+// Unix epoch.
 //
 // API summary:
 //
@@ -25,5 +31,6 @@
 //	g.Outputs()                      // []Output{Name, Desc, Key}
 //	g.Clock().TimeOf(tick)
 //	err = g.Generate(from, to, loadgen.Shard{Index: w, Count: n}, func(out int, r row.Row, t frontier.Time, diff int64) {...})
+//	pos, err := g.GenerateChunk(loadgen.Start(from), to, maxItems, shard, emit) // bounded steps; resume from pos
 //	ups, err := loadgen.Collect(g, from, to, shard) // copies, for tests and small sources
 package loadgen

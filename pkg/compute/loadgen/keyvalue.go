@@ -65,15 +65,29 @@ func (g *kvScratch) encode(k, v uint64) {
 
 // Generate implements Generator.
 func (kv *keyValue) Generate(from, to Tick, shard Shard, emit Emit) error {
-	if err := checkRange(from, to, shard); err != nil {
-		return err
+	return generate(kv, from, to, shard, emit)
+}
+
+// GenerateChunk implements Generator.
+func (kv *keyValue) GenerateChunk(pos Position, to Tick, maxItems uint64, shard Shard, emit Emit) (Position, error) {
+	return generateChunk(kv, pos, to, maxItems, shard, emit)
+}
+
+// Tick 1's items are the keys (all snapshot rounds of one key); later
+// ticks' items are their rewrites.
+func (kv *keyValue) items(i Tick) uint64 {
+	if i == 1 {
+		return kv.opts.Keys
 	}
-	clock := kv.Clock()
+	return kv.opts.UpdatesPerTick
+}
+
+func (kv *keyValue) generateItems(i Tick, lo, hi uint64, shard Shard, emit Emit) {
+	t := kv.Clock().TimeOf(i)
 	g := &kvScratch{opts: &kv.opts}
 	keys, rounds, per := kv.opts.Keys, kv.opts.SnapshotRounds, kv.opts.UpdatesPerTick
-	if from < 1 && to >= 1 {
-		t := clock.TimeOf(1)
-		for k := range keys {
+	if i == 1 {
+		for k := lo; k < hi; k++ {
 			g.key = row.AppendDatum(g.key[:0], row.Int64(int64(k)))
 			if !shard.Owns(g.key) {
 				continue
@@ -87,23 +101,21 @@ func (kv *keyValue) Generate(from, to Tick, shard Shard, emit Emit) error {
 				emit(0, g.out, t, 1)
 			}
 		}
+		return
 	}
-	for i := max(from+1, 2); i <= to && per > 0; i++ {
-		t := clock.TimeOf(i)
-		for g0 := uint64(i-2) * per; g0 < uint64(i-1)*per; g0++ {
-			k := g0 % keys
-			g.key = row.AppendDatum(g.key[:0], row.Int64(int64(k)))
-			if !shard.Owns(g.key) {
-				continue
-			}
-			v := rounds - 1 + g0/keys + 1 // the version rewrite g0 writes
-			g.encode(k, v-1)
-			emit(0, g.out, t, -1)
-			g.encode(k, v)
-			emit(0, g.out, t, 1)
+	// Rewrite number g0 (counting from tick 2) moves key g0 % Keys on.
+	for g0 := uint64(i-2)*per + lo; g0 < uint64(i-2)*per+hi; g0++ {
+		k := g0 % keys
+		g.key = row.AppendDatum(g.key[:0], row.Int64(int64(k)))
+		if !shard.Owns(g.key) {
+			continue
 		}
+		v := rounds - 1 + g0/keys + 1 // the version rewrite g0 writes
+		g.encode(k, v-1)
+		emit(0, g.out, t, -1)
+		g.encode(k, v)
+		emit(0, g.out, t, 1)
 	}
-	return nil
 }
 
 // Version returns key k's version after tick i, for tests and checks.

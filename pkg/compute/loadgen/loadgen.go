@@ -66,6 +66,65 @@ type Generator interface {
 	Clock() Clock
 	// Generate emits the updates of ticks (from, to] owned by shard.
 	Generate(from, to Tick, shard Shard, emit Emit) error
+	// GenerateChunk emits the updates of at most maxItems items (units of
+	// work: one key, one auction, ...) from pos on, stopping after tick to,
+	// and returns the position to continue from; the ticks are done when
+	// the returned position's Tick is beyond to. Successive chunks emit
+	// exactly what Generate(pos.Tick-1, to) emits, in the same order, so a
+	// source can spread a snapshot of tens of millions of rows over steps.
+	GenerateChunk(pos Position, to Tick, maxItems uint64, shard Shard, emit Emit) (Position, error)
+}
+
+// Position is a point in a generator's sequence: the next item of Tick.
+type Position struct {
+	Tick Tick
+	Item uint64
+}
+
+// Start returns the position of the first item after tick from.
+func Start(from Tick) Position { return Position{Tick: from + 1} }
+
+// itemizer is how each generator is written: tick i consists of items(i)
+// items, and item j of tick i emits a pure function of (options, i, j,
+// shard). Generate and GenerateChunk are derived from it.
+type itemizer interface {
+	items(i Tick) uint64
+	generateItems(i Tick, lo, hi uint64, shard Shard, emit Emit)
+}
+
+func generate(it itemizer, from, to Tick, shard Shard, emit Emit) error {
+	if err := checkRange(from, to, shard); err != nil {
+		return err
+	}
+	for i := from + 1; i <= to && i > from; i++ {
+		it.generateItems(i, 0, it.items(i), shard, emit)
+	}
+	return nil
+}
+
+func generateChunk(it itemizer, pos Position, to Tick, maxItems uint64, shard Shard, emit Emit) (Position, error) {
+	if err := shard.Validate(); err != nil {
+		return pos, err
+	}
+	if pos.Tick == 0 {
+		return pos, fmt.Errorf("load generator chunk at tick 0: ticks start at 1")
+	}
+	budget := maxItems
+	for budget > 0 && pos.Tick <= to {
+		n := it.items(pos.Tick)
+		if pos.Item > n {
+			return pos, fmt.Errorf("load generator chunk at item %d of tick %d: it has %d items", pos.Item, pos.Tick, n)
+		}
+		take := min(n-pos.Item, budget)
+		it.generateItems(pos.Tick, pos.Item, pos.Item+take, shard, emit)
+		pos.Item += take
+		// A tick costs at least one unit, so runs of empty ticks are bounded too.
+		budget -= max(take, 1)
+		if pos.Item == n {
+			pos = Position{Tick: pos.Tick + 1}
+		}
+	}
+	return pos, nil
 }
 
 // New returns the generator opts describe.

@@ -291,3 +291,45 @@ func TestAuctionJoins(t *testing.T) {
 		}
 	}
 }
+
+// TestChunks: generating in chunks of any size, resuming from the returned
+// positions, emits exactly what Generate emits, in order; a chunk never
+// exceeds its item budget.
+func TestChunks(t *testing.T) {
+	for name, g := range generators(t) {
+		t.Run(name, func(t *testing.T) {
+			s := Shard{0, 2}
+			want := collect(t, g, 3, 14, s)
+			for _, size := range []uint64{1, 2, 7, 50, 1 << 40} {
+				var got []Update
+				emit := func(o int, r row.Row, tm frontier.Time, d int64) {
+					got = append(got, Update{o, slices.Clone(r), tm, d})
+				}
+				pos := Start(3)
+				for steps := 0; pos.Tick <= 14; steps++ {
+					before := len(got)
+					next, err := g.GenerateChunk(pos, 14, size, s, emit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					// No item emits more than 5 updates (KEY VALUE, 3 rounds).
+					if n := uint64(len(got) - before); n > 5*size {
+						t.Fatalf("chunk of %d items emitted %d updates", size, n)
+					}
+					if next == pos || steps > 10000 {
+						t.Fatalf("chunk of %d made no progress at %v", size, pos)
+					}
+					pos = next
+				}
+				if !slices.EqualFunc(got, want, func(u, v Update) bool {
+					return u.Output == v.Output && string(u.Row) == string(v.Row) && u.Time == v.Time && u.Diff == v.Diff
+				}) {
+					t.Fatalf("chunks of %d: %d updates differ from Generate's %d", size, len(got), len(want))
+				}
+			}
+			if _, err := g.GenerateChunk(Position{}, 3, 1, s, func(int, row.Row, frontier.Time, int64) {}); err == nil {
+				t.Fatal("chunk at tick 0 accepted")
+			}
+		})
+	}
+}

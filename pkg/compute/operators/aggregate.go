@@ -64,9 +64,10 @@ type argCount struct {
 	n int64
 }
 
-// evalAggregate computes a over args: the group's argument values sorted in
-// SQL order (equal datums adjacent), positive multiplicities, NULLs
-// included. rows is the group's total row count.
+// evalAggregate computes a over args: the group's argument values with
+// positive multiplicities, NULLs included, which must be sorted in SQL
+// order (equal datums adjacent) when needsSorted(a, args) says so. rows is
+// the group's total row count.
 func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) {
 	if a.Func == AggCountStar {
 		return row.Int64(rows), nil
@@ -91,14 +92,17 @@ func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) 
 		}
 		return row.Int64(n), nil
 	case AggMin, AggMax:
-		// args is sorted with NULLs last, so the first non-null is the min.
+		want := -1 // sign of Compare(candidate, best) that replaces best
+		if a.Func == AggMax {
+			want = 1
+		}
 		var best row.Datum
 		found := false
 		for _, v := range args {
 			if v.d.IsNull() {
 				continue
 			}
-			if !found || (a.Func == AggMax && row.Compare(v.d, best) > 0) {
+			if !found || row.Compare(v.d, best) == want {
 				best, found = v.d, true
 			}
 		}
@@ -107,38 +111,66 @@ func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) 
 		}
 		return best, nil
 	case AggSum, AggAvg:
-		return sumOrAvg(a, args, mult)
+		return sumOrAvg(a, args)
 	default:
 		return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("unknown aggregate function %s", a.Func)}
 	}
 }
 
-func sumOrAvg(a Aggregate, args []argCount, mult func(int) int64) (row.Datum, error) {
+// needsSorted reports whether evalAggregate needs args sorted: DISTINCT
+// collapses adjacent equal values, and a float sum is defined in ascending
+// value order (float addition is not associative). Counts, min, max and
+// exact integer sums do not care, and skipping the sort is most of the cost
+// of a count or sum over a large group.
+func needsSorted(a Aggregate, args []argCount) bool {
+	if a.Distinct {
+		return true
+	}
+	if a.Func != AggSum && a.Func != AggAvg {
+		return false
+	}
+	for _, v := range args {
+		if v.d.Type() == row.TypeFloat64 {
+			return true
+		}
+	}
+	return false
+}
+
+func sumOrAvg(a Aggregate, args []argCount) (row.Datum, error) {
 	var (
 		isum  int128
 		fsum  float64
 		count int64
 		typ   row.Type
 	)
-	for i, v := range args {
-		if v.d.IsNull() {
+	// Walk runs of adjacent equal values. When args is sorted (DISTINCT,
+	// floats) a run is one distinct value, so a float sum adds each value
+	// once times its total multiplicity and depends only on the multiset;
+	// integer sums are exact, so for them runs may repeat a value.
+	for i := 0; i < len(args); {
+		v := args[i].d
+		var n int64
+		for ; i < len(args) && row.Equal(args[i].d, v); i++ {
+			n += args[i].n
+		}
+		if v.IsNull() || n == 0 {
 			continue
 		}
-		n := mult(i)
-		if n == 0 {
-			continue
+		if a.Distinct {
+			n = 1
 		}
-		switch t := v.d.Type(); {
+		switch t := v.Type(); {
 		case typ != row.TypeInvalid && t != typ:
 			return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("%s: mixed argument types %s and %s", a.Func, typ, t)}
 		case t == row.TypeInt64:
-			isum = isum.add(mul64(v.d.Int64(), n))
+			isum = isum.add(mul64(v.Int64(), n))
 		case t == row.TypeFloat64:
-			fsum += v.d.Float64() * float64(n)
+			fsum += v.Float64() * float64(n)
 		default:
 			return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("%s: cannot sum %s values", a.Func, t)}
 		}
-		typ = v.d.Type()
+		typ = v.Type()
 		count += n
 	}
 	if count == 0 {

@@ -83,7 +83,9 @@ func AggregateLogic(aggs []Aggregate) GroupLogic {
 					}
 					args = append(args, argCount{d: ds[a.Column], n: input[i].Diff})
 				}
-				slices.SortStableFunc(args, func(x, y argCount) int { return row.Compare(x.d, y.d) })
+				if needsSorted(a, args) {
+					slices.SortFunc(args, func(x, y argCount) int { return row.Compare(x.d, y.d) })
+				}
 			}
 			d, err := evalAggregate(a, args, rows)
 			if err != nil {

@@ -159,3 +159,25 @@ func TestTopKLogic(t *testing.T) {
 }
 
 func itoa(n int64) string { return row.Int64(n).String() }
+
+// TestFloatSumDependsOnMultisetOnly: a float sum adds each distinct value
+// once, times its total multiplicity, in ascending order, however the rows
+// carrying it are split (here by a second column).
+func TestFloatSumDependsOnMultisetOnly(t *testing.T) {
+	f := row.Float64
+	split := []ValDiff{{pack(f(0.1), i64(1)), 1}, {pack(f(0.1), i64(2)), 2}, {pack(f(0.2), i64(0)), 1}}
+	whole := []ValDiff{{pack(f(0.1), i64(0)), 3}, {pack(f(0.2), i64(0)), 1}}
+	logic := AggregateLogic([]Aggregate{{Func: AggSum}, {Func: AggAvg}})
+	a, errA := logic(nil, consolidate(split))
+	b, errB := logic(nil, consolidate(whole))
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	// Variables, not constants: Go folds constant expressions exactly.
+	x, y := 0.1, 0.2
+	sum := x*3 + y*1
+	want := pack(f(sum), f(sum/4))
+	if string(a[0].Val) != string(want) || string(b[0].Val) != string(want) {
+		t.Errorf("split %s, whole %s, want %s", rowText(a[0].Val), rowText(b[0].Val), rowText(want))
+	}
+}

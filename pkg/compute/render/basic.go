@@ -66,33 +66,24 @@ func Negate(b *dataflow.Builder, name string, s dataflow.Stream) dataflow.Stream
 	})).Stream(0)
 }
 
-// FlattenStep emits every update of the fresh batches as an unkeyed row
-// update (value row in Val): the collection behind an arrangement.
-func FlattenStep(_, fresh [][]*batch.Batch, e *emitter) {
-	for _, b := range fresh[0] {
-		c := b.Cursor()
-		for ; c.KeyValid(); c.StepKey() {
-			for ; c.ValValid(); c.StepVal() {
-				v := c.Val()
-				c.ForEachUpdate(func(t frontier.Time, d int64) {
-					e.ok = append(e.ok, dataflow.Update{Val: v, Time: t, Diff: d})
-				})
-			}
-		}
-	}
-}
-
-// FlattenErrStep is FlattenStep for an error arrangement, whose keys are the
-// error rows.
-func FlattenErrStep(_, fresh [][]*batch.Batch, e *emitter) {
-	for _, b := range fresh[0] {
-		c := b.Cursor()
-		for ; c.KeyValid(); c.StepKey() {
-			k := c.Key()
-			for ; c.ValValid(); c.StepVal() {
-				c.ForEachUpdate(func(t frontier.Time, d int64) {
-					e.ok = append(e.ok, dataflow.Update{Val: k, Time: t, Diff: d})
-				})
+// FlattenStep returns the step emitting every update of the fresh batches
+// as an unkeyed row update (the value row, or the key for an error
+// arrangement, in Val): the collection behind an arrangement, read as of
+// asOf (earlier times advanced to it).
+func FlattenStep(asOf frontier.Frontier, keys bool) StepFunc {
+	return func(_, fresh [][]*batch.Batch, e *emitter) {
+		for _, b := range fresh[0] {
+			c := b.Cursor()
+			for ; c.KeyValid(); c.StepKey() {
+				for ; c.ValValid(); c.StepVal() {
+					r := c.Val()
+					if keys {
+						r = c.Key()
+					}
+					c.ForEachUpdate(func(t frontier.Time, d int64) {
+						e.ok = append(e.ok, dataflow.Update{Val: r, Time: asOf.AdvanceTime(t), Diff: d})
+					})
+				}
 			}
 		}
 	}

@@ -95,8 +95,8 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 		ok := Import(b, imp.ID.String(), idx.Ok)
 		errs := Import(b, imp.ID.String()+" errors", idx.Err)
 		built.Inputs = append(built.Inputs, ok.Stream.Operator(), errs.Stream.Operator())
-		okRows := Stateful(b, "Flatten "+imp.ID.String(), []*Arranged{ok}, FlattenStep, env.Fail)
-		errRows := Stateful(b, "Flatten errors "+imp.ID.String(), []*Arranged{errs}, FlattenErrStep, env.Fail)
+		okRows := Stateful(b, "Flatten "+imp.ID.String(), []*Arranged{ok}, FlattenStep(desc.AsOf, false), env.Fail)
+		errRows := Stateful(b, "Flatten errors "+imp.ID.String(), []*Arranged{errs}, FlattenStep(desc.AsOf, true), env.Fail)
 		r.objects[imp.On] = rendered{ok: okRows.Ok, errs: []dataflow.Stream{errRows.Ok}}
 	}
 	for i := range desc.ObjectsToBuild {

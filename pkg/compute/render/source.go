@@ -39,6 +39,7 @@ type SourceContext struct {
 type sourceLogic struct {
 	name string
 	src  Source
+	asOf frontier.Frontier
 	buf  []dataflow.Update
 	fail func(error)
 	dead bool
@@ -47,7 +48,7 @@ type sourceLogic struct {
 // renderSource adds the operator that drains src; its frontier follows the
 // source's upper.
 func renderSource(b *dataflow.Builder, name string, open func(SourceContext) (Source, error), asOf frontier.Frontier, fail func(error)) (dataflow.Stream, error) {
-	lg := &sourceLogic{name: name, fail: fail}
+	lg := &sourceLogic{name: name, asOf: asOf, fail: fail}
 	op := b.AddOperator("Source "+name, nil, 1, lg)
 	op.SetHold(frontier.Minimum())
 	src, err := open(SourceContext{Worker: b.Worker().Index(), Peers: b.Worker().Peers(), AsOf: asOf, Activate: op.Activator(), Host: b.Worker()})
@@ -69,6 +70,17 @@ func (lg *sourceLogic) Schedule(op *dataflow.Operator) {
 		return
 	}
 	if len(ups) > 0 {
+		// The dataflow is read as of as_of: earlier times are advanced to
+		// it, so history before as_of consolidates (insertions and their
+		// retractions cancel in the first batch) instead of flowing
+		// through every operator.
+		if t, ok := lg.asOf.Time(); ok {
+			for i := range ups {
+				if ups[i].Time < t {
+					ups[i].Time = t
+				}
+			}
+		}
 		// Downstream may keep the slice, so it is not reused.
 		op.Output(0).Send(ups)
 		lg.buf = nil

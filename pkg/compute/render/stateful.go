@@ -46,6 +46,7 @@ type StepFunc func(old, fresh [][]*batch.Batch, e *emitter)
 type stepLogic struct {
 	name    string
 	handles []*trace.Handle
+	cuts    []inputCut
 	f0      frontier.Frontier
 	step    StepFunc
 	fail    func(error)
@@ -62,6 +63,7 @@ func Stateful(b *dataflow.Builder, name string, inputs []*Arranged, step StepFun
 		conns[i] = dataflow.Connection{From: a.Stream}
 		lg.handles = append(lg.handles, a.Trace.NewHandle(name))
 	}
+	lg.cuts = make([]inputCut, len(inputs))
 	op := b.AddOperator(name, conns, 2, lg)
 	return Collection{Ok: op.Stream(0), Err: op.Stream(1)}
 }
@@ -77,9 +79,12 @@ func (lg *stepLogic) Schedule(op *dataflow.Operator) {
 	old := make([][]*batch.Batch, len(lg.handles))
 	fresh := make([][]*batch.Batch, len(lg.handles))
 	for i, h := range lg.handles {
-		bs, err := h.BatchesThrough(f1)
+		// The whole chain: a trace may be ahead of f1 (its batches are cut
+		// where needed). The writer of every input trace runs on this
+		// worker, so the chain cannot change under us.
+		bs, err := h.BatchesThrough(h.Trace().Upper())
 		if err == nil {
-			old[i], fresh[i], err = operators.SplitAt(bs, lg.f0)
+			old[i], fresh[i], err = lg.cuts[i].cut(bs, lg.f0, f1)
 		}
 		if err != nil {
 			lg.broken = true

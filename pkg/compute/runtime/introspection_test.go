@@ -27,41 +27,35 @@ func TestIntrospectionIsPeekable(t *testing.T) {
 	if err := h.RTs[0].EnableIntrospection(ids, 10*time.Millisecond, frontier.At(start)); err != nil {
 		t.Fatal(err)
 	}
-	// Read a little in the future: waits for a refresh after the index
-	// had data.
-	at := frontier.Time(time.Now().UnixMilli()) + 30
-	rows, err := h.Peek(ids[logging.Arrangements], at, nil)
-	if err != nil {
-		t.Fatal(err)
+	// Introspection at time t is the latest snapshot each worker took at or
+	// before t; a worker's first snapshot happens when it builds the
+	// logging dataflow, so read at later and later times until it shows.
+	eventually := func(rel logging.Relation, ok func(string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			rows, err := h.Peek(ids[rel], frontier.Time(time.Now().UnixMilli())+20, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := show(rows); ok(got) {
+				return got
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never satisfied the test: %s", rel, show(rows))
+			}
+		}
 	}
-	got := show(rows)
 	// Each worker has a shard of index u3 (2 records in total); the
 	// logging indexes themselves appear too.
-	if !strings.Contains(got, `('u3', 0,`) || !strings.Contains(got, `('u3', 1,`) {
-		t.Fatalf("arrangements: %s", got)
-	}
-	rows, err = h.Peek(ids[logging.Operators], at, nil)
-	if err != nil || !strings.Contains(show(rows), "Arrange export u3") {
-		t.Fatalf("operators: %v %s", err, show(rows))
-	}
-	rows, err = h.Peek(ids[logging.WorkerSteps], at, nil)
-	if err != nil || len(rows) == 0 {
-		t.Fatalf("worker steps: %v %s", err, show(rows))
-	}
+	eventually(logging.Arrangements, func(got string) bool {
+		return strings.Contains(got, "('u3', 0,") && strings.Contains(got, "('u3', 1,") && strings.Contains(got, "('s5', 1,")
+	})
+	eventually(logging.Operators, func(got string) bool { return strings.Contains(got, "Arrange export u3") })
+	eventually(logging.WorkerSteps, func(got string) bool { return strings.Contains(got, "(0, ") && strings.Contains(got, "(1, ") })
+	eventually(logging.Frontiers, func(got string) bool { return strings.Contains(got, "('u3', 1, 2)") })
 	// A pending peek shows up in the peeks relation.
 	pending := h.StartPeek(index, 1_000_000, nil)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		rows, err := h.Peek(ids[logging.Peeks], frontier.Time(time.Now().UnixMilli())+20, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(show(rows), pending) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pending peek never listed: %s", show(rows))
-		}
-	}
+	eventually(logging.Peeks, func(got string) bool { return strings.Contains(got, pending) })
 	h.CancelPeek(pending)
 }

@@ -204,4 +204,3 @@ func finish(rows []peek.RowCount, f *plan.Finishing) ([]RowCount, error) {
 }
 
 var _ Runtime = (*Engine)(nil)
-

@@ -391,4 +391,3 @@ func TestReconnectReconciles(t *testing.T) {
 	s.send(peekCmd(uuidN(2), "u1", 8))
 	h.rt.expect(t, "peek "+uuidN(2))
 }
-

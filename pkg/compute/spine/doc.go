@@ -8,7 +8,9 @@
 // over sizes, so sizes shrink from oldest to newest). Merges advance only with
 // explicit fuel: each Insert of n updates gives every in-progress merge
 // FuelPerUpdate*(n+1) units, enough that a merge finishes before newer data of
-// its own size arrives, and no Insert does more than O(n log N) work. Exert
+// its own size arrives, so an Insert's work is proportional to n times the
+// number of merges in progress (O(log N) in steady state), never a whole
+// merge of old data. Exert
 // spends fuel on pending merges when there is no new data. While a merge is in
 // progress its inputs stay in the chain and are what readers see.
 //
@@ -17,6 +19,8 @@
 // The physical frontier gates merging: two batches are merged only if the
 // merged batch's upper is at or before the physical frontier, so every batch
 // boundary at or beyond it survives and BatchesThrough can still cut there.
+// A new spine's physical frontier is its lower, so nothing merges until
+// SetPhysical moves it (package trace does, from its handles).
 //
 // Invariants: batches are adjacent (each one's upper is the next one's
 // lower); the first lower is the spine's lower and the last upper its upper;

@@ -37,6 +37,12 @@ func TestParseTandemStatements(t *testing.T) {
 				t.Fatalf("got %+v", s)
 			}
 		}},
+		{"COPY (SUBSCRIBE (SELECT a FROM t) WITH (PROGRESS)) TO STDOUT WITH (FORMAT text)", func(t *testing.T, st Statement) {
+			s := st.(*Subscribe)
+			if s.Query == nil || len(s.Options) != 1 {
+				t.Fatalf("got %+v", s)
+			}
+		}},
 		{"DECLARE c CURSOR FOR SUBSCRIBE t", func(t *testing.T, st Statement) {
 			s := st.(*DeclareSubscribe)
 			if s.Cursor != "c" || s.Subscribe.Object.Name != "t" || s.Subscribe.SQL != "SUBSCRIBE t" {

@@ -109,6 +109,16 @@ func (c *cursor) objectName() (ObjectName, error) {
 	return ObjectName{}, syntaxErr(c.peek().start, "improper qualified name (too many dotted names)")
 }
 
+// multiWordOptions are the option names of more than one word; other
+// word sequences without "=" are a name and an identifier value.
+func isMultiWordOption(name string) bool {
+	switch name {
+	case "TICK INTERVAL", "MAX CARDINALITY", "REPLICATION FACTOR", "UP TO", "AS OF", "SCALE FACTOR", "BATCH SIZE":
+		return true
+	}
+	return false
+}
+
 // options parses "( NAME [=] value, ... )". The opening parenthesis must
 // be next.
 func (c *cursor) options() ([]Option, error) {
@@ -137,7 +147,11 @@ func (c *cursor) options() ([]Option, error) {
 			return nil, c.errHere("expected option name")
 		}
 		opt := Option{Name: strings.Join(words, " ")}
-		if c.acceptSym("=") || (!c.peek().sym(",") && !c.peek().sym(")")) {
+		if len(words) > 1 && !isMultiWordOption(opt.Name) && (c.peek().sym(",") || c.peek().sym(")")) {
+			// NAME identvalue without "=": the last word is the value.
+			opt = Option{Name: strings.Join(words[:len(words)-1], " "), Kind: ValueIdent,
+				Value: strings.ToLower(words[len(words)-1])}
+		} else if c.acceptSym("=") || (!c.peek().sym(",") && !c.peek().sym(")")) {
 			t := c.peek()
 			switch {
 			case c.done():
@@ -207,6 +221,8 @@ func preparse(sql string) (Statement, error) {
 	case c.peek().is("subscribe"):
 		c.i++
 		return c.subscribe()
+	case c.peek().is("copy") && c.peekAt(1).sym("(") && c.peekAt(2).is("subscribe"):
+		return c.copySubscribe()
 	case c.peek().is("declare"):
 		return c.declare()
 	case c.peek().is("show"):
@@ -641,4 +657,40 @@ func (c *cursor) dropSource() (Statement, error) {
 		c.accept("restrict")
 	}
 	return s, c.end()
+}
+
+// copySubscribe parses COPY (SUBSCRIBE ...) TO STDOUT [WITH (FORMAT
+// TEXT)], which is how psql users stream a subscription.
+func (c *cursor) copySubscribe() (Statement, error) {
+	c.i = 1
+	closeIdx, err := c.matchParen()
+	if err != nil {
+		return nil, err
+	}
+	open := c.toks[1]
+	inner := c.sql[open.end:c.toks[closeIdx].start]
+	st, err := ParseOne(inner)
+	if err != nil {
+		return nil, err
+	}
+	sub, ok := st.(*Subscribe)
+	if !ok {
+		return nil, c.errHere("expected SUBSCRIBE")
+	}
+	c.i = closeIdx + 1
+	if err := c.expect("to", "stdout"); err != nil {
+		return nil, err
+	}
+	if c.accept("with") || c.peek().sym("(") {
+		opts, err := c.options()
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range opts {
+			if o.Name != "FORMAT" || !strings.EqualFold(o.Value, "text") {
+				return nil, sqlerr.Unsupported("COPY option " + o.Name + " " + o.Value)
+			}
+		}
+	}
+	return sub, c.end()
 }

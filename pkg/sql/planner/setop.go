@@ -39,7 +39,7 @@ func (p *Planner) setOp(sel *pg.SelectStmt, depth int) (*rel, error) {
 		case lt.Type == rt.Type:
 		case lt.Type == row.TypeNull || (lt.Type == row.TypeInt64 && rt.Type == row.TypeFloat64):
 			t = rt.Type
-		case rt.Type == row.TypeNull || (rt.Type == row.TypeFloat64 && lt.Type == row.TypeInt64):
+		case rt.Type == row.TypeNull || (lt.Type == row.TypeFloat64 && rt.Type == row.TypeInt64):
 		default:
 			return nil, sqlerr.Errorf(sqlerr.DatatypeMismatch, "%s types %s and %s cannot be matched", what, PGTypeName(lt.Type), PGTypeName(rt.Type))
 		}

@@ -335,7 +335,16 @@ func (e *Environment) installDataflow(it sql.Item, items map[plan.GlobalID]sql.I
 // an import, and one index export.
 func (e *Environment) dataflowFor(it sql.Item, items map[plan.GlobalID]sql.Item) (*plan.DataflowDescription, error) {
 	d := &plan.DataflowDescription{ID: it.ID, DebugName: it.Name, Class: plan.ClassMaintained, Until: frontier.Closed()}
-	if err := e.addImports(d, *it.Plan, it.Cluster, items); err != nil {
+	// Only items created before this one may be imported: the dataflow
+	// then renders the same after a restart, when items are re-created in
+	// id order, and replicas can reuse it.
+	earlier := make(map[plan.GlobalID]sql.Item, len(items))
+	for id, x := range items {
+		if id.Compare(it.ID) < 0 {
+			earlier[id] = x
+		}
+	}
+	if err := e.addImports(d, *it.Plan, it.Cluster, earlier); err != nil {
 		return nil, err
 	}
 	switch it.Kind {
@@ -605,7 +614,10 @@ func (e *Environment) SystemParameter(ctx context.Context, name string) (string,
 	if _, ok := params[name]; !ok {
 		return "", sqlerr.Errorf(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
 	}
-	return e.cfg.Compute.Parameter(name), nil
+	if v := e.cfg.Compute.Parameter(name); v != "" {
+		return v, nil
+	}
+	return params[name], nil
 }
 
 // SetSystemParameter implements sql.SystemParameters. Changing

@@ -593,11 +593,13 @@ func formatRows(rs []*computepb.RowCount) []string {
 	return out
 }
 
+var rowCountSuffix = regexp.MustCompile(`\)x(\d+)$`)
+
 func countRows(rows []string) int {
 	n := 0
 	for _, r := range rows {
-		if i := strings.LastIndex(r, ")x"); i >= 0 {
-			c, _ := strconv.Atoi(r[i+2:])
+		if m := rowCountSuffix.FindStringSubmatch(r); m != nil {
+			c, _ := strconv.Atoi(m[1])
 			n += c
 			continue
 		}

@@ -1,0 +1,16 @@
+# SQL front door: parser, planner, pgwire. The oracle suite compares
+# Tandem's answers with a real PostgreSQL, installed from Debian packages
+# by hack/postgres.sh and started by the test on loopback.
+.PHONY: test-sql-oracle fuzz-sql
+
+test-sql-oracle:
+	bash hack/postgres.sh >/dev/null
+	TANDEM_ORACLE_REQUIRED=1 $(GO) test -count=1 -timeout 10m -run TestOracle ./pkg/sql/oracle/
+
+# A short fuzzing run of the SQL entry point (parse, plan, execute against
+# the fake backend) and of the parser alone.
+fuzz-sql:
+	$(GO) test -run '^$$' -fuzz FuzzExecute -fuzztime 30s ./pkg/sql/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./pkg/sql/parse/
+
+EXTRA_TESTS += test-sql-oracle

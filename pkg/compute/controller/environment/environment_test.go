@@ -1,0 +1,226 @@
+package environment
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+
+	"github.com/tandemdb/tandem/pkg/catalog"
+	"github.com/tandemdb/tandem/pkg/compute/controller"
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/orchestrator/process"
+	"github.com/tandemdb/tandem/pkg/sql"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+	"github.com/tandemdb/tandem/pkg/storage"
+)
+
+var (
+	replicaOnce sync.Once
+	replicaBin  string
+	replicaErr  error
+)
+
+func realReplica(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("real replica processes: skipped with -short")
+	}
+	replicaOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "tandem-replica")
+		if err != nil {
+			replicaErr = err
+			return
+		}
+		replicaBin = filepath.Join(dir, "replica")
+		if out, err := exec.Command("go", "build", "-o", replicaBin, "../../../../cmd/replica").CombinedOutput(); err != nil {
+			replicaErr = fmt.Errorf("build replica: %v\n%s", err, out)
+		}
+	})
+	if replicaErr != nil {
+		t.Fatal(replicaErr)
+	}
+	return replicaBin
+}
+
+// stack is one incarnation of the controller's parts over a data dir.
+type stack struct {
+	env   *Environment
+	cat   *catalog.Catalog
+	store *storage.Store
+	ctl   *controller.Controller
+	orch  *process.Orchestrator
+}
+
+func openStack(t *testing.T, dir string) *stack {
+	t.Helper()
+	s := &stack{}
+	var err error
+	if s.cat, err = catalog.Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	if s.store, err = storage.Open(filepath.Join(dir, "storage"), storage.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if s.orch, err = process.New(process.Config{ReplicaBinary: realReplica(t), Log: testr.New(t), LogDir: filepath.Join(dir, "logs")}); err != nil {
+		t.Fatal(err)
+	}
+	s.ctl = controller.New(controller.Config{Log: testr.New(t), Orchestrator: s.orch, Storage: s.store, Oracle: s.store.Oracle()})
+	s.ctl.Start()
+	if s.env, err = Open(context.Background(), Config{Log: testr.New(t), Catalog: s.cat, Storage: s.store, Compute: s.ctl}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s *stack) close() {
+	s.ctl.Close()
+	s.orch.Close()
+	s.store.Close()
+	s.cat.Close()
+}
+
+func itemNames(items []sql.Item) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, fmt.Sprintf("%s:%s:%s", it.ID, it.Kind, it.Name))
+	}
+	return out
+}
+
+// peekIndex reads an index until it returns rows: a load generator's
+// snapshot lands at its first tick, so a read at an earlier time is
+// rightly empty.
+func peekIndex(t *testing.T, env *Environment, id plan.GlobalID, keys ...row.Row) []sql.RowDiff {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		rows, err := env.Peek(ctx, sql.PeekRequest{Cluster: DefaultCluster, Index: &sql.IndexPeek{Index: id, Keys: keys}, Isolation: sql.IsolationSerializable})
+		cancel()
+		if err != nil {
+			t.Fatalf("peek %s: %v", id, err)
+		}
+		if len(rows) > 0 || time.Now().After(deadline) {
+			return rows
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestRestartRecoversCatalogTablesAndIndexes(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := openStack(t, dir)
+	src, err := s.env.CreateSource(ctx, sql.SourceSpec{Name: "kv", Generator: "KEY VALUE", Options: map[string]string{"KEYS": "500", "TICK INTERVAL": "50ms"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src) != 1 || src[0].Desc.Arity() != 3 {
+		t.Fatalf("source items %+v", src)
+	}
+	get := plan.NewGet(src[0].ID)
+	idx, err := s.env.CreateItem(ctx, sql.Item{Name: "kv_idx", Kind: sql.KindIndex, Desc: src[0].Desc, Cluster: DefaultCluster,
+		On: src[0].ID, Keys: []expr.Expr{expr.Column(0)}, Plan: &get, DependsOn: []plan.GlobalID{src[0].ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := row.NewRelationDesc([]string{"a"}, []row.ColumnType{{Type: row.TypeInt64}})
+	tbl, err := s.env.CreateItem(ctx, sql.Item{Name: "t", Kind: sql.KindTable, Desc: desc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.env.WriteTable(ctx, tbl.ID, []sql.RowDiff{{Row: row.Pack(row.Int64(7)), Diff: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.env.CreateCluster(ctx, "other", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.env.CreateItem(ctx, sql.Item{Name: "t", Kind: sql.KindTable, Desc: desc}); sqlerr.Code(err) != sqlerr.DuplicateObject {
+		t.Fatalf("duplicate name: %v", err)
+	}
+	rows := peekIndex(t, s.env, idx.ID, row.Pack(row.Int64(3)))
+	if len(rows) != 1 || rows[0].Diff != 1 {
+		t.Fatalf("index read before restart: %+v", rows)
+	}
+	before, _ := s.env.Items(ctx)
+	s.close()
+
+	s = openStack(t, dir)
+	defer s.close()
+	after, err := s.env.Items(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(itemNames(before), itemNames(after)) {
+		t.Fatalf("items after restart %v, before %v", itemNames(after), itemNames(before))
+	}
+	cls, _ := s.env.Clusters(ctx)
+	if len(cls) != 2 || cls[0].Name != DefaultCluster || len(cls[0].Replicas) != 1 || cls[1].Name != "other" {
+		t.Fatalf("clusters after restart %+v", cls)
+	}
+	// The index's dataflow was re-created and answers again.
+	rows = peekIndex(t, s.env, idx.ID, row.Pack(row.Int64(3)))
+	if len(rows) != 1 {
+		t.Fatalf("index read after restart: %+v", rows)
+	}
+	// The acknowledged table write is still there.
+	_, upper, _ := s.store.Frontiers(tbl.ID.String())
+	ut, _ := upper.Time()
+	got, err := s.store.Snapshot(ctx, tbl.ID.String(), ut-1)
+	if err != nil || len(got) != 1 || got[0].Diff != 2 {
+		t.Fatalf("table after restart: %+v, %v", got, err)
+	}
+	// Ids continue after the last allocated one.
+	t2, err := s.env.CreateItem(ctx, sql.Item{Name: "t2", Kind: sql.KindTable, Desc: desc})
+	if err != nil || t2.ID.N <= tbl.ID.N {
+		t.Fatalf("id after restart %v (last before %v), %v", t2.ID, tbl.ID, err)
+	}
+}
+
+func TestSystemParametersPersistAndValidate(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := openStack(t, dir)
+	if v, err := s.env.SystemParameter(ctx, controller.ParamInteractiveDataflows); err != nil || v != "off" {
+		t.Fatalf("default %q, %v", v, err)
+	}
+	if err := s.env.SetSystemParameter(ctx, controller.ParamInteractiveDataflows, "maybe", false); sqlerr.Code(err) != sqlerr.InvalidParameterValue {
+		t.Fatalf("invalid value: %v", err)
+	}
+	if _, err := s.env.SystemParameter(ctx, "nope"); sqlerr.Code(err) != sqlerr.UndefinedObject {
+		t.Fatalf("unknown parameter: %v", err)
+	}
+	s.close()
+	_ = dir
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		spec sql.ReplicaSpec
+		p, w int
+		ok   bool
+	}{
+		{sql.ReplicaSpec{}, DefaultProcesses, DefaultWorkers, true},
+		{sql.ReplicaSpec{Size: "4"}, 1, 4, true},
+		{sql.ReplicaSpec{Size: "2x3"}, 2, 3, true},
+		{sql.ReplicaSpec{Size: "2x3", Workers: 5}, 2, 5, true},
+		{sql.ReplicaSpec{Size: "0"}, 0, 0, false},
+		{sql.ReplicaSpec{Size: "big"}, 0, 0, false},
+	}
+	for _, tt := range tests {
+		p, w, err := parseSize(tt.spec)
+		if (err == nil) != tt.ok || (tt.ok && (p != tt.p || w != tt.w)) {
+			t.Errorf("parseSize(%+v) = %d, %d, %v", tt.spec, p, w, err)
+		}
+	}
+}

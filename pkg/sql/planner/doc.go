@@ -1,0 +1,36 @@
+// Package planner compiles parsed SQL (pg_query syntax trees) to the
+// dataflow plan IR (pkg/compute/plan) with scalar expressions of
+// pkg/compute/expr.
+//
+// It resolves names through a Catalog (views are inlined from their
+// definitions), types expressions with Postgres' rules for untyped
+// literals and parameters (an untyped literal or $n takes the type its
+// context expects; parameter types are inferred for Describe), and lowers:
+//
+//   - FROM, WHERE and the select list to Mfp nodes, fused into one Mfp
+//     per base relation so that a query over one indexed collection keeps
+//     the Mfp-over-Get shape fast-path detection looks for;
+//   - inner equi-joins to Join on the equality conjuncts (rows with NULL
+//     keys filtered first, since Join matches equal encodings) plus a
+//     filter for the rest; LEFT/RIGHT/FULL joins add each preserved
+//     side's unmatched rows, side - (side ⋈ distinct(other side's keys)),
+//     or, when ON has non-key conditions, side - (side ⋈
+//     distinct(matched rows projected to that side)), padded with NULLs;
+//   - GROUP BY and aggregates to Reduce; a global aggregate also unions a
+//     default row (count 0, other aggregates NULL) minus that same row
+//     mapped from the Reduce's output, so exactly one row exists even
+//     over empty input;
+//   - DISTINCT to Distinct; UNION [ALL], EXCEPT [ALL] and INTERSECT [ALL]
+//     to Union, Negate, Threshold and Distinct;
+//   - ORDER BY / LIMIT / OFFSET of the outermost query to a Finishing
+//     applied to the result, and inside subqueries to TopK.
+//
+// A top-level query that is a map/filter/project of one collection with
+// an index on the session's cluster becomes a FastPath: a key lookup when
+// the filter fixes every key column to literals (= or IN), otherwise a
+// scan of the index.
+//
+// Anything else (CTEs, subqueries in expressions, window functions,
+// numeric, ...) fails with 0A000 naming the feature. Decimal literals and
+// avg() are float8: Tandem has no exact numeric type.
+package planner
