@@ -101,9 +101,11 @@ type State int
 const (
 	// StateMissing: no StatefulSet exists yet.
 	StateMissing State = iota
-	// StateOutdated: the StatefulSet's template is not the desired one; no rollout started.
+	// StateOutdated: the StatefulSet's template is not the desired one and no rollout has
+	// been recorded.
 	StateOutdated
-	// StateRolling: the StatefulSet has the desired template but some pods have another.
+	// StateRolling: a rollout is recorded and some pods (or the StatefulSet's template) do
+	// not have the desired template yet.
 	StateRolling
 	// StateStarting: every pod has the desired template but not all are ready long enough.
 	StateStarting
@@ -192,9 +194,12 @@ func Observe(now time.Time, r Replica) (s State, available bool, availableIn tim
 	switch {
 	case r.AppliedHash == "":
 		return StateMissing, available, availableIn
-	case r.AppliedHash != r.DesiredHash:
+	case r.AppliedHash != r.DesiredHash && r.RolloutStart == nil:
 		return StateOutdated, available, availableIn
-	case outdated > 0:
+	case r.AppliedHash != r.DesiredHash || outdated > 0:
+		// A recorded rollout whose template is not (visibly) applied yet: the operator
+		// stopped between recording it and applying, or the cache lags the apply. Either
+		// way the replica is already being rolled; carry on.
 		return StateRolling, available, availableIn
 	case !available:
 		return StateStarting, available, availableIn
@@ -236,8 +241,11 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 
 	switch state {
 	case StateMissing:
-		start := now
-		d.ApplyStatefulSet, d.RolloutStart, d.Rolling = true, &start, true
+		if d.RolloutStart == nil {
+			start := now
+			d.RolloutStart = &start
+		}
+		d.ApplyStatefulSet, d.Rolling = true, true
 		d.Conditions = append(d.Conditions,
 			Condition{TypeProgressing, True, ReasonCreating, fmt.Sprintf("creating %d processes", r.Processes)},
 			Condition{TypeDegraded, False, ReasonAsExpected, ""})

@@ -123,6 +123,22 @@ func TestDecide(t *testing.T) {
 			requeue: 9 * time.Minute, start: at(-time.Minute),
 		},
 		{
+			name: "recorded rollout whose template apply is not visible yet carries on",
+			r: replica(func(r *Replica) {
+				r.RolloutStart, r.AppliedHash, r.Paused = at(-time.Minute), "old", true
+				r.Pods = append(pods(1, "new", true, time.Hour), Pod{Name: "r-1", Hash: "old", Ready: true})
+			}),
+			state: StateRolling, apply: true, deletePods: []string{"r-1"}, rolling: true,
+			progressing: True, reason: ReasonRollingPods, degraded: False, available: True,
+			requeue: 9 * time.Minute, start: at(-time.Minute),
+		},
+		{
+			name:  "missing statefulset keeps a recorded start",
+			r:     replica(func(r *Replica) { r.AppliedHash, r.Pods, r.RolloutStart = "", nil, at(-time.Minute) }),
+			state: StateMissing, apply: true, rolling: true, progressing: True, reason: ReasonCreating,
+			degraded: False, available: False, start: at(-time.Minute),
+		},
+		{
 			name:  "rolled pods not ready yet wait for available until the deadline",
 			r:     replica(func(r *Replica) { r.RolloutStart, r.Pods = at(-4*time.Minute), pods(2, "new", false, 0) }),
 			state: StateStarting, apply: true, rolling: true, progressing: True, reason: ReasonWaitingForAvailable,

@@ -326,8 +326,13 @@ func TestPgbench(t *testing.T) {
 	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(tctx, bins[0], "-h", host, "-p", port, "-U", "bench", "-n", "-f", script,
-		"-t", "50", "-M", "prepared", "tandem").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "number of transactions actually processed: 50/50") {
+		"-t", "200", "-M", "prepared", "tandem").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "number of transactions actually processed: 200/200") {
 		t.Fatalf("pgbench: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "tps") || strings.HasPrefix(line, "latency average") {
+			t.Log(line)
+		}
 	}
 }

@@ -231,10 +231,28 @@ func (s *Session) createCluster(ctx context.Context, st *parse.CreateCluster) (*
 			}
 		}
 	}
-	for i := 0; i < factor; i++ {
-		r := base
-		r.Name = "r" + strconv.Itoa(i+1)
-		replicas = append(replicas, r)
+	if st.HasReplicas {
+		if len(st.Options) > 0 {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "CREATE CLUSTER takes either options or REPLICAS, not both")
+		}
+		for _, rd := range st.Replicas {
+			spec, err := replicaSpec(rd.Name, rd.Options)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range replicas {
+				if r.Name == rd.Name {
+					return nil, sqlerr.Errorf(sqlerr.DuplicateObject, "replica %q specified more than once", rd.Name)
+				}
+			}
+			replicas = append(replicas, spec)
+		}
+	} else {
+		for i := 0; i < factor; i++ {
+			r := base
+			r.Name = "r" + strconv.Itoa(i+1)
+			replicas = append(replicas, r)
+		}
 	}
 	clusters, err := s.engine.backend.Clusters(ctx)
 	if err != nil {

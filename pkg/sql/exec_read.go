@@ -2,15 +2,19 @@ package sql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/reference"
 	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/parse"
 	"github.com/tandemdb/tandem/pkg/sql/planner"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
@@ -211,7 +215,25 @@ func (s *Session) declareCursor(ctx context.Context, d *pg.DeclareCursorStmt, pa
 	return tagf("DECLARE CURSOR"), nil
 }
 
-func (s *Session) fetch(ctx context.Context, f *pg.FetchStmt) (*Result, error) {
+// fetchWithTimeout runs FETCH ... WITH (TIMEOUT = t).
+func (s *Session) fetchWithTimeout(ctx context.Context, f *parse.Fetch) (*Result, error) {
+	d, err := time.ParseDuration(f.Timeout)
+	if err != nil {
+		secs, ferr := strconv.ParseFloat(f.Timeout, 64)
+		if ferr != nil || secs < 0 || secs > 1e6 {
+			return nil, sqlerr.Errorf(sqlerr.InvalidParameterValue, "invalid FETCH timeout %q", f.Timeout)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d < 0 {
+		return nil, sqlerr.Errorf(sqlerr.InvalidParameterValue, "invalid FETCH timeout %q", f.Timeout)
+	}
+	return s.fetch(ctx, f.Fetch, &d)
+}
+
+// fetch runs FETCH; a subscribe cursor with no buffered rows waits for
+// rows, at most timeout when it is set.
+func (s *Session) fetch(ctx context.Context, f *pg.FetchStmt, timeout *time.Duration) (*Result, error) {
 	if f.Ismove {
 		return nil, sqlerr.Unsupported("MOVE")
 	}
@@ -228,12 +250,22 @@ func (s *Session) fetch(ctx context.Context, f *pg.FetchStmt) (*Result, error) {
 	}
 	// A subscribe cursor waits for at least one row, then returns what
 	// is available up to n.
-	if len(c.rows) == 0 && c.stream != nil {
-		more, err := c.stream.Next(ctx)
-		if err != nil {
+	if len(c.rows) == 0 && c.stream != nil && (timeout == nil || *timeout > 0) {
+		wctx := ctx
+		if timeout != nil {
+			var cancel context.CancelFunc
+			wctx, cancel = context.WithTimeout(ctx, *timeout)
+			defer cancel()
+		}
+		more, err := c.stream.Next(wctx)
+		switch {
+		case err == nil:
+			c.rows = append(c.rows, more...)
+		case timeout != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+			// The timeout passed without rows: an empty result.
+		default:
 			return nil, err
 		}
-		c.rows = append(c.rows, more...)
 	}
 	k := int64(len(c.rows))
 	if n < k {

@@ -196,6 +196,10 @@ func (s *Session) describeTandem(ctx context.Context, st parse.Statement) ([]Col
 		return subscribeColumns(q.Desc, opts.progress), nil
 	case *parse.Show:
 		return showColumns(st.Kind), nil
+	case *parse.Fetch:
+		if c, ok := s.cursors[strings.ToLower(st.Fetch.Portalname)]; ok {
+			return c.columns, nil
+		}
 	}
 	return nil, nil
 }

@@ -38,6 +38,8 @@ func (s *Session) execute(ctx context.Context, st parse.Statement, params []row.
 		return s.subscribe(ctx, st)
 	case *parse.DeclareSubscribe:
 		return s.declareSubscribe(ctx, st)
+	case *parse.Fetch:
+		return s.fetchWithTimeout(ctx, st)
 	case *parse.CreateCluster:
 		return s.createCluster(ctx, st)
 	case *parse.CreateClusterReplica:
@@ -85,7 +87,7 @@ func (s *Session) executePostgres(ctx context.Context, st *parse.Postgres, param
 	case *pg.Node_DeclareCursorStmt:
 		return s.declareCursor(ctx, n.DeclareCursorStmt, params)
 	case *pg.Node_FetchStmt:
-		return s.fetch(ctx, n.FetchStmt)
+		return s.fetch(ctx, n.FetchStmt, nil)
 	case *pg.Node_ClosePortalStmt:
 		return s.closeCursor(n.ClosePortalStmt)
 	case *pg.Node_DiscardStmt:

@@ -172,6 +172,9 @@ func TestShowAndSet(t *testing.T) {
 		CREATE SOURCE auction FROM LOAD GENERATOR AUCTION;
 		CREATE TABLE t (a int)`)
 	wantRows(t, s, "SHOW CLUSTERS", "c2,r2,r9", "default,r1")
+	run(t, s, "CREATE CLUSTER c3 REPLICAS (a (SIZE '1'), b (SIZE '2', WORKERS 4)); CREATE CLUSTER c4 REPLICAS ()")
+	wantRows(t, s, "SHOW CLUSTER REPLICAS IN CLUSTER c3", "c3,a,1,ready", "c3,b,2,ready")
+	run(t, s, "DROP CLUSTER c3; DROP CLUSTER c4")
 	wantRows(t, s, "SHOW CLUSTER REPLICAS", "c2,r2,2,ready", "c2,r9,1,ready", "default,r1,1,ready")
 	wantRows(t, s, "SHOW SOURCES", "accounts,load-generator,default", "auction,load-generator,default",
 		"auctions,load-generator,default", "bids,load-generator,default", "organizations,load-generator,default", "users,load-generator,default")
@@ -220,6 +223,23 @@ func TestSubscribeCursor(t *testing.T) {
 	if !strings.HasSuffix(all[0], ",1,10") || !strings.HasSuffix(all[1], ",-1,2") || all[0][:2] >= all[1][:2] {
 		t.Fatalf("updates = %q", all)
 	}
+	if got := run(t, s, "FETCH ALL c WITH (timeout = '10ms')"); len(got) != 0 {
+		t.Fatalf("nothing changed, yet FETCH returned %q", got)
+	}
 	run(t, s, "COMMIT")
 	wantCode(t, s, "FETCH c", sqlerr.InvalidCursorName)
+}
+
+func TestIntrospection(t *testing.T) {
+	s, f := newSession(t)
+	f.AddSystemItem("arrangement_sizes", row.RelationDesc{Names: []string{"id", "records"},
+		Types: []row.ColumnType{{Type: row.TypeText}, {Type: row.TypeInt64}}},
+		[]row.Datum{row.Text("u5"), row.Int64(42)})
+	run(t, s, "SET cluster_replica = r1")
+	wantRows(t, s, "SELECT id, records FROM introspection.arrangement_sizes WHERE records > 10", "u5,42")
+	if got := f.LastPeek().Replica; got != "r1" {
+		t.Fatalf("introspection read went to replica %q, want r1", got)
+	}
+	wantCode(t, s, "SELECT * FROM arrangement_sizes", sqlerr.UndefinedTable)
+	wantCode(t, s, "DROP TABLE introspection.arrangement_sizes", sqlerr.WrongObjectType)
 }

@@ -105,6 +105,11 @@ type Controller struct {
 	outstanding   int
 	seq           uint64
 	nextTransient uint64
+	// compactions are table sinces waiting to be applied to storage.
+	compactions map[string]frontier.Time
+	compactWake chan struct{}
+	// rollCancel stops a replica rollout in progress.
+	rollCancel context.CancelFunc
 	// hooks are test-only sabotage switches; always zero in production.
 	hooks testHooks
 }
@@ -136,11 +141,34 @@ func New(cfg Config) *Controller {
 		collections:   map[string]*collection{},
 		params:        params,
 		nextTransient: 1,
+		compactions:   map[string]frontier.Time{},
+		compactWake:   make(chan struct{}, 1),
 	}
 }
 
-// Start runs the storage frontier poller until Close.
+// Start runs the storage frontier poller and the table compactor until
+// Close.
 func (c *Controller) Start() {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for {
+			select {
+			case <-c.ctx.Done():
+				return
+			case <-c.compactWake:
+			}
+			c.mu.Lock()
+			todo := c.compactions
+			c.compactions = map[string]frontier.Time{}
+			c.mu.Unlock()
+			for id, t := range todo {
+				if err := c.cfg.Storage.AllowCompaction(id, t); err != nil {
+					c.log.Error(err, "Failed to compact table", "collection", id)
+				}
+			}
+		}
+	}()
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -360,9 +388,13 @@ func (c *Controller) updateSinceLocked(col *collection) {
 	}
 	switch col.kind {
 	case kindStorage:
+		// Compaction may rewrite a shard's log: it runs outside the lock,
+		// coalesced per shard, in the loop started by Start.
 		if t, ok := next.Time(); ok && c.cfg.Storage != nil {
-			if err := c.cfg.Storage.AllowCompaction(col.id, t); err != nil {
-				c.log.Error(err, "Failed to compact table", "collection", col.id)
+			c.compactions[col.id] = t
+			select {
+			case c.compactWake <- struct{}{}:
+			default:
 			}
 		}
 	case kindCompute:

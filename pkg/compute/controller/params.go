@@ -38,6 +38,33 @@ func (c *Controller) SetParameter(name, value string) {
 	}
 }
 
+// RollReplicas applies changed replica configs one replica at a time in
+// the background (ReconfigureReplica each), so that a cluster keeps a
+// hydrated replica throughout and the caller is not blocked by the
+// rollout. A newer roll supersedes an older one still in progress.
+func (c *Controller) RollReplicas(cfgs []orchestrator.ReplicaConfig) {
+	c.mu.Lock()
+	if c.rollCancel != nil {
+		c.rollCancel()
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.rollCancel = cancel
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer cancel()
+		for _, cfg := range cfgs {
+			if err := c.ReconfigureReplica(ctx, cfg); err != nil {
+				if ctx.Err() == nil {
+					c.log.Error(err, "Failed to roll a replica", "replica", cfg.ID.String())
+				}
+				return
+			}
+		}
+	}()
+}
+
 // ReconfigureReplica applies a changed replica config through the
 // orchestrator (which replaces the processes) and waits until the replica
 // reconnected and hydrated every collection, so that callers rolling

@@ -49,13 +49,12 @@ type PeekResult struct {
 
 // peek is a pending peek. Guarded by the controller's mutex.
 type peek struct {
-	uuid      string
-	cluster   *cluster
-	cmd       *computepb.Command
-	started   time.Time
-	result    chan peekResult
-	done      bool
-	processes map[string]int // replica -> process count at issue
+	uuid    string
+	cluster *cluster
+	cmd     *computepb.Command
+	started time.Time
+	result  chan peekResult
+	done    bool
 	// answers collects each replica's per-process answers of the current
 	// epoch.
 	answers map[string]*replicaAnswer

@@ -179,9 +179,23 @@ func TestKilledReplicaRehydratesWhileAnotherAnswers(t *testing.T) {
 	}
 	killed := time.Now()
 
-	// Reads succeed meanwhile, answered by r2.
+	// Reads succeed meanwhile, answered by r2, and the collection's write
+	// frontier never moves back although r1 restarts from scratch.
 	var answeredBy []string
+	lastWrite := frontier.Minimum()
 	for !e.hydrated("r1", "u1") || e.replicaStatus("r1").Epoch == oldEpoch {
+		for _, c := range e.ctl.Status().Collections {
+			if c.ID == "u1" {
+				w, err := frontier.Parse(c.Write)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w.Less(lastWrite) {
+					t.Fatalf("u1 write frontier regressed from %v to %v", lastWrite, w)
+				}
+				lastWrite = w
+			}
+		}
 		if time.Since(killed) > 90*time.Second {
 			t.Fatalf("r1 did not rehydrate: %+v", e.replicaStatus("r1"))
 		}

@@ -1,15 +1,30 @@
-// Package enginetest holds the engine's end-to-end property tests: random
-// update streams and random plans built from every plan operator, run
-// through the real runtime (workers, exchange, arrangements, operators,
-// peeks) with random worker and process counts, random batch boundaries,
-// random read times and random compaction, and compared at every read
-// with the naive evaluator of package reference.
+// Package enginetest holds the engine's end-to-end property tests. Its
+// tests are the product; this file is its only non-test code.
 //
-// The package has no non-test code besides this file: its tests are the
-// product. Run them with
+//   - TestEngineMatchesReference: random update streams and random plans
+//     built from every plan operator (Get, Constant, Mfp, Join, Reduce with
+//     every aggregate and DISTINCT, Distinct, Threshold, Union, Negate, TopK,
+//     ArrangeBy) are run through the real runtime (runtime/runtimetest:
+//     workers, exchange, arrangements, operators, peeks) on 1, 2 or 4
+//     workers and 1 or 2 processes, with random batch boundaries, random
+//     as_of, reads at random times (complete ones, and not yet complete ones
+//     that must wait), random compaction of the exported index (a read
+//     before since must fail, reads at or after it must be unchanged), and
+//     sometimes a second dataflow importing the index. Every read must equal
+//     the reference evaluator (package reference) over the inputs
+//     accumulated as of its time, or fail when the reference says the read
+//     reports an error or negative multiplicities.
+//   - TestOperatorsMatchReference: the same plans run directly on the
+//     operators (package operators) over sharded traces (package trace),
+//     without the runtime, compared with the reference at every time,
+//     rows and errors exactly (multiplicities included).
+//
+// Both count what they compared and fail if no case ever compared rows or
+// errors. Run them with
 //
 //	go test ./pkg/compute/enginetest/ [-rapid.checks=N] [-rapid.seed=S]
 //
-// A failure prints the shrunk counterexample (the plan, the updates and
-// the read) and a seed to replay it.
+// (1000 cases each by default; `make test-engine-properties` runs more). A
+// failure prints the shrunk case (plan as JSON, updates, the read) and the
+// seed that replays it.
 package enginetest

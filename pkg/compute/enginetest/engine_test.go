@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -36,9 +37,9 @@ const horizon = 8
 type engine struct {
 	stats *coverage
 	h     *runtimetest.Harness
-	srcs []plan.GlobalID
-	net  map[plan.GlobalID]reference.Collection // what the tables hold
-	base frontier.Time
+	srcs  []plan.GlobalID
+	net   map[plan.GlobalID]reference.Collection // what the tables hold
+	base  frontier.Time
 }
 
 // coverage counts what the reads compared, so that a run that only ever
@@ -50,9 +51,9 @@ type coverage struct {
 func newEngine(t *testing.T, shape runtimeShape, stats *coverage, fresh func() plan.GlobalID) *engine {
 	e := &engine{
 		stats: stats,
-		h:     runtimetest.New(t, runtimetest.Options{Workers: shape.workers, Processes: shape.processes}),
-		srcs: []plan.GlobalID{fresh(), fresh()},
-		net:  map[plan.GlobalID]reference.Collection{},
+		h:     runtimetest.New(t, runtimetest.Options{Workers: shape.workers, Processes: shape.processes, Timeout: 5 * time.Second}),
+		srcs:  []plan.GlobalID{fresh(), fresh()},
+		net:   map[plan.GlobalID]reference.Collection{},
 	}
 	for _, id := range e.srcs {
 		e.h.Table(id)
@@ -63,13 +64,17 @@ func newEngine(t *testing.T, shape runtimeShape, stats *coverage, fresh func() p
 
 // fixture is one generated case: a dataflow over the two sources, their
 // update streams (times relative to the case's base), and the index the
-// reads go to.
+// reads go to; sometimes a second dataflow that imports that index and
+// exports one of its own (exercising index imports across dataflows).
 type fixture struct {
 	e       *engine
 	desc    plan.DataflowDescription
 	updates map[plan.GlobalID][]reference.Update
 	index   plan.GlobalID
 	asOf    frontier.Time // relative to e.base
+
+	stacked      *plan.DataflowDescription
+	stackedIndex plan.GlobalID
 }
 
 // TestEngineMatchesReference is the engine's main property: for random
@@ -87,7 +92,10 @@ func TestEngineMatchesReference(t *testing.T) {
 	fresh := func() plan.GlobalID { nextID++; return plan.User(nextID) }
 	rapid.Check(t, func(rt *rapid.T) {
 		si := rapid.IntRange(0, len(shapes)-1).Draw(rt, "shape")
-		if engines[si] == nil {
+		// A runtime that failed (shared fate: a fatal error ends it) is
+		// replaced, so every case starts on a healthy runtime and shrinking
+		// sees independent cases.
+		if engines[si] == nil || len(engines[si].h.Fatal()) > 0 {
 			engines[si] = newEngine(t, shapes[si], &stats, fresh)
 		}
 		rt.Logf("runtime: %d workers x %d processes", shapes[si].workers, shapes[si].processes)
@@ -134,6 +142,32 @@ func newFixture(rt *rapid.T, e *engine, fresh func() plan.GlobalID) *fixture {
 	}
 	js, _ := json.Marshal(fx.desc.ObjectsToBuild[0].Plan)
 	rt.Logf("plan: %s", js)
+	if rapid.IntRange(0, 2).Draw(rt, "stacked") == 0 {
+		g2 := &planGen{t: rt, sources: map[plan.GlobalID]row.RelationDesc{obj: d}, ids: []plan.GlobalID{obj}}
+		p2 := g2.plan(rapid.IntRange(1, 2).Draw(rt, "stacked_depth"), "stacked_plan")
+		d2 := g2.desc(p2)
+		key2 := g2.columnKey(d2, 1, "stacked_index_key")
+		if len(key2) == 0 {
+			key2 = []expr.Expr{expr.Literal(row.Int64(0))}
+		}
+		obj2 := fresh()
+		fx.stackedIndex = fresh()
+		fx.stacked = &plan.DataflowDescription{
+			ID:             fresh(),
+			DebugName:      "enginetest-stacked",
+			IndexImports:   []plan.IndexImport{{ID: idx, On: obj, Key: indexKey, Desc: d}},
+			ObjectsToBuild: []plan.Build{{ID: obj2, Plan: p2}},
+			IndexExports:   []plan.IndexExport{{ID: fx.stackedIndex, On: obj2, Key: key2}},
+			AsOf:           fx.desc.AsOf,
+			Until:          frontier.Closed(),
+			Class:          plan.ClassMaintained,
+		}
+		if err := fx.stacked.Validate(); err != nil {
+			rt.Fatalf("generated an invalid stacked dataflow: %v", err)
+		}
+		js, _ := json.Marshal(p2)
+		rt.Logf("stacked plan over the index: %s", js)
+	}
 	for _, id := range e.srcs {
 		desc := descA
 		if id == srcB {
@@ -190,8 +224,9 @@ func genUpdates(rt *rapid.T, desc row.RelationDesc) []reference.Update {
 }
 
 type pendingRead struct {
-	uuid string
-	t    frontier.Time
+	uuid   string
+	target plan.GlobalID
+	t      frontier.Time
 }
 
 func (fx *fixture) run(rt *rapid.T) {
@@ -205,6 +240,20 @@ func (fx *fixture) run(rt *rapid.T) {
 			rt.Errorf("drop index: %v", err)
 		}
 	}()
+	targets := []plan.GlobalID{fx.index}
+	if fx.stacked != nil {
+		if err := e.h.CreateDataflow(*fx.stacked); err != nil {
+			rt.Fatalf("create stacked dataflow: %v", err)
+		}
+		// Deferred after the first: runs before it, dropping the importer
+		// before the index it imports.
+		defer func() {
+			if err := e.h.AllowCompaction(fx.stackedIndex, frontier.Closed()); err != nil {
+				rt.Errorf("drop stacked index: %v", err)
+			}
+		}()
+		targets = append(targets, fx.stackedIndex)
+	}
 	// Everything below is in case-relative time; the engine sees base + t.
 	since := fx.asOf
 	var pending []pendingRead
@@ -235,13 +284,15 @@ func (fx *fixture) run(rt *rapid.T) {
 		// A read at a complete time.
 		if upper > since && rapid.Bool().Draw(rt, "read_now") {
 			at := frontier.Time(rapid.IntRange(int(since), int(upper)-1).Draw(rt, "read_at"))
-			rows, err := e.h.Peek(fx.index, base+at, nil)
-			fx.check(rt, at, rows, err)
+			target := rapid.SampledFrom(targets).Draw(rt, "read_target")
+			rows, err := e.h.Peek(target, base+at, nil)
+			fx.check(rt, target, at, rows, err)
 		}
 		// A read at any time, possibly not complete yet: it must wait.
 		if rapid.IntRange(0, 2).Draw(rt, "read_later") == 0 {
 			at := frontier.Time(rapid.IntRange(int(since), horizon-1).Draw(rt, "read_later_at"))
-			pending = append(pending, pendingRead{e.h.StartPeek(fx.index, base+at, nil), at})
+			target := rapid.SampledFrom(targets).Draw(rt, "read_later_target")
+			pending = append(pending, pendingRead{e.h.StartPeek(target, base+at, nil), target, at})
 		}
 		// Compaction, never past a pending read, the data so far, or the
 		// final read at horizon-1.
@@ -262,14 +313,20 @@ func (fx *fixture) run(rt *rapid.T) {
 	}
 	for _, p := range pending {
 		rows, err := e.h.AwaitPeek(p.uuid)
-		fx.check(rt, p.t, rows, err)
+		fx.check(rt, p.target, p.t, rows, err)
 	}
-	rows, err := e.h.Peek(fx.index, base+horizon-1, nil)
-	fx.check(rt, horizon-1, rows, err)
+	for _, target := range targets {
+		rows, err := e.h.Peek(target, base+horizon-1, nil)
+		fx.check(rt, target, horizon-1, rows, err)
+	}
 }
 
-// check compares one peek's result with the reference at time at.
-func (fx *fixture) check(rt *rapid.T, at frontier.Time, rows []peek.RowCount, err error) {
+// check compares one peek's result (of index target) with the reference at
+// time at.
+func (fx *fixture) check(rt *rapid.T, target plan.GlobalID, at frontier.Time, rows []peek.RowCount, err error) {
+	if fatal := fx.e.h.Fatal(); len(fatal) > 0 {
+		rt.Fatalf("read at %d: the runtime failed: %v (peek: %v)", at, fatal, err)
+	}
 	inputs := map[plan.GlobalID]reference.Result{}
 	for _, id := range fx.e.srcs {
 		inputs[id] = reference.Result{Rows: reference.AsOf(fx.updates[id], at), Errors: reference.Collection{}}
@@ -279,6 +336,14 @@ func (fx *fixture) check(rt *rapid.T, at frontier.Time, rows []peek.RowCount, er
 		rt.Fatalf("reference: %v", rerr)
 	}
 	want := out[fx.index]
+	if target == fx.stackedIndex {
+		// The stacked dataflow reads the index: its rows and its errors.
+		out2, rerr := reference.Evaluate(fx.stacked, map[plan.GlobalID]reference.Result{fx.desc.ObjectsToBuild[0].ID: want})
+		if rerr != nil {
+			rt.Fatalf("reference (stacked): %v", rerr)
+		}
+		want = out2[fx.stackedIndex]
+	}
 	st := fx.e.stats
 	st.reads++
 	// A read fails when the error collection holds an error (with positive
@@ -330,4 +395,3 @@ func collect(rows []peek.RowCount) reference.Collection {
 	}
 	return c
 }
-

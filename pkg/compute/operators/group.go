@@ -1,9 +1,5 @@
 package operators
 
-import (
-	"github.com/tandemdb/tandem/pkg/compute/frontier"
-)
-
 // GroupLogic computes the output multiset of one group (one key) from its
 // input multiset. input is sorted by value, consolidated, and never empty;
 // the result must be sorted by value and consolidated, and must not alias
@@ -79,18 +75,4 @@ func sameError(a, b error) bool {
 		return a == b
 	}
 	return a.Error() == b.Error()
-}
-
-// stepTimes is a helper for tests and callers that hold a key's history as
-// plain updates: it splits them at f0 into the accumulated old state and the
-// new updates.
-func splitAt(upds []TimedVal, f0 frontier.Time) (old []ValDiff, fresh []TimedVal) {
-	for _, u := range upds {
-		if u.Time < f0 {
-			old = append(old, ValDiff{Val: u.Val, Diff: u.Diff})
-		} else {
-			fresh = append(fresh, u)
-		}
-	}
-	return consolidate(old), fresh
 }

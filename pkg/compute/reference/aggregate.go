@@ -128,4 +128,3 @@ func aggregate(kind aggKind, distinct bool, name string, vals []weighted, rows i
 	}
 	return row.Null(), &evalError{"XX000", fmt.Sprintf("unknown aggregate %d", kind)}
 }
-

@@ -117,7 +117,7 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 		okArr := r.arrange(untilFilter(b, name, c.ok, desc.Until), "export "+name, KeySpec{Key: ex.Key}, &errs)
 		errStream := untilFilter(b, name+" errors", Concat(b, name+" errors", errs), desc.Until)
 		errArr := Arrange(b, "export errors "+name, keyErrors(b, name, errStream), env.Fail)
-		idx := newIndex(name, okArr, errArr, desc.AsOf, built.Inputs)
+		idx := newIndex(name, okArr, errArr, desc.AsOf, desc.Until, built.Inputs)
 		b.OnDrop(idx.release)
 		built.Indexes[ex.ID] = idx
 	}

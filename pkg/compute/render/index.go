@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -19,10 +20,15 @@ type Index struct {
 	okHold  *trace.Handle
 	errHold *trace.Handle
 	inputs  []*dataflow.Operator
+	until   frontier.Frontier
 }
 
-func newIndex(name string, ok, errs *Arranged, asOf frontier.Frontier, inputs []*dataflow.Operator) *Index {
-	idx := &Index{Ok: ok, Err: errs, okHold: ok.Trace.NewHandle("export " + name), errHold: errs.Trace.NewHandle("export errors " + name), inputs: inputs}
+// ErrBeyondUntil: a read at or beyond the dataflow's until, where the index
+// holds no updates.
+var ErrBeyondUntil = errors.New("render: read at or beyond the dataflow's until")
+
+func newIndex(name string, ok, errs *Arranged, asOf, until frontier.Frontier, inputs []*dataflow.Operator) *Index {
+	idx := &Index{Ok: ok, Err: errs, okHold: ok.Trace.NewHandle("export " + name), errHold: errs.Trace.NewHandle("export errors " + name), inputs: inputs, until: until}
 	idx.AllowCompaction(asOf)
 	return idx
 }
@@ -69,6 +75,9 @@ func (x *Index) InputFrontier() frontier.Frontier {
 func (x *Index) ReadAt(t frontier.Time) (ok, errs trace.Read, err error) {
 	if since := x.Since(); !since.LessEqualTime(t) {
 		return ok, errs, fmt.Errorf("read at %d before the index's since %v: %w", t, since, trace.ErrCompacted)
+	}
+	if x.until.LessEqualTime(t) {
+		return ok, errs, fmt.Errorf("read at %d (until %v): %w", t, x.until, ErrBeyondUntil)
 	}
 	if ok, err = x.Ok.Trace.ReadAt(t); err != nil {
 		return ok, errs, err

@@ -107,12 +107,13 @@ type Runtime struct {
 	liveExports map[uint64]int // per dataflow seq: exports not yet dropped
 	subscribes  map[plan.GlobalID]*subscribeMerger
 
-	tracker  *frontierTracker[plan.GlobalID]
-	peeks    *peekAggregator
-	maxBytes atomic.Int64
-	resp     *responder
-	stop     chan struct{}
-	respDone sync.WaitGroup
+	tracker    *frontierTracker[plan.GlobalID]
+	peeks      *peekAggregator
+	maxBytes   atomic.Int64
+	walkBudget atomic.Int64
+	resp       *responder
+	stop       chan struct{}
+	respDone   sync.WaitGroup
 }
 
 // workerState is a worker's share of the runtime's state; only its worker
@@ -128,6 +129,10 @@ type workerState struct {
 type pendingPeek struct {
 	p        Peek
 	maxBytes int
+	// walk is the peek's cursor walk once its time became readable; it
+	// advances by at most the walk budget per worker step, so one large
+	// peek does not stall the worker's operators and other peeks.
+	walk *peek.Walk
 }
 
 // New creates a runtime; Start runs it.
@@ -150,6 +155,7 @@ func New(cfg Config) (*Runtime, error) {
 		r.metrics = noMetrics{}
 	}
 	r.maxBytes.Store(int64(cfg.MaxResultBytes))
+	r.walkBudget.Store(DefaultPeekWalkBudget)
 	ws, err := dataflow.New(dataflow.Config{
 		Workers: cfg.Workers, Processes: cfg.Processes, Process: cfg.Process, Fabric: cfg.Fabric,
 		OnStep:      r.onStep,
@@ -340,10 +346,23 @@ func (r *Runtime) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
 	return nil
 }
 
+// DefaultPeekWalkBudget is the number of (key, value) pairs a peek walk
+// visits per worker step before yielding to operators and other peeks.
+const DefaultPeekWalkBudget = 1 << 16
+
 // UpdateConfiguration applies runtime parameters; unknown names are
-// ignored (they belong to other layers). Known: "max_result_size" (bytes).
+// ignored (they belong to other layers). Known: "max_result_size" (bytes,
+// 0 unbounded) and "peek_walk_budget" (visits per worker step, 0
+// unbounded).
 func (r *Runtime) UpdateConfiguration(params map[string]string) error {
 	r.metrics.Command("update_configuration")
+	if v, ok := params["peek_walk_budget"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("update configuration: peek_walk_budget %q: want a non-negative integer", v)
+		}
+		r.walkBudget.Store(n)
+	}
 	if v, ok := params["max_result_size"]; ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
@@ -396,7 +415,7 @@ func (r *Runtime) CancelPeek(uuid string) {
 // than being polled: a worker steps only when something (new data, a
 // frontier, a command) arrived, and an index's upper advances only in a
 // step of the worker that owns the shard.
-func (r *Runtime) onStep(w *dataflow.Worker) {
+func (r *Runtime) onStep(w *dataflow.Worker) bool {
 	st := r.states[w.Local()]
 	for id, idx := range st.indexes {
 		cur := [2]frontier.Frontier{idx.Upper(), idx.InputFrontier()}
@@ -412,16 +431,19 @@ func (r *Runtime) onStep(w *dataflow.Worker) {
 		r.tracker.update(id, w.Local(), cur[0], cur[1], r.frontiersEmitter(id))
 	}
 	if len(st.peeks) == 0 {
-		return
+		return false
 	}
+	more := false
+	budget := int(r.walkBudget.Load())
 	keep := st.peeks[:0]
 	for _, pp := range st.peeks {
 		if !r.peeks.active(pp.p.UUID) {
 			continue // canceled (or answered by another path)
 		}
-		rows, err, done := r.tryPeek(st, pp)
+		rows, err, done := r.tryPeek(st, pp, budget)
 		if !done {
 			keep = append(keep, pp)
+			more = more || pp.walk != nil
 			continue
 		}
 		if resp, d, ok := r.peeks.finish(pp.p.UUID, rows, err, pp.maxBytes); ok {
@@ -435,10 +457,18 @@ func (r *Runtime) onStep(w *dataflow.Worker) {
 	}
 	clear(st.peeks[len(keep):])
 	st.peeks = keep
+	return more
 }
 
 // tryPeek serves pp on this worker's shard if its time is readable.
-func (r *Runtime) tryPeek(st *workerState, pp *pendingPeek) ([]peek.RowCount, error, bool) {
+func (r *Runtime) tryPeek(st *workerState, pp *pendingPeek, budget int) ([]peek.RowCount, error, bool) {
+	if pp.walk != nil {
+		if !pp.walk.Step(budget) {
+			return nil, nil, false
+		}
+		rows, err := pp.walk.Result()
+		return rows, err, true
+	}
 	p := pp.p
 	idx := st.indexes[p.Target]
 	if idx == nil {
@@ -466,11 +496,13 @@ func (r *Runtime) tryPeek(st *workerState, pp *pendingPeek) ([]peek.RowCount, er
 	if p.MFP != nil {
 		opts.Transform = render.MFPTransform(p.MFP)
 	}
-	walk := peek.NewWalk(okRead, opts)
-	// The whole walk runs here for now; Step's budget is the seam for
-	// offloading long walks to another goroutine.
-	walk.Step(0)
-	rows, err := walk.Result()
+	pp.walk = peek.NewWalk(okRead, opts)
+	// The captured batches are immutable: the walk may continue in later
+	// steps (or, later, on another goroutine) and still reads as of t.
+	if !pp.walk.Step(budget) {
+		return nil, nil, false
+	}
+	rows, err := pp.walk.Result()
 	return rows, err, true
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/peek"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/render"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
@@ -287,5 +288,69 @@ func TestDropReleasesEverything(t *testing.T) {
 				t.Fatalf("recreated index: %v %v", rows, err)
 			}
 		})
+	}
+}
+
+func TestPeekBeyondUntil(t *testing.T) {
+	h := runtimetest.New(t, runtimetest.Options{Workers: 2})
+	tbl := h.Table(src)
+	d := indexDesc(0)
+	d.Until = frontier.At(5)
+	h.MustCreate(d)
+	if err := tbl.Append([]dataflow.Update{kv(1, 1, 1, 1), kv(2, 2, 6, 1)}, frontier.At(10)); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := h.Peek(index, 4, nil); err != nil || len(rows) != 1 {
+		t.Fatalf("peek before until: %v %v", rows, err)
+	}
+	if _, err := h.Peek(index, 5, nil); !errors.Is(err, render.ErrBeyondUntil) {
+		t.Fatalf("peek at until: got %v", err)
+	}
+}
+
+// TestBudgetedPeekWalk runs peeks with a walk budget of one row per worker
+// step: results are unchanged, and a point lookup issued after a long scan
+// is not held behind it.
+func TestBudgetedPeekWalk(t *testing.T) {
+	h := runtimetest.New(t, runtimetest.Options{Workers: 2})
+	tbl := h.Table(src)
+	h.MustCreate(indexDesc(0))
+	const n = 2000
+	var ups []dataflow.Update
+	for k := int64(0); k < n; k++ {
+		ups = append(ups, kv(k, 1, 1, 1))
+	}
+	if err := tbl.Append(ups, frontier.At(5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WaitFrontier(index, frontier.At(5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.RTs[0].UpdateConfiguration(map[string]string{"peek_walk_budget": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	scan := h.StartPeek(index, 4, nil)
+	rows, err := h.Peek(index, 4, &runtimetest.PeekRequest{Keys: [][]byte{row.Pack(row.Int64(7))}})
+	if err != nil || show(rows) != "(7, 1, 100) x1" {
+		t.Fatalf("point lookup during a scan: %s, %v", show(rows), err)
+	}
+	if len(h.PeekResponses(scan)) != 0 {
+		t.Log("the scan finished before the point lookup (possible on a fast machine)")
+	}
+	rows, err = h.AwaitPeek(scan)
+	if err != nil || len(rows) != n {
+		t.Fatalf("budgeted scan: %d rows, %v", len(rows), err)
+	}
+	// Cancel in the middle of a walk: one Canceled response, nothing after.
+	scan = h.StartPeek(index, 4, nil)
+	h.CancelPeek(scan)
+	if _, err := h.AwaitPeek(scan); !errors.Is(err, runtimetest.ErrCanceled) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := h.Peek(index, 4, &runtimetest.PeekRequest{Keys: [][]byte{row.Pack(row.Int64(9))}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.RTs[0].UpdateConfiguration(map[string]string{"peek_walk_budget": "-3"}); err == nil {
+		t.Fatal("negative budget accepted")
 	}
 }

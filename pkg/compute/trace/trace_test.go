@@ -362,8 +362,9 @@ func TestTraceMatchesNaive(t *testing.T) {
 	})
 }
 
-// TestConcurrentReaders: readers scan captured reads while the writer
-// inserts and merges; run with -race.
+// TestConcurrentReaders: readers, each holding a handle that they advance,
+// scan captured reads while the writer inserts, merges and compacts; run
+// with -race. A read at a time the reader holds must always succeed.
 func TestConcurrentReaders(t *testing.T) {
 	tr := New(frontier.At(0))
 	owner := tr.NewHandle("owner")
@@ -375,17 +376,24 @@ func TestConcurrentReaders(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for r := range 4 {
+		h := tr.NewHandle(fmt.Sprint("reader ", r))
+		if err := h.SetPhysical(frontier.Closed()); err != nil {
+			t.Fatal(err)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer h.Release()
+			held := frontier.Time(0) // h's logical frontier
 			for i := 0; i < n; i++ {
 				upper, _ := tr.Upper().Time()
 				if upper == 0 {
 					continue
 				}
-				rd, err := tr.ReadAt(upper - 1)
+				tm := max(upper-1, held)
+				rd, err := tr.ReadAt(tm)
 				if err != nil {
-					errs <- fmt.Errorf("reader %d: %w", r, err)
+					errs <- fmt.Errorf("reader %d at %d (holding %d): %w", r, tm, held, err)
 					return
 				}
 				var total int64
@@ -394,6 +402,14 @@ func TestConcurrentReaders(t *testing.T) {
 					errs <- fmt.Errorf("reader %d at %d: total %d", r, rd.Time, total)
 					return
 				}
+				// Let the trace compact up to half of what was just read.
+				if next := tm / 2; next > held {
+					if err := h.SetLogical(frontier.At(next)); err != nil {
+						errs <- err
+						return
+					}
+					held = next
+				}
 			}
 		}()
 	}
@@ -401,7 +417,7 @@ func TestConcurrentReaders(t *testing.T) {
 		if err := tr.Insert(mk(t, i, i+1, update{fmt.Sprint(i % 17), "v", i, 1})); err != nil {
 			t.Fatal(err)
 		}
-		if err := owner.SetLogical(frontier.At(i / 2)); err != nil {
+		if err := owner.SetLogical(frontier.At(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -409,5 +425,8 @@ func TestConcurrentReaders(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if live := tr.LiveHandles(); !slices.Equal(live, []string{"owner"}) {
+		t.Fatalf("live handles %v", live)
 	}
 }

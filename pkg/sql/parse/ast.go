@@ -81,9 +81,19 @@ type DeclareSubscribe struct {
 	Subscribe *Subscribe
 }
 
-// CreateCluster is CREATE CLUSTER name (options).
+// CreateCluster is CREATE CLUSTER name (options) or CREATE CLUSTER name
+// REPLICAS (r (options), ...).
 type CreateCluster struct {
 	SQL     string
+	Name    string
+	Options []Option
+	// HasReplicas says the REPLICAS form was used (possibly with none).
+	HasReplicas bool
+	Replicas    []ReplicaDef
+}
+
+// ReplicaDef is one replica of CREATE CLUSTER ... REPLICAS.
+type ReplicaDef struct {
 	Name    string
 	Options []Option
 }
@@ -170,7 +180,19 @@ type DropSource struct {
 	Cascade  bool
 }
 
-func (s *DropSource) Text() string             { return s.SQL }
+func (s *DropSource) Text() string { return s.SQL }
+
+// Fetch is FETCH ... WITH (TIMEOUT = 'duration'): a FETCH from a
+// SUBSCRIBE cursor that waits at most Timeout (a Postgres interval such
+// as '1s' or '500ms', or a number of seconds) for rows.
+type Fetch struct {
+	SQL        string
+	Fetch      *pg.FetchStmt
+	Timeout    string
+	HasTimeout bool
+}
+
+func (s *Fetch) Text() string                  { return s.SQL }
 func (s *Postgres) Text() string               { return s.SQL }
 func (s *CreateSource) Text() string           { return s.SQL }
 func (s *Subscribe) Text() string              { return s.SQL }

@@ -43,6 +43,12 @@ func TestParseTandemStatements(t *testing.T) {
 				t.Fatalf("got %+v", s)
 			}
 		}},
+		{"FETCH ALL c WITH (timeout = '1s')", func(t *testing.T, st Statement) {
+			s := st.(*Fetch)
+			if s.Timeout != "1s" || s.Fetch.Portalname != "c" {
+				t.Fatalf("got %+v", s)
+			}
+		}},
 		{"DECLARE c CURSOR FOR SUBSCRIBE t", func(t *testing.T, st Statement) {
 			s := st.(*DeclareSubscribe)
 			if s.Cursor != "c" || s.Subscribe.Object.Name != "t" || s.Subscribe.SQL != "SUBSCRIBE t" {
@@ -57,6 +63,12 @@ func TestParseTandemStatements(t *testing.T) {
 		{"CREATE CLUSTER c1 (SIZE = '2', REPLICATION FACTOR 1)", func(t *testing.T, st Statement) {
 			s := st.(*CreateCluster)
 			if s.Name != "c1" || len(s.Options) != 2 || s.Options[1].Name != "REPLICATION FACTOR" || s.Options[1].Value != "1" {
+				t.Fatalf("got %+v", s)
+			}
+		}},
+		{"CREATE CLUSTER c3 REPLICAS (a (SIZE '1'), b (SIZE '2', WORKERS 4))", func(t *testing.T, st Statement) {
+			s := st.(*CreateCluster)
+			if !s.HasReplicas || len(s.Replicas) != 2 || s.Replicas[1].Name != "b" || len(s.Replicas[1].Options) != 2 {
 				t.Fatalf("got %+v", s)
 			}
 		}},

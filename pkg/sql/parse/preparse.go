@@ -225,6 +225,8 @@ func preparse(sql string) (Statement, error) {
 		return c.copySubscribe()
 	case c.peek().is("declare"):
 		return c.declare()
+	case c.peek().is("fetch"):
+		return c.fetchWithOptions()
 	case c.peek().is("show"):
 		c.i++
 		return c.show()
@@ -283,6 +285,31 @@ func (c *cursor) createCluster() (Statement, error) {
 	var err error
 	if s.Name, err = c.ident(); err != nil {
 		return nil, err
+	}
+	if c.accept("replicas") {
+		// CREATE CLUSTER c REPLICAS (r1 (SIZE '1'), r2 (...)).
+		if err := c.expectSym("("); err != nil {
+			return nil, err
+		}
+		for !c.acceptSym(")") {
+			r := ReplicaDef{}
+			if r.Name, err = c.ident(); err != nil {
+				return nil, err
+			}
+			if c.peek().sym("(") {
+				if r.Options, err = c.options(); err != nil {
+					return nil, err
+				}
+			}
+			s.Replicas = append(s.Replicas, r)
+			if !c.peek().sym(")") {
+				if err := c.expectSym(","); err != nil {
+					return nil, err
+				}
+			}
+		}
+		s.HasReplicas = true
+		return s, c.end()
 	}
 	if c.peek().sym("(") {
 		if s.Options, err = c.options(); err != nil {
@@ -693,4 +720,41 @@ func (c *cursor) copySubscribe() (Statement, error) {
 		}
 	}
 	return sub, c.end()
+}
+
+// fetchWithOptions handles FETCH ... WITH (TIMEOUT = 'duration'), which
+// Postgres does not parse; a FETCH without WITH is left to Postgres.
+func (c *cursor) fetchWithOptions() (Statement, error) {
+	w := -1
+	for k, t := range c.toks {
+		if t.is("with") {
+			w = k
+			break
+		}
+	}
+	if w < 0 || w+1 >= len(c.toks) || !c.toks[w+1].sym("(") {
+		return nil, nil
+	}
+	inner, err := ParseOne(c.sql[:c.toks[w].start])
+	if err != nil {
+		return nil, err
+	}
+	p, ok := inner.(*Postgres)
+	if !ok || p.Node.GetFetchStmt() == nil {
+		return nil, c.errHere("expected FETCH")
+	}
+	c.i = w + 1
+	opts, err := c.options()
+	if err != nil {
+		return nil, err
+	}
+	f := &Fetch{SQL: c.sql, Fetch: p.Node.GetFetchStmt()}
+	for _, o := range opts {
+		if o.Name != "TIMEOUT" {
+			return nil, sqlerr.Unsupported("FETCH option " + o.Name)
+		}
+		f.Timeout = o.Value
+		f.HasTimeout = true
+	}
+	return f, c.end()
 }

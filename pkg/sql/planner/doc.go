@@ -20,6 +20,9 @@
 //     default row (count 0, other aggregates NULL) minus that same row
 //     mapped from the Reduce's output, so exactly one row exists even
 //     over empty input;
+//   - uncorrelated x IN (SELECT ...), EXISTS and NOT EXISTS conjuncts of
+//     WHERE to semi-joins (Join with the distinct subquery keys) and
+//     anti-joins (Union with the Negate of the semi-join);
 //   - DISTINCT to Distinct; UNION [ALL], EXCEPT [ALL] and INTERSECT [ALL]
 //     to Union, Negate, Threshold and Distinct;
 //   - ORDER BY / LIMIT / OFFSET of the outermost query to a Finishing
@@ -30,7 +33,7 @@
 // the filter fixes every key column to literals (= or IN), otherwise a
 // scan of the index.
 //
-// Anything else (CTEs, subqueries in expressions, window functions,
+// Anything else (CTEs, other subqueries in expressions, window functions,
 // numeric, ...) fails with 0A000 naming the feature. Decimal literals and
 // avg() are float8: Tandem has no exact numeric type.
 package planner

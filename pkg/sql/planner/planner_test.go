@@ -106,13 +106,14 @@ func TestParamInference(t *testing.T) {
 
 func TestUnsupportedIsNamed(t *testing.T) {
 	for sql, feature := range map[string]string{
-		"WITH x AS (SELECT 1) SELECT * FROM x":           "WITH",
-		"SELECT k FROM kv WHERE k IN (SELECT k FROM kv)": "subqueries in expressions",
-		"SELECT sum(k) OVER () FROM kv":                  "window functions",
-		"SELECT DISTINCT ON (k) k FROM kv":               "DISTINCT ON",
-		"SELECT * FROM kv, LATERAL (SELECT 1) x":         "LATERAL",
-		"SELECT k::numeric FROM kv":                      "numeric",
-		"SELECT now()":                                   "function now does not exist",
+		"WITH x AS (SELECT 1) SELECT * FROM x":               "WITH",
+		"SELECT k FROM kv WHERE k NOT IN (SELECT k FROM kv)": "NOT IN",
+		"SELECT (SELECT 1)":                                  "subqueries in expressions",
+		"SELECT sum(k) OVER () FROM kv":                      "window functions",
+		"SELECT DISTINCT ON (k) k FROM kv":                   "DISTINCT ON",
+		"SELECT * FROM kv, LATERAL (SELECT 1) x":             "LATERAL",
+		"SELECT k::numeric FROM kv":                          "numeric",
+		"SELECT now()":                                       "function now does not exist",
 	} {
 		_, err := planSQL(t, &Planner{Catalog: testCatalog()}, sql)
 		if err == nil || !strings.Contains(err.Error(), feature) {

@@ -28,15 +28,25 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, i
 		return nil, nil, 0, err
 	}
 	if sel.WhereClause != nil {
-		c := &exprCtx{p: p, scope: r.scope, clause: "WHERE"}
-		x, err := c.lowerAs(sel.WhereClause, row.TypeBool)
-		if err != nil {
-			return nil, nil, 0, err
+		for _, cj := range whereConjuncts(sel.WhereClause) {
+			nr, done, err := p.semiJoin(r, cj, depth)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			if done {
+				r = nr
+				continue
+			}
+			c := &exprCtx{p: p, scope: r.scope, clause: "WHERE"}
+			x, err := c.lowerAs(cj, row.TypeBool)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			if err := wantBool(x, "WHERE"); err != nil {
+				return nil, nil, 0, err
+			}
+			r.filter(x.e)
 		}
-		if err := wantBool(x, "WHERE"); err != nil {
-			return nil, nil, 0, err
-		}
-		r.filter(x.e)
 	}
 	distinct := len(sel.DistinctClause) > 0
 	if distinct && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil) {

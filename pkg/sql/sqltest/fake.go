@@ -27,7 +27,15 @@ type Fake struct {
 	params   map[string]string
 	clusters []sql.Cluster
 	// Peeks counts reads by path, for tests of path selection.
-	peeks map[string]int
+	peeks    map[string]int
+	lastPeek sql.PeekRequest
+}
+
+// LastPeek returns the most recent peek request.
+func (f *Fake) LastPeek() sql.PeekRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lastPeek
 }
 
 var _ sql.Backend = (*Fake)(nil)
@@ -285,6 +293,7 @@ func (f *Fake) Peek(ctx context.Context, req sql.PeekRequest) ([]sql.RowDiff, er
 	if err := f.checkCluster(req.Cluster); err != nil {
 		return nil, err
 	}
+	f.lastPeek = req
 	if req.Index != nil {
 		f.peeks["index"]++
 		return f.indexPeekLocked(req.Index)

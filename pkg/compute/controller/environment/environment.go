@@ -654,11 +654,11 @@ func (e *Environment) SetSystemParameter(ctx context.Context, name, value string
 		if err != nil {
 			return err
 		}
+		var cfgs []orchestrator.ReplicaConfig
 		for _, r := range rs {
-			if err := e.cfg.Compute.ReconfigureReplica(ctx, e.replicaConfig(r)); err != nil {
-				return fmt.Errorf("roll replica %s.%s: %w", r.Cluster, r.Name, err)
-			}
+			cfgs = append(cfgs, e.replicaConfig(r))
 		}
+		e.cfg.Compute.RollReplicas(cfgs)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/catalog"
 	"github.com/tandemdb/tandem/pkg/compute/controller"
 	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/orchestrator/process"
@@ -222,5 +223,72 @@ func TestParseSize(t *testing.T) {
 		if (err == nil) != tt.ok || (tt.ok && (p != tt.p || w != tt.w)) {
 			t.Errorf("parseSize(%+v) = %d, %d, %v", tt.spec, p, w, err)
 		}
+	}
+}
+
+// TestSubscribeStreamsACounter subscribes to a COUNTER load generator on a
+// real replica: batches arrive with advancing uppers and the counter's
+// rows, and Close drops the subscribe dataflow.
+func TestSubscribeStreamsACounter(t *testing.T) {
+	s := openStack(t, t.TempDir())
+	defer s.close()
+	ctx := context.Background()
+	src, err := s.env.CreateSource(ctx, sql.SourceSpec{Name: "c", Generator: "COUNTER", Options: map[string]string{"TICK INTERVAL": "20ms"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := plan.NewGet(src[0].ID)
+	sub, err := s.env.Subscribe(ctx, sql.SubscribeRequest{Cluster: DefaultCluster, Plan: &get, Desc: src[0].Desc, Snapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last frontier.Time
+	seen := map[int64]int64{}
+	nctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for len(seen) < 10 {
+		b, err := sub.Next(nctx)
+		if err != nil {
+			t.Fatalf("next after %d rows: %v", len(seen), err)
+		}
+		if b.Upper <= last {
+			t.Fatalf("upper %d did not advance past %d", b.Upper, last)
+		}
+		for _, u := range b.Updates {
+			if u.Time < last || u.Time >= b.Upper {
+				t.Fatalf("update at %d outside [%d, %d)", u.Time, last, b.Upper)
+			}
+			d, err := u.Row.Unpack()
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[d[0].Int64()] += u.Diff
+		}
+		last = b.Upper
+	}
+	for v, n := range seen {
+		if n != 1 {
+			t.Fatalf("counter value %d has multiplicity %d", v, n)
+		}
+	}
+	sub.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := 0
+		for _, c := range s.ctl.Status().Collections {
+			if c.Kind == "compute" {
+				n++
+			}
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("subscribe dataflow still present after Close: %+v", s.ctl.Status().Collections)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if holds := s.ctl.OutstandingReadHolds(); holds != 0 {
+		t.Fatalf("%d read holds outstanding after the subscription closed", holds)
 	}
 }

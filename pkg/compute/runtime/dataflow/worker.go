@@ -144,8 +144,8 @@ func (w *Worker) run(ctx context.Context) {
 		}
 		clear(w.scratch)
 		more := w.step()
-		if hook := w.ws.cfg.OnStep; hook != nil {
-			hook(w)
+		if hook := w.ws.cfg.OnStep; hook != nil && hook(w) {
+			more = true
 		}
 		d := time.Since(start)
 		w.steps[bits.Len64(uint64(d))]++

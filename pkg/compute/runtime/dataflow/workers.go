@@ -32,8 +32,10 @@ type Config struct {
 	// Fabric connects the processes; required when Processes > 1.
 	Fabric Fabric
 	// OnStep, if set, runs on each worker goroutine after every step (after
-	// commands and operators): the place for peeks and frontier reports.
-	OnStep func(w *Worker)
+	// commands and operators): the place for peeks and frontier reports. It
+	// returns whether it has unfinished work (a budgeted peek walk), in
+	// which case the worker steps again instead of parking.
+	OnStep func(w *Worker) bool
 	// ObserveStep, if set, receives each worker step's duration.
 	ObserveStep func(worker int, d time.Duration)
 	// OnFatal, if set, is called once with the first fatal error (a fabric
