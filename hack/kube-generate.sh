@@ -10,10 +10,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 generated=(apis/compute/v1alpha1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml
 	charts/tandem/templates/crds charts/tandem/templates/operator-rbac.yaml)
-sums() { find "${generated[@]}" -type f 2>/dev/null | sort | xargs -r sha256sum; }
+sums() { { find "${generated[@]}" -type f 2>/dev/null || true; } | sort | xargs -r sha256sum; }
 before=$(sums)
 
-bin=$(bash hack/kube-tools.sh)
+bin=$(bash hack/kube-tools.sh controller-gen)
 cg="$bin/controller-gen"
 "$cg" object paths=./apis/...
 "$cg" crd paths=./apis/... output:crd:artifacts:config=config/crd/bases

@@ -5,6 +5,7 @@
 #
 #   KUBE_BIN=$(hack/kube-tools.sh)        # build what is missing (5-10 min cold, ~1 s warm)
 #   hack/kube-tools.sh --check            # exit 1 if anything would be built
+#   hack/kube-tools.sh controller-gen     # build only the named tools
 #
 # Pins live in hack/tools-k8s (one module per tool, so that their dependency graphs never
 # need reconciling); the cache key is a hash of those go.mod/go.sum files, so changing a pin
@@ -27,7 +28,11 @@ HELM_VERSION=v3.22.0
 CONTROLLER_GEN_VERSION=v0.23.0
 
 check_only=false
-if [[ ${1:-} == --check ]]; then check_only=true; fi
+if [[ ${1:-} == --check ]]; then
+	check_only=true
+	shift
+fi
+only=" $* "
 
 key=$(cd "$mods" && cat go.mod go.sum */go.mod */go.sum | sha256sum | cut -c1-12)
 bin="$cache_root/k8s-$K8S_VERSION-$key/bin"
@@ -40,7 +45,7 @@ log() { echo "kube-tools: $*" >&2; }
 missing=0
 build() {
 	local name=$1 dir=$2 pkg=$3 ldflags=$4
-	if [[ -x "$bin/$name" ]]; then
+	if [[ "$only" != "  " && "$only" != *" $name "* ]] || [[ -x "$bin/$name" ]]; then
 		return 0
 	fi
 	missing=$((missing + 1))

@@ -18,6 +18,9 @@ type config struct {
 	ControllerListenAddr   string
 	InternalHTTPListenAddr string
 	ComputeListenAddr      string
+	// InteractiveListenAddr is where the interactive runtime's mesh
+	// listens; set when --interactive-peers is given.
+	InteractiveListenAddr string
 	Workers                int
 	Process                int
 	ComputePeers           []string
@@ -26,10 +29,6 @@ type config struct {
 	ShutdownTimeout        time.Duration
 	LogLevel               slog.Level
 }
-
-// errInteractiveUnavailable refuses --interactive-peers until the
-// interactive runtime exists.
-var errInteractiveUnavailable = errors.New("--interactive-peers: the interactive runtime is not available in this build; run a Solo replica (omit the flag)")
 
 // envName is the environment fallback of a flag: --workers -> TANDEM_WORKERS.
 func envName(flagName string) string {
@@ -53,7 +52,7 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	fs.IntVar(&cfg.Workers, "workers", 1, "worker goroutines per process")
 	fs.IntVar(&process, "process", -1, "index of this process in --compute-peers (default: the hostname's StatefulSet ordinal, else 0)")
 	fs.StringVar(&peers, "compute-peers", "", "comma-separated compute addresses of every process of the replica, in process order (empty: one process)")
-	fs.StringVar(&interactive, "interactive-peers", "", "comma-separated addresses of the interactive runtime's processes (not yet available)")
+	fs.StringVar(&interactive, "interactive-peers", "", "comma-separated interactive worker-port addresses of every process, in process order; starts the interactive runtime beside the maintenance runtime")
 	fs.DurationVar(&cfg.PeerConnectTimeout, "peer-connect-timeout", 5*time.Minute, "how long to wait for every peer process")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -88,9 +87,6 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	if cfg.InteractivePeers, err = splitAddrs("--interactive-peers", interactive); err != nil {
 		return nil, err
 	}
-	if len(cfg.InteractivePeers) > 0 {
-		return nil, errInteractiveUnavailable
-	}
 	if process < 0 {
 		process = 0
 		if m := statefulSetOrdinal.FindStringSubmatch(hostname); m != nil && len(cfg.ComputePeers) > 1 {
@@ -100,6 +96,9 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 		}
 	}
 	cfg.Process = process
+	if err := cfg.checkInteractive(); err != nil {
+		return nil, err
+	}
 	if len(cfg.ComputePeers) == 0 {
 		if cfg.Process != 0 {
 			return nil, fmt.Errorf("--process %d without --compute-peers", cfg.Process)
@@ -114,6 +113,26 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 		cfg.ComputeListenAddr = ":" + port
 	}
 	return cfg, nil
+}
+
+// checkInteractive asserts that the interactive runtime spans the same
+// processes as the maintenance runtime (one address per process, this
+// process at the same index), and picks its listen address. Both runtimes
+// take their worker count from --workers, so they are equal by construction.
+func (c *config) checkInteractive() error {
+	if len(c.InteractivePeers) == 0 {
+		return nil
+	}
+	processes := max(1, len(c.ComputePeers))
+	if len(c.InteractivePeers) != processes {
+		return fmt.Errorf("--interactive-peers lists %d processes but the replica has %d: both runtimes must span the same processes", len(c.InteractivePeers), processes)
+	}
+	if c.Process >= processes {
+		return fmt.Errorf("--process %d out of range for %d --interactive-peers", c.Process, processes)
+	}
+	_, port, _ := net.SplitHostPort(c.InteractivePeers[c.Process])
+	c.InteractiveListenAddr = ":" + port
+	return nil
 }
 
 // splitAddrs parses a comma-separated list of host:port addresses.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"io"
 	"log/slog"
 	"slices"
@@ -59,7 +58,17 @@ func TestParseConfig(t *testing.T) {
 		{name: "zero workers", args: []string{"--workers", "0"}, err: "--workers"},
 		{name: "bad env", env: map[string]string{"TANDEM_WORKERS": "many"}, err: "TANDEM_WORKERS"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, err: "--log-level"},
-		{name: "interactive peers refused", args: []string{"--interactive-peers", "a:1"}, err: "interactive runtime is not available"},
+		{name: "interactive peers must match processes", args: []string{"--compute-peers", "a:1,b:2", "--process", "0", "--interactive-peers", "a:3"}, err: "both runtimes must span the same processes"},
+		{name: "one-process interactive", args: []string{"--interactive-peers", "a:7"}, check: func(t *testing.T, c *config) {
+			if c.InteractiveListenAddr != ":7" || len(c.InteractivePeers) != 1 {
+				t.Fatalf("interactive listen %q peers %v", c.InteractiveListenAddr, c.InteractivePeers)
+			}
+		}},
+		{name: "two-process interactive", args: []string{"--compute-peers", "a:1,b:2", "--process", "1", "--interactive-peers", "a:3,b:4"}, check: func(t *testing.T, c *config) {
+			if c.InteractiveListenAddr != ":4" {
+				t.Fatalf("interactive listen %q", c.InteractiveListenAddr)
+			}
+		}},
 		{name: "interactive peers validated", args: []string{"--interactive-peers", "a"}, err: "--interactive-peers"},
 		{name: "stray argument", args: []string{"extra"}, err: "unexpected arguments"},
 	}
@@ -78,8 +87,5 @@ func TestParseConfig(t *testing.T) {
 			}
 			tt.check(t, c)
 		})
-	}
-	if _, err := parseConfig([]string{"--interactive-peers", "a:1"}, func(string) string { return "" }, "", io.Discard); !errors.Is(err, errInteractiveUnavailable) {
-		t.Fatalf("interactive: %v", err)
 	}
 }

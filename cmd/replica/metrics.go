@@ -19,10 +19,16 @@ type metrics struct {
 	reconciliations *prometheus.CounterVec
 }
 
-// newMetrics registers the replica's metrics, and the Go and process
-// collectors, under role.
+// newMetrics registers the replica's metrics of one runtime under role.
+// The Go and process collectors are registered once per process, by
+// registerProcessCollectors.
 func newMetrics(reg prometheus.Registerer, role string) *metrics {
-	r := prometheus.WrapRegistererWith(prometheus.Labels{"role": role}, reg)
+	// A Solo replica's series carry no role label, so a single-runtime
+	// deployment looks as it did before the second runtime existed.
+	r := reg
+	if role != "solo" {
+		r = prometheus.WrapRegistererWith(prometheus.Labels{"role": role}, reg)
+	}
 	latency := prometheus.ExponentialBuckets(10e-6, 2.5, 16) // 10µs .. ~10min
 	m := &metrics{
 		commands: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -50,8 +56,7 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 			Name: "tandem_compute_reconciliation_dataflows_total", Help: "Dataflows at reconciliation, by outcome (reused, replaced, dropped).",
 		}, []string{"outcome"}),
 	}
-	r.MustRegister(m.commands, m.runtimeCommands, m.workerStep, m.peeks, m.runtimePeeks, m.collections, m.reconciliations,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	r.MustRegister(m.commands, m.runtimeCommands, m.workerStep, m.peeks, m.runtimePeeks, m.collections, m.reconciliations)
 	m.collections.WithLabelValues("hydrated")
 	m.collections.WithLabelValues("hydrating")
 	for _, o := range []string{"reused", "replaced", "dropped"} {
@@ -84,4 +89,45 @@ func (r runtimeMetrics) WorkerStep(_ int, d time.Duration) { r.m.workerStep.Obse
 func (r runtimeMetrics) Command(kind string)               { r.m.runtimeCommands.WithLabelValues(kind).Inc() }
 func (r runtimeMetrics) PeekFinished(result string, d time.Duration) {
 	r.m.runtimePeeks.WithLabelValues(result).Observe(d.Seconds())
+}
+
+// registerProcessCollectors registers the Go runtime and process collectors
+// (unlabelled: they describe the process, not a runtime).
+func registerProcessCollectors(reg prometheus.Registerer) {
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+}
+
+// sharingMetrics are the two-runtime gauges: the hold gap of what each role
+// publishes and how many peeks the multiplexer routed to each runtime.
+type sharingMetrics struct {
+	holdGap *prometheus.GaugeVec
+	held    *prometheus.GaugeVec
+}
+
+func newSharingMetrics(reg prometheus.Registerer, routed func() (maintenance, interactive uint64)) *sharingMetrics {
+	m := &sharingMetrics{
+		holdGap: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tandem_compute_shared_arrangement_hold_gap_ms",
+			Help: "Largest gap, over the arrangements this runtime publishes, between the since its own handles ask for and the since the readers' holds let it apply (ms). Only logical compaction is measured; merges stalled by physical holds and chains pinned by readers are not.",
+		}, []string{"role"}),
+		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tandem_compute_shared_arrangement_held_count",
+			Help: "Number of arrangements this runtime publishes whose compaction a reader holds back.",
+		}, []string{"role"}),
+	}
+	reg.MustRegister(m.holdGap, m.held)
+	for _, rt := range []string{"maintenance", "interactive"} {
+		m.holdGap.WithLabelValues(rt)
+		m.held.WithLabelValues(rt)
+	}
+	maint := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "tandem_compute_peeks_routed_total", Help: "Peeks the multiplexer sent to each runtime.",
+		ConstLabels: prometheus.Labels{"role": "maintenance"},
+	}, func() float64 { m, _ := routed(); return float64(m) })
+	inter := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "tandem_compute_peeks_routed_total", Help: "Peeks the multiplexer sent to each runtime.",
+		ConstLabels: prometheus.Labels{"role": "interactive"},
+	}, func() float64 { _, i := routed(); return float64(i) })
+	reg.MustRegister(maint, inter)
+	return m
 }

@@ -13,8 +13,21 @@ import (
 )
 
 func TestEverySeriesHasRole(t *testing.T) {
+	for _, role := range []string{"solo", "maintenance", "interactive"} {
+		t.Run(role, func(t *testing.T) { checkSeriesRole(t, role) })
+	}
+}
+
+// checkSeriesRole checks that every compute series of a runtime carries its
+// role label, except Solo's, which carry none.
+func checkSeriesRole(t *testing.T, role string) {
 	reg := prometheus.NewRegistry()
-	m := newMetrics(reg, "solo")
+	registerProcessCollectors(reg)
+	m := newMetrics(reg, role)
+	want := role
+	if role == "solo" {
+		want = ""
+	}
 	serverMetrics{m}.CommandReceived("peek")
 	serverMetrics{m}.PeekFinished("rows", time.Millisecond)
 	serverMetrics{m}.Reconciled(1, 2, 3)
@@ -36,8 +49,8 @@ func TestEverySeriesHasRole(t *testing.T) {
 					role = l.GetValue()
 				}
 			}
-			if role != "solo" {
-				t.Errorf("%s has role %q", mf.GetName(), role)
+			if strings.HasPrefix(mf.GetName(), "tandem_") && role != want {
+				t.Errorf("%s has role %q, want %q", mf.GetName(), role, want)
 			}
 		}
 	}

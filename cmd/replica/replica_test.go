@@ -89,9 +89,17 @@ type testReplica struct {
 }
 
 func startReplica(t testing.TB, processes, workers int, extra ...string) *testReplica {
+	return startReplicaWith(t, processes, workers, false, extra...)
+}
+
+// startReplicaWith starts a replica; interactive adds the interactive
+// runtime (an --interactive-peers worker-port set) beside the maintenance
+// runtime.
+func startReplicaWith(t testing.TB, processes, workers int, interactive bool, extra ...string) *testReplica {
 	t.Helper()
-	addrs := freeAddrs(t, 3*processes)
-	peers := strings.Join(addrs[2*processes:], ",")
+	addrs := freeAddrs(t, 4*processes)
+	peers := strings.Join(addrs[2*processes:3*processes], ",")
+	interactivePeers := strings.Join(addrs[3*processes:], ",")
 	r := &testReplica{}
 	for i := range processes {
 		args := []string{
@@ -101,6 +109,9 @@ func startReplica(t testing.TB, processes, workers int, extra ...string) *testRe
 		args = append(args, extra...)
 		if processes > 1 {
 			args = append(args, "--process", fmt.Sprint(i), "--compute-peers", peers, "--peer-connect-timeout", "20s")
+		}
+		if interactive {
+			args = append(args, "--interactive-peers", interactivePeers)
 		}
 		p := &proc{cmd: exec.Command(replicaBin, args...), stderr: &syncBuffer{}, done: make(chan struct{})}
 		p.cmd.Stderr = p.stderr
@@ -173,8 +184,9 @@ func tail(s string, n int) string {
 }
 
 // TestScripts runs every script against a one-process replica of 4
-// workers and a two-process replica of 2 workers each: the same
-// expectations (exact rows) hold for both, so both return the same
+// workers and a two-process replica of 2 workers each, each both as a Solo
+// replica and with the interactive runtime beside the maintenance runtime:
+// the same expectations (exact rows) hold for all, so all return the same
 // results.
 func TestScripts(t *testing.T) {
 	if testing.Short() {
@@ -184,11 +196,17 @@ func TestScripts(t *testing.T) {
 	if err != nil || len(scripts) == 0 {
 		t.Fatalf("no scripts: %v", err)
 	}
-	for _, topo := range []struct{ processes, workers int }{{1, 4}, {2, 2}} {
+	for _, topo := range []struct {
+		processes, workers int
+		interactive        bool
+	}{{1, 4, false}, {2, 2, false}, {1, 2, true}, {2, 2, true}} {
 		for _, script := range scripts {
 			name := fmt.Sprintf("%dx%d/%s", topo.processes, topo.workers, strings.TrimSuffix(filepath.Base(script), ".script"))
+			if topo.interactive {
+				name = "interactive/" + name
+			}
 			t.Run(name, func(t *testing.T) {
-				r := startReplica(t, topo.processes, topo.workers)
+				r := startReplicaWith(t, topo.processes, topo.workers, topo.interactive)
 				scripttest.Run(t, r.Replica, script, scripttest.Options{})
 			})
 		}

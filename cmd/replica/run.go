@@ -11,6 +11,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	goruntime "runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -20,12 +21,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/mesh"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/render"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 	"github.com/tandemdb/tandem/pkg/compute/server"
+	"github.com/tandemdb/tandem/pkg/placement"
+	"github.com/tandemdb/tandem/pkg/sharing"
 )
 
 func run(args []string, getenv func(string) string) error {
@@ -49,10 +53,9 @@ func run(args []string, getenv func(string) string) error {
 // error, so the process exits non-zero and the orchestrator restarts the
 // replica).
 func serve(ctx context.Context, cfg *config, log logr.Logger) error {
-	role := runtime.Solo
-	log = log.WithValues("role", role.String())
+	twoRuntimes := len(cfg.InteractivePeers) > 0
 	reg := prometheus.NewRegistry()
-	m := newMetrics(reg, role.String())
+	registerProcessCollectors(reg)
 	fatal := make(chan error, 1)
 	onFatal := func(err error) {
 		select {
@@ -77,40 +80,87 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	}()
 
 	processes := max(1, len(cfg.ComputePeers))
-	var fabric runtime.Fabric
-	if processes > 1 {
-		lis, err := net.Listen("tcp", cfg.ComputeListenAddr)
-		if err != nil {
-			return fmt.Errorf("listen for compute peers: %w", err)
+	serverRole := runtime.Solo
+	if twoRuntimes {
+		serverRole = runtime.Maintenance
+		// Both runtimes' workers run on locked OS threads; give each a P
+		// plus headroom so an interactive worker never queues for a
+		// processor behind a busy maintenance worker (ARCHITECTURE.md 4).
+		if want := 2*cfg.Workers + 2; goruntime.GOMAXPROCS(0) < want {
+			goruntime.GOMAXPROCS(want)
 		}
-		mctx, cancel := context.WithTimeout(ctx, cfg.PeerConnectTimeout)
-		msh, err := mesh.Connect(mctx, mesh.Config{
-			Process: cfg.Process, Peers: cfg.ComputePeers, Workers: cfg.Workers, Listener: lis,
-			OnLost: onFatal, Log: log.WithName("mesh"),
-		})
-		cancel()
-		if err != nil {
-			return fmt.Errorf("connect compute mesh: %w", err)
-		}
-		defer msh.Close()
-		fabric = msh
 	}
+	m := newMetrics(reg, serverRole.String())
+	baseLog := log
+	log = log.WithValues("role", serverRole.String())
 
 	var srv *server.Server
 	eng := server.NewEngine(func(ev server.Event) { srv.Deliver(ev) }, log.WithName("engine"))
 	srv = server.New(server.Config{Runtime: eng, Codec: server.PlanCodec{}, Log: log.WithName("server"), Metrics: serverMetrics{m}})
-	rt, err := runtime.New(runtime.Config{
-		Workers: cfg.Workers, Processes: processes, Process: cfg.Process, Role: role, Fabric: fabric,
-		Sources: render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}},
-		Respond: eng.Respond, Metrics: runtimeMetrics{m}, OnFatal: onFatal,
-	})
-	if err != nil {
-		return fmt.Errorf("create runtime: %w", err)
+	sources := render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}
+	newRuntime := func(role runtime.Role, peers []string, listen string, respond func(runtime.Response), pub runtime.Publisher, rm *metrics) (*runtime.Runtime, func(), error) {
+		fabric, closeFabric, err := connectMesh(ctx, cfg, peers, listen, onFatal, baseLog.WithName("mesh").WithValues("role", role.String()))
+		if err != nil {
+			return nil, nil, err
+		}
+		rt, err := runtime.New(runtime.Config{
+			Workers: cfg.Workers, Processes: processes, Process: cfg.Process, Role: role, Fabric: fabric,
+			Sources: sources, Respond: respond, Metrics: runtimeMetrics{rm}, OnFatal: onFatal, Publisher: pub,
+		})
+		if err != nil {
+			closeFabric()
+			return nil, nil, fmt.Errorf("create %s runtime: %w", role, err)
+		}
+		return rt, closeFabric, nil
 	}
-	eng.Attach(rt)
 	rtCtx, rtCancel := context.WithCancel(context.Background())
 	defer rtCancel()
-	rt.Start(rtCtx)
+	var runtimes []*runtime.Runtime
+	if !twoRuntimes {
+		rt, closeFabric, err := newRuntime(runtime.Solo, cfg.ComputePeers, cfg.ComputeListenAddr, eng.Respond, nil, m)
+		if err != nil {
+			return err
+		}
+		defer closeFabric()
+		eng.Attach(rt)
+		runtimes = append(runtimes, rt)
+	} else {
+		shared := sharing.NewRegistry()
+		var inter *placement.Interactive
+		mux := placement.NewMultiplexer(eng.Respond, placement.RouteSealedHint,
+			func(id plan.GlobalID, t frontier.Time) bool { return inter.Sealed(id, t) })
+		maint := placement.NewMaintenance(shared)
+		mrt, closeM, err := newRuntime(runtime.Maintenance, cfg.ComputePeers, cfg.ComputeListenAddr, mux.ResponderFor(placement.MaintenanceRuntime), maint, m)
+		if err != nil {
+			return err
+		}
+		defer closeM()
+		maint.SetInner(mrt)
+		im := newMetrics(reg, runtime.Interactive.String())
+		irt, closeI, err := newRuntime(runtime.Interactive, cfg.InteractivePeers, cfg.InteractiveListenAddr, mux.ResponderFor(placement.InteractiveRuntime), nil, im)
+		if err != nil {
+			return err
+		}
+		defer closeI()
+		inter = placement.NewInteractive(placement.InteractiveConfig{
+			Inner: irt, Registry: shared, Workers: cfg.Workers, Process: cfg.Process,
+			Respond: mux.ResponderFor(placement.InteractiveRuntime), Metrics: runtimeMetrics{im},
+		})
+		defer inter.Close()
+		mux.Attach(maint, inter)
+		eng.Attach(mux)
+		runtimes = append(runtimes, mrt, irt)
+		sm := newSharingMetrics(reg, mux.Routed)
+		go reportHoldGaps(rtCtx, shared, sm, holdGapInterval)
+	}
+	for _, rt := range runtimes {
+		rt.Start(rtCtx)
+	}
+	stopRuntimes := func() {
+		for _, rt := range runtimes {
+			rt.Stop()
+		}
+	}
 
 	loopCtx, loopCancel := context.WithCancel(context.Background())
 	defer loopCancel()
@@ -130,7 +180,8 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	go func() { serveErr <- gs.Serve(grpcLis) }()
 	ready.Store(true)
 	log.Info("Serving compute protocol", "controller_addr", grpcLis.Addr().String(),
-		"internal_http_addr", httpLis.Addr().String(), "workers", cfg.Workers, "processes", processes)
+		"internal_http_addr", httpLis.Addr().String(), "workers", cfg.Workers, "processes", processes,
+		"interactive_runtime", twoRuntimes, "gomaxprocs", goruntime.GOMAXPROCS(0))
 
 	select {
 	case err := <-fatal:
@@ -145,7 +196,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		log.Error(err, "Exiting after a fatal error; the replica must be restarted")
 		return fmt.Errorf("fatal: %w", err)
 	case err := <-serveErr:
-		rt.Stop()
+		stopRuntimes()
 		return fmt.Errorf("serve compute protocol: %w", err)
 	case <-ctx.Done():
 	}
@@ -165,7 +216,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	case <-time.After(cfg.ShutdownTimeout):
 		gs.Stop()
 	}
-	rt.Stop()
+	stopRuntimes()
 	log.Info("Shut down")
 	return nil
 }
@@ -190,4 +241,48 @@ func internalMux(reg *prometheus.Registry, ready *atomic.Bool) *http.ServeMux {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
+}
+
+// holdGapInterval is how often the hold-gap gauges are recomputed: coarse,
+// because a scrape reads them every few seconds at most and computing them
+// takes every published point's lock.
+const holdGapInterval = 5 * time.Second
+
+// reportHoldGaps recomputes the hold-gap gauges until ctx ends. Only the
+// maintenance runtime publishes; the interactive runtime reports zero so a
+// max or sum over role stays right.
+func reportHoldGaps(ctx context.Context, reg *sharing.Registry, m *sharingMetrics, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		g := reg.HoldGaps(runtime.Maintenance.String())
+		m.holdGap.WithLabelValues("maintenance").Set(float64(g.MaxGapMillis))
+		m.held.WithLabelValues("maintenance").Set(float64(g.Held))
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// connectMesh connects this process to its peers on one runtime's worker
+// port; a one-process runtime needs no mesh.
+func connectMesh(ctx context.Context, cfg *config, peers []string, listen string, onLost func(error), log logr.Logger) (runtime.Fabric, func(), error) {
+	if len(peers) <= 1 {
+		return nil, func() {}, nil
+	}
+	lis, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen for peers on %s: %w", listen, err)
+	}
+	mctx, cancel := context.WithTimeout(ctx, cfg.PeerConnectTimeout)
+	defer cancel()
+	msh, err := mesh.Connect(mctx, mesh.Config{
+		Process: cfg.Process, Peers: peers, Workers: cfg.Workers, Listener: lis, OnLost: onLost, Log: log,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect mesh: %w", err)
+	}
+	return msh, func() { msh.Close() }, nil
 }

@@ -3,9 +3,9 @@
 
 # The engine's property tests (operators vs recomputation, reference vs
 # operators, runtime vs reference) with more cases than `go test` runs.
-ENGINE_PROPERTY_CHECKS ?= 5000
+ENGINE_PROPERTY_CHECKS ?= 3000
 test-engine-properties:
-	$(GO) test -count=1 -run 'MatchesReference|MatchesRecomputation|AgreesWithOperators' \
+	$(GO) test -count=1 -run 'MatchesReference|MatchesRecomputation|AgreesWithOperators|CompactionPreservesReads' \
 		./pkg/compute/operators/ ./pkg/compute/reference/ ./pkg/compute/enginetest/ \
 		-rapid.checks=$(ENGINE_PROPERTY_CHECKS)
 

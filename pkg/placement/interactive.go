@@ -55,6 +55,7 @@ type Interactive struct {
 	mu       sync.Mutex
 	incs     Incarnations
 	peers    map[plan.GlobalID]uint64 // peer index -> incarnation
+	sinks    map[plan.GlobalID]bool   // peer subscribe sinks
 	peeks    map[string]context.CancelFunc
 	maxBytes int
 	ctx      context.Context
@@ -85,7 +86,7 @@ func NewInteractive(cfg InteractiveConfig) *Interactive {
 	}
 	return &Interactive{
 		inner: cfg.Inner, reg: cfg.Registry, workers: ws, respond: cfg.Respond, metrics: cfg.Metrics,
-		peers: map[plan.GlobalID]uint64{}, peeks: map[string]context.CancelFunc{},
+		peers: map[plan.GlobalID]uint64{}, sinks: map[plan.GlobalID]bool{}, peeks: map[string]context.CancelFunc{},
 		maxBytes: cfg.MaxResultBytes, ctx: ctx, stop: stop,
 	}
 }
@@ -114,6 +115,13 @@ func (x *Interactive) CreateDataflow(desc plan.DataflowDescription) error {
 		x.mu.Unlock()
 		errs = append(errs, x.advanceStanding(e.ID, inc, desc.AsOf))
 	}
+	// Subscribe sinks publish nothing; they are peers only so that their
+	// compaction and drop are accepted here rather than refused.
+	x.mu.Lock()
+	for _, s := range desc.SubscribeSinks {
+		x.sinks[s.ID] = true
+	}
+	x.mu.Unlock()
 	return errors.Join(errs...)
 }
 
@@ -132,12 +140,17 @@ func (x *Interactive) advanceStanding(id plan.GlobalID, inc uint64, f frontier.F
 func (x *Interactive) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
 	x.mu.Lock()
 	inc, peer := x.peers[id]
-	if peer && f.IsClosed() {
+	sink := x.sinks[id]
+	if f.IsClosed() {
 		delete(x.peers, id)
+		delete(x.sinks, id)
 	}
 	x.mu.Unlock()
-	if peer {
+	switch {
+	case peer:
 		return x.advanceStanding(id, inc, f)
+	case sink:
+		return nil
 	}
 	return x.inner.AllowCompaction(id, f)
 }
@@ -277,4 +290,27 @@ func (x *Interactive) capture(ctx context.Context, p runtime.Peek, inc uint64, w
 		reads[i] = trace.Read{Batches: s.Batches, Time: p.Timestamp, Since: s.Since, Upper: s.Upper}
 	}
 	return reads[0], reads[1], release, nil
+}
+
+// Sealed reports whether peer index id is published and sealed at t on
+// every worker of this process: the positive hint of RouteSealedHint. It
+// only loads published snapshots, never waits.
+func (x *Interactive) Sealed(id plan.GlobalID, t frontier.Time) bool {
+	if x == nil {
+		return false
+	}
+	x.mu.Lock()
+	inc, peer := x.peers[id]
+	x.mu.Unlock()
+	if !peer {
+		return false
+	}
+	for _, w := range x.workers {
+		for _, e := range []bool{false, true} {
+			if !x.reg.Import(x.key(id, inc, w, e)).Snapshot().Sealed(t) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -41,6 +41,9 @@ func (x *Maintenance) CreateDataflow(desc plan.DataflowDescription) error {
 		for _, e := range desc.IndexExports {
 			x.peers[e.ID] = true
 		}
+		for _, s := range desc.SubscribeSinks {
+			x.peers[s.ID] = true
+		}
 		x.incs.mu.Unlock()
 		return nil
 	}

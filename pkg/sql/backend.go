@@ -219,7 +219,9 @@ type SubscribeRequest struct {
 type Subscription interface {
 	// Next blocks until the subscription's frontier advances, returning
 	// the updates at times in [previous upper, upper) and the new upper,
-	// or until ctx is done.
+	// or until ctx is done. A Next that returns because ctx is done must
+	// lose nothing: a later Next resumes where the last successful one
+	// ended (FETCH ... WITH (TIMEOUT) relies on this).
 	Next(ctx context.Context) (SubscribeBatch, error)
 	// Close stops the subscription and releases its dataflow.
 	Close()

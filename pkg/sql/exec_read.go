@@ -261,7 +261,9 @@ func (s *Session) fetch(ctx context.Context, f *pg.FetchStmt, timeout *time.Dura
 		switch {
 		case err == nil:
 			c.rows = append(c.rows, more...)
-		case timeout != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		case timeout != nil && errors.Is(wctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+			// Judged by the context, not the error, since a backend may
+			// translate the deadline into an error of its own.
 			// The timeout passed without rows: an empty result.
 		default:
 			return nil, err

@@ -130,7 +130,13 @@ func (s *Session) prepare(ctx context.Context, st parse.Statement, paramTypes []
 			return nil, err
 		}
 	case *pg.Node_VariableShowStmt:
-		out.Columns = []Column{{Name: n.VariableShowStmt.Name, Type: textCol}}
+		if strings.EqualFold(n.VariableShowStmt.Name, "all") {
+			out.Columns = []Column{{Name: "name", Type: textCol}, {Name: "setting", Type: textCol}}
+		} else {
+			out.Columns = []Column{{Name: strings.ToLower(n.VariableShowStmt.Name), Type: textCol}}
+		}
+	case *pg.Node_DeclareCursorStmt, *pg.Node_ClosePortalStmt, *pg.Node_TransactionStmt:
+		// No rows and nothing to check before execution.
 	case *pg.Node_ExplainStmt:
 		out.Columns = []Column{{Name: "QUERY PLAN", Type: textCol}}
 	case *pg.Node_FetchStmt:

@@ -55,6 +55,9 @@ func (s *Session) show(ctx context.Context, st *parse.Show) (*Result, error) {
 			return nil, err
 		}
 		for _, c := range clusters {
+			if st.Cluster != "" && c.Name != st.Cluster {
+				continue
+			}
 			var names []string
 			for _, r := range c.Replicas {
 				names = append(names, r.Name)

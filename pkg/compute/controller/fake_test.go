@@ -23,6 +23,8 @@ import (
 type fakeOrchestrator struct {
 	mu       sync.Mutex
 	replicas map[orchestrator.ReplicaID]orchestrator.ReplicaConfig
+	// onEnsure, when set, runs on every EnsureReplica (outside the lock).
+	onEnsure func(orchestrator.ReplicaConfig)
 }
 
 func newFakeOrchestrator() *fakeOrchestrator {
@@ -31,8 +33,12 @@ func newFakeOrchestrator() *fakeOrchestrator {
 
 func (o *fakeOrchestrator) EnsureReplica(_ context.Context, cfg orchestrator.ReplicaConfig) error {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	o.replicas[cfg.ID] = cfg
+	hook := o.onEnsure
+	o.mu.Unlock()
+	if hook != nil {
+		hook(cfg)
+	}
 	return nil
 }
 

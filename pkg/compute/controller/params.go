@@ -69,7 +69,8 @@ func (c *Controller) RollReplicas(cfgs []orchestrator.ReplicaConfig) {
 // orchestrator (which replaces the processes) and waits until the replica
 // reconnected and hydrated every collection, so that callers rolling
 // several replicas do it one at a time and a cluster keeps a hydrated
-// replica throughout.
+// replica throughout. It fails when that does not happen within the
+// rollout timeout.
 func (c *Controller) ReconfigureReplica(ctx context.Context, cfg orchestrator.ReplicaConfig) error {
 	c.mu.Lock()
 	cl, err := c.clusterLocked(cfg.ID.Cluster)
@@ -111,6 +112,7 @@ func (c *Controller) ReconfigureReplica(ctx context.Context, cfg orchestrator.Re
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	c.log.Info("Replica did not hydrate within the rollout timeout; continuing", "replica", cfg.ID.String())
-	return nil
+	// Stop the rollout here: rolling the next replica too could leave the
+	// cluster without a hydrated replica.
+	return fmt.Errorf("reconfigure %s: not connected and hydrated within %v; rollout stopped", cfg.ID, rolloutTimeout)
 }

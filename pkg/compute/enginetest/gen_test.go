@@ -10,13 +10,15 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
-// Sources of every generated dataflow: A(a int64?, b int64), B(a int64,
-// c int64?). Values are drawn from tiny domains so that joins match, groups
-// collide and multiplicities cancel, plus 2^62 so that sums and arithmetic
-// overflow (error 22003) and 0 so that division fails (error 22012).
+// Sources of every generated dataflow: A(a int64?, b int64, s text?),
+// B(a int64, c int64?). Values are drawn from tiny domains so that joins
+// match, groups collide and multiplicities cancel, plus 2^62 so that sums
+// and arithmetic overflow (error 22003) and 0 so that division fails
+// (error 22012). Texts include the empty string, a NUL byte (escaped by the
+// row encoding) and a multi-byte character, for ordering and min/max.
 var (
-	descA = row.RelationDesc{Names: []string{"a", "b"}, Types: []row.ColumnType{
-		{Type: row.TypeInt64, Nullable: true}, {Type: row.TypeInt64}}}
+	descA = row.RelationDesc{Names: []string{"a", "b", "s"}, Types: []row.ColumnType{
+		{Type: row.TypeInt64, Nullable: true}, {Type: row.TypeInt64}, {Type: row.TypeText, Nullable: true}}}
 	descB = row.RelationDesc{Names: []string{"a", "c"}, Types: []row.ColumnType{
 		{Type: row.TypeInt64}, {Type: row.TypeInt64, Nullable: true}}}
 )
@@ -26,6 +28,9 @@ const big = int64(1) << 62
 func genDatum(t *rapid.T, ct row.ColumnType, label string) row.Datum {
 	if ct.Nullable && rapid.IntRange(0, 5).Draw(t, label+"_null") == 0 {
 		return row.Null()
+	}
+	if ct.Type == row.TypeText {
+		return row.Text(rapid.SampledFrom([]string{"", "a", "a\x00b", "b", "é"}).Draw(t, label))
 	}
 	return row.Int64(rapid.SampledFrom([]int64{0, 1, 1, 2, 3, -1, big}).Draw(t, label))
 }

@@ -20,8 +20,15 @@ const (
 	Operators Relation = "operators"
 	// Arrangements: index id, worker, records, batches, bytes.
 	Arrangements Relation = "arrangements"
-	// Frontiers: collection id, worker, write frontier (NULL when closed).
+	// Frontiers: collection id, worker, write frontier and input frontier
+	// (the meet of the dataflow's sources and imports); NULL when closed.
 	Frontiers Relation = "frontiers"
+	// Hydration: index id, worker, milliseconds from build until the
+	// index's upper first passed its as_of (NULL while hydrating).
+	Hydration Relation = "hydration"
+	// PeekDurations: process, bucket upper bound in nanoseconds, count of
+	// peeks answered by this process (rows, errors and cancellations).
+	PeekDurations Relation = "peek_durations"
 	// Peeks: uuid, target index id, timestamp, worker.
 	Peeks Relation = "peeks"
 	// WorkerSteps: worker, bucket upper bound in nanoseconds, count.
@@ -30,7 +37,7 @@ const (
 
 // Relations lists every relation, in a fixed order.
 func Relations() []Relation {
-	return []Relation{Operators, Arrangements, Frontiers, Peeks, WorkerSteps}
+	return []Relation{Operators, Arrangements, Frontiers, Peeks, WorkerSteps, Hydration, PeekDurations}
 }
 
 func cols(specs ...any) row.RelationDesc {
@@ -48,16 +55,22 @@ var descs = map[Relation]row.RelationDesc{
 		"name", row.TypeText, "worker", row.TypeInt64, "elapsed_ns", row.TypeInt64, "schedules", row.TypeInt64),
 	Arrangements: cols("id", row.TypeText, "worker", row.TypeInt64, "records", row.TypeInt64,
 		"batches", row.TypeInt64, "bytes", row.TypeInt64),
-	Frontiers: cols("id", row.TypeText, "worker", row.TypeInt64, "write_frontier", row.TypeInt64),
-	Peeks:     cols("uuid", row.TypeText, "target", row.TypeText, "timestamp", row.TypeInt64, "worker", row.TypeInt64),
-	WorkerSteps: cols("worker", row.TypeInt64, "le_ns", row.TypeInt64, "count", row.TypeInt64),
+	Frontiers:     cols("id", row.TypeText, "worker", row.TypeInt64, "write_frontier", row.TypeInt64, "input_frontier", row.TypeInt64),
+	Hydration:     cols("id", row.TypeText, "worker", row.TypeInt64, "hydration_ms", row.TypeInt64),
+	PeekDurations: cols("process", row.TypeInt64, "le_ns", row.TypeInt64, "count", row.TypeInt64),
+	Peeks:         cols("uuid", row.TypeText, "target", row.TypeText, "timestamp", row.TypeInt64, "worker", row.TypeInt64),
+	WorkerSteps:   cols("worker", row.TypeInt64, "le_ns", row.TypeInt64, "count", row.TypeInt64),
 }
 
 func init() {
-	// write_frontier is NULL for a closed frontier.
+	// Frontiers are NULL when closed; hydration is NULL until done.
 	d := descs[Frontiers]
 	d.Types[2].Nullable = true
+	d.Types[3].Nullable = true
 	descs[Frontiers] = d
+	d = descs[Hydration]
+	d.Types[2].Nullable = true
+	descs[Hydration] = d
 }
 
 // Desc returns the relation's columns.

@@ -15,9 +15,11 @@
 // [f0, f1) into one batch of its trace, whose upper then is f1. Stateful
 // operators (join, reduce, distinct, threshold, top-k) hold their own trace
 // handles at f0, read the batches through f1 when the meet of their inputs
-// advances, split them at f0 (operators.SplitAt) and run the operator
-// logic; handles then advance to f1, so compaction never merges a cut they
-// still need.
+// advances, cut them into the batches before f0 and those in [f0, f1)
+// (splitting, by copying, a batch that straddles either point because the
+// inputs advance at different rates; see inputCut) and run the operator
+// logic; handles then advance to f1, so compaction never merges a batch they
+// still cut.
 //
 // Dataflows. Build renders a plan.DataflowDescription: source imports
 // (SourceFactory; MemorySources for tests), index imports (an Import

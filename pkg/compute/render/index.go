@@ -20,6 +20,7 @@ type Index struct {
 	okHold  *trace.Handle
 	errHold *trace.Handle
 	inputs  []*dataflow.Operator
+	asOf    frontier.Frontier
 	until   frontier.Frontier
 }
 
@@ -28,7 +29,7 @@ type Index struct {
 var ErrBeyondUntil = errors.New("render: read at or beyond the dataflow's until")
 
 func newIndex(name string, ok, errs *Arranged, asOf, until frontier.Frontier, inputs []*dataflow.Operator) *Index {
-	idx := &Index{Ok: ok, Err: errs, okHold: ok.Trace.NewHandle("export " + name), errHold: errs.Trace.NewHandle("export errors " + name), inputs: inputs, until: until}
+	idx := &Index{Ok: ok, Err: errs, okHold: ok.Trace.NewHandle("export " + name), errHold: errs.Trace.NewHandle("export errors " + name), inputs: inputs, asOf: asOf, until: until}
 	idx.AllowCompaction(asOf)
 	return idx
 }
@@ -49,6 +50,10 @@ func (x *Index) AllowCompaction(f frontier.Frontier) {
 		_ = h.SetPhysical(f)
 	}
 }
+
+// AsOf returns the dataflow's as_of: the index is hydrated once its upper
+// is beyond it.
+func (x *Index) AsOf() frontier.Frontier { return x.asOf }
 
 // Since returns the export's compaction frontier.
 func (x *Index) Since() frontier.Frontier { l, _ := x.okHold.Frontiers(); return l }

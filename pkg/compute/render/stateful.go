@@ -78,14 +78,15 @@ func (lg *stepLogic) Schedule(op *dataflow.Operator) {
 	}
 	old := make([][]*batch.Batch, len(lg.handles))
 	fresh := make([][]*batch.Batch, len(lg.handles))
+	var err error
 	for i, h := range lg.handles {
 		// The whole chain: a trace may be ahead of f1 (its batches are cut
-		// where needed). The writer of every input trace runs on this
-		// worker, so the chain cannot change under us.
-		bs, err := h.BatchesThrough(h.Trace().Upper())
-		if err == nil {
-			old[i], fresh[i], err = lg.cuts[i].cut(bs, lg.f0, f1)
-		}
+		// where needed). The handle only holds compaction back; it is not
+		// asked for a cut, because an imported trace may already be
+		// compacted beyond its upper (AllowCompaction may run ahead of the
+		// data), which makes every cut "compacted" while the batches
+		// themselves are still exact for reads at or beyond the since.
+		old[i], fresh[i], err = lg.cuts[i].cut(h.Trace().Snapshot().Batches, lg.f0, f1)
 		if err != nil {
 			lg.broken = true
 			op.SetHold(lg.f0)

@@ -14,7 +14,8 @@
 //	rt.AllowCompaction(id, f)            // closed f drops the collection
 //	rt.Peek(runtime.Peek{UUID, Target, Timestamp, Keys, MFP})
 //	rt.CancelPeek(uuid)
-//	rt.UpdateConfiguration(map[string]string{"max_result_size": "1048576"})
+//	rt.UpdateConfiguration(map[string]string{"max_result_size": "1048576", "peek_walk_budget": "65536"})
+//	rt.EnableIntrospection(map[logging.Relation]plan.GlobalID{...}, time.Second, asOf)
 //
 // Responses arrive through Config.Respond, called from one goroutine in
 // order: *Frontiers, *PeekResponse, *SubscribeResponse.
@@ -38,6 +39,16 @@
 //   - Dropping a dataflow (its last export dropped) releases every trace
 //     handle and closes every source on every worker; a runtime leaves no
 //     goroutine behind after Stop.
+//   - A peek's cursor walk advances by at most peek_walk_budget (key, value)
+//     visits per worker step, so a large scan does not stall the worker's
+//     operators or a point lookup behind it; the captured batches are
+//     immutable, so the walk stays a read as of its time.
+//   - With Config.Publisher set (the maintenance runtime of a two-runtime
+//     process), every index export shard is published when built, refreshed
+//     when its frontiers change, compacted with AllowCompaction and closed
+//     when dropped.
+//   - Introspection (EnableIntrospection) maintains the relations of package
+//     logging as system indexes, readable by peeks like any other.
 //   - A fatal error (lost peer, corrupt exchange message, broken
 //     arrangement) is reported once through Config.OnFatal: shared fate.
 //

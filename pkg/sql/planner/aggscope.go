@@ -44,7 +44,7 @@ func (a *aggScope) match(c *exprCtx, n *pg.Node) (typed, bool, error) {
 	inner := &exprCtx{p: c.p, scope: a.input, clause: "aggregate function arguments"}
 	if fc := n.GetFuncCall(); fc != nil && fc.Over == nil {
 		name, err := funcName(fc)
-		if err == nil && aggregateNames[name] {
+		if err == nil && isAggregate(name) {
 			x, err := a.aggregateCall(inner, name, fc)
 			return x, err == nil, err
 		}

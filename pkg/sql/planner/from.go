@@ -53,7 +53,7 @@ func (p *Planner) fromItem(n *pg.Node, depth int) (*rel, error) {
 	case *pg.Node_RangeFunction:
 		return nil, sqlerr.Unsupported("functions in FROM")
 	}
-	return nil, sqlerr.Unsupported(fmt.Sprintf("FROM item %T", n.Node))
+	return nil, sqlerr.Unsupported("FROM item " + nodeName(n))
 }
 
 // aliased renames r's columns to the table alias (and column aliases).

@@ -215,7 +215,7 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 	case *pg.Node_CollateClause:
 		return typed{}, sqlerr.Unsupported("COLLATE")
 	}
-	return typed{}, sqlerr.Unsupported(fmt.Sprintf("expression %T", n.Node))
+	return typed{}, sqlerr.Unsupported("expression " + nodeName(n))
 }
 
 func exprs(xs []typed) []expr.Expr {
@@ -350,11 +350,35 @@ func (c *exprCtx) columnRef(cr *pg.ColumnRef) (typed, error) {
 	return typed{e: expr.Column(i), t: c.scope.cols[i].typ}, nil
 }
 
-var binaryFuncs = map[string]expr.Func{
-	"+": expr.FuncAdd, "-": expr.FuncSub, "*": expr.FuncMul, "/": expr.FuncDiv, "%": expr.FuncMod,
-	"=": expr.FuncEq, "<>": expr.FuncNeq, "!=": expr.FuncNeq, "<": expr.FuncLt, "<=": expr.FuncLte,
-	">": expr.FuncGt, ">=": expr.FuncGte, "||": expr.FuncConcatOp,
-	"~~": expr.FuncLike, "~~*": expr.FuncILike,
+// binaryFunc maps a binary operator to its engine function.
+func binaryFunc(op string) (expr.Func, bool) {
+	switch op {
+	case "+":
+		return expr.FuncAdd, true
+	case "-":
+		return expr.FuncSub, true
+	case "*":
+		return expr.FuncMul, true
+	case "/":
+		return expr.FuncDiv, true
+	case "%":
+		return expr.FuncMod, true
+	case "=":
+		return expr.FuncEq, true
+	case "<>", "!=":
+		return expr.FuncNeq, true
+	case "<":
+		return expr.FuncLt, true
+	case "<=":
+		return expr.FuncLte, true
+	case ">":
+		return expr.FuncGt, true
+	case ">=":
+		return expr.FuncGte, true
+	case "||":
+		return expr.FuncConcatOp, true
+	}
+	return expr.FuncInvalid, false
 }
 
 func opName(names []*pg.Node) string {
@@ -398,7 +422,7 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 			}
 			return typed{}, sqlerr.Unsupported("prefix operator " + op)
 		}
-		f, ok := binaryFuncs[op]
+		f, ok := binaryFunc(op)
 		if !ok {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s", op)
 		}
@@ -575,19 +599,56 @@ func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
 	return c.check(expr.Cast(x.e, to))
 }
 
-// scalarFuncs maps SQL function names to engine functions.
-var scalarFuncs = map[string]expr.Func{
-	"abs": expr.FuncAbs, "round": expr.FuncRound, "floor": expr.FuncFloor, "ceil": expr.FuncCeil,
-	"ceiling": expr.FuncCeil, "sqrt": expr.FuncSqrt, "power": expr.FuncPower, "pow": expr.FuncPower,
-	"lower": expr.FuncLower, "upper": expr.FuncUpper, "length": expr.FuncLength,
-	"char_length": expr.FuncLength, "character_length": expr.FuncLength, "concat": expr.FuncConcat,
-	"btrim": expr.FuncTrim, "ltrim": expr.FuncLTrim, "rtrim": expr.FuncRTrim, "replace": expr.FuncReplace,
-	"substr": expr.FuncSubstr, "substring": expr.FuncSubstr, "greatest": expr.FuncGreatest,
-	"least": expr.FuncLeast,
+// scalarFunc maps a SQL function name to its engine function.
+func scalarFunc(name string) (expr.Func, bool) {
+	switch name {
+	case "abs":
+		return expr.FuncAbs, true
+	case "round":
+		return expr.FuncRound, true
+	case "floor":
+		return expr.FuncFloor, true
+	case "ceil", "ceiling":
+		return expr.FuncCeil, true
+	case "sqrt":
+		return expr.FuncSqrt, true
+	case "power", "pow":
+		return expr.FuncPower, true
+	case "lower":
+		return expr.FuncLower, true
+	case "upper":
+		return expr.FuncUpper, true
+	case "length", "char_length", "character_length":
+		return expr.FuncLength, true
+	case "concat":
+		return expr.FuncConcat, true
+	case "btrim":
+		return expr.FuncTrim, true
+	case "ltrim":
+		return expr.FuncLTrim, true
+	case "rtrim":
+		return expr.FuncRTrim, true
+	case "replace":
+		return expr.FuncReplace, true
+	case "substr", "substring":
+		return expr.FuncSubstr, true
+	case "greatest":
+		return expr.FuncGreatest, true
+	case "least":
+		return expr.FuncLeast, true
+	}
+	return expr.FuncInvalid, false
 }
 
-// aggregateNames are the aggregate functions the planner knows.
-var aggregateNames = map[string]bool{"count": true, "sum": true, "min": true, "max": true, "avg": true}
+// isAggregate reports whether name is an aggregate function the planner
+// knows.
+func isAggregate(name string) bool {
+	switch name {
+	case "count", "sum", "min", "max", "avg":
+		return true
+	}
+	return false
+}
 
 func funcName(fc *pg.FuncCall) (string, error) {
 	var parts []string
@@ -611,7 +672,7 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 	if fc.Over != nil {
 		return typed{}, sqlerr.Unsupported("window functions")
 	}
-	if aggregateNames[name] {
+	if isAggregate(name) {
 		// Aggregates reaching here are not under a GROUP BY context that
 		// could place them (the aggregation scope intercepts them first).
 		return typed{}, sqlerr.Errorf(sqlerr.GroupingError, "aggregate functions are not allowed in %s", c.clauseName())
@@ -639,7 +700,7 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		// position(sub IN s) arrives as position(s, sub), like strpos(s, sub).
 		return c.check(expr.Call(expr.FuncPosition, xs[1].e, xs[0].e))
 	}
-	f, ok := scalarFuncs[name]
+	f, ok := scalarFunc(name)
 	if !ok {
 		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s does not exist", name)
 	}
@@ -684,4 +745,10 @@ func (c *exprCtx) clauseName() string {
 		return "this context"
 	}
 	return c.clause
+}
+
+// nodeName names a syntax node's kind for messages ("SetToDefault").
+func nodeName(n *pg.Node) string {
+	name := fmt.Sprintf("%T", n.Node)
+	return strings.TrimPrefix(name, "*pg_query.Node_")
 }

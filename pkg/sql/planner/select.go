@@ -142,7 +142,7 @@ func hasAggregate(nodes []*pg.Node) bool {
 	for _, n := range nodes {
 		walkExpr(n, func(m *pg.Node) bool {
 			if fc := m.GetFuncCall(); fc != nil && fc.Over == nil {
-				if name, err := funcName(fc); err == nil && aggregateNames[name] {
+				if name, err := funcName(fc); err == nil && isAggregate(name) {
 					found = true
 				}
 			}

@@ -209,3 +209,71 @@ func testExchange(t *testing.T, w, p int) {
 func sortUpdates(us []Update) {
 	sort.Slice(us, func(i, j int) bool { return string(us[i].Key) < string(us[j].Key) })
 }
+
+// TestMessagesBeforeBuildAreBuffered starts two processes, builds the
+// dataflow on process 0 only, lets it send data and frontiers to process
+// 1, and only then builds it on process 1: nothing may be lost.
+func TestMessagesBeforeBuildAreBuffered(t *testing.T) {
+	fabrics := NewLocalFabrics(2)
+	col := newCollector()
+	var procs []*Workers
+	for i := 0; i < 2; i++ {
+		ws, err := New(Config{Workers: 1, Processes: 2, Process: i, Fabric: fabrics[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, ws)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() {
+		cancel()
+		for _, ws := range procs {
+			ws.Stop()
+		}
+	}()
+	for _, ws := range procs {
+		ws.Start(ctx)
+	}
+	var want []Update
+	for k := 0; k < 20; k++ {
+		want = append(want, Update{Key: []byte(fmt.Sprintf("k%02d", k)), Time: frontier.Time(k), Diff: 1})
+	}
+	sent := make(chan struct{})
+	build := func(emit bool) func(b *Builder) error {
+		return func(b *Builder) error {
+			done := false
+			src := b.AddOperator("src", nil, 1, LogicFunc(func(op *Operator) {
+				if !done && emit {
+					op.Output(0).SendUpdates(want)
+					close(sent)
+				}
+				done = true
+				op.SetHold(frontier.Closed())
+			}))
+			b.AddOperator("collect", []Connection{{From: src.Stream(0), Exchange: keyHash}}, 0, col.logic(nil))
+			return nil
+		}
+	}
+	procs[0].Install("late", build(true), nil)
+	<-sent
+	// Process 0 has sent its data and closed frontier; give the messages
+	// time to land in process 1's inbox before it builds.
+	time.Sleep(20 * time.Millisecond)
+	procs[1].Install("late", build(false), nil)
+	for i := 0; i < 2; i++ {
+		select {
+		case <-col.closed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a worker never saw the closed frontier")
+		}
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	var got []Update
+	for _, ups := range col.got {
+		got = append(got, ups...)
+	}
+	if len(got) != len(want) || len(col.late) != 0 {
+		t.Fatalf("got %d updates (late %v), want %d", len(got), col.late, len(want))
+	}
+}
