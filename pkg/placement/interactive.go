@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/peek"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -314,3 +315,38 @@ func (x *Interactive) Sealed(id plan.GlobalID, t frontier.Time) bool {
 	}
 	return true
 }
+
+// SetInner sets the wrapped runtime when it could not exist before the
+// wrapper (the runtime takes the wrapper as its SharedImports).
+func (x *Interactive) SetInner(inner Target) { x.inner = inner }
+
+// Has implements render.SharedImports: id is a maintenance index this
+// runtime may import.
+func (x *Interactive) Has(id plan.GlobalID) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	_, ok := x.peers[id]
+	return ok
+}
+
+// Import implements render.SharedImports with the registry points of the
+// peer index's current incarnation on the given global worker.
+func (x *Interactive) Import(id plan.GlobalID, worker int) (ok, errs render.SharedArrangement, found bool) {
+	x.mu.Lock()
+	inc, peer := x.peers[id]
+	x.mu.Unlock()
+	if !peer {
+		return nil, nil, false
+	}
+	return sharedPoint{x.reg.Import(x.key(id, inc, worker, false))}, sharedPoint{x.reg.Import(x.key(id, inc, worker, true))}, true
+}
+
+// sharedPoint adapts a registry import to render.SharedArrangement.
+type sharedPoint struct{ im *sharing.Import }
+
+func (s sharedPoint) Snapshot() ([]*batch.Batch, frontier.Frontier, bool, bool) {
+	sn := s.im.Snapshot()
+	return sn.Batches, sn.Upper, sn.Published, sn.Dropped
+}
+
+func (s sharedPoint) OnChange(fn func()) func() { return s.im.OnChange(fn) }

@@ -37,7 +37,10 @@ type Env struct {
 	Sources SourceFactory
 	// Indexes are the indexes exported by dataflows already built on this
 	// worker, read by index imports.
-	Indexes   map[plan.GlobalID]*Index
+	Indexes map[plan.GlobalID]*Index
+	// Shared, if set, resolves imports of indexes another runtime of this
+	// process publishes (the interactive runtime's peers).
+	Shared    SharedImports
 	Subscribe SubscribeFunc
 	// Fail reports an error that makes the dataflow's output untrustworthy
 	// (fatal for the runtime: shared fate).
@@ -89,6 +92,11 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 	}
 	for _, imp := range desc.IndexImports {
 		idx := env.Indexes[imp.ID]
+		if idx == nil && env.Shared != nil {
+			if ok, errs, found := env.Shared.Import(imp.ID, b.Worker().Index()); found {
+				idx = ImportShared(b, imp.ID.String(), ok, errs, desc.AsOf, env.Fail)
+			}
+		}
 		if idx == nil {
 			return nil, fmt.Errorf("index import %s: no such index on worker %d", imp.ID, b.Worker().Index())
 		}
