@@ -30,8 +30,6 @@ const (
 	// LabelPodTemplateHash carries the pod-template hash on the StatefulSet's pod template
 	// and so on every pod it creates.
 	LabelPodTemplateHash = "compute.tandem.dev/pod-template-hash"
-	// podIndexLabel is set on StatefulSet pods by Kubernetes (1.28+) to the pod's ordinal.
-	podIndexLabel = "apps.kubernetes.io/pod-index"
 )
 
 // Fixed names of what the operator renders.
@@ -211,7 +209,9 @@ func StatefulSet(cr *v1alpha1.ComputeReplica, o Options) (*appsv1.StatefulSet, s
 	return sts, hash, nil
 }
 
-// Args are the replica container's arguments.
+// Args are the replica container's arguments. There is no --process: the replica takes its
+// process index from the StatefulSet hostname's ordinal suffix, which matches the order of
+// the peer lists.
 func Args(cr *v1alpha1.ComputeReplica, o Options) []string {
 	s := cr.Spec
 	args := []string{
@@ -247,13 +247,6 @@ func podTemplate(cr *v1alpha1.ComputeReplica, o Options) corev1.PodTemplateSpec 
 		Image:           s.Image,
 		ImagePullPolicy: s.ImagePullPolicy,
 		Args:            Args(cr, o),
-		Env: []corev1.EnvVar{{
-			// The replica falls back to the hostname's ordinal suffix; the label is exact.
-			Name: "TANDEM_PROCESS",
-			ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
-				FieldPath: "metadata.labels['" + podIndexLabel + "']",
-			}},
-		}},
 		Ports:     namedPorts(cr),
 		Resources: s.Resources,
 		// Startup allows a slow first connection to peers; readiness gates the rollout;

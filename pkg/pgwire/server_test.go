@@ -130,6 +130,15 @@ func TestPgxExtendedProtocol(t *testing.T) {
 	if !strings.Contains(version, "Tandem") || db != "tandem" {
 		t.Fatalf("version %q database %q", version, db)
 	}
+	// Tandem statements through the extended protocol.
+	var name, replicas string
+	if err := c.QueryRow(ctx, "SHOW CLUSTERS").Scan(&name, &replicas); err != nil || name != "default" || replicas != "r1" {
+		t.Fatalf("SHOW CLUSTERS: %q %q %v", name, replicas, err)
+	}
+	var plan string
+	if err := c.QueryRow(ctx, "EXPLAIN SELECT v FROM kv WHERE k = $1", 3).Scan(&plan); err != nil || !strings.Contains(plan, "Fast path") {
+		t.Fatalf("EXPLAIN: %q %v", plan, err)
+	}
 	// The simple protocol too.
 	res, err := c.PgConn().Exec(ctx, "SET cluster = default; SHOW cluster").ReadAll()
 	if err != nil || len(res) != 2 || string(res[1].Rows[0][0]) != "default" {

@@ -138,6 +138,12 @@ func (s *Session) prepare(ctx context.Context, st parse.Statement, paramTypes []
 	case *pg.Node_DeclareCursorStmt, *pg.Node_ClosePortalStmt, *pg.Node_TransactionStmt:
 		// No rows and nothing to check before execution.
 	case *pg.Node_ExplainStmt:
+		if sel := n.ExplainStmt.Query.GetSelectStmt(); sel != nil {
+			// Planned only to infer the parameter types.
+			if _, err := pl.PlanQuery(sel); err != nil {
+				return nil, err
+			}
+		}
 		out.Columns = []Column{{Name: "QUERY PLAN", Type: textCol}}
 	case *pg.Node_FetchStmt:
 		if c, ok := s.cursors[strings.ToLower(n.FetchStmt.Portalname)]; ok {

@@ -39,22 +39,24 @@ func realReplica(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("real replica processes: skipped with -short")
 	}
-	replicaOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "tandem-replica")
-		if err != nil {
-			replicaErr = err
-			return
-		}
-		replicaBin = filepath.Join(dir, "replica")
-		out, err := exec.Command("go", "build", "-o", replicaBin, "../../../cmd/replica").CombinedOutput()
-		if err != nil {
-			replicaErr = fmt.Errorf("build replica: %v\n%s", err, out)
-		}
-	})
+	replicaOnce.Do(buildReplica)
 	if replicaErr != nil {
 		t.Fatal(replicaErr)
 	}
 	return replicaBin
+}
+
+func buildReplica() {
+	dir, err := os.MkdirTemp("", "tandem-replica")
+	if err != nil {
+		replicaErr = err
+		return
+	}
+	replicaBin = filepath.Join(dir, "replica")
+	out, err := exec.Command("go", "build", "-o", replicaBin, "../../../cmd/replica").CombinedOutput()
+	if err != nil {
+		replicaErr = fmt.Errorf("build replica: %v\n%s", err, out)
+	}
 }
 
 // kvIndex is a maintained index on a KEY VALUE load generator with keys

@@ -8,12 +8,18 @@
 //     workers, exchange, arrangements, operators, peeks) on 1, 2 or 4
 //     workers and 1 or 2 processes, with random batch boundaries, random
 //     as_of, reads at random times (complete ones, and not yet complete ones
-//     that must wait), random compaction of the exported index (a read
-//     before since must fail, reads at or after it must be unchanged), and
-//     sometimes a second dataflow importing the index. Every read must equal
-//     the reference evaluator (package reference) over the inputs
-//     accumulated as of its time, or fail when the reference says the read
-//     reports an error or negative multiplicities.
+//     that must wait; whole-index and keyed), random compaction of the
+//     exported index (a read before since must fail, reads at or after it
+//     must be unchanged), sometimes a second dataflow importing the index,
+//     and sometimes a subscribe sink. Every read must equal the reference
+//     evaluator (package reference) over the inputs accumulated as of its
+//     time, or fail when the reference says the read reports an error or
+//     negative multiplicities; a subscribe's updates accumulated through
+//     each time must equal the reference's collection at that time.
+//   - TestCompactionPreservesReads: a trace with random batches, merge work,
+//     logical holds and a held physical cut; reads at or after since equal
+//     the accumulated updates after every action, reads before it fail, and
+//     the held cut is never merged away.
 //   - TestOperatorsMatchReference: the same plans run directly on the
 //     operators (package operators) over sharded traces (package trace),
 //     without the runtime, compared with the reference at every time,

@@ -3,6 +3,7 @@ package enginetest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ type engine struct {
 // coverage counts what the reads compared, so that a run that only ever
 // compared empty results fails instead of passing vacuously.
 type coverage struct {
-	reads, withRows, withErrors, invalid int
+	reads, withRows, withErrors, invalid, subscribed int
 }
 
 func newEngine(t *testing.T, shape runtimeShape, stats *coverage, fresh func() plan.GlobalID) *engine {
@@ -75,6 +76,8 @@ type fixture struct {
 
 	stacked      *plan.DataflowDescription
 	stackedIndex plan.GlobalID
+
+	subscribe plan.GlobalID // zero when the case has no subscribe sink
 }
 
 // TestEngineMatchesReference is the engine's main property: for random
@@ -102,8 +105,8 @@ func TestEngineMatchesReference(t *testing.T) {
 		fx := newFixture(rt, engines[si], fresh)
 		fx.run(rt)
 	})
-	t.Logf("reads compared: %d (%d with rows, %d reporting evaluation errors, %d reporting invalid data)",
-		stats.reads, stats.withRows, stats.withErrors, stats.invalid)
+	t.Logf("reads compared: %d (%d with rows, %d reporting evaluation errors, %d reporting invalid data); subscribe times compared: %d",
+		stats.reads, stats.withRows, stats.withErrors, stats.invalid, stats.subscribed)
 	if stats.reads > 50 && (stats.withRows == 0 || stats.withErrors == 0) {
 		t.Errorf("the generated cases never compared rows or never compared errors: the property is vacuous")
 	}
@@ -136,6 +139,10 @@ func newFixture(rt *rapid.T, e *engine, fresh func() plan.GlobalID) *fixture {
 		AsOf:           frontier.At(e.base + fx.asOf),
 		Until:          frontier.Closed(),
 		Class:          plan.ClassMaintained,
+	}
+	if rapid.IntRange(0, 2).Draw(rt, "subscribe") == 0 {
+		fx.subscribe = fresh()
+		fx.desc.SubscribeSinks = []plan.SubscribeSink{{ID: fx.subscribe, From: obj, Snapshot: true, UpTo: frontier.Closed()}}
 	}
 	if err := fx.desc.Validate(); err != nil {
 		rt.Fatalf("generated an invalid dataflow: %v", err)
@@ -227,6 +234,7 @@ type pendingRead struct {
 	uuid   string
 	target plan.GlobalID
 	t      frontier.Time
+	keys   [][]byte
 }
 
 func (fx *fixture) run(rt *rapid.T) {
@@ -238,6 +246,11 @@ func (fx *fixture) run(rt *rapid.T) {
 	defer func() {
 		if err := e.h.AllowCompaction(fx.index, frontier.Closed()); err != nil {
 			rt.Errorf("drop index: %v", err)
+		}
+		if !fx.subscribe.IsZero() {
+			if err := e.h.AllowCompaction(fx.subscribe, frontier.Closed()); err != nil {
+				rt.Errorf("drop subscribe: %v", err)
+			}
 		}
 	}()
 	targets := []plan.GlobalID{fx.index}
@@ -285,14 +298,16 @@ func (fx *fixture) run(rt *rapid.T) {
 		if upper > since && rapid.Bool().Draw(rt, "read_now") {
 			at := frontier.Time(rapid.IntRange(int(since), int(upper)-1).Draw(rt, "read_at"))
 			target := rapid.SampledFrom(targets).Draw(rt, "read_target")
-			rows, err := e.h.Peek(target, base+at, nil)
-			fx.check(rt, target, at, rows, err)
+			keys := fx.drawKeys(rt, target, at)
+			rows, err := e.h.Peek(target, base+at, &runtimetest.PeekRequest{Keys: keys})
+			fx.check(rt, target, at, keys, rows, err)
 		}
 		// A read at any time, possibly not complete yet: it must wait.
 		if rapid.IntRange(0, 2).Draw(rt, "read_later") == 0 {
 			at := frontier.Time(rapid.IntRange(int(since), horizon-1).Draw(rt, "read_later_at"))
 			target := rapid.SampledFrom(targets).Draw(rt, "read_later_target")
-			pending = append(pending, pendingRead{e.h.StartPeek(target, base+at, nil), target, at})
+			keys := fx.drawKeys(rt, target, at)
+			pending = append(pending, pendingRead{e.h.StartPeek(target, base+at, &runtimetest.PeekRequest{Keys: keys}), target, at, keys})
 		}
 		// Compaction, never past a pending read, the data so far, or the
 		// final read at horizon-1.
@@ -313,36 +328,136 @@ func (fx *fixture) run(rt *rapid.T) {
 	}
 	for _, p := range pending {
 		rows, err := e.h.AwaitPeek(p.uuid)
-		fx.check(rt, p.target, p.t, rows, err)
+		fx.check(rt, p.target, p.t, p.keys, rows, err)
 	}
 	for _, target := range targets {
 		rows, err := e.h.Peek(target, base+horizon-1, nil)
-		fx.check(rt, target, horizon-1, rows, err)
+		fx.check(rt, target, horizon-1, nil, rows, err)
+	}
+	if !fx.subscribe.IsZero() {
+		fx.checkSubscribe(rt, base)
 	}
 }
 
-// check compares one peek's result (of index target) with the reference at
-// time at.
-func (fx *fixture) check(rt *rapid.T, target plan.GlobalID, at frontier.Time, rows []peek.RowCount, err error) {
-	if fatal := fx.e.h.Fatal(); len(fatal) > 0 {
-		rt.Fatalf("read at %d: the runtime failed: %v (peek: %v)", at, fatal, err)
+// checkSubscribe waits for the subscribe to reach the end of the case and
+// checks that its updates (snapshot at as_of, then changes), accumulated
+// through every time t, give the collection the reference computes at t.
+func (fx *fixture) checkSubscribe(rt *rapid.T, base frontier.Time) {
+	resps, err := fx.e.h.WaitSubscribe(fx.subscribe, frontier.At(base+horizon))
+	if err != nil {
+		rt.Fatalf("subscribe: %v (runtime: %v)", err, fx.e.h.Fatal())
 	}
+	var ups []reference.Update
+	for _, r := range resps {
+		for _, u := range r.Updates {
+			if u.Time < base+fx.asOf {
+				rt.Fatalf("subscribe update %s at %d before as_of %d", reference.FormatRow(u.Row), u.Time-base, fx.asOf)
+			}
+			ups = append(ups, reference.Update{Row: u.Row, Time: u.Time - base, Diff: u.Diff})
+		}
+	}
+	obj := fx.desc.ObjectsToBuild[0].ID
+	for at := fx.asOf; at < horizon; at++ {
+		inputs := map[plan.GlobalID]reference.Result{}
+		for _, id := range fx.e.srcs {
+			inputs[id] = reference.Result{Rows: reference.AsOf(fx.updates[id], at), Errors: reference.Collection{}}
+		}
+		out, err := reference.Evaluate(&fx.desc, inputs)
+		if err != nil {
+			rt.Fatalf("reference: %v", err)
+		}
+		fx.e.stats.subscribed++
+		if got, want := reference.AsOf(ups, at), out[obj].Rows; !got.Equal(want) {
+			rt.Fatalf("subscribe accumulated through %d:\nengine\n%s\nreference\n%s", at, got, want)
+		}
+	}
+}
+
+// expected evaluates the reference for index target at time at, and the
+// index's key expressions.
+func (fx *fixture) expected(rt *rapid.T, target plan.GlobalID, at frontier.Time) (reference.Result, []expr.Expr) {
 	inputs := map[plan.GlobalID]reference.Result{}
 	for _, id := range fx.e.srcs {
 		inputs[id] = reference.Result{Rows: reference.AsOf(fx.updates[id], at), Errors: reference.Collection{}}
 	}
-	out, rerr := reference.Evaluate(&fx.desc, inputs)
-	if rerr != nil {
-		rt.Fatalf("reference: %v", rerr)
+	out, err := reference.Evaluate(&fx.desc, inputs)
+	if err != nil {
+		rt.Fatalf("reference: %v", err)
 	}
 	want := out[fx.index]
-	if target == fx.stackedIndex {
-		// The stacked dataflow reads the index: its rows and its errors.
-		out2, rerr := reference.Evaluate(fx.stacked, map[plan.GlobalID]reference.Result{fx.desc.ObjectsToBuild[0].ID: want})
-		if rerr != nil {
-			rt.Fatalf("reference (stacked): %v", rerr)
+	if target != fx.stackedIndex {
+		return want, fx.desc.IndexExports[0].Key
+	}
+	// The stacked dataflow reads the index: its rows and its errors.
+	out2, err := reference.Evaluate(fx.stacked, map[plan.GlobalID]reference.Result{fx.desc.ObjectsToBuild[0].ID: want})
+	if err != nil {
+		rt.Fatalf("reference (stacked): %v", err)
+	}
+	return out2[fx.stackedIndex], fx.stacked.IndexExports[0].Key
+}
+
+// drawKeys returns nil (read the whole index) or, for a keyed read, the
+// encoded index keys of up to two rows the reference has at time at plus
+// one key that (very likely) matches nothing.
+func (fx *fixture) drawKeys(rt *rapid.T, target plan.GlobalID, at frontier.Time) [][]byte {
+	if rapid.IntRange(0, 3).Draw(rt, "keyed_read") != 0 {
+		return nil
+	}
+	want, keyExprs := fx.expected(rt, target, at)
+	keys := [][]byte{row.Pack(row.Text("no such key"))}
+	for _, r := range sortedRows(want.Rows) {
+		if len(keys) == 3 || !rapid.Bool().Draw(rt, "key_pick") {
+			continue
 		}
-		want = out2[fx.stackedIndex]
+		if k, ok := indexKey(keyExprs, row.Row(r)); ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// indexKey evaluates an index's key expressions over an encoded row.
+func indexKey(keyExprs []expr.Expr, r row.Row) ([]byte, bool) {
+	ds, err := r.Unpack()
+	if err != nil {
+		return nil, false
+	}
+	key := make([]row.Datum, len(keyExprs))
+	for i := range keyExprs {
+		if key[i], err = keyExprs[i].Eval(ds); err != nil {
+			return nil, false
+		}
+	}
+	return row.Pack(key...), true
+}
+
+func sortedRows(c reference.Collection) []string {
+	rows := make([]string, 0, len(c))
+	for r := range c {
+		rows = append(rows, r)
+	}
+	slices.Sort(rows)
+	return rows
+}
+
+// check compares one peek's result (of index target, restricted to keys
+// when non-nil) with the reference at time at.
+func (fx *fixture) check(rt *rapid.T, target plan.GlobalID, at frontier.Time, keys [][]byte, rows []peek.RowCount, err error) {
+	if fatal := fx.e.h.Fatal(); len(fatal) > 0 {
+		rt.Fatalf("read at %d: the runtime failed: %v (peek: %v)", at, fatal, err)
+	}
+	want, keyExprs := fx.expected(rt, target, at)
+	if keys != nil {
+		// A keyed read sees only the rows with those keys (errors of the
+		// index are reported whatever the keys).
+		selected := reference.Collection{}
+		for r, n := range want.Rows {
+			k, _ := indexKey(keyExprs, row.Row(r))
+			if slices.ContainsFunc(keys, func(x []byte) bool { return string(x) == string(k) }) {
+				selected[r] = n
+			}
+		}
+		want.Rows = selected
 	}
 	st := fx.e.stats
 	st.reads++

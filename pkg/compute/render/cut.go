@@ -37,7 +37,7 @@ const maxOldPieces = 4
 // cut returns the old and fresh batches of bs (a trace's whole batch list,
 // in order) for the step [f0, f1).
 func (c *inputCut) cut(bs []*batch.Batch, f0, f1 frontier.Frontier) (old, fresh []*batch.Batch, err error) {
-	seen := map[*batch.Batch]bool{}
+	var seen map[*batch.Batch]bool // allocated only when something straddles
 	for _, b := range bs {
 		switch {
 		case b.Upper().LessEqual(f0):
@@ -56,6 +56,9 @@ func (c *inputCut) cut(bs []*batch.Batch, f0, f1 frontier.Frontier) (old, fresh 
 		if st == nil {
 			st = &carried{rem: b}
 			c.carry[b] = st
+		}
+		if seen == nil {
+			seen = map[*batch.Batch]bool{}
 		}
 		seen[b] = true
 		if st.rem.Lower().Less(f0) {

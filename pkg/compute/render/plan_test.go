@@ -2,7 +2,6 @@ package render
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -146,59 +145,59 @@ func TestRenderPlans(t *testing.T) {
 		want9, want19 string
 	}{
 		{
-			name: "mfp filter and project",
-			plan: plan.NewMfp(get1, expr.MFP{Predicates: []expr.Expr{expr.Gt(expr.Column(1), expr.Literal(i64(10)))}, Projection: []int{0}}),
-			u1a:  []dataflow.Update{upd(1, 1, i64(1), i64(5)), upd(2, 1, i64(2), i64(20))},
-			u1b:  []dataflow.Update{upd(12, 1, i64(3), i64(30)), upd(13, -1, i64(2), i64(20))},
+			name:  "mfp filter and project",
+			plan:  plan.NewMfp(get1, expr.MFP{Predicates: []expr.Expr{expr.Gt(expr.Column(1), expr.Literal(i64(10)))}, Projection: []int{0}}),
+			u1a:   []dataflow.Update{upd(1, 1, i64(1), i64(5)), upd(2, 1, i64(2), i64(20))},
+			u1b:   []dataflow.Update{upd(12, 1, i64(3), i64(30)), upd(13, -1, i64(2), i64(20))},
 			want9: "(2) x1", want19: "(3) x1",
 		},
 		{
-			name: "division by zero is an error collection",
-			plan: plan.NewMfp(get1, expr.MFP{Expressions: []expr.Expr{expr.Div(expr.Column(0), expr.Column(1))}, Projection: []int{2}}),
-			u1a:  []dataflow.Update{upd(1, 1, i64(6), i64(3))},
-			u1b:  []dataflow.Update{upd(11, 1, i64(1), i64(0))},
+			name:  "division by zero is an error collection",
+			plan:  plan.NewMfp(get1, expr.MFP{Expressions: []expr.Expr{expr.Div(expr.Column(0), expr.Column(1))}, Projection: []int{2}}),
+			u1a:   []dataflow.Update{upd(1, 1, i64(6), i64(3))},
+			u1b:   []dataflow.Update{upd(11, 1, i64(1), i64(0))},
 			want9: "(2) x1", want19: "error division by zero (SQLSTATE 22012) x1",
 		},
 		{
-			name: "join",
-			plan: plan.NewJoin(get1, get2, []expr.Expr{expr.Column(0)}, []expr.Expr{expr.Column(0)}),
-			u1a:  []dataflow.Update{upd(1, 1, i64(1), i64(10)), upd(2, 1, i64(2), i64(20))},
-			u2a:  []dataflow.Update{upd(3, 1, i64(1), i64(100)), upd(4, 2, i64(3), i64(300))},
-			u1b:  []dataflow.Update{upd(15, 1, i64(3), i64(30))},
+			name:  "join",
+			plan:  plan.NewJoin(get1, get2, []expr.Expr{expr.Column(0)}, []expr.Expr{expr.Column(0)}),
+			u1a:   []dataflow.Update{upd(1, 1, i64(1), i64(10)), upd(2, 1, i64(2), i64(20))},
+			u2a:   []dataflow.Update{upd(3, 1, i64(1), i64(100)), upd(4, 2, i64(3), i64(300))},
+			u1b:   []dataflow.Update{upd(15, 1, i64(3), i64(30))},
 			want9: "(1, 10, 1, 100) x1", want19: "(1, 10, 1, 100) x1; (3, 30, 3, 300) x2",
 		},
 		{
 			name: "reduce count sum",
 			plan: plan.NewReduce(get1, []expr.Expr{expr.Column(0)},
 				plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(1)}),
-			u1a:  []dataflow.Update{upd(1, 1, i64(1), i64(10)), upd(2, 1, i64(1), i64(5)), upd(3, 1, i64(2), i64(7))},
-			u1b:  []dataflow.Update{upd(11, -1, i64(1), i64(10))},
+			u1a:   []dataflow.Update{upd(1, 1, i64(1), i64(10)), upd(2, 1, i64(1), i64(5)), upd(3, 1, i64(2), i64(7))},
+			u1b:   []dataflow.Update{upd(11, -1, i64(1), i64(10))},
 			want9: "(1, 2, 15) x1; (2, 1, 7) x1", want19: "(1, 1, 5) x1; (2, 1, 7) x1",
 		},
 		{
-			name: "distinct of union with negate",
-			plan: plan.NewDistinct(plan.NewUnion(get1, get2, plan.NewNegate(get2))),
-			u1a:  []dataflow.Update{upd(1, 3, i64(1)), upd(2, 1, i64(2))},
-			u2a:  []dataflow.Update{upd(1, 1, i64(9))},
+			name:  "distinct of union with negate",
+			plan:  plan.NewDistinct(plan.NewUnion(get1, get2, plan.NewNegate(get2))),
+			u1a:   []dataflow.Update{upd(1, 3, i64(1)), upd(2, 1, i64(2))},
+			u2a:   []dataflow.Update{upd(1, 1, i64(9))},
 			want9: "(1) x1; (2) x1", want19: "(1) x1; (2) x1",
 		},
 		{
-			name: "threshold",
-			plan: plan.NewThreshold(plan.NewUnion(get1, plan.NewNegate(get2))),
-			u1a:  []dataflow.Update{upd(1, 2, i64(1)), upd(1, 1, i64(2))},
-			u2a:  []dataflow.Update{upd(1, 1, i64(1)), upd(1, 3, i64(2))},
+			name:  "threshold",
+			plan:  plan.NewThreshold(plan.NewUnion(get1, plan.NewNegate(get2))),
+			u1a:   []dataflow.Update{upd(1, 2, i64(1)), upd(1, 1, i64(2))},
+			u2a:   []dataflow.Update{upd(1, 1, i64(1)), upd(1, 3, i64(2))},
 			want9: "(1) x1", want19: "(1) x1",
 		},
 		{
-			name: "topk",
-			plan: plan.NewTopK(get1, []int{0}, []plan.ColumnOrder{{Column: 1, Desc: true}}, &limit, 0),
-			u1a:  []dataflow.Update{upd(1, 1, i64(1), i64(10)), upd(1, 1, i64(1), i64(30)), upd(1, 1, i64(2), i64(5))},
-			u1b:  []dataflow.Update{upd(14, -1, i64(1), i64(30))},
+			name:  "topk",
+			plan:  plan.NewTopK(get1, []int{0}, []plan.ColumnOrder{{Column: 1, Desc: true}}, &limit, 0),
+			u1a:   []dataflow.Update{upd(1, 1, i64(1), i64(10)), upd(1, 1, i64(1), i64(30)), upd(1, 1, i64(2), i64(5))},
+			u1b:   []dataflow.Update{upd(14, -1, i64(1), i64(30))},
 			want9: "(1, 30) x1; (2, 5) x1", want19: "(1, 10) x1; (2, 5) x1",
 		},
 		{
-			name: "constant",
-			plan: plan.NewConstant(row.RelationDesc{}, plan.ConstantRow{Datums: []row.Datum{i64(7)}, Diff: 2}),
+			name:  "constant",
+			plan:  plan.NewConstant(row.RelationDesc{}, plan.ConstantRow{Datums: []row.Datum{i64(7)}, Diff: 2}),
 			want9: "(7) x2", want19: "(7) x2",
 		},
 	}
@@ -234,5 +233,4 @@ func TestRenderUnknownGet(t *testing.T) {
 	if _, err := r.render(&p); err == nil {
 		t.Fatal("rendered a get of an unknown id")
 	}
-	_ = errors.New
 }

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -78,56 +79,64 @@ func TestIndexImport(t *testing.T) {
 
 func TestSubscribe(t *testing.T) {
 	for _, o := range shapes() {
-		t.Run(name(o), func(t *testing.T) {
-			h := runtimetest.New(t, o)
-			tbl := h.Table(src)
-			sub := plan.User(9)
-			desc := plan.DataflowDescription{
-				ID: plan.Transient(3), DebugName: "subscribe", Class: plan.ClassMaintained,
-				SourceImports:  []plan.SourceImport{{ID: src, Desc: kvDesc, Connection: plan.SourceConnection{Kind: plan.SourceTable}}},
-				SubscribeSinks: []plan.SubscribeSink{{ID: sub, From: src, Snapshot: true, UpTo: frontier.At(20)}},
-				AsOf:           frontier.At(5), Until: frontier.Closed(),
+		for _, snapshot := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/snapshot=%v", name(o), snapshot), func(t *testing.T) {
+				testSubscribe(t, o, snapshot)
+			})
+		}
+	}
+}
+
+func testSubscribe(t *testing.T, o runtimetest.Options, snapshot bool) {
+	h := runtimetest.New(t, o)
+	tbl := h.Table(src)
+	sub := plan.User(9)
+	desc := plan.DataflowDescription{
+		ID: plan.Transient(3), DebugName: "subscribe", Class: plan.ClassMaintained,
+		SourceImports:  []plan.SourceImport{{ID: src, Desc: kvDesc, Connection: plan.SourceConnection{Kind: plan.SourceTable}}},
+		SubscribeSinks: []plan.SubscribeSink{{ID: sub, From: src, Snapshot: snapshot, UpTo: frontier.At(20)}},
+		AsOf:           frontier.At(5), Until: frontier.Closed(),
+	}
+	h.MustCreate(desc)
+	if err := tbl.Append([]dataflow.Update{kv(1, 1, 1, 1), kv(2, 2, 6, 1), kv(2, 2, 7, -1), kv(3, 3, 7, 1)}, frontier.At(10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Append([]dataflow.Update{kv(4, 4, 25, 1)}, frontier.At(30)); err != nil {
+		t.Fatal(err)
+	}
+	resps, err := h.WaitSubscribe(sub, frontier.Closed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, r := range resps {
+		if r.Error != nil {
+			t.Fatal(r.Error)
+		}
+		for _, u := range r.Updates {
+			if !r.Lower.LessEqualTime(u.Time) || r.Upper.LessEqualTime(u.Time) {
+				t.Fatalf("update at %d outside [%v, %v)", u.Time, r.Lower, r.Upper)
 			}
-			h.MustCreate(desc)
-			if err := tbl.Append([]dataflow.Update{kv(1, 1, 1, 1), kv(2, 2, 6, 1), kv(2, 2, 7, -1), kv(3, 3, 7, 1)}, frontier.At(10)); err != nil {
-				t.Fatal(err)
-			}
-			if err := tbl.Append([]dataflow.Update{kv(4, 4, 25, 1)}, frontier.At(30)); err != nil {
-				t.Fatal(err)
-			}
-			resps, err := h.WaitSubscribe(sub, frontier.Closed())
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]int64{}
-			last := map[int]frontier.Frontier{}
-			_ = last
-			for _, r := range resps {
-				if r.Error != nil {
-					t.Fatal(r.Error)
-				}
-				for _, u := range r.Updates {
-					if !r.Lower.LessEqualTime(u.Time) || r.Upper.LessEqualTime(u.Time) {
-						t.Fatalf("update at %d outside [%v, %v)", u.Time, r.Lower, r.Upper)
-					}
-					got[row.Row(u.Row).String()+"@"+frontier.At(u.Time).String()] += u.Diff
-				}
-			}
-			for k, v := range got {
-				if v == 0 {
-					delete(got, k)
-				}
-			}
-			want := map[string]int64{"(1, 1)@[5]": 1, "(2, 2)@[6]": 1, "(2, 2)@[7]": -1, "(3, 3)@[7]": 1}
-			if len(got) != len(want) {
-				t.Fatalf("got %v, want %v", got, want)
-			}
-			for k, v := range want {
-				if got[k] != v {
-					t.Fatalf("got %v, want %v", got, want)
-				}
-			}
-		})
+			got[row.Row(u.Row).String()+"@"+frontier.At(u.Time).String()] += u.Diff
+		}
+	}
+	for k, v := range got {
+		if v == 0 {
+			delete(got, k)
+		}
+	}
+	want := map[string]int64{"(1, 1)@[5]": 1, "(2, 2)@[6]": 1, "(2, 2)@[7]": -1, "(3, 3)@[7]": 1}
+	if !snapshot {
+		// Without a snapshot only changes after as_of are sent.
+		delete(want, "(1, 1)@[5]")
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("got %v, want %v", got, want)
+		}
 	}
 }
 
@@ -191,5 +200,38 @@ func TestProcessesAgree(t *testing.T) {
 		if a == "" {
 			t.Fatalf("batch %d: empty result, test is vacuous", b)
 		}
+	}
+}
+
+// TestImportOfIndexCompactedAheadOfItsData imports an index whose
+// compaction frontier was allowed past its upper (the controller may do
+// that): the importer reads it as of its since, not through a cut the
+// trace no longer has.
+func TestImportOfIndexCompactedAheadOfItsData(t *testing.T) {
+	h := runtimetest.New(t, runtimetest.Options{Workers: 2})
+	tbl := h.Table(src)
+	h.MustCreate(indexDesc(0))
+	if err := tbl.Append([]dataflow.Update{kv(1, 10, 1, 1), kv(2, 5, 3, 1)}, frontier.At(5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WaitFrontier(index, frontier.At(5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AllowCompaction(index, frontier.At(20)); err != nil {
+		t.Fatal(err)
+	}
+	h.MustCreate(countDesc(20))
+	if err := tbl.Append([]dataflow.Update{kv(1, 30, 12, 1)}, frontier.At(25)); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := h.Peek(plan.User(6), 21, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := show(rows), "(1, 2, 40) x1; (2, 1, 5) x1"; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	if len(h.Fatal()) != 0 {
+		t.Fatal(h.Fatal())
 	}
 }

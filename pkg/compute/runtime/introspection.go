@@ -92,11 +92,7 @@ func (r *Runtime) snapshot(rel logging.Relation, w *dataflow.Worker) (logging.Sn
 	case logging.Frontiers:
 		return func(dst []row.Row) []row.Row {
 			for id, idx := range st.indexes {
-				f := row.Null()
-				if t, ok := idx.Upper().Time(); ok {
-					f = row.Int64(int64(t))
-				}
-				dst = append(dst, row.Pack(row.Text(id.String()), worker, f))
+				dst = append(dst, row.Pack(row.Text(id.String()), worker, frontierDatum(idx.Upper()), frontierDatum(idx.InputFrontier())))
 			}
 			return dst
 		}, nil
@@ -117,6 +113,39 @@ func (r *Runtime) snapshot(rel logging.Relation, w *dataflow.Worker) (logging.Sn
 			}
 			return dst
 		}, nil
+	case logging.Hydration:
+		return func(dst []row.Row) []row.Row {
+			for id := range st.indexes {
+				ms := row.Null()
+				if d, ok := st.hydrated[id]; ok {
+					ms = row.Int64(d.Milliseconds())
+				}
+				dst = append(dst, row.Pack(row.Text(id.String()), worker, ms))
+			}
+			return dst
+		}, nil
+	case logging.PeekDurations:
+		process := row.Int64(int64(w.Process()))
+		return func(dst []row.Row) []row.Row {
+			// The histogram is per process: one worker reports it.
+			if w.Local() != 0 {
+				return dst
+			}
+			for i := range r.peekHist {
+				if n := r.peekHist[i].Load(); n > 0 {
+					dst = append(dst, row.Pack(process, row.Int64(int64(1)<<uint(i)), row.Int64(n)))
+				}
+			}
+			return dst
+		}, nil
 	}
 	return nil, fmt.Errorf("unknown relation %q", rel)
+}
+
+// frontierDatum is a frontier's time, or NULL when closed.
+func frontierDatum(f frontier.Frontier) row.Datum {
+	if t, ok := f.Time(); ok {
+		return row.Int64(int64(t))
+	}
+	return row.Null()
 }

@@ -53,7 +53,11 @@ func TestIntrospectionIsPeekable(t *testing.T) {
 	})
 	eventually(logging.Operators, func(got string) bool { return strings.Contains(got, "Arrange export u3") })
 	eventually(logging.WorkerSteps, func(got string) bool { return strings.Contains(got, "(0, ") && strings.Contains(got, "(1, ") })
-	eventually(logging.Frontiers, func(got string) bool { return strings.Contains(got, "('u3', 1, 2)") })
+	eventually(logging.Frontiers, func(got string) bool { return strings.Contains(got, "('u3', 1, 2, 2)") })
+	eventually(logging.Hydration, func(got string) bool {
+		return strings.Contains(got, "('u3', 0, ") && !strings.Contains(got, "('u3', 0, NULL)")
+	})
+	eventually(logging.PeekDurations, func(got string) bool { return strings.Contains(got, "(0, ") })
 	// A pending peek shows up in the peeks relation.
 	pending := h.StartPeek(index, 1_000_000, nil)
 	eventually(logging.Peeks, func(got string) bool { return strings.Contains(got, pending) })

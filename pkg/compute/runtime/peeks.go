@@ -90,14 +90,9 @@ func (a *peekAggregator) cancel(uuid string) (*PeekResponse, time.Duration, bool
 	return &PeekResponse{UUID: uuid, Canceled: true}, time.Since(st.start), true
 }
 
-// drain cancels every pending peek (runtime shutdown).
-func (a *peekAggregator) drain() []*PeekResponse {
+// drain forgets every pending peek (runtime shutdown).
+func (a *peekAggregator) drain() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []*PeekResponse
-	for uuid := range a.pending {
-		out = append(out, &PeekResponse{UUID: uuid, Canceled: true})
-	}
 	clear(a.pending)
-	return out
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -111,9 +113,11 @@ type Runtime struct {
 	peeks      *peekAggregator
 	maxBytes   atomic.Int64
 	walkBudget atomic.Int64
-	resp       *responder
-	stop       chan struct{}
-	respDone   sync.WaitGroup
+	// peekHist[i] counts answered peeks that took [2^(i-1), 2^i) ns.
+	peekHist [64]atomic.Int64
+	resp     *responder
+	stop     chan struct{}
+	respDone sync.WaitGroup
 }
 
 // workerState is a worker's share of the runtime's state; only its worker
@@ -124,6 +128,8 @@ type workerState struct {
 	peeks     []*pendingPeek
 	written   map[plan.GlobalID][2]frontier.Frontier
 	pubs      map[plan.GlobalID]Publication
+	builtAt   map[plan.GlobalID]time.Time
+	hydrated  map[plan.GlobalID]time.Duration
 }
 
 type pendingPeek struct {
@@ -171,6 +177,7 @@ func New(cfg Config) (*Runtime, error) {
 			indexes: map[plan.GlobalID]*render.Index{}, dataflows: map[uint64]*render.Built{},
 			written: map[plan.GlobalID][2]frontier.Frontier{},
 			pubs:    map[plan.GlobalID]Publication{},
+			builtAt: map[plan.GlobalID]time.Time{}, hydrated: map[plan.GlobalID]time.Duration{},
 		})
 	}
 	return r, nil
@@ -187,13 +194,13 @@ func (r *Runtime) Start(ctx context.Context) {
 }
 
 // Stop stops the workers (dropping every dataflow, releasing holds and
-// source goroutines), answers pending peeks as canceled, delivers the
-// remaining responses and returns.
+// source goroutines), forgets pending peeks, delivers the remaining
+// responses and returns.
 func (r *Runtime) Stop() {
 	r.ws.Stop()
-	for _, resp := range r.peeks.drain() {
-		r.resp.push(resp)
-	}
+	// Pending peeks get no response: Canceled is reserved for CancelPeek,
+	// and the controller treats a stopped replica's peeks as lost.
+	r.peeks.drain()
 	select {
 	case <-r.stop:
 	default:
@@ -257,6 +264,8 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 		for id, idx := range built.Indexes {
 			st.indexes[id] = idx
 			delete(st.written, id)
+			delete(st.hydrated, id)
+			st.builtAt[id] = time.Now()
 			if r.cfg.Publisher == nil {
 				continue
 			}
@@ -273,6 +282,8 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 				if st.indexes[id] == idx {
 					delete(st.indexes, id)
 					delete(st.written, id)
+					delete(st.builtAt, id)
+					delete(st.hydrated, id)
 				}
 				if pub := pubs[id]; pub != nil {
 					pub.Close()
@@ -379,7 +390,7 @@ func (r *Runtime) UpdateConfiguration(params map[string]string) error {
 func (r *Runtime) Peek(p Peek) {
 	r.metrics.Command("peek")
 	fail := func(err error) {
-		r.metrics.PeekFinished("error", 0)
+		r.peekDone("error", 0)
 		r.resp.push(&PeekResponse{UUID: p.UUID, Error: err})
 	}
 	r.mu.Lock()
@@ -405,7 +416,7 @@ func (r *Runtime) Peek(p Peek) {
 func (r *Runtime) CancelPeek(uuid string) {
 	r.metrics.Command("cancel_peek")
 	if resp, d, ok := r.peeks.cancel(uuid); ok {
-		r.metrics.PeekFinished("canceled", d)
+		r.peekDone("canceled", d)
 		r.resp.push(resp)
 	}
 }
@@ -423,6 +434,9 @@ func (r *Runtime) onStep(w *dataflow.Worker) bool {
 			continue
 		}
 		st.written[id] = cur
+		if _, done := st.hydrated[id]; !done && idx.AsOf().Less(cur[0]) {
+			st.hydrated[id] = time.Since(st.builtAt[id])
+		}
 		if pub := st.pubs[id]; pub != nil {
 			if err := pub.Refresh(); err != nil {
 				r.ws.Fail(fmt.Errorf("refresh publication of %s: %w", id, err))
@@ -451,7 +465,7 @@ func (r *Runtime) onStep(w *dataflow.Worker) bool {
 			if resp.Error != nil {
 				result = "error"
 			}
-			r.metrics.PeekFinished(result, d)
+			r.peekDone(result, d)
 			r.resp.push(resp)
 		}
 	}
@@ -542,4 +556,11 @@ func (r *Runtime) frontiersEmitter(id plan.GlobalID) func(collectionFrontiers) {
 	return func(f collectionFrontiers) {
 		r.resp.push(&Frontiers{ID: id, Write: f.Write, Input: f.Input, Output: f.Output})
 	}
+}
+
+// peekDone records an answered peek in the metrics and the duration
+// histogram that introspection exposes.
+func (r *Runtime) peekDone(result string, d time.Duration) {
+	r.metrics.PeekFinished(result, d)
+	r.peekHist[bits.Len64(uint64(max(d, 0)))].Add(1)
 }

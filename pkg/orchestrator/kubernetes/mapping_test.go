@@ -38,8 +38,8 @@ func TestObjectName(t *testing.T) {
 		{id("Prod", "r1"), "", "a DNS-1035 label"},
 		{id("prod", "r_1"), "", "a DNS-1035 label"},
 		{id("1prod", "r1"), "", "a DNS-1035 label"},
-		{id("c", strings.Repeat("r", 50)), "", "longer than 52"},
-		{id("c", strings.Repeat("r", 49)), "c-" + strings.Repeat("r", 49), ""},
+		{id("c", strings.Repeat("r", 51)), "", "longer than 52"},
+		{id("c", strings.Repeat("r", 50)), "c-" + strings.Repeat("r", 50), ""},
 	}
 	for _, tc := range tests {
 		got, err := ObjectName(tc.id)

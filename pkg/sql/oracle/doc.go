@@ -22,5 +22,7 @@
 //
 // Postgres is started by StartPostgres from the binaries that
 // hack/postgres.sh installs; the Tandem side is any database reachable
-// with the wire protocol.
+// with the wire protocol: by default the wire protocol server over the
+// fake backend (pkg/sql/sqltest), or a running Tandem named by
+// TANDEM_ORACLE_ADDR (host:port).
 package oracle

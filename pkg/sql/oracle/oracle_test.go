@@ -64,7 +64,7 @@ func TestOracle(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer pconn.Close(ctx)
-			tconn := startTandem(t, ctx)
+			tconn := tandemTarget(t, ctx)
 			n, err := Run(ctx, recs, tconn.PgConn(), pconn.PgConn())
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
@@ -76,6 +76,54 @@ func TestOracle(t *testing.T) {
 		})
 	}
 	t.Logf("compared %d queries over %d scripts", total, len(scripts))
+}
+
+// tandemTarget connects to the Tandem under test: the running server at
+// TANDEM_ORACLE_ADDR (host:port, e.g. a controller from `make run`) when
+// set, whose tables created by the script are dropped afterwards;
+// otherwise a fresh wire protocol server over the fake backend.
+func tandemTarget(t *testing.T, ctx context.Context) *pgx.Conn {
+	t.Helper()
+	addr := os.Getenv("TANDEM_ORACLE_ADDR")
+	if addr == "" {
+		return startTandem(t, ctx)
+	}
+	c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://oracle@%s/tandem?sslmode=disable", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]bool{}
+	for _, n := range tableNames(t, ctx, c) {
+		before[n] = true
+	}
+	t.Cleanup(func() {
+		for _, n := range tableNames(t, ctx, c) {
+			if !before[n] {
+				if _, err := c.Exec(ctx, "DROP TABLE "+n+" CASCADE"); err != nil {
+					t.Errorf("clean up %s: %v", n, err)
+				}
+			}
+		}
+		c.Close(context.Background())
+	})
+	return c
+}
+
+func tableNames(t *testing.T, ctx context.Context, c *pgx.Conn) []string {
+	rows, err := c.Query(ctx, "SHOW TABLES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // startTandem serves a fresh fake backend and connects to it.

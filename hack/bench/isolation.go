@@ -1,0 +1,395 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tandemdb/tandem/hack/bench/internal/plot"
+	"github.com/tandemdb/tandem/hack/bench/internal/proc"
+	"github.com/tandemdb/tandem/hack/bench/internal/report"
+	"github.com/tandemdb/tandem/hack/bench/internal/stats"
+)
+
+// isolationParams sizes the isolation scenario.
+type isolationParams struct {
+	bigKeys, smallKeys int // KEY VALUE sources: churned and read
+	valueSize          int
+	capacityFor        time.Duration
+	warmup, quiet      time.Duration
+	churn              time.Duration
+	repeats            int
+	grace              time.Duration
+}
+
+func isolationSizes(e *env) isolationParams {
+	return isolationParams{
+		bigKeys:     pick(e, 300_000, 1_000_000),
+		smallKeys:   10_000,
+		valueSize:   64,
+		capacityFor: pick(e, 2*time.Second, 5*time.Second),
+		warmup:      pick(e, 2*time.Second, 5*time.Second),
+		quiet:       pick(e, 4*time.Second, 10*time.Second),
+		churn:       pick(e, 12*time.Second, 30*time.Second),
+		repeats:     pick(e, 1, 3),
+		grace:       pick(e, 5*time.Second, 15*time.Second),
+	}
+}
+
+// runIsolation measures reads while the maintenance runtime hydrates:
+// arms solo (enable_compute_interactive_dataflows off) and two_runtime
+// (on), each on a fresh controller.
+func runIsolation(ctx context.Context, e *env) (*result, error) {
+	p := isolationSizes(e)
+	rep := &report.Report{}
+	var timeline, cdf []plot.Series
+	var phasesForPlot []plot.Phase
+	for _, arm := range []struct {
+		name string
+		flag bool
+	}{{"solo", false}, {"two_runtime", true}} {
+		e.logf("isolation/%s: starting", arm.name)
+		a, series, phases, err := isolationArm(ctx, e, p, arm.name, arm.flag)
+		if err != nil {
+			return nil, fmt.Errorf("arm %s: %w", arm.name, err)
+		}
+		rep.Arms = append(rep.Arms, a)
+		for _, s := range series {
+			timeline = append(timeline, s)
+			cdf = append(cdf, s)
+		}
+		if phasesForPlot == nil {
+			phasesForPlot = phases
+		}
+	}
+	return &result{
+		report: rep,
+		figures: []figure{
+			{"timeline", func(w ioWriter) error {
+				return plot.Timeline(w, "isolation: read latency while an index hydrates (shaded: churn)", timeline, phasesForPlot)
+			}},
+			{"cdf", func(w ioWriter) error { return plot.CDF(w, "isolation: read latency CDF during churn and quiet", cdf) }},
+		},
+	}, nil
+}
+
+// setInteractive flips enable_compute_interactive_dataflows and waits for
+// the replica to answer again: the flag rolls replicas, and a replica that
+// cannot start the interactive runtime is reported as the missing feature.
+func setInteractive(ctx context.Context, e *env, c *proc.Controller, conn *pgx.Conn, on bool) error {
+	val := "off"
+	if on {
+		val = "on"
+	}
+	if err := require(ctx, conn, "ALTER SYSTEM SET enable_compute_interactive_dataflows", "ALTER SYSTEM SET enable_compute_interactive_dataflows = "+val); err != nil {
+		return err
+	}
+	if !on {
+		return nil
+	}
+	e.logf("  waiting for the replica to restart with the interactive runtime")
+	deadline := time.Now().Add(30 * time.Second)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+		procs, err := replicaProcesses(ctx, c)
+		if err != nil {
+			return err
+		}
+		running, restarts, lastExit := true, 0, ""
+		for _, r := range procs {
+			for _, pr := range r.Processes {
+				running = running && pr.State == "running"
+				restarts += pr.Restarts
+				if pr.LastExit != "" {
+					lastExit = pr.LastExit
+				}
+			}
+		}
+		if restarts > 1 {
+			return &missingError{feature: "a replica that runs with the interactive runtime (enable_compute_interactive_dataflows = on)",
+				cause: fmt.Errorf("replica restarted %d times, last exit %q; see %s/logs", restarts, lastExit, c.DataDir)}
+		}
+		if !running {
+			continue
+		}
+		if _, err := c.Get(ctx, "/readyz"); err != nil {
+			lastErr = err
+			continue
+		}
+		lastErr = nil
+		// Stable for a moment: a crash-looping replica shows up as restarts.
+		time.Sleep(2 * time.Second)
+		procs, err = replicaProcesses(ctx, c)
+		if err != nil {
+			return err
+		}
+		again := 0
+		for _, r := range procs {
+			for _, pr := range r.Processes {
+				again += pr.Restarts
+			}
+		}
+		if again > restarts {
+			continue
+		}
+		return nil
+	}
+	return fmt.Errorf("replica not ready after enabling the interactive runtime: %v", lastErr)
+}
+
+func isolationArm(ctx context.Context, e *env, p isolationParams, name string, interactive bool) (*report.Arm, []plot.Series, []plot.Phase, error) {
+	c, err := e.startTandem(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer c.Stop()
+	admin, err := c.Connect(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer admin.Close(context.Background())
+	if err := setInteractive(ctx, e, c, admin, interactive); err != nil {
+		return nil, nil, nil, err
+	}
+	steps := []struct{ feature, sql string }{
+		{"KEY VALUE load generator source", fmt.Sprintf("CREATE SOURCE small FROM LOAD GENERATOR KEY VALUE (KEYS %d, VALUE SIZE %d)", p.smallKeys, p.valueSize)},
+		{"CREATE INDEX on a source", "CREATE INDEX small_idx ON small (key)"},
+		{"KEY VALUE load generator source", fmt.Sprintf("CREATE SOURCE big FROM LOAD GENERATOR KEY VALUE (KEYS %d, VALUE SIZE %d)", p.bigKeys, p.valueSize)},
+	}
+	for _, s := range steps {
+		if err := require(ctx, admin, s.feature, s.sql); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	// The first point read waits for small_idx to hydrate.
+	if err := waitQuery(ctx, admin, "serializable point read on an index", "SELECT value FROM small WHERE key = 1", 1, time.Minute); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := require(ctx, admin, "introspection relation introspection.frontiers", "SELECT id, write_frontier FROM introspection.frontiers"); err != nil {
+		return nil, nil, nil, err
+	}
+
+	connect := func(ctx context.Context) (*pgx.Conn, error) { return c.Connect(ctx) }
+	readers, err := openClients(ctx, 4, connect)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer readers.close()
+	pollers, err := openClients(ctx, 2, connect)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer pollers.close()
+
+	var stalenessMu sync.Mutex
+	var staleness stats.Series
+	recordStaleness := false
+	pointRead := &readLoad{name: "point_read", workers: len(readers.conns), maxRate: 200, op: func(ctx context.Context, w int) error {
+		key := rand.IntN(p.smallKeys)
+		n, err := readers.query(ctx, w, "SELECT value FROM small WHERE key = $1", key)
+		if err == nil && n != 1 {
+			err = fmt.Errorf("point read of key %d returned %d rows, want 1", key, n)
+		}
+		return err
+	}}
+	introspection := &readLoad{name: "introspection", workers: len(pollers.conns), maxRate: 20, op: func(ctx context.Context, w int) error {
+		conn, err := pollers.conn(ctx, w)
+		if err != nil {
+			return err
+		}
+		rows, err := conn.Query(ctx, "SELECT id, write_frontier FROM introspection.frontiers")
+		if err != nil {
+			return err
+		}
+		var newest int64
+		for rows.Next() {
+			var id string
+			var wf *int64
+			if err := rows.Scan(&id, &wf); err != nil {
+				rows.Close()
+				return err
+			}
+			if wf != nil && *wf > newest {
+				newest = *wf
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		// Staleness: how far the newest frontier the answer shows lags
+		// the wall clock when the answer arrives.
+		if newest > 0 {
+			lag := time.Duration(time.Now().UnixMilli()-newest) * time.Millisecond
+			stalenessMu.Lock()
+			if recordStaleness {
+				staleness.Record(max(lag, 0))
+			}
+			stalenessMu.Unlock()
+		}
+		return nil
+	}}
+	kinds := []*readLoad{pointRead, introspection}
+	for _, k := range kinds {
+		if err := k.measure(ctx, e, p.capacityFor); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+
+	// Timeline: warm-up, then repeats of (quiet, churn), then a last quiet.
+	origin := time.Now().Add(500 * time.Millisecond)
+	t := origin.Add(p.warmup)
+	var quiet, churn []phase
+	for range p.repeats {
+		quiet = append(quiet, phase{"quiet", t, t.Add(p.quiet)})
+		t = t.Add(p.quiet)
+		churn = append(churn, phase{"churn", t, t.Add(p.churn)})
+		t = t.Add(p.churn)
+	}
+	quiet = append(quiet, phase{"quiet", t, t.Add(p.quiet)})
+	total := t.Add(p.quiet).Sub(origin)
+	e.logf("isolation/%s: open loop for %v (%d churn phases of %v)", name, total.Round(time.Second), len(churn), p.churn)
+
+	churnCtx, stopChurn := context.WithCancel(ctx)
+	defer stopChurn()
+	var churnWG sync.WaitGroup
+	churnWG.Add(1)
+	var hydrations stats.Series
+	var churnErr error
+	go func() {
+		defer churnWG.Done()
+		hydrations, churnErr = churnIndexes(churnCtx, e, admin, churn)
+	}()
+	go func() {
+		// Staleness counts only outside the warm-up.
+		time.Sleep(time.Until(origin.Add(p.warmup)))
+		stalenessMu.Lock()
+		recordStaleness = true
+		stalenessMu.Unlock()
+	}()
+	samples, err := openLoop(ctx, kinds, origin, total, p.grace)
+	stopChurn()
+	churnWG.Wait()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if churnErr != nil {
+		return nil, nil, nil, churnErr
+	}
+	if hydrations.Count() == 0 {
+		return nil, nil, nil, errors.New("no index hydrated during the churn phases: the churn did not happen, so the arm measured nothing")
+	}
+
+	arm := report.NewArm(name)
+	for _, k := range kinds {
+		if err := addLoad(arm, k.name, k, samples[k.name], churn); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	maxSteps, err := replicaMaxSteps(ctx, c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var maxStep time.Duration
+	for _, role := range sortedKeys(maxSteps) {
+		d := maxSteps[role]
+		if role == "" {
+			role = "solo" // a solo replica's series carry no role label
+		}
+		arm.Float("max_step_ms_"+role, float64(d.Milliseconds()))
+		maxStep = max(maxStep, d)
+	}
+	arm.Float("max_step_ms", float64(maxStep.Milliseconds()))
+	for _, k := range kinds {
+		if err := addLoad(arm, k.name+"_quiet", k, samples[k.name], quiet); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	stalenessMu.Lock()
+	arm.Latency("introspection_staleness", staleness.Summary())
+	stalenessMu.Unlock()
+	arm.Latency("hydration", hydrations.Summary())
+	for _, k := range kinds {
+		addRates(arm, k)
+	}
+	var series []plot.Series
+	for _, k := range kinds {
+		series = append(series, plot.Series{Name: name + " " + k.name, Points: points(samples[k.name], origin)})
+	}
+	return arm, series, plotPhases(churn, origin), nil
+}
+
+// churnIndexes repeatedly creates an index on the big source, waits for it
+// to hydrate (a point read through it answers) and drops it, during each
+// churn phase. It returns the create-to-readable durations; an index still
+// hydrating when its phase ends is recorded as censored.
+func churnIndexes(ctx context.Context, e *env, conn *pgx.Conn, phases []phase) (stats.Series, error) {
+	var hyd stats.Series
+	for i, ph := range phases {
+		if err := sleepUntil(ctx, ph.start); err != nil {
+			return hyd, nil
+		}
+		e.logf("  churn phase %d/%d", i+1, len(phases))
+		for n := 0; time.Now().Before(ph.end); n++ {
+			begin := time.Now()
+			if _, err := conn.Exec(ctx, "CREATE INDEX big_idx ON big (key)"); err != nil {
+				return hyd, fmt.Errorf("churn: create index: %w", err)
+			}
+			phaseCtx, cancel := context.WithDeadline(ctx, ph.end.Add(time.Minute))
+			_, err := countRows(phaseCtx, conn, "SELECT value FROM big WHERE key = 0")
+			cancel()
+			switch {
+			case err == nil:
+				hyd.Record(time.Since(begin))
+			case ctx.Err() != nil:
+				return hyd, nil
+			default:
+				return hyd, fmt.Errorf("churn: read through the new index: %w", err)
+			}
+			if conn.IsClosed() {
+				return hyd, errors.New("churn: admin connection closed")
+			}
+			if _, err := conn.Exec(ctx, "DROP INDEX big_idx"); err != nil {
+				return hyd, fmt.Errorf("churn: drop index: %w", err)
+			}
+		}
+	}
+	return hyd, nil
+}
+
+// waitQuery retries sql until it returns want rows or timeout passes.
+func waitQuery(ctx context.Context, conn *pgx.Conn, feature, sql string, want int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		qctx, cancel := context.WithTimeout(ctx, timeout)
+		n, err := countRows(qctx, conn, sql)
+		cancel()
+		if err == nil && n == want {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			if err == nil {
+				err = fmt.Errorf("%d rows, want %d", n, want)
+			}
+			return &missingError{feature: feature + " (" + sql + ")", cause: err}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
