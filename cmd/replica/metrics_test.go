@@ -67,7 +67,7 @@ func checkSeriesRole(t *testing.T, role string) {
 
 func TestInternalEndpoints(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	newMetrics(reg, "solo")
+	newMetrics(reg, "maintenance")
 	var ready atomic.Bool
 	srv := httptest.NewServer(internalMux(reg, &ready))
 	defer srv.Close()
@@ -90,7 +90,7 @@ func TestInternalEndpoints(t *testing.T) {
 	if code, _ := get("/readyz"); code != 200 {
 		t.Errorf("/readyz when ready: %d", code)
 	}
-	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, `tandem_compute_collections{hydration="hydrated",role="solo"}`) {
+	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, `tandem_compute_collections{hydration="hydrated",role="maintenance"}`) {
 		t.Errorf("/metrics %d", code)
 	}
 	if code, _ := get("/debug/pprof/"); code != 200 {

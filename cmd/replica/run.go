@@ -98,14 +98,14 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	eng := server.NewEngine(func(ev server.Event) { srv.Deliver(ev) }, log.WithName("engine"))
 	srv = server.New(server.Config{Runtime: eng, Codec: server.PlanCodec{}, Log: log.WithName("server"), Metrics: serverMetrics{m}})
 	sources := render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}
-	newRuntime := func(role runtime.Role, peers []string, listen string, respond func(runtime.Response), pub runtime.Publisher, rm *metrics) (*runtime.Runtime, func(), error) {
+	newRuntime := func(role runtime.Role, peers []string, listen string, respond func(runtime.Response), pub runtime.Publisher, shared render.SharedImports, rm *metrics) (*runtime.Runtime, func(), error) {
 		fabric, closeFabric, err := connectMesh(ctx, cfg, peers, listen, onFatal, baseLog.WithName("mesh").WithValues("role", role.String()))
 		if err != nil {
 			return nil, nil, err
 		}
 		rt, err := runtime.New(runtime.Config{
 			Workers: cfg.Workers, Processes: processes, Process: cfg.Process, Role: role, Fabric: fabric,
-			Sources: sources, Respond: respond, Metrics: runtimeMetrics{rm}, OnFatal: onFatal, Publisher: pub,
+			Sources: sources, Respond: respond, Metrics: runtimeMetrics{rm}, OnFatal: onFatal, Publisher: pub, Shared: shared,
 		})
 		if err != nil {
 			closeFabric()
@@ -117,7 +117,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	defer rtCancel()
 	var runtimes []*runtime.Runtime
 	if !twoRuntimes {
-		rt, closeFabric, err := newRuntime(runtime.Solo, cfg.ComputePeers, cfg.ComputeListenAddr, eng.Respond, nil, m)
+		rt, closeFabric, err := newRuntime(runtime.Solo, cfg.ComputePeers, cfg.ComputeListenAddr, eng.Respond, nil, nil, m)
 		if err != nil {
 			return err
 		}
@@ -130,23 +130,24 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		mux := placement.NewMultiplexer(eng.Respond, placement.RouteSealedHint,
 			func(id plan.GlobalID, t frontier.Time) bool { return inter.Sealed(id, t) })
 		maint := placement.NewMaintenance(shared)
-		mrt, closeM, err := newRuntime(runtime.Maintenance, cfg.ComputePeers, cfg.ComputeListenAddr, mux.ResponderFor(placement.MaintenanceRuntime), maint, m)
+		mrt, closeM, err := newRuntime(runtime.Maintenance, cfg.ComputePeers, cfg.ComputeListenAddr, mux.ResponderFor(placement.MaintenanceRuntime), maint, nil, m)
 		if err != nil {
 			return err
 		}
 		defer closeM()
 		maint.SetInner(mrt)
 		im := newMetrics(reg, runtime.Interactive.String())
-		irt, closeI, err := newRuntime(runtime.Interactive, cfg.InteractivePeers, cfg.InteractiveListenAddr, mux.ResponderFor(placement.InteractiveRuntime), nil, im)
+		inter = placement.NewInteractive(placement.InteractiveConfig{
+			Registry: shared, Workers: cfg.Workers, Process: cfg.Process,
+			Respond: mux.ResponderFor(placement.InteractiveRuntime), Metrics: runtimeMetrics{im},
+		})
+		defer inter.Close()
+		irt, closeI, err := newRuntime(runtime.Interactive, cfg.InteractivePeers, cfg.InteractiveListenAddr, mux.ResponderFor(placement.InteractiveRuntime), nil, inter, im)
 		if err != nil {
 			return err
 		}
 		defer closeI()
-		inter = placement.NewInteractive(placement.InteractiveConfig{
-			Inner: irt, Registry: shared, Workers: cfg.Workers, Process: cfg.Process,
-			Respond: mux.ResponderFor(placement.InteractiveRuntime), Metrics: runtimeMetrics{im},
-		})
-		defer inter.Close()
+		inter.SetInner(irt)
 		mux.Attach(maint, inter)
 		eng.Attach(mux)
 		runtimes = append(runtimes, mrt, irt)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"github.com/tandemdb/tandem/hack/bench/internal/plot"
 	"github.com/tandemdb/tandem/hack/bench/internal/proc"
 	"github.com/tandemdb/tandem/hack/bench/internal/report"
-	"github.com/tandemdb/tandem/hack/bench/internal/stats"
 )
 
 // isolationParams sizes the isolation scenario.
@@ -144,29 +142,15 @@ func setInteractive(ctx context.Context, e *env, c *proc.Controller, conn *pgx.C
 }
 
 func isolationArm(ctx context.Context, e *env, p isolationParams, name string, interactive bool) (*report.Arm, []plot.Series, []plot.Phase, error) {
-	c, err := e.startTandem(ctx)
+	c, admin, err := startChurnArm(ctx, e, p, interactive, []stmt{
+		{"KEY VALUE load generator source", fmt.Sprintf("CREATE SOURCE small FROM LOAD GENERATOR KEY VALUE (KEYS %d, VALUE SIZE %d)", p.smallKeys, p.valueSize)},
+		{"CREATE INDEX on a source", "CREATE INDEX small_idx ON small (key)"},
+	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer c.Stop()
-	admin, err := c.Connect(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	defer admin.Close(context.Background())
-	if err := setInteractive(ctx, e, c, admin, interactive); err != nil {
-		return nil, nil, nil, err
-	}
-	steps := []struct{ feature, sql string }{
-		{"KEY VALUE load generator source", fmt.Sprintf("CREATE SOURCE small FROM LOAD GENERATOR KEY VALUE (KEYS %d, VALUE SIZE %d)", p.smallKeys, p.valueSize)},
-		{"CREATE INDEX on a source", "CREATE INDEX small_idx ON small (key)"},
-		{"KEY VALUE load generator source", fmt.Sprintf("CREATE SOURCE big FROM LOAD GENERATOR KEY VALUE (KEYS %d, VALUE SIZE %d)", p.bigKeys, p.valueSize)},
-	}
-	for _, s := range steps {
-		if err := require(ctx, admin, s.feature, s.sql); err != nil {
-			return nil, nil, nil, err
-		}
-	}
 	// The first point read waits for small_idx to hydrate.
 	if err := waitQuery(ctx, admin, "serializable point read on an index", "SELECT value FROM small WHERE key = 1", 1, time.Minute); err != nil {
 		return nil, nil, nil, err
@@ -175,7 +159,7 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 		return nil, nil, nil, err
 	}
 
-	connect := func(ctx context.Context) (*pgx.Conn, error) { return c.Connect(ctx) }
+	connect := serializable(c)
 	readers, err := openClients(ctx, 4, connect)
 	if err != nil {
 		return nil, nil, nil, err
@@ -188,8 +172,7 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 	defer pollers.close()
 
 	var stalenessMu sync.Mutex
-	var staleness stats.Series
-	recordStaleness := false
+	var staleness []timedLag
 	pointRead := &readLoad{name: "point_read", workers: len(readers.conns), maxRate: 200, op: func(ctx context.Context, w int) error {
 		key := rand.IntN(p.smallKeys)
 		n, err := readers.query(ctx, w, "SELECT value FROM small WHERE key = $1", key)
@@ -228,9 +211,7 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 		if newest > 0 {
 			lag := time.Duration(time.Now().UnixMilli()-newest) * time.Millisecond
 			stalenessMu.Lock()
-			if recordStaleness {
-				staleness.Record(max(lag, 0))
-			}
+			staleness = append(staleness, timedLag{time.Now(), max(lag, 0)})
 			stalenessMu.Unlock()
 		}
 		return nil
@@ -242,49 +223,11 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 		}
 	}
 
-	// Timeline: warm-up, then repeats of (quiet, churn), then a last quiet.
-	origin := time.Now().Add(500 * time.Millisecond)
-	t := origin.Add(p.warmup)
-	var quiet, churn []phase
-	for range p.repeats {
-		quiet = append(quiet, phase{"quiet", t, t.Add(p.quiet)})
-		t = t.Add(p.quiet)
-		churn = append(churn, phase{"churn", t, t.Add(p.churn)})
-		t = t.Add(p.churn)
-	}
-	quiet = append(quiet, phase{"quiet", t, t.Add(p.quiet)})
-	total := t.Add(p.quiet).Sub(origin)
-	e.logf("isolation/%s: open loop for %v (%d churn phases of %v)", name, total.Round(time.Second), len(churn), p.churn)
-
-	churnCtx, stopChurn := context.WithCancel(ctx)
-	defer stopChurn()
-	var churnWG sync.WaitGroup
-	churnWG.Add(1)
-	var hydrations stats.Series
-	var churnErr error
-	go func() {
-		defer churnWG.Done()
-		hydrations, churnErr = churnIndexes(churnCtx, e, admin, churn)
-	}()
-	go func() {
-		// Staleness counts only outside the warm-up.
-		time.Sleep(time.Until(origin.Add(p.warmup)))
-		stalenessMu.Lock()
-		recordStaleness = true
-		stalenessMu.Unlock()
-	}()
-	samples, err := openLoop(ctx, kinds, origin, total, p.grace)
-	stopChurn()
-	churnWG.Wait()
+	run, err := runChurnTimeline(ctx, e, "isolation/"+name, p, admin, kinds)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if churnErr != nil {
-		return nil, nil, nil, churnErr
-	}
-	if hydrations.Count() == 0 {
-		return nil, nil, nil, errors.New("no index hydrated during the churn phases: the churn did not happen, so the arm measured nothing")
-	}
+	samples, quiet, churn, origin, hydrations := run.samples, run.quiet, run.churn, run.origin, run.hydrations
 
 	arm := report.NewArm(name)
 	for _, k := range kinds {
@@ -312,7 +255,8 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 		}
 	}
 	stalenessMu.Lock()
-	arm.Latency("introspection_staleness", staleness.Summary())
+	arm.Latency("introspection_staleness", lagSummary(staleness, churn))
+	arm.Latency("introspection_staleness_quiet", lagSummary(staleness, quiet))
 	stalenessMu.Unlock()
 	arm.Latency("hydration", hydrations.Summary())
 	for _, k := range kinds {
@@ -323,44 +267,6 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 		series = append(series, plot.Series{Name: name + " " + k.name, Points: points(samples[k.name], origin)})
 	}
 	return arm, series, plotPhases(churn, origin), nil
-}
-
-// churnIndexes repeatedly creates an index on the big source, waits for it
-// to hydrate (a point read through it answers) and drops it, during each
-// churn phase. It returns the create-to-readable durations; an index still
-// hydrating when its phase ends is recorded as censored.
-func churnIndexes(ctx context.Context, e *env, conn *pgx.Conn, phases []phase) (stats.Series, error) {
-	var hyd stats.Series
-	for i, ph := range phases {
-		if err := sleepUntil(ctx, ph.start); err != nil {
-			return hyd, nil
-		}
-		e.logf("  churn phase %d/%d", i+1, len(phases))
-		for n := 0; time.Now().Before(ph.end); n++ {
-			begin := time.Now()
-			if _, err := conn.Exec(ctx, "CREATE INDEX big_idx ON big (key)"); err != nil {
-				return hyd, fmt.Errorf("churn: create index: %w", err)
-			}
-			phaseCtx, cancel := context.WithDeadline(ctx, ph.end.Add(time.Minute))
-			_, err := countRows(phaseCtx, conn, "SELECT value FROM big WHERE key = 0")
-			cancel()
-			switch {
-			case err == nil:
-				hyd.Record(time.Since(begin))
-			case ctx.Err() != nil:
-				return hyd, nil
-			default:
-				return hyd, fmt.Errorf("churn: read through the new index: %w", err)
-			}
-			if conn.IsClosed() {
-				return hyd, errors.New("churn: admin connection closed")
-			}
-			if _, err := conn.Exec(ctx, "DROP INDEX big_idx"); err != nil {
-				return hyd, fmt.Errorf("churn: drop index: %w", err)
-			}
-		}
-	}
-	return hyd, nil
 }
 
 // waitQuery retries sql until it returns want rows or timeout passes.

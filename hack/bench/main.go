@@ -40,6 +40,8 @@ func scenarios() map[string]scenarioFunc {
 	return map[string]scenarioFunc{
 		"isolation": runIsolation,
 		"postgres":  runPostgres,
+		"temporary": runTemporary,
+		"memory":    runMemory,
 	}
 }
 

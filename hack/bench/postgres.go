@@ -118,7 +118,7 @@ func runPostgres(ctx context.Context, e *env) (*result, error) {
 		return nil, err
 	}
 	defer c.Stop()
-	tConnect := func(ctx context.Context) (*pgx.Conn, error) { return c.Connect(ctx) }
+	tConnect := serializable(c)
 	admin, err := tConnect(ctx)
 	if err != nil {
 		return nil, err

@@ -8,9 +8,11 @@ test-sql-oracle:
 	TANDEM_ORACLE_REQUIRED=1 $(GO) test -count=1 -timeout 10m -run TestOracle ./pkg/sql/oracle/
 
 # A short fuzzing run of the SQL entry point (parse, plan, execute against
-# the fake backend) and of the parser alone.
+# the fake backend) and of the parser alone. The first run on a machine
+# compiles libpg_query with fuzzing instrumentation (minutes).
+SQL_FUZZTIME ?= 20s
 fuzz-sql:
-	$(GO) test -run '^$$' -fuzz FuzzExecute -fuzztime 30s ./pkg/sql/
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./pkg/sql/parse/
+	$(GO) test -run '^$$' -fuzz FuzzExecute -fuzztime $(SQL_FUZZTIME) -parallel 2 ./pkg/sql/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(SQL_FUZZTIME) -parallel 2 ./pkg/sql/parse/
 
-EXTRA_TESTS += test-sql-oracle
+EXTRA_TESTS += test-sql-oracle fuzz-sql

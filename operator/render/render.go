@@ -247,8 +247,8 @@ func podTemplate(cr *v1alpha1.ComputeReplica, o Options) corev1.PodTemplateSpec 
 		Image:           s.Image,
 		ImagePullPolicy: s.ImagePullPolicy,
 		Args:            Args(cr, o),
-		Ports:     namedPorts(cr),
-		Resources: s.Resources,
+		Ports:           namedPorts(cr),
+		Resources:       s.Resources,
 		// Startup allows a slow first connection to peers; readiness gates the rollout;
 		// liveness only catches a wedged process.
 		StartupProbe:   probe("/healthz", 2, 60),

@@ -193,13 +193,13 @@ func TestValidate(t *testing.T) {
 		mut  func(*v1alpha1.ComputeReplica)
 		want string
 	}{
-		"valid":         {nil, ""},
-		"no cluster":    {func(cr *v1alpha1.ComputeReplica) { cr.Spec.ClusterName = "" }, "clusterName is empty"},
-		"no image":      {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Image = "" }, "image is empty"},
-		"zero workers":  {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Workers = 0 }, "must be at least 1"},
-		"unset port":    {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.Compute = 0 }, "a port is unset"},
-		"same ports":    {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.Compute = cr.Spec.Ports.Computectl }, "ports computectl and compute are both 2100"},
-		"unused clash":  {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.Interactive = cr.Spec.Ports.Compute }, ""},
+		"valid":        {nil, ""},
+		"no cluster":   {func(cr *v1alpha1.ComputeReplica) { cr.Spec.ClusterName = "" }, "clusterName is empty"},
+		"no image":     {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Image = "" }, "image is empty"},
+		"zero workers": {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Workers = 0 }, "must be at least 1"},
+		"unset port":   {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.Compute = 0 }, "a port is unset"},
+		"same ports":   {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.Compute = cr.Spec.Ports.Computectl }, "ports computectl and compute are both 2100"},
+		"unused clash": {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.Interactive = cr.Spec.Ports.Compute }, ""},
 		"used clash": {func(cr *v1alpha1.ComputeReplica) {
 			cr.Spec.InteractiveRuntime = true
 			cr.Spec.Ports.Interactive = cr.Spec.Ports.InternalHTTP

@@ -145,8 +145,10 @@ func TestDecide(t *testing.T) {
 			degraded: False, available: False, requeue: 6 * time.Minute, start: at(-4 * time.Minute),
 		},
 		{
-			name:  "min ready seconds not elapsed requeues when they will have",
-			r:     replica(func(r *Replica) { r.RolloutStart, r.MinReady, r.Pods = at(-time.Minute), 30*time.Second, pods(2, "new", true, 10*time.Second) }),
+			name: "min ready seconds not elapsed requeues when they will have",
+			r: replica(func(r *Replica) {
+				r.RolloutStart, r.MinReady, r.Pods = at(-time.Minute), 30*time.Second, pods(2, "new", true, 10*time.Second)
+			}),
 			state: StateStarting, apply: true, rolling: true, progressing: True, reason: ReasonWaitingForAvailable,
 			degraded: False, available: False, requeue: 20 * time.Second, start: at(-time.Minute),
 		},
@@ -168,14 +170,18 @@ func TestDecide(t *testing.T) {
 			state: StateStarting, apply: true, progressing: False, reason: ReasonUpToDate, degraded: True, available: False,
 		},
 		{
-			name:  "managed replica waits for hydration",
-			r:     replica(func(r *Replica) { r.RolloutStart, r.Managed, r.Hydrated, r.HydratedGeneration = at(-time.Minute), true, true, 1 }),
+			name: "managed replica waits for hydration",
+			r: replica(func(r *Replica) {
+				r.RolloutStart, r.Managed, r.Hydrated, r.HydratedGeneration = at(-time.Minute), true, true, 1
+			}),
 			state: StateHydrating, apply: true, rolling: true, progressing: True, reason: ReasonWaitingForHydration,
 			degraded: False, available: True, requeue: 9 * time.Minute, start: at(-time.Minute),
 		},
 		{
-			name:  "managed replica hydrated for its generation completes",
-			r:     replica(func(r *Replica) { r.RolloutStart, r.Managed, r.Hydrated, r.HydratedGeneration = at(-time.Minute), true, true, 2 }),
+			name: "managed replica hydrated for its generation completes",
+			r: replica(func(r *Replica) {
+				r.RolloutStart, r.Managed, r.Hydrated, r.HydratedGeneration = at(-time.Minute), true, true, 2
+			}),
 			state: StateCurrent, apply: true, progressing: False, reason: ReasonRolloutComplete, degraded: False, available: True,
 		},
 		{

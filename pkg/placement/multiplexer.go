@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/logging"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 )
@@ -200,4 +202,27 @@ func (m *Multiplexer) ownerLocked(id plan.GlobalID) Runtime {
 		return rt
 	}
 	return MaintenanceRuntime
+}
+
+// EnableIntrospection builds the introspection dataflows through the
+// multiplexer like any Maintained dataflow: maintenance renders and
+// publishes them, the interactive runtime records them as peers, so
+// introspection reads are served from maintenance's published copies and
+// never wait behind a maintenance step. The interactive runtime keeps no
+// logging of its own.
+func (m *Multiplexer) EnableIntrospection(ids map[logging.Relation]plan.GlobalID, interval time.Duration, asOf frontier.Frontier) error {
+	var errs []error
+	for _, rel := range logging.Relations() {
+		id, ok := ids[rel]
+		if !ok {
+			continue
+		}
+		desc, err := logging.Dataflow(rel, id, interval, asOf)
+		if err != nil {
+			return err
+		}
+		desc.Class = plan.ClassMaintained
+		errs = append(errs, m.CreateDataflow(desc))
+	}
+	return errors.Join(errs...)
 }

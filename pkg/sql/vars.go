@@ -149,17 +149,12 @@ func (v *Vars) Reset(name string) (report bool, err error) {
 // Reported returns the variables sent as ParameterStatus at startup, by
 // name, with the names in the case Postgres uses on the wire.
 func (v *Vars) Reported() map[string]string {
-	wire := map[string]string{"datestyle": "DateStyle", "timezone": "TimeZone", "intervalstyle": "IntervalStyle"}
 	out := map[string]string{}
 	for name, d := range v.defs {
-		if !d.reportStatus {
-			continue
+		if d.reportStatus {
+			val, _ := v.Get(name)
+			out[WireName(name)] = val
 		}
-		val, _ := v.Get(name)
-		if w, ok := wire[name]; ok {
-			name = w
-		}
-		out[name] = val
 	}
 	return out
 }

@@ -33,6 +33,15 @@ var (
 	replicaErr  error
 )
 
+// TestMain removes the replica binary built by the tests that need one.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if replicaBin != "" {
+		os.RemoveAll(filepath.Dir(replicaBin))
+	}
+	os.Exit(code)
+}
+
 // realReplica builds cmd/replica once per test binary.
 func realReplica(t *testing.T) string {
 	t.Helper()

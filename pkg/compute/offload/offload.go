@@ -113,9 +113,10 @@ func NewPool(size int) *Pool {
 // offloaded.
 func (p *Pool) Counts() (inline, offloaded uint64) { return p.inline.Load(), p.offload.Load() }
 
-// Run walks w under pol. If the walk finishes on the calling goroutine, done
-// runs there before Run returns true; otherwise the rest of the walk is
-// queued on the pool, done runs on a pool goroutine, and Run returns false.
+// Run walks w under pol. If the walk finishes on the calling goroutine, Run
+// returns true and the caller reads w.Result(); done is not called.
+// Otherwise the rest of the walk is queued on the pool, Run returns false,
+// and done runs exactly once on a pool goroutine.
 func (p *Pool) Run(ctx context.Context, w *peek.Walk, pol Policy, done Done) bool {
 	switch pol.Mode {
 	case Inline:
@@ -125,7 +126,6 @@ func (p *Pool) Run(ctx context.Context, w *peek.Walk, pol Policy, done Done) boo
 	}
 	if w.Done() {
 		p.inline.Add(1)
-		done(w.Result())
 		return true
 	}
 	p.offload.Add(1)

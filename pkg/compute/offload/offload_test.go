@@ -64,7 +64,11 @@ func run(t *testing.T, pool *Pool, r trace.Read, opts peek.Options, pol Policy) 
 		err  error
 	}
 	ch := make(chan out, 1)
-	pool.Run(context.Background(), peek.NewWalk(r, opts), pol, func(rows []peek.RowCount, err error) { ch <- out{rows, err} })
+	w := peek.NewWalk(r, opts)
+	if pool.Run(context.Background(), w, pol, func(rows []peek.RowCount, err error) { ch <- out{rows, err} }) {
+		rows, err := w.Result()
+		return rows, err
+	}
 	select {
 	case o := <-ch:
 		return o.rows, o.err
@@ -128,12 +132,18 @@ func TestManyCanceledWalksLeaveNothing(t *testing.T) {
 	for i := range 500 {
 		ctx, cancel := context.WithCancel(context.Background())
 		wg.Add(1)
-		pool.Run(ctx, peek.NewWalk(r, peek.Options{}), Policy{Mode: Budgeted, Budget: 1}, func([]peek.RowCount, error) {
+		finished := pool.Run(ctx, peek.NewWalk(r, peek.Options{}), Policy{Mode: Budgeted, Budget: 1}, func([]peek.RowCount, error) {
 			mu.Lock()
 			calls[i]++
 			mu.Unlock()
 			wg.Done()
 		})
+		if finished { // an empty walk ends within its first record
+			mu.Lock()
+			calls[i]++
+			mu.Unlock()
+			wg.Done()
+		}
 		if i%2 == 0 {
 			cancel()
 		} else {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -18,6 +19,10 @@ type peekAggregator struct {
 }
 
 type peekState struct {
+	// ctx is canceled when the peek is answered or canceled, stopping any
+	// walk of it still running on the offload pool.
+	ctx       context.Context
+	stop      context.CancelFunc
 	remaining int
 	parts     [][]peek.RowCount
 	err       error
@@ -35,8 +40,22 @@ func (a *peekAggregator) add(uuid string) error {
 	if _, ok := a.pending[uuid]; ok {
 		return fmt.Errorf("peek %s: uuid already pending", uuid)
 	}
-	a.pending[uuid] = &peekState{remaining: a.workers, start: time.Now()}
+	ctx, stop := context.WithCancel(context.Background())
+	a.pending[uuid] = &peekState{ctx: ctx, stop: stop, remaining: a.workers, start: time.Now()}
 	return nil
+}
+
+// context returns the peek's context (already canceled if it is no longer
+// pending).
+func (a *peekAggregator) context(uuid string) context.Context {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if st := a.pending[uuid]; st != nil {
+		return st.ctx
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	stop()
+	return ctx
 }
 
 // active reports whether uuid still awaits an answer.
@@ -66,6 +85,7 @@ func (a *peekAggregator) finish(uuid string, rows []peek.RowCount, err error, ma
 	if st.remaining > 0 {
 		return nil, 0, false
 	}
+	st.stop()
 	delete(a.pending, uuid)
 	resp := &PeekResponse{UUID: uuid, Error: st.err}
 	if st.err == nil {
@@ -86,6 +106,7 @@ func (a *peekAggregator) cancel(uuid string) (*PeekResponse, time.Duration, bool
 	if st == nil {
 		return nil, 0, false
 	}
+	st.stop()
 	delete(a.pending, uuid)
 	return &PeekResponse{UUID: uuid, Canceled: true}, time.Since(st.start), true
 }
@@ -94,5 +115,8 @@ func (a *peekAggregator) cancel(uuid string) (*PeekResponse, time.Duration, bool
 func (a *peekAggregator) drain() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	for _, st := range a.pending {
+		st.stop()
+	}
 	clear(a.pending)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/offload"
 	"github.com/tandemdb/tandem/pkg/compute/peek"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/render"
@@ -50,6 +51,9 @@ type Config struct {
 	// (the maintenance runtime of a two-runtime process); nil publishes
 	// nothing.
 	Publisher Publisher
+	// Shared, if set, resolves index imports of peer indexes published by
+	// the other runtime of this process (an Interactive runtime's imports).
+	Shared render.SharedImports
 	// OnFatal, if set, is called once with the first fatal error (a lost
 	// peer, a corrupt exchange message, a broken arrangement). The process
 	// should exit: the runtime's state can no longer be trusted.
@@ -113,6 +117,8 @@ type Runtime struct {
 	peeks      *peekAggregator
 	maxBytes   atomic.Int64
 	walkBudget atomic.Int64
+	walkMode   atomic.Int64 // an offload.Mode
+	offload    *offload.Pool
 	// peekHist[i] counts answered peeks that took [2^(i-1), 2^i) ns.
 	peekHist [64]atomic.Int64
 	resp     *responder
@@ -162,6 +168,8 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r.maxBytes.Store(int64(cfg.MaxResultBytes))
 	r.walkBudget.Store(DefaultPeekWalkBudget)
+	r.walkMode.Store(int64(offload.Budgeted))
+	r.offload = offload.NewPool(max(2, cfg.Workers))
 	ws, err := dataflow.New(dataflow.Config{
 		Workers: cfg.Workers, Processes: cfg.Processes, Process: cfg.Process, Fabric: cfg.Fabric,
 		OnStep:      r.onStep,
@@ -201,6 +209,7 @@ func (r *Runtime) Stop() {
 	// Pending peeks get no response: Canceled is reserved for CancelPeek,
 	// and the controller treats a stopped replica's peeks as lost.
 	r.peeks.drain()
+	r.offload.Close()
 	select {
 	case <-r.stop:
 	default:
@@ -222,7 +231,12 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 	r.metrics.Command("create_dataflow")
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	hasIndex := func(id plan.GlobalID) bool { c := r.collections[id]; return c != nil && !c.subscribe }
+	hasIndex := func(id plan.GlobalID) bool {
+		if c := r.collections[id]; c != nil && !c.subscribe {
+			return true
+		}
+		return r.cfg.Shared != nil && r.cfg.Shared.Has(id)
+	}
 	if err := render.Check(&desc, hasIndex, r.sources()); err != nil {
 		return fmt.Errorf("create dataflow %s: %w", desc.DebugName, err)
 	}
@@ -253,6 +267,7 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 		built, err := render.Build(b, &desc, render.Env{
 			Sources:   r.sources(),
 			Indexes:   st.indexes,
+			Shared:    r.cfg.Shared,
 			Subscribe: r.subscribeReport,
 			Fail:      func(err error) { r.ws.Fail(fmt.Errorf("dataflow %s: %w", desc.DebugName, err)) },
 		})
@@ -358,15 +373,25 @@ func (r *Runtime) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
 }
 
 // DefaultPeekWalkBudget is the number of (key, value) pairs a peek walk
-// visits per worker step before yielding to operators and other peeks.
-const DefaultPeekWalkBudget = 1 << 16
+// visits on its worker before the rest of the walk moves to the offload pool
+// (mode "budgeted"): a point lookup finishes on the worker, while a scan or a
+// key with millions of values stops blocking the worker within a
+// millisecond or two.
+const DefaultPeekWalkBudget = 10_000
 
 // UpdateConfiguration applies runtime parameters; unknown names are
 // ignored (they belong to other layers). Known: "max_result_size" (bytes,
-// 0 unbounded) and "peek_walk_budget" (visits per worker step, 0
-// unbounded).
+// 0 unbounded), "peek_walk_mode" (inline, budgeted or offload) and
+// "peek_walk_budget" (visits on the worker before offloading, 0 unbounded).
 func (r *Runtime) UpdateConfiguration(params map[string]string) error {
 	r.metrics.Command("update_configuration")
+	if v, ok := params["peek_walk_mode"]; ok {
+		m, err := offload.ParseMode(v)
+		if err != nil {
+			return fmt.Errorf("update configuration: %w", err)
+		}
+		r.walkMode.Store(int64(m))
+	}
 	if v, ok := params["peek_walk_budget"]; ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
@@ -456,33 +481,39 @@ func (r *Runtime) onStep(w *dataflow.Worker) bool {
 		}
 		rows, err, done := r.tryPeek(st, pp, budget)
 		if !done {
-			keep = append(keep, pp)
-			more = more || pp.walk != nil
-			continue
-		}
-		if resp, d, ok := r.peeks.finish(pp.p.UUID, rows, err, pp.maxBytes); ok {
-			result := "rows"
-			if resp.Error != nil {
-				result = "error"
+			if pp.walk == nil {
+				keep = append(keep, pp) // waits for its time
 			}
-			r.peekDone(result, d)
-			r.resp.push(resp)
+			continue // else the offload pool finishes it
 		}
+		r.finishPeek(pp.p.UUID, rows, err, pp.maxBytes)
 	}
 	clear(st.peeks[len(keep):])
 	st.peeks = keep
 	return more
 }
 
-// tryPeek serves pp on this worker's shard if its time is readable.
-func (r *Runtime) tryPeek(st *workerState, pp *pendingPeek, budget int) ([]peek.RowCount, error, bool) {
-	if pp.walk != nil {
-		if !pp.walk.Step(budget) {
-			return nil, nil, false
+// finishPeek records one worker's answer and, when it completes the peek,
+// sends the process's one response. Safe from any goroutine.
+func (r *Runtime) finishPeek(uuid string, rows []peek.RowCount, err error, maxBytes int) {
+	if resp, d, ok := r.peeks.finish(uuid, rows, err, maxBytes); ok {
+		result := "rows"
+		if resp.Error != nil {
+			result = "error"
 		}
-		rows, err := pp.walk.Result()
-		return rows, err, true
+		r.peekDone(result, d)
+		r.resp.push(resp)
 	}
+}
+
+// WalkCounts returns how many peek walks finished on their worker and how
+// many moved to the offload pool.
+func (r *Runtime) WalkCounts() (inline, offloaded uint64) { return r.offload.Counts() }
+
+// tryPeek serves pp on this worker's shard if its time is readable. It
+// reports done=false while the time is not readable (pp.walk == nil) or
+// when the walk moved to the offload pool, which finishes the peek.
+func (r *Runtime) tryPeek(st *workerState, pp *pendingPeek, budget int) ([]peek.RowCount, error, bool) {
 	p := pp.p
 	idx := st.indexes[p.Target]
 	if idx == nil {
@@ -511,9 +542,13 @@ func (r *Runtime) tryPeek(st *workerState, pp *pendingPeek, budget int) ([]peek.
 		opts.Transform = render.MFPTransform(p.MFP)
 	}
 	pp.walk = peek.NewWalk(okRead, opts)
-	// The captured batches are immutable: the walk may continue in later
-	// steps (or, later, on another goroutine) and still reads as of t.
-	if !pp.walk.Step(budget) {
+	// The captured batches are immutable: the rest of the walk may run on
+	// an offload goroutine and still reads as of t, without copies or locks.
+	pol := offload.Policy{Mode: offload.Mode(r.walkMode.Load()), Budget: budget}
+	uuid, maxBytes := p.UUID, pp.maxBytes
+	if !r.offload.Run(r.peeks.context(uuid), pp.walk, pol, func(rows []peek.RowCount, err error) {
+		r.finishPeek(uuid, rows, err, maxBytes)
+	}) {
 		return nil, nil, false
 	}
 	rows, err := pp.walk.Result()

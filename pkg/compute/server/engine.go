@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/logging"
 	"github.com/tandemdb/tandem/pkg/compute/peek"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
@@ -41,6 +44,15 @@ type Engine struct {
 
 	mu        sync.Mutex
 	finishing map[string]*plan.Finishing // by peek uuid, until answered
+	// logging is set once introspection is enabled: a process enables it
+	// once, whatever reconnects follow.
+	logging bool
+}
+
+// introspector is implemented by runtimes (and the multiplexer) that can
+// maintain the introspection relations.
+type introspector interface {
+	EnableIntrospection(ids map[logging.Relation]plan.GlobalID, interval time.Duration, asOf frontier.Frontier) error
 }
 
 // NewEngine returns an engine that delivers events to deliver.
@@ -55,9 +67,8 @@ func (e *Engine) Attach(rt Commands) { e.rt = rt }
 // and recorded; the result size limit is enforced by the server and the
 // runtime both.
 func (e *Engine) CreateInstance(_ context.Context, cfg InstanceConfig) error {
-	if len(cfg.LoggingIndexes) > 0 {
-		e.log.Info("Introspection logging is not available in this runtime; ignoring its relations",
-			"relations", len(cfg.LoggingIndexes))
+	if err := e.enableLogging(cfg); err != nil {
+		return err
 	}
 	params := map[string]string{"max_result_size": strconv.FormatUint(cfg.MaxResultSize, 10)}
 	for k, v := range cfg.Parameters {
@@ -215,3 +226,35 @@ func finish(rows []peek.RowCount, f *plan.Finishing) ([]RowCount, error) {
 }
 
 var _ Runtime = (*Engine)(nil)
+
+// enableLogging builds the introspection dataflows the controller asked for,
+// once per process, under the system GlobalIds it assigned.
+func (e *Engine) enableLogging(cfg InstanceConfig) error {
+	if len(cfg.LoggingIndexes) == 0 {
+		return nil
+	}
+	in, ok := e.rt.(introspector)
+	e.mu.Lock()
+	done := e.logging
+	e.logging = true
+	e.mu.Unlock()
+	if done {
+		return nil
+	}
+	if !ok {
+		e.log.Info("This runtime keeps no introspection relations; ignoring them", "relations", len(cfg.LoggingIndexes))
+		return nil
+	}
+	ids := map[logging.Relation]plan.GlobalID{}
+	for name, s := range cfg.LoggingIndexes {
+		id, err := plan.ParseGlobalID(s)
+		if err != nil {
+			return fmt.Errorf("create instance: logging relation %s: %w", name, err)
+		}
+		ids[logging.Relation(name)] = id
+	}
+	if err := in.EnableIntrospection(ids, cfg.LoggingInterval, frontier.Minimum()); err != nil {
+		return fmt.Errorf("create instance: %w", err)
+	}
+	return nil
+}

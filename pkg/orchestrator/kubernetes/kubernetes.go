@@ -103,17 +103,24 @@ func (o *Orchestrator) EnsureReplica(ctx context.Context, cfg orchestrator.Repli
 		return err
 	}
 	cr, err := o.find(ctx, cfg.ID)
-	switch {
-	case errors.Is(err, orchestrator.ErrNotFound):
-	case err != nil:
+	if err != nil && !errors.Is(err, orchestrator.ErrNotFound) {
 		return fmt.Errorf("ensure replica %s: %w", cfg.ID, err)
-	case cr.Labels[v1alpha1.LabelManagedBy] != "" && !IsManagedBy(cr, o.opts.ControllerName):
-		return fmt.Errorf("ensure replica %s: ComputeReplica %s/%s is managed by %q", cfg.ID, cr.Namespace, cr.Name, cr.Labels[v1alpha1.LabelManagedBy])
-	case IsAdopted(cr, o.opts.ControllerName):
-		if err := CheckAdoptedShape(cr, cfg); err != nil {
-			return err
+	}
+	if cr != nil {
+		name, nameErr := ObjectName(cfg.ID)
+		switch {
+		case cr.DeletionTimestamp != nil:
+			return fmt.Errorf("ensure replica %s: ComputeReplica %s/%s is being deleted", cfg.ID, cr.Namespace, cr.Name)
+		case cr.Labels[v1alpha1.LabelManagedBy] != "" && !IsManagedBy(cr, o.opts.ControllerName):
+			return fmt.Errorf("ensure replica %s: ComputeReplica %s/%s is managed by %q", cfg.ID, cr.Namespace, cr.Name, cr.Labels[v1alpha1.LabelManagedBy])
+		case IsAdopted(cr, o.opts.ControllerName) || nameErr != nil || cr.Name != name:
+			// Not created by the controller (or not under the name it would have
+			// created): the user's manifest owns the shape.
+			if err := CheckAdoptedShape(cr, cfg); err != nil {
+				return err
+			}
+			return o.apply(ctx, AdoptionObject(cr, o.opts.ControllerName, &cfg.Interactive), cfg.ID)
 		}
-		return o.apply(ctx, AdoptionObject(cr, o.opts.ControllerName, &cfg.Interactive), cfg.ID)
 	}
 	u, err := DesiredObject(o.opts.Namespace, o.opts.ControllerName, o.opts.Template, cfg)
 	if err != nil {
@@ -215,7 +222,14 @@ func (o *Orchestrator) ListReplicas(ctx context.Context) ([]orchestrator.Replica
 	ids := make([]orchestrator.ReplicaID, 0, len(chosen))
 	for id, cr := range chosen {
 		if !IsManagedBy(cr, o.opts.ControllerName) {
-			if err := o.apply(ctx, AdoptionObject(cr, o.opts.ControllerName, nil), id); err != nil {
+			err := o.apply(ctx, AdoptionObject(cr, o.opts.ControllerName, nil), id)
+			switch {
+			case apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err):
+				// Deleted or replaced since the cache saw it (the UID precondition):
+				// the next list sees what is there now.
+				o.opts.Log.Info("Skipped adopting a ComputeReplica that changed meanwhile", "name", cr.Name, "error", err.Error())
+				continue
+			case err != nil:
 				return nil, fmt.Errorf("adopt %s/%s: %w", cr.Namespace, cr.Name, err)
 			}
 			o.opts.Log.Info("Adopted a user-applied ComputeReplica", "replica", id.String(), "name", cr.Name)
@@ -245,6 +259,9 @@ func (o *Orchestrator) SetHydrated(ctx context.Context, id orchestrator.ReplicaI
 	cr, err := o.find(ctx, id)
 	if err != nil {
 		return fmt.Errorf("set hydrated on replica %s: %w", id, err)
+	}
+	if !IsManagedBy(cr, o.opts.ControllerName) {
+		return fmt.Errorf("set hydrated on replica %s: ComputeReplica %s/%s is not managed by %q", id, cr.Namespace, cr.Name, o.opts.ControllerName)
 	}
 	u, err := HydratedStatusObject(cr, HydratedCondition(cr, hydrated, reason, message, o.opts.Now()))
 	if err != nil {

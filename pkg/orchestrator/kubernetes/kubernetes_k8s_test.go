@@ -276,10 +276,10 @@ func TestEnsure(t *testing.T) {
 func TestAdoption(t *testing.T) {
 	f := newFixture(t, "dev")
 	f.ensure(orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "prod", Replica: "r1"}, Processes: 1, Workers: 1})
-	blue := f.userApply("blue", "prod", nil)                   // prod is known: it has a managed replica
-	f.userApply("dev-r9", "dev", nil)                          // dev is known to the catalog
-	f.userApply("staging-r1", "staging", nil)                  // unknown cluster: left alone
-	f.userApply("prod-theirs", "prod", map[string]string{      // another controller's
+	blue := f.userApply("blue", "prod", nil)              // prod is known: it has a managed replica
+	f.userApply("dev-r9", "dev", nil)                     // dev is known to the catalog
+	f.userApply("staging-r1", "staging", nil)             // unknown cluster: left alone
+	f.userApply("prod-theirs", "prod", map[string]string{ // another controller's
 		v1alpha1.LabelManagedBy: "other-controller"})
 
 	want := []orchestrator.ReplicaID{{Cluster: "dev", Replica: "r9"}, {Cluster: "prod", Replica: "blue"}, {Cluster: "prod", Replica: "r1"}}
@@ -481,5 +481,34 @@ func TestRemove(t *testing.T) {
 	}
 	if f.get("prod-theirs").DeletionTimestamp != nil {
 		t.Error("another controller's replica is being deleted")
+	}
+}
+
+// TestAdoptionUIDPrecondition checks the UID precondition of adoption applies: a replica
+// deleted and recreated under the same name since it was read is not adopted, and a deleted
+// one is not resurrected; ListReplicas skips such a replica instead of failing.
+func TestAdoptionUIDPrecondition(t *testing.T) {
+	f := newFixture(t, "prod")
+	old := f.userApply("prod-r2", "prod", nil)
+	if err := f.c.Delete(f.ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	err := f.orch.apply(f.ctx, AdoptionObject(old, DefaultControllerName, nil), ReplicaIDOf(old))
+	if err == nil {
+		t.Fatal("adopting a deleted replica succeeded")
+	}
+	if !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && !apierrors.IsInvalid(err) {
+		t.Errorf("adopting a deleted replica: %v, want NotFound, Conflict or Invalid", err)
+	}
+	if err := f.c.Get(f.ctx, client.ObjectKeyFromObject(old), &v1alpha1.ComputeReplica{}); !apierrors.IsNotFound(err) {
+		t.Errorf("deleted replica resurrected: %v", err)
+	}
+	f.userApply("prod-r2", "prod", nil)
+	err = f.orch.apply(f.ctx, AdoptionObject(old, DefaultControllerName, nil), ReplicaIDOf(old))
+	if !apierrors.IsConflict(err) && !apierrors.IsInvalid(err) {
+		t.Errorf("adopting a recreated replica by its old UID: %v, want a precondition failure", err)
+	}
+	if cr := f.get("prod-r2"); IsManagedBy(cr, DefaultControllerName) {
+		t.Errorf("recreated replica adopted through a stale read: %v", cr.Labels)
 	}
 }

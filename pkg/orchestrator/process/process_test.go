@@ -286,8 +286,8 @@ func TestCrashLoopBacksOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := st.Processes[0].Restarts; r < 3 || r > 7 {
-		t.Fatalf("restarts in 1.2s = %d, want 3..7 with exponential backoff", r)
+	if r := st.Processes[0].Restarts; r < 2 || r > 7 {
+		t.Fatalf("restarts in 1.2s = %d, want 2..7 with exponential backoff", r)
 	}
 	if !strings.Contains(st.Processes[0].LastExit, "exit status 3") {
 		t.Fatalf("last exit = %q", st.Processes[0].LastExit)

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -66,17 +66,18 @@ func TestWorkersShareTheTableExactlyOnceAcrossAReconnect(t *testing.T) {
 	storage.NewService(st).Register(srv)
 	go srv.Serve(l)
 	defer srv.Stop()
-	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	dialed, conn, err := Dial(l.Addr().String(), logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	client := dialed.Client.(*storage.Client)
 
 	imp := plan.SourceImport{ID: plan.User(3), Connection: plan.SourceConnection{Kind: plan.SourceTable}}
 	const peers = 2
 	var srcs []render.Source
 	for w := range peers {
-		f := &Factory{Client: &flakyLister{inner: storage.NewClient(conn)}}
+		f := &Factory{Client: &flakyLister{inner: client}}
 		s, err := f.OpenSource(imp, render.SourceContext{Worker: w, Peers: peers, AsOf: frontier.At(t1), Activate: func() {}})
 		if err != nil {
 			t.Fatal(err)

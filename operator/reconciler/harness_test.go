@@ -1,0 +1,446 @@
+package reconciler
+
+// The harness below drives the reconciler by direct calls under a fake clock, with the test
+// playing the StatefulSet controller (creating pods from the applied template, marking them
+// ready). The same scenarios run against the fake client (fake_test.go, always) and against
+// a real API server (envtest_k8s_test.go, with `make test-k8s`).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	v1alpha1 "github.com/tandemdb/tandem/apis/compute/v1alpha1"
+	"github.com/tandemdb/tandem/operator/render"
+	"github.com/tandemdb/tandem/operator/rollout"
+)
+
+func newNamespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+func loadSample(t *testing.T, name string) []*v1alpha1.ComputeReplica {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*v1alpha1.ComputeReplica
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		cr := &v1alpha1.ComputeReplica{}
+		if err := yaml.UnmarshalStrict([]byte(doc), cr); err != nil {
+			t.Fatalf("sample %s: %v", name, err)
+		}
+		out = append(out, cr)
+	}
+	return out
+}
+
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+type recordedEvent struct{ object, typ, reason, note string }
+
+type fakeRecorder struct {
+	mu     sync.Mutex
+	events []recordedEvent
+}
+
+func (r *fakeRecorder) Eventf(regarding, _ runtime.Object, typ, reason, _, note string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := ""
+	if o, ok := regarding.(client.Object); ok {
+		name = o.GetName()
+	}
+	r.events = append(r.events, recordedEvent{name, typ, reason, fmt.Sprintf(note, args...)})
+}
+
+func (r *fakeRecorder) reasons(object string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		if e.object == object {
+			out = append(out, e.reason)
+		}
+	}
+	return out
+}
+
+// withDefaults fills in the CRD's defaults, which the fake client (unlike the API server)
+// does not apply.
+func withDefaults(cr *v1alpha1.ComputeReplica) {
+	s := &cr.Spec
+	if s.Processes == 0 {
+		s.Processes = 1
+	}
+	if s.Workers == 0 {
+		s.Workers = 1
+	}
+	if s.ImagePullPolicy == "" {
+		s.ImagePullPolicy = corev1.PullIfNotPresent
+	}
+	if s.LogLevel == "" {
+		s.LogLevel = "info"
+	}
+	if s.Ports == (v1alpha1.Ports{}) {
+		s.Ports = v1alpha1.Ports{Computectl: v1alpha1.DefaultComputectlPort, Compute: v1alpha1.DefaultComputePort,
+			Interactive: v1alpha1.DefaultInteractivePort, InternalHTTP: v1alpha1.DefaultInternalHTTPPort}
+	}
+	if s.Rollout.ProgressDeadlineSeconds == 0 {
+		s.Rollout.ProgressDeadlineSeconds = 600
+	}
+}
+
+// cluster is a namespace with replicas reconciled by direct calls under a fake clock,
+// with the test playing the StatefulSet controller.
+type cluster struct {
+	t     *testing.T
+	ctx   context.Context
+	c     client.Client
+	ns    string
+	name  string
+	clock *fakeClock
+	rec   *fakeRecorder
+	r     *Reconciler
+}
+
+func newCluster(t *testing.T, name string, c client.Client) *cluster {
+	cl := &cluster{t: t, ctx: context.Background(), c: c, ns: newNamespace(t, c), name: name,
+		clock: &fakeClock{now: time.Now().UTC().Truncate(time.Second)}, rec: &fakeRecorder{}}
+	cl.r = &Reconciler{Client: c, APIReader: c, Recorder: cl.rec, Clock: cl.clock}
+	return cl
+}
+
+func (cl *cluster) create(crs ...*v1alpha1.ComputeReplica) {
+	for _, cr := range crs {
+		cr.Namespace = cl.ns
+		withDefaults(cr)
+		if err := cl.c.Create(cl.ctx, cr); err != nil {
+			cl.t.Fatal(err)
+		}
+	}
+}
+
+func (cl *cluster) reconcile() {
+	cl.t.Helper()
+	if _, err := cl.r.Reconcile(cl.ctx, ClusterRequest(cl.ns, cl.name)); err != nil {
+		cl.t.Fatalf("reconcile: %v", err)
+	}
+}
+
+// playStatefulSets creates the missing pods of every StatefulSet from its current template
+// and, when ready is true, marks pods Ready (as the kubelet would after the readiness probe).
+func (cl *cluster) playStatefulSets(ready bool) {
+	cl.t.Helper()
+	var list appsv1.StatefulSetList
+	if err := cl.c.List(cl.ctx, &list, client.InNamespace(cl.ns)); err != nil {
+		cl.t.Fatal(err)
+	}
+	for _, sts := range list.Items {
+		for i := range int(*sts.Spec.Replicas) {
+			name := fmt.Sprintf("%s-%d", sts.Name, i)
+			var pod corev1.Pod
+			err := cl.c.Get(cl.ctx, client.ObjectKey{Namespace: cl.ns, Name: name}, &pod)
+			if apierrors.IsNotFound(err) {
+				pod = corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cl.ns, Labels: sts.Spec.Template.Labels},
+					Spec:       sts.Spec.Template.Spec,
+				}
+				if err := cl.c.Create(cl.ctx, &pod); err != nil {
+					cl.t.Fatal(err)
+				}
+			} else if err != nil {
+				cl.t.Fatal(err)
+			}
+			if ready && !isReady(&pod) {
+				pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue,
+					LastTransitionTime: metav1.NewTime(cl.clock.Now())}}
+				if err := cl.c.Status().Update(cl.ctx, &pod); err != nil {
+					cl.t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+func isReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func (cl *cluster) get(name string) *v1alpha1.ComputeReplica {
+	cl.t.Helper()
+	var cr v1alpha1.ComputeReplica
+	if err := cl.c.Get(cl.ctx, client.ObjectKey{Namespace: cl.ns, Name: name}, &cr); err != nil {
+		cl.t.Fatal(err)
+	}
+	return &cr
+}
+
+func (cl *cluster) condition(name, typ string) metav1.Condition {
+	cl.t.Helper()
+	cr := cl.get(name)
+	c := meta.FindStatusCondition(cr.Status.Conditions, typ)
+	if c == nil {
+		cl.t.Fatalf("%s has no %s condition: %+v", name, typ, cr.Status.Conditions)
+	}
+	if typ != v1alpha1.ConditionHydrated && (c.ObservedGeneration != cr.Generation || cr.Status.ObservedGeneration != cr.Generation) {
+		cl.t.Errorf("%s %s observedGeneration %d/%d, generation %d", name, typ, c.ObservedGeneration, cr.Status.ObservedGeneration, cr.Generation)
+	}
+	return *c
+}
+
+// step reconciles, plays the StatefulSets and advances the clock.
+func (cl *cluster) step(ready bool) {
+	cl.reconcile()
+	cl.playStatefulSets(ready)
+	cl.clock.Advance(5 * time.Second)
+}
+
+func (cl *cluster) setInteractive(names []string, on bool) {
+	cl.t.Helper()
+	for _, n := range names {
+		cr := cl.get(n)
+		cr.Spec.InteractiveRuntime = on
+		if err := cl.c.Update(cl.ctx, cr); err != nil {
+			cl.t.Fatal(err)
+		}
+	}
+}
+
+func (cl *cluster) available(name string) bool {
+	return cl.condition(name, v1alpha1.ConditionAvailable).Status == metav1.ConditionTrue
+}
+
+// scenarioRolloutOneReplicaAtATime applies the three-replica sample, brings it up, flips
+// interactiveRuntime on every replica, and checks that replicas roll one at a time, each
+// losing all its pods together, with never two down, and end up running the new template.
+func scenarioRolloutOneReplicaAtATime(t *testing.T, c client.Client) {
+	cl := newCluster(t, "prod", c)
+	crs := loadSample(t, "compute_v1alpha1_computereplica_cluster.yaml")
+	var names []string
+	for _, cr := range crs {
+		names = append(names, cr.Name)
+	}
+	cl.create(crs...)
+	for range 4 {
+		cl.step(true)
+	}
+	for _, n := range names {
+		if !cl.available(n) {
+			t.Fatalf("%s not available after creation: %+v", n, cl.get(n).Status)
+		}
+		if p := cl.condition(n, v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonRolloutComplete && p.Reason != rollout.ReasonUpToDate {
+			t.Fatalf("%s progressing %+v", n, p)
+		}
+	}
+
+	cl.setInteractive(names, true)
+	var rolled []string
+	for step := 0; step < 30; step++ {
+		cl.reconcile()
+		down := 0
+		for _, n := range names {
+			cr := cl.get(n)
+			if !cl.available(n) {
+				down++
+			}
+			if p := meta.FindStatusCondition(cr.Status.Conditions, v1alpha1.ConditionProgressing); p != nil &&
+				p.Reason == rollout.ReasonRolloutStarted && !slices.Contains(rolled, n) {
+				rolled = append(rolled, n)
+				// All of the replica's pods are gone at once.
+				var pods corev1.PodList
+				if err := cl.c.List(cl.ctx, &pods, client.InNamespace(cl.ns), client.MatchingLabels{render.LabelReplica: n}); err != nil {
+					t.Fatal(err)
+				}
+				if len(pods.Items) != 0 {
+					t.Errorf("%s: %d pods left after the rollout started", n, len(pods.Items))
+				}
+				if cr.Status.RolloutStartTime == nil {
+					t.Errorf("%s: rollout started without a start time", n)
+				}
+			}
+		}
+		if down > 1 {
+			t.Fatalf("step %d: %d replicas down at once", step, down)
+		}
+		cl.playStatefulSets(true)
+		cl.clock.Advance(5 * time.Second)
+	}
+	if !slices.Equal(rolled, names) {
+		t.Fatalf("rolled %v, want each of %v once, in order", rolled, names)
+	}
+	for _, n := range names {
+		cr := cl.get(n)
+		if !cl.available(n) || cr.Status.CurrentHash != cr.Status.UpdateHash || cr.Status.RolloutStartTime != nil {
+			t.Errorf("%s did not finish: %+v", n, cr.Status)
+		}
+		var sts appsv1.StatefulSet
+		if err := cl.c.Get(cl.ctx, client.ObjectKey{Namespace: cl.ns, Name: n}, &sts); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(sts.Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--interactive-peers=") }) {
+			t.Errorf("%s: statefulset args lack --interactive-peers", n)
+		}
+		if got := cl.rec.reasons(n); !slices.Contains(got, "RolloutStarted") || !slices.Contains(got, "RolloutCompleted") {
+			t.Errorf("%s events %v", n, got)
+		}
+	}
+}
+
+// scenarioPausedAndDeadline checks that a paused replica is not rolled, and that a rollout whose
+// pods never become ready turns Progressing False with ProgressDeadlineExceeded and keeps
+// blocking the rest of the cluster.
+func scenarioPausedAndDeadline(t *testing.T, c client.Client) {
+	cl := newCluster(t, "c", c)
+	mk := func(name string, paused bool) *v1alpha1.ComputeReplica {
+		return &v1alpha1.ComputeReplica{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "c", Image: "img", Processes: 2, Workers: 1,
+				Rollout: v1alpha1.RolloutSpec{Paused: paused, ProgressDeadlineSeconds: 60}},
+		}
+	}
+	cl.create(mk("a", false), mk("b", false))
+	for range 3 {
+		cl.step(true)
+	}
+
+	// Pause b, then change both.
+	b := cl.get("b")
+	b.Spec.Rollout.Paused = true
+	if err := cl.c.Update(cl.ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	cl.setInteractive([]string{"a", "b"}, true)
+	cl.reconcile()
+	if p := cl.condition("b", v1alpha1.ConditionProgressing); p.Status != metav1.ConditionFalse || p.Reason != rollout.ReasonPaused {
+		t.Errorf("paused replica progressing %+v", p)
+	}
+	if p := cl.condition("a", v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonRolloutStarted {
+		t.Fatalf("a progressing %+v", p)
+	}
+	// a's new pods come up but never become ready.
+	for range 13 {
+		cl.playStatefulSets(false)
+		cl.clock.Advance(5 * time.Second)
+		cl.reconcile()
+	}
+	p := cl.condition("a", v1alpha1.ConditionProgressing)
+	if p.Status != metav1.ConditionFalse || p.Reason != rollout.ReasonProgressDeadlineExceeded {
+		t.Errorf("a progressing %+v, want False/ProgressDeadlineExceeded", p)
+	}
+	if d := cl.condition("a", v1alpha1.ConditionDegraded); d.Status != metav1.ConditionTrue {
+		t.Errorf("a degraded %+v", d)
+	}
+	if !slices.Contains(cl.rec.reasons("a"), rollout.ReasonProgressDeadlineExceeded) {
+		t.Errorf("no ProgressDeadlineExceeded event: %v", cl.rec.reasons("a"))
+	}
+	// Unpausing b does not roll it while a is stuck.
+	b = cl.get("b")
+	b.Spec.Rollout.Paused = false
+	if err := cl.c.Update(cl.ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	cl.reconcile()
+	if p := cl.condition("b", v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonWaitingForTurn {
+		t.Errorf("b progressing %+v, want WaitingForTurn", p)
+	}
+	// a's pods become ready: a completes, then b rolls.
+	for range 4 {
+		cl.step(true)
+	}
+	if p := cl.condition("a", v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonRolloutComplete {
+		t.Errorf("a progressing %+v, want RolloutComplete", p)
+	}
+	if !slices.Contains(cl.rec.reasons("b"), "RolloutStarted") {
+		t.Errorf("b never started rolling: %v", cl.rec.reasons("b"))
+	}
+}
+
+// scenarioRestartMidRollout checks that an operator restarted after it recorded a rollout and
+// applied the new template, but before all old pods were gone, deletes the rest and finishes.
+func scenarioRestartMidRollout(t *testing.T, c client.Client) {
+	cl := newCluster(t, "m", c)
+	cl.create(&v1alpha1.ComputeReplica{
+		ObjectMeta: metav1.ObjectMeta{Name: "m1"},
+		Spec:       v1alpha1.ComputeReplicaSpec{ClusterName: "m", Image: "img", Processes: 3, Workers: 1},
+	})
+	for range 3 {
+		cl.step(true)
+	}
+	cl.setInteractive([]string{"m1"}, true)
+	// Simulate an operator that recorded the rollout and applied the template, then died
+	// after deleting only one pod: pods 1 and 2 still carry the old hash.
+	cl.reconcile()
+	cl.playStatefulSets(true) // pods recreated with the new template
+	var pods corev1.PodList
+	if err := cl.c.List(cl.ctx, &pods, client.InNamespace(cl.ns)); err != nil {
+		t.Fatal(err)
+	}
+	newHash := cl.get("m1").Status.UpdateHash
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Name == "m1-0" {
+			continue
+		}
+		p.Labels[render.LabelPodTemplateHash] = "stale"
+		if err := cl.c.Update(cl.ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A fresh reconciler (a restarted operator) finishes the job.
+	cl.r = &Reconciler{Client: cl.c, APIReader: cl.c, Recorder: cl.rec, Clock: cl.clock}
+	cl.reconcile()
+	if p := cl.condition("m1", v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonRollingPods {
+		t.Errorf("progressing %+v, want RollingPods", p)
+	}
+	if err := cl.c.List(cl.ctx, &pods, client.InNamespace(cl.ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Labels[render.LabelPodTemplateHash] != newHash {
+			t.Errorf("pod %s with hash %s survived", p.Name, p.Labels[render.LabelPodTemplateHash])
+		}
+	}
+	for range 3 {
+		cl.step(true)
+	}
+	if p := cl.condition("m1", v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonRolloutComplete {
+		t.Errorf("progressing %+v, want RolloutComplete", p)
+	}
+}
