@@ -21,13 +21,16 @@ type config struct {
 	// InteractiveListenAddr is where the interactive runtime's mesh
 	// listens; set when --interactive-peers is given.
 	InteractiveListenAddr string
-	Workers                int
-	Process                int
-	ComputePeers           []string
-	InteractivePeers       []string
-	PeerConnectTimeout     time.Duration
-	ShutdownTimeout        time.Duration
-	LogLevel               slog.Level
+	// StorageAddr is the controller's table storage gRPC service; table
+	// sources read from it. Empty: tables cannot be read.
+	StorageAddr        string
+	Workers            int
+	Process            int
+	ComputePeers       []string
+	InteractivePeers   []string
+	PeerConnectTimeout time.Duration
+	ShutdownTimeout    time.Duration
+	LogLevel           slog.Level
 }
 
 // envName is the environment fallback of a flag: --workers -> TANDEM_WORKERS.
@@ -49,6 +52,7 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	fs.StringVar(&cfg.ControllerListenAddr, "controller-listen-addr", ":2100", "address of the compute protocol gRPC endpoint")
 	fs.StringVar(&cfg.InternalHTTPListenAddr, "internal-http-listen-addr", ":6878", "address of /metrics, /healthz, /readyz and /debug/pprof")
 	fs.StringVar(&cfg.ComputeListenAddr, "compute-listen-addr", "", "address the compute mesh listens on (default: all interfaces, on the port of this process's --compute-peers entry)")
+	fs.StringVar(&cfg.StorageAddr, "storage-addr", "", "address of the controller's table storage gRPC service (tables are unreadable without it)")
 	fs.IntVar(&cfg.Workers, "workers", 1, "worker goroutines per process")
 	fs.IntVar(&process, "process", -1, "index of this process in --compute-peers (default: the hostname's StatefulSet ordinal, else 0)")
 	fs.StringVar(&peers, "compute-peers", "", "comma-separated compute addresses of every process of the replica, in process order (empty: one process)")

@@ -30,6 +30,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/server"
 	"github.com/tandemdb/tandem/pkg/placement"
 	"github.com/tandemdb/tandem/pkg/sharing"
+	"github.com/tandemdb/tandem/pkg/storage/tablesource"
 )
 
 func run(args []string, getenv func(string) string) error {
@@ -98,6 +99,14 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	eng := server.NewEngine(func(ev server.Event) { srv.Deliver(ev) }, log.WithName("engine"))
 	srv = server.New(server.Config{Runtime: eng, Codec: server.PlanCodec{}, Log: log.WithName("server"), Metrics: serverMetrics{m}})
 	sources := render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}
+	if cfg.StorageAddr != "" {
+		tables, closeTables, err := tablesource.Dial(cfg.StorageAddr, log.WithName("tables"))
+		if err != nil {
+			return err
+		}
+		defer closeTables.Close()
+		sources[plan.SourceTable] = tables
+	}
 	newRuntime := func(role runtime.Role, peers []string, listen string, respond func(runtime.Response), pub runtime.Publisher, shared render.SharedImports, rm *metrics) (*runtime.Runtime, func(), error) {
 		fabric, closeFabric, err := connectMesh(ctx, cfg, peers, listen, onFatal, baseLog.WithName("mesh").WithValues("role", role.String()))
 		if err != nil {

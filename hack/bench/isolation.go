@@ -54,7 +54,8 @@ func runIsolation(ctx context.Context, e *env) (*result, error) {
 		e.logf("isolation/%s: starting", arm.name)
 		a, series, phases, err := isolationArm(ctx, e, p, arm.name, arm.flag)
 		if err != nil {
-			return nil, fmt.Errorf("arm %s: %w", arm.name, err)
+			// The completed arms are still shown (not written as JSON).
+			return &result{report: rep}, fmt.Errorf("arm %s: %w", arm.name, err)
 		}
 		rep.Arms = append(rep.Arms, a)
 		for _, s := range series {

@@ -107,6 +107,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	e.logf("scenario %s (quick=%v), results in %s", scenario, e.quick, e.outDir)
 	res, err := fn(ctx, e)
 	if err != nil {
+		if res != nil && res.report != nil && len(res.report.Arms) > 0 {
+			// Arms that completed before the failure, for the reader; no
+			// JSON is written, since the document promises every arm.
+			res.report.Scenario, res.report.Quick = scenario+" (incomplete: "+err.Error()+")", e.quick
+			fmt.Fprintln(stdout, "Incomplete run: the arms below completed, then the scenario failed; no JSON written.")
+			_ = res.report.WriteMarkdown(stdout)
+		}
 		return fmt.Errorf("scenario %s: %w", scenario, err)
 	}
 	res.report.Scenario, res.report.Quick, res.report.Machine = scenario, e.quick, report.Machine()

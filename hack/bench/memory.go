@@ -24,10 +24,10 @@ import (
 // replica's resident set is sampled. The growth is reported against the
 // index's own size, taken as the resident growth its hydration caused.
 func runMemory(ctx context.Context, e *env) (*result, error) {
-	keys := pick(e, 100_000, 1_100_000)
+	keys := pick(e, 20_000, 200_000)
 	const valueSize = 1024
 	clientsN := 48
-	runFor := pick(e, 10*time.Second, 30*time.Second)
+	runFor := pick(e, 20*time.Second, 60*time.Second)
 
 	c, err := e.startTandem(ctx)
 	if err != nil {

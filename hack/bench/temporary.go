@@ -31,7 +31,8 @@ func runTemporary(ctx context.Context, e *env) (*result, error) {
 		e.logf("temporary/%s: starting", arm.name)
 		a, series, ph, err := temporaryArm(ctx, e, p, arm.name, arm.flag)
 		if err != nil {
-			return nil, fmt.Errorf("arm %s: %w", arm.name, err)
+			// The completed arms are still shown (not written as JSON).
+			return &result{report: rep}, fmt.Errorf("arm %s: %w", arm.name, err)
 		}
 		rep.Arms = append(rep.Arms, a)
 		timeline = append(timeline, series)

@@ -30,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/tandemdb/tandem/apis/compute/v1alpha1"
 	"github.com/tandemdb/tandem/operator/render"

@@ -307,9 +307,10 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 
 	case StateCurrent:
 		d.ApplyStatefulSet = true
-		reason, msg := ReasonUpToDate, "pods run pod template "+r.DesiredHash
+		// Every replica gets here through a rollout (creation counts as one), so the
+		// reason stays RolloutComplete until the next rollout.
+		reason, msg := ReasonRolloutComplete, "pods run pod template "+r.DesiredHash
 		if r.RolloutStart != nil {
-			reason, msg = ReasonRolloutComplete, "rolled to pod template "+r.DesiredHash
 			d.Events = append(d.Events, Event{Reason: "RolloutCompleted", Message: fmt.Sprintf("Rolled to pod template %s in %s", r.DesiredHash, now.Sub(*r.RolloutStart).Round(time.Second))})
 		}
 		d.RolloutStart, d.Rolling = nil, false

@@ -64,10 +64,10 @@ func TestDecide(t *testing.T) {
 			degraded: False, available: False, start: at(0),
 		},
 		{
-			name:  "current replica is up to date",
+			name:  "current replica stays complete",
 			r:     replica(nil),
 			peers: availablePeer,
-			state: StateCurrent, apply: true, progressing: False, reason: ReasonUpToDate, degraded: False, available: True,
+			state: StateCurrent, apply: true, progressing: False, reason: ReasonRolloutComplete, degraded: False, available: True,
 		},
 		{
 			name:  "finished rollout completes and clears its start",

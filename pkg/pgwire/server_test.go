@@ -305,6 +305,24 @@ func TestPsql(t *testing.T) {
 	if !strings.Contains(out, "division by zero") {
 		t.Fatalf("psql error:\n%s", out)
 	}
+	// SUBSCRIBE over COPY, stopped with Ctrl-C (psql sends a
+	// CancelRequest, the server ends the COPY with 57014).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, psql, "-h", host, "-p", port, "-U", "alice", "-d", "tandem", "-X",
+		"-c", "COPY (SUBSCRIBE t) TO STDOUT")
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	_ = cmd.Process.Signal(os.Interrupt)
+	_ = cmd.Wait()
+	if got := buf.String(); !strings.Contains(got, "\t1\t41") || !strings.Contains(got, "canceling statement") {
+		t.Fatalf("psql COPY (SUBSCRIBE):\n%s", got)
+	}
 }
 
 // TestPgbench runs pgbench's point-lookup workload against an index, with
