@@ -21,6 +21,9 @@ type config struct {
 	ReplicaBinary     string
 	LogLevel          slog.Level
 	ReplicaLogLevel   string
+	// ParamDefaults are system parameter defaults for a fresh data
+	// directory, from --system-parameter-default name=value,...
+	ParamDefaults map[string]string
 }
 
 // envName is a flag's environment fallback: --data-dir -> TANDEM_DATA_DIR.
@@ -45,6 +48,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&cfg.ReplicaBinary, "replica-binary", "", "path of the replica binary (default: `replica` beside this binary)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&cfg.ReplicaLogLevel, "replica-log-level", "info", "log level passed to replicas")
+	var paramDefaults string
+	fs.StringVar(&paramDefaults, "system-parameter-default", "", "comma-separated name=value system parameter defaults applied when the data directory is new (e.g. enable_compute_interactive_dataflows=on)")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		if v := getenv(envName(f.Name)); v != "" {
@@ -57,6 +62,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, envErr
 	}
 	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var err error
+	if cfg.ParamDefaults, err = parseParamDefaults(paramDefaults); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -83,4 +92,21 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, errors.New("--data-dir must not be empty")
 	}
 	return cfg, nil
+}
+
+// parseParamDefaults parses "name=value,name=value".
+func parseParamDefaults(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("--system-parameter-default: %q: want name=value", kv)
+		}
+		out[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -44,5 +45,29 @@ func TestParseConfig(t *testing.T) {
 				t.Fatalf("cfg %+v, err %v", cfg, err)
 			}
 		})
+	}
+}
+
+func TestParseParamDefaults(t *testing.T) {
+	tests := []struct {
+		in   string
+		want map[string]string
+		err  bool
+	}{
+		{"", map[string]string{}, false},
+		{"enable_compute_interactive_dataflows=on", map[string]string{"enable_compute_interactive_dataflows": "on"}, false},
+		{" a = 1 , b=2 ", map[string]string{"a": "1", "b": "2"}, false},
+		{"novalue", nil, true},
+		{"=x", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := parseParamDefaults(tt.in)
+		if (err != nil) != tt.err {
+			t.Errorf("parseParamDefaults(%q) error %v", tt.in, err)
+			continue
+		}
+		if !tt.err && fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("parseParamDefaults(%q) = %v, want %v", tt.in, got, tt.want)
+		}
 	}
 }

@@ -85,6 +85,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 
 	env, err := environment.Open(ctx, environment.Config{
 		Log: log.WithName("environment"), Catalog: cat, Storage: store, Compute: ctl, ReplicaLogLevel: cfg.ReplicaLogLevel,
+		ParamDefaults: cfg.ParamDefaults,
 	})
 	if err != nil {
 		return err

@@ -198,7 +198,8 @@ func TestSampleWithManager(t *testing.T) {
 		switch {
 		case got.Status.ObservedGeneration != got.Generation:
 			return fmt.Errorf("observedGeneration %d, generation %d", got.Status.ObservedGeneration, got.Generation)
-		case p == nil || p.Status != metav1.ConditionTrue || p.Reason != rollout.ReasonCreating || p.ObservedGeneration != got.Generation:
+		case p == nil || p.Status != metav1.ConditionTrue || p.ObservedGeneration != got.Generation ||
+			(p.Reason != rollout.ReasonCreating && p.Reason != rollout.ReasonWaitingForAvailable):
 			return fmt.Errorf("progressing condition %+v", p)
 		case len(got.Status.ComputectlAddresses) != 2 || got.Status.ComputectlAddresses[1] != "quickstart-r1-1.quickstart-r1."+ns+".svc:2100":
 			return fmt.Errorf("computectl addresses %v", got.Status.ComputectlAddresses)

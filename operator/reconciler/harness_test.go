@@ -36,6 +36,12 @@ func newNamespace(t *testing.T, c client.Client) string {
 	if err := c.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
+	// Pods need the namespace's default ServiceAccount, which only a controller-manager
+	// would create.
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns.Name}}
+	if err := c.Create(context.Background(), sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	return ns.Name
 }
 

@@ -179,6 +179,7 @@ func TestShowAndSet(t *testing.T) {
 	wantRows(t, s, "SHOW SOURCES", "accounts,load-generator,default", "auction,load-generator,default",
 		"auctions,load-generator,default", "bids,load-generator,default", "organizations,load-generator,default", "users,load-generator,default")
 	wantRows(t, s, "SHOW TABLES", "t")
+	wantRows(t, s, "SHOW CREATE TABLE t", "t,CREATE TABLE t (a int)")
 	wantRows(t, s, "SHOW COLUMNS FROM bids", "id,false,bigint", "buyer,false,bigint", "auction_id,false,bigint", "amount,false,bigint", "bid_time,false,timestamp without time zone")
 	run(t, s, "SET cluster = c2")
 	wantRows(t, s, "SHOW cluster", "c2")

@@ -35,6 +35,8 @@ func showColumns(k parse.ShowKind) []Column {
 		return textColumns("name", "nullable", "type")
 	case parse.ShowObjects:
 		return textColumns("name", "type")
+	case parse.ShowCreate:
+		return textColumns("name", "create_sql")
 	}
 	return textColumns("name")
 }
@@ -95,6 +97,10 @@ func (s *Session) showItems(sn *snapshot, st *parse.Show, add func(...string)) e
 			return undefinedRelation(*st.Object)
 		}
 		on = it
+	}
+	if st.Kind == parse.ShowCreate {
+		add(on.Name, on.SQL)
+		return nil
 	}
 	if st.Kind == parse.ShowColumns {
 		for i, t := range on.Desc.Types {

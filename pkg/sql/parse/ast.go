@@ -136,6 +136,9 @@ const (
 	ShowClusterReplicas   ShowKind = "CLUSTER REPLICAS"
 	ShowColumns           ShowKind = "COLUMNS"
 	ShowObjects           ShowKind = "OBJECTS"
+	// ShowCreate is SHOW CREATE TABLE | VIEW | MATERIALIZED VIEW | INDEX |
+	// SOURCE obj: the statement that created obj.
+	ShowCreate ShowKind = "CREATE"
 )
 
 // Show is SHOW SOURCES | TABLES | VIEWS | MATERIALIZED VIEWS | INDEXES [ON

@@ -594,6 +594,18 @@ func (c *cursor) show() (Statement, error) {
 		s.Kind = ShowColumns
 	case c.accept("objects"):
 		s.Kind = ShowObjects
+	case c.accept("create"):
+		s.Kind = ShowCreate
+		if !c.accept("table") && !c.accept("view") && !c.accept("materialized", "view") &&
+			!c.accept("index") && !c.accept("source") {
+			return nil, c.errHere("expected TABLE, VIEW, MATERIALIZED VIEW, INDEX or SOURCE")
+		}
+		name, err := c.objectName()
+		if err != nil {
+			return nil, err
+		}
+		s.Object = &name
+		return s, c.end()
 	default:
 		return nil, nil
 	}

@@ -19,9 +19,11 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/loadgen"
+	"github.com/tandemdb/tandem/pkg/compute/offload"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
+	"github.com/tandemdb/tandem/pkg/placement"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 	"github.com/tandemdb/tandem/pkg/storage"
@@ -43,6 +45,10 @@ type Config struct {
 	Compute *controller.Controller
 	// ReplicaLogLevel is passed to replicas the environment creates.
 	ReplicaLogLevel string
+	// ParamDefaults overrides system parameter defaults on the first start
+	// of a fresh data directory (e.g. running the whole test suite with
+	// enable_compute_interactive_dataflows on).
+	ParamDefaults map[string]string
 }
 
 // Environment implements sql.Backend over the catalog, storage and the
@@ -58,8 +64,48 @@ type Environment struct {
 var _ sql.Backend = (*Environment)(nil)
 
 // params are the system parameters the environment knows, with defaults.
+// It is never written to.
 var params = map[string]string{
 	controller.ParamInteractiveDataflows: "off",
+	// Where index peek walks run on a replica (inline, budgeted, offload)
+	// and how many records a worker walks before offloading.
+	"peek_walk_mode":   "budgeted",
+	"peek_walk_budget": "10000",
+	// Which runtime of a two-runtime replica serves fast-path peeks on
+	// maintained indexes (docs/design/read-routing.md).
+	"peek_routing": "sealed_hint",
+}
+
+// normalizeParam validates a system parameter value and returns its
+// canonical form.
+func normalizeParam(name, value string) (string, error) {
+	switch name {
+	case controller.ParamInteractiveDataflows:
+		b, err := parseBool(value)
+		if err != nil {
+			return "", fmt.Errorf("parameter %q requires a Boolean value", name)
+		}
+		return map[bool]string{true: "on", false: "off"}[b], nil
+	case "peek_walk_mode":
+		m, err := offload.ParseMode(value)
+		if err != nil {
+			return "", err
+		}
+		return m.String(), nil
+	case "peek_walk_budget":
+		n, err := strconv.Atoi(value)
+		if err != nil || n <= 0 {
+			return "", fmt.Errorf("parameter %q requires a positive integer", name)
+		}
+		return strconv.Itoa(n), nil
+	case "peek_routing":
+		p, err := placement.ParsePolicy(value)
+		if err != nil {
+			return "", err
+		}
+		return p.String(), nil
+	}
+	return value, nil
 }
 
 // itemExtra is the part of a sql.Item the catalog stores as its plan JSON.
@@ -95,6 +141,18 @@ func (e *Environment) bootstrap() error {
 		}
 		if err := tx.PutCluster(catalog.Cluster{Name: DefaultCluster}); err != nil {
 			return err
+		}
+		for name, value := range e.cfg.ParamDefaults {
+			if _, ok := params[name]; !ok {
+				return fmt.Errorf("system parameter default %q: unrecognized parameter", name)
+			}
+			v, err := normalizeParam(name, value)
+			if err != nil {
+				return fmt.Errorf("system parameter default: %w", err)
+			}
+			if err := tx.SetParam(name, v); err != nil {
+				return err
+			}
 		}
 		return tx.PutReplica(catalog.Replica{Cluster: DefaultCluster, Name: DefaultReplica, Processes: DefaultProcesses, Workers: DefaultWorkers})
 	})
@@ -630,12 +688,9 @@ func (e *Environment) SetSystemParameter(ctx context.Context, name, value string
 	if reset {
 		value = def
 	}
-	if name == controller.ParamInteractiveDataflows {
-		b, err := parseBool(value)
-		if err != nil {
-			return sqlerr.Errorf(sqlerr.InvalidParameterValue, "parameter %q requires a Boolean value", name)
-		}
-		value = map[bool]string{true: "on", false: "off"}[b]
+	value, err := normalizeParam(name, value)
+	if err != nil {
+		return sqlerr.Errorf(sqlerr.InvalidParameterValue, "%v", err)
 	}
 	e.ddl.Lock()
 	defer e.ddl.Unlock()
