@@ -176,7 +176,8 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 	var staleness []timedLag
 	pointRead := &readLoad{name: "point_read", workers: len(readers.conns), maxRate: 200, op: func(ctx context.Context, w int) error {
 		key := rand.IntN(p.smallKeys)
-		n, err := readers.query(ctx, w, "SELECT value FROM small WHERE key = $1", key)
+		// A literal key, as a console or psql sends it; see pointSQL.
+		n, err := readers.query(ctx, w, fmt.Sprintf("SELECT value FROM small WHERE key = %d", key))
 		if err == nil && n != 1 {
 			err = fmt.Errorf("point read of key %d returned %d rows, want 1", key, n)
 		}

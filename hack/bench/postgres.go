@@ -91,10 +91,10 @@ func runPostgres(ctx context.Context, e *env) (*result, error) {
 			return nil, fmt.Errorf("PostgreSQL setup %q: %w", s, err)
 		}
 	}
-	pgQuery := fmt.Sprintf("SELECT n, s FROM (%s) AS agg WHERE g = $1", view)
+	pgQuery := fmt.Sprintf("SELECT n, s FROM (%s) AS agg WHERE g = %%d", strings.ReplaceAll(view, "%", "%%"))
 	for _, arm := range []struct{ name, sql string }{
 		{"postgres_query", pgQuery},
-		{"postgres_matview", "SELECT n, s FROM agg_mv WHERE g = $1"},
+		{"postgres_matview", "SELECT n, s FROM agg_mv WHERE g = %d"},
 	} {
 		e.logf("postgres/%s: point reads", arm.name)
 		a, s, err := pointReadArm(ctx, e, p, arm.name, arm.sql, pgConnect)
@@ -142,8 +142,14 @@ func runPostgres(ctx context.Context, e *env) (*result, error) {
 	if err := waitQuery(ctx, admin, "point read on an indexed aggregate view over a table", "SELECT n, s FROM agg WHERE g = 1", 1, 45*time.Second); err != nil {
 		return nil, err
 	}
-	e.logf("postgres/tandem: point reads")
-	a, s, err := pointReadArm(ctx, e, p, "tandem", "SELECT n, s FROM agg WHERE g = $1", tConnect)
+	// How Tandem answers the read (fast-path peek of the index, or a
+	// one-shot dataflow) decides its latency; the report says which.
+	plan, err := explainFirstLine(ctx, admin, fmt.Sprintf("SELECT n, s FROM agg WHERE g = %d", 1))
+	if err != nil {
+		return nil, &missingError{feature: "EXPLAIN of a point read", cause: err}
+	}
+	e.logf("postgres/tandem: point reads (plan: %s)", plan)
+	a, s, err := pointReadArm(ctx, e, p, "tandem", "SELECT n, s FROM agg WHERE g = %d", tConnect)
 	if err != nil {
 		return nil, fmt.Errorf("arm tandem: %w", err)
 	}
@@ -152,6 +158,7 @@ func runPostgres(ctx context.Context, e *env) (*result, error) {
 		return nil, fmt.Errorf("arm tandem freshness: %w", err)
 	}
 	a.Latency("freshness", fresh.Summary())
+	a.String("plan", plan)
 	rep.Arms = append([]*report.Arm{a}, rep.Arms...)
 	series = append([]plot.Series{s}, series...)
 	return &result{report: rep, figures: []figure{
@@ -181,8 +188,9 @@ func insertRows(ctx context.Context, conn *pgx.Conn, n int) error {
 }
 
 // pointReadArm measures point reads of random groups, open loop at 30% of
-// capacity, after a discarded warm-up.
-func pointReadArm(ctx context.Context, e *env, p postgresParams, name, sql string, connect connector) (*report.Arm, plot.Series, error) {
+// capacity, after a discarded warm-up. sqlFmt takes the group as %d: the
+// key is sent as a literal, as psql or a console sends it, in both systems.
+func pointReadArm(ctx context.Context, e *env, p postgresParams, name, sqlFmt string, connect connector) (*report.Arm, plot.Series, error) {
 	cl, err := openClients(ctx, 4, connect)
 	if err != nil {
 		return nil, plot.Series{}, err
@@ -190,7 +198,7 @@ func pointReadArm(ctx context.Context, e *env, p postgresParams, name, sql strin
 	defer cl.close()
 	k := &readLoad{name: "point_read", workers: len(cl.conns), maxRate: 200, op: func(ctx context.Context, w int) error {
 		g := rand.IntN(p.groups)
-		n, err := cl.query(ctx, w, sql, g)
+		n, err := cl.query(ctx, w, fmt.Sprintf(sqlFmt, g))
 		if err == nil && n != 1 {
 			err = fmt.Errorf("group %d: %d rows, want 1", g, n)
 		}
@@ -308,4 +316,24 @@ func (w *watchWriter) Write(b []byte) (int, error) {
 		}
 	}
 	return len(b), nil
+}
+
+// explainFirstLine returns the top line of EXPLAIN's plan for sql.
+func explainFirstLine(ctx context.Context, conn *pgx.Conn, sql string) (string, error) {
+	var line string
+	rows, err := conn.Query(ctx, "EXPLAIN "+sql)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		if err := rows.Scan(&line); err != nil {
+			return "", err
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(line), nil
 }

@@ -16,3 +16,13 @@ fuzz-sql:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(SQL_FUZZTIME) -parallel 2 ./pkg/sql/parse/
 
 EXTRA_TESTS += test-sql-oracle fuzz-sql
+
+# The oracle suite against the real system (controller + local replicas),
+# once with a single runtime per replica and once with the interactive
+# runtime beside the maintenance runtime.
+.PHONY: test-oracle-controller
+test-oracle-controller:
+	bash hack/oracle-controller.sh
+	bash hack/oracle-controller.sh enable_compute_interactive_dataflows=on
+
+EXTRA_TESTS += test-oracle-controller

@@ -225,7 +225,9 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 			return Condition{}, false
 		}
 		return Condition{TypeProgressing, False, ReasonProgressDeadlineExceeded,
-			fmt.Sprintf("rollout started %s ago has not completed within %s", now.Sub(*r.RolloutStart).Round(time.Second), r.ProgressDeadline)}, true
+			// No elapsed time in the message: a message that changes on every pass would
+			// rewrite status, and so trigger another pass, forever.
+			fmt.Sprintf("rollout started at %s has not completed within %s", r.RolloutStart.UTC().Format(time.RFC3339), r.ProgressDeadline)}, true
 	}
 	progressing := func(reason, msg string) {
 		if c, exceeded := deadline(); exceeded {

@@ -226,6 +226,25 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// TestDecideIsStable checks that deciding again later, with nothing observed changed, gives
+// the same conditions: a condition message that moves with the clock would rewrite status on
+// every pass and make the reconciler loop.
+func TestDecideIsStable(t *testing.T) {
+	cases := []Replica{
+		replica(func(r *Replica) { r.RolloutStart, r.Pods = at(-11*time.Minute), pods(2, "new", false, 0) }),
+		replica(func(r *Replica) { r.RolloutStart, r.Pods = at(-4*time.Minute), pods(2, "new", false, 0) }),
+		replica(func(r *Replica) { r.AppliedHash, r.Pods, r.Paused = "old", pods(2, "old", true, time.Hour), true }),
+		replica(nil),
+	}
+	for _, r := range cases {
+		a := Decide(t0, r, nil)
+		b := Decide(t0.Add(3*time.Second), r, nil)
+		if !reflect.DeepEqual(a.Conditions, b.Conditions) {
+			t.Errorf("state %v: conditions changed with time alone:\n%+v\n%+v", a.State, a.Conditions, b.Conditions)
+		}
+	}
+}
+
 // TestOneReplicaAtATime drives a three-replica cluster through a template change with the
 // policy alone, as the reconciler does (one pass over the replicas in name order, each seeing
 // the decisions already taken), and checks that no two replicas are ever down together.

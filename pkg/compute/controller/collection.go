@@ -49,6 +49,9 @@ type collection struct {
 	dropped bool
 	// subscribe is set for subscribe sinks.
 	subscribe *subscription
+	// introspection is set for a cluster's introspection indexes, whose
+	// contents differ per replica.
+	introspection bool
 }
 
 // newCollection returns a collection readable from asOf with no holds.

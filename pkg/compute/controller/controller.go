@@ -125,6 +125,8 @@ type cluster struct {
 	replicas  map[string]*replica
 	dataflows map[string]*dataflow // by dataflow id
 	peeks     map[string]*peek     // pending, by uuid
+	// logging is the introspection configuration; nil when off.
+	logging *loggingConfig
 }
 
 // New returns a controller. Run its background work with Start.
@@ -252,6 +254,11 @@ func (c *Controller) DropCluster(ctx context.Context, name string) error {
 	defer c.mu.Unlock()
 	for _, p := range cl.peeks {
 		p.finishLocked(peekResult{err: fmt.Errorf("cluster %s dropped", name)})
+	}
+	for _, col := range c.collections {
+		if col.introspection && col.cluster == name && !col.dropped {
+			c.dropLocked(col)
+		}
 	}
 	delete(c.clusters, name)
 	return nil

@@ -20,12 +20,19 @@ import (
 //   - pending peeks are re-issued, since a replica that reconnects may be
 //     the one that answers them.
 func (c *Controller) historyLocked(cl *cluster) []*computepb.Command {
+	return c.historyForLocked(cl, "")
+}
+
+// historyForLocked is the history for replica name: peeks addressed to
+// another replica alone are left out. An empty name keeps every peek.
+func (c *Controller) historyForLocked(cl *cluster, name string) []*computepb.Command {
 	params := make(map[string]string, len(c.params))
 	for k, v := range c.params {
 		params[k] = v
 	}
 	cmds := []*computepb.Command{{Kind: &computepb.Command_CreateInstance{CreateInstance: &computepb.CreateInstance{
 		Parameters: params,
+		Logging:    cl.logging.proto(),
 	}}}}
 	dfs := make([]*dataflow, 0, len(cl.dataflows))
 	for _, df := range cl.dataflows {
@@ -61,7 +68,9 @@ func (c *Controller) historyLocked(cl *cluster) []*computepb.Command {
 	}
 	peeks := make([]*peek, 0, len(cl.peeks))
 	for _, p := range cl.peeks {
-		peeks = append(peeks, p)
+		if name == "" || p.sendsTo(name) {
+			peeks = append(peeks, p)
+		}
 	}
 	slices.SortFunc(peeks, func(a, b *peek) int { return a.started.Compare(b.started) })
 	for _, p := range peeks {

@@ -37,6 +37,11 @@ type PeekRequest struct {
 	// identity.
 	MFP       []byte
 	Finishing *computepb.RowSetFinishing
+	// Replica, when not empty, names the only replica to ask, and the read
+	// time is chosen from that replica's frontiers alone. Reads of
+	// introspection collections always go to one replica: this one, or any
+	// connected one when empty.
+	Replica string
 }
 
 // PeekResult is a peek's answer.
@@ -61,7 +66,12 @@ type peek struct {
 	// finishing is re-applied by the controller when a multi-process
 	// replica's partial answers are merged.
 	finishing *computepb.RowSetFinishing
+	// replica, when not empty, is the only replica asked.
+	replica string
 }
+
+// sendsTo reports whether the peek is (re)sent to replica name.
+func (p *peek) sendsTo(name string) bool { return p.replica == "" || p.replica == name }
 
 type replicaAnswer struct {
 	epoch    uint64
@@ -87,7 +97,7 @@ func (p *peek) finishLocked(res peekResult) {
 	delete(p.cluster.peeks, p.uuid)
 	cancel := &computepb.Command{Kind: &computepb.Command_CancelPeek{CancelPeek: &computepb.CancelPeek{Uuid: p.uuid}}}
 	for name, r := range p.cluster.replicas {
-		if name != res.replica {
+		if name != res.replica && p.sendsTo(name) {
 			r.sendLocked(cancel)
 		}
 	}
@@ -103,7 +113,23 @@ func (c *Controller) Peek(ctx context.Context, req PeekRequest) (PeekResult, err
 		c.mu.Unlock()
 		return PeekResult{}, fmt.Errorf("peek %s: not an index of cluster %q: %w", req.Target, req.Cluster, ErrUnknownCollection)
 	}
-	ts, err := c.chooseAsOfLocked([]string{req.Target}, req.Isolation)
+	cl, err := c.clusterLocked(req.Cluster)
+	if err != nil {
+		c.mu.Unlock()
+		return PeekResult{}, err
+	}
+	target, err := c.targetReplicaLocked(cl, req.Replica, []string{req.Target})
+	if err != nil {
+		c.mu.Unlock()
+		return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, err)
+	}
+	var ts frontier.Time
+	if target != nil {
+		req.Replica = target.cfg.ID.Replica
+		ts, err = c.chooseReplicaAsOfLocked(target, []string{req.Target})
+	} else {
+		ts, err = c.chooseAsOfLocked([]string{req.Target}, req.Isolation)
+	}
 	if err != nil {
 		c.mu.Unlock()
 		return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, err)
@@ -113,7 +139,12 @@ func (c *Controller) Peek(ctx context.Context, req PeekRequest) (PeekResult, err
 		c.mu.Unlock()
 		return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, err)
 	}
-	class := col.dataflow.class
+	// Introspection indexes are built by the replica itself, not by a
+	// dataflow of ours: they are maintained.
+	class := computepb.DataflowClass_DATAFLOW_CLASS_MAINTAINED
+	if col.dataflow != nil {
+		class = col.dataflow.class
+	}
 	c.mu.Unlock()
 	return c.peekHeld(ctx, req, hold, class)
 }
@@ -151,15 +182,24 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 		result:    make(chan peekResult, 1),
 		answers:   map[string]*replicaAnswer{},
 		finishing: req.Finishing,
+		replica:   req.Replica,
 	}
 	p.cmd = &computepb.Command{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{
 		Uuid: p.uuid, TargetId: req.Target, Timestamp: uint64(ts),
 		LiteralKeys: req.LiteralKeys, MapFilterProject: req.MFP,
 		Finishing: replicaFinishing(req.Finishing), TargetClass: class,
 	}}}
+	if p.replica != "" {
+		if _, ok := cl.replicas[p.replica]; !ok {
+			c.mu.Unlock()
+			return PeekResult{}, fmt.Errorf("peek %s: cluster %q has no replica %q: %w", req.Target, cl.name, p.replica, ErrUnknownReplica)
+		}
+	}
 	cl.peeks[p.uuid] = p
-	for _, r := range cl.replicas {
-		r.sendLocked(p.cmd)
+	for name, r := range cl.replicas {
+		if p.sendsTo(name) {
+			r.sendLocked(p.cmd)
+		}
 	}
 	c.mu.Unlock()
 
@@ -175,8 +215,10 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 			p.done = true
 			delete(cl.peeks, p.uuid)
 			cancel := &computepb.Command{Kind: &computepb.Command_CancelPeek{CancelPeek: &computepb.CancelPeek{Uuid: p.uuid}}}
-			for _, r := range cl.replicas {
-				r.sendLocked(cancel)
+			for name, r := range cl.replicas {
+				if p.sendsTo(name) {
+					r.sendLocked(cancel)
+				}
 			}
 			c.mu.Unlock()
 			return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, ctx.Err())

@@ -200,7 +200,7 @@ func (r *replica) connectOnce(ctx context.Context) error {
 	r.lastError = ""
 	r.frontiers = map[string]*replicaFrontiers{}
 	r.status = map[string]*computepb.CollectionStatus{}
-	history := c.historyLocked(r.cluster)
+	history := c.historyForLocked(r.cluster, r.cfg.ID.Replica)
 	for _, p := range conns {
 		p.enqueue(&computepb.Command{Kind: &computepb.Command_Hello{Hello: &computepb.Hello{Nonce: newUUID()}}})
 		for _, cmd := range history {
@@ -413,6 +413,12 @@ func (c *Controller) DropReplica(ctx context.Context, cluster, name string) erro
 	<-r.done
 	c.mu.Lock()
 	c.replicaDisconnectedLocked(r)
+	// Reads addressed to this replica alone can no longer be answered.
+	for _, p := range cl.peeks {
+		if p.replica == name {
+			p.finishLocked(peekResult{err: fmt.Errorf("replica %s.%s was dropped: %w", cluster, name, ErrUnknownReplica), replica: name})
+		}
+	}
 	c.mu.Unlock()
 	if err := c.cfg.Orchestrator.RemoveReplica(ctx, r.cfg.ID); err != nil {
 		return fmt.Errorf("drop replica %s: %w", r.cfg.ID, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
@@ -14,6 +15,14 @@ import (
 // dataflow. With enable_compute_interactive_dataflows on, the dataflow is
 // tagged OneShotRead. Every hold taken is released on every path.
 func (c *Controller) PeekDataflow(ctx context.Context, cluster string, df Dataflow, iso Isolation, finishing *computepb.RowSetFinishing) (PeekResult, error) {
+	return c.PeekDataflowOn(ctx, cluster, "", df, iso, finishing)
+}
+
+// PeekDataflowOn is PeekDataflow answered by one replica when replica is
+// not empty (or when df reads introspection collections: then by any
+// connected replica), at a time chosen from that replica's frontiers. The
+// dataflow is still installed on every replica, as every dataflow is.
+func (c *Controller) PeekDataflowOn(ctx context.Context, cluster, replica string, df Dataflow, iso Isolation, finishing *computepb.RowSetFinishing) (PeekResult, error) {
 	if len(df.IndexExports) != 1 || len(df.SubscribeSinks) != 0 {
 		return PeekResult{}, fmt.Errorf("peek dataflow %s: want exactly one index export", df.ID)
 	}
@@ -24,7 +33,18 @@ func (c *Controller) PeekDataflow(ctx context.Context, cluster string, df Datafl
 		c.mu.Unlock()
 		return PeekResult{}, err
 	}
-	ts, err := c.chooseAsOfLocked(df.imports(), iso)
+	r, err := c.targetReplicaLocked(cl, replica, df.imports())
+	if err != nil {
+		c.mu.Unlock()
+		return PeekResult{}, fmt.Errorf("peek dataflow %s: %w", df.ID, err)
+	}
+	var ts frontier.Time
+	if r != nil {
+		replica = r.cfg.ID.Replica
+		ts, err = c.chooseReplicaAsOfLocked(r, df.imports())
+	} else {
+		ts, err = c.chooseAsOfLocked(df.imports(), iso)
+	}
 	if err != nil {
 		c.mu.Unlock()
 		return PeekResult{}, fmt.Errorf("peek dataflow %s: %w", df.ID, err)
@@ -50,5 +70,5 @@ func (c *Controller) PeekDataflow(ctx context.Context, cluster string, df Datafl
 	c.dropLocked(col)
 	class := df.Class
 	c.mu.Unlock()
-	return c.peekHeld(ctx, PeekRequest{Cluster: cluster, Target: target, Isolation: iso, Finishing: finishing}, hold, class)
+	return c.peekHeld(ctx, PeekRequest{Cluster: cluster, Target: target, Isolation: iso, Finishing: finishing, Replica: replica}, hold, class)
 }

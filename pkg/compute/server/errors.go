@@ -42,5 +42,10 @@ func sqlstate(err error) string {
 	if c := expr.Code(err); c != "" {
 		return c
 	}
+	// Errors read back from a dataflow's error collection carry their code.
+	var st interface{ SQLState() string }
+	if errors.As(err, &st) && st.SQLState() != "" {
+		return st.SQLState()
+	}
 	return CodeInternal
 }

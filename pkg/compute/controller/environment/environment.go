@@ -117,6 +117,10 @@ type itemExtra struct {
 	Deps   []string    `json:"deps,omitempty"`
 	// Arrangement is a materialized view's arrangement id.
 	Arrangement string `json:"arrangement,omitempty"`
+	// System marks the environment's own items (introspection), whose ids
+	// are system ids; Hidden ones are not SQL items at all.
+	System bool `json:"system,omitempty"`
+	Hidden bool `json:"hidden,omitempty"`
 }
 
 // Open recovers the environment from its catalog: it creates the default
@@ -172,6 +176,9 @@ func (e *Environment) recover(ctx context.Context) error {
 	}
 	for _, cl := range cls {
 		if err := e.cfg.Compute.CreateCluster(cl.Name); err != nil {
+			return err
+		}
+		if err := e.enableIntrospection(cl.Name); err != nil {
 			return err
 		}
 	}
@@ -241,6 +248,9 @@ func (e *Environment) Items(ctx context.Context) ([]sql.Item, error) {
 		if err != nil {
 			return nil, err
 		}
+		if it.Kind == "" {
+			continue // hidden
+		}
 		out = append(out, it)
 	}
 	return out, nil
@@ -263,6 +273,12 @@ func fromCatalog(ci catalog.Item) (sql.Item, error) {
 		}
 		if x.Schema != "" {
 			it.Schema = x.Schema
+		}
+		if x.Hidden {
+			return sql.Item{}, nil
+		}
+		if x.System {
+			it.ID, it.Name = plan.System(ci.ID), systemName(ci.Name)
 		}
 		it.Plan, it.Keys = x.Plan, x.Keys
 		for _, d := range x.Deps {
@@ -402,6 +418,11 @@ func (e *Environment) dataflowFor(it sql.Item, items map[plan.GlobalID]sql.Item)
 			earlier[id] = x
 		}
 	}
+	if readsIntrospection(*it.Plan, items) {
+		// Each replica's introspection data describes that replica: a
+		// maintained result over it would differ between replicas.
+		return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "%s %s cannot be maintained over introspection relations", it.Kind, it.Name)
+	}
 	if err := e.addImports(d, *it.Plan, it.Cluster, earlier); err != nil {
 		return nil, err
 	}
@@ -474,6 +495,14 @@ func (e *Environment) addImports(d *plan.DataflowDescription, p plan.Plan, clust
 		it, ok := items[id]
 		if !ok {
 			return sqlerr.Errorf(sqlerr.UndefinedTable, "unknown relation %s", id)
+		}
+		if isIntrospection(it) {
+			imp, err := e.introspectionImport(it, cluster)
+			if err != nil {
+				return err
+			}
+			d.IndexImports = append(d.IndexImports, imp)
+			continue
 		}
 		if ix, ok := indexOn(items, id, cluster); ok {
 			d.IndexImports = append(d.IndexImports, plan.IndexImport{ID: ix.ID, On: id, Key: ix.Keys, Desc: it.Desc})
@@ -845,6 +874,9 @@ func (e *Environment) CreateCluster(ctx context.Context, name string, replicas [
 	if err := e.cfg.Compute.CreateCluster(name); err != nil {
 		return err
 	}
+	if err := e.enableIntrospection(name); err != nil {
+		return err
+	}
 	for _, r := range crs {
 		if err := e.cfg.Compute.CreateReplica(ctx, e.replicaConfig(r)); err != nil {
 			return err
@@ -857,7 +889,12 @@ func (e *Environment) CreateCluster(ctx context.Context, name string, replicas [
 func (e *Environment) DropCluster(ctx context.Context, name string) error {
 	e.ddl.Lock()
 	defer e.ddl.Unlock()
-	if err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error { return tx.DropCluster(name) }); err != nil {
+	if err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
+		if err := tx.DropCluster(name); err != nil {
+			return err
+		}
+		return dropIntrospection(tx, name)
+	}); err != nil {
 		if errors.Is(err, catalog.ErrNotFound) {
 			return sqlerr.Errorf(sqlerr.UndefinedObject, "unknown cluster %q", name)
 		}

@@ -27,7 +27,7 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) ([]sql.RowD
 	var err error
 	switch {
 	case req.Index != nil:
-		pr := controller.PeekRequest{Cluster: req.Cluster, Target: req.Index.Index.String(), Isolation: isolation(req.Isolation)}
+		pr := controller.PeekRequest{Cluster: req.Cluster, Target: req.Index.Index.String(), Isolation: isolation(req.Isolation), Replica: req.Replica}
 		for _, k := range req.Index.Keys {
 			pr.LiteralKeys = append(pr.LiteralKeys, k)
 		}
@@ -39,10 +39,19 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) ([]sql.RowD
 		}
 		res, err = e.cfg.Compute.Peek(ctx, pr)
 	case req.Plan != nil:
+		if target, ok, ierr := e.introspectionGet(ctx, req); ierr != nil || ok {
+			// A plain read of an introspection relation reads the
+			// replica's index directly.
+			err = ierr
+			if ok {
+				res, err = e.cfg.Compute.Peek(ctx, controller.PeekRequest{Cluster: req.Cluster, Target: target, Replica: req.Replica})
+			}
+			break
+		}
 		var df controller.Dataflow
 		df, err = e.oneShot(ctx, req.Cluster, *req.Plan, req.Desc)
 		if err == nil {
-			res, err = e.cfg.Compute.PeekDataflow(ctx, req.Cluster, df, isolation(req.Isolation), nil)
+			res, err = e.cfg.Compute.PeekDataflowOn(ctx, req.Cluster, req.Replica, df, isolation(req.Isolation), nil)
 		}
 	default:
 		return nil, sqlerr.Errorf(sqlerr.InternalError, "peek without a plan or an index")
@@ -65,7 +74,7 @@ func readError(err error) error {
 		return sqlerr.New(pe.SQLState, pe.Message)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to user request")
-	case errors.Is(err, controller.ErrUnknownCluster):
+	case errors.Is(err, controller.ErrUnknownCluster), errors.Is(err, controller.ErrUnknownReplica):
 		return sqlerr.New(sqlerr.UndefinedObject, err.Error())
 	}
 	return sqlerr.Convert(err)
@@ -111,6 +120,9 @@ func (e *Environment) Subscribe(ctx context.Context, req sql.SubscribeRequest) (
 	items, err := e.Items(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if readsIntrospection(*req.Plan, indexItems(items)) {
+		return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "SUBSCRIBE to introspection relations is not supported; SELECT from them instead")
 	}
 	build, sink := e.transientID(), e.transientID()
 	d := &plan.DataflowDescription{ID: sink, DebugName: "subscribe " + sink.String(), Class: plan.ClassMaintained, Until: frontier.Closed()}
@@ -163,3 +175,26 @@ func (s *subscription) Next(ctx context.Context) (sql.SubscribeBatch, error) {
 
 // Close implements sql.Subscription.
 func (s *subscription) Close() { s.sub.Close() }
+
+// introspectionGet reports whether req's plan is a plain Get of an
+// introspection relation, and if so the index that answers it on the
+// request's cluster.
+func (e *Environment) introspectionGet(ctx context.Context, req sql.PeekRequest) (string, bool, error) {
+	g := req.Plan.Get
+	if g == nil || g.ID.Kind != plan.KindSystem {
+		return "", false, nil
+	}
+	items, err := e.Items(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	it, ok := indexItems(items)[g.ID]
+	if !ok || !isIntrospection(it) {
+		return "", false, nil
+	}
+	imp, err := e.introspectionImport(it, req.Cluster)
+	if err != nil {
+		return "", false, err
+	}
+	return imp.ID.String(), true, nil
+}

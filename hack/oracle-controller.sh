@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs the SQL oracle suite (pkg/sql/oracle) against a real controller with
+# its local replica fleet, the embedded default, on a fresh data directory.
+# Usage: hack/oracle-controller.sh [name=value,...]   (system parameter defaults,
+# e.g. enable_compute_interactive_dataflows=on to run with two runtimes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+params="${1:-}"
+bash hack/postgres.sh >/dev/null
+bin="$(mktemp -d)"
+data="$(mktemp -d)"
+go build -o "$bin/" ./cmd/controller ./cmd/replica
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+pg="127.0.0.1:$(port)"
+"$bin/controller" --data-dir "$data" --pgwire-listen-addr "$pg" \
+	--http-listen-addr "127.0.0.1:$(port)" --storage-listen-addr "127.0.0.1:$(port)" \
+	--replica-binary "$bin/replica" --log-level warn \
+	--system-parameter-default "$params" >"$data/controller.log" 2>&1 &
+ctl=$!
+cleanup() {
+	kill "$ctl" 2>/dev/null || true
+	wait "$ctl" 2>/dev/null || true
+	rm -rf "$bin" "$data"
+}
+trap cleanup EXIT
+for _ in $(seq 1 100); do
+	if pg_isready -q -h "${pg%:*}" -p "${pg#*:}" 2>/dev/null; then break; fi
+	sleep 0.2
+done
+echo "oracle: controller on $pg (parameters: ${params:-defaults})" >&2
+if ! TANDEM_ORACLE_ADDR="$pg" TANDEM_ORACLE_REQUIRED=1 go test -count=1 -timeout 15m -run TestOracle ./pkg/sql/oracle/; then
+	tail -50 "$data/controller.log" >&2
+	exit 1
+fi

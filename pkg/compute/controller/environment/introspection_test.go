@@ -1,0 +1,145 @@
+package environment
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tandemdb/tandem/pkg/compute/logging"
+	"github.com/tandemdb/tandem/pkg/sql"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// query runs one statement and returns its rows as text.
+func query(ctx context.Context, s *sql.Session, text string) ([]string, error) {
+	res, err := s.ExecuteSQL(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range res[len(res)-1].Rows {
+		parts := make([]string, len(r))
+		for i, d := range r {
+			parts[i] = d.String()
+		}
+		out = append(out, strings.Join(parts, ","))
+	}
+	return out, nil
+}
+
+// eventually retries a query until check accepts its rows: introspection
+// relations refresh every second.
+func eventually(t *testing.T, s *sql.Session, text string, check func([]string) bool) []string {
+	t.Helper()
+	deadline := time.Now().Add(40 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		rows, err := query(ctx, s, text)
+		cancel()
+		if err == nil && check(rows) {
+			return rows
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: last rows %q, error %v", text, rows, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestIntrospectionThroughSQL(t *testing.T) {
+	s := openStack(t, t.TempDir())
+	defer s.close()
+	ctx := context.Background()
+	sess := sql.NewEngine(s.env).NewSession("test")
+	mustRun := func(text string) {
+		t.Helper()
+		if _, err := sess.ExecuteSQL(ctx, text); err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+	}
+
+	items, err := s.env.Items(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, it := range items {
+		if isIntrospection(it) {
+			names = append(names, it.Name)
+			want, _ := logging.Desc(logging.Relation(it.Name))
+			if !slices.Equal(it.Desc.Names, want.Names) {
+				t.Errorf("%s columns %v, want %v", it.Name, it.Desc.Names, want.Names)
+			}
+		}
+	}
+	slices.Sort(names)
+	var want []string
+	for _, r := range logging.Relations() {
+		want = append(want, string(r))
+	}
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Fatalf("introspection items %v, want %v", names, want)
+	}
+
+	mustRun("CREATE TABLE t (k bigint, v text)")
+	mustRun("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+	mustRun("CREATE INDEX t_k ON t (k)")
+	ix := ""
+	items, _ = s.env.Items(ctx)
+	for _, it := range items {
+		if it.Name == "t_k" {
+			ix = it.ID.String()
+		}
+	}
+	if ix == "" {
+		t.Fatal("index t_k not in the catalog")
+	}
+
+	// The replica reports its own arrangement of the index, with the
+	// three rows, summed over workers.
+	mustRun("SET cluster_replica = 'r1'")
+	eventually(t, sess, "SELECT id, sum(records) FROM introspection.arrangements WHERE id = '"+ix+"' GROUP BY id", func(rows []string) bool {
+		return slices.Equal(rows, []string{ix + ",3"})
+	})
+	// A plain scan (read straight from the replica's index).
+	eventually(t, sess, "SELECT * FROM introspection.arrangements", func(rows []string) bool {
+		for _, r := range rows {
+			if strings.HasPrefix(r, ix+",") {
+				return true
+			}
+		}
+		return false
+	})
+	eventually(t, sess, "SELECT id FROM introspection.hydration WHERE hydration_ms IS NOT NULL AND id = '"+ix+"'", func(rows []string) bool {
+		return len(rows) > 0
+	})
+	eventually(t, sess, "SELECT count(*) FROM introspection.worker_steps", func(rows []string) bool {
+		return len(rows) == 1 && rows[0] != "0"
+	})
+
+	// Without a replica named, any connected one answers.
+	mustRun("RESET cluster_replica")
+	eventually(t, sess, "SELECT id FROM introspection.frontiers WHERE id = '"+ix+"'", func(rows []string) bool {
+		return len(rows) > 0
+	})
+
+	// A replica that does not exist is a clear error, not a hang.
+	mustRun("SET cluster_replica = 'nope'")
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = sess.ExecuteSQL(cctx, "SELECT * FROM introspection.arrangements")
+	if sqlerr.Code(err) != sqlerr.UndefinedObject || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("read from a missing replica: %v (code %s), want an undefined-object error naming it", err, sqlerr.Code(err))
+	}
+
+	// Introspection relations are read-only and cannot feed maintained
+	// results.
+	mustRun("RESET cluster_replica")
+	mustRun("CREATE VIEW arr AS SELECT id, records FROM introspection.arrangements")
+	if _, err := sess.ExecuteSQL(ctx, "CREATE INDEX arr_idx ON arr (id)"); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Fatalf("index over introspection: %v, want %s", err, sqlerr.FeatureNotSupported)
+	}
+}
