@@ -1,0 +1,64 @@
+package runtime_test
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/render"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/runtimetest"
+)
+
+// BenchmarkHydrateKeyValue measures the hydration time of an index on a
+// KEY VALUE load generator (16-byte values) with 1, 2 and 4 workers: from
+// CreateDataflow until the index's frontier passes its as_of, so the
+// snapshot is generated, exchanged by key and arranged. TANDEM_BENCH_KEYS
+// sets the key count (default 1M; docs/benchmarks.md records 10M).
+func BenchmarkHydrateKeyValue(b *testing.B) {
+	keys := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("TANDEM_BENCH_KEYS")); err == nil && v > 0 {
+		keys = v
+	}
+	for _, w := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("W%d", w), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				h := runtimetest.New(b, runtimetest.Options{Workers: w, Timeout: 10 * time.Minute,
+					Sources: render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}})
+				// Ticks in the past are generated at once: the snapshot of
+				// tick 1 is what hydration arranges.
+				start := frontier.Time(time.Now().UnixMilli()) - 2000
+				src, idx := plan.User(uint64(100+2*i)), plan.User(uint64(101+2*i))
+				desc := plan.DataflowDescription{
+					ID: plan.Transient(uint64(i + 1)), DebugName: "kv hydration", Class: plan.ClassMaintained,
+					SourceImports: []plan.SourceImport{{ID: src,
+						Desc: row.NewRelationDesc([]string{"key", "partition", "value"},
+							[]row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}, {Type: row.TypeBytes}}),
+						Connection: plan.SourceConnection{Kind: plan.SourceLoadGen, Options: map[string]string{
+							"generator": "KEY VALUE", "keys": strconv.Itoa(keys), "value_size": "16",
+							"tick_ms": "1000", "start": fmt.Sprint(start)}}}},
+					IndexExports: []plan.IndexExport{{ID: idx, On: src, Key: []expr.Expr{expr.Column(0)}}},
+					AsOf:         frontier.At(start), Until: frontier.Closed(),
+				}
+				t0 := time.Now()
+				h.MustCreate(desc)
+				sealed := start + 1000 + 1
+				if err := h.WaitFrontier(idx, frontier.At(sealed)); err != nil {
+					b.Fatal(err)
+				}
+				d := time.Since(t0)
+				rows, err := h.Peek(idx, sealed-1, &runtimetest.PeekRequest{Keys: [][]byte{row.Pack(row.Int64(int64(keys - 1)))}})
+				if err != nil || len(rows) != 1 {
+					b.Fatalf("the last key is not in the hydrated index: %d rows, %v", len(rows), err)
+				}
+				b.ReportMetric(d.Seconds(), "hydrate-s")
+				b.ReportMetric(float64(keys)/d.Seconds(), "keys/s")
+			}
+		})
+	}
+}
