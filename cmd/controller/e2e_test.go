@@ -44,10 +44,11 @@ type runningController struct {
 
 // startController runs the controller on free loopback ports and waits
 // for its startup banner.
-func startController(t *testing.T, bin, dataDir string) *runningController {
+func startController(t *testing.T, bin, dataDir string, extra ...string) *runningController {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(bin, "controller"), "--data-dir="+dataDir,
-		"--pgwire-listen-addr=127.0.0.1:0", "--http-listen-addr=127.0.0.1:0", "--storage-listen-addr=127.0.0.1:0")
+	args := append([]string{"--data-dir=" + dataDir,
+		"--pgwire-listen-addr=127.0.0.1:0", "--http-listen-addr=127.0.0.1:0", "--storage-listen-addr=127.0.0.1:0"}, extra...)
+	cmd := exec.Command(filepath.Join(bin, "controller"), args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -450,3 +450,31 @@ func scenarioRestartMidRollout(t *testing.T, c client.Client) {
 		t.Errorf("progressing %+v, want RolloutComplete", p)
 	}
 }
+
+// scenarioInvalidSpec checks that a replica the renderer refuses (possible only for an
+// object stored before the CRD's rules, as the fake client stores it) is reported Degraded
+// with reason InvalidSpec while the other replicas of its cluster are still reconciled.
+func scenarioInvalidSpec(t *testing.T, c client.Client) {
+	cl := newCluster(t, "v", c)
+	good := &v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Name: "good"},
+		Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "v", Image: "img"}}
+	bad := &v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Name: "bad"},
+		Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "v", Image: "img",
+			Ports: v1alpha1.Ports{Computectl: 3000, Compute: 3000, Interactive: 3001, InternalHTTP: 3002}}}
+	cl.create(good, bad)
+	cl.step(true)
+	d := cl.condition("bad", v1alpha1.ConditionDegraded)
+	if d.Status != metav1.ConditionTrue || d.Reason != ReasonInvalidSpec || !strings.Contains(d.Message, "ports computectl and compute are both 3000") {
+		t.Errorf("bad degraded %+v", d)
+	}
+	var sts appsv1.StatefulSet
+	if err := cl.c.Get(cl.ctx, client.ObjectKey{Namespace: cl.ns, Name: "bad"}, &sts); !apierrors.IsNotFound(err) {
+		t.Errorf("statefulset of the invalid replica: %v", err)
+	}
+	if err := cl.c.Get(cl.ctx, client.ObjectKey{Namespace: cl.ns, Name: "good"}, &sts); err != nil {
+		t.Errorf("statefulset of the valid replica: %v", err)
+	}
+	if !slices.Contains(cl.rec.reasons("bad"), ReasonInvalidSpec) {
+		t.Errorf("no InvalidSpec event: %v", cl.rec.reasons("bad"))
+	}
+}

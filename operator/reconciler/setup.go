@@ -41,14 +41,7 @@ const (
 // StatefulSet, Service, PDB and pod the operator labelled, enqueues its cluster.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	byCluster := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
-		if cr, ok := obj.(*v1alpha1.ComputeReplica); ok {
-			return []reconcile.Request{ClusterRequest(cr.Namespace, cr.Spec.ClusterName)}
-		}
-		cluster := obj.GetLabels()[render.LabelCluster]
-		if cluster == "" || obj.GetLabels()[render.LabelManagedBy] != render.ManagerName {
-			return nil
-		}
-		return []reconcile.Request{ClusterRequest(obj.GetNamespace(), cluster)}
+		return clusterRequests(obj)
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("computereplica").
@@ -63,4 +56,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			),
 		}).
 		Complete(r)
+}
+
+// clusterRequests maps an object to the request of the cluster it belongs to: a
+// ComputeReplica by its spec, anything else by the labels the operator rendered on it
+// (objects the operator did not render map to nothing).
+func clusterRequests(obj client.Object) []reconcile.Request {
+	if cr, ok := obj.(*v1alpha1.ComputeReplica); ok {
+		return []reconcile.Request{ClusterRequest(cr.Namespace, cr.Spec.ClusterName)}
+	}
+	cluster := obj.GetLabels()[render.LabelCluster]
+	if cluster == "" || obj.GetLabels()[render.LabelManagedBy] != render.ManagerName {
+		return nil
+	}
+	return []reconcile.Request{ClusterRequest(obj.GetNamespace(), cluster)}
 }

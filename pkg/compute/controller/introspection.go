@@ -133,8 +133,8 @@ func (c *Controller) targetReplicaLocked(cl *cluster, named string, inputs []str
 // chooseReplicaAsOfLocked picks the read time of a read answered by r
 // alone: the latest time complete on r in every input, never below an
 // input's since. Other replicas' frontiers play no part, so a read never
-// waits for them. An input r has not reported yet is read at its since
-// (the read waits until r reaches it).
+// waits for them. When r has not reported an input yet, the read is at the
+// oracle's time (r answers once it gets there).
 func (c *Controller) chooseReplicaAsOfLocked(r *replica, inputs []string) (frontier.Time, error) {
 	var maxSince frontier.Time
 	minWrite := frontier.Closed()
@@ -161,7 +161,10 @@ func (c *Controller) chooseReplicaAsOfLocked(r *replica, inputs []string) (front
 		minWrite = frontier.Meet(minWrite, w)
 	}
 	if !reported {
-		return maxSince, nil
+		// Reading before r's first report would see nothing (the
+		// relations' times are the replica's clock); read now instead, and
+		// let the replica answer at its next refresh.
+		return max(maxSince, c.cfg.Oracle.ReadTS()), nil
 	}
 	if wt, ok := minWrite.Time(); ok && wt > 0 {
 		return max(maxSince, wt-1), nil
