@@ -30,7 +30,7 @@ type postgresParams struct {
 
 func postgresSizes(e *env) postgresParams {
 	return postgresParams{
-		rows:        pick(e, 50_000, 500_000),
+		rows:        pick(e, 50_000, 200_000),
 		groups:      1000,
 		capacityFor: pick(e, 2*time.Second, 5*time.Second),
 		warmup:      pick(e, 2*time.Second, 5*time.Second),

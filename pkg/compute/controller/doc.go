@@ -20,7 +20,15 @@
 //   - A multi-process replica answers once every process answered: its
 //     frontiers are the meet over its processes, its peek rows the union.
 //   - A peek is answered by the first replica that answers; the others are
-//     sent CancelPeek.
+//     sent CancelPeek. The exception is a peek addressed to one replica
+//     (PeekRequest.Replica), which every read of a cluster's introspection
+//     indexes is: those hold per-replica data (each replica describes
+//     itself), so the peek is sent to, re-sent to, and answered by that
+//     replica alone, at a time chosen from its own reported frontiers, and
+//     fails if the replica is dropped.
+//   - Introspection indexes (EnableIntrospection) are sent in every
+//     replica's CreateInstance; they take no part in hydration status or
+//     rollouts, and go with their cluster.
 //
 // Concurrency: one mutex guards all controller state; replica connections
 // run in their own goroutines and deliver responses under that mutex; sends

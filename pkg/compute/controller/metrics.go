@@ -115,7 +115,7 @@ func (c *Controller) refreshMetricsLocked() {
 			}
 			n := 0
 			for _, col := range c.collections {
-				if col.kind == kindCompute && col.cluster == cl.name && r.hydratedLocked(col) {
+				if col.kind == kindCompute && !col.introspection && col.cluster == cl.name && r.hydratedLocked(col) {
 					n++
 				}
 			}

@@ -98,7 +98,7 @@ func (c *Controller) ReconfigureReplica(ctx context.Context, cfg orchestrator.Re
 		c.mu.Lock()
 		done := r.epoch > epoch && r.conns != nil
 		for _, col := range c.collections {
-			if done && col.kind == kindCompute && col.cluster == cl.name && !col.dropped && !r.hydratedLocked(col) {
+			if done && col.kind == kindCompute && !col.introspection && col.cluster == cl.name && !col.dropped && !r.hydratedLocked(col) {
 				done = false
 			}
 		}

@@ -30,7 +30,8 @@ type ReplicaStatus struct {
 	Connected bool   `json:"connected"`
 	LastError string `json:"last_error,omitempty"`
 	// Hydrated lists the compute collections whose output frontier passed
-	// their as_of on this replica; NotHydrated the others.
+	// their as_of on this replica; NotHydrated the others. The replica's
+	// own introspection indexes are in neither.
 	Hydrated    []string `json:"hydrated"`
 	NotHydrated []string `json:"not_hydrated"`
 }
@@ -61,7 +62,7 @@ func (c *Controller) Status() Status {
 			rs := ReplicaStatus{Name: r.cfg.ID.Replica, Processes: r.cfg.Processes, Workers: r.cfg.Workers,
 				Epoch: r.epoch, Connected: r.conns != nil, LastError: r.lastError, Hydrated: []string{}, NotHydrated: []string{}}
 			for _, col := range c.collections {
-				if col.kind != kindCompute || col.cluster != cl.name || col.dropped {
+				if col.kind != kindCompute || col.introspection || col.cluster != cl.name || col.dropped {
 					continue
 				}
 				if r.hydratedLocked(col) {

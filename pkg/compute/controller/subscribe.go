@@ -65,8 +65,14 @@ func (s *Subscription) Err() error {
 func (s *Subscription) Close() {
 	s.ctl.mu.Lock()
 	defer s.ctl.mu.Unlock()
-	if col, ok := s.ctl.collections[s.id]; ok && col.subscribe != nil && !col.dropped {
-		s.ctl.dropLocked(col)
+	if col, ok := s.ctl.collections[s.id]; ok && col.subscribe != nil && col.subscribe.sub == s {
+		// The batch channel closes below; the collection may linger until
+		// the replicas report it closed, and its responses must then be
+		// ignored rather than sent on the closed channel.
+		col.subscribe.ended = true
+		if !col.dropped {
+			s.ctl.dropLocked(col)
+		}
 	}
 	s.endLocked(nil)
 }

@@ -91,6 +91,8 @@ func (s *Server) command(ctx context.Context, c *conn, cmd *computepb.Command) {
 		c.cfg = instanceConfig(k.CreateInstance)
 		if err := s.rt.CreateInstance(ctx, c.cfg); err != nil {
 			s.refuse(c, kind, "", fmt.Errorf("create instance: %w", err))
+		} else {
+			s.registerLogging(c.cfg)
 		}
 		c.phase = initializing
 		return
@@ -284,4 +286,18 @@ func decodePeek(p *computepb.Peek) *Peek {
 		}
 	}
 	return out
+}
+
+// registerLogging records the introspection indexes the runtime maintains
+// since CreateInstance as collections, so their frontiers are reported and
+// peeks on them are served. They belong to no controller dataflow, so
+// they are kept out of st.dataflows and reconciliation never drops them.
+func (s *Server) registerLogging(cfg InstanceConfig) {
+	for _, id := range cfg.LoggingIndexes {
+		if _, ok := s.st.collections[id]; ok {
+			continue
+		}
+		ds := &dataflowState{df: &Dataflow{Name: "introspection " + id, Indexes: []string{id}, AsOf: frontier.Minimum(), Until: frontier.Closed()}}
+		s.st.collections[id] = &collection{id: id, df: ds, asOf: frontier.Minimum(), until: frontier.Closed(), since: frontier.Minimum(), created: s.now()}
+	}
 }

@@ -2,7 +2,6 @@ package load
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -196,14 +195,16 @@ func Collect(samples []Sample, keep func(Sample) bool) Collected {
 }
 
 // Capacity measures closed-loop throughput: each worker issues requests
-// back to back for d, and the result is completed requests per second.
-// It is the ceiling the open-loop rate is set against; a closed loop is
-// right here precisely because it never queues.
+// back to back, starting new ones for d, and the result is completed
+// requests per second of wall time until the last one finished. Requests
+// in flight at d are allowed to finish (up to 10*d more), so a system
+// slower than d per request still gets a measured, not a zero, capacity.
+// A closed loop is right here precisely because it never queues.
 func Capacity(ctx context.Context, d time.Duration, workers int, op Op) (float64, error) {
 	if workers <= 0 || d <= 0 {
 		return 0, fmt.Errorf("load: capacity needs positive workers (%d) and duration (%v)", workers, d)
 	}
-	runCtx, cancel := context.WithTimeout(ctx, d)
+	runCtx, cancel := context.WithTimeout(ctx, 11*d)
 	defer cancel()
 	start := time.Now()
 	deadline := start.Add(d)
@@ -217,23 +218,24 @@ func Capacity(ctx context.Context, d time.Duration, workers int, op Op) (float64
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for runCtx.Err() == nil {
+			for runCtx.Err() == nil && time.Now().Before(deadline) {
 				err := op(runCtx, w)
 				mu.Lock()
 				switch {
-				case err == nil && !time.Now().After(deadline):
+				case err == nil:
 					completed++
-				case err != nil && runCtx.Err() == nil && firstErr == nil:
+				case runCtx.Err() == nil && firstErr == nil:
 					firstErr = err
 				}
 				mu.Unlock()
-				if err != nil && runCtx.Err() == nil {
+				if err != nil {
 					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
+	elapsed := time.Since(start)
 	if firstErr != nil {
 		return 0, fmt.Errorf("load: capacity run failed: %w", firstErr)
 	}
@@ -241,7 +243,7 @@ func Capacity(ctx context.Context, d time.Duration, workers int, op Op) (float64
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		return 0, errors.New("load: no request completed during the capacity run")
+		return 0, fmt.Errorf("load: no request completed within %v", 11*d)
 	}
-	return float64(completed) / d.Seconds(), nil
+	return float64(completed) / elapsed.Seconds(), nil
 }

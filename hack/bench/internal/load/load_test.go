@@ -179,3 +179,16 @@ func TestCapacityReportsFailure(t *testing.T) {
 		t.Fatalf("capacity error %v, want it to wrap the request's error", err)
 	}
 }
+
+func TestCapacitySlowerThanWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// 4 workers, 3 s per request, a 1 s window: 4 requests in 3 s.
+		got, err := Capacity(t.Context(), time.Second, 4, sleepOp(3*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 4.0 / 3; got < want*0.99 || got > want*1.01 {
+			t.Fatalf("capacity %v/s, want %v/s: in-flight requests must finish and count", got, want)
+		}
+	})
+}

@@ -13,4 +13,13 @@
 // second GlobalId allocated with the view; reads of the view import that
 // arrangement. They live on one cluster and are not persisted (their
 // contents are recomputed after a restart).
+//
+// Introspection: each relation of pkg/compute/logging is a system item
+// (s<N>) in schema introspection, and each cluster has one index GlobalId
+// per relation, all stored in the catalog (see introspection.go) so that
+// ids survive restarts. Reads of them go to one replica (the session's
+// cluster_replica, or any connected one); a plain scan reads the replica's
+// index directly, anything else runs a one-shot dataflow importing it.
+// Indexes, materialized views and subscribes over them are refused: their
+// contents differ per replica.
 package environment

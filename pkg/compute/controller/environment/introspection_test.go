@@ -3,6 +3,7 @@ package environment
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,16 +129,6 @@ func TestIntrospectionThroughSQL(t *testing.T) {
 	if _, err := sess.ExecuteSQL(ctx, "CREATE INDEX arr_idx ON arr (id)"); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
 		t.Fatalf("index over introspection: %v, want %s", err, sqlerr.FeatureNotSupported)
 	}
-	// Reading rows needs a replica that serves its introspection indexes
-	// to peeks and reports their frontiers.
-	mustRun("SET cluster_replica = 'r1'")
-	probe, cancelProbe := context.WithTimeout(ctx, 20*time.Second)
-	_, err = sess.ExecuteSQL(probe, "SELECT * FROM introspection.arrangements")
-	cancelProbe()
-	if err != nil && strings.Contains(err.Error(), "unknown index") {
-		t.Skipf("the replica does not serve its introspection indexes yet (%v): pkg/compute/server must register the logging indexes as collections", err)
-	}
-
 	// The replica reports its own arrangement of the index, holding the
 	// counter's rows (summed over workers).
 	mustRun("SET cluster_replica = 'r1'")
@@ -180,5 +171,45 @@ func dumpLogs(t *testing.T, dir string) {
 			b = b[len(b)-4000:]
 		}
 		t.Logf("%s:\n%s", f, b)
+	}
+}
+
+// TestIntrospectionIDsSurviveRestart checks that a cluster's introspection
+// ids are durable (a replica that outlives the controller keeps the ids it
+// was first given) and that a dropped cluster's ids are not reused.
+func TestIntrospectionIDsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := openStack(t, dir)
+	first := s.ctl.IntrospectionIDs(DefaultCluster)
+	if len(first) != len(logging.Relations()) {
+		t.Fatalf("ids %v, want one per relation", first)
+	}
+	if err := s.env.CreateCluster(ctx, "other", nil); err != nil {
+		t.Fatal(err)
+	}
+	other := s.ctl.IntrospectionIDs("other")
+	for rel, id := range other {
+		if first[rel] == id {
+			t.Fatalf("clusters share introspection id %s", id)
+		}
+	}
+	if err := s.env.DropCluster(ctx, "other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.env.CreateCluster(ctx, "other", nil); err != nil {
+		t.Fatal(err)
+	}
+	for rel, id := range s.ctl.IntrospectionIDs("other") {
+		if other[rel] == id {
+			t.Fatalf("re-created cluster reuses id %s of the dropped one", id)
+		}
+	}
+	s.close()
+
+	s = openStack(t, dir)
+	defer s.close()
+	if got := s.ctl.IntrospectionIDs(DefaultCluster); !maps.Equal(got, first) {
+		t.Fatalf("after restart ids %v, want %v", got, first)
 	}
 }
