@@ -257,7 +257,6 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 		}
 	}
 	stalenessMu.Lock()
-	e.logf("DEBUG staleness %d first %+v churn %+v", len(staleness), func() any { if len(staleness) > 0 { return staleness[0] }; return nil }(), churn)
 	arm.Latency("introspection_staleness", lagSummary(staleness, churn))
 	arm.Latency("introspection_staleness_quiet", lagSummary(staleness, quiet))
 	stalenessMu.Unlock()
