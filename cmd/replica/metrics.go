@@ -131,3 +131,29 @@ func newSharingMetrics(reg prometheus.Registerer, routed func() (maintenance, in
 	reg.MustRegister(maint, inter)
 	return m
 }
+
+// registerWalkCounters exports how many index peek walks of a runtime
+// finished on their worker and how many moved to the offload pool.
+func registerWalkCounters(reg prometheus.Registerer, role string, counts func() (inline, offloaded uint64)) {
+	labels := prometheus.Labels{}
+	if role != "solo" {
+		labels["role"] = role
+	}
+	for _, where := range []string{"inline", "offloaded"} {
+		l := prometheus.Labels{"placement": where}
+		for k, v := range labels {
+			l[k] = v
+		}
+		offloaded := where == "offloaded"
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "tandem_compute_peek_walks_total", Help: "Index peek walks by where they ran: inline (finished on the worker within its budget) or offloaded (continued on the offload pool).",
+			ConstLabels: l,
+		}, func() float64 {
+			i, o := counts()
+			if offloaded {
+				return float64(o)
+			}
+			return float64(i)
+		}))
+	}
+}

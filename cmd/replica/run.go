@@ -133,6 +133,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		defer closeFabric()
 		eng.Attach(rt)
 		runtimes = append(runtimes, rt)
+		registerWalkCounters(reg, runtime.Solo.String(), rt.WalkCounts)
 	} else {
 		shared := sharing.NewRegistry()
 		var inter *placement.Interactive
@@ -160,6 +161,8 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		mux.Attach(maint, inter)
 		eng.Attach(mux)
 		runtimes = append(runtimes, mrt, irt)
+		registerWalkCounters(reg, runtime.Maintenance.String(), mrt.WalkCounts)
+		registerWalkCounters(reg, runtime.Interactive.String(), irt.WalkCounts)
 		sm := newSharingMetrics(reg, mux.Routed)
 		go reportHoldGaps(rtCtx, shared, sm, holdGapInterval)
 	}
