@@ -24,7 +24,7 @@ func (s *Session) selectStmt(ctx context.Context, sel *pg.SelectStmt, params []r
 	if err != nil {
 		return nil, err
 	}
-	q, err := s.planner(sn, paramTypesOf(params), params).PlanQuery(sel)
+	q, err := s.readPlanner(sn, paramTypesOf(params), params).PlanQuery(sel)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (s *Session) explain(ctx context.Context, e *pg.ExplainStmt, params []row.D
 	if err != nil {
 		return nil, err
 	}
-	q, err := s.planner(sn, paramTypesOf(params), params).PlanQuery(sel)
+	q, err := s.readPlanner(sn, paramTypesOf(params), params).PlanQuery(sel)
 	if err != nil {
 		return nil, err
 	}

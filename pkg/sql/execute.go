@@ -25,6 +25,14 @@ func (s *Session) planner(sn *snapshot, paramTypes []row.Type, params []row.Datu
 	}
 }
 
+// readPlanner is the planner for reads: indexed views are read from their
+// indexes.
+func (s *Session) readPlanner(sn *snapshot, paramTypes []row.Type, params []row.Datum) *planner.Planner {
+	p := s.planner(sn, paramTypes, params)
+	p.ReadIndexedViews = true
+	return p
+}
+
 // execute dispatches one statement.
 func (s *Session) execute(ctx context.Context, st parse.Statement, params []row.Datum) (*Result, error) {
 	switch st := st.(type) {

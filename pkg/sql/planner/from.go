@@ -90,6 +90,12 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 	p.seen(item)
 	var r *rel
 	switch {
+	case item.View != nil && p.ReadIndexedViews && p.indexed(item):
+		// An indexed view is read from its index, like a table: the
+		// index already holds its rows, so a read of it can take the
+		// fast path and a dataflow imports the index rather than
+		// recomputing the view.
+		r = newRel(plan.NewGet(item.ID), descScope(item.Desc))
 	case item.View != nil:
 		if r, err = p.planSubquery(item.View, depth+1); err != nil {
 			return nil, fmt.Errorf("view %s: %w", item.Name, err)
@@ -106,6 +112,17 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 		r = newRel(plan.NewGet(item.ID), descScope(item.Desc))
 	}
 	return aliased(r, rv.Alias, rv.Relname)
+}
+
+// indexed reports whether r has an index reads on the planner's cluster may
+// use.
+func (p *Planner) indexed(r Relation) bool {
+	for _, ix := range r.Indexes {
+		if p.Cluster == "" || ix.Cluster == p.Cluster {
+			return true
+		}
+	}
+	return false
 }
 
 func descScope(d row.RelationDesc) *scope {

@@ -28,6 +28,11 @@ type Planner struct {
 	// Cluster is where the query would run; only indexes on it can answer
 	// it on the fast path.
 	Cluster string
+	// ReadIndexedViews reads a view that has an index on Cluster from that
+	// index instead of inlining its query. Reads set it; definitions of
+	// new items (indexes, materialized views) do not, so that they depend
+	// only on the views themselves, not on indexes that may be dropped.
+	ReadIndexedViews bool
 
 	// valuesHint types the columns of a VALUES list an INSERT inserts, so
 	// that untyped literals take the target columns' types.

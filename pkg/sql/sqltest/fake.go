@@ -258,6 +258,14 @@ func (f *Fake) contentsLocked(id plan.GlobalID, t frontier.Time, depth int) (ref
 		return reference.Result{Rows: reference.AsOf(f.updates[id], t), Errors: reference.Collection{}}, nil
 	case sql.KindMaterializedView:
 		return f.evalLocked(it.Plan, t, depth+1)
+	case sql.KindView:
+		// A read of an indexed view reads the index, which maintains
+		// the view's query.
+		for i := range f.items {
+			if ix := &f.items[i]; ix.Kind == sql.KindIndex && ix.On == id && ix.Plan != nil {
+				return f.evalLocked(ix.Plan, t, depth+1)
+			}
+		}
 	}
 	return reference.Result{}, fmt.Errorf("%s %s is not a collection", it.Kind, it.Name)
 }
