@@ -7,8 +7,12 @@ BIN := bin
 # Packages with shared state run under the race detector in CI.
 RACE_PKGS ?= ./pkg/...
 EXTRA_TESTS :=
+# Fuzzing campaigns (go test -fuzz): run by `make fuzz`, not by `make test`,
+# because a time-boxed campaign is not deterministic. `make test` replays
+# every fuzz target's seed corpus (testdata/fuzz) as ordinary tests.
+FUZZ_TARGETS :=
 
-.PHONY: all build test test-unit test-race vet run generate bench clean
+.PHONY: all build test test-unit test-race vet run generate bench clean fuzz
 all: build
 
 build:
@@ -32,6 +36,8 @@ run: run-controller
 generate: generate-proto generate-k8s
 
 test: vet test-unit test-race $(EXTRA_TESTS)
+
+fuzz: $(FUZZ_TARGETS)
 
 clean:
 	rm -rf $(BIN)

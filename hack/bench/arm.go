@@ -33,7 +33,8 @@ type readLoad struct {
 }
 
 // measure sets the kind's capacity (closed loop for d) and its offered
-// rate: targetUtilization of capacity, at most maxRate, at least 1/s.
+// rate: targetUtilization of capacity, at most maxRate (and at least one
+// request per 20 s, so a very slow arm still gets samples).
 func (k *readLoad) measure(ctx context.Context, e *env, d time.Duration) error {
 	e.logf("  %s: measuring capacity for %v with %d workers", k.name, d, k.workers)
 	c, err := load.Capacity(ctx, d, k.workers, k.op)
@@ -41,7 +42,7 @@ func (k *readLoad) measure(ctx context.Context, e *env, d time.Duration) error {
 		return fmt.Errorf("%s capacity: %w", k.name, err)
 	}
 	k.capacity = c
-	k.rate = math.Max(1, math.Min(targetUtilization*c, k.maxRate))
+	k.rate = math.Max(0.05, math.Min(targetUtilization*c, k.maxRate))
 	e.logf("  %s: capacity %.0f/s, offering %.1f/s (utilization %.2f)", k.name, c, k.rate, k.rate/c)
 	return nil
 }

@@ -39,6 +39,8 @@ type scenarioFunc func(ctx context.Context, e *env) (*result, error)
 func scenarios() map[string]scenarioFunc {
 	return map[string]scenarioFunc{
 		"isolation": runIsolation,
+		"scans":     runScans,
+		"skew":      runSkew,
 		"postgres":  runPostgres,
 		"temporary": runTemporary,
 		"memory":    runMemory,

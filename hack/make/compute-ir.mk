@@ -8,4 +8,4 @@ fuzz-ir:
 	$(GO) test -run '^$$' -fuzz '^FuzzExprJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./pkg/compute/expr
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDataflow$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./pkg/compute/plan
 
-EXTRA_TESTS += fuzz-ir
+FUZZ_TARGETS += fuzz-ir

@@ -14,4 +14,4 @@ FUZZTIME ?= 5s
 fuzz-runtime:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeWire$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./pkg/compute/runtime/dataflow
 
-EXTRA_TESTS += fuzz-runtime
+FUZZ_TARGETS += fuzz-runtime

@@ -15,7 +15,8 @@ fuzz-sql:
 	$(GO) test -run '^$$' -fuzz FuzzExecute -fuzztime $(SQL_FUZZTIME) -parallel 2 ./pkg/sql/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(SQL_FUZZTIME) -parallel 2 ./pkg/sql/parse/
 
-EXTRA_TESTS += test-sql-oracle fuzz-sql
+EXTRA_TESTS += test-sql-oracle
+FUZZ_TARGETS += fuzz-sql
 
 # The oracle suite against the real system (controller + local replicas),
 # once with a single runtime per replica and once with the interactive

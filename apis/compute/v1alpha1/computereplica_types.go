@@ -106,13 +106,13 @@ type ComputeReplicaSpec struct {
 	// Ports the replica processes listen on.
 	//
 	// +optional
-	// +kubebuilder:default={}
+	// +kubebuilder:default={computectl:2100,compute:2101,interactive:2102,internalHTTP:6878}
 	Ports Ports `json:"ports,omitempty"`
 
 	// Rollout controls how a changed pod template is rolled out.
 	//
 	// +optional
-	// +kubebuilder:default={}
+	// +kubebuilder:default={progressDeadlineSeconds:600,minReadySeconds:0}
 	Rollout RolloutSpec `json:"rollout,omitempty"`
 }
 

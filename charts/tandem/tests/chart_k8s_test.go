@@ -48,7 +48,7 @@ func TestLint(t *testing.T) {
 func TestGolden(t *testing.T) {
 	for _, name := range []string{"default", "all-enabled"} {
 		t.Run(name, func(t *testing.T) {
-			args := []string{"template", "tandem", "..", "--namespace", "tandem"}
+			args := []string{"template", "tandem", "..", "--namespace", "tandem", "--kube-version", "1.37.2"}
 			if name != "default" {
 				args = append(args, "-f", "testdata/"+name+".values.yaml")
 			}
@@ -85,7 +85,7 @@ func TestSchemaRejects(t *testing.T) {
 	}
 	for name, set := range tests {
 		t.Run(name, func(t *testing.T) {
-			out, err := helm(t, append([]string{"template", "tandem", ".."}, set...)...)
+			out, err := helm(t, append([]string{"template", "tandem", "..", "--kube-version", "1.37.2"}, set...)...)
 			if err == nil || !strings.Contains(out, "values don't meet the specifications of the schema") {
 				t.Errorf("helm template %v: err %v, output:\n%s", set, err, out)
 			}
