@@ -208,7 +208,7 @@ type scanLoad struct {
 	mu      sync.Mutex
 	scans   stats.Series
 	err     error
-	measure bool // record latencies (off during capacity and warm-up)
+	measure bool // record latencies (off during the warm-up)
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 }

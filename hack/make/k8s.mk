@@ -20,6 +20,6 @@ test-chart:
 # The suites tagged k8s start a real kube-apiserver and etcd (envtest) from the cache.
 test-k8s: check-generate-k8s
 	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver helm)" \
-		$(GO) test -count=1 -tags k8s -timeout 20m ./operator/... ./charts/...
+		$(GO) test -count=1 -tags k8s -timeout 20m ./operator/... ./charts/... ./pkg/orchestrator/kubernetes/...
 
 EXTRA_TESTS += test-k8s
