@@ -11,15 +11,21 @@
 # need reconciling); the cache key is a hash of those go.mod/go.sum files, so changing a pin
 # builds into a fresh directory and never reuses a stale binary. Each binary is written to a
 # temporary name and renamed, so an interrupted build never leaves a half-written binary
-# that a later run would skip. Builds run at low priority with -p=1 because the machine is
-# shared; override with KUBE_TOOLS_PARALLEL / KUBE_TOOLS_NICE.
+# that a later run would skip. Builds run at low priority with -p=1 because a developer's
+# machine is shared; under CI (CI=true, the machine is ours alone) they use every core at
+# normal priority. Override with KUBE_TOOLS_PARALLEL / KUBE_TOOLS_NICE.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mods="$here/tools-k8s"
 cache_root=${TANDEM_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem-tools}
-parallel=${KUBE_TOOLS_PARALLEL:-1}
-nice_level=${KUBE_TOOLS_NICE:-10}
+if [[ "${CI:-}" == true ]]; then
+	parallel=${KUBE_TOOLS_PARALLEL:-$(nproc)}
+	nice_level=${KUBE_TOOLS_NICE:-0}
+else
+	parallel=${KUBE_TOOLS_PARALLEL:-1}
+	nice_level=${KUBE_TOOLS_NICE:-10}
+fi
 
 K8S_VERSION=v1.37.2
 ETCD_VERSION=v3.7.3
