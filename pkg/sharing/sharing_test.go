@@ -316,6 +316,9 @@ func TestPlaceholderAdoptRace(t *testing.T) {
 			t.Fatal(err)
 		}
 		wg.Wait()
+		// The registry holds points weakly: the publication is what keeps
+		// the point alive for readers that import it after the publish.
+		runtime.KeepAlive(pub)
 		close(results)
 		for n := range results {
 			if n != 2 {
