@@ -122,4 +122,3 @@ func TestReadsDuringHydration(t *testing.T) {
 		})
 	}
 }
-
