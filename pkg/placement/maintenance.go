@@ -3,6 +3,7 @@ package placement
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -18,6 +19,8 @@ type Maintenance struct {
 	inner Target
 	reg   *sharing.Registry
 	incs  Incarnations
+
+	mu sync.Mutex // guards current and peers
 	// current is the incarnation the workers publish under, read when a
 	// worker builds the export.
 	current map[plan.GlobalID]uint64
@@ -37,21 +40,21 @@ func (x *Maintenance) SetInner(inner Target) { x.inner = inner }
 // recorded as peers (the interactive runtime renders them).
 func (x *Maintenance) CreateDataflow(desc plan.DataflowDescription) error {
 	if desc.Class == plan.ClassOneShotRead {
-		x.incs.mu.Lock()
+		x.mu.Lock()
 		for _, e := range desc.IndexExports {
 			x.peers[e.ID] = true
 		}
 		for _, s := range desc.SubscribeSinks {
 			x.peers[s.ID] = true
 		}
-		x.incs.mu.Unlock()
+		x.mu.Unlock()
 		return nil
 	}
 	for _, e := range desc.IndexExports {
 		inc := x.incs.Next(e.ID)
-		x.incs.mu.Lock()
+		x.mu.Lock()
 		x.current[e.ID] = inc
-		x.incs.mu.Unlock()
+		x.mu.Unlock()
 	}
 	return x.inner.CreateDataflow(desc)
 }
@@ -59,12 +62,12 @@ func (x *Maintenance) CreateDataflow(desc plan.DataflowDescription) error {
 // AllowCompaction forwards compaction of what this runtime renders and
 // forgets dropped peers.
 func (x *Maintenance) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
-	x.incs.mu.Lock()
+	x.mu.Lock()
 	peer := x.peers[id]
 	if peer && f.IsClosed() {
 		delete(x.peers, id)
 	}
-	x.incs.mu.Unlock()
+	x.mu.Unlock()
 	if peer {
 		return nil
 	}
@@ -85,9 +88,9 @@ func (x *Maintenance) CancelPeek(uuid string) { x.inner.CancelPeek(uuid) }
 // Publish implements runtime.Publisher: worker (a global worker index)
 // built its shard of index export id.
 func (x *Maintenance) Publish(id plan.GlobalID, worker int, ok, errs *trace.Trace) (runtime.Publication, error) {
-	x.incs.mu.Lock()
+	x.mu.Lock()
 	inc := x.current[id]
-	x.incs.mu.Unlock()
+	x.mu.Unlock()
 	key := sharing.Key{ID: id.String(), Worker: worker, Incarnation: inc}
 	okPub, err := x.reg.Publish(key, runtime.Maintenance.String(), ok)
 	if err != nil {
