@@ -8,11 +8,15 @@
 #   hack/kube-sim.sh up      start (idempotent: does nothing if already up); prints KUBECONFIG
 #   hack/kube-sim.sh down    stop what `up` started (by the pids it recorded) and delete state
 #   hack/kube-sim.sh env     print `export KUBECONFIG=...` and the tools' PATH
+#   hack/kube-sim.sh run CMD...  start a cluster of its own, run CMD with KUBECONFIG,
+#                            TANDEM_KUBE_SIM_KUBECONFIG and TANDEM_KUBE_BIN set, and always
+#                            tear the cluster down; exits with CMD's status
 #
 # State lives in TANDEM_KUBE_SIM_DIR (default /tmp/tandem-kube-sim); ports are on 127.0.0.1
 # from TANDEM_KUBE_SIM_PORT (default 26443: API server; +1..+5 for etcd, the controller
 # manager, the scheduler and kwok). TANDEM_KUBE_SIM_NODES fake nodes (default 3).
 set -euo pipefail
+shopt -s inherit_errexit
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=${TANDEM_KUBE_SIM_DIR:-/tmp/tandem-kube-sim}
@@ -21,6 +25,8 @@ nodes=${TANDEM_KUBE_SIM_NODES:-3}
 api_port=$base etcd_port=$((base + 1)) etcd_peer=$((base + 2)) kcm_port=$((base + 3))
 sched_port=$((base + 4)) kwok_port=$((base + 5))
 kubeconfig="$dir/kubeconfig"
+# The tools a cluster needs (kubectl and helm for its users); kube-tools.sh builds only these.
+tools=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubectl helm)
 
 log() { echo "kube-sim: $*" >&2; }
 
@@ -66,7 +72,7 @@ up() {
 		return 0
 	fi
 	local bin
-	bin=$(bash "$here/kube-tools.sh")
+	bin=$(bash "$here/kube-tools.sh" "${tools[@]}")
 	rm -rf "$dir"
 	mkdir -p "$dir/pki" "$dir/etcd"
 	local start_time=$SECONDS
@@ -110,12 +116,15 @@ EOF
 		--endpoint-reconciler-type none --allow-privileged=true
 	wait_for "kube-apiserver" 120 "$bin/kubectl" --kubeconfig "$kubeconfig" get --raw /readyz
 
-	# With RBAC, each controller must run with its own service account's credentials.
+	# With RBAC, each controller must run with its own service account's credentials. The
+	# trust-bundle publisher is off: the API server's self-signed serving certificate is not
+	# a CA, so it would fail and retry forever.
 	start kube-controller-manager "$bin/kube-controller-manager" \
 		--kubeconfig "$kubeconfig" --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
 		--bind-address 127.0.0.1 --secure-port "$kcm_port" --leader-elect=false \
 		--use-service-account-credentials=true --service-account-private-key-file "$dir/pki/sa.key" \
-		--root-ca-file "$dir/pki/apiserver.crt" --controllers '*,-nodeipam' \
+		--root-ca-file "$dir/pki/apiserver.crt" \
+		--controllers '*,-nodeipam,-kube-apiserver-serving-clustertrustbundle-publisher-controller' \
 		--node-monitor-grace-period 60s
 	start kube-scheduler "$bin/kube-scheduler" \
 		--kubeconfig "$kubeconfig" --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
@@ -140,19 +149,50 @@ EOF
 	wait_for "fake nodes Ready" 60 "$bin/kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=1s
 	# The namespace's default ServiceAccount must exist before pods can be created there.
 	wait_for "default service account" 60 "$bin/kubectl" --kubeconfig "$kubeconfig" get serviceaccount default -n default
-	log "up in $((SECONDS - start_time))s with $nodes fake nodes; state in $dir"
+	log "up in $((SECONDS - start_time))s with $nodes fake nodes, $(rss_mib) MiB resident; state in $dir"
 	echo "$kubeconfig"
+}
+
+# rss_mib prints the resident memory of the cluster's processes, in MiB.
+rss_mib() {
+	local name total=0 kib
+	for name in etcd kube-apiserver kube-controller-manager kube-scheduler kwok; do
+		if alive "$name"; then
+			kib=$(ps -o rss= -p "$(cat "$dir/$name.pid")" | tr -d ' ')
+			total=$((total + ${kib:-0}))
+		fi
+	done
+	echo $((total / 1024))
+}
+
+# run CMD...: a throwaway cluster around one command.
+run() {
+	if alive kube-apiserver; then
+		log "a cluster is already up in $dir; set TANDEM_KUBE_SIM_DIR and TANDEM_KUBE_SIM_PORT for another"
+		return 1
+	fi
+	trap down EXIT
+	trap 'exit 130' INT TERM
+	local kc rc=0
+	kc=$(up)
+	TANDEM_KUBE_BIN=$(bash "$here/kube-tools.sh" "${tools[@]}") KUBECONFIG="$kc" TANDEM_KUBE_SIM_KUBECONFIG="$kc" "$@" || rc=$?
+	log "memory after the run: $(rss_mib) MiB resident"
+	return "$rc"
 }
 
 case ${1:-} in
 up) up ;;
 down) down ;;
+run)
+	shift
+	run "$@"
+	;;
 env)
 	echo "export KUBECONFIG=$kubeconfig"
-	echo "export PATH=$(bash "$here/kube-tools.sh"):\$PATH"
+	echo "export PATH=$(bash "$here/kube-tools.sh" "${tools[@]}"):\$PATH"
 	;;
 *)
-	echo "usage: $0 up|down|env" >&2
+	echo "usage: $0 up|down|env|run CMD..." >&2
 	exit 2
 	;;
 esac

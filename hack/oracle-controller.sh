@@ -2,10 +2,11 @@
 # Runs the SQL oracle suite (pkg/sql/oracle) against a real controller with
 # its local replica fleet, the embedded default, on a fresh data directory.
 # Usage: hack/oracle-controller.sh [name=value,...]   (system parameter defaults,
-# e.g. enable_compute_interactive_dataflows=on to run with two runtimes).
+# e.g. enable_compute_interactive_dataflows=on to run with two runtimes;
+# without an argument, TANDEM_TEST_SYSTEM_PARAMETERS as for the Go tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-params="${1:-}"
+params="${1:-${TANDEM_TEST_SYSTEM_PARAMETERS:-}}"
 bash hack/postgres.sh >/dev/null
 bin="$(mktemp -d)"
 data="$(mktemp -d)"

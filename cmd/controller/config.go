@@ -9,6 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
+
+	"github.com/tandemdb/tandem/pkg/compute/controller"
 )
 
 // config is the controller's parsed command line.
@@ -24,18 +31,47 @@ type config struct {
 	// ParamDefaults are system parameter defaults for a fresh data
 	// directory, from --system-parameter-default name=value,...
 	ParamDefaults map[string]string
+	// Kubernetes configures --orchestrator=kubernetes.
+	Kubernetes kubernetesConfig
+
+	// Set only by in-process tests: the API server to use instead of a
+	// kubeconfig, how replica processes are dialled (nil: gRPC), and how
+	// often hydration is reported (0: the controller's default).
+	restConfig        *rest.Config
+	dialer            controller.Dialer
+	hydrationInterval time.Duration
 }
+
+// kubernetesConfig is where and how the kubernetes orchestrator creates
+// ComputeReplicas.
+type kubernetesConfig struct {
+	// Namespace holds the replicas; default the pod's own namespace.
+	Namespace string
+	// Kubeconfig is a kubeconfig file; empty means in-cluster credentials.
+	Kubeconfig string
+	// ControllerName is the managed-by label value of this controller's
+	// replicas (two environments may share a namespace).
+	ControllerName string
+	// ReplicaImage and ReplicaImagePullPolicy go into every replica created.
+	ReplicaImage           string
+	ReplicaImagePullPolicy corev1.PullPolicy
+}
+
+// serviceAccountNamespace is where Kubernetes mounts the pod's namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // envName is a flag's environment fallback: --data-dir -> TANDEM_DATA_DIR.
 func envName(flagName string) string {
 	return "TANDEM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// errKubernetesUnsupported refuses --orchestrator=kubernetes until the
-// Kubernetes orchestrator exists.
-var errKubernetesUnsupported = errors.New("--orchestrator=kubernetes is not yet supported by this build; use --orchestrator=process")
-
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
+	return parseConfigIn(args, getenv, stderr, os.ReadFile)
+}
+
+// parseConfigIn is parseConfig reading files (the service account's
+// namespace) through readFile.
+func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, readFile func(string) ([]byte, error)) (*config, error) {
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := &config{}
@@ -48,6 +84,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&cfg.ReplicaBinary, "replica-binary", "", "path of the replica binary (default: `replica` beside this binary)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&cfg.ReplicaLogLevel, "replica-log-level", "info", "log level passed to replicas")
+	k := &cfg.Kubernetes
+	fs.StringVar(&k.Namespace, "kubernetes-namespace", "", "kubernetes orchestrator: namespace of the ComputeReplicas (default: this pod's namespace)")
+	fs.StringVar(&k.Kubeconfig, "kubeconfig", "", "kubernetes orchestrator: kubeconfig file (default: in-cluster service account credentials)")
+	fs.StringVar(&k.ControllerName, "kubernetes-controller-name", "tandem-controller", "kubernetes orchestrator: managed-by label value of this controller's ComputeReplicas")
+	fs.StringVar(&k.ReplicaImage, "replica-image", "", "kubernetes orchestrator: container image of the replicas it creates (required)")
+	var pullPolicy string
+	fs.StringVar(&pullPolicy, "replica-image-pull-policy", "", "kubernetes orchestrator: Always, IfNotPresent or Never (default: the ComputeReplica default)")
 	var paramDefaults string
 	fs.StringVar(&paramDefaults, "system-parameter-default", "", "comma-separated name=value system parameter defaults applied when the data directory is new (e.g. enable_compute_interactive_dataflows=on)")
 	var envErr error
@@ -77,7 +120,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	switch cfg.Orchestrator {
 	case "process":
 	case "kubernetes":
-		return nil, errKubernetesUnsupported
+		if err := k.complete(pullPolicy, readFile); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("--orchestrator=%q: want process or kubernetes", cfg.Orchestrator)
 	}
@@ -109,4 +154,32 @@ func parseParamDefaults(s string) (map[string]string, error) {
 		out[strings.TrimSpace(name)] = strings.TrimSpace(value)
 	}
 	return out, nil
+}
+
+// complete validates the kubernetes settings and fills the namespace from
+// the service account when none was given.
+func (k *kubernetesConfig) complete(pullPolicy string, readFile func(string) ([]byte, error)) error {
+	switch p := corev1.PullPolicy(pullPolicy); p {
+	case "", corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+		k.ReplicaImagePullPolicy = p
+	default:
+		return fmt.Errorf("--replica-image-pull-policy=%q: want Always, IfNotPresent or Never", pullPolicy)
+	}
+	if k.ReplicaImage == "" {
+		return errors.New("--orchestrator=kubernetes needs --replica-image (or TANDEM_REPLICA_IMAGE)")
+	}
+	if k.ControllerName == "" {
+		return errors.New("--kubernetes-controller-name must not be empty")
+	}
+	if k.Namespace == "" {
+		b, err := readFile(serviceAccountNamespace)
+		if err != nil {
+			return fmt.Errorf("--orchestrator=kubernetes: no --kubernetes-namespace and no service account namespace: %w", err)
+		}
+		k.Namespace = strings.TrimSpace(string(b))
+	}
+	if errs := validation.IsDNS1123Label(k.Namespace); len(errs) > 0 {
+		return fmt.Errorf("--kubernetes-namespace=%q: %s", k.Namespace, strings.Join(errs, "; "))
+	}
+	return nil
 }

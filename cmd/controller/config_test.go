@@ -24,14 +24,35 @@ func TestParseConfig(t *testing.T) {
 			return c.DataDir == "/tmp/x" && c.LogLevel == slog.LevelDebug
 		}},
 		{name: "flag beats env", args: []string{"--data-dir=/a"}, env: map[string]string{"TANDEM_DATA_DIR": "/b"}, check: func(c *config) bool { return c.DataDir == "/a" }},
-		{name: "kubernetes not yet", args: []string{"--orchestrator=kubernetes"}, wantErr: errKubernetesUnsupported},
+		{name: "kubernetes from env, namespace from the service account", args: []string{"--orchestrator=kubernetes"},
+			env: map[string]string{"TANDEM_REPLICA_IMAGE": "tandem/tandem:1", "TANDEM_REPLICA_IMAGE_PULL_POLICY": "Never"},
+			check: func(c *config) bool {
+				k := c.Kubernetes
+				return c.Orchestrator == "kubernetes" && k.Namespace == "tandem-sa" && k.Kubeconfig == "" &&
+					k.ReplicaImage == "tandem/tandem:1" && k.ReplicaImagePullPolicy == "Never" && k.ControllerName == "tandem-controller"
+			}},
+		{name: "kubernetes flags", args: []string{"--orchestrator=kubernetes", "--kubernetes-namespace=prod", "--kubeconfig=/k",
+			"--replica-image=img", "--kubernetes-controller-name=env-a"},
+			check: func(c *config) bool {
+				k := c.Kubernetes
+				return k.Namespace == "prod" && k.Kubeconfig == "/k" && k.ReplicaImage == "img" && k.ReplicaImagePullPolicy == "" && k.ControllerName == "env-a"
+			}},
+		{name: "kubernetes needs an image", args: []string{"--orchestrator=kubernetes", "--kubernetes-namespace=prod"}},
+		{name: "kubernetes bad pull policy", args: []string{"--orchestrator=kubernetes", "--replica-image=i", "--replica-image-pull-policy=Sometimes"}},
+		{name: "kubernetes bad namespace", args: []string{"--orchestrator=kubernetes", "--replica-image=i", "--kubernetes-namespace=Prod_1"}},
+		{name: "kubernetes flags ignored by process", args: []string{"--replica-image-pull-policy=Sometimes"}, check: func(c *config) bool { return c.Orchestrator == "process" }},
 		{name: "unknown orchestrator", args: []string{"--orchestrator=nomad"}},
 		{name: "bad log level", args: []string{"--log-level=loud"}},
 		{name: "stray argument", args: []string{"x"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := parseConfig(tt.args, env(tt.env), io.Discard)
+			cfg, err := parseConfigIn(tt.args, env(tt.env), io.Discard, func(path string) ([]byte, error) {
+				if path != serviceAccountNamespace {
+					return nil, fmt.Errorf("unexpected read of %s", path)
+				}
+				return []byte("tandem-sa\n"), nil
+			})
 			if tt.check == nil {
 				if err == nil {
 					t.Fatal("accepted")

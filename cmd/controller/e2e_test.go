@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -18,22 +19,46 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tandemdb/tandem/pkg/catalog"
+	"github.com/tandemdb/tandem/pkg/compute/controller/testparams"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/storage"
 )
 
-// buildBinaries builds controller and replica into a temp dir.
+var (
+	binOnce sync.Once
+	binDir  string
+	binErr  error
+)
+
+// TestMain removes the binaries built by the tests that need them.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// buildBinaries builds controller and replica into a temp dir, once per
+// test binary (each build links two large binaries: tens of seconds on a
+// loaded machine).
 func buildBinaries(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binaries: skipped with -short")
 	}
-	dir := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", dir+"/", "../../cmd/controller", "../../cmd/replica").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	binOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "tandem-controller-e2e"); binErr != nil {
+			return
+		}
+		if out, err := exec.Command("go", "build", "-o", binDir+"/", "../../cmd/controller", "../../cmd/replica").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
 	}
-	return dir
+	return binDir
 }
 
 type runningController struct {
@@ -43,11 +68,15 @@ type runningController struct {
 }
 
 // startController runs the controller on free loopback ports and waits
-// for its startup banner.
+// for its startup banner. The run's system parameters
+// (TANDEM_TEST_SYSTEM_PARAMETERS, see testparams) are passed as
+// --system-parameter-default before extra, so a test that sets its own
+// (the hydration acceptance test's two arms) overrides them.
 func startController(t *testing.T, bin, dataDir string, extra ...string) *runningController {
 	t.Helper()
-	args := append([]string{"--data-dir=" + dataDir,
-		"--pgwire-listen-addr=127.0.0.1:0", "--http-listen-addr=127.0.0.1:0", "--storage-listen-addr=127.0.0.1:0"}, extra...)
+	args := []string{"--data-dir=" + dataDir,
+		"--pgwire-listen-addr=127.0.0.1:0", "--http-listen-addr=127.0.0.1:0", "--storage-listen-addr=127.0.0.1:0"}
+	args = append(append(args, testparams.Flag(t)...), extra...)
 	cmd := exec.Command(filepath.Join(bin, "controller"), args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -1,6 +1,10 @@
 // Command controller is Tandem's environment: the SQL front door, the
-// catalog, table storage and the compute controller, with replicas started
-// by the process orchestrator (the embedded default).
+// catalog, table storage and the compute controller. Replicas are local
+// processes started by the process orchestrator (the embedded default), or,
+// with --orchestrator=kubernetes, ComputeReplica resources that the operator
+// turns into pods; then the controller also reports every replica's
+// hydration as its Hydrated condition, which the operator's rollouts wait
+// for. See docs/design/kubernetes-orchestrator.md.
 package main
 
 import (

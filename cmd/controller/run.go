@@ -22,7 +22,6 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/controller"
 	"github.com/tandemdb/tandem/pkg/compute/controller/environment"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
-	"github.com/tandemdb/tandem/pkg/orchestrator/process"
 	"github.com/tandemdb/tandem/pkg/storage"
 )
 
@@ -59,29 +58,33 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	go grpcSrv.Serve(storageLis)
 	defer grpcSrv.Stop()
 
-	orch, err := process.New(process.Config{
-		ReplicaBinary: cfg.ReplicaBinary,
-		Log:           log.WithName("orchestrator"),
-		LogDir:        filepath.Join(cfg.DataDir, "logs"),
-		// Replicas find table storage through this variable.
-		Env: []string{"TANDEM_STORAGE_ADDR=" + storageLis.Addr().String()},
-	})
+	orch, err := newOrchestrator(runCtx, cfg, log.WithName("orchestrator"), storageLis.Addr().String(), cat)
 	if err != nil {
 		return err
 	}
-	defer orch.Close()
+	defer orch.close()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	ctl := controller.New(controller.Config{
 		Log:          log.WithName("compute"),
-		Orchestrator: orch,
+		Orchestrator: orch.Orchestrator,
 		Storage:      store,
 		Oracle:       store.Oracle(),
 		Metrics:      controller.NewMetrics(reg),
+		Dialer:       cfg.dialer,
 	})
 	ctl.Start()
 	defer ctl.Close()
+	// The kubernetes orchestrator publishes hydration as the Hydrated
+	// condition, which the operator waits for before rolling the next
+	// replica of a cluster.
+	if rep, ok := orch.Orchestrator.(controller.HydrationReporter); ok {
+		hctx, stopReports := context.WithCancel(runCtx)
+		reported := make(chan struct{})
+		go func() { defer close(reported); ctl.ReportHydration(hctx, rep, cfg.hydrationInterval) }()
+		defer func() { stopReports(); <-reported }()
+	}
 
 	env, err := environment.Open(ctx, environment.Config{
 		Log: log.WithName("environment"), Catalog: cat, Storage: store, Compute: ctl, ReplicaLogLevel: cfg.ReplicaLogLevel,
@@ -95,7 +98,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("http listener: %w", err)
 	}
-	httpSrv := &http.Server{Handler: newHTTPHandler(ctl, orch, reg), ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := &http.Server{Handler: newHTTPHandler(ctl, orch.Orchestrator, reg), ReadHeaderTimeout: 10 * time.Second}
 	go httpSrv.Serve(httpLis)
 	defer httpSrv.Close()
 
@@ -110,7 +113,12 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "  SQL:      psql -h %s -p %s -U tandem tandem\n", host, port)
 	fmt.Fprintf(stdout, "  HTTP:     http://%s/api/status  (also /healthz, /readyz, /metrics)\n", httpLis.Addr())
 	fmt.Fprintf(stdout, "  Storage:  %s (gRPC, read by replicas)\n", storageLis.Addr())
-	fmt.Fprintf(stdout, "  Data:     %s (replica logs in %s)\n", cfg.DataDir, filepath.Join(cfg.DataDir, "logs"))
+	if orch.banner == "" {
+		fmt.Fprintf(stdout, "  Data:     %s (replica logs in %s)\n", cfg.DataDir, filepath.Join(cfg.DataDir, "logs"))
+	} else {
+		fmt.Fprintf(stdout, "  Data:     %s\n", cfg.DataDir)
+		fmt.Fprintf(stdout, "  Replicas: %s\n", orch.banner)
+	}
 	fmt.Fprintf(stdout, "Press Ctrl-C to stop.\n")
 
 	<-ctx.Done()

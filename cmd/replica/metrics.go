@@ -13,6 +13,7 @@ type metrics struct {
 	commands        *prometheus.CounterVec
 	runtimeCommands *prometheus.CounterVec
 	workerStep      prometheus.Histogram
+	maintenance     prometheus.Counter
 	peeks           *prometheus.HistogramVec
 	runtimePeeks    *prometheus.HistogramVec
 	collections     *prometheus.GaugeVec
@@ -41,6 +42,10 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 			Name: "tandem_compute_worker_step_duration_seconds", Help: "Duration of one worker run-loop step.",
 			Buckets: latency,
 		}),
+		maintenance: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tandem_compute_arrangement_maintenance_seconds_total",
+			Help: "Time workers spent maintaining arrangements (sealing batches, merging spines).",
+		}),
 		peeks: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "tandem_compute_peek_duration_seconds", Help: "Peek duration from command to terminal response, by result.",
 			Buckets: latency,
@@ -56,7 +61,7 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 			Name: "tandem_compute_reconciliation_dataflows_total", Help: "Dataflows at reconciliation, by outcome (reused, replaced, dropped).",
 		}, []string{"outcome"}),
 	}
-	r.MustRegister(m.commands, m.runtimeCommands, m.workerStep, m.peeks, m.runtimePeeks, m.collections, m.reconciliations)
+	r.MustRegister(m.commands, m.runtimeCommands, m.workerStep, m.maintenance, m.peeks, m.runtimePeeks, m.collections, m.reconciliations)
 	m.collections.WithLabelValues("hydrated")
 	m.collections.WithLabelValues("hydrating")
 	for _, o := range []string{"reused", "replaced", "dropped"} {
@@ -87,6 +92,9 @@ type runtimeMetrics struct{ m *metrics }
 
 func (r runtimeMetrics) WorkerStep(_ int, d time.Duration) { r.m.workerStep.Observe(d.Seconds()) }
 func (r runtimeMetrics) Command(kind string)               { r.m.runtimeCommands.WithLabelValues(kind).Inc() }
+func (r runtimeMetrics) ArrangementMaintenance(_ int, d time.Duration) {
+	r.m.maintenance.Add(d.Seconds())
+}
 func (r runtimeMetrics) PeekFinished(result string, d time.Duration) {
 	r.m.runtimePeeks.WithLabelValues(result).Observe(d.Seconds())
 }

@@ -35,6 +35,7 @@ func checkSeriesRole(t *testing.T, role string) {
 	runtimeMetrics{m}.WorkerStep(0, time.Microsecond)
 	runtimeMetrics{m}.Command("peek")
 	runtimeMetrics{m}.PeekFinished("rows", time.Millisecond)
+	runtimeMetrics{m}.ArrangementMaintenance(0, 250*time.Millisecond)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +59,7 @@ func checkSeriesRole(t *testing.T, role string) {
 		"tandem_compute_commands_total", "tandem_compute_worker_step_duration_seconds",
 		"tandem_compute_peek_duration_seconds", "tandem_compute_collections",
 		"tandem_compute_reconciliation_dataflows_total", "go_goroutines",
+		"tandem_compute_arrangement_maintenance_seconds_total",
 	} {
 		if !seen[name] {
 			t.Errorf("metric %s missing", name)

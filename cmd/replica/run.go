@@ -28,6 +28,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/render"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 	"github.com/tandemdb/tandem/pkg/compute/server"
+	"github.com/tandemdb/tandem/pkg/compute/sink"
 	"github.com/tandemdb/tandem/pkg/placement"
 	"github.com/tandemdb/tandem/pkg/sharing"
 	"github.com/tandemdb/tandem/pkg/storage/tablesource"
@@ -99,13 +100,17 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	eng := server.NewEngine(func(ev server.Event) { srv.Deliver(ev) }, log.WithName("engine"))
 	srv = server.New(server.Config{Runtime: eng, Codec: server.PlanCodec{}, Log: log.WithName("server"), Metrics: serverMetrics{m}})
 	sources := render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}
+	// Materialized views write their storage shards through the same
+	// storage service tables are read from.
+	var sinks render.StorageSinkFactory
 	if cfg.StorageAddr != "" {
-		tables, closeTables, err := tablesource.Dial(cfg.StorageAddr, log.WithName("tables"))
+		client, closeStorage, err := tablesource.DialStorage(cfg.StorageAddr)
 		if err != nil {
 			return err
 		}
-		defer closeTables.Close()
-		sources[plan.SourceTable] = tables
+		defer closeStorage.Close()
+		sources[plan.SourceTable] = &tablesource.Factory{Client: client, Log: log.WithName("tables")}
+		sinks = &sink.Factory{Storage: client, Log: log.WithName("sinks")}
 	}
 	newRuntime := func(role runtime.Role, peers []string, listen string, respond func(runtime.Response), pub runtime.Publisher, shared render.SharedImports, rm *metrics) (*runtime.Runtime, func(), error) {
 		fabric, closeFabric, err := connectMesh(ctx, cfg, peers, listen, onFatal, baseLog.WithName("mesh").WithValues("role", role.String()))
@@ -114,7 +119,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		}
 		rt, err := runtime.New(runtime.Config{
 			Workers: cfg.Workers, Processes: processes, Process: cfg.Process, Role: role, Fabric: fabric,
-			Sources: sources, Respond: respond, Metrics: runtimeMetrics{rm}, OnFatal: onFatal, Publisher: pub, Shared: shared,
+			Sources: sources, StorageSinks: sinks, Respond: respond, Metrics: runtimeMetrics{rm}, OnFatal: onFatal, Publisher: pub, Shared: shared,
 		})
 		if err != nil {
 			closeFabric()

@@ -27,7 +27,11 @@ type churnRun struct {
 // runChurnTimeline drives kinds open-loop over the whole timeline while
 // churnIndexes creates and drops an index on the source "big" in every
 // churn phase. It fails when no index hydrated: then nothing was measured.
-func runChurnTimeline(ctx context.Context, e *env, label string, p isolationParams, admin *pgx.Conn, kinds []*readLoad) (*churnRun, error) {
+// watch, when not nil, runs alongside with the planned phases (origin,
+// quiet and churn are set; samples are not yet); the run waits for it to
+// return (it is not cancelled when the load ends, which can be before the
+// last phase boundary has been observed) and its error fails the run.
+func runChurnTimeline(ctx context.Context, e *env, label string, p isolationParams, admin *pgx.Conn, kinds []*readLoad, watch func(context.Context, *churnRun) error) (*churnRun, error) {
 	r := &churnRun{origin: time.Now().Add(500 * time.Millisecond)}
 	t := r.origin.Add(p.warmup)
 	for range p.repeats {
@@ -43,12 +47,19 @@ func runChurnTimeline(ctx context.Context, e *env, label string, p isolationPara
 	churnCtx, stopChurn := context.WithCancel(ctx)
 	defer stopChurn()
 	var wg sync.WaitGroup
-	var churnErr error
+	var churnErr, watchErr error
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		r.hydrations, churnErr = churnIndexes(churnCtx, e, admin, r.churn)
 	}()
+	if watch != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			watchErr = watch(ctx, r)
+		}()
+	}
 	samples, err := openLoop(ctx, kinds, r.origin, total, p.grace)
 	stopChurn()
 	wg.Wait()
@@ -57,6 +68,9 @@ func runChurnTimeline(ctx context.Context, e *env, label string, p isolationPara
 	}
 	if churnErr != nil {
 		return nil, churnErr
+	}
+	if watchErr != nil {
+		return nil, watchErr
 	}
 	if r.hydrations.Count() == 0 {
 		return nil, errors.New("no index hydrated during the churn phases: the churn did not happen, so the arm measured nothing")

@@ -225,7 +225,7 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 		}
 	}
 
-	run, err := runChurnTimeline(ctx, e, "isolation/"+name, p, admin, kinds)
+	run, err := runChurnTimeline(ctx, e, "isolation/"+name, p, admin, kinds, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -41,6 +41,7 @@ func scenarios() map[string]scenarioFunc {
 		"isolation": runIsolation,
 		"scans":     runScans,
 		"skew":      runSkew,
+		"routing":   runRouting,
 		"postgres":  runPostgres,
 		"temporary": runTemporary,
 		"memory":    runMemory,

@@ -163,3 +163,93 @@ func replicaMaxSteps(ctx context.Context, c *proc.Controller) (map[string]time.D
 	}
 	return out, nil
 }
+
+// scrapeCounter reads counter metric from every replica process's
+// /metrics and sums its samples by the value of label (across processes
+// and any other labels). A replica exporting no sample of the metric is
+// the missing feature.
+func scrapeCounter(ctx context.Context, c *proc.Controller, metric, label string) (map[string]float64, error) {
+	addrs, err := replicaMetricsAddrs(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return scrapeCounterAt(ctx, addrs, metric, label)
+}
+
+// replicaMetricsAddrs lists the internal HTTP address of every replica
+// process, from the controller's /api/status.
+func replicaMetricsAddrs(ctx context.Context, c *proc.Controller) ([]string, error) {
+	procs, err := replicaProcesses(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []string
+	for _, r := range procs {
+		for _, pr := range r.Processes {
+			if pr.InternalHTTPAddr != "" {
+				addrs = append(addrs, pr.InternalHTTPAddr)
+			}
+		}
+	}
+	return addrs, nil
+}
+
+// scrapeCounterAt is scrapeCounter on known replica addresses, without
+// asking the controller (whose status endpoint may wait behind DDL).
+func scrapeCounterAt(ctx context.Context, addrs []string, metric, label string) (map[string]float64, error) {
+	out := map[string]float64{}
+	found := false
+	for _, addr := range addrs {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("replica %s metrics: %w", addr, err)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+		for sc.Scan() {
+			if v, n, ok := parseCounterSample(sc.Text(), metric, label); ok {
+				out[v] += n
+				found = true
+			}
+		}
+		err = sc.Err()
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("replica %s metrics: %w", addr, err)
+		}
+	}
+	if !found {
+		return nil, &missingError{feature: "replica metric " + metric}
+	}
+	return out, nil
+}
+
+// parseCounterSample reads one Prometheus text line of metric and returns
+// the value of its label and the sample's value; lines of other metrics,
+// comments and samples without the label are not samples of it.
+func parseCounterSample(line, metric, label string) (string, float64, bool) {
+	rest, ok := strings.CutPrefix(line, metric+"{")
+	if !ok {
+		return "", 0, false
+	}
+	labels, value, ok := strings.Cut(rest, "} ")
+	if !ok {
+		return "", 0, false
+	}
+	var lv string
+	for _, kv := range strings.Split(labels, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == label {
+			lv = strings.Trim(v, `"`)
+		}
+	}
+	f, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
+	if err != nil || lv == "" {
+		return "", 0, false
+	}
+	return lv, f, true
+}

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -362,68 +359,11 @@ func explainWith(ctx context.Context, conn *pgx.Conn, sql, want string) (string,
 // replicaWalks sums the peek-walk counter by placement across every
 // replica process and role.
 func replicaWalks(ctx context.Context, c *proc.Controller) (map[string]float64, error) {
-	procs, err := replicaProcesses(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	found := false
-	for _, r := range procs {
-		for _, pr := range r.Processes {
-			if pr.InternalHTTPAddr == "" {
-				continue
-			}
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+pr.InternalHTTPAddr+"/metrics", nil)
-			if err != nil {
-				return nil, err
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return nil, fmt.Errorf("replica %s/%s metrics: %w", r.Cluster, r.Replica, err)
-			}
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-			for sc.Scan() {
-				placement, v, ok := parseWalkSample(sc.Text())
-				if ok {
-					out[placement] += v
-					found = true
-				}
-			}
-			err = sc.Err()
-			resp.Body.Close()
-			if err != nil {
-				return nil, fmt.Errorf("replica %s/%s metrics: %w", r.Cluster, r.Replica, err)
-			}
-		}
-	}
-	if !found {
-		return nil, &missingError{feature: "replica metric " + walkMetric}
-	}
-	return out, nil
+	return scrapeCounter(ctx, c, walkMetric, "placement")
 }
 
 // parseWalkSample reads one Prometheus text line of walkMetric and returns
 // its placement label and value.
 func parseWalkSample(line string) (string, float64, bool) {
-	rest, ok := strings.CutPrefix(line, walkMetric+"{")
-	if !ok {
-		return "", 0, false
-	}
-	labels, value, ok := strings.Cut(rest, "} ")
-	if !ok {
-		return "", 0, false
-	}
-	var placement string
-	for _, kv := range strings.Split(labels, ",") {
-		k, v, _ := strings.Cut(kv, "=")
-		if k == "placement" {
-			placement = strings.Trim(v, `"`)
-		}
-	}
-	f, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
-	if err != nil || placement == "" {
-		return "", 0, false
-	}
-	return placement, f, true
+	return parseCounterSample(line, walkMetric, "placement")
 }

@@ -94,7 +94,7 @@ func temporaryArm(ctx context.Context, e *env, p isolationParams, name string, i
 	if err := slow.measure(ctx, e, p.capacityFor); err != nil {
 		return nil, plot.Series{}, nil, err
 	}
-	run, err := runChurnTimeline(ctx, e, "temporary/"+name, p, admin, []*readLoad{slow})
+	run, err := runChurnTimeline(ctx, e, "temporary/"+name, p, admin, []*readLoad{slow}, nil)
 	if err != nil {
 		return nil, plot.Series{}, nil, err
 	}

@@ -1,7 +1,7 @@
 # Kubernetes: ComputeReplica API, operator, chart and their tooling (engineer F).
 # hack/kube-tools.sh builds the Kubernetes binaries into a cache outside the repository
 # (TANDEM_TOOLS_CACHE, default ~/.cache/tandem-tools): 5-10 minutes cold, about a second warm.
-.PHONY: kube-tools generate-k8s check-generate-k8s test-chart test-k8s
+.PHONY: kube-tools generate-k8s check-generate-k8s test-chart test-k8s test-k8s-sim
 
 kube-tools:
 	bash hack/kube-tools.sh >/dev/null
@@ -23,3 +23,16 @@ test-k8s: check-generate-k8s
 		$(GO) test -count=1 -tags k8s -timeout 20m ./operator/... ./charts/... ./pkg/orchestrator/kubernetes/...
 
 EXTRA_TESTS += test-k8s
+
+# The operator's end-to-end suite (operator/e2e, build tag k8ssim) on a simulated cluster
+# of its own (hack/kube-sim.sh run: etcd, API server, controller-manager, scheduler and kwok
+# on loopback, in a private state directory and port range so that a developer's cluster is
+# left alone), torn down however the suite ends. About 2 minutes warm.
+KUBE_SIM_TEST_DIR ?= /tmp/tandem-kube-sim-test
+KUBE_SIM_TEST_PORT ?= 27443
+test-k8s-sim:
+	bash hack/kube-tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubectl helm >/dev/null
+	TANDEM_KUBE_SIM_DIR=$(KUBE_SIM_TEST_DIR) TANDEM_KUBE_SIM_PORT=$(KUBE_SIM_TEST_PORT) \
+		bash hack/kube-sim.sh run $(GO) test -count=1 -tags k8ssim -timeout 10m -v ./operator/e2e/
+
+EXTRA_TESTS += test-k8s-sim

@@ -19,6 +19,8 @@ import (
 )
 
 // RBAC the operator needs; `make generate-k8s` turns these markers into config/rbac.
+// Events go through events.k8s.io, except the manager's leader election, which records
+// its own through the core/v1 API.
 //
 // +kubebuilder:rbac:groups=compute.tandem.dev,resources=computereplicas,verbs=get;list;watch
 // +kubebuilder:rbac:groups=compute.tandem.dev,resources=computereplicas/status,verbs=get;patch;update
@@ -27,6 +29,7 @@ import (
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
 
 // Rate limits of the workqueue: failures back off exponentially from minBackoff, capped at

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -84,6 +85,21 @@ func (x *Maintenance) Peek(p runtime.Peek) { x.inner.Peek(p) }
 
 // CancelPeek forwards.
 func (x *Maintenance) CancelPeek(uuid string) { x.inner.CancelPeek(uuid) }
+
+// ForeignPeekStarted implements PeekLog by forwarding to the runtime, if it
+// logs peeks.
+func (x *Maintenance) ForeignPeekStarted(p runtime.Peek) {
+	if pl, ok := x.inner.(PeekLog); ok {
+		pl.ForeignPeekStarted(p)
+	}
+}
+
+// ForeignPeekFinished implements PeekLog like ForeignPeekStarted.
+func (x *Maintenance) ForeignPeekFinished(uuid string, d time.Duration) {
+	if pl, ok := x.inner.(PeekLog); ok {
+		pl.ForeignPeekFinished(uuid, d)
+	}
+}
 
 // Publish implements runtime.Publisher: worker (a global worker index)
 // built its shard of index export id.

@@ -47,7 +47,9 @@ type Multiplexer struct {
 
 	mu      sync.Mutex
 	owner   map[plan.GlobalID]Runtime // renderer of each export
-	peeks   map[string]Runtime        // pending peek uuid -> serving runtime
+	peeks   map[string]routedPeek     // pending peek uuid -> serving runtime
+	peekLog PeekLog                   // nil: interactive peeks are not logged
+	now     func() time.Time
 	policy  Policy
 	sealed  SealedFunc
 	counts  [2]uint64 // peeks routed per runtime, for the routing note
@@ -64,16 +66,36 @@ func NewMultiplexer(respond func(runtime.Response), policy Policy, sealed Sealed
 	return &Multiplexer{
 		respond: respond,
 		owner:   map[plan.GlobalID]Runtime{},
-		peeks:   map[string]Runtime{},
+		peeks:   map[string]routedPeek{},
+		now:     time.Now,
 		policy:  policy,
 		sealed:  sealed,
 	}
 }
 
+// PeekLog is where the interactive runtime's peeks are logged: the
+// interactive runtime keeps no logging of its own, so the maintenance
+// runtime's introspection (active peeks, peek durations) records them for
+// the process (*runtime.Runtime implements it, and Maintenance forwards it).
+type PeekLog interface {
+	ForeignPeekStarted(p runtime.Peek)
+	ForeignPeekFinished(uuid string, d time.Duration)
+}
+
+type routedPeek struct {
+	rt    Runtime
+	start time.Time
+}
+
 // Attach sets the runtimes; it is separate from construction because each
-// runtime's Respond callback must exist before the runtime does.
+// runtime's Respond callback must exist before the runtime does. If the
+// maintenance target is a PeekLog, the interactive runtime's peeks are
+// logged there.
 func (m *Multiplexer) Attach(maintenance, interactive Target) {
 	m.rts = [2]Target{maintenance, interactive}
+	if pl, ok := maintenance.(PeekLog); ok {
+		m.peekLog = pl
+	}
 }
 
 // SetPolicy changes peek routing at once (a system parameter).
@@ -142,33 +164,45 @@ func (m *Multiplexer) Peek(p runtime.Peek) {
 		m.respond(&runtime.PeekResponse{UUID: p.UUID, Error: fmt.Errorf("peek %s: duplicate uuid", p.UUID)})
 		return
 	}
-	m.peeks[p.UUID] = rt
+	m.peeks[p.UUID] = routedPeek{rt: rt, start: m.now()}
 	m.counts[rt]++
+	log := m.peekLog
 	m.mu.Unlock()
+	if rt == InteractiveRuntime && log != nil {
+		// Logged before the runtime sees the peek, so that its finish
+		// (which may come at once) always follows its start.
+		log.ForeignPeekStarted(p)
+	}
 	m.rts[rt].Peek(p)
 }
 
 // CancelPeek goes to the runtime serving the peek.
 func (m *Multiplexer) CancelPeek(uuid string) {
 	m.mu.Lock()
-	rt, ok := m.peeks[uuid]
+	rp, ok := m.peeks[uuid]
 	m.mu.Unlock()
 	if ok {
-		m.rts[rt].CancelPeek(uuid)
+		m.rts[rp.rt].CancelPeek(uuid)
 	}
 }
 
 // ResponderFor returns the Respond callback for the runtime rt.
 func (m *Multiplexer) ResponderFor(rt Runtime) func(runtime.Response) {
 	return func(resp runtime.Response) {
-		if m.admit(rt, resp) {
+		ok, finished := m.admit(rt, resp)
+		if finished != nil {
+			finished()
+		}
+		if ok {
 			m.respond(resp)
 		}
 	}
 }
 
-// admit decides whether a response from rt leaves the process.
-func (m *Multiplexer) admit(rt Runtime, resp runtime.Response) bool {
+// admit decides whether a response from rt leaves the process; finished,
+// if not nil, logs the end of an interactive peek (called outside the
+// lock).
+func (m *Multiplexer) admit(rt Runtime, resp runtime.Response) (admitted bool, finished func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var ok bool
@@ -182,9 +216,13 @@ func (m *Multiplexer) admit(rt Runtime, resp runtime.Response) bool {
 		ok = m.ownerLocked(r.ID) == rt
 	case *runtime.PeekResponse:
 		serving, pending := m.peeks[r.UUID]
-		ok = pending && serving == rt
+		ok = pending && serving.rt == rt
 		if ok {
 			delete(m.peeks, r.UUID)
+			if log := m.peekLog; log != nil && rt == InteractiveRuntime {
+				uuid, d := r.UUID, m.now().Sub(serving.start)
+				finished = func() { log.ForeignPeekFinished(uuid, d) }
+			}
 		}
 	default:
 		ok = rt == MaintenanceRuntime
@@ -192,7 +230,7 @@ func (m *Multiplexer) admit(rt Runtime, resp runtime.Response) bool {
 	if !ok {
 		m.dropped++
 	}
-	return ok || m.unfiltered
+	return ok || m.unfiltered, finished
 }
 
 // ownerLocked returns the renderer of id; ids no dataflow exported (the

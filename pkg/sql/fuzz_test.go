@@ -27,6 +27,8 @@ func FuzzExecute(f *testing.F) {
 		"SELECT CASE WHEN a > 1 THEN 'x' ELSE NULL END, coalesce(a, 1.5), a::text || 'z' FROM t",
 		"SHOW INDEXES; SET cluster = default; SHOW ALL; ALTER SYSTEM SET max_result_size = 5",
 		"SELECT * FROM (VALUES (1, 'a'), (2, NULL)) v(x, y) WHERE y LIKE 'a%' OR x BETWEEN 1 AND $1",
+		"WITH w AS (SELECT a FROM t) SELECT a, (SELECT max(c) FROM u), a NOT IN (SELECT a FROM w) FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.a)",
+		"SELECT a, count(*) FROM t GROUP BY a HAVING count(*) > (SELECT count(*) FROM u WHERE u.a = t.a OR true)",
 	} {
 		f.Add(s)
 	}

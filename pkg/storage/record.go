@@ -17,14 +17,22 @@ import (
 //
 // and a payload is one kind byte followed by:
 //
-//	recordBatch: u64 time | uvarint n | n x (uvarint len | row | varint diff)
-//	recordSince: u64 since
+//	recordBatch:  u64 time | uvarint n | n x (uvarint len | row | varint diff)
+//	recordSince:  u64 since
+//	recordAppend: u64 upper | uvarint n | n x (u64 time | uvarint len | row | varint diff)
+//
+// recordAppend is a sink shard's compare-and-append: its updates (at times
+// below upper) and its new upper in one checksummed record, so a crash
+// leaves either all of an acknowledged append or none of it. A shard whose
+// log holds an append record is a sink shard: its upper is the last
+// appended upper, not derived from the oracle.
 //
 // A record whose length or checksum does not verify ends the log: it is the
 // torn tail of a write that was never acknowledged.
 const (
-	recordBatch byte = 1
-	recordSince byte = 2
+	recordBatch  byte = 1
+	recordSince  byte = 2
+	recordAppend byte = 3
 
 	// maxRecord bounds one record so a corrupt length cannot make us
 	// allocate gigabytes.
@@ -59,6 +67,21 @@ func encodeBatch(t frontier.Time, rows []RowDiff) []byte {
 	return frame(p)
 }
 
+// encodeAppend encodes a sink append: updates (sorted by time) and upper.
+func encodeAppend(upper frontier.Time, updates []Update) []byte {
+	p := make([]byte, 8, 8+24*len(updates)+17)
+	p = append(p, recordAppend)
+	p = binary.BigEndian.AppendUint64(p, uint64(upper))
+	p = binary.AppendUvarint(p, uint64(len(updates)))
+	for _, u := range updates {
+		p = binary.BigEndian.AppendUint64(p, uint64(u.Time))
+		p = binary.AppendUvarint(p, uint64(len(u.Row)))
+		p = append(p, u.Row...)
+		p = binary.AppendVarint(p, u.Diff)
+	}
+	return frame(p)
+}
+
 func encodeSince(since frontier.Time) []byte {
 	p := make([]byte, 8, 17)
 	p = append(p, recordSince)
@@ -76,8 +99,12 @@ func frame(p []byte) []byte {
 
 // logContents is what replaying a log yields.
 type logContents struct {
-	since   frontier.Time
-	updates []Update
+	since frontier.Time
+	// sinkUpper is the last append record's upper; sink is set when the
+	// log holds one.
+	sinkUpper frontier.Time
+	sink      bool
+	updates   []Update
 	// valid is the length of the verified prefix; anything after it is a
 	// torn tail to truncate.
 	valid int64
@@ -151,6 +178,36 @@ func (c *logContents) apply(p []byte) error {
 			p = p[k:]
 			c.updates = append(c.updates, Update{Row: row, Time: t, Diff: d})
 		}
+		return nil
+	case recordAppend:
+		n, k := binary.Uvarint(p)
+		if k <= 0 {
+			return errTorn
+		}
+		p = p[k:]
+		for range n {
+			if len(p) < 8 {
+				return errTorn
+			}
+			ut := frontier.Time(binary.BigEndian.Uint64(p))
+			p = p[8:]
+			l, k := binary.Uvarint(p)
+			if k <= 0 || uint64(len(p)-k) < l {
+				return errTorn
+			}
+			row := p[k : k+int(l) : k+int(l)]
+			p = p[k+int(l):]
+			d, k := binary.Varint(p)
+			if k <= 0 {
+				return errTorn
+			}
+			p = p[k:]
+			if ut >= t {
+				return fmt.Errorf("append record: update at %d not below its upper %d", ut, t)
+			}
+			c.updates = append(c.updates, Update{Row: row, Time: ut, Diff: d})
+		}
+		c.sink, c.sinkUpper = true, t
 		return nil
 	default:
 		return fmt.Errorf("unknown record kind %d", kind)

@@ -32,6 +32,10 @@ type shard struct {
 	updates []Update
 	since   frontier.Time
 	upper   frontier.Frontier
+	// sink shards (materialized views) are written only by
+	// compare-and-append: their upper is durable in the log and moves only
+	// with an append, never with the oracle's ticks.
+	sink bool
 	// broken is set when a failed write could not be rolled back; the shard
 	// then refuses writes rather than risk an unreadable log.
 	broken error
@@ -60,6 +64,11 @@ func openShard(dir, id string, minUpper frontier.Time) (*shard, error) {
 		return nil, fmt.Errorf("open shard %s: %w", id, err)
 	}
 	upper := minUpper
+	if c.sink {
+		// A sink's upper is what its writers appended; it is durable in
+		// the log and independent of the oracle.
+		upper = c.sinkUpper
+	}
 	for _, u := range c.updates {
 		upper = max(upper, u.Time+1)
 	}
@@ -67,6 +76,7 @@ func openShard(dir, id string, minUpper frontier.Time) (*shard, error) {
 		id: id, path: path, f: f,
 		logBytes: c.valid, compactedBytes: c.valid,
 		updates: c.updates, since: c.since, upper: frontier.At(upper),
+		sink:    c.sink,
 		changed: make(chan struct{}),
 	}
 	s.updates = consolidateUpTo(s.updates, s.since)
@@ -86,6 +96,9 @@ func (s *shard) appendLocked(ts frontier.Time, rows []RowDiff) error {
 	}
 	if s.upper.IsClosed() {
 		return fmt.Errorf("shard %s: %w", s.id, ErrDropped)
+	}
+	if s.sink {
+		return fmt.Errorf("shard %s: a sink shard takes only compare-and-append writes", s.id)
 	}
 	if !s.upper.LessEqualTime(ts) {
 		return fmt.Errorf("shard %s: write at %d is before upper %v", s.id, ts, s.upper)
@@ -157,6 +170,10 @@ func (s *shard) rewriteLocked() error {
 		}
 		buf.Write(encodeBatch(s.updates[i].Time, rows))
 		i = j
+	}
+	if ut, ok := s.upper.Time(); ok && s.sink {
+		// Keeps the shard a sink and its upper durable.
+		buf.Write(encodeAppend(ut, nil))
 	}
 	if err := writeFileSync(s.path, buf.Bytes()); err != nil {
 		return fmt.Errorf("rewrite shard %s: %w", s.id, err)

@@ -201,6 +201,11 @@ func (st *Store) Tick() error {
 	st.mu.Unlock()
 	for _, s := range shards {
 		s.mu.Lock()
+		if s.sink {
+			// A sink's upper moves only with its writers' appends.
+			s.mu.Unlock()
+			continue
+		}
 		s.advanceUpperLocked(ts + 1)
 		s.mu.Unlock()
 	}

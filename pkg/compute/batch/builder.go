@@ -92,9 +92,14 @@ func (b *Builder) Reset() {
 // memory for the rest of its life; small per-tick batches reuse buffers.
 const retainMax = 1 << 18
 
-// release resets the builder after Build, dropping buffers above retainMax.
+// retainStageMax bounds the staged key and value bytes kept the same way:
+// a snapshot of few but wide rows stays under retainMax updates.
+const retainStageMax = 8 << 20
+
+// release resets the builder after Build, dropping buffers above retainMax
+// updates or retainStageMax bytes.
 func (b *Builder) release() {
-	if cap(b.upds) > retainMax {
+	if cap(b.upds) > retainMax || cap(b.stage) > retainStageMax {
 		*b = Builder{}
 		return
 	}

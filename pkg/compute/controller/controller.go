@@ -110,6 +110,9 @@ type Controller struct {
 	compactWake chan struct{}
 	// rollCancel stops a replica rollout in progress.
 	rollCancel context.CancelFunc
+	// policiesPaused keeps read policies where they are while the
+	// environment recovers (see PauseReadPolicies).
+	policiesPaused bool
 	// hooks are test-only sabotage switches; always zero in production.
 	hooks testHooks
 }
@@ -428,7 +431,7 @@ func (c *Controller) advanceWriteLocked(col *collection, write frontier.Frontier
 		return
 	}
 	col.write = write
-	if col.policy != nil {
+	if col.policy != nil && !c.policiesPaused {
 		c.downgradeLocked(col.policy, col.policyTarget())
 	}
 }

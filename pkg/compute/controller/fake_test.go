@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-logr/logr/testr"
 
+	"github.com/tandemdb/tandem/pkg/compute/controller/testparams"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
@@ -318,6 +319,7 @@ func newHarness(t *testing.T) *harness {
 	h.c = New(Config{
 		Log: testr.New(t), Orchestrator: h.orch, Dialer: h.dialer, Oracle: h.oracle,
 		ReadPolicyLag: 10 * time.Millisecond, MinReconnectBackoff: 5 * time.Millisecond, MaxReconnectBackoff: 20 * time.Millisecond,
+		Parameters: testparams.Parameters(t),
 	})
 	t.Cleanup(h.c.Close)
 	if err := h.c.CreateCluster("default"); err != nil {
@@ -335,7 +337,8 @@ func (h *harness) addReplica(name string, processes int) *fakeReplica {
 	h.dialer.replicas[name] = f
 	h.dialer.mu.Unlock()
 	if err := h.c.CreateReplica(context.Background(), orchestrator.ReplicaConfig{
-		ID: orchestrator.ReplicaID{Cluster: "default", Replica: name}, Processes: processes, Workers: 1}); err != nil {
+		ID: orchestrator.ReplicaID{Cluster: "default", Replica: name}, Processes: processes, Workers: 1,
+		Interactive: testparams.Interactive(h.t)}); err != nil {
 		h.t.Fatal(err)
 	}
 	h.eventually(fmt.Sprintf("replica %s connected", name), func() bool { return h.connected(name) })

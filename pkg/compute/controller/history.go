@@ -31,8 +31,10 @@ func (c *Controller) historyForLocked(cl *cluster, name string) []*computepb.Com
 		params[k] = v
 	}
 	cmds := []*computepb.Command{{Kind: &computepb.Command_CreateInstance{CreateInstance: &computepb.CreateInstance{
-		Parameters: params,
-		Logging:    cl.logging.proto(),
+		Parameters:         params,
+		Logging:            cl.logging.proto(),
+		PeekStashThreshold: peekStashThreshold,
+		PeekStashChunkSize: peekStashChunkSize,
 	}}}}
 	dfs := make([]*dataflow, 0, len(cl.dataflows))
 	for _, df := range cl.dataflows {

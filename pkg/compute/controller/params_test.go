@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandemdb/tandem/pkg/compute/controller/testparams"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
 )
 
-// TestRollReplicasOneAtATime rolls two replicas to a new config: the
+// TestRollReplicasOneAtATime rolls two replicas to a new config (the
+// interactive runtime flipped from what the run started them with): the
 // second is replaced only once the first reconnected and hydrated.
 func TestRollReplicasOneAtATime(t *testing.T) {
 	h := newHarness(t)
@@ -39,7 +41,8 @@ func TestRollReplicasOneAtATime(t *testing.T) {
 	h.orch.mu.Unlock()
 	var cfgs []orchestrator.ReplicaConfig
 	for _, name := range []string{"r1", "r2"} {
-		cfgs = append(cfgs, orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "default", Replica: name}, Processes: 1, Workers: 1, Interactive: true})
+		cfgs = append(cfgs, orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "default", Replica: name}, Processes: 1, Workers: 1,
+			Interactive: !testparams.Interactive(t)})
 	}
 	h.c.RollReplicas(cfgs)
 	h.eventually("both rolled and rehydrated", func() bool {

@@ -19,6 +19,7 @@ import (
 	"github.com/go-logr/logr/testr"
 
 	"github.com/tandemdb/tandem/pkg/compute/controller"
+	"github.com/tandemdb/tandem/pkg/compute/controller/testparams"
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -112,7 +113,8 @@ func newRealEnv(t *testing.T, orch *process.Orchestrator) *realEnv {
 		t.Cleanup(func() { o.Close() })
 		e.orch = o
 	}
-	e.ctl = controller.New(controller.Config{Log: testr.New(t).WithName("ctl"), Orchestrator: e.orch, ReadPolicyLag: 500 * time.Millisecond})
+	e.ctl = controller.New(controller.Config{Log: testr.New(t).WithName("ctl"), Orchestrator: e.orch, ReadPolicyLag: 500 * time.Millisecond,
+		Parameters: testparams.Parameters(t)})
 	e.ctl.Start()
 	t.Cleanup(e.ctl.Close)
 	if err := e.ctl.CreateCluster("default"); err != nil {
@@ -123,7 +125,8 @@ func newRealEnv(t *testing.T, orch *process.Orchestrator) *realEnv {
 
 func (e *realEnv) replica(name string, processes, workers int) orchestrator.ReplicaConfig {
 	e.t.Helper()
-	cfg := orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "default", Replica: name}, Processes: processes, Workers: workers, LogLevel: "info"}
+	cfg := orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "default", Replica: name}, Processes: processes, Workers: workers, LogLevel: "info",
+		Interactive: testparams.Interactive(e.t)}
 	if err := e.ctl.CreateReplica(context.Background(), cfg); err != nil {
 		e.t.Fatal(err)
 	}

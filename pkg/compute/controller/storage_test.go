@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-logr/logr/testr"
 
+	"github.com/tandemdb/tandem/pkg/compute/controller/testparams"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/storage"
 )
@@ -28,7 +29,8 @@ func TestTableCompactionFollowsReadHolds(t *testing.T) {
 	}
 	h := &harness{t: t, dialer: &fakeDialer{replicas: map[string]*fakeReplica{}}, orch: newFakeOrchestrator()}
 	h.c = New(Config{Log: testr.New(t), Orchestrator: h.orch, Dialer: h.dialer, Storage: st, Oracle: st.Oracle(),
-		ReadPolicyLag: 20 * time.Millisecond, TickInterval: 5 * time.Millisecond, MinReconnectBackoff: 5 * time.Millisecond})
+		ReadPolicyLag: 20 * time.Millisecond, TickInterval: 5 * time.Millisecond, MinReconnectBackoff: 5 * time.Millisecond,
+		Parameters: testparams.Parameters(t)})
 	h.c.Start()
 	t.Cleanup(h.c.Close)
 	if err := h.c.CreateCluster("default"); err != nil {

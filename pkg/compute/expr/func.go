@@ -57,6 +57,12 @@ const (
 	FuncILike    // s ILIKE pattern
 	FuncGreatest // greatest(args...), NULLs ignored
 	FuncLeast    // least(args...), NULLs ignored
+	// single_value(n, v) is v when n <= 1 and error 21000 otherwise: the
+	// value of a scalar subquery, given the number of rows n it produced
+	// and one of them v (NULL when n = 0). Raising the error per row lets
+	// a maintained dataflow report it in its error collection, and
+	// retract it when the subquery shrinks back to one row.
+	FuncSingleValue
 	funcCount
 )
 

@@ -51,6 +51,8 @@ var funcs = [funcCount]funcDef{
 	FuncILike:    {name: "ilike", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeBool), eval2: likeFunc(true)},
 	FuncGreatest: {name: "greatest", minArgs: 1, maxArgs: -1, typeOf: typeExtreme, evalN: extremeFunc(1)},
 	FuncLeast:    {name: "least", minArgs: 1, maxArgs: -1, typeOf: typeExtreme, evalN: extremeFunc(-1)},
+
+	FuncSingleValue: {name: "single_value", minArgs: 2, maxArgs: 2, typeOf: typeSingleValue, eval2: evalSingleValue},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL
@@ -90,6 +92,17 @@ func evalNot(a row.Datum) (row.Datum, error) {
 }
 
 func evalIsNull(a row.Datum) (row.Datum, error) { return row.Bool(a.IsNull()), nil }
+
+// errSubqueryRows is Postgres' error for a scalar subquery with more than
+// one row.
+var errSubqueryRows = &EvalError{Code: CodeCardinalityViolation, Msg: "more than one row returned by a subquery used as an expression"}
+
+func evalSingleValue(n, v row.Datum) (row.Datum, error) {
+	if n.Type() == row.TypeInt64 && n.Int64() > 1 {
+		return row.Null(), errSubqueryRows
+	}
+	return v, nil
+}
 
 func evalNullIf(a, b row.Datum) (row.Datum, error) {
 	if a.IsNull() || b.IsNull() {

@@ -193,6 +193,13 @@ func typeIsNull(args []row.ColumnType) (row.ColumnType, error) {
 	return row.ColumnType{Type: row.TypeBool}, nil
 }
 
+func typeSingleValue(args []row.ColumnType) (row.ColumnType, error) {
+	if args[0].Type != row.TypeInt64 {
+		return row.ColumnType{}, typeSig("single_value", args)
+	}
+	return row.ColumnType{Type: args[1].Type, Nullable: true}, nil
+}
+
 func typeNullIf(args []row.ColumnType) (row.ColumnType, error) {
 	if !comparable(args[0].Type, args[1].Type) {
 		return row.ColumnType{}, typeSig("nullif", args)

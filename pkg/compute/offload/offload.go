@@ -81,9 +81,19 @@ const sliceRecords = 4096
 // Done receives a walk's outcome exactly once.
 type Done func(rows []peek.RowCount, err error)
 
+// Sink receives the chunks of a chunked walk (peek.Options.ChunkBytes). Put
+// takes a chunk; it returns false when the consumer is full, and then calls
+// resume, once, from any goroutine, when the walk may continue (or when the
+// consumer gave up: the walk's context is then canceled). The walk's last
+// rows still arrive through Done.
+type Sink interface {
+	Put(rows []peek.RowCount, resume func()) bool
+}
+
 type job struct {
 	ctx  context.Context
 	walk *peek.Walk
+	sink Sink
 	done Done
 }
 
@@ -118,6 +128,15 @@ func (p *Pool) Counts() (inline, offloaded uint64) { return p.inline.Load(), p.o
 // Otherwise the rest of the walk is queued on the pool, Run returns false,
 // and done runs exactly once on a pool goroutine.
 func (p *Pool) Run(ctx context.Context, w *peek.Walk, pol Policy, done Done) bool {
+	return p.RunChunked(ctx, w, pol, nil, done)
+}
+
+// RunChunked is Run for a chunked walk whose chunks go to sink (nil: the
+// walk is not chunked). A walk with a chunk ready leaves the worker even in
+// Inline mode: handing a chunk over may have to wait for the consumer, and
+// a worker never waits; the pool parks such a walk, holding no goroutine,
+// until the sink resumes it.
+func (p *Pool) RunChunked(ctx context.Context, w *peek.Walk, pol Policy, sink Sink, done Done) bool {
 	switch pol.Mode {
 	case Inline:
 		w.Step(0)
@@ -129,16 +148,21 @@ func (p *Pool) Run(ctx context.Context, w *peek.Walk, pol Policy, done Done) boo
 		return true
 	}
 	p.offload.Add(1)
+	p.enqueue(job{ctx: ctx, walk: w, sink: sink, done: done})
+	return false
+}
+
+// enqueue queues j, or fails it when the pool is closed.
+func (p *Pool) enqueue(j job) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		done(nil, fmt.Errorf("peek walk: %w", context.Canceled))
-		return false
+		j.done(nil, fmt.Errorf("peek walk: %w", context.Canceled))
+		return
 	}
-	p.queue = append(p.queue, job{ctx: ctx, walk: w, done: done})
+	p.queue = append(p.queue, j)
 	p.signalLocked()
 	p.mu.Unlock()
-	return false
 }
 
 // signalLocked wakes one idle goroutine; sends happen under mu so that
@@ -180,15 +204,31 @@ func (p *Pool) loop() {
 		if !ok {
 			return
 		}
-		for !j.walk.Step(sliceRecords) {
-			if err := j.ctx.Err(); err != nil {
-				j.done(nil, err)
-				j.walk = nil
-				break
-			}
+		p.continueWalk(j)
+	}
+}
+
+// continueWalk walks j until it ends, is canceled, or parks on its sink.
+func (p *Pool) continueWalk(j job) {
+	for {
+		if err := j.ctx.Err(); err != nil {
+			j.done(nil, err)
+			return
 		}
-		if j.walk != nil {
+		if j.walk.ChunkReady() {
+			if j.sink == nil {
+				j.done(nil, fmt.Errorf("peek walk: chunked walk without a sink"))
+				return
+			}
+			var once sync.Once
+			if !j.sink.Put(j.walk.TakeChunk(), func() { once.Do(func() { p.enqueue(j) }) }) {
+				return // parked: the sink re-queues it
+			}
+			continue
+		}
+		if j.walk.Step(sliceRecords) {
 			j.done(j.walk.Result())
+			return
 		}
 	}
 }

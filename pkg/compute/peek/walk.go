@@ -40,6 +40,12 @@ type Options struct {
 	Transform Transform
 	// MaxResultBytes bounds the consolidated result; 0 means no bound.
 	MaxResultBytes int
+	// ChunkBytes, when positive, makes the walk hand its result over in
+	// pieces: Step pauses once the rows buffered since the last TakeChunk
+	// reach this size, and TakeChunk takes them. Rows are consolidated
+	// within a chunk only, so one row may appear in several chunks; the
+	// size bound still applies to the whole walk.
+	ChunkBytes int
 }
 
 // Walk is a resumable read of one arrangement shard as of one time.
@@ -52,9 +58,10 @@ type Walk struct {
 	cur     *batch.CursorList
 	started bool
 
-	counts  map[string]int64
-	size    int
-	scratch []byte
+	counts   map[string]int64
+	size     int // of every distinct row buffered so far, flushed or not
+	buffered int // of the rows in counts
+	scratch  []byte
 	err     error
 	done    bool
 }
@@ -77,10 +84,15 @@ func NewWalk(r trace.Read, opts Options) *Walk {
 func (w *Walk) Done() bool { return w.done }
 
 // Step visits at most budget (key, val) pairs and reports whether the walk
-// is done. A budget <= 0 means unbounded.
+// is done. A budget <= 0 means unbounded. With Options.ChunkBytes it also
+// returns (not done) as soon as a chunk is ready, and visits nothing while
+// that chunk has not been taken.
 func (w *Walk) Step(budget int) bool {
 	if w.done {
 		return true
+	}
+	if w.ChunkReady() {
+		return false
 	}
 	if !w.started {
 		w.started = true
@@ -105,6 +117,10 @@ func (w *Walk) Step(budget int) bool {
 			if err := w.visit(w.cur.Key(), w.cur.Val(), w.cur.Accumulate(w.t)); err != nil {
 				w.err, w.done = err, true
 				return true
+			}
+			if w.ChunkReady() {
+				w.cur.StepVal() // resume after the visited value
+				return false
 			}
 		}
 		if w.keys != nil {
@@ -154,12 +170,27 @@ func (w *Walk) visit(key, val []byte, diff int64) error {
 	c, seen := w.counts[string(out)]
 	if !seen {
 		w.size += len(out) + 8
+		w.buffered += len(out) + 8
 		if w.opts.MaxResultBytes > 0 && w.size > w.opts.MaxResultBytes {
 			return fmt.Errorf("%w (%d bytes)", ErrResultTooLarge, w.opts.MaxResultBytes)
 		}
 	}
 	w.counts[string(out)] = c + diff
 	return nil
+}
+
+// ChunkReady reports whether a chunk waits for TakeChunk (Options.ChunkBytes).
+func (w *Walk) ChunkReady() bool {
+	return w.opts.ChunkBytes > 0 && w.buffered >= w.opts.ChunkBytes && w.err == nil
+}
+
+// TakeChunk returns the rows buffered since the last TakeChunk,
+// consolidated and in row order, and forgets them.
+func (w *Walk) TakeChunk() []RowCount {
+	rows := Consolidate(w.counts)
+	clear(w.counts)
+	w.buffered = 0
+	return rows
 }
 
 // Result returns the consolidated rows in row order, or the walk's error.
@@ -187,9 +218,84 @@ func Consolidate(counts map[string]int64) []RowCount {
 	return out
 }
 
-// Merge combines per-worker results into one consolidated result, applying
-// the same size bound.
+// Merge combines per-worker results into one consolidated result in row
+// order, applying the same size bound. Parts in row order without repeated
+// rows (as Walk.Result returns them) are merged without hashing or
+// sorting, in O(n log k) for k parts; other parts are consolidated through
+// a map.
 func Merge(maxBytes int, parts ...[]RowCount) ([]RowCount, error) {
+	nonEmpty := parts[:0:0]
+	for _, p := range parts {
+		if len(p) > 0 {
+			nonEmpty = append(nonEmpty, p)
+		}
+		if !sortedDistinct(p) {
+			return mergeUnsorted(maxBytes, parts)
+		}
+	}
+	total, size := 0, 0
+	for _, p := range nonEmpty {
+		total += len(p)
+		for _, rc := range p {
+			size += len(rc.Row) + 8
+		}
+	}
+	if len(nonEmpty) == 1 {
+		if maxBytes > 0 && size > maxBytes {
+			return nil, fmt.Errorf("%w (%d bytes)", ErrResultTooLarge, maxBytes)
+		}
+		return dropZeros(nonEmpty[0]), nil
+	}
+	out := make([]RowCount, 0, total)
+	size = 0
+	// A k-way merge by linear selection: k is the number of workers, small.
+	pos := make([]int, len(nonEmpty))
+	for {
+		best := -1
+		for i, p := range nonEmpty {
+			if pos[i] < len(p) && (best < 0 || bytes.Compare(p[pos[i]].Row, nonEmpty[best][pos[best]].Row) < 0) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		rc := nonEmpty[best][pos[best]]
+		pos[best]++
+		if n := len(out); n > 0 && bytes.Equal(out[n-1].Row, rc.Row) {
+			out[n-1].Count += rc.Count
+			continue
+		}
+		size += len(rc.Row) + 8
+		if maxBytes > 0 && size > maxBytes {
+			return nil, fmt.Errorf("%w (%d bytes)", ErrResultTooLarge, maxBytes)
+		}
+		out = append(out, rc)
+	}
+	return dropZeros(out), nil
+}
+
+// sortedDistinct reports whether p is in strictly increasing row order.
+func sortedDistinct(p []RowCount) bool {
+	for i := 1; i < len(p); i++ {
+		if bytes.Compare(p[i-1].Row, p[i].Row) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// dropZeros removes rows whose counts cancelled, in place.
+func dropZeros(p []RowCount) []RowCount {
+	for _, rc := range p {
+		if rc.Count == 0 {
+			return slices.DeleteFunc(p, func(rc RowCount) bool { return rc.Count == 0 })
+		}
+	}
+	return p
+}
+
+func mergeUnsorted(maxBytes int, parts [][]RowCount) ([]RowCount, error) {
 	counts := map[string]int64{}
 	size := 0
 	for _, p := range parts {

@@ -1,8 +1,11 @@
 package peek
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
@@ -136,4 +139,83 @@ func TestMerge(t *testing.T) {
 	if _, err := Merge(20, a, b); !errors.Is(err, ErrResultTooLarge) {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// TestWalkChunks: a chunked walk hands over the same multiset of rows as an
+// unchunked one, in chunks of bounded size, and keeps the size bound over
+// the whole walk.
+func TestWalkChunks(t *testing.T) {
+	r := chunkTestRead(t, 500)
+	whole := NewWalk(r, Options{})
+	whole.Step(0)
+	want, err := whole.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range []int{1, 40, 1000, 1 << 20} {
+		w := NewWalk(r, Options{ChunkBytes: chunk})
+		var got []RowCount
+		chunks := 0
+		for !w.Step(7) {
+			if w.ChunkReady() {
+				c := w.TakeChunk()
+				size := 0
+				for _, rc := range c {
+					size += len(rc.Row) + 8
+				}
+				if size > chunk+len(c[len(c)-1].Row)+8 {
+					t.Fatalf("chunk of %d bytes with ChunkBytes %d", size, chunk)
+				}
+				got = append(got, c...)
+				chunks++
+			}
+		}
+		rest, err := w.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rest...)
+		merged, err := Merge(0, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(merged) != len(want) {
+			t.Fatalf("chunk %d: %d rows, want %d", chunk, len(merged), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(merged[i].Row, want[i].Row) || merged[i].Count != want[i].Count {
+				t.Fatalf("chunk %d: row %d = %v, want %v", chunk, i, merged[i], want[i])
+			}
+		}
+		if chunk < 100 && chunks < 10 {
+			t.Fatalf("chunk %d: only %d chunks", chunk, chunks)
+		}
+	}
+	// The bound covers rows already handed over.
+	w := NewWalk(r, Options{ChunkBytes: 40, MaxResultBytes: 200})
+	for !w.Step(0) {
+		w.TakeChunk()
+	}
+	if _, err := w.Result(); !errors.Is(err, ErrResultTooLarge) {
+		t.Fatalf("chunked walk over the bound: %v", err)
+	}
+}
+
+// chunkTestRead is n keys with several values each over two batches, some
+// values retracted, readable at time 20.
+func chunkTestRead(t *testing.T, n int) trace.Read {
+	var u1, u2 []upd
+	for k := range int64(n) {
+		u1 = append(u1, upd{k, k, 1, 1}, upd{k, k + 1, 2, 2})
+		if k%3 == 0 {
+			u2 = append(u2, upd{k, k, 12, -1})
+		}
+	}
+	sortUpds := func(us []upd) []upd {
+		slices.SortStableFunc(us, func(a, b upd) int { return cmp.Compare(a.k, b.k) })
+		return us
+	}
+	b1 := mkBatch(t, 0, 10, sortUpds(u1)...)
+	b2 := mkBatch(t, 10, 30, sortUpds(u2)...)
+	return trace.Read{Batches: []*batch.Batch{b1, b2}, Time: 20}
 }

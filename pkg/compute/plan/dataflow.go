@@ -110,6 +110,12 @@ type SubscribeSink struct {
 	Snapshot bool              `json:"snapshot"`
 	Progress bool              `json:"progress"`
 	UpTo     frontier.Frontier `json:"-"`
+	// Shard, when set, makes this a storage sink (a materialized view):
+	// the collection is written to the named storage shard by the replica
+	// (pkg/compute/sink) instead of being streamed to the controller, which
+	// then hears only the sink's frontiers. Snapshot and Progress do not
+	// apply.
+	Shard string `json:"shard,omitempty"`
 }
 
 // DataflowDescription is everything a replica needs to build one

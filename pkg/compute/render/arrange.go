@@ -1,7 +1,10 @@
 package render
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -49,12 +52,45 @@ type arrangeLogic struct {
 	builder   batch.Builder
 	listeners []func()
 	fail      func(error)
+	// consolidateAt is the pending length that triggers consolidation.
+	consolidateAt int
+}
+
+// minConsolidate is the least pending length worth consolidating.
+const minConsolidate = 1 << 12
+
+// consolidateUpdates sorts ups by (key, val, time) and sums the diffs of
+// equal triples, dropping zero sums; it reuses ups' backing array.
+func consolidateUpdates(ups []dataflow.Update) []dataflow.Update {
+	slices.SortFunc(ups, func(a, b dataflow.Update) int {
+		if c := bytes.Compare(a.Key, b.Key); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(a.Val, b.Val); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Time, b.Time)
+	})
+	out := ups[:0]
+	for i := 0; i < len(ups); {
+		u := ups[i]
+		j := i + 1
+		for ; j < len(ups) && ups[j].Time == u.Time && bytes.Equal(ups[j].Key, u.Key) && bytes.Equal(ups[j].Val, u.Val); j++ {
+			u.Diff += ups[j].Diff
+		}
+		if u.Diff != 0 {
+			out = append(out, u)
+		}
+		i = j
+	}
+	clear(ups[len(out):])
+	return out
 }
 
 // Arrange exchanges a keyed update stream (Key set) by key hash and arranges
 // it on each worker.
 func Arrange(b *dataflow.Builder, name string, keyed dataflow.Stream, fail func(error)) *Arranged {
-	lg := &arrangeLogic{name: name, tr: trace.New(frontier.Minimum()), lower: frontier.Minimum(), fail: fail}
+	lg := &arrangeLogic{name: name, tr: trace.New(frontier.Minimum()), lower: frontier.Minimum(), fail: fail, consolidateAt: minConsolidate}
 	op := b.AddOperator("Arrange "+name, []dataflow.Connection{{From: keyed, Exchange: keyHash}}, 1, lg)
 	return &Arranged{Trace: lg.tr, Stream: op.Stream(0), listeners: &lg.listeners}
 }
@@ -63,6 +99,15 @@ func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
 	in := op.Input(0)
 	for _, d := range in.Take() {
 		lg.pending = append(lg.pending, d.([]dataflow.Update)...)
+	}
+	if len(lg.pending) >= lg.consolidateAt {
+		// Updates wait here until the frontier passes their time; a
+		// one-shot read's input all sits at its as_of until its last
+		// slice arrives. Summing equal (key, val, time) triples keeps that
+		// wait proportional to the distinct updates (one for count(*)),
+		// and doubling the threshold keeps the cost amortised linear.
+		lg.pending = consolidateUpdates(lg.pending)
+		lg.consolidateAt = max(2*len(lg.pending), minConsolidate)
 	}
 	f1 := in.Frontier()
 	if lg.lower.Less(f1) {
@@ -76,6 +121,7 @@ func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
 		}
 		clear(lg.pending[len(keep):])
 		lg.pending = keep
+		lg.consolidateAt = max(2*len(keep), minConsolidate)
 		bat, err := lg.builder.Build(batch.Description{Lower: lg.lower, Upper: f1, Since: frontier.Minimum()})
 		lg.builder.Reset()
 		if err == nil {

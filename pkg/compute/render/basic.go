@@ -1,7 +1,6 @@
 package render
 
 import (
-	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
 )
@@ -64,29 +63,6 @@ func Negate(b *dataflow.Builder, name string, s dataflow.Stream) dataflow.Stream
 			op.Output(0).Send(out)
 		}
 	})).Stream(0)
-}
-
-// FlattenStep returns the step emitting every update of the fresh batches
-// as an unkeyed row update (the value row, or the key for an error
-// arrangement, in Val): the collection behind an arrangement, read as of
-// asOf (earlier times advanced to it).
-func FlattenStep(asOf frontier.Frontier, keys bool) StepFunc {
-	return func(_, fresh [][]*batch.Batch, e *emitter) {
-		for _, b := range fresh[0] {
-			c := b.Cursor()
-			for ; c.KeyValid(); c.StepKey() {
-				for ; c.ValValid(); c.StepVal() {
-					r := c.Val()
-					if keys {
-						r = c.Key()
-					}
-					c.ForEachUpdate(func(t frontier.Time, d int64) {
-						e.ok = append(e.ok, dataflow.Update{Val: r, Time: asOf.AdvanceTime(t), Diff: d})
-					})
-				}
-			}
-		}
-	}
 }
 
 // importLogic mirrors a trace exported by another dataflow on the same

@@ -42,6 +42,9 @@ type Env struct {
 	// process publishes (the interactive runtime's peers).
 	Shared    SharedImports
 	Subscribe SubscribeFunc
+	// StorageSinks opens the writers of storage sinks (subscribe sinks
+	// with a Shard); nil refuses them.
+	StorageSinks StorageSinkFactory
 	// Fail reports an error that makes the dataflow's output untrustworthy
 	// (fatal for the runtime: shared fate).
 	Fail func(error)
@@ -103,9 +106,9 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 		ok := Import(b, imp.ID.String(), idx.Ok)
 		errs := Import(b, imp.ID.String()+" errors", idx.Err)
 		built.Inputs = append(built.Inputs, ok.Stream.Operator(), errs.Stream.Operator())
-		okRows := Stateful(b, "Flatten "+imp.ID.String(), []*Arranged{ok}, FlattenStep(desc.AsOf, false), env.Fail)
-		errRows := Stateful(b, "Flatten errors "+imp.ID.String(), []*Arranged{errs}, FlattenStep(desc.AsOf, true), env.Fail)
-		r.objects[imp.On] = rendered{ok: okRows.Ok, errs: []dataflow.Stream{errRows.Ok}}
+		okRows := Flatten(b, "Flatten "+imp.ID.String(), ok, desc.AsOf, false, env.Fail)
+		errRows := Flatten(b, "Flatten errors "+imp.ID.String(), errs, desc.AsOf, true, env.Fail)
+		r.objects[imp.On] = rendered{ok: okRows, errs: []dataflow.Stream{errRows}}
 	}
 	for i := range desc.ObjectsToBuild {
 		obj := &desc.ObjectsToBuild[i]
@@ -135,6 +138,12 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 			return nil, fmt.Errorf("subscribe %s: collection %s not in the dataflow", s.ID, s.From)
 		}
 		name := s.ID.String()
+		if s.Shard != "" {
+			if err := renderStorageSink(b, s, desc.AsOf, c.ok, Concat(b, name+" errors", c.errs), env); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		renderSubscribe(b, s, desc.AsOf, c.ok, Concat(b, name+" errors", c.errs), env.Subscribe)
 	}
 	return built, nil

@@ -23,12 +23,21 @@
 //
 // Dataflows. Build renders a plan.DataflowDescription: source imports
 // (SourceFactory; MemorySources for tests), index imports (an Import
-// operator follows the exporting trace's upper, activated by it; the rows
-// are flattened from the shared trace), objects in order, index exports
+// operator follows the exporting trace's upper, activated by it; Flatten
+// walks the shared trace's batches in slices of flattenFuel updates, one
+// slice per schedule, holding its frontier at the walk's lower bound, so a
+// reader never materialises a snapshot's worth of row updates at once),
+// objects in order, index exports
 // (ok rows keyed by the export key, error rows keyed by themselves, both
 // arranged; an Index holds compaction handles at as_of) and subscribe
 // sinks. Constants are emitted at as_of by worker 0. Updates at or beyond
 // Until are dropped at exports.
+//
+// Memory. Operators decode only the columns their expressions read
+// (rowDecoder): decoding a text or bytes datum with an escaped byte copies
+// it, so a full decode of a wide row copies its payload. Arrange sums
+// equal pending updates once enough wait for the frontier (a one-shot
+// count(*) then holds one pending update, not one per row).
 //
 // Invariants: every worker renders identically (operator order is a pure
 // function of the description); nothing here blocks; Drop releases every

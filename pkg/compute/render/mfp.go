@@ -10,6 +10,7 @@ import (
 // evaluation errors become error rows on output 1 at the same time and diff.
 type mfpLogic struct {
 	mfp     preparedMFP
+	dec     *rowDecoder
 	scratch expr.Scratch
 	datums  []row.Datum
 }
@@ -39,10 +40,11 @@ func MFPTransform(m *expr.MFP) func(key, val, dst []byte) ([]byte, bool, error) 
 	var (
 		scratch expr.Scratch
 		datums  []row.Datum
+		dec     = mfpDecoder(m)
 	)
 	return func(_, val, dst []byte) ([]byte, bool, error) {
 		var err error
-		datums, err = row.Row(val).UnpackInto(datums[:0])
+		datums, err = dec.decode(row.Row(val), datums)
 		if err != nil {
 			return nil, false, err
 		}
@@ -54,10 +56,17 @@ func MFPTransform(m *expr.MFP) func(key, val, dst []byte) ([]byte, bool, error) 
 	}
 }
 
+// mfpDecoder decodes the input columns m reads (expressions, predicates,
+// projection); the rest stay NULL, which m never looks at.
+func mfpDecoder(m *expr.MFP) *rowDecoder {
+	exprs := append(append([]expr.Expr(nil), m.Expressions...), m.Predicates...)
+	return &rowDecoder{used: usedColumns(exprs, m.Projection)}
+}
+
 // MapFilterProject renders an MFP over an update stream; it returns the ok
 // stream and the stream of new errors.
 func MapFilterProject(b *dataflow.Builder, name string, in dataflow.Stream, mfp *expr.MFP) (ok, errs dataflow.Stream) {
-	op := b.AddOperator("Mfp "+name, []dataflow.Connection{{From: in}}, 2, &mfpLogic{mfp: preparedMFP{mfp: mfp}})
+	op := b.AddOperator("Mfp "+name, []dataflow.Connection{{From: in}}, 2, &mfpLogic{mfp: preparedMFP{mfp: mfp}, dec: mfpDecoder(mfp)})
 	return op.Stream(0), op.Stream(1)
 }
 
@@ -67,7 +76,7 @@ func (lg *mfpLogic) Schedule(op *dataflow.Operator) {
 		var ok, errs []dataflow.Update
 		for _, u := range in {
 			var err error
-			lg.datums, err = row.Row(u.Val).UnpackInto(lg.datums[:0])
+			lg.datums, err = lg.dec.decode(row.Row(u.Val), lg.datums)
 			if err != nil {
 				errs = append(errs, dataflow.Update{Val: ErrorRow(err), Time: u.Time, Diff: u.Diff})
 				continue
@@ -97,6 +106,7 @@ type KeySpec struct {
 
 type keyLogic struct {
 	spec   KeySpec
+	dec    rowDecoder
 	datums []row.Datum
 	keyBuf []row.Datum
 	valBuf []row.Datum
@@ -105,7 +115,9 @@ type keyLogic struct {
 // KeyBy evaluates a KeySpec over an update stream; it returns the keyed
 // stream (ready for Arrange) and the stream of evaluation errors.
 func KeyBy(b *dataflow.Builder, name string, in dataflow.Stream, spec KeySpec) (keyed, errs dataflow.Stream) {
-	op := b.AddOperator("KeyBy "+name, []dataflow.Connection{{From: in}}, 2, &keyLogic{spec: spec})
+	exprs := append(append([]expr.Expr(nil), spec.Key...), spec.Val...)
+	lg := &keyLogic{spec: spec, dec: rowDecoder{used: usedColumns(exprs, nil)}}
+	op := b.AddOperator("KeyBy "+name, []dataflow.Connection{{From: in}}, 2, lg)
 	return op.Stream(0), op.Stream(1)
 }
 
@@ -128,7 +140,7 @@ func (lg *keyLogic) Schedule(op *dataflow.Operator) {
 		var errs []dataflow.Update
 		for _, u := range in {
 			var err error
-			lg.datums, err = row.Row(u.Val).UnpackInto(lg.datums[:0])
+			lg.datums, err = lg.dec.decode(row.Row(u.Val), lg.datums)
 			if err == nil {
 				lg.keyBuf, err = lg.eval(lg.spec.Key, lg.keyBuf)
 			}

@@ -57,10 +57,10 @@ func TestPeekAggregatorExactlyOnce(t *testing.T) {
 	if err := a.add("p"); err == nil {
 		t.Fatal("duplicate uuid accepted")
 	}
-	if _, _, done := a.finish("p", rows(1), nil, 0); done {
+	if _, _, _, done := a.finish("p", rows(1), nil, 0); done {
 		t.Fatal("answered after one of two workers")
 	}
-	resp, _, done := a.finish("p", rows(2, 1), nil, 0)
+	resp, _, _, done := a.finish("p", rows(2, 1), nil, 0)
 	if !done || resp.Error != nil || fmt.Sprint(len(resp.Rows)) != "2" || resp.Rows[0].Count != 2 {
 		t.Fatalf("got %+v", resp)
 	}
@@ -72,14 +72,14 @@ func TestPeekAggregatorExactlyOnce(t *testing.T) {
 	if resp, _, done := a.cancel("q"); !done || !resp.Canceled {
 		t.Fatal("cancel")
 	}
-	if _, _, done := a.finish("q", nil, nil, 0); done {
+	if _, _, _, done := a.finish("q", nil, nil, 0); done {
 		t.Fatal("answer after cancel")
 	}
 	// One worker's error fails the peek.
 	_ = a.add("r")
 	boom := errors.New("boom")
 	a.finish("r", nil, boom, 0)
-	if resp, _, done := a.finish("r", rows(1), nil, 0); !done || !errors.Is(resp.Error, boom) {
+	if resp, _, _, done := a.finish("r", rows(1), nil, 0); !done || !errors.Is(resp.Error, boom) {
 		t.Fatalf("got %+v", resp)
 	}
 }

@@ -48,10 +48,14 @@ type Metrics interface {
 	Command(kind string)
 	// PeekFinished observes a peek by result ("rows", "error", "canceled").
 	PeekFinished(result string, d time.Duration)
+	// ArrangementMaintenance adds time a worker spent maintaining
+	// arrangements (sealing batches, merging spines) since its last report.
+	ArrangementMaintenance(worker int, d time.Duration)
 }
 
 type noMetrics struct{}
 
-func (noMetrics) WorkerStep(int, time.Duration)      {}
-func (noMetrics) Command(string)                     {}
-func (noMetrics) PeekFinished(string, time.Duration) {}
+func (noMetrics) WorkerStep(int, time.Duration)             {}
+func (noMetrics) Command(string)                            {}
+func (noMetrics) PeekFinished(string, time.Duration)        {}
+func (noMetrics) ArrangementMaintenance(int, time.Duration) {}

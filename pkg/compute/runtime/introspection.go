@@ -101,6 +101,13 @@ func (r *Runtime) snapshot(rel logging.Relation, w *dataflow.Worker) (logging.Sn
 			for _, pp := range st.peeks {
 				dst = append(dst, row.Pack(row.Text(pp.p.UUID), row.Text(pp.p.Target.String()), row.Int64(int64(pp.p.Timestamp)), worker))
 			}
+			// Peeks of the process's other runtime, once: their uuids are
+			// the process's own, so the rows never collide with the above.
+			if w.Local() == 0 {
+				r.eachForeignPeek(func(p Peek) {
+					dst = append(dst, row.Pack(row.Text(p.UUID), row.Text(p.Target.String()), row.Int64(int64(p.Timestamp)), worker))
+				})
+			}
 			return dst
 		}, nil
 	case logging.WorkerSteps:

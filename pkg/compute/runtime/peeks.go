@@ -27,6 +27,9 @@ type peekState struct {
 	parts     [][]peek.RowCount
 	err       error
 	start     time.Time
+	// stream is set once a walk handed over a chunk: the peek's one
+	// response (carrying it) has gone out, and the rest flows through it.
+	stream *PeekStream
 }
 
 func newPeekAggregator(workers int) *peekAggregator {
@@ -67,26 +70,45 @@ func (a *peekAggregator) active(uuid string) bool {
 }
 
 // finish records one worker's answer; when it is the last, it returns the
-// merged response.
-func (a *peekAggregator) finish(uuid string, rows []peek.RowCount, err error, maxBytes int) (*PeekResponse, time.Duration, bool) {
+// merged response, or (for a streamed peek) nil after ending the stream,
+// with the result for the metrics. The merge runs after the lock is
+// released: it is proportional to the result, and every worker step and
+// every new peek takes this lock.
+func (a *peekAggregator) finish(uuid string, rows []peek.RowCount, err error, maxBytes int) (*PeekResponse, string, time.Duration, bool) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	st := a.pending[uuid]
 	if st == nil {
-		return nil, 0, false
+		a.mu.Unlock()
+		return nil, "", 0, false
 	}
 	if err != nil && st.err == nil {
 		st.err = err
 	}
 	if err == nil {
-		st.parts = append(st.parts, rows)
+		if st.stream != nil {
+			st.stream.finishPart(rows)
+		} else {
+			st.parts = append(st.parts, rows)
+		}
 	}
 	st.remaining--
-	if st.remaining > 0 {
-		return nil, 0, false
+	if st.remaining > 0 && (st.stream == nil || st.err == nil) {
+		a.mu.Unlock()
+		return nil, "", 0, false
 	}
+	// Done: every worker answered, or a streamed peek failed (its one
+	// response is out; the other walks stop with the context).
 	st.stop()
 	delete(a.pending, uuid)
+	a.mu.Unlock()
+	result := "rows"
+	if st.err != nil {
+		result = "error"
+	}
+	if st.stream != nil {
+		st.stream.end(st.err)
+		return nil, result, time.Since(st.start), true
+	}
 	resp := &PeekResponse{UUID: uuid, Error: st.err}
 	if st.err == nil {
 		merged, err := peek.Merge(maxBytes, st.parts...)
@@ -94,8 +116,46 @@ func (a *peekAggregator) finish(uuid string, rows []peek.RowCount, err error, ma
 		if resp.Rows == nil && err == nil {
 			resp.Rows = []peek.RowCount{}
 		}
+		if err != nil {
+			result = "error"
+		}
 	}
-	return resp, time.Since(st.start), true
+	return resp, result, time.Since(st.start), true
+}
+
+// chunkSink is a peek's offload.Sink: the first chunk any walk hands over
+// turns the peek into a streamed one (emit sends the response carrying the
+// stream, with what earlier-finished workers answered already in it).
+type chunkSink struct {
+	a        *peekAggregator
+	uuid     string
+	capacity int
+	emit     func(*PeekResponse)
+}
+
+// Put implements offload.Sink.
+func (c chunkSink) Put(rows []peek.RowCount, resume func()) bool {
+	a := c.a
+	a.mu.Lock()
+	st := a.pending[c.uuid]
+	if st == nil {
+		a.mu.Unlock()
+		return true // answered or canceled: the walk's context stops it
+	}
+	created := st.stream == nil
+	if created {
+		st.stream = newPeekStream(c.capacity, st.stop)
+		for _, p := range st.parts {
+			st.stream.finishPart(p)
+		}
+		st.parts = nil
+	}
+	stream := st.stream
+	a.mu.Unlock()
+	if created {
+		c.emit(&PeekResponse{UUID: c.uuid, Stream: stream})
+	}
+	return stream.put(rows, resume)
 }
 
 // cancel ends a pending peek and returns its Canceled response.
@@ -108,6 +168,12 @@ func (a *peekAggregator) cancel(uuid string) (*PeekResponse, time.Duration, bool
 	}
 	st.stop()
 	delete(a.pending, uuid)
+	if st.stream != nil {
+		// Its one response (the stream) is out: the consumer answers the
+		// cancellation; the stream just stops.
+		st.stream.end(context.Canceled)
+		return nil, time.Since(st.start), true
+	}
 	return &PeekResponse{UUID: uuid, Canceled: true}, time.Since(st.start), true
 }
 
@@ -117,6 +183,9 @@ func (a *peekAggregator) drain() {
 	defer a.mu.Unlock()
 	for _, st := range a.pending {
 		st.stop()
+		if st.stream != nil {
+			st.stream.end(ErrStopped)
+		}
 	}
 	clear(a.pending)
 }

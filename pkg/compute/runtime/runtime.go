@@ -40,6 +40,9 @@ type Config struct {
 	Fabric Fabric
 	// Sources opens the sources of dataflows' source imports.
 	Sources render.SourceFactory
+	// StorageSinks opens the writers of materialized views' storage sinks
+	// (subscribe sinks with a shard); nil refuses such dataflows.
+	StorageSinks render.StorageSinkFactory
 	// Respond receives every response, from one goroutine, in order.
 	Respond func(Response)
 	// Metrics, if set, receives measurements.
@@ -92,6 +95,11 @@ type Peek struct {
 	Keys [][]byte
 	// MFP is applied to each row of the index (nil: the rows as they are).
 	MFP *expr.MFP
+	// Streamable says the consumer needs no total order of the whole
+	// result: when a worker's share exceeds the peek stash threshold, the
+	// answer becomes a PeekResponse.Stream of chunks instead of one
+	// materialised, sorted slice.
+	Streamable bool
 }
 
 // collection is the runtime-wide record of one export.
@@ -118,9 +126,13 @@ type Runtime struct {
 	maxBytes   atomic.Int64
 	walkBudget atomic.Int64
 	walkMode   atomic.Int64 // an offload.Mode
+	// stashThreshold is the chunk size of streamable peeks' walks (0:
+	// never stream), parameter "peek_stash_threshold".
+	stashThreshold atomic.Int64
 	offload    *offload.Pool
 	// peekHist[i] counts answered peeks that took [2^(i-1), 2^i) ns.
 	peekHist [64]atomic.Int64
+	foreign  foreignPeeks
 	resp     *responder
 	stop     chan struct{}
 	respDone sync.WaitGroup
@@ -136,6 +148,7 @@ type workerState struct {
 	pubs      map[plan.GlobalID]Publication
 	builtAt   map[plan.GlobalID]time.Time
 	hydrated  map[plan.GlobalID]time.Duration
+	maint     maintenanceSampler
 }
 
 type pendingPeek struct {
@@ -250,6 +263,9 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 		exports = append(exports, ex.ID)
 	}
 	for _, s := range desc.SubscribeSinks {
+		if s.Shard != "" && r.cfg.StorageSinks == nil {
+			return fmt.Errorf("create dataflow %s: storage sink %s: the runtime has no storage sink factory", desc.DebugName, s.ID)
+		}
 		exports = append(exports, s.ID)
 	}
 	seen := map[plan.GlobalID]bool{}
@@ -265,11 +281,12 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 	seq := r.ws.Install(desc.DebugName, func(b *dataflow.Builder) error {
 		st := r.states[b.Worker().Local()]
 		built, err := render.Build(b, &desc, render.Env{
-			Sources:   r.sources(),
-			Indexes:   st.indexes,
-			Shared:    r.cfg.Shared,
-			Subscribe: r.subscribeReport,
-			Fail:      func(err error) { r.ws.Fail(fmt.Errorf("dataflow %s: %w", desc.DebugName, err)) },
+			Sources:      r.sources(),
+			Indexes:      st.indexes,
+			Shared:       r.cfg.Shared,
+			Subscribe:    r.subscribeReport,
+			StorageSinks: r.cfg.StorageSinks,
+			Fail:         func(err error) { r.ws.Fail(fmt.Errorf("dataflow %s: %w", desc.DebugName, err)) },
 		})
 		if err != nil {
 			return err
@@ -381,8 +398,10 @@ const DefaultPeekWalkBudget = 10_000
 
 // UpdateConfiguration applies runtime parameters; unknown names are
 // ignored (they belong to other layers). Known: "max_result_size" (bytes,
-// 0 unbounded), "peek_walk_mode" (inline, budgeted or offload) and
-// "peek_walk_budget" (visits on the worker before offloading, 0 unbounded).
+// 0 unbounded), "peek_walk_mode" (inline, budgeted or offload),
+// "peek_walk_budget" (visits on the worker before offloading, 0 unbounded)
+// and "peek_stash_threshold" (bytes of a streamable peek's result a walk
+// buffers before handing a chunk over, 0: never stream).
 func (r *Runtime) UpdateConfiguration(params map[string]string) error {
 	r.metrics.Command("update_configuration")
 	if v, ok := params["peek_walk_mode"]; ok {
@@ -398,6 +417,13 @@ func (r *Runtime) UpdateConfiguration(params map[string]string) error {
 			return fmt.Errorf("update configuration: peek_walk_budget %q: want a non-negative integer", v)
 		}
 		r.walkBudget.Store(n)
+	}
+	if v, ok := params["peek_stash_threshold"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("update configuration: peek_stash_threshold %q: want a non-negative integer", v)
+		}
+		r.stashThreshold.Store(n)
 	}
 	if v, ok := params["max_result_size"]; ok {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -442,7 +468,9 @@ func (r *Runtime) CancelPeek(uuid string) {
 	r.metrics.Command("cancel_peek")
 	if resp, d, ok := r.peeks.cancel(uuid); ok {
 		r.peekDone("canceled", d)
-		r.resp.push(resp)
+		if resp != nil {
+			r.resp.push(resp)
+		}
 	}
 }
 
@@ -453,6 +481,9 @@ func (r *Runtime) CancelPeek(uuid string) {
 // step of the worker that owns the shard.
 func (r *Runtime) onStep(w *dataflow.Worker) bool {
 	st := r.states[w.Local()]
+	if d := st.maint.sample(w, time.Now()); d > 0 {
+		r.metrics.ArrangementMaintenance(w.Index(), d)
+	}
 	for id, idx := range st.indexes {
 		cur := [2]frontier.Frontier{idx.Upper(), idx.InputFrontier()}
 		if st.written[id] == cur {
@@ -496,13 +527,11 @@ func (r *Runtime) onStep(w *dataflow.Worker) bool {
 // finishPeek records one worker's answer and, when it completes the peek,
 // sends the process's one response. Safe from any goroutine.
 func (r *Runtime) finishPeek(uuid string, rows []peek.RowCount, err error, maxBytes int) {
-	if resp, d, ok := r.peeks.finish(uuid, rows, err, maxBytes); ok {
-		result := "rows"
-		if resp.Error != nil {
-			result = "error"
-		}
+	if resp, result, d, ok := r.peeks.finish(uuid, rows, err, maxBytes); ok {
 		r.peekDone(result, d)
-		r.resp.push(resp)
+		if resp != nil {
+			r.resp.push(resp)
+		}
 	}
 }
 
@@ -541,12 +570,20 @@ func (r *Runtime) tryPeek(st *workerState, pp *pendingPeek, budget int) ([]peek.
 	if p.MFP != nil {
 		opts.Transform = render.MFPTransform(p.MFP)
 	}
+	var sink offload.Sink
+	if th := r.stashThreshold.Load(); p.Streamable && th > 0 {
+		// A large result leaves in chunks of about the stash threshold,
+		// with backpressure from the consumer (see PeekStream).
+		opts.ChunkBytes = int(th)
+		sink = chunkSink{a: r.peeks, uuid: p.UUID, capacity: peekStreamChunksPerWorker * r.cfg.Workers,
+			emit: func(resp *PeekResponse) { r.resp.push(resp) }}
+	}
 	pp.walk = peek.NewWalk(okRead, opts)
 	// The captured batches are immutable: the rest of the walk may run on
 	// an offload goroutine and still reads as of t, without copies or locks.
 	pol := offload.Policy{Mode: offload.Mode(r.walkMode.Load()), Budget: budget}
 	uuid, maxBytes := p.UUID, pp.maxBytes
-	if !r.offload.Run(r.peeks.context(uuid), pp.walk, pol, func(rows []peek.RowCount, err error) {
+	if !r.offload.RunChunked(r.peeks.context(uuid), pp.walk, pol, sink, func(rows []peek.RowCount, err error) {
 		r.finishPeek(uuid, rows, err, maxBytes)
 	}) {
 		return nil, nil, false

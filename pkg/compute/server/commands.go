@@ -64,9 +64,11 @@ func (s *Server) discardPeeks(ctx context.Context, c *conn) {
 		}
 		if p.stash != nil {
 			p.stash.canceled.Store(true)
-		} else {
-			s.rt.CancelPeek(ctx, uuid)
+			c.out.wake()
 		}
+		// Also for a stashed result: a streamed one still has walks
+		// feeding it.
+		s.rt.CancelPeek(ctx, uuid)
 		delete(s.st.peeks, uuid)
 	}
 }

@@ -70,7 +70,10 @@ func (e *Engine) CreateInstance(_ context.Context, cfg InstanceConfig) error {
 	if err := e.enableLogging(cfg); err != nil {
 		return err
 	}
-	params := map[string]string{"max_result_size": strconv.FormatUint(cfg.MaxResultSize, 10)}
+	params := map[string]string{
+		"max_result_size":      strconv.FormatUint(cfg.MaxResultSize, 10),
+		"peek_stash_threshold": strconv.FormatUint(cfg.PeekStashThreshold, 10),
+	}
 	for k, v := range cfg.Parameters {
 		params[k] = v
 	}
@@ -116,7 +119,12 @@ func (e *Engine) Peek(_ context.Context, p *Peek) error {
 		}
 		rp.MFP = &m
 	}
-	if f := finishing(p.Finishing); f != nil {
+	f := finishing(p.Finishing)
+	// Without an order (and without offset or projection, which the
+	// controller applies itself), a result may stream in chunks; a limit
+	// is applied to the stream as it passes.
+	rp.Streamable = f == nil || (len(f.Order) == 0 && f.Offset == 0 && len(f.Project) == 0)
+	if f != nil {
 		e.mu.Lock()
 		e.finishing[p.UUID] = f
 		e.mu.Unlock()
@@ -153,7 +161,11 @@ func (e *Engine) Respond(r runtime.Response) {
 			return // the server answered the CancelPeek itself
 		}
 		res := &PeekResult{UUID: r.UUID, Err: translate(r.Error)}
-		if res.Err == nil {
+		switch {
+		case res.Err != nil:
+		case r.Stream != nil:
+			res.Stream = newEngineStream(r.Stream, f)
+		default:
 			res.Rows, res.Err = finish(r.Rows, f)
 		}
 		e.deliver(res)

@@ -62,19 +62,18 @@ func FuzzCommand(f *testing.F) {
 		} {
 			s.command(ctx, c, setup)
 		}
-		if got := c.out.take(); len(got) != 0 {
+		if got, jobs := c.out.take(); len(got)+len(jobs) != 0 {
 			t.Fatalf("setup answered %v", got)
 		}
 		s.command(ctx, c, &cmd)
-		out := c.out.take()
+		out, jobs := c.out.take()
+		if len(jobs) != 0 {
+			t.Fatalf("one command started %d stash jobs", len(jobs))
+		}
 		if len(out) > 1 && cmd.GetAllowCompaction() == nil {
 			t.Fatalf("one command answered %d times: %v", len(out), out)
 		}
-		for _, it := range out {
-			r, ok := it.(*computepb.Response)
-			if !ok {
-				t.Fatalf("unexpected queue item %T", it)
-			}
+		for _, r := range out {
 			if pr := r.GetPeekResponse(); pr != nil {
 				if pr.GetUuid() != cmd.GetPeek().GetUuid() || pr.GetError() == nil {
 					t.Fatalf("peek answered with %v", pr)

@@ -3,107 +3,113 @@ package server
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
 // outQueue holds the responses of one connection until its sender writes
-// them to the stream. It is unbounded so that the server loop, and through
-// it the runtime, never waits for a slow controller; large peek results are
-// not copied into it but cut into chunks by the sender (stashJob).
+// them to the stream. It has two lanes: ordinary responses, unbounded so
+// that the server loop, and through it the runtime, never waits for a slow
+// controller; and stash jobs, each streaming one large peek result. The
+// sender writes every queued ordinary response before each stashed chunk
+// and advances the stash jobs one chunk at a time in turn, so a large
+// result never holds the stream: a frontier or a point lookup's answer
+// waits for at most one chunk per active stash job, not for a whole result
+// (the response-path stall docs/benchmarks-replica.md records).
 type outQueue struct {
 	mu     sync.Mutex
-	items  []outItem
-	notify chan struct{} // capacity 1: "items may be non-empty"
+	items  []*computepb.Response
+	jobs   []*stashJob
+	notify chan struct{} // capacity 1: "something may be ready"
 }
-
-// outItem is a *computepb.Response or a *stashJob.
-type outItem any
 
 func newOutQueue() *outQueue { return &outQueue{notify: make(chan struct{}, 1)} }
 
-func (q *outQueue) push(it outItem) {
+func (q *outQueue) push(r *computepb.Response) {
 	q.mu.Lock()
-	q.items = append(q.items, it)
+	q.items = append(q.items, r)
 	q.mu.Unlock()
+	q.wake()
+}
+
+// pushJob queues a stash job; its source wakes the sender when rows become
+// ready.
+func (q *outQueue) pushJob(j *stashJob) {
+	j.src.notify(q.wake)
+	q.mu.Lock()
+	q.jobs = append(q.jobs, j)
+	q.mu.Unlock()
+	q.wake()
+}
+
+// wake tells the sender to look again; safe from any goroutine.
+func (q *outQueue) wake() {
 	select {
 	case q.notify <- struct{}{}:
 	default:
 	}
 }
 
-func (q *outQueue) take() []outItem {
+func (q *outQueue) take() ([]*computepb.Response, []*stashJob) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	items := q.items
-	q.items = nil
-	return items
+	items, jobs := q.items, q.jobs
+	q.items, q.jobs = nil, nil
+	return items, jobs
 }
 
-// drain writes queued items with send until ctx ends or send fails.
-func (q *outQueue) drain(ctx context.Context, send func(*computepb.Response) error) error {
+// drain writes queued responses and stashed chunks with send until ctx ends
+// or send fails. Stash jobs still running then are closed (their sources
+// released); their peeks are the loop's to forget.
+func (q *outQueue) drain(ctx context.Context, send func(*computepb.Response) error) (err error) {
+	var active []*stashJob
+	defer func() {
+		for _, j := range active {
+			j.src.close()
+		}
+		// Jobs queued after the last take are never started: release them.
+		_, late := q.take()
+		for _, j := range late {
+			j.src.close()
+		}
+	}()
 	for {
-		for _, it := range q.take() {
+		items, jobs := q.take()
+		active = append(active, jobs...)
+		progressed := len(items) > 0
+		for _, it := range items {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			var err error
-			switch it := it.(type) {
-			case *computepb.Response:
-				err = send(it)
-			case *stashJob:
-				err = it.run(ctx, send)
-			}
-			if err != nil {
+			if err := send(it); err != nil {
 				return err
 			}
+		}
+		keep := active[:0]
+		for i, j := range active {
+			if err := ctx.Err(); err != nil {
+				active = append(keep, active[i:]...)
+				return err
+			}
+			sent, finished, err := j.step(send)
+			if err != nil {
+				active = append(keep, active[i:]...)
+				return err
+			}
+			progressed = progressed || sent
+			if !finished {
+				keep = append(keep, j)
+			}
+		}
+		clear(active[len(keep):])
+		active = keep
+		if progressed {
+			continue
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-q.notify:
-		}
-	}
-}
-
-// stashJob streams one large peek result as chunks of at most chunkSize
-// bytes of encoded rows (and at least one row each). A CancelPeek that
-// arrives while it runs ends the sequence with canceled instead of the
-// final chunk, so there is still exactly one terminal response.
-type stashJob struct {
-	uuid      string
-	rows      []RowCount
-	chunkSize uint64
-	canceled  atomic.Bool
-	done      func(result string) // told once, by the sender, how the job ended
-}
-
-func (j *stashJob) run(ctx context.Context, send func(*computepb.Response) error) error {
-	var seq uint64
-	rows := j.rows
-	for {
-		if j.canceled.Load() {
-			j.done(resultCanceled)
-			return send(peekResponse(j.uuid, &computepb.PeekResponse{Result: &computepb.PeekResponse_Canceled{Canceled: &computepb.PeekCanceled{}}}))
-		}
-		n, size := 0, uint64(0)
-		for n < len(rows) && (n == 0 || size+uint64(len(rows[n].Row)) <= j.chunkSize) {
-			size += uint64(len(rows[n].Row))
-			n++
-		}
-		chunk := &computepb.StashedChunk{Sequence: seq, Rows: rowCountsToProto(rows[:n]), Final: n == len(rows)}
-		rows = rows[n:]
-		seq++
-		if err := send(peekResponse(j.uuid, &computepb.PeekResponse{Result: &computepb.PeekResponse_Stashed{Stashed: chunk}})); err != nil {
-			return err
-		}
-		if chunk.Final {
-			j.done(resultStashed)
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
 		}
 	}
 }

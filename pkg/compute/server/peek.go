@@ -45,8 +45,11 @@ func (s *Server) cancelPeek(ctx context.Context, c *conn, uuid string) {
 	}
 	if p.stash != nil {
 		// The sender owns the terminal response now; it ends with canceled
-		// unless the final chunk already went out.
+		// unless the final chunk already went out. The runtime stops the
+		// walks still feeding a streamed result.
 		p.stash.canceled.Store(true)
+		c.out.wake()
+		s.rt.CancelPeek(ctx, uuid)
 		return
 	}
 	s.rt.CancelPeek(ctx, uuid)
@@ -60,9 +63,28 @@ func (s *Server) cancelPeek(ctx context.Context, c *conn, uuid string) {
 func (s *Server) peekResult(r *PeekResult) {
 	p, ok := s.st.peeks[r.UUID]
 	if !ok || p.stash != nil || p.conn != s.st.conn {
+		if r.Stream != nil {
+			r.Stream.Close() // nobody will read it: stop its producers
+		}
+		return
+	}
+	if r.Stream != nil && r.Err == nil {
+		s.stash(p, p.conn, r.UUID, streamSource{r.Stream})
 		return
 	}
 	s.finishPeek(p.conn, r.UUID, r.Rows, r.Err)
+}
+
+// stash hands a result to the connection's sender as a stash job.
+func (s *Server) stash(p *pendingPeek, c *conn, uuid string, src rowSource) {
+	chunk := c.cfg.PeekStashChunkSize
+	if chunk == 0 {
+		chunk = s.chunk
+	}
+	p.stash = &stashJob{uuid: uuid, src: src, chunkSize: chunk, maxSize: c.cfg.MaxResultSize, done: func(result string) {
+		s.send(c.ctx, request{conn: c, stashed: &stashFinished{uuid: uuid, result: result}})
+	}}
+	c.out.pushJob(p.stash)
 }
 
 // finishPeek sends the terminal response of a pending peek: an error, the
@@ -84,14 +106,7 @@ func (s *Server) finishPeek(c *conn, uuid string, rows []RowCount, err error) {
 			Sqlstate: sqlstate(err), Message: err.Error(),
 		}}}))
 	case c.cfg.PeekStashThreshold > 0 && size > c.cfg.PeekStashThreshold:
-		chunk := c.cfg.PeekStashChunkSize
-		if chunk == 0 {
-			chunk = s.chunk
-		}
-		p.stash = &stashJob{uuid: uuid, rows: rows, chunkSize: chunk, done: func(result string) {
-			s.send(c.ctx, request{conn: c, stashed: &stashFinished{uuid: uuid, result: result}})
-		}}
-		c.out.push(p.stash)
+		s.stash(p, c, uuid, &sliceSource{rows: rows})
 	default:
 		delete(s.st.peeks, uuid)
 		s.metrics.PeekFinished(resultRows, s.now().Sub(p.started))

@@ -117,12 +117,15 @@ type FrontiersEvent struct {
 	Write, Input, Output *frontier.Frontier
 }
 
-// PeekResult answers a peek: rows in finishing order, or an error (whose
-// SQLSTATE is taken from an *expr.EvalError or a *CodedError when wrapped).
+// PeekResult answers a peek: rows in finishing order, a stream of rows
+// (a result too large to materialise; always sent stashed), or an error
+// (whose SQLSTATE is taken from an *expr.EvalError or a *CodedError when
+// wrapped). The server closes a Stream it does not read to the end.
 type PeekResult struct {
-	UUID string
-	Rows []RowCount
-	Err  error
+	UUID   string
+	Rows   []RowCount
+	Stream RowStream
+	Err    error
 }
 
 // SubscribeBatch carries a subscribe's updates in [Lower, Upper).

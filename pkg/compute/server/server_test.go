@@ -265,19 +265,25 @@ func TestStashCanceledMidStream(t *testing.T) {
 	for i := range 100 {
 		rows = append(rows, RowCount{Row: row.Pack(row.Int64(int64(i))), Count: 1})
 	}
-	job := &stashJob{uuid: uuidN(1), rows: rows, chunkSize: 10}
+	job := &stashJob{uuid: uuidN(1), src: &sliceSource{rows: rows}, chunkSize: 10}
 	var ended string
 	job.done = func(r string) { ended = r }
 	var sent []*computepb.Response
-	err := job.run(t.Context(), func(r *computepb.Response) error {
+	send := func(r *computepb.Response) error {
 		sent = append(sent, r)
 		if len(sent) == 2 {
 			job.canceled.Store(true)
 		}
 		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	}
+	for {
+		_, finished, err := job.step(send)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if finished {
+			break
+		}
 	}
 	if len(sent) != 3 || sent[2].GetPeekResponse().GetCanceled() == nil || sent[1].GetPeekResponse().GetStashed().GetFinal() {
 		t.Fatalf("sent %v; want two chunks then canceled", sent)

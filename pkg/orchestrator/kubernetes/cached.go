@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,12 +45,16 @@ func NewForConfig(ctx context.Context, cfg *rest.Config, opts Options) (*Orchest
 	}
 	started := make(chan error, 1)
 	go func() { started <- ca.Start(ctx) }()
-	if !ca.WaitForCacheSync(ctx) {
+	// An unreachable API server or missing CRD would otherwise block here forever.
+	syncCtx, cancel := context.WithTimeout(ctx, cmp.Or(opts.SyncTimeout, DefaultSyncTimeout))
+	defer cancel()
+	if !ca.WaitForCacheSync(syncCtx) {
 		select {
 		case err := <-started:
 			return nil, fmt.Errorf("kubernetes orchestrator: cache stopped before syncing: %w", err)
 		default:
-			return nil, fmt.Errorf("kubernetes orchestrator: cache did not sync: %w", context.Cause(ctx))
+			return nil, fmt.Errorf("kubernetes orchestrator: ComputeReplicas in %s did not sync (API server reachable? CRD installed?): %w",
+				opts.Namespace, context.Cause(syncCtx))
 		}
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: ca}})

@@ -30,6 +30,8 @@ const (
 	DefaultControllerName = "tandem-controller"
 	// DefaultPollInterval is how often RemoveReplica checks that a replica is gone.
 	DefaultPollInterval = 500 * time.Millisecond
+	// DefaultSyncTimeout bounds NewForConfig's wait for the first list of ComputeReplicas.
+	DefaultSyncTimeout = 2 * time.Minute
 )
 
 // Options configure an Orchestrator.
@@ -53,6 +55,8 @@ type Options struct {
 	APIReader client.Reader
 	// PollInterval paces RemoveReplica's wait. Default DefaultPollInterval.
 	PollInterval time.Duration
+	// SyncTimeout bounds NewForConfig's wait for its cache. Default DefaultSyncTimeout.
+	SyncTimeout time.Duration
 	// Now is the clock of condition transition times. Default time.Now.
 	Now func() time.Time
 	// Log receives adoption and conflict messages.
@@ -254,7 +258,10 @@ func (o *Orchestrator) Status(ctx context.Context, id orchestrator.ReplicaID) (o
 
 // SetHydrated writes the replica's Hydrated condition. The generation it claims is the
 // one whose pods are running (see HydratedGeneration), so a hydration of old pods never
-// releases the operator's rollout of new ones.
+// releases the operator's rollout of new ones. It writes nothing when the condition read
+// (from the cache) already says the same for the same generation, so callers may repeat it:
+// the controller does, and a repeat is how a hydration reported before the operator
+// published the new pods' hash comes to claim the new generation.
 func (o *Orchestrator) SetHydrated(ctx context.Context, id orchestrator.ReplicaID, hydrated bool, reason, message string) error {
 	cr, err := o.find(ctx, id)
 	if err != nil {
@@ -263,7 +270,13 @@ func (o *Orchestrator) SetHydrated(ctx context.Context, id orchestrator.ReplicaI
 	if !IsManagedBy(cr, o.opts.ControllerName) {
 		return fmt.Errorf("set hydrated on replica %s: ComputeReplica %s/%s is not managed by %q", id, cr.Namespace, cr.Name, o.opts.ControllerName)
 	}
-	u, err := HydratedStatusObject(cr, HydratedCondition(cr, hydrated, reason, message, o.opts.Now()))
+	c := HydratedCondition(cr, hydrated, reason, message, o.opts.Now())
+	if HydratedUpToDate(cr, c) {
+		// The controller re-reports every replica's hydration periodically (it is
+		// level-triggered); an unchanged report costs a cache read, not a request.
+		return nil
+	}
+	u, err := HydratedStatusObject(cr, c)
 	if err != nil {
 		return fmt.Errorf("set hydrated on replica %s: %w", id, err)
 	}

@@ -253,6 +253,14 @@ func HydratedCondition(cr *v1alpha1.ComputeReplica, hydrated bool, reason, messa
 	return c
 }
 
+// HydratedUpToDate says whether cr already carries c (apart from its transition time,
+// which HydratedCondition keeps when the status is unchanged).
+func HydratedUpToDate(cr *v1alpha1.ComputeReplica, c metav1.Condition) bool {
+	old := meta.FindStatusCondition(cr.Status.Conditions, v1alpha1.ConditionHydrated)
+	return old != nil && old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message &&
+		old.ObservedGeneration == c.ObservedGeneration
+}
+
 // HydratedStatusObject is the status apply configuration carrying only the Hydrated
 // condition: conditions are a map list keyed by type, so the controller's field manager owns
 // this one entry and the operator's applies keep the others (and this one) intact.

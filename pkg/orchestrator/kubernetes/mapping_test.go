@@ -293,3 +293,35 @@ func TestHydratedCondition(t *testing.T) {
 		t.Errorf("status object\n got %s\nwant %s", got, want)
 	}
 }
+
+func TestHydratedUpToDate(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	written := metav1.Condition{Type: v1alpha1.ConditionHydrated, Status: metav1.ConditionTrue, Reason: "Hydrated",
+		Message: "all 2 maintained collections hydrated", ObservedGeneration: 2, LastTransitionTime: metav1.NewTime(t0)}
+	rolled := func(gen int64) *v1alpha1.ComputeReplica {
+		return &v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Generation: gen},
+			Status: v1alpha1.ComputeReplicaStatus{ObservedGeneration: gen, CurrentHash: "h", UpdateHash: "h",
+				Conditions: []metav1.Condition{written}}}
+	}
+	tests := []struct {
+		name     string
+		cr       *v1alpha1.ComputeReplica
+		hydrated bool
+		reason   string
+		message  string
+		want     bool
+	}{
+		{"same report, same generation", rolled(2), true, "Hydrated", written.Message, true},
+		{"same report, new pods of a newer generation", rolled(3), true, "Hydrated", written.Message, false},
+		{"status flips", rolled(2), false, "NotConnected", "gone", false},
+		{"reason changes", rolled(2), true, "CaughtUp", written.Message, false},
+		{"message changes", rolled(2), true, "Hydrated", "all 3 maintained collections hydrated", false},
+		{"no condition yet", &v1alpha1.ComputeReplica{}, false, "NotConnected", "", false},
+	}
+	for _, tc := range tests {
+		c := HydratedCondition(tc.cr, tc.hydrated, tc.reason, tc.message, t0.Add(time.Hour))
+		if got := HydratedUpToDate(tc.cr, c); got != tc.want {
+			t.Errorf("%s: up to date = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

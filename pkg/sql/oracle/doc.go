@@ -9,6 +9,9 @@
 //	                        with the same SQLSTATE when CODE is absent)
 //	tandem ok               run on Tandem only (CREATE INDEX, CREATE
 //	                        MATERIALIZED VIEW, ...)
+//	tandem error CODE       run on Tandem only, which must fail with
+//	                        CODE (a refusal such as 0A000 of something
+//	                        Postgres supports)
 //	postgres ok             run on Postgres only (the stand-in for a
 //	                        Tandem-only statement, e.g. a plain VIEW for a
 //	                        materialized view)

@@ -70,7 +70,7 @@ func Run(ctx context.Context, recs []Record, tandem, postgres *pgconn.PgConn) (i
 				return compared, fmt.Errorf("line %d: tandem: %w", rec.Line, err)
 			}
 		}
-		if rec.Kind != TandemOnly {
+		if rec.Kind != TandemOnly && rec.Kind != TandemError {
 			if prows, pcode, err = execText(ctx, postgres, rec.SQL); err != nil {
 				return compared, fmt.Errorf("line %d: postgres: %w", rec.Line, err)
 			}
@@ -85,6 +85,10 @@ func Run(ctx context.Context, recs []Record, tandem, postgres *pgconn.PgConn) (i
 			}
 		case TandemOnly:
 			if tcode != "" {
+				return compared, mismatch()
+			}
+		case TandemError:
+			if tcode != rec.Code {
 				return compared, mismatch()
 			}
 		case PostgresOnly:

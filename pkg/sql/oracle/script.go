@@ -13,6 +13,9 @@ const (
 	StatementOK Kind = iota
 	StatementError
 	TandemOnly
+	// TandemError runs on Tandem only, which must fail with Code: what
+	// Tandem refuses (0A000) although Postgres accepts it.
+	TandemError
 	PostgresOnly
 	Query
 )
@@ -50,6 +53,9 @@ func ParseScript(text string) ([]Record, error) {
 			}
 		case len(f) == 2 && f[0] == "tandem" && f[1] == "ok":
 			rec.Kind = TandemOnly
+		case len(f) == 3 && f[0] == "tandem" && f[1] == "error":
+			rec.Kind = TandemError
+			rec.Code = f[2]
 		case len(f) == 2 && f[0] == "postgres" && f[1] == "ok":
 			rec.Kind = PostgresOnly
 		case f[0] == "query" && (len(f) == 1 || len(f) == 2 && f[1] == "ordered"):

@@ -24,11 +24,35 @@ type aggregate struct {
 // aggregation is built after the select list, HAVING and ORDER BY.
 type aggScope struct {
 	input *scope
-	keys  []typed
-	aggs  []aggregate
+	// inputRel is the relation aggregated (its scope is input), to which
+	// subqueries in aggregate arguments add their columns.
+	inputRel *rel
+	keys     []typed
+	aggs     []aggregate
+	// sawSubLink records that the first pass met a subquery outside
+	// aggregate arguments: those are evaluated over the aggregation's
+	// output, so the select list, HAVING and ORDER BY are lowered again
+	// once post (that output) exists. postScope is post's scope as a
+	// correlated subquery sees it: only the grouped columns by name.
+	sawSubLink bool
+	post       *rel
+	postScope  *scope
+	depth      int
+}
+
+// inputScope is the scope * expands to: the aggregated input when
+// grouped (a is not nil), else s.
+func (a *aggScope) inputScope(s *scope) *scope {
+	if a == nil {
+		return s
+	}
+	return a.input
 }
 
 func (a *aggScope) outTypes() []row.ColumnType {
+	if a.post != nil {
+		return a.post.scope.types()
+	}
 	out := make([]row.ColumnType, 0, len(a.keys)+len(a.aggs))
 	for _, k := range a.keys {
 		out = append(out, k.t)
@@ -45,7 +69,8 @@ func (a *aggScope) match(c *exprCtx, n *pg.Node) (typed, bool, error) {
 	if fc := n.GetFuncCall(); fc != nil && fc.Over == nil {
 		name, err := funcName(fc)
 		if err == nil && isAggregate(name) {
-			x, err := a.aggregateCall(inner, name, fc)
+			args := &exprCtx{p: c.p, scope: a.input, rel: a.inputRel, clause: "aggregate function arguments", depth: a.depth}
+			x, err := a.aggregateCall(args, name, fc)
 			return x, err == nil, err
 		}
 	}

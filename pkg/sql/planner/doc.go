@@ -20,9 +20,21 @@
 //     default row (count 0, other aggregates NULL) minus that same row
 //     mapped from the Reduce's output, so exactly one row exists even
 //     over empty input;
-//   - uncorrelated x IN (SELECT ...), EXISTS and NOT EXISTS conjuncts of
-//     WHERE to semi-joins (Join with the distinct subquery keys) and
-//     anti-joins (Union with the Negate of the semi-join);
+//   - WITH lists to plans inlined at every reference (the IR has no
+//     shared bindings); a view's definition never sees the CTEs of the
+//     query reading it;
+//   - x IN (SELECT ...) and EXISTS / NOT EXISTS conjuncts of WHERE to
+//     semi-joins (Join with the distinct subquery keys) and anti-joins
+//     (Union with the Negate of the semi-join);
+//   - other subqueries in expressions (scalar, IN / NOT IN with SQL's
+//     NULL rules, EXISTS) to columns added to the relation the expression
+//     is evaluated over: a marker from a semi-join and per-key counts
+//     (subquery.go); a scalar subquery's value is single_value(count,
+//     max), an expression that raises 21000 per row while the subquery
+//     has several rows, so maintained dataflows report it through their
+//     error collection and retract it;
+//   - subqueries correlated by inner = outer equalities AND-ed into their
+//     WHERE to the same joins, keyed by the correlation columns;
 //   - DISTINCT to Distinct; UNION [ALL], EXCEPT [ALL] and INTERSECT [ALL]
 //     to Union, Negate, Threshold and Distinct;
 //   - ORDER BY / LIMIT / OFFSET of the outermost query to a Finishing
@@ -33,7 +45,7 @@
 // the filter fixes every key column to literals (= or IN), otherwise a
 // scan of the index.
 //
-// Anything else (CTEs, other subqueries in expressions, window functions,
-// numeric, ...) fails with 0A000 naming the feature. Decimal literals and
-// avg() are float8: Tandem has no exact numeric type.
+// Anything else (WITH RECURSIVE, other correlated subqueries, window
+// functions, numeric, ...) fails with 0A000 naming the feature. Decimal
+// literals and avg() are float8: Tandem has no exact numeric type.
 package planner

@@ -83,6 +83,9 @@ func aliased(r *rel, a *pg.Alias, defaultName string) (*rel, error) {
 }
 
 func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
+	if r, ok := p.lookupCTE(rv); ok {
+		return aliased(r, rv.Alias, rv.Relname)
+	}
 	item, err := p.Catalog.Resolve(rv.Schemaname, rv.Relname)
 	if err != nil {
 		return nil, err
@@ -97,7 +100,13 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 		// recomputing the view.
 		r = newRel(plan.NewGet(item.ID), descScope(item.Desc))
 	case item.View != nil:
-		if r, err = p.planSubquery(item.View, depth+1); err != nil {
+		// The view's names are resolved in the catalog, not among the
+		// CTEs of the query that reads it.
+		ctes := p.ctes
+		p.ctes = nil
+		r, err = p.planSubquery(item.View, depth+1)
+		p.ctes = ctes
+		if err != nil {
 			return nil, fmt.Errorf("view %s: %w", item.Name, err)
 		}
 		if r.arity() != item.Desc.Arity() {

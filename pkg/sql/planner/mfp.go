@@ -1,6 +1,8 @@
 package planner
 
 import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 )
@@ -15,6 +17,10 @@ type rel struct {
 	baseArity int
 	mfp       expr.MFP
 	scope     *scope
+	// subs are the subquery expressions already lowered over this rel,
+	// so that lowering one again (a grouped query's second pass) reuses
+	// the columns it added.
+	subs map[*pg.SubLink]typed
 }
 
 // newRel wraps a plan whose output columns are named by s.
@@ -66,4 +72,13 @@ func (r *rel) project(es []expr.Expr, s *scope) {
 	}
 	r.mfp.Projection = proj
 	r.scope = s
+}
+
+// extend replaces r's relation by p, whose rows are r's rows followed by
+// the columns cols. The scope grows in place: expressions already lowered
+// over r stay valid, and every context holding the scope sees the new
+// columns.
+func (r *rel) extend(p plan.Plan, cols []column) {
+	r.scope.cols = append(r.scope.cols, cols...)
+	r.base, r.baseArity, r.mfp = p, len(r.scope.cols), expr.Identity(len(r.scope.cols))
 }

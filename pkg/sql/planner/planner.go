@@ -39,6 +39,13 @@ type Planner struct {
 	valuesHint []row.Type
 	// relations are the catalog relations the query reads, by id.
 	relations map[plan.GlobalID]Relation
+	// ctes are the WITH lists in scope, outermost first. A view's
+	// definition is planned with none: its names mean catalog items.
+	ctes []cteFrame
+	// outers are the scopes of the queries enclosing the subquery being
+	// planned, innermost last: a subquery may be correlated with the
+	// innermost one only.
+	outers []*scope
 }
 
 // Referenced returns the ids of every catalog relation the planned

@@ -106,14 +106,25 @@ func TestParamInference(t *testing.T) {
 
 func TestUnsupportedIsNamed(t *testing.T) {
 	for sql, feature := range map[string]string{
-		"WITH x AS (SELECT 1) SELECT * FROM x":               "WITH",
-		"SELECT k FROM kv WHERE k NOT IN (SELECT k FROM kv)": "NOT IN",
-		"SELECT (SELECT 1)":                                  "subqueries in expressions",
-		"SELECT sum(k) OVER () FROM kv":                      "window functions",
-		"SELECT DISTINCT ON (k) k FROM kv":                   "DISTINCT ON",
-		"SELECT * FROM kv, LATERAL (SELECT 1) x":             "LATERAL",
-		"SELECT k::numeric FROM kv":                          "numeric",
-		"SELECT now()":                                       "function now does not exist",
+		"WITH RECURSIVE x AS (SELECT 1) SELECT * FROM x":                                                                       "WITH RECURSIVE",
+		"WITH x AS (INSERT INTO kv VALUES (1) RETURNING k) SELECT * FROM x":                                                    "data-modifying statements in WITH",
+		"SELECT k FROM kv WHERE k > ALL (SELECT k FROM kv)":                                                                    "> ALL (subquery)",
+		"SELECT k FROM kv WHERE k < ANY (SELECT k FROM kv)":                                                                    "< ANY (subquery)",
+		"SELECT ARRAY(SELECT k FROM kv)":                                                                                       "ARRAY(subquery)",
+		"SELECT * FROM kv a JOIN kv b ON a.k IN (SELECT 1)":                                                                    "subqueries in JOIN conditions",
+		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM kv b WHERE b.k < a.k)":                                                 "correlated subqueries other than by equality",
+		"SELECT k FROM kv a WHERE EXISTS (SELECT count(*) FROM kv b WHERE b.k = a.k)":                                          "correlated subqueries EXISTS with aggregates",
+		"SELECT (SELECT count(*) FROM kv b WHERE b.k = a.k GROUP BY b.v) FROM kv a":                                            "correlated subqueries with GROUP BY",
+		"SELECT (SELECT count(*) + a.k FROM kv b WHERE b.k = a.k) FROM kv a":                                                   "correlated subqueries in the select list",
+		"SELECT k FROM kv a WHERE k IN (SELECT a.k FROM kv b WHERE b.v = a.v)":                                                 "correlated subqueries in the select list",
+		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM (SELECT a.k) b)":                                                       "correlated subqueries outside WHERE",
+		"SELECT k FROM kv a WHERE (a.k, a.v) IN (SELECT k, v FROM kv)":                                                         "row constructors",
+		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM kv b WHERE b.k = a.k AND EXISTS (SELECT 1 FROM kv c WHERE c.v = a.v))": "more than one level out",
+		"SELECT sum(k) OVER () FROM kv":                                                                                        "window functions",
+		"SELECT DISTINCT ON (k) k FROM kv":                                                                                     "DISTINCT ON",
+		"SELECT * FROM kv, LATERAL (SELECT 1) x":                                                                               "LATERAL",
+		"SELECT k::numeric FROM kv":                                                                                            "numeric",
+		"SELECT now()":                                                                                                         "function now does not exist",
 	} {
 		_, err := planSQL(t, &Planner{Catalog: testCatalog()}, sql)
 		if err == nil || !strings.Contains(err.Error(), feature) {

@@ -144,7 +144,11 @@ func (p *Planner) planSelect(sel *pg.SelectStmt, depth int) (*rel, Finishing, er
 		return nil, Finishing{}, sqlerr.New(sqlerr.SyntaxError, "missing query")
 	}
 	if sel.WithClause != nil {
-		return nil, Finishing{}, sqlerr.Unsupported("WITH (common table expressions)")
+		pop, err := p.pushCTEs(sel.WithClause, depth)
+		if err != nil {
+			return nil, Finishing{}, err
+		}
+		defer pop()
 	}
 	if len(sel.LockingClause) > 0 {
 		return nil, Finishing{}, sqlerr.Unsupported("FOR UPDATE/SHARE")

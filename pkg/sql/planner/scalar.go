@@ -38,6 +38,12 @@ type exprCtx struct {
 	// agg is set when lowering expressions evaluated over the output of a
 	// GROUP BY: grouped expressions and aggregates become its columns.
 	agg *aggScope
+	// rel, when set, is the relation the expression is evaluated over,
+	// to which subqueries in the expression add their columns (its scope
+	// is scope). Without it subqueries are refused.
+	rel *rel
+	// depth is the query nesting depth, for subqueries.
+	depth int
 }
 
 // lower lowers an expression and fixes untyped literals as text.
@@ -207,7 +213,7 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 	case *pg.Node_SqlvalueFunction:
 		return c.sqlValueFunction(v.SqlvalueFunction)
 	case *pg.Node_SubLink:
-		return typed{}, sqlerr.Unsupported("subqueries in expressions")
+		return c.subLink(v.SubLink)
 	case *pg.Node_AIndirection, *pg.Node_AArrayExpr:
 		return typed{}, sqlerr.Unsupported("arrays")
 	case *pg.Node_RowExpr:
@@ -345,7 +351,7 @@ func (c *exprCtx) columnRef(cr *pg.ColumnRef) (typed, error) {
 	}
 	i, err := c.scope.resolve(table, col)
 	if err != nil {
-		return typed{}, err
+		return typed{}, c.p.outerReference(table, col, err)
 	}
 	return typed{e: expr.Column(i), t: c.scope.cols[i].typ}, nil
 }

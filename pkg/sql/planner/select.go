@@ -37,7 +37,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, i
 				r = nr
 				continue
 			}
-			c := &exprCtx{p: p, scope: r.scope, clause: "WHERE"}
+			c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "WHERE", depth: depth}
 			x, err := c.lowerAs(cj, row.TypeBool)
 			if err != nil {
 				return nil, nil, 0, err
@@ -54,47 +54,39 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, i
 	}
 	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil || hasAggregate(sel.TargetList) ||
 		hasAggregate(sortNodes(sel.SortClause))
-	c := &exprCtx{p: p, scope: r.scope, clause: "the select list"}
 	var agg *aggScope
 	if grouped {
 		if sel.GroupDistinct {
 			return nil, nil, 0, sqlerr.Unsupported("GROUP BY DISTINCT")
 		}
-		agg = &aggScope{input: r.scope}
+		agg = &aggScope{input: r.scope, inputRel: r, depth: depth}
 		if err := p.groupKeys(sel, r.scope, agg); err != nil {
 			return nil, nil, 0, err
 		}
-		c = &exprCtx{p: p, scope: r.scope, agg: agg, clause: "the select list"}
 	}
-	targets, err := p.targetList(sel.TargetList, c, r.scope)
+	out, err := p.lowerOutputs(sel, r, agg, depth)
 	if err != nil {
 		return nil, nil, 0, err
-	}
-	var having *typed
-	if sel.HavingClause != nil {
-		hc := &exprCtx{p: p, scope: r.scope, agg: agg, clause: "HAVING"}
-		x, err := hc.lowerAs(sel.HavingClause, row.TypeBool)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		if err := wantBool(x, "HAVING"); err != nil {
-			return nil, nil, 0, err
-		}
-		having = &x
-	}
-	oc := &exprCtx{p: p, scope: r.scope, agg: agg, clause: "ORDER BY"}
-	order, extras, err := p.orderBy(sel.SortClause, targets, oc)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	if distinct && len(extras) > 0 {
-		return nil, nil, 0, sqlerr.New("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
 	}
 	if grouped {
 		r = p.reduce(r, agg)
-		if having != nil {
-			r.filter(having.e)
+		if agg.sawSubLink {
+			// Subqueries over the aggregation's output attach to it now
+			// that it exists: lower the outputs again over it (the
+			// aggregates found by the first pass are the same).
+			agg.post = r
+			agg.postScope = groupedScope(r.scope, len(agg.keys))
+			if out, err = p.lowerOutputs(sel, r, agg, depth); err != nil {
+				return nil, nil, 0, err
+			}
 		}
+		if out.having != nil {
+			r.filter(out.having.e)
+		}
+	}
+	targets, extras, order := out.targets, out.extras, out.order
+	if distinct && len(extras) > 0 {
+		return nil, nil, 0, sqlerr.New("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
 	}
 	es := make([]expr.Expr, 0, len(targets)+len(extras))
 	s := &scope{}
@@ -111,6 +103,55 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, i
 		r = newRel(plan.NewDistinct(r.plan()), r.scope)
 	}
 	return r, &orderInfo{order: order}, len(targets), nil
+}
+
+// outputs are the lowered select list, HAVING and ORDER BY of a SELECT.
+type outputs struct {
+	targets []target
+	having  *typed
+	order   []plan.ColumnOrder
+	extras  []typed
+}
+
+// lowerOutputs lowers the select list, HAVING and ORDER BY of sel over r
+// (over the aggregation described by agg when grouped).
+func (p *Planner) lowerOutputs(sel *pg.SelectStmt, r *rel, agg *aggScope, depth int) (outputs, error) {
+	ctx := func(clause string) *exprCtx {
+		if agg != nil {
+			return &exprCtx{p: p, scope: r.scope, agg: agg, clause: clause, depth: depth}
+		}
+		return &exprCtx{p: p, scope: r.scope, rel: r, clause: clause, depth: depth}
+	}
+	var out outputs
+	var err error
+	if out.targets, err = p.targetList(sel.TargetList, ctx("the select list"), agg.inputScope(r.scope)); err != nil {
+		return outputs{}, err
+	}
+	if sel.HavingClause != nil {
+		x, err := ctx("HAVING").lowerAs(sel.HavingClause, row.TypeBool)
+		if err != nil {
+			return outputs{}, err
+		}
+		if err := wantBool(x, "HAVING"); err != nil {
+			return outputs{}, err
+		}
+		out.having = &x
+	}
+	if out.order, out.extras, err = p.orderBy(sel.SortClause, out.targets, ctx("ORDER BY")); err != nil {
+		return outputs{}, err
+	}
+	return out, nil
+}
+
+// groupedScope is the scope of an aggregation's output as a correlated
+// subquery sees it: the grouped columns keep their names, the aggregates
+// cannot be named.
+func groupedScope(s *scope, keys int) *scope {
+	out := &scope{cols: append([]column(nil), s.cols...)}
+	for i := keys; i < len(out.cols); i++ {
+		out.cols[i] = column{name: "?aggregate?", typ: out.cols[i].typ, hidden: true}
+	}
+	return out
 }
 
 // orderInfo carries the ORDER BY a SELECT resolved itself.
@@ -264,7 +305,13 @@ func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
 	red := plan.NewReduce(r.plan(), keys, aggs...)
 	s := &scope{}
 	for i, k := range agg.keys {
-		s.cols = append(s.cols, column{name: exprName(k.e, agg.input, i), typ: k.t})
+		col := column{name: exprName(k.e, agg.input, i), typ: k.t}
+		if k.e.Op == expr.OpColumn && k.e.Index < len(agg.input.cols) {
+			// A grouped column keeps its table, so that a correlated
+			// subquery over the aggregation can name it qualified.
+			col.table = agg.input.cols[k.e.Index].table
+		}
+		s.cols = append(s.cols, col)
 	}
 	for _, g := range agg.aggs {
 		t := g.out

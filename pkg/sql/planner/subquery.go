@@ -9,6 +9,38 @@ import (
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
+// Subqueries in expressions are planned by adding columns to the relation
+// the expression is evaluated over (the rel of the WHERE clause or select
+// list, or the output of an aggregation), so that the expression becomes
+// an ordinary scalar expression over those columns:
+//
+//	EXISTS (S)       found: r's row has a partner in distinct(S's keys)
+//	x IN (S)         found on (keys, x), plus per key n = count(*) and
+//	                 nn = count(v): TRUE if found, else FALSE if n = 0,
+//	                 else NULL if x is NULL or nn < n (S has a NULL),
+//	                 else FALSE -- SQL's three-valued IN
+//	(S) as a value   per key n = count(*) and m = max(v):
+//	                 single_value(n, m), which is m when n <= 1 and error
+//	                 21000 otherwise
+//
+// found is r ⋈ distinct(keys) mapped to TRUE plus r minus that mapped to
+// FALSE. Per-key columns are r ⋈ Reduce(S by keys) plus r's unmatched
+// rows padded with the empty-subquery defaults (n = 0); without
+// correlation keys the Reduce has at most one row and the defaults are
+// added as the global-aggregate default row, then cross-joined.
+//
+// Because the error of a scalar subquery with several rows is raised by
+// the per-row expression, a maintained dataflow reports it through its
+// error collection for as long as the subquery has several rows, and
+// retracts it when the subquery shrinks back; an outer relation without
+// rows raises no error, as in Postgres, where the subquery is never run.
+//
+// A subquery is correlated when its WHERE compares its own columns with
+// the outer query's by equality (inner = outer conjuncts): it is then
+// planned without those conjuncts, with the inner sides as leading key
+// columns, and the outer sides become the keys r joins on. Correlation
+// anywhere else is refused with 0A000.
+
 // whereConjuncts splits a WHERE clause into its AND-ed conjuncts.
 func whereConjuncts(n *pg.Node) []*pg.Node {
 	if b := n.GetBoolExpr(); b != nil && b.Boolop == pg.BoolExprType_AND_EXPR {
@@ -21,15 +53,675 @@ func whereConjuncts(n *pg.Node) []*pg.Node {
 	return []*pg.Node{n}
 }
 
-// semiJoin applies a WHERE conjunct that is an uncorrelated subquery
-// test, returning false when n is not one:
+// subPlan is a planned subquery of an expression: its rows, whose first
+// nKeys columns are correlation keys (equal to outerKeys of the outer row
+// it belongs to) followed by its value column, if it has one.
+type subPlan struct {
+	sub       *rel
+	nKeys     int
+	outerKeys []expr.Expr
+	// agg, instead of sub, is a correlated subquery whose select list
+	// aggregates: one value per outer row.
+	agg *corrAggregate
+}
+
+// corrAggregate is a correlated subquery SELECT f(aggregates) FROM ...
+// WHERE inner = outer AND ...: for an outer row, the aggregation of the
+// inner rows with its keys. groups has one row per key present (the keys,
+// then the aggregates); defaults are the aggregates over no rows (count
+// 0, others NULL), for outer rows whose key has none; value computes the
+// select list from the keys and aggregates.
+type corrAggregate struct {
+	groups   plan.Plan
+	types    []row.ColumnType
+	defaults []expr.Expr
+	value    typed
+}
+
+// valueType is the type of the subquery's value column.
+func (sp *subPlan) valueType() row.ColumnType {
+	if sp.agg != nil {
+		return sp.agg.value.t
+	}
+	return sp.sub.scope.cols[sp.nKeys].typ
+}
+
+// perRowValue adds to r what the value of a correlated aggregate needs
+// and returns the value as an expression over r.
+func (sp *subPlan) perRowValue(r *rel) typed {
+	nk := sp.nKeys
+	i := attachPerKey(r, sp.outerKeys, sp.agg.groups, sp.agg.types, sp.agg.defaults)
+	e := sp.agg.value.e.Substitute(func(c int) (expr.Expr, bool) {
+		return expr.Column(i + c - nk), true
+	})
+	return typed{e: e, t: sp.agg.value.t}
+}
+
+// correlatedAggregate plans the select list of a correlated subquery that
+// aggregates (no GROUP BY): an aggregation of r grouped by the inner
+// correlation keys. Postgres evaluates it once per outer row, over the
+// inner rows matching that row, so a key without rows gets the
+// aggregates of an empty input, and the select list is computed per
+// outer row (its errors, such as 1/count(*), belong to that row).
+func (p *Planner) correlatedAggregate(sel *pg.SelectStmt, r *rel, innerKeys []expr.Expr, keyTypes []row.ColumnType,
+	outer *scope, depth int) (*corrAggregate, error) {
+	agg := &aggScope{input: r.scope, inputRel: r, depth: depth}
+	for i, k := range innerKeys {
+		agg.keys = append(agg.keys, typed{e: k, t: keyTypes[i]})
+	}
+	c := &exprCtx{p: p, scope: r.scope, agg: agg, clause: "the select list", depth: depth}
+	targets, err := p.targetList(sel.TargetList, c, r.scope)
+	if err != nil {
+		if outerRef, rerr := refersToOuter(sel.TargetList, r.scope, outer); rerr == nil && outerRef {
+			return nil, correlatedUnsupported("in the select list", err)
+		}
+		return nil, err
+	}
+	if len(targets) != 1 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column")
+	}
+	if agg.sawSubLink {
+		return nil, sqlerr.Unsupported("subqueries in the select list of a correlated subquery with aggregates")
+	}
+	v := targets[0].x
+	for _, col := range v.e.Columns() {
+		if col < len(innerKeys) {
+			// The keys are grouped only by decorrelation; the query has no
+			// GROUP BY.
+			return nil, sqlerr.New(sqlerr.GroupingError, "column must appear in the GROUP BY clause or be used in an aggregate function")
+		}
+	}
+	if v.t.Type == row.TypeNull {
+		v = typed{e: expr.Cast(v.e, row.TypeText), t: row.ColumnType{Type: row.TypeText, Nullable: true}}
+	}
+	red := p.reduce(r, agg)
+	ca := &corrAggregate{groups: red.plan(), value: v}
+	for _, g := range agg.aggs {
+		if g.fn == "count" {
+			ca.types = append(ca.types, row.ColumnType{Type: row.TypeInt64})
+			ca.defaults = append(ca.defaults, expr.Literal(row.Int64(0)))
+		} else {
+			ca.types = append(ca.types, row.ColumnType{Type: g.out.Type, Nullable: true})
+			ca.defaults = append(ca.defaults, expr.TypedNull(g.out.Type))
+		}
+	}
+	return ca, nil
+}
+
+// subqueryColumn names the columns subqueries add to a relation: hidden,
+// and not resolvable by any name a query can write.
+func subqueryColumn(t row.ColumnType) column {
+	return column{name: "?subquery?", typ: t, hidden: true}
+}
+
+// isUndefinedName reports whether err is a name that did not resolve,
+// which in a subquery may be a reference to an outer query.
+func isUndefinedName(err error) bool {
+	code := sqlerr.Code(err)
+	return code == sqlerr.UndefinedColumn || code == sqlerr.UndefinedTable
+}
+
+// correlatedUnsupported refuses a form of correlation, keeping the name
+// resolution error that revealed it in the message.
+func correlatedUnsupported(what string, cause error) error {
+	return sqlerr.Errorf(sqlerr.FeatureNotSupported, "correlated subqueries %s not supported (%v)", what, cause)
+}
+
+// planSubLinkQuery plans the query of a subquery expression evaluated
+// over rows of outer (nil: no outer columns are visible). With withValue
+// the subquery must have one column, its value; otherwise (EXISTS) its
+// columns are dropped.
+func (p *Planner) planSubLinkQuery(sl *pg.SubLink, outer *scope, withValue bool, depth int) (*subPlan, error) {
+	sel := sl.Subselect.GetSelectStmt()
+	if sel == nil {
+		return nil, sqlerr.Unsupported("this kind of subquery")
+	}
+	if outer != nil {
+		p.outers = append(p.outers, outer)
+		defer func() { p.outers = p.outers[:len(p.outers)-1] }()
+	}
+	sub, err := p.planSubquery(sel, depth+1)
+	if err != nil {
+		if !isUndefinedName(err) || outer == nil {
+			return nil, err
+		}
+		return p.decorrelate(sel, outer, withValue, err, depth+1)
+	}
+	if !withValue {
+		sub.project(nil, &scope{})
+		return &subPlan{sub: sub}, nil
+	}
+	if err := oneColumn(sub.arity(), sl); err != nil {
+		return nil, err
+	}
+	settleValueColumn(sub, 0)
+	return &subPlan{sub: sub}, nil
+}
+
+func oneColumn(n int, sl *pg.SubLink) error {
+	switch {
+	case n == 1:
+		return nil
+	case sl.SubLinkType == pg.SubLinkType_EXPR_SUBLINK && n > 1:
+		return sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column")
+	case n > 1:
+		return sqlerr.New(sqlerr.SyntaxError, "subquery has too many columns")
+	}
+	return sqlerr.New(sqlerr.SyntaxError, "subquery has too few columns")
+}
+
+// settleValueColumn gives a value column of unknown type (SELECT NULL)
+// the type text, as Postgres resolves unknown outputs.
+func settleValueColumn(sub *rel, i int) {
+	if sub.scope.cols[i].typ.Type != row.TypeNull {
+		return
+	}
+	es := make([]expr.Expr, sub.arity())
+	s := &scope{cols: append([]column(nil), sub.scope.cols...)}
+	for j := range es {
+		es[j] = expr.Column(j)
+	}
+	es[i] = expr.Cast(es[i], row.TypeText)
+	s.cols[i].typ = row.ColumnType{Type: row.TypeText, Nullable: true}
+	sub.project(es, s)
+}
+
+// decorrelate plans a subquery that referenced names it does not define
+// (cause is that error) as correlated with outer: a plain SELECT ... FROM
+// ... WHERE whose references to outer columns are all in conjuncts
+// inner_expr = outer_expr of its WHERE.
+func (p *Planner) decorrelate(sel *pg.SelectStmt, outer *scope, withValue bool, cause error, depth int) (*subPlan, error) {
+	switch {
+	case sel.Op != pg.SetOperation_SETOP_NONE && sel.Op != pg.SetOperation_SET_OPERATION_UNDEFINED, len(sel.ValuesLists) > 0:
+		return nil, correlatedUnsupported("with set operations", cause)
+	case sel.WithClause != nil:
+		return nil, correlatedUnsupported("with WITH", cause)
+	case len(sel.GroupClause) > 0 || sel.HavingClause != nil:
+		return nil, correlatedUnsupported("with GROUP BY or HAVING", cause)
+	case !withValue && hasAggregate(sel.TargetList):
+		return nil, correlatedUnsupported("EXISTS with aggregates", cause)
+	case sel.LimitCount != nil || sel.LimitOffset != nil:
+		return nil, correlatedUnsupported("with LIMIT or OFFSET", cause)
+	case len(sel.WindowClause) > 0 || len(sel.LockingClause) > 0 || sel.IntoClause != nil:
+		return nil, correlatedUnsupported("of this form", cause)
+	case len(sel.DistinctClause) > 0 && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil):
+		return nil, sqlerr.Unsupported("DISTINCT ON")
+	}
+	r, err := p.fromClause(sel.FromClause, depth)
+	if err != nil {
+		if isUndefinedName(err) {
+			return nil, correlatedUnsupported("outside WHERE", err)
+		}
+		return nil, err
+	}
+	var innerKeys, outerKeys []expr.Expr
+	var keyTypes []row.ColumnType
+	if sel.WhereClause != nil {
+		for _, cj := range whereConjuncts(sel.WhereClause) {
+			c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "WHERE", depth: depth}
+			x, err := c.lowerAs(cj, row.TypeBool)
+			if err == nil {
+				if err := wantBool(x, "WHERE"); err != nil {
+					return nil, err
+				}
+				r.filter(x.e)
+				continue
+			}
+			if !isUndefinedName(err) {
+				return nil, err
+			}
+			ik, ok, kerr := p.correlationKey(cj, r.scope, outer)
+			if kerr != nil {
+				return nil, kerr
+			}
+			if !ok {
+				if outerRef, rerr := refersToOuter([]*pg.Node{cj}, r.scope, outer); rerr != nil || !outerRef {
+					return nil, err
+				}
+				return nil, correlatedUnsupported("other than by equality conditions AND-ed into WHERE", err)
+			}
+			innerKeys = append(innerKeys, ik[0].e)
+			outerKeys = append(outerKeys, ik[1].e)
+			keyTypes = append(keyTypes, ik[0].t)
+		}
+	}
+	if len(innerKeys) == 0 {
+		// Nothing correlated in WHERE: the unresolved name is elsewhere.
+		if outerRef, err := refersToOuter(sel.TargetList, r.scope, outer); err == nil && outerRef {
+			return nil, correlatedUnsupported("outside WHERE", cause)
+		}
+		return nil, cause
+	}
+	es := append([]expr.Expr(nil), innerKeys...)
+	s := &scope{}
+	for _, t := range keyTypes {
+		s.cols = append(s.cols, column{name: "?key?", typ: t})
+	}
+	if hasAggregate(sel.TargetList) {
+		ca, err := p.correlatedAggregate(sel, r, innerKeys, keyTypes, outer, depth)
+		if err != nil {
+			return nil, err
+		}
+		return &subPlan{nKeys: len(innerKeys), outerKeys: outerKeys, agg: ca}, nil
+	}
+	if withValue {
+		c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "the select list", depth: depth}
+		targets, err := p.targetList(sel.TargetList, c, r.scope)
+		if err != nil {
+			if outerRef, rerr := refersToOuter(sel.TargetList, r.scope, outer); rerr == nil && outerRef {
+				return nil, correlatedUnsupported("in the select list", err)
+			}
+			return nil, err
+		}
+		if len(targets) != 1 {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column")
+		}
+		es = append(es, targets[0].x.e)
+		s.cols = append(s.cols, column{name: targets[0].name, typ: targets[0].x.t})
+	}
+	r.project(es, s)
+	if withValue {
+		settleValueColumn(r, len(innerKeys))
+	}
+	if len(sel.DistinctClause) > 0 {
+		r = newRel(plan.NewDistinct(r.plan()), r.scope)
+	}
+	return &subPlan{sub: r, nKeys: len(innerKeys), outerKeys: outerKeys}, nil
+}
+
+// outerReference returns the error for a name that did not resolve
+// (err): 0A000 when it names a column of a query enclosing the immediately
+// enclosing one, which decorrelation does not reach; err otherwise (the
+// immediately enclosing query's columns are found by decorrelation).
+func (p *Planner) outerReference(table, col string, err error) error {
+	n := len(p.outers)
+	if n < 2 {
+		return err
+	}
+	if _, ierr := p.outers[n-1].resolve(table, col); ierr == nil {
+		return err
+	}
+	for i := n - 2; i >= 0; i-- {
+		if _, oerr := p.outers[i].resolve(table, col); oerr == nil {
+			return correlatedUnsupported("with a query more than one level out", err)
+		}
+	}
+	return err
+}
+
+// refersToOuter reports whether the expressions name a column of outer
+// that inner does not have, or returns the error of a name neither has.
+func refersToOuter(nodes []*pg.Node, inner, outer *scope) (bool, error) {
+	found := false
+	var err error
+	for _, n := range nodes {
+		walkExpr(n, func(m *pg.Node) bool {
+			cr := m.GetColumnRef()
+			if cr == nil {
+				return err == nil
+			}
+			table, col, star, cerr := columnRefName(cr)
+			if cerr != nil || star {
+				return err == nil
+			}
+			if _, ierr := inner.resolve(table, col); ierr == nil {
+				return err == nil
+			} else if _, oerr := outer.resolve(table, col); oerr == nil {
+				found = true
+			} else {
+				err = ierr
+			}
+			return err == nil
+		})
+	}
+	return found, err
+}
+
+// correlationKey recognises inner_expr = outer_expr (either way round)
+// and returns the two sides, converted to one type.
+func (p *Planner) correlationKey(n *pg.Node, inner, outer *scope) ([2]typed, bool, error) {
+	a := n.GetAExpr()
+	if a == nil || a.Kind != pg.A_Expr_Kind_AEXPR_OP || opName(a.Name) != "=" || a.Lexpr == nil || a.Rexpr == nil {
+		return [2]typed{}, false, nil
+	}
+	for _, sides := range [][2]*pg.Node{{a.Lexpr, a.Rexpr}, {a.Rexpr, a.Lexpr}} {
+		ci := &exprCtx{p: p, scope: inner, clause: "WHERE"}
+		co := &exprCtx{p: p, scope: outer, clause: "WHERE"}
+		xi, err := ci.lowerTyped(sides[0])
+		if err != nil {
+			continue
+		}
+		xo, err := co.lowerTyped(sides[1])
+		if err != nil {
+			continue
+		}
+		xs, err := ci.unify([]typed{xi, xo})
+		if err != nil {
+			return [2]typed{}, false, err
+		}
+		ie, oe, t, err := equalityKeys(xs[0], xs[1])
+		if err != nil {
+			return [2]typed{}, false, err
+		}
+		return [2]typed{{e: ie, t: t}, {e: oe, t: t}}, true, nil
+	}
+	return [2]typed{}, false, nil
+}
+
+// equalityKeys converts the sides of an equality that a join matches by
+// encoded value to one type (int64 to float64 when they differ).
+func equalityKeys(a, b typed) (expr.Expr, expr.Expr, row.ColumnType, error) {
+	t := row.ColumnType{Type: a.t.Type, Nullable: a.t.Nullable || b.t.Nullable}
+	switch {
+	case a.t.Type == b.t.Type:
+	case a.t.Type == row.TypeNull:
+		return expr.Cast(a.e, b.t.Type), b.e, row.ColumnType{Type: b.t.Type, Nullable: true}, nil
+	case b.t.Type == row.TypeNull:
+		return a.e, expr.Cast(b.e, a.t.Type), row.ColumnType{Type: a.t.Type, Nullable: true}, nil
+	case a.t.Type == row.TypeInt64 && b.t.Type == row.TypeFloat64:
+		return expr.Cast(a.e, row.TypeFloat64), b.e, row.ColumnType{Type: row.TypeFloat64, Nullable: t.Nullable}, nil
+	case a.t.Type == row.TypeFloat64 && b.t.Type == row.TypeInt64:
+		return a.e, expr.Cast(b.e, row.TypeFloat64), row.ColumnType{Type: row.TypeFloat64, Nullable: t.Nullable}, nil
+	default:
+		return expr.Expr{}, expr.Expr{}, row.ColumnType{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s = %s",
+			PGTypeName(a.t.Type), PGTypeName(b.t.Type))
+	}
+	return a.e, b.e, t, nil
+}
+
+// columns returns Column(0) .. Column(n-1).
+func columns(n int) []expr.Expr {
+	out := make([]expr.Expr, n)
+	for i := range out {
+		out[i] = expr.Column(i)
+	}
+	return out
+}
+
+// semiJoinPlan returns the rows of rp (arity n) whose keys lk equal the
+// first len(lk) columns of some row of keys (of arity nk = len(lk)),
+// each row with its own multiplicity. NULL keys never match.
+func semiJoinPlan(rp plan.Plan, n int, lk []expr.Expr, keys plan.Plan) plan.Plan {
+	kc := columns(len(lk))
+	k := plan.NewDistinct(filterNullKeys(keys, len(lk), kc))
+	left := filterNullKeys(rp, n, lk)
+	return plan.NewMfp(plan.NewJoin(left, k, lk, kc), expr.Identity(n))
+}
+
+// appendLiterals is the MFP appending the given values to rows of arity
+// n.
+func appendLiterals(n int, vals []expr.Expr) expr.MFP {
+	m := expr.MFP{Expressions: vals, Projection: make([]int, n+len(vals))}
+	for i := range m.Projection {
+		m.Projection[i] = i
+	}
+	return m
+}
+
+// markFound adds to r a boolean column saying whether the row's keys lk
+// match a row of keys, and returns it.
+func markFound(r *rel, lk []expr.Expr, keys plan.Plan) expr.Expr {
+	rp, n := r.plan(), r.arity()
+	hit := semiJoinPlan(rp, n, lk, keys)
+	yes := plan.NewMfp(hit, appendLiterals(n, []expr.Expr{expr.Literal(row.True)}))
+	no := plan.NewMfp(plan.NewUnion(rp, plan.NewNegate(hit)), appendLiterals(n, []expr.Expr{expr.Literal(row.False)}))
+	r.extend(plan.NewUnion(yes, no), []column{subqueryColumn(row.ColumnType{Type: row.TypeBool})})
+	return expr.Column(n)
+}
+
+// attachPerKey adds to r the columns of g, a relation with one row per
+// distinct key (its first len(lk) columns) followed by values, for the
+// row of g whose key equals lk; rows of r without one get defaults. It
+// returns the index of the first added column.
+func attachPerKey(r *rel, lk []expr.Expr, g plan.Plan, types []row.ColumnType, defaults []expr.Expr) int {
+	rp, n, nk, nv := r.plan(), r.arity(), len(lk), len(defaults)
+	cols := make([]column, nv)
+	for i, t := range types {
+		cols[i] = subqueryColumn(t)
+	}
+	if nk == 0 {
+		// g has at most one row: complete it with the default row when
+		// it has none, then pair it with every row of r.
+		desc := row.RelationDesc{Names: make([]string, nv), Types: types}
+		vals := make([]row.Datum, nv)
+		for i, d := range defaults {
+			vals[i] = d.Value
+		}
+		proj := make([]int, nv)
+		for i := range proj {
+			proj[i] = nv + i
+		}
+		cancel := plan.NewNegate(plan.NewMfp(g, expr.MFP{Expressions: defaults, Projection: proj}))
+		one := plan.NewUnion(g, plan.NewConstant(desc, plan.ConstantRow{Datums: vals, Diff: 1}), cancel)
+		r.extend(plan.NewJoin(rp, one, nil, nil), cols)
+		return n
+	}
+	left := filterNullKeys(rp, n, lk)
+	j := plan.NewJoin(left, g, lk, columns(nk))
+	proj := make([]int, 0, n+nv)
+	for i := 0; i < n; i++ {
+		proj = append(proj, i)
+	}
+	for i := 0; i < nv; i++ {
+		proj = append(proj, n+nk+i)
+	}
+	matched := plan.NewMfp(j, expr.MFP{Projection: proj})
+	// g's keys are distinct, so j has each matched row of r once.
+	hit := plan.NewMfp(j, expr.Identity(n))
+	missed := plan.NewMfp(plan.NewUnion(rp, plan.NewNegate(hit)), appendLiterals(n, defaults))
+	r.extend(plan.NewUnion(matched, missed), cols)
+	return n
+}
+
+// subLink lowers a subquery expression over the context's relation.
+func (c *exprCtx) subLink(sl *pg.SubLink) (typed, error) {
+	r, outer := c.rel, c.scope
+	if c.agg != nil {
+		if c.agg.post == nil {
+			// The first pass over a grouped query only finds the
+			// aggregates; subqueries attach to the aggregation's output,
+			// built after it, in the second pass.
+			c.agg.sawSubLink = true
+			return c.subLinkType(sl)
+		}
+		r, outer = c.agg.post, c.agg.postScope
+	}
+	if r == nil {
+		return typed{}, sqlerr.Unsupported("subqueries in " + c.clauseName())
+	}
+	if x, ok := r.subs[sl]; ok {
+		return x, nil
+	}
+	x, err := c.attachSubLink(r, outer, sl)
+	if err != nil {
+		return typed{}, err
+	}
+	if planSize(r.base, maxPlanNodes) >= maxPlanNodes {
+		return typed{}, sqlerr.Errorf(statementTooComplex, "too many subqueries in one query level (the plan exceeds %d nodes)", maxPlanNodes)
+	}
+	if r.subs == nil {
+		r.subs = map[*pg.SubLink]typed{}
+	}
+	r.subs[sl] = x
+	return x, nil
+}
+
+// A subquery that depends on each outer row reads the outer relation
+// three times (its matched rows, and all rows minus those), and the plan
+// IR has no shared bindings, so every such subquery of one query level
+// triples the plan below it. maxPlanNodes bounds that growth.
+const (
+	maxPlanNodes        = 1 << 14
+	statementTooComplex = "54001"
+)
+
+// planSize counts the nodes of p (a subtree referenced twice counts
+// twice, as the plan serialises), stopping at limit.
+func planSize(p plan.Plan, limit int) int {
+	n := 1
+	for _, in := range p.Inputs() {
+		if n >= limit {
+			break
+		}
+		n += planSize(*in, limit-n)
+	}
+	return n
+}
+
+// subLinkKind classifies a subquery expression: EXISTS, IN (= ANY),
+// NOT IN (<> ALL) or a scalar value.
+func subLinkKind(sl *pg.SubLink) (kind string, err error) {
+	op := opName(sl.OperName)
+	switch sl.SubLinkType {
+	case pg.SubLinkType_EXISTS_SUBLINK:
+		return "exists", nil
+	case pg.SubLinkType_EXPR_SUBLINK:
+		return "value", nil
+	case pg.SubLinkType_ANY_SUBLINK:
+		if op == "" || op == "=" {
+			return "in", nil
+		}
+		return "", sqlerr.Unsupported(op + " ANY (subquery)")
+	case pg.SubLinkType_ALL_SUBLINK:
+		if op == "<>" || op == "!=" {
+			return "not in", nil
+		}
+		return "", sqlerr.Unsupported(op + " ALL (subquery)")
+	case pg.SubLinkType_ARRAY_SUBLINK:
+		return "", sqlerr.Unsupported("ARRAY(subquery)")
+	}
+	return "", sqlerr.Unsupported("this kind of subquery expression")
+}
+
+// subLinkType lowers a subquery expression to a placeholder of its type,
+// lowering its test expression for the aggregates in it.
+func (c *exprCtx) subLinkType(sl *pg.SubLink) (typed, error) {
+	kind, err := subLinkKind(sl)
+	if err != nil {
+		return typed{}, err
+	}
+	if kind == "in" || kind == "not in" {
+		if sl.Testexpr.GetRowExpr() != nil {
+			return typed{}, sqlerr.Unsupported("row constructors with IN (subquery)")
+		}
+		if _, err := c.lowerTyped(sl.Testexpr); err != nil {
+			return typed{}, err
+		}
+	}
+	if kind != "value" {
+		return typed{e: expr.TypedNull(row.TypeBool), t: row.ColumnType{Type: row.TypeBool, Nullable: true}}, nil
+	}
+	sp, err := c.p.planSubLinkQuery(sl, c.agg.input, true, c.depth)
+	if err != nil {
+		return typed{}, err
+	}
+	t := sp.valueType()
+	return typed{e: expr.TypedNull(t.Type), t: row.ColumnType{Type: t.Type, Nullable: true}}, nil
+}
+
+// attachSubLink plans sl and adds the columns it needs to r, returning
+// the expression over r it lowers to. outer is r's scope as correlated
+// subqueries may see it.
+func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, error) {
+	kind, err := subLinkKind(sl)
+	if err != nil {
+		return typed{}, err
+	}
+	p := c.p
+	switch kind {
+	case "exists":
+		sp, err := p.planSubLinkQuery(sl, outer, false, c.depth)
+		if err != nil {
+			return typed{}, err
+		}
+		if sp.nKeys == 0 {
+			// Uncorrelated: one count cross-joined reads r only once.
+			g := plan.NewReduce(sp.sub.plan(), nil, plan.Aggregate{Func: plan.AggCountStar})
+			i := attachPerKey(r, nil, g, []row.ColumnType{{Type: row.TypeInt64}}, []expr.Expr{expr.Literal(row.Int64(0))})
+			return typed{e: expr.Call(expr.FuncGt, expr.Column(i), expr.Literal(row.Int64(0))), t: row.ColumnType{Type: row.TypeBool}}, nil
+		}
+		found := markFound(r, sp.outerKeys, sp.sub.plan())
+		return typed{e: found, t: row.ColumnType{Type: row.TypeBool}}, nil
+	case "value":
+		sp, err := p.planSubLinkQuery(sl, outer, true, c.depth)
+		if err != nil {
+			return typed{}, err
+		}
+		if sp.agg != nil {
+			// One row per outer row: no cardinality check needed.
+			return sp.perRowValue(r), nil
+		}
+		nk := sp.nKeys
+		vt := sp.sub.scope.cols[nk].typ
+		g := plan.NewReduce(sp.sub.plan(), columns(nk),
+			plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggMax, Expr: expr.Column(nk)})
+		nullable := row.ColumnType{Type: vt.Type, Nullable: true}
+		i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, nullable},
+			[]expr.Expr{expr.Literal(row.Int64(0)), expr.TypedNull(vt.Type)})
+		return typed{e: expr.Call(expr.FuncSingleValue, expr.Column(i), expr.Column(i+1)), t: nullable}, nil
+	}
+	// IN and NOT IN.
+	if sl.Testexpr.GetRowExpr() != nil {
+		return typed{}, sqlerr.Unsupported("row constructors with IN (subquery)")
+	}
+	x, err := c.lowerTyped(sl.Testexpr)
+	if err != nil {
+		return typed{}, err
+	}
+	sp, err := p.planSubLinkQuery(sl, outer, true, c.depth)
+	if err != nil {
+		return typed{}, err
+	}
+	nk := sp.nKeys
+	vt := sp.valueType()
+	if x, err = c.settle(x, vt.Type); err != nil {
+		return typed{}, err
+	}
+	if sp.agg != nil {
+		// Over exactly one row, x IN (v) is x = v, NULLs included.
+		v := sp.perRowValue(r)
+		a, b, _, err := equalityKeys(x, v)
+		if err != nil {
+			return typed{}, err
+		}
+		in := expr.Eq(a, b)
+		if kind == "not in" {
+			in = expr.Not(in)
+		}
+		return typed{e: in, t: row.ColumnType{Type: row.TypeBool, Nullable: true}}, nil
+	}
+	lk, vk, _, err := equalityKeys(x, typed{e: expr.Column(nk), t: vt})
+	if err != nil {
+		return typed{}, err
+	}
+	keyed := plan.NewMfp(sp.sub.plan(), keyProjection(append(columns(nk), vk), nk+1))
+	found := markFound(r, append(append([]expr.Expr(nil), sp.outerKeys...), lk), keyed)
+	g := plan.NewReduce(sp.sub.plan(), columns(nk),
+		plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggCount, Expr: expr.Column(nk)})
+	i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}},
+		[]expr.Expr{expr.Literal(row.Int64(0)), expr.Literal(row.Int64(0))})
+	n, nn := expr.Column(i), expr.Column(i+1)
+	in := expr.Case([][2]expr.Expr{
+		{found, expr.Literal(row.True)},
+		{expr.Eq(n, expr.Literal(row.Int64(0))), expr.Literal(row.False)},
+		{expr.Or(expr.IsNull(x.e), expr.Call(expr.FuncLt, nn, n)), expr.TypedNull(row.TypeBool)},
+	}, expr.Literal(row.False))
+	if kind == "not in" {
+		in = expr.Not(in)
+	}
+	return typed{e: in, t: row.ColumnType{Type: row.TypeBool, Nullable: true}}, nil
+}
+
+// semiJoin applies a WHERE conjunct that is a subquery test a semi-join
+// answers exactly, returning false when n is not one:
 //
-//	x IN (SELECT y ...)       r ⋈ distinct(y), NULL x and y dropped
-//	EXISTS (SELECT ...)       r ⋈ distinct(the subquery projected to ())
-//	NOT EXISTS (SELECT ...)   r - (the above)
+//	x IN (S)          r ⋈ distinct(keys, v) on (outer keys, x)
+//	EXISTS (S)        r ⋈ distinct(keys) on outer keys
+//	NOT EXISTS (S)    r - (the above)
 //
 // As a top-level conjunct of WHERE, a NULL from IN drops the row just as
-// false does, so the semi-join is exact. NOT IN is not: it is refused.
+// false does, so the semi-join needs none of the NULL bookkeeping of the
+// general form. NOT IN does need it, and takes the general path.
 func (p *Planner) semiJoin(r *rel, n *pg.Node, depth int) (*rel, bool, error) {
 	negate := false
 	if b := n.GetBoolExpr(); b != nil && b.Boolop == pg.BoolExprType_NOT_EXPR && len(b.Args) == 1 && b.Args[0].GetSubLink() != nil {
@@ -39,56 +731,52 @@ func (p *Planner) semiJoin(r *rel, n *pg.Node, depth int) (*rel, bool, error) {
 	if sl == nil {
 		return r, false, nil
 	}
-	sel := sl.Subselect.GetSelectStmt()
-	if sel == nil {
-		return nil, false, sqlerr.Unsupported("this kind of subquery")
-	}
-	sub, err := p.planSubquery(sel, depth+1)
+	kind, err := subLinkKind(sl)
 	if err != nil {
-		if code := sqlerr.Code(err); code == sqlerr.UndefinedColumn || code == sqlerr.UndefinedTable {
-			return nil, false, sqlerr.Errorf(sqlerr.FeatureNotSupported, "correlated subqueries not supported (%v)", err)
-		}
 		return nil, false, err
 	}
 	arity := r.arity()
-	var matched plan.Plan
 	switch {
-	case sl.SubLinkType == pg.SubLinkType_EXISTS_SUBLINK:
-		unit := plan.NewDistinct(plan.NewMfp(sub.plan(), expr.MFP{}))
-		matched = plan.NewMfp(plan.NewJoin(r.plan(), unit, nil, nil), expr.Identity(arity))
-	case sl.SubLinkType == pg.SubLinkType_ANY_SUBLINK && !negate && (len(sl.OperName) == 0 || opName(sl.OperName) == "="):
-		if sub.arity() != 1 {
-			return nil, false, sqlerr.New(sqlerr.SyntaxError, "subquery has too many columns")
-		}
-		c := &exprCtx{p: p, scope: r.scope, clause: "WHERE"}
-		x, err := c.lowerAs(sl.Testexpr, sub.scope.cols[0].typ.Type)
+	case kind == "exists":
+		sp, err := p.planSubLinkQuery(sl, r.scope, false, depth)
 		if err != nil {
 			return nil, false, err
 		}
-		lk, rk := x.e, expr.Column(0)
-		switch {
-		case x.t.Type == sub.scope.cols[0].typ.Type:
-		case x.t.Type == row.TypeInt64 && sub.scope.cols[0].typ.Type == row.TypeFloat64:
-			lk = expr.Cast(lk, row.TypeFloat64)
-		case x.t.Type == row.TypeFloat64 && sub.scope.cols[0].typ.Type == row.TypeInt64:
-			rk = expr.Cast(rk, row.TypeFloat64)
-		default:
-			return nil, false, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s = %s",
-				PGTypeName(x.t.Type), PGTypeName(sub.scope.cols[0].typ.Type))
+		rp := r.plan()
+		out := semiJoinPlan(rp, arity, sp.outerKeys, sp.sub.plan())
+		if negate {
+			out = plan.NewUnion(rp, plan.NewNegate(out))
 		}
-		keys := plan.NewDistinct(filterNullKeys(plan.NewMfp(sub.plan(), keyProjection([]expr.Expr{rk}, 1)), 1, []expr.Expr{expr.Column(0)}))
-		left := filterNullKeys(r.plan(), arity, []expr.Expr{lk})
-		matched = plan.NewMfp(plan.NewJoin(left, keys, []expr.Expr{lk}, []expr.Expr{expr.Column(0)}), expr.Identity(arity))
-	case sl.SubLinkType == pg.SubLinkType_ANY_SUBLINK:
-		return nil, false, sqlerr.Unsupported("NOT IN and other operators with a subquery")
-	default:
-		return nil, false, sqlerr.Unsupported("subqueries in expressions")
-	}
-	if negate {
-		if sl.SubLinkType != pg.SubLinkType_EXISTS_SUBLINK {
-			return nil, false, sqlerr.Unsupported("NOT IN with a subquery")
+		return newRel(out, r.scope), true, nil
+	case kind == "in" && !negate && sl.Testexpr.GetRowExpr() == nil:
+		c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "WHERE", depth: depth}
+		x, err := c.lowerTyped(sl.Testexpr)
+		if err != nil {
+			return nil, false, err
 		}
-		matched = plan.NewUnion(r.plan(), plan.NewNegate(matched))
+		sp, err := p.planSubLinkQuery(sl, r.scope, true, depth)
+		if err != nil {
+			return nil, false, err
+		}
+		if sp.agg != nil {
+			// A correlated aggregate is one value per row: the general
+			// path compares with it.
+			return r, false, nil
+		}
+		nk := sp.nKeys
+		vt := sp.sub.scope.cols[nk].typ
+		if x, err = c.settle(x, vt.Type); err != nil {
+			return nil, false, err
+		}
+		lk, vk, _, err := equalityKeys(x, typed{e: expr.Column(nk), t: vt})
+		if err != nil {
+			return nil, false, err
+		}
+		keyed := plan.NewMfp(sp.sub.plan(), keyProjection(append(columns(nk), vk), nk+1))
+		// The test expression may have added columns to r; the semi-join
+		// keeps r's current columns.
+		out := semiJoinPlan(r.plan(), r.arity(), append(append([]expr.Expr(nil), sp.outerKeys...), lk), keyed)
+		return newRel(out, r.scope), true, nil
 	}
-	return newRel(matched, r.scope), true, nil
+	return r, false, nil
 }

@@ -187,7 +187,12 @@ func (p *Planner) whereClause(r *rel, where *pg.Node) error {
 	if where == nil {
 		return nil
 	}
-	c := &exprCtx{p: p, scope: r.scope, clause: "WHERE"}
+	// Subqueries add columns to the rel while the condition is lowered:
+	// give it its own copy of the scope, and project back to the table's
+	// columns afterwards.
+	orig, n := r.scope, r.arity()
+	r.scope = &scope{cols: append([]column(nil), orig.cols...)}
+	c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "WHERE"}
 	x, err := c.lowerAs(where, row.TypeBool)
 	if err != nil {
 		return err
@@ -196,5 +201,6 @@ func (p *Planner) whereClause(r *rel, where *pg.Node) error {
 		return err
 	}
 	r.filter(x.e)
+	r.project(columns(n), orig)
 	return nil
 }

@@ -15,14 +15,25 @@ import (
 // orchestrator tells replicas where the storage service listens.
 const EnvStorageAddr = "TANDEM_STORAGE_ADDR"
 
-// Dial returns a Factory reading from the storage service at addr, and the
+// DialStorage returns a client of the storage service at addr (tables are
+// read through it, materialized views' sinks write through it) and the
 // connection to close when the replica stops. The connection is lazy: a
-// controller that is not up yet is retried by each source.
-func Dial(addr string, log logr.Logger) (*Factory, io.Closer, error) {
+// controller that is not up yet is retried by each caller.
+func DialStorage(addr string) (*storage.Client, io.Closer, error) {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
 	if err != nil {
 		return nil, nil, fmt.Errorf("dial storage %s: %w", addr, err)
 	}
-	return &Factory{Client: storage.NewClient(conn), Log: log}, conn, nil
+	return storage.NewClient(conn), conn, nil
+}
+
+// Dial returns a Factory reading from the storage service at addr, and the
+// connection to close when the replica stops.
+func Dial(addr string, log logr.Logger) (*Factory, io.Closer, error) {
+	c, closer, err := DialStorage(addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Factory{Client: c, Log: log}, closer, nil
 }

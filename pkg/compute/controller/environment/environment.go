@@ -115,7 +115,9 @@ type itemExtra struct {
 	Keys   []expr.Expr `json:"keys,omitempty"`
 	On     string      `json:"on,omitempty"`
 	Deps   []string    `json:"deps,omitempty"`
-	// Arrangement is a materialized view's arrangement id.
+	// Arrangement is a materialized view's sink id: the compute collection
+	// of the storage sink that writes its shard (named "arrangement" since
+	// views were first kept as arrangements; catalogs keep the name).
 	Arrangement string `json:"arrangement,omitempty"`
 	// System marks the environment's own items (introspection), whose ids
 	// are system ids; Hidden ones are not SQL items at all.
@@ -163,6 +165,11 @@ func (e *Environment) bootstrap() error {
 }
 
 func (e *Environment) recover(ctx context.Context) error {
+	// Sinces stay where storage has them until every dataflow is back, so
+	// that a materialized view resumes at its shard's upper even when its
+	// inputs' read policies would already have moved past it.
+	e.cfg.Compute.PauseReadPolicies()
+	defer e.cfg.Compute.ResumeReadPolicies()
 	ps, err := e.cfg.Catalog.Params()
 	if err != nil {
 		return err
@@ -390,7 +397,7 @@ func (e *Environment) CreateItem(ctx context.Context, item sql.Item) (sql.Item, 
 }
 
 // installDataflow creates the maintained dataflow of an index or
-// materialized view.
+// materialized view (see installMaterializedView).
 func (e *Environment) installDataflow(it sql.Item, items map[plan.GlobalID]sql.Item) error {
 	d, err := e.dataflowFor(it, items)
 	if err != nil {
@@ -399,6 +406,9 @@ func (e *Environment) installDataflow(it sql.Item, items map[plan.GlobalID]sql.I
 	df, err := controller.FromPlan(d)
 	if err != nil {
 		return err
+	}
+	if it.Kind == sql.KindMaterializedView {
+		return e.installMaterializedView(it, df)
 	}
 	_, err = e.cfg.Compute.CreateDataflow(it.Cluster, df)
 	return err
@@ -434,13 +444,13 @@ func (e *Environment) dataflowFor(it sql.Item, items map[plan.GlobalID]sql.Item)
 		}
 		d.IndexExports = []plan.IndexExport{{ID: it.ID, On: on, Key: it.Keys}}
 	case sql.KindMaterializedView:
-		arr, err := e.arrangement(it.ID)
+		sinkID, err := e.arrangement(it.ID)
 		if err != nil {
 			return nil, err
 		}
-		d.ID = arr
+		d.ID = sinkID
 		d.ObjectsToBuild = append(d.ObjectsToBuild, plan.Build{ID: it.ID, Plan: *it.Plan})
-		d.IndexExports = []plan.IndexExport{{ID: arr, On: it.ID, Key: allColumns(it.Desc)}}
+		d.SubscribeSinks = []plan.SubscribeSink{{ID: sinkID, From: it.ID, Shard: it.ID.String(), UpTo: frontier.Closed()}}
 	}
 	return d, nil
 }
@@ -521,14 +531,8 @@ func (e *Environment) addImports(d *plan.DataflowDescription, p plan.Plan, clust
 			}
 			d.SourceImports = append(d.SourceImports, plan.SourceImport{ID: id, Desc: it.Desc, Connection: plan.SourceConnection{Kind: plan.SourceLoadGen, Options: opts}})
 		case sql.KindMaterializedView:
-			if it.Cluster != cluster {
-				return sqlerr.Errorf(sqlerr.FeatureNotSupported, "materialized view %s is maintained on cluster %s, not %s", it.Name, it.Cluster, cluster)
-			}
-			arr, err := e.arrangement(id)
-			if err != nil {
-				return err
-			}
-			d.IndexImports = append(d.IndexImports, plan.IndexImport{ID: arr, On: id, Key: allColumns(it.Desc), Desc: it.Desc})
+			// Stored like a table: any cluster reads its shard.
+			d.SourceImports = append(d.SourceImports, plan.SourceImport{ID: id, Desc: it.Desc, Connection: plan.SourceConnection{Kind: plan.SourceTable}})
 		default:
 			return sqlerr.Errorf(sqlerr.FeatureNotSupported, "reading %s %s in a dataflow", it.Kind, it.Name)
 		}
@@ -669,10 +673,8 @@ func (e *Environment) DropItems(ctx context.Context, ids []plan.GlobalID) error 
 				e.log.Error(err, "Failed to drop an index", "id", id.String())
 			}
 		case sql.KindMaterializedView:
-			if arr := arrangementOf(ci); arr != "" {
-				if err := e.cfg.Compute.DropCollection(arr); err != nil {
-					e.log.Error(err, "Failed to drop a materialized view", "id", id.String())
-				}
+			if err := e.dropMaterializedView(id, arrangementOf(ci)); err != nil {
+				return fmt.Errorf("drop materialized view %s: %w", ci.Name, err)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package environment
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,10 +16,12 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/catalog"
 	"github.com/tandemdb/tandem/pkg/compute/controller"
+	"github.com/tandemdb/tandem/pkg/compute/controller/testparams"
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/orchestrator"
 	"github.com/tandemdb/tandem/pkg/orchestrator/process"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
@@ -86,7 +89,8 @@ func openStack(t *testing.T, dir string) *stack {
 	}
 	s.ctl = controller.New(controller.Config{Log: testr.New(t), Orchestrator: s.orch, Storage: s.store, Oracle: s.store.Oracle()})
 	s.ctl.Start()
-	if s.env, err = Open(context.Background(), Config{Log: testr.New(t), Catalog: s.cat, Storage: s.store, Compute: s.ctl}); err != nil {
+	if s.env, err = Open(context.Background(), Config{Log: testr.New(t), Catalog: s.cat, Storage: s.store, Compute: s.ctl,
+		ParamDefaults: testparams.Parameters(t)}); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -97,6 +101,10 @@ func (s *stack) close() {
 	s.orch.Close()
 	s.store.Close()
 	s.cat.Close()
+}
+
+func orchestratorID(replica string) orchestrator.ReplicaID {
+	return orchestrator.ReplicaID{Cluster: DefaultCluster, Replica: replica}
 }
 
 func itemNames(items []sql.Item) []string {
@@ -201,9 +209,14 @@ func TestSystemParametersPersistAndValidate(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	s := openStack(t, dir)
-	if v, err := s.env.SystemParameter(ctx, controller.ParamInteractiveDataflows); err != nil || v != "off" {
-		t.Fatalf("default %q, %v", v, err)
+	// The run's TANDEM_TEST_SYSTEM_PARAMETERS reached the environment as
+	// defaults of the fresh data directory (a flag-on run that ignored
+	// them fails here), and the default replica was started with the
+	// runtimes the flag asks for.
+	if v, err := s.env.SystemParameter(ctx, controller.ParamInteractiveDataflows); err != nil || v != testparams.Expected(t) {
+		t.Fatalf("%s = %q, %v; want %q (%s=%q)", controller.ParamInteractiveDataflows, v, err, testparams.Expected(t), testparams.EnvVar, testparams.Parameters(t))
 	}
+	checkRuntimes(t, s, DefaultReplica)
 	if err := s.env.SetSystemParameter(ctx, controller.ParamInteractiveDataflows, "maybe", false); sqlerr.Code(err) != sqlerr.InvalidParameterValue {
 		t.Fatalf("invalid value: %v", err)
 	}
@@ -211,7 +224,56 @@ func TestSystemParametersPersistAndValidate(t *testing.T) {
 		t.Fatalf("unknown parameter: %v", err)
 	}
 	s.close()
-	_ = dir
+
+	// A restart keeps the persisted value.
+	s = openStack(t, dir)
+	defer s.close()
+	if v, err := s.env.SystemParameter(ctx, controller.ParamInteractiveDataflows); err != nil || v != testparams.Expected(t) {
+		t.Fatalf("after restart %q, %v; want %q", v, err, testparams.Expected(t))
+	}
+}
+
+// checkRuntimes waits until every process of a replica of the default
+// cluster serves metrics and checks that it runs the runtimes this test
+// run asks for: solo, or maintenance beside interactive.
+func checkRuntimes(t *testing.T, s *stack, replica string) map[string]float64 {
+	t.Helper()
+	want := []string{"solo"}
+	if testparams.Interactive(t) {
+		want = []string{"interactive", "maintenance"}
+	}
+	ctx := context.Background()
+	total := map[string]float64{}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var err error
+		st, err := s.orch.Status(ctx, orchestratorID(replica))
+		ok := err == nil && len(st.Processes) > 0
+		for _, p := range st.Processes {
+			if !ok {
+				break
+			}
+			var rts map[string]float64
+			if rts, err = testparams.Runtimes(ctx, p.InternalHTTPAddr); err != nil {
+				ok = false
+				break
+			}
+			if got := slices.Sorted(maps.Keys(rts)); !slices.Equal(got, want) {
+				t.Fatalf("replica %s process %d runs runtimes %v, want %v", replica, p.Index, got, want)
+			}
+			for k, v := range rts {
+				total[k] += v
+			}
+		}
+		if ok {
+			return total
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %s metrics not reachable: %v", replica, err)
+		}
+		clear(total)
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func TestParseSize(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandemdb/tandem/pkg/compute/controller/testparams"
 	"github.com/tandemdb/tandem/pkg/compute/logging"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
@@ -157,6 +158,11 @@ func TestIntrospectionThroughSQL(t *testing.T) {
 		return len(rows) > 0
 	})
 
+	// With enable_compute_interactive_dataflows on, the one-shot reads
+	// above (the GROUP BY) ran on the interactive runtime.
+	if rts := checkRuntimes(t, s, DefaultReplica); testparams.Interactive(t) && rts["interactive"] == 0 {
+		t.Fatalf("no peek ran on the interactive runtime: peeks by runtime %v", rts)
+	}
 }
 
 // dumpLogs shows the replicas' logs of a failed test.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,6 +30,8 @@ type Options struct {
 	// Sources adds source factories by kind; SourceTable imports are served
 	// by the harness's memory tables unless overridden here.
 	Sources render.SourceKinds
+	// Metrics, if set, receives every runtime's measurements.
+	Metrics runtime.Metrics
 }
 
 // Harness is a set of runtimes forming one compute runtime.
@@ -72,7 +75,7 @@ func New(t testing.TB, opts Options) *Harness {
 	for p := 0; p < opts.Processes; p++ {
 		cfg := runtime.Config{
 			Workers: opts.Workers, Processes: opts.Processes, Process: p,
-			Sources: h.sources(), MaxResultBytes: opts.MaxResultBytes,
+			Sources: h.sources(), MaxResultBytes: opts.MaxResultBytes, Metrics: opts.Metrics,
 			Respond: func(resp runtime.Response) { h.record(p, resp) },
 			OnFatal: func(err error) { h.mu.Lock(); h.fatal = append(h.fatal, err); h.mu.Unlock() },
 		}
@@ -232,6 +235,9 @@ func (h *Harness) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
 type PeekRequest struct {
 	Keys [][]byte
 	MFP  *expr.MFP
+	// Streamable lets a large result arrive as a stream (AwaitPeek drains
+	// it).
+	Streamable bool
 }
 
 // StartPeek sends a peek to every process and returns its UUID.
@@ -239,7 +245,7 @@ func (h *Harness) StartPeek(target plan.GlobalID, t frontier.Time, req *PeekRequ
 	uuid := fmt.Sprintf("peek-%d", h.nextID.Add(1))
 	p := runtime.Peek{UUID: uuid, Target: target, Timestamp: t}
 	if req != nil {
-		p.Keys, p.MFP = req.Keys, req.MFP
+		p.Keys, p.MFP, p.Streamable = req.Keys, req.MFP, req.Streamable
 	}
 	for _, rt := range h.RTs {
 		rt.Peek(p)
@@ -265,10 +271,64 @@ func (h *Harness) AwaitPeek(uuid string) ([]peek.RowCount, error) {
 			return nil, r.Error
 		case r.Canceled:
 			return nil, ErrCanceled
+		case r.Stream != nil:
+			chunks, err := h.DrainStream(r.Stream)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, chunks...)
+			continue
 		}
 		parts = append(parts, r.Rows)
 	}
 	return peek.Merge(0, parts...)
+}
+
+// DrainStream reads a streamed peek result to its end and returns its
+// chunks.
+func (h *Harness) DrainStream(s *runtime.PeekStream) ([][]peek.RowCount, error) {
+	var chunks [][]peek.RowCount
+	_, err := h.drain(s, func(rows []peek.RowCount) { chunks = append(chunks, rows) })
+	return chunks, err
+}
+
+// DrainStreamFunc reads a streamed peek result to its end, telling rows
+// the size of each chunk and keeping none (as a sender that writes each
+// chunk out would), and returns the number of chunks.
+func (h *Harness) DrainStreamFunc(s *runtime.PeekStream, rows func(n int)) (int, error) {
+	return h.drain(s, func(c []peek.RowCount) { rows(len(c)) })
+}
+
+func (h *Harness) drain(s *runtime.PeekStream, take func([]peek.RowCount)) (int, error) {
+	wake := make(chan struct{}, 1)
+	s.Notify(func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	timeout := time.NewTimer(h.opts.Timeout)
+	defer timeout.Stop()
+	n := 0
+	for {
+		rows, ok, err := s.TryNext()
+		switch {
+		case errors.Is(err, io.EOF):
+			return n, nil
+		case err != nil:
+			return n, err
+		case ok:
+			take(rows)
+			n++
+			continue
+		}
+		select {
+		case <-wake:
+		case <-timeout.C:
+			s.Close()
+			return n, fmt.Errorf("runtimetest: stream not finished within %v", h.opts.Timeout)
+		}
+	}
 }
 
 // PeekResponses returns the responses received for uuid so far.

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tandemdb/tandem/pkg/compute/controller/testparams"
+)
+
+// replicaMetricsAddrs returns the internal HTTP addresses of the running
+// replica processes, from /api/status.
+func (rc *runningController) replicaMetricsAddrs(t *testing.T) []string {
+	t.Helper()
+	resp, err := http.Get("http://" + rc.httpAddr + "/api/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Orchestrator []struct {
+			Processes []struct {
+				PID              int
+				InternalHTTPAddr string
+			}
+		} `json:"orchestrator"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range st.Orchestrator {
+		for _, p := range r.Processes {
+			if p.PID > 0 {
+				out = append(out, p.InternalHTTPAddr)
+			}
+		}
+	}
+	return out
+}
+
+// TestSystemParametersFromEnvironment pins that the run's
+// TANDEM_TEST_SYSTEM_PARAMETERS reach the system, so that `make
+// test-flag-on` cannot silently be a flag-off run: SHOW reports the flag
+// as the run asked, the replica runs one runtime (solo) or two
+// (maintenance and interactive), and with the flag on a one-shot read is
+// answered by a dataflow on the interactive runtime.
+func TestSystemParametersFromEnvironment(t *testing.T) {
+	bin := buildBinaries(t)
+	rc := startController(t, bin, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, "postgres://tandem@"+rc.pgwireAddr+"/tandem?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var shown string
+	if err := conn.QueryRow(ctx, "SHOW enable_compute_interactive_dataflows").Scan(&shown); err != nil {
+		t.Fatal(err)
+	}
+	if want := testparams.Expected(t); shown != want {
+		t.Fatalf("SHOW enable_compute_interactive_dataflows = %q, but %s=%q asks for %q",
+			shown, testparams.EnvVar, testparams.Parameters(t), want)
+	}
+	if _, err := conn.Exec(ctx, "CREATE SOURCE kv FROM LOAD GENERATOR KEY VALUE (KEYS 100)"); err != nil {
+		t.Fatal(err)
+	}
+	// A one-shot read: no index, so the controller builds a dataflow for
+	// it (OneShotRead with the flag on). Retried until the source's first
+	// tick is readable.
+	for {
+		var n int64
+		err := conn.QueryRow(ctx, "SELECT count(*) FROM kv").Scan(&n)
+		if err == nil && n == 100 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("one-shot read never answered 100 rows: %d, %v", n, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	addrs := rc.replicaMetricsAddrs(t)
+	if len(addrs) == 0 {
+		t.Fatal("no running replica process in /api/status")
+	}
+	want := []string{"solo"}
+	if testparams.Interactive(t) {
+		want = []string{"interactive", "maintenance"}
+	}
+	for _, addr := range addrs {
+		rts, err := testparams.Runtimes(ctx, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Sorted(maps.Keys(rts)); !slices.Equal(got, want) {
+			t.Fatalf("replica %s runs runtimes %v, want %v (%s=%q)", addr, got, want, testparams.EnvVar, testparams.Parameters(t))
+		}
+		if testparams.Interactive(t) && rts["interactive"] == 0 {
+			t.Fatalf("replica %s: the one-shot read did not run on the interactive runtime: peeks by runtime %v", addr, rts)
+		}
+		t.Logf("replica %s: peeks by runtime %v", addr, rts)
+	}
+}

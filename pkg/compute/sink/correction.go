@@ -1,0 +1,175 @@
+package sink
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/storage"
+)
+
+// Correction is the state of one writer: what the shard holds below its
+// known upper, and the difference between the dataflow's output and that.
+// It does no I/O; the Writer drives it. Not safe for concurrent use.
+type Correction struct {
+	asOf frontier.Time
+	// known is set once the shard was read; upper is then the shard's
+	// upper as far as this writer knows.
+	known bool
+	upper frontier.Time
+	// persisted is the shard's contents below upper, by row.
+	persisted map[string]int64
+	// corr is desired minus persisted, unconsolidated; times below floor()
+	// are read as floor().
+	corr []storage.Update
+	// errs are the dataflow's error rows (desired only: errors are never
+	// written).
+	errs []storage.Update
+}
+
+// NewCorrection returns the state of a writer whose dataflow started at
+// asOf.
+func NewCorrection(asOf frontier.Time) *Correction {
+	return &Correction{asOf: asOf, persisted: map[string]int64{}}
+}
+
+// Known reports whether the shard was read, and its upper as known.
+func (c *Correction) Known() (frontier.Time, bool) { return c.upper, c.known }
+
+// floor is the earliest time the writer may still write at.
+func (c *Correction) floor() frontier.Time { return max(c.upper, c.asOf) }
+
+// AddDesired adds the dataflow's output updates (ok rows) and error rows.
+func (c *Correction) AddDesired(ok, errs []storage.Update) {
+	c.corr = append(c.corr, ok...)
+	c.errs = append(c.errs, errs...)
+}
+
+// LearnShard applies a read of the shard: updates at or after the
+// writer's known upper (or, when full, the shard's whole contents) and
+// the shard's upper.
+func (c *Correction) LearnShard(updates []storage.Update, upper frontier.Time, full bool) {
+	if full || !c.known {
+		// Undo what was subtracted for the old contents, then subtract the
+		// new ones.
+		for r, d := range c.persisted {
+			c.corr = append(c.corr, storage.Update{Row: []byte(r), Time: c.floor(), Diff: d})
+		}
+		clear(c.persisted)
+	}
+	for _, u := range updates {
+		c.subtractPersisted(u)
+	}
+	c.known = true
+	c.upper = max(c.upper, upper)
+}
+
+func (c *Correction) subtractPersisted(u storage.Update) {
+	k := string(u.Row)
+	if n := c.persisted[k] + u.Diff; n != 0 {
+		c.persisted[k] = n
+	} else {
+		delete(c.persisted, k)
+	}
+	c.corr = append(c.corr, storage.Update{Row: u.Row, Time: max(u.Time, c.floor()), Diff: -u.Diff})
+}
+
+// Batch returns what to append to move the shard's upper from the known
+// upper to a new upper at most f: the consolidated correction at times
+// below it. The new upper is below f when the view is in error just before
+// f: it stops where that error began. ok is false when there is nothing
+// to advance (the shard is unknown, or already at or past f).
+func (c *Correction) Batch(f frontier.Frontier) (updates []storage.Update, upper frontier.Time, ok bool) {
+	ft, open := f.Time()
+	if !c.known || !open || ft <= c.upper {
+		return nil, 0, false
+	}
+	floor := c.floor()
+	c.corr = consolidateAt(c.corr, floor)
+	c.errs = consolidateAt(c.errs, floor)
+	if t, bad := erroredSince(c.errs, ft); bad {
+		ft = t
+	}
+	if ft <= c.upper {
+		return nil, 0, false
+	}
+	for _, u := range c.corr {
+		if u.Time >= ft {
+			break
+		}
+		updates = append(updates, u)
+	}
+	return updates, ft, true
+}
+
+// Appended records that the batch from Batch was appended, moving the
+// shard's upper to upper.
+func (c *Correction) Appended(updates []storage.Update, upper frontier.Time) {
+	for _, u := range updates {
+		c.subtractPersisted(u)
+	}
+	c.upper = max(c.upper, upper)
+}
+
+// Persisted returns the shard's contents below the known upper, by row
+// (for tests and introspection).
+func (c *Correction) Persisted() map[string]int64 { return c.persisted }
+
+// Pending returns the number of unconsolidated correction updates held.
+func (c *Correction) Pending() int { return len(c.corr) }
+
+// consolidateAt moves times below floor to floor, sorts by (time, row),
+// sums equal pairs and drops zeros, in place.
+func consolidateAt(us []storage.Update, floor frontier.Time) []storage.Update {
+	for i := range us {
+		if us[i].Time < floor {
+			us[i].Time = floor
+		}
+	}
+	slices.SortFunc(us, func(a, b storage.Update) int {
+		if c := cmp.Compare(a.Time, b.Time); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.Row, b.Row)
+	})
+	out := us[:0]
+	for _, u := range us {
+		if n := len(out); n > 0 && out[n-1].Time == u.Time && bytes.Equal(out[n-1].Row, u.Row) {
+			out[n-1].Diff += u.Diff
+			if out[n-1].Diff == 0 {
+				out = out[:n-1]
+			}
+			continue
+		}
+		out = append(out, u)
+	}
+	clear(us[len(out):])
+	return out
+}
+
+// erroredSince returns the time from which the accumulated error
+// collection (consolidated, sorted by time) is non-empty without
+// interruption up to (excluding) f, if it is non-empty just before f.
+// Errors that were retracted before f do not stop the writer: stalling on
+// them would stop the view forever.
+func erroredSince(errs []storage.Update, f frontier.Time) (frontier.Time, bool) {
+	acc := map[string]int64{}
+	var start frontier.Time
+	for i := 0; i < len(errs) && errs[i].Time < f; {
+		t := errs[i].Time
+		was := len(acc) > 0
+		for ; i < len(errs) && errs[i].Time == t; i++ {
+			k := string(errs[i].Row)
+			if n := acc[k] + errs[i].Diff; n != 0 {
+				acc[k] = n
+			} else {
+				delete(acc, k)
+			}
+		}
+		if !was && len(acc) > 0 {
+			start = t
+		}
+	}
+	return start, len(acc) > 0
+}

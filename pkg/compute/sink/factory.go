@@ -1,0 +1,58 @@
+package sink
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-logr/logr"
+
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/render"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+	"github.com/tandemdb/tandem/pkg/storage"
+)
+
+// Factory opens storage sink writers over a storage client; the replica
+// plugs it into its runtimes (render.StorageSinkFactory).
+type Factory struct {
+	Storage Shard
+	Log     logr.Logger
+}
+
+var _ render.StorageSinkFactory = (*Factory)(nil)
+
+// OpenStorageSink implements render.StorageSinkFactory.
+func (f *Factory) OpenStorageSink(s plan.SubscribeSink, asOf frontier.Frontier, activate func()) (render.StorageSinkWriter, error) {
+	if s.Shard == "" {
+		return nil, errors.New("open storage sink: no shard")
+	}
+	t, ok := asOf.Time()
+	if !ok {
+		return nil, fmt.Errorf("open storage sink %s: closed as_of", s.ID)
+	}
+	w := Start(Config{Shard: s.Shard, Storage: f.Storage, AsOf: t, OnProgress: activate, Log: f.Log.WithValues("sink", s.ID.String(), "shard", s.Shard)})
+	return dataflowWriter{w}, nil
+}
+
+// dataflowWriter adapts a Writer to the dataflow's update type.
+type dataflowWriter struct{ w *Writer }
+
+func (d dataflowWriter) Push(ok, errs []dataflow.Update, upper frontier.Frontier) {
+	d.w.Push(toStorage(ok), toStorage(errs), upper)
+}
+
+func (d dataflowWriter) Close() error { return d.w.Close() }
+
+func toStorage(us []dataflow.Update) []storage.Update {
+	if len(us) == 0 {
+		return nil
+	}
+	out := make([]storage.Update, len(us))
+	for i, u := range us {
+		out[i] = storage.Update{Row: u.Val, Time: u.Time, Diff: u.Diff}
+	}
+	return out
+}
+
+func (d dataflowWriter) Upper() frontier.Frontier { return d.w.Upper() }
