@@ -107,4 +107,55 @@ func TestSystemParametersFromEnvironment(t *testing.T) {
 		}
 		t.Logf("replica %s: peeks by runtime %v", addr, rts)
 	}
+	if len(addrs) == 1 {
+		checkPeekDurationsCoverRuntimes(ctx, t, conn, addrs[0])
+	}
+}
+
+// checkPeekDurationsCoverRuntimes: introspection.peek_durations counts the
+// peeks of every runtime of the replica, the interactive one included
+// (which keeps no logging of its own), so it eventually counts at least
+// the peeks the replica's metrics report as finished. With two runtimes,
+// every later peek is routed to the interactive runtime first, so that the
+// introspection reads themselves cannot make up the count through the
+// maintenance runtime's own logging.
+func checkPeekDurationsCoverRuntimes(ctx context.Context, t *testing.T, conn *pgx.Conn, addr string) {
+	t.Helper()
+	if testparams.Interactive(t) {
+		if _, err := conn.Exec(ctx, "ALTER SYSTEM SET peek_routing = 'interactive'"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rts, err := testparams.Runtimes(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var finished int64
+	for _, n := range rts {
+		finished += int64(n)
+	}
+	for {
+		var logged int64
+		rows, err := conn.Query(ctx, "SELECT * FROM introspection.peek_durations")
+		if err == nil {
+			for rows.Next() {
+				var process, le, n int64
+				if err = rows.Scan(&process, &le, &n); err != nil {
+					break
+				}
+				logged += n
+			}
+			rows.Close()
+			if err == nil {
+				err = rows.Err()
+			}
+		}
+		if err == nil && logged >= finished {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("introspection.peek_durations counts %d peeks, the replica's metrics %d (%v): %v", logged, finished, rts, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

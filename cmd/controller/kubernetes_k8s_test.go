@@ -517,7 +517,7 @@ func (k *fakeKubelet) sync(ctx context.Context, cr *v1alpha1.ComputeReplica) err
 			return err
 		}
 		cfg := orchestrator.ReplicaConfig{ID: id, Processes: n, Workers: int(cr.Spec.Workers),
-			Interactive: hasInteractivePort(&sts.Spec.Template)}
+			Interactive: hasInteractivePort(&sts.Spec.Template), LogLevel: "debug"}
 		if err := k.procs.EnsureReplica(ctx, cfg); err != nil {
 			return err
 		}

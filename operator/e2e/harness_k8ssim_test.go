@@ -341,9 +341,14 @@ type operatorProcess struct {
 	done chan struct{}
 }
 
-// buildOperator builds cmd/operator into the scratch directory.
+// buildOperator builds cmd/operator into the scratch directory, or returns the binary
+// named by TANDEM_E2E_OPERATOR_BIN (a release build, or a deliberately broken one to see
+// the suite fail).
 func (s *sim) buildOperator(ctx context.Context, t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("TANDEM_E2E_OPERATOR_BIN"); bin != "" {
+		return bin
+	}
 	out := filepath.Join(s.work, "operator")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/operator")
 	cmd.Dir = s.root

@@ -82,6 +82,9 @@ func TestSimulatedCluster(t *testing.T) {
 				}
 			}
 			t.Logf("pod timeline:\n%s", st.tracker.timelineText())
+			if v := st.tracker.report().Violations; len(v) > 0 {
+				t.Logf("availability violations so far:\n%s", strings.Join(v, "\n"))
+			}
 			t.FailNow()
 		}
 	}
@@ -275,8 +278,8 @@ func (st *suite) patch(ctx context.Context, t *testing.T, replica, patch string)
 func (st *suite) hydrateWhenWaiting(ctx context.Context, t *testing.T, replica string, timeout time.Duration) {
 	t.Helper()
 	cr := st.s.waitReplica(ctx, t, namespace, replica, timeout, progressing(metav1.ConditionTrue, "WaitingForHydration"))
-	if cr.Status.CurrentHash != cr.Status.UpdateHash || cr.Status.CurrentHash == st.oldHash[replica] {
-		t.Fatalf("%s waits for hydration with current hash %q, update %q, old %q", replica, cr.Status.CurrentHash, cr.Status.UpdateHash, st.oldHash[replica])
+	if cr.Status.CurrentHash != cr.Status.UpdateHash {
+		t.Fatalf("%s waits for hydration with current hash %q, update %q", replica, cr.Status.CurrentHash, cr.Status.UpdateHash)
 	}
 	if err := st.controller.hydrate(ctx, namespace, replica, cr.Generation); err != nil {
 		t.Fatal(err)
@@ -364,6 +367,9 @@ func (st *suite) rollWithPauseAndLeaderCrash(ctx context.Context, t *testing.T) 
 	st.hydrateWhenWaiting(ctx, t, "prod-r3", 30*time.Second)
 	for _, r := range replicas {
 		cr := s.waitReplica(ctx, t, namespace, r, 30*time.Second, rolledOut)
+		if cr.Status.CurrentHash == st.oldHash[r] {
+			t.Errorf("%s still runs pod template %s after the flip", r, cr.Status.CurrentHash)
+		}
 		st.oldHash[r] = cr.Status.CurrentHash
 	}
 

@@ -298,8 +298,12 @@ func TestPsql(t *testing.T) {
 		t.Fatalf("psql query:\n%s", out)
 	}
 	out = run("-c", `\dt`)
-	if !strings.Contains(out, "SHOW TABLES") {
-		t.Fatalf(`psql \dt does not give a clear message:\n%s`, out)
+	if !strings.Contains(out, "public|t|table|alice") {
+		t.Fatalf(`psql \dt does not list t:\n%s`, out)
+	}
+	out = run("-c", `\d t`)
+	if !strings.Contains(out, "SHOW COLUMNS") {
+		t.Fatalf(`psql \d t does not give a clear message:\n%s`, out)
 	}
 	out = run("-c", "SELECT 1/0")
 	if !strings.Contains(out, "division by zero") {

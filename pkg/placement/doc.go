@@ -11,6 +11,10 @@
 //     It merges responses so that a collection's frontiers and subscribe
 //     updates come only from the runtime that renders it, and exactly one
 //     PeekResponse leaves per peek uuid.
+//   - The interactive runtime keeps no logging: the multiplexer logs the
+//     start and the answer of every peek it routes there into the
+//     maintenance runtime (PeekLog), so introspection's active peeks and
+//     peek durations cover the whole process.
 //   - Route is the read-routing policy for fast-path peeks on maintained
 //     indexes (docs/design/read-routing.md).
 //

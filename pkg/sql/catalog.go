@@ -59,6 +59,11 @@ func (sn *snapshot) Resolve(schema, name string) (planner.Relation, error) {
 	on := parse.ObjectName{Schema: schema, Name: name}
 	it, ok := sn.lookup(on)
 	if !ok {
+		if schema == "pg_catalog" || schema == "" {
+			if rel, ok := sn.pgCatalogRelation(name); ok {
+				return rel, nil
+			}
+		}
 		if schema == "pg_catalog" || schema == "information_schema" || (schema == "" && strings.HasPrefix(name, "pg_")) {
 			return planner.Relation{}, sqlerr.Errorf(sqlerr.FeatureNotSupported,
 				"system catalog relation %s not supported: Tandem does not emulate pg_catalog; use SHOW TABLES, SHOW VIEWS, SHOW MATERIALIZED VIEWS, SHOW SOURCES, SHOW INDEXES or SHOW COLUMNS FROM <relation>",

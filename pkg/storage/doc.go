@@ -21,6 +21,15 @@
 //     and the log is rewritten (write temp file, fsync, rename) once it has
 //     grown past twice its compacted size.
 //
+// Sink shards (materialized views, sink.go) are written only with
+// CompareAndAppend: updates at times the writer chooses in [expected upper,
+// new upper), applied with the new upper in one checksummed record, and only
+// if the shard's upper still is the expected one, so of several racing
+// writers exactly one wins each step. A sink's upper is durable in its log
+// (never derived from the oracle, never moved by ticks) and never regresses;
+// ReadFrom lets a losing writer learn what the winner wrote. Compaction
+// (since) works as for tables.
+//
 // Scale limit: every shard's consolidated contents live in memory and every
 // listener rescans from its position, so this design suits tables of up to a
 // few million rows on one controller; see docs/design/controller.md.

@@ -15,6 +15,7 @@ const (
 	CodeSubstringError          = "22011" // substring_error
 	CodeInvalidEscapeSequence   = "22025" // invalid_escape_sequence
 	CodeInvalidDatetimeFormat   = "22007" // invalid_datetime_format
+	CodeInvalidRegex            = "2201B" // invalid_regular_expression
 	CodeCardinalityViolation    = "21000" // cardinality_violation
 	CodeDatatypeMismatch        = "42804" // datatype_mismatch
 	CodeUndefinedFunction       = "42883" // undefined_function

@@ -63,6 +63,10 @@ const (
 	// a maintained dataflow report it in its error collection, and
 	// retract it when the subquery shrinks back to one row.
 	FuncSingleValue
+	// s ~ pattern: POSIX-style regular expression match (Go's RE2 syntax,
+	// which agrees with Postgres on the common subset; backreferences and
+	// lookaround are errors). Case-insensitive matching prefixes (?i).
+	FuncRegexMatch
 	funcCount
 )
 

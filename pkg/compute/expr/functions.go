@@ -53,6 +53,7 @@ var funcs = [funcCount]funcDef{
 	FuncLeast:    {name: "least", minArgs: 1, maxArgs: -1, typeOf: typeExtreme, evalN: extremeFunc(-1)},
 
 	FuncSingleValue: {name: "single_value", minArgs: 2, maxArgs: 2, typeOf: typeSingleValue, eval2: evalSingleValue},
+	FuncRegexMatch:  {name: "regex_match", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeBool), eval2: evalRegexMatch},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"math"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -95,6 +96,25 @@ func likeFunc(fold bool) func(s, pattern row.Datum) (row.Datum, error) {
 		}
 		return row.Bool(ok), nil
 	}
+}
+
+// maxRegexLen bounds the patterns evalRegexMatch compiles: RE2 compiles
+// in time and memory linear in the pattern, and matches in linear time,
+// so a bound on the pattern bounds the work per row.
+const maxRegexLen = 4096
+
+func evalRegexMatch(s, pattern row.Datum) (row.Datum, error) {
+	if s.Type() != row.TypeText || pattern.Type() != row.TypeText {
+		return row.Null(), undefinedFunc("regex_match", s, pattern)
+	}
+	if len(pattern.Text()) > maxRegexLen {
+		return row.Null(), evalErr(CodeInvalidRegex, "invalid regular expression: pattern longer than %d bytes", maxRegexLen)
+	}
+	re, err := regexp.Compile(pattern.Text())
+	if err != nil {
+		return row.Null(), evalErr(CodeInvalidRegex, "invalid regular expression: %v", err)
+	}
+	return row.Bool(re.MatchString(s.Text())), nil
 }
 
 // likeMatch matches s against a LIKE pattern: % matches any run of

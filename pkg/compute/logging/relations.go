@@ -27,9 +27,12 @@ const (
 	// index's upper first passed its as_of (NULL while hydrating).
 	Hydration Relation = "hydration"
 	// PeekDurations: process, bucket upper bound in nanoseconds, count of
-	// peeks answered by this process (rows, errors and cancellations).
+	// peeks answered by this process (rows, errors and cancellations), on
+	// either runtime of a two-runtime process.
 	PeekDurations Relation = "peek_durations"
-	// Peeks: uuid, target index id, timestamp, worker.
+	// Peeks: uuid, target index id, timestamp, worker. A peek the
+	// interactive runtime serves is reported once, by the maintenance
+	// runtime's first worker of the process.
 	Peeks Relation = "peeks"
 	// WorkerSteps: worker, bucket upper bound in nanoseconds, count.
 	WorkerSteps Relation = "worker_steps"

@@ -35,6 +35,9 @@ type flattenLogic struct {
 	broken bool
 
 	f0, f1 frontier.Frontier
+	// The output is held at f0 (the input frontier alone would let it
+	// pass updates of [f0, input) not yet emitted).
+	//
 	// The walk in progress (walking): batches of [f0, f1) and a cursor into
 	// fresh[next-1].
 	walking bool
@@ -54,7 +57,9 @@ func Flatten(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Front
 
 func flatten(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Frontier, keys bool, fuel int, fail func(error)) dataflow.Stream {
 	lg := &flattenLogic{name: name, handle: in.Trace.NewHandle(name), asOf: asOf, keys: keys, fuel: max(fuel, 1), fail: fail, f0: frontier.Minimum()}
-	return b.AddOperator(name, []dataflow.Connection{{From: in.Stream}}, 1, lg).Stream(0)
+	op := b.AddOperator(name, []dataflow.Connection{{From: in.Stream}}, 1, lg)
+	op.SetHold(lg.f0)
+	return op.Stream(0)
 }
 
 func (lg *flattenLogic) Schedule(op *dataflow.Operator) {
@@ -82,7 +87,6 @@ func (lg *flattenLogic) Schedule(op *dataflow.Operator) {
 		}
 		// The walk's updates are at or beyond f0 (advanced to as_of, which
 		// only moves them later), so holding f0 keeps the frontier honest.
-		op.SetHold(lg.f0)
 	}
 	if !lg.walk() {
 		op.Output(0).SendUpdates(lg.out)
@@ -131,10 +135,12 @@ func (lg *flattenLogic) walk() bool {
 }
 
 // finish ends the walk of [f0, f1): the handle and the output move on to
-// f1, and the operator runs again if the input advanced meanwhile.
+// f1, and the operator runs again if the input advanced meanwhile. The
+// output stays held at f1, not released: if the input is already beyond
+// f1, the updates of [f1, input) are not emitted yet.
 func (lg *flattenLogic) finish(op *dataflow.Operator) {
 	lg.f0, lg.walking, lg.fresh, lg.cur = lg.f1, false, nil, nil
-	op.SetHold(frontier.Closed())
+	op.SetHold(lg.f0)
 	if lg.f0.IsClosed() {
 		lg.handle.Release()
 		return

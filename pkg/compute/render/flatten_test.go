@@ -49,9 +49,6 @@ func testFlattenInSlices(t *testing.T, workers, fuel int, asOf frontier.Time) {
 			ups = append(ups, dataflow.Update{Val: row.Pack(row.Int64(int64(ts-2)*10), row.Int64(0)), Time: ts, Diff: -1})
 		}
 		all = append(all, ups...)
-		if err := tbl.Append(ups, frontier.At(ts+1)); err != nil {
-			t.Fatal(err)
-		}
 	}
 	ws, err := dataflow.New(dataflow.Config{Workers: workers})
 	if err != nil {
@@ -116,6 +113,20 @@ func testFlattenInSlices(t *testing.T, workers, fuel int, asOf frontier.Time) {
 		if err := <-built; err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The index advances one time at a time while the reader walks, so
+	// walks overlap input progress.
+	for ts := frontier.Time(1); ts <= 6; ts++ {
+		var ups []dataflow.Update
+		for _, u := range all {
+			if u.Time == ts {
+				ups = append(ups, u)
+			}
+		}
+		if err := tbl.Append(ups, frontier.At(ts+1)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(ts%3) * time.Millisecond)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -48,7 +48,12 @@
 //     when its frontiers change, compacted with AllowCompaction and closed
 //     when dropped.
 //   - Introspection (EnableIntrospection) maintains the relations of package
-//     logging as system indexes, readable by peeks like any other.
+//     logging as system indexes, readable by peeks like any other. The
+//     peeks another runtime of the process serves (the interactive runtime,
+//     which has no logging) are recorded with ForeignPeekStarted and
+//     ForeignPeekFinished: active ones appear in the peeks relation,
+//     reported by the process's first worker, and answered ones count in
+//     peek_durations; the metrics stay with the serving runtime.
 //   - A fatal error (lost peer, corrupt exchange message, broken
 //     arrangement) is reported once through Config.OnFatal: shared fate.
 //

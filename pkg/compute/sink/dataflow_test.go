@@ -3,7 +3,9 @@ package sink
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr/testr"
 
@@ -34,13 +36,36 @@ func viewDataflow(asOf frontier.Time) plan.DataflowDescription {
 	}
 }
 
-func startRuntime(t *testing.T, st *storage.Store, tbl *render.MemoryTable, workers int) *runtime.Runtime {
+// sinkReports records the sink's reported write frontiers.
+type sinkReports struct {
+	mu     sync.Mutex
+	writes []frontier.Frontier
+}
+
+func (r *sinkReports) respond(resp runtime.Response) {
+	if f, ok := resp.(*runtime.Frontiers); ok && f.ID == sinkID {
+		r.mu.Lock()
+		r.writes = append(r.writes, f.Write)
+		r.mu.Unlock()
+	}
+}
+
+func (r *sinkReports) last() frontier.Frontier {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.writes) == 0 {
+		return frontier.Minimum()
+	}
+	return r.writes[len(r.writes)-1]
+}
+
+func startRuntime(t *testing.T, st *storage.Store, tbl *render.MemoryTable, workers int, reports *sinkReports) *runtime.Runtime {
 	t.Helper()
 	rt, err := runtime.New(runtime.Config{
 		Workers: workers, Processes: 1,
 		Sources:      render.MemorySources{tableID: tbl},
 		StorageSinks: &Factory{Storage: st, Log: testr.New(t)},
-		Respond:      func(runtime.Response) {},
+		Respond:      reports.respond,
 		OnFatal:      func(err error) { t.Errorf("runtime failed: %v", err) },
 	})
 	if err != nil {
@@ -68,7 +93,8 @@ func TestDataflowWritesItsViewAndResumes(t *testing.T) {
 	if err := tbl.Append([]dataflow.Update{at(intRow(1), 5, 1), at(intRow(2), 8, 1)}, frontier.At(11)); err != nil {
 		t.Fatal(err)
 	}
-	rt := startRuntime(t, st, tbl, 2)
+	reports := &sinkReports{}
+	rt := startRuntime(t, st, tbl, 2, reports)
 	if err := rt.CreateDataflow(viewDataflow(10)); err != nil {
 		t.Fatal(err)
 	}
@@ -79,12 +105,29 @@ func TestDataflowWritesItsViewAndResumes(t *testing.T) {
 	rt.Stop()
 
 	tbl.Append([]dataflow.Update{at(intRow(4), 21, 1)}, frontier.At(30))
-	rt = startRuntime(t, st, tbl, 2)
+	rt = startRuntime(t, st, tbl, 2, reports)
 	defer rt.Stop()
 	if err := rt.CreateDataflow(viewDataflow(15)); err != nil {
 		t.Fatal(err)
 	}
 	waitUpper(t, st, "u2", 30)
+	// The sink's frontier follows the shard's upper (the writer wakes the
+	// operator when it advances) and never runs ahead of it.
+	deadline := time.Now().Add(10 * time.Second)
+	for reports.last() != frontier.At(30) {
+		if time.Now().After(deadline) {
+			t.Fatalf("sink reported %v, want [30]", reports.last())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	reports.mu.Lock()
+	writes := append([]frontier.Frontier(nil), reports.writes...)
+	reports.mu.Unlock()
+	for _, w := range writes {
+		if !w.LessEqual(frontier.At(30)) {
+			t.Fatalf("sink reported %v beyond the shard's upper [30]", w)
+		}
+	}
 	want := map[frontier.Time]string{10: "(1) (2)", 12: "(1) (2) (3)", 13: "(2) (3)", 20: "(2) (3)", 29: "(2) (3) (4)"}
 	for ts, w := range want {
 		snap, err := st.Snapshot(ctx, "u2", ts)

@@ -24,7 +24,9 @@ type Relation struct {
 	// the planner inlines.
 	View *pg.SelectStmt
 	// Plan, when set, computes the relation in place of a Get of ID (the
-	// SQL layer's emulated pg_catalog relations are constants).
+	// SQL layer's emulated pg_catalog relations are constants as of the
+	// statement). Only reads (ReadIndexedViews) may use it: a view,
+	// SUBSCRIBE or write over it is refused.
 	Plan *plan.Plan
 	// Indexes are the indexes on this relation that reads may use.
 	Indexes []Index

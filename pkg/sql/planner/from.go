@@ -116,7 +116,17 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 			r.scope.cols[i].name = item.Desc.Name(i)
 		}
 	case item.Plan != nil:
-		r = newRel(*item.Plan, descScope(item.Desc))
+		// A computed relation is a constant as of this statement: right
+		// for a one-shot read (the planner of reads is the one with
+		// ReadIndexedViews), wrong inside anything maintained.
+		if !p.ReadIndexedViews {
+			return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "%s in views, SUBSCRIBE or writes not supported (it is only emulated for reads)", item.Name)
+		}
+		s := descScope(item.Desc)
+		for i := range s.cols {
+			s.cols[i].emulated = true
+		}
+		r = newRel(*item.Plan, s)
 	default:
 		r = newRel(plan.NewGet(item.ID), descScope(item.Desc))
 	}

@@ -219,7 +219,15 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 	case *pg.Node_RowExpr:
 		return typed{}, sqlerr.Unsupported("row constructors")
 	case *pg.Node_CollateClause:
-		return typed{}, sqlerr.Unsupported("COLLATE")
+		// Text compares bytewise, which is the C collation and the
+		// database default; naming those (as psql's catalog queries do)
+		// changes nothing.
+		switch name := opName(v.CollateClause.Collname); name {
+		case "default", "C", "POSIX":
+			return c.lowerTyped(v.CollateClause.Arg)
+		default:
+			return typed{}, sqlerr.Unsupported("COLLATE " + name)
+		}
 	}
 	return typed{}, sqlerr.Unsupported("expression " + nodeName(n))
 }
@@ -427,6 +435,10 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 				return x, nil
 			}
 			return typed{}, sqlerr.Unsupported("prefix operator " + op)
+		}
+		switch op {
+		case "~", "!~", "~*", "!~*":
+			return c.regexMatch(op, a.Lexpr, a.Rexpr)
 		}
 		f, ok := binaryFunc(op)
 		if !ok {
@@ -695,6 +707,27 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		return c.sessionText(len(fc.Args), "public")
 	case "current_user", "session_user":
 		return c.sessionText(len(fc.Args), c.p.Session.User)
+	case "pg_get_userbyid":
+		// Tandem has no roles: every relation belongs to whoever asks.
+		if len(fc.Args) != 1 {
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes 1 argument", name)
+		}
+		x, err := c.lowerAs(fc.Args[0], row.TypeInt64)
+		if err != nil {
+			return typed{}, err
+		}
+		return c.check(expr.If(expr.IsNull(x.e), expr.TypedNull(row.TypeText), expr.Literal(row.Text(c.p.Session.User))))
+	case "pg_table_is_visible":
+		// Relations of the search path (schema public) have the oids
+		// the SQL layer's pg_class emulation gives user items.
+		if len(fc.Args) != 1 {
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes 1 argument", name)
+		}
+		x, err := c.lowerAs(fc.Args[0], row.TypeInt64)
+		if err != nil {
+			return typed{}, err
+		}
+		return c.check(expr.Call(expr.FuncGte, x.e, expr.Literal(row.Int64(FirstUserOID))))
 	case "position", "strpos":
 		if len(fc.Args) != 2 {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes 2 arguments", name)
@@ -723,6 +756,33 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		args[i] = x.e
 	}
 	return c.check(expr.Call(f, args...))
+}
+
+// FirstUserOID is the oid the SQL layer's pg_catalog emulation gives
+// user item u1 (user item uN has FirstUserOID + N - 1); smaller oids are
+// catalog schemas and system relations, which are not on the search path.
+const FirstUserOID = 16384
+
+// regexMatch lowers s ~ pattern and its negated and case-insensitive
+// forms.
+func (c *exprCtx) regexMatch(op string, l, r *pg.Node) (typed, error) {
+	x, err := c.lowerAs(l, row.TypeText)
+	if err != nil {
+		return typed{}, err
+	}
+	y, err := c.lowerAs(r, row.TypeText)
+	if err != nil {
+		return typed{}, err
+	}
+	pattern := y.e
+	if strings.Contains(op, "*") {
+		pattern = expr.Call(expr.FuncConcatOp, expr.Literal(row.Text("(?i)")), pattern)
+	}
+	e := expr.Call(expr.FuncRegexMatch, x.e, pattern)
+	if strings.HasPrefix(op, "!") {
+		e = expr.Not(e)
+	}
+	return c.check(e)
 }
 
 func (c *exprCtx) sessionText(nargs int, v string) (typed, error) {

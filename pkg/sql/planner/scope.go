@@ -14,6 +14,10 @@ type column struct {
 	// hidden columns (a USING join's duplicate key) are not expanded by *
 	// but can still be referenced qualified.
 	hidden bool
+	// emulated columns belong to a relation the SQL layer emulates (the
+	// pg_catalog subset psql's listings read), which lacks most of the
+	// real relation's columns: naming another is refused as unsupported.
+	emulated bool
 }
 
 // scope is the list of columns of the relation an expression is evaluated
@@ -74,6 +78,12 @@ func (s *scope) resolve(table, name string) (int, error) {
 	}
 	if table != "" && !s.hasTable(table) {
 		return 0, sqlerr.Errorf(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", table)
+	}
+	for _, c := range s.cols {
+		if c.emulated && (table == "" || c.table == table) {
+			return 0, sqlerr.Errorf(sqlerr.FeatureNotSupported,
+				"column %s not supported: Tandem emulates only the pg_catalog columns psql's \\dt, \\dv, \\dm and \\d list relations with; use SHOW COLUMNS FROM <relation> or SHOW INDEXES", name)
+		}
 	}
 	if table != "" {
 		return 0, sqlerr.Errorf(sqlerr.UndefinedColumn, "column %s.%s does not exist", table, name)

@@ -1,6 +1,8 @@
 // Package tablesource plugs table shards into a replica's dataflows: it
-// implements render.SourceFactory for source imports of kind "table" by
-// listening to the controller's storage service.
+// implements render.SourceFactory for source imports of kind "table" (tables
+// and materialized views, whose shards are read alike) by listening to the
+// controller's storage service. DialStorage gives the replica the storage
+// client that materialized views' sinks also write through.
 //
 // Each worker opens its own listen stream and keeps the updates whose row
 // hash maps to it, so the workers together produce every update exactly

@@ -10,4 +10,10 @@
 //     worst point.
 //   - A censored point (a lower bound) is drawn as an upward triangle,
 //     never as an ordinary dot, so it cannot be read as a measurement.
+//   - Figures stay small without hiding the tail: a timeline series with
+//     more points than about three per two-pixel column keeps, per column,
+//     its minimum, median and maximum and its largest censored bound
+//     (Thin); a CDF drops moves under a quarter pixel. Every column's
+//     maximum is drawn. Rethin applies the same to a figure written before
+//     (go run ./hack/bench/thinsvg FILE.svg).
 package plot

@@ -8,11 +8,17 @@
 // every index and materialized view re-created as a dataflow (replicas
 // that kept running reuse compatible dataflows; see plan.Compatible).
 //
-// Materialized views are maintained like indexes: the dataflow computes
-// the view and exports an arrangement of it keyed by all columns, under a
-// second GlobalId allocated with the view; reads of the view import that
-// arrangement. They live on one cluster and are not persisted (their
-// contents are recomputed after a restart).
+// Materialized views are stored like tables: view u<N> is a sink shard
+// u<N> in storage (a storage collection, readable from every cluster, by
+// one-shot reads and by other dataflows as a source), written by the
+// storage sink of a maintained dataflow on the view's cluster (the sink's
+// compute collection has a second id allocated with the view). The sink
+// writes corrections with compare-and-append (pkg/compute/sink), so every
+// replica of the cluster may run it. Recovery re-registers the shard and
+// re-creates the dataflow at an as_of at or below the shard's upper (read
+// policies are paused while recovering so inputs are still readable
+// there): reads are served from the shard at once, and the dataflow only
+// appends what the shard lacks. Dropping the view drops its shard.
 //
 // Introspection: each relation of pkg/compute/logging is a system item
 // (s<N>) in schema introspection, and each cluster has one index GlobalId

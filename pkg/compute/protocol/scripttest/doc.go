@@ -18,6 +18,8 @@
 //
 //	connect C NONCE                  open connection C (Hello NONCE) to every process
 //	disconnect C                     close connection C
+//	pause C                          stop reading C's responses (they back up in gRPC flow control)
+//	resume C                         read them again
 //	send C create_instance [JSON]    CreateInstance in protobuf JSON
 //	send C init_complete
 //	send C create_dataflow JSON|@FILE
@@ -33,6 +35,7 @@
 //	expect C stashed P N             peek P answered as stashed chunks (more than one) with N rows
 //	expect C peek-error P SQLSTATE
 //	expect C canceled P
+//	expect C stash-canceled P N      peek P streamed at least N non-final stashed chunks, then canceled
 //	expect C error COMMAND SQLSTATE  a CommandError
 //	expect C frontier ID write>=T    (or write=[] for closed)
 //	expect C hydrated ID

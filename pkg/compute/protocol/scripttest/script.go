@@ -191,6 +191,19 @@ func (rn *runner) step(line string) error {
 		}
 		rn.conns[f[1]] = ss
 		return nil
+	case "pause", "resume":
+		ss, err := rn.conn(f[1])
+		if err != nil {
+			return err
+		}
+		for _, s := range ss {
+			if f[0] == "pause" {
+				s.pause()
+			} else {
+				s.resume()
+			}
+		}
+		return nil
 	case "disconnect":
 		ss, err := rn.conn(f[1])
 		if err != nil {
@@ -459,6 +472,34 @@ func (rn *runner) expect(ctx context.Context, ss []*stream, kind string, args []
 			}
 			if e := r.GetPeekResponse().GetError(); e == nil || e.GetSqlstate() != arg(1) {
 				return fmt.Errorf("process %d: peek %s answered %v, want error %s", s.proc, arg(0), r, arg(1))
+			}
+		}
+		return nil
+	case "stash-canceled":
+		uuid := rn.uuid(arg(0))
+		min, err := strconv.Atoi(arg(1))
+		if err != nil {
+			return err
+		}
+		for _, s := range ss {
+			chunks := 0
+			for {
+				r, err := s.take(ctx, "peek "+arg(0), peekOf(uuid))
+				if err != nil {
+					return err
+				}
+				pr := r.GetPeekResponse()
+				if st := pr.GetStashed(); st != nil && !st.GetFinal() {
+					chunks++
+					continue
+				}
+				if pr.GetCanceled() == nil {
+					return fmt.Errorf("process %d: peek %s ended with %v after %d chunks, want canceled", s.proc, arg(0), pr, chunks)
+				}
+				break
+			}
+			if chunks < min {
+				return fmt.Errorf("process %d: peek %s canceled after %d chunks, want at least %d", s.proc, arg(0), chunks, min)
 			}
 		}
 		return nil

@@ -22,11 +22,15 @@ type stream struct {
 	s      computepb.Compute_CommandStreamClient
 	cancel context.CancelFunc
 
-	mu         sync.Mutex
-	changed    chan struct{} // closed and replaced on every change
-	buf        []*computepb.Response
-	ended      bool
-	endErr     error
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every change
+	buf     []*computepb.Response
+	ended   bool
+	endErr  error
+	// resumed, when not nil, holds the receiver until it is closed
+	// (pause): responses then back up in gRPC flow control, and the
+	// replica's sender blocks, as with a slow controller.
+	resumed    chan struct{}
 	violations []string
 	// Invariant state.
 	frontiers map[string]*[3]frontier.Frontier
@@ -60,6 +64,12 @@ func dial(ctx context.Context, proc int, addr string) (*stream, error) {
 
 func (st *stream) receive() {
 	for {
+		st.mu.Lock()
+		gate := st.resumed
+		st.mu.Unlock()
+		if gate != nil {
+			<-gate
+		}
 		r, err := st.s.Recv()
 		st.mu.Lock()
 		if err != nil {
@@ -89,7 +99,27 @@ func (st *stream) send(c *computepb.Command) error {
 	return nil
 }
 
+// pause stops receiving (after a Recv already under way).
+func (st *stream) pause() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.resumed == nil {
+		st.resumed = make(chan struct{})
+	}
+}
+
+// resume receives again.
+func (st *stream) resume() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.resumed != nil {
+		close(st.resumed)
+		st.resumed = nil
+	}
+}
+
 func (st *stream) close() {
+	st.resume()
 	_ = st.s.CloseSend()
 	st.cancel()
 	st.cc.Close()
