@@ -69,7 +69,8 @@ func connectPG(ctx context.Context, t *testing.T, rc *runningController) *pgx.Co
 // contents survive a controller (and replica) restart and are served from
 // storage at once, even while nothing maintains it, and once a replica of
 // its cluster runs again it catches up with the writes it missed, keeps up
-// with new ones, and never duplicates what the shard already held. DROP
+// with new ones, and never duplicates what the shard already held, also
+// with two replicas (one of them multi-process) writing at once. DROP
 // removes the shard.
 func TestMaterializedViewIsStoredAcrossRestart(t *testing.T) {
 	bin := buildBinaries(t)
@@ -149,10 +150,13 @@ func TestMaterializedViewIsStoredAcrossRestart(t *testing.T) {
 		t.Fatalf("mv right after restart = %v, want %v", got, want)
 	}
 
-	// A replica of the view's cluster resumes its dataflow from the
-	// shard's upper and writes what the shard lacks.
+	// Replicas of the view's cluster resume its dataflow from the shard's
+	// upper and write what the shard lacks. Two of them race for every
+	// upper (one of two processes, whose workers' output crosses to the
+	// writing worker of process 0): neither duplicates nor loses updates.
 	mustExec(ctx, t, conn,
 		"CREATE CLUSTER REPLICA mvc.r2 (SIZE '2')",
+		"CREATE CLUSTER REPLICA mvc.r3 (SIZE '2x1')",
 		"SET transaction_isolation = 'strict serializable'",
 	)
 	want = []string{"x|2|4", "y|2|6"}

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -84,5 +90,57 @@ func TestParseCounterSampleRouted(t *testing.T) {
 		if r != tc.role || v != tc.value || ok != tc.ok {
 			t.Errorf("parseCounterSample(%q) = (%q, %v, %v), want (%q, %v, %v)", tc.line, r, v, ok, tc.role, tc.value, tc.ok)
 		}
+	}
+}
+
+func TestScrapeAtBoundaries(t *testing.T) {
+	var mu sync.Mutex
+	served := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		served++
+		n := served
+		mu.Unlock()
+		// Each read finds 10 more interactive peeks than the last.
+		fmt.Fprintf(w, "# TYPE %s counter\n%s{role=\"interactive\"} %d\n%s{role=\"maintenance\"} 1\n", routedMetric, routedMetric, 10*n, routedMetric)
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	now := time.Now()
+	at := func(ms int) time.Time { return now.Add(time.Duration(ms) * time.Millisecond) }
+	// Adjacent phases share a boundary, which is read once.
+	phases := []phase{{"quiet", at(20), at(60)}, {"churn", at(60), at(100)}, {"quiet", at(100), at(140)}}
+	e := &env{stderr: io.Discard, began: now}
+	scrapes, err := scrapeAtBoundaries(context.Background(), e, []string{addr}, phases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	requests := served
+	mu.Unlock()
+	if len(scrapes) != 4 || requests != 4 {
+		t.Fatalf("%d scrapes (%d requests), want 4: one per distinct boundary", len(scrapes), requests)
+	}
+	for i, s := range scrapes {
+		if time.Now().Before(s.at) || s.late < 0 {
+			t.Errorf("scrape %d at %v recorded before its boundary", i, s.at)
+		}
+		if i > 0 && !scrapes[i-1].at.Before(s.at) {
+			t.Errorf("scrapes out of order: %v then %v", scrapes[i-1].at, s.at)
+		}
+	}
+	share, err := shareOver(scrapes, phases[1:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := share.fraction("interactive"); !ok || f != 1 || share.total != 10 {
+		t.Errorf("churn share = %+v (fraction %v), want 10 peeks, all interactive", share, f)
+	}
+
+	// A run that ends before a boundary is an error, not a short read.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := scrapeAtBoundaries(ctx, e, []string{addr}, []phase{{"quiet", time.Now().Add(time.Hour), time.Now().Add(2 * time.Hour)}}); err == nil {
+		t.Error("a cancelled run must fail the boundary reads")
 	}
 }

@@ -128,6 +128,7 @@ func runScans(ctx context.Context, e *env) (*result, error) {
 
 	rep := &report.Report{}
 	var cdf []plot.Series
+	var sweep []plot.XYSeries
 	for _, wa := range walkArms {
 		e.logf("scans/%s: peek_walk_mode = %s", wa.name, wa.mode)
 		if err := setWalkMode(ctx, admin, wa.mode); err != nil {
@@ -152,6 +153,10 @@ func runScans(ctx context.Context, e *env) (*result, error) {
 			return &result{report: rep}, err
 		}
 		addRates(arm, quiet)
+		lines := make([]plot.XYSeries, len(scanKinds))
+		for j, k := range scanKinds {
+			lines[j].Name = fmt.Sprintf("%s, %s", wa.name, map[string]string{"": "full scans", "walk_": "walk-only scans"}[k.name])
+		}
 		for i, n := range p.sizes {
 			lookup := &readLoad{name: "lookup", workers: len(readers.conns), capacity: quiet.capacity, rate: quiet.rate, op: func(ctx context.Context, w int) error {
 				key := rand.IntN(n)
@@ -161,7 +166,7 @@ func runScans(ctx context.Context, e *env) (*result, error) {
 				}
 				return err
 			}}
-			for _, k := range scanKinds {
+			for j, k := range scanKinds {
 				samples, scans, measured, origin, err := scansTimeline(ctx, e, p, n, k, lookup, scanners)
 				if err != nil {
 					return &result{report: rep}, fmt.Errorf("arm %s, %d keys: %w", wa.name, n, err)
@@ -170,7 +175,9 @@ func runScans(ctx context.Context, e *env) (*result, error) {
 				if col.Errors > 0 {
 					return &result{report: rep}, fmt.Errorf("arm %s, %d keys: %d lookups failed, first: %w", wa.name, n, col.Errors, col.FirstError)
 				}
-				arm.Latency(fmt.Sprintf("lookup_%s%dk", k.name, n/1000), col.Latency.Summary())
+				sum := col.Latency.Summary()
+				arm.Latency(fmt.Sprintf("lookup_%s%dk", k.name, n/1000), sum)
+				lines[j].Points = append(lines[j].Points, plot.XY{X: float64(n), Y: sum.P99Ms, LowerBound: sum.P99LowerBound})
 				arm.Latency(fmt.Sprintf("scan_%s%dk", k.name, n/1000), scans.Summary())
 				if i == len(p.sizes)-1 && k.name == "" {
 					// The issue's `lookup` is the costliest full scan's.
@@ -188,8 +195,12 @@ func runScans(ctx context.Context, e *env) (*result, error) {
 		arm.Int("walks_inline", int64(after["inline"]-before["inline"]))
 		arm.Int("walks_offloaded", int64(after["offloaded"]-before["offloaded"]))
 		rep.Arms = append(rep.Arms, arm)
+		sweep = append(sweep, lines...)
 	}
 	return &result{report: rep, figures: []figure{
+		{"p99", func(w ioWriter) error {
+			return plot.Sweep(w, fmt.Sprintf("scans: point lookup p99 behind %d scanners, by scanned index size", p.scanners), "keys in the scanned index", "lookup p99", sweep)
+		}},
 		{"cdf", func(w ioWriter) error {
 			return plot.CDF(w, fmt.Sprintf("scans: point lookup latency behind %d full scans of %dk keys", p.scanners, p.sizes[len(p.sizes)-1]/1000), cdf)
 		}},

@@ -17,10 +17,14 @@ test-chart:
 	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh helm)" \
 		$(GO) test -count=1 -tags k8s -timeout 10m ./charts/...
 
-# The suites tagged k8s start a real kube-apiserver and etcd (envtest) from the cache.
+# The suites tagged k8s start a real kube-apiserver and etcd (envtest) from the cache. The
+# cmd/controller one runs the operator and the controller together (its other tests run in
+# `make test`).
 test-k8s: check-generate-k8s
 	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver helm)" \
 		$(GO) test -count=1 -tags k8s -timeout 20m ./operator/... ./charts/... ./pkg/orchestrator/kubernetes/...
+	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver)" \
+		$(GO) test -count=1 -tags k8s -timeout 10m -run '^TestKubernetes' ./cmd/controller/
 
 EXTRA_TESTS += test-k8s
 

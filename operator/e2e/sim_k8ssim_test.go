@@ -310,9 +310,21 @@ func (st *suite) podHashes(ctx context.Context, t *testing.T, replica string) []
 func (st *suite) rollWithPauseAndLeaderCrash(ctx context.Context, t *testing.T) {
 	s := st.s
 	st.patch(ctx, t, "prod-r3", `{"spec":{"rollout":{"paused":true}}}`)
-	for _, r := range replicas {
-		st.patch(ctx, t, r, `{"spec":{"interactiveRuntime":true}}`)
+	// Flip all three in one apply of the edited sample, so that the operator sees them
+	// change together and only its one-at-a-time rule keeps them apart.
+	sample, err := os.ReadFile(filepath.Join(s.root, sampleFile))
+	if err != nil {
+		t.Fatal(err)
 	}
+	flipped := strings.ReplaceAll(string(sample), "interactiveRuntime: false", "interactiveRuntime: true")
+	if strings.Count(flipped, "interactiveRuntime: true") != len(replicas) {
+		t.Fatalf("%s does not set interactiveRuntime: false on each of %d replicas", sampleFile, len(replicas))
+	}
+	flippedFile := filepath.Join(s.work, "flipped.yaml")
+	if err := os.WriteFile(flippedFile, []byte(flipped), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.must(ctx, t, "kubectl", "apply", "--namespace", namespace, "-f", flippedFile)
 
 	// prod-r1 rolls first (name order); the others wait.
 	r1 := s.waitReplica(ctx, t, namespace, "prod-r1", time.Minute, progressing(metav1.ConditionTrue, "WaitingForHydration"))

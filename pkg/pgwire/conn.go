@@ -197,8 +197,17 @@ func (c *conn) runStatement(ctx context.Context, st parse.Statement, params []ro
 	if res.Copy != nil {
 		return c.copyOut(ctx, res)
 	}
+	if res.Iter != nil && pt != nil && maxRows > 0 {
+		// A portal fetched in parts keeps its position in Rows.
+		if err := res.Materialize(); err != nil {
+			return err
+		}
+	}
 	if res.Columns != nil && pt == nil {
 		c.be.Send(rowDescription(res.Columns, nil))
+	}
+	if res.Iter != nil {
+		return c.streamRows(res, formats)
 	}
 	start := 0
 	if pt != nil {
@@ -222,6 +231,45 @@ func (c *conn) runStatement(ctx context.Context, st parse.Statement, params []ro
 			return nil
 		}
 	}
+	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
+	return nil
+}
+
+// streamFlushRows is how many DataRows streamRows buffers before flushing
+// them to the client, bounding the connection's write buffer.
+const streamFlushRows = 256
+
+// streamRows sends a streamed result as DataRows while reading it, so the
+// connection holds at most streamFlushRows rows of it, then completes the
+// tag with the count. The result is left exhausted: a portal executed
+// again returns no more rows.
+func (c *conn) streamRows(res *sql.Result, formats []int16) error {
+	it := res.Iter
+	res.Iter = nil
+	defer it.Close()
+	n := 0
+	for {
+		r, ok, err := it.Next()
+		if err != nil {
+			res.Tag = fmt.Sprintf("%s %d", res.Tag, n)
+			return err
+		}
+		if !ok {
+			break
+		}
+		dr, err := dataRow(r, formats)
+		if err != nil {
+			return err
+		}
+		c.be.Send(dr)
+		n++
+		if n%streamFlushRows == 0 {
+			if err := c.be.Flush(); err != nil {
+				return fmt.Errorf("flush: %w", err)
+			}
+		}
+	}
+	res.Tag = fmt.Sprintf("%s %d", res.Tag, n)
 	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
 	return nil
 }

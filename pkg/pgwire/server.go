@@ -202,6 +202,9 @@ func (s *Server) open(ctx context.Context, nc net.Conn, be *pgproto3.Backend, m 
 	}
 	c := &conn{server: s, nc: nc, be: be, session: s.engine.NewSession(user),
 		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
+	// Large SELECT results without ORDER BY are sent as they are read
+	// (runStatement), never held whole.
+	c.session.EnableRowStreaming()
 	for k, v := range m.Parameters {
 		switch k {
 		case "user", "database", "options", "replication":

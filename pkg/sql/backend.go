@@ -169,8 +169,9 @@ type Clusters interface {
 // Reads is the part of Backend that answers queries.
 type Reads interface {
 	// Peek returns the contents of a query result at one time chosen by
-	// the backend for the request's isolation level.
-	Peek(ctx context.Context, req PeekRequest) ([]RowDiff, error)
+	// the backend for the request's isolation level. The caller must
+	// Close the rows.
+	Peek(ctx context.Context, req PeekRequest) (PeekRows, error)
 	// Subscribe starts streaming the changes of a query's result.
 	Subscribe(ctx context.Context, req SubscribeRequest) (Subscription, error)
 }

@@ -28,12 +28,112 @@ func (s *Session) selectStmt(ctx context.Context, sel *pg.SelectStmt, params []r
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.read(ctx, sn, q)
+	pr, err := s.peekRows(ctx, sn, q)
+	if err != nil {
+		return nil, err
+	}
+	if s.streamRows && pr.Streamed() && len(q.Finishing.Order) == 0 {
+		// Without an order the finishing applies row by row: the result
+		// goes to the client as the backend reads it, never held whole.
+		return &Result{Tag: "SELECT", Columns: queryColumns(q), Iter: newFinishIter(pr, &q.Finishing)}, nil
+	}
+	diffs, err := CollectRows(pr)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := expand(diffs)
 	if err != nil {
 		return nil, err
 	}
 	rows = finish(rows, &q.Finishing)
 	return &Result{Tag: fmt.Sprintf("SELECT %d", len(rows)), Columns: queryColumns(q), Rows: rows}, nil
+}
+
+// EnableRowStreaming lets SELECT results come back as Result.Iter when
+// they are large and need no ordering (pgwire streams them as DataRows).
+func (s *Session) EnableRowStreaming() { s.streamRows = true }
+
+// RowIter yields result rows one at a time.
+type RowIter interface {
+	// Next returns the next row; ok=false at the end.
+	Next() (r []row.Datum, ok bool, err error)
+	Close()
+}
+
+// finishIter applies a finishing without ORDER BY (offset, limit,
+// projection) to peek rows as they are read, expanding multiplicities.
+type finishIter struct {
+	rows    PeekRows
+	f       *planner.Finishing
+	skipped int64
+	sent    int64
+	cur     []row.Datum // projected row being repeated
+	left    int64       // repetitions of cur still to return
+}
+
+func newFinishIter(rows PeekRows, f *planner.Finishing) *finishIter {
+	return &finishIter{rows: rows, f: f}
+}
+
+func (it *finishIter) Next() ([]row.Datum, bool, error) {
+	for {
+		if it.f.Limit != nil && it.sent >= *it.f.Limit {
+			return nil, false, nil
+		}
+		if it.left > 0 {
+			if it.skipped < it.f.Offset {
+				n := min(it.left, it.f.Offset-it.skipped)
+				it.skipped += n
+				it.left -= n
+				continue
+			}
+			it.left--
+			it.sent++
+			return it.cur, true, nil
+		}
+		d, ok, err := it.rows.Next()
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		if d.Diff < 0 {
+			return nil, false, sqlerr.Errorf(sqlerr.InternalError, "result has a row with negative multiplicity %d", d.Diff)
+		}
+		datums, err := d.Row.Unpack()
+		if err != nil {
+			return nil, false, fmt.Errorf("decode result row: %w", err)
+		}
+		p := make([]row.Datum, len(it.f.Project))
+		for j, c := range it.f.Project {
+			p[j] = datums[c]
+		}
+		it.cur, it.left = p, d.Diff
+	}
+}
+
+func (it *finishIter) Close() { it.rows.Close() }
+
+// Materialize drains r.Iter into r.Rows (and completes the tag), for
+// consumers that need every row at once (cursors, portals fetched in
+// parts).
+func (r *Result) Materialize() error {
+	if r.Iter == nil {
+		return nil
+	}
+	defer r.Iter.Close()
+	for {
+		d, ok, err := r.Iter.Next()
+		if err != nil {
+			r.Iter = nil
+			return err
+		}
+		if !ok {
+			break
+		}
+		r.Rows = append(r.Rows, d)
+	}
+	r.Iter = nil
+	r.Tag = fmt.Sprintf("%s %d", r.Tag, len(r.Rows))
+	return nil
 }
 
 // paramTypesOf types parameters by their bound values (NULL stays
@@ -53,8 +153,26 @@ func paramTypesOf(params []row.Datum) []row.Type {
 // here; everything else is a peek: on the fast path an index read,
 // otherwise a one-shot dataflow.
 func (s *Session) read(ctx context.Context, sn *snapshot, q *planner.Query) ([][]row.Datum, error) {
+	pr, err := s.peekRows(ctx, sn, q)
+	if err != nil {
+		return nil, err
+	}
+	diffs, err := CollectRows(pr)
+	if err != nil {
+		return nil, err
+	}
+	return expand(diffs)
+}
+
+// peekRows computes a query's rows (before finishing) as the backend
+// returns them; the caller must close them.
+func (s *Session) peekRows(ctx context.Context, sn *snapshot, q *planner.Query) (PeekRows, error) {
 	if len(q.DependsOn) == 0 {
-		return evalConstant(&q.Plan)
+		diffs, err := evalConstant(&q.Plan)
+		if err != nil {
+			return nil, err
+		}
+		return RowsOf(diffs), nil
 	}
 	cluster, _ := s.vars.Get(VarCluster)
 	isolation, _ := s.vars.Get(VarTransactionIsolation)
@@ -70,11 +188,7 @@ func (s *Session) read(ctx context.Context, sn *snapshot, q *planner.Query) ([][
 		p := q.Plan
 		req.Plan = &p
 	}
-	diffs, err := s.engine.backend.Peek(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return expand(diffs)
+	return s.engine.backend.Peek(ctx, req)
 }
 
 // expand turns counted rows into a list of rows.
@@ -96,7 +210,7 @@ func expand(diffs []RowDiff) ([][]row.Datum, error) {
 }
 
 // evalConstant evaluates a plan that reads no collection.
-func evalConstant(p *plan.Plan) ([][]row.Datum, error) {
+func evalConstant(p *plan.Plan) ([]RowDiff, error) {
 	res, err := reference.EvalPlan(p, nil)
 	if err != nil {
 		return nil, err
@@ -109,7 +223,7 @@ func evalConstant(p *plan.Plan) ([][]row.Datum, error) {
 		diffs = append(diffs, RowDiff{Row: row.Row(k), Diff: n})
 	}
 	slices.SortFunc(diffs, func(a, b RowDiff) int { return strings.Compare(string(a.Row), string(b.Row)) })
-	return expand(diffs)
+	return diffs, nil
 }
 
 // finish applies ORDER BY, OFFSET, LIMIT and the final projection.
@@ -207,6 +321,9 @@ func (s *Session) declareCursor(ctx context.Context, d *pg.DeclareCursorStmt, pa
 	}
 	res, err := s.selectStmt(ctx, sel, params)
 	if err != nil {
+		return nil, err
+	}
+	if err := res.Materialize(); err != nil {
 		return nil, err
 	}
 	if err := s.addCursor(d.Portalname, &cursor{columns: res.Columns, rows: res.Rows}); err != nil {

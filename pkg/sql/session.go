@@ -36,6 +36,11 @@ type Result struct {
 	// Columns is nil for statements that return no rows.
 	Columns []Column
 	Rows    [][]row.Datum
+	// Iter, when set instead of Rows (a large SELECT result without ORDER
+	// BY, on a session with EnableRowStreaming), yields the rows one at a
+	// time as the backend reads them; Tag is then "SELECT" and the caller
+	// appends the count once Iter is drained. The caller must Close it.
+	Iter RowIter
 	// Copy, when set, streams rows to the client with COPY TO STDOUT
 	// (SUBSCRIBE). The caller must Close it.
 	Copy RowStream
@@ -68,6 +73,8 @@ type Session struct {
 	vars    *Vars
 	cursors map[string]*cursor
 	inTx    bool
+	// streamRows lets a SELECT return Result.Iter (EnableRowStreaming).
+	streamRows bool
 }
 
 // NewSession starts a session for user.

@@ -147,6 +147,11 @@ type fakeReplica struct {
 	pending map[string]*computepb.Peek
 	// autoReport reports frontiers write=output=as_of+1 on CreateDataflow.
 	autoReport bool
+	// stashChunk, when positive, answers peeks from rows as stashed chunks
+	// of this many rows; stashStall then sends only the first chunk and
+	// leaves the peek pending.
+	stashChunk int
+	stashStall bool
 }
 
 func newFakeReplica() *fakeReplica {
@@ -184,6 +189,23 @@ func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
 		case f.peekErr != nil:
 			go p.send(&computepb.Response{Kind: &computepb.Response_PeekResponse{PeekResponse: &computepb.PeekResponse{
 				Uuid: pk.GetUuid(), Result: &computepb.PeekResponse_Error{Error: f.peekErr}}}})
+		case f.rows[pk.GetTargetId()] != nil && f.stashChunk > 0:
+			rows, n, stall := f.rows[pk.GetTargetId()][p.index], f.stashChunk, f.stashStall
+			if stall {
+				f.pending[pk.GetUuid()] = pk
+			}
+			go func() {
+				for seq := 0; ; seq++ {
+					chunk := rows[min(seq*n, len(rows)):min((seq+1)*n, len(rows))]
+					final := (seq+1)*n >= len(rows)
+					p.send(&computepb.Response{Kind: &computepb.Response_PeekResponse{PeekResponse: &computepb.PeekResponse{
+						Uuid: pk.GetUuid(), Result: &computepb.PeekResponse_Stashed{Stashed: &computepb.StashedChunk{
+							Sequence: uint64(seq), Rows: chunk, Final: final && !stall}}}}})
+					if final || stall {
+						return
+					}
+				}
+			}()
 		case f.rows[pk.GetTargetId()] != nil:
 			rows := f.rows[pk.GetTargetId()][p.index]
 			go p.send(&computepb.Response{Kind: &computepb.Response_PeekResponse{PeekResponse: &computepb.PeekResponse{

@@ -42,11 +42,20 @@ type PeekRequest struct {
 	// introspection collections always go to one replica: this one, or any
 	// connected one when empty.
 	Replica string
+	// SpillDir, when not empty, lets a large answer bypass memory: the
+	// stashed chunks of a replica's answer are appended to a temporary
+	// file in this directory as they arrive, and the result is returned
+	// as PeekResult.Spilled (read back one row at a time) instead of Rows.
+	// A finishing with an order still needs every row at once: it is read
+	// back into Rows.
+	SpillDir string
 }
 
-// PeekResult is a peek's answer.
+// PeekResult is a peek's answer: Rows, or (for a request with a SpillDir
+// answered in stashed chunks) Spilled, which the caller must Close.
 type PeekResult struct {
 	Rows      []RowCount
+	Spilled   *SpilledRows
 	Timestamp frontier.Time
 	// Replica answered first.
 	Replica string
@@ -68,6 +77,9 @@ type peek struct {
 	finishing *computepb.RowSetFinishing
 	// replica, when not empty, is the only replica asked.
 	replica string
+	// spillDir, when not empty, receives stashed answers (see
+	// PeekRequest.SpillDir).
+	spillDir string
 }
 
 // sendsTo reports whether the peek is (re)sent to replica name.
@@ -78,10 +90,24 @@ type replicaAnswer struct {
 	answered []bool
 	rows     []RowCount
 	err      *computepb.PeekError
+	// spill holds the stashed chunks received so far, when the peek
+	// spills; rows then holds only unstashed process answers.
+	spill    *spill
+	spillErr error
+}
+
+// discard releases what the answer holds.
+func (a *replicaAnswer) discard() {
+	if a.spill != nil {
+		a.spill.close()
+		a.spill = nil
+	}
+	a.rows = nil
 }
 
 type peekResult struct {
 	rows    []RowCount
+	spilled *SpilledRows
 	err     error
 	replica string
 }
@@ -90,9 +116,13 @@ type peekResult struct {
 // stop working on the peek.
 func (p *peek) finishLocked(res peekResult) {
 	if p.done {
+		if res.spilled != nil {
+			res.spilled.Close()
+		}
 		return
 	}
 	p.done = true
+	p.discardAnswersLocked()
 	p.result <- res
 	delete(p.cluster.peeks, p.uuid)
 	cancel := &computepb.Command{Kind: &computepb.Command_CancelPeek{CancelPeek: &computepb.CancelPeek{Uuid: p.uuid}}}
@@ -100,6 +130,14 @@ func (p *peek) finishLocked(res peekResult) {
 		if name != res.replica && p.sendsTo(name) {
 			r.sendLocked(cancel)
 		}
+	}
+}
+
+// discardAnswersLocked releases every replica answer still held (the
+// winner's spill was handed over before).
+func (p *peek) discardAnswersLocked() {
+	for _, a := range p.answers {
+		a.discard()
 	}
 }
 
@@ -183,6 +221,7 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 		answers:   map[string]*replicaAnswer{},
 		finishing: req.Finishing,
 		replica:   req.Replica,
+		spillDir:  req.SpillDir,
 	}
 	p.cmd = &computepb.Command{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{
 		Uuid: p.uuid, TargetId: req.Target, Timestamp: uint64(ts),
@@ -208,11 +247,12 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 		if res.err != nil {
 			return PeekResult{}, res.err
 		}
-		return PeekResult{Rows: res.rows, Timestamp: ts, Replica: res.replica}, nil
+		return PeekResult{Rows: res.rows, Spilled: res.spilled, Timestamp: ts, Replica: res.replica}, nil
 	case <-ctx.Done():
 		c.mu.Lock()
 		if !p.done {
 			p.done = true
+			p.discardAnswersLocked()
 			delete(cl.peeks, p.uuid)
 			cancel := &computepb.Command{Kind: &computepb.Command_CancelPeek{CancelPeek: &computepb.CancelPeek{Uuid: p.uuid}}}
 			for name, r := range cl.replicas {
@@ -229,7 +269,7 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 		if res.err != nil {
 			return PeekResult{}, res.err
 		}
-		return PeekResult{Rows: res.rows, Timestamp: ts, Replica: res.replica}, nil
+		return PeekResult{Rows: res.rows, Spilled: res.spilled, Timestamp: ts, Replica: res.replica}, nil
 	}
 }
 
@@ -242,7 +282,7 @@ func (c *Controller) handlePeekResponseLocked(r *replica, proc int, resp *comput
 	case *computepb.PeekResponse_Rows:
 		c.peekAnsweredLocked(r, proc, p, k.Rows.GetRows(), nil, true)
 	case *computepb.PeekResponse_Stashed:
-		c.peekAnsweredLocked(r, proc, p, k.Stashed.GetRows(), nil, k.Stashed.GetFinal())
+		c.peekStashedLocked(r, proc, p, k.Stashed.GetRows(), k.Stashed.GetFinal())
 	case *computepb.PeekResponse_Error:
 		c.peekAnsweredLocked(r, proc, p, nil, k.Error, true)
 	case *computepb.PeekResponse_Canceled:
@@ -253,18 +293,55 @@ func (c *Controller) handlePeekResponseLocked(r *replica, proc int, resp *comput
 // peekAnsweredLocked records part of one process's answer; once every
 // process of the replica answered, the replica's merged answer wins.
 func (c *Controller) peekAnsweredLocked(r *replica, proc int, p *peek, rows []*computepb.RowCount, perr *computepb.PeekError, final bool) {
-	name := r.cfg.ID.Replica
-	a, ok := p.answers[name]
-	if !ok || a.epoch != r.epoch {
-		a = &replicaAnswer{epoch: r.epoch, answered: make([]bool, len(r.conns))}
-		p.answers[name] = a
-	}
+	a := p.answerLocked(r)
 	if proc >= len(a.answered) || a.answered[proc] {
 		return
 	}
 	for _, rc := range rows {
 		a.rows = append(a.rows, RowCount{Row: rc.GetRow(), Count: rc.GetCount()})
 	}
+	c.peekPartDoneLocked(r, proc, p, a, perr, final)
+}
+
+// answerLocked returns r's answer of its current epoch, replacing (and
+// releasing) one of an earlier connection.
+func (p *peek) answerLocked(r *replica) *replicaAnswer {
+	name := r.cfg.ID.Replica
+	a, ok := p.answers[name]
+	if !ok || a.epoch != r.epoch {
+		if ok {
+			a.discard()
+		}
+		a = &replicaAnswer{epoch: r.epoch, answered: make([]bool, len(r.conns))}
+		p.answers[name] = a
+	}
+	return a
+}
+
+// peekStashedLocked records one stashed chunk of one process's answer:
+// spilled to disk when the peek spills, otherwise kept in memory.
+func (c *Controller) peekStashedLocked(r *replica, proc int, p *peek, rows []*computepb.RowCount, final bool) {
+	if p.spillDir == "" {
+		c.peekAnsweredLocked(r, proc, p, rows, nil, final)
+		return
+	}
+	a := p.answerLocked(r)
+	if proc >= len(a.answered) || a.answered[proc] {
+		return
+	}
+	if a.spill == nil && a.spillErr == nil {
+		a.spill, a.spillErr = newSpill(p.spillDir)
+	}
+	if a.spill != nil {
+		a.spill.append(rows)
+	}
+	c.peekPartDoneLocked(r, proc, p, a, nil, final)
+}
+
+// peekPartDoneLocked completes a process's part when final; once every
+// process of the replica answered, the replica's merged answer wins.
+func (c *Controller) peekPartDoneLocked(r *replica, proc int, p *peek, a *replicaAnswer, perr *computepb.PeekError, final bool) {
+	name := r.cfg.ID.Replica
 	if perr != nil && a.err == nil {
 		a.err = perr
 	}
@@ -281,6 +358,28 @@ func (c *Controller) peekAnsweredLocked(r *replica, proc int, p *peek, rows []*c
 		p.finishLocked(peekResult{err: &PeekError{SQLState: a.err.GetSqlstate(), Message: a.err.GetMessage()}, replica: name})
 		return
 	}
+	if a.spillErr != nil {
+		p.finishLocked(peekResult{err: a.spillErr, replica: name})
+		return
+	}
+	if sp := a.spill; sp != nil {
+		// Unstashed parts (small shards of other processes) join the
+		// spill, so the answer is read back in one pass.
+		sp.append(rowCountsProto(a.rows))
+		a.rows, a.spill = nil, nil
+		if len(p.finishing.GetOrderBy()) > 0 {
+			all, err := sp.readAll()
+			sp.close()
+			if err == nil {
+				all, err = applyFinishing(all, p.finishing)
+			}
+			p.finishLocked(peekResult{rows: all, err: err, replica: name})
+			return
+		}
+		spilled, err := sp.finish(newFinishingStream(p.finishing))
+		p.finishLocked(peekResult{spilled: spilled, err: err, replica: name})
+		return
+	}
 	// Replicas applied only ordering and offset+limit per process; the
 	// exact finishing applies to the union.
 	rowsOut, err := applyFinishing(a.rows, p.finishing)
@@ -289,4 +388,12 @@ func (c *Controller) peekAnsweredLocked(r *replica, proc int, p *peek, rows []*c
 		return
 	}
 	p.finishLocked(peekResult{rows: rowsOut, replica: name})
+}
+
+func rowCountsProto(rows []RowCount) []*computepb.RowCount {
+	out := make([]*computepb.RowCount, len(rows))
+	for i, r := range rows {
+		out[i] = &computepb.RowCount{Row: r.Row, Count: r.Count}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
@@ -106,8 +107,15 @@ func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
 		// slice arrives. Summing equal (key, val, time) triples keeps that
 		// wait proportional to the distinct updates (one for count(*)),
 		// and doubling the threshold keeps the cost amortised linear.
+		// Distinct updates (an index hydrating) do not shrink: then
+		// consolidation stops until the next seal, costing one sort of
+		// minConsolidate updates.
+		n := len(lg.pending)
 		lg.pending = consolidateUpdates(lg.pending)
 		lg.consolidateAt = max(2*len(lg.pending), minConsolidate)
+		if len(lg.pending) > n-n/8 {
+			lg.consolidateAt = math.MaxInt
+		}
 	}
 	f1 := in.Frontier()
 	if lg.lower.Less(f1) {

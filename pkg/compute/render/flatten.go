@@ -34,10 +34,10 @@ type flattenLogic struct {
 	fail   func(error)
 	broken bool
 
+	// f0 is where the next walk starts; the output is held there (the
+	// input frontier alone would let it pass updates of [f0, input) not
+	// yet emitted). f1 ends the walk in progress.
 	f0, f1 frontier.Frontier
-	// The output is held at f0 (the input frontier alone would let it
-	// pass updates of [f0, input) not yet emitted).
-	//
 	// The walk in progress (walking): batches of [f0, f1) and a cursor into
 	// fresh[next-1].
 	walking bool
@@ -86,7 +86,7 @@ func (lg *flattenLogic) Schedule(op *dataflow.Operator) {
 			lg.remaining += b.Len()
 		}
 		// The walk's updates are at or beyond f0 (advanced to as_of, which
-		// only moves them later), so holding f0 keeps the frontier honest.
+		// only moves them later): the hold at f0 covers them.
 	}
 	if !lg.walk() {
 		op.Output(0).SendUpdates(lg.out)

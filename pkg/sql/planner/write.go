@@ -133,7 +133,10 @@ func (p *Planner) PlanUpdate(table Relation, alias string, set []*pg.Node, where
 		newCols[i] = expr.Column(i)
 	}
 	assigned := map[int]bool{}
-	c := &exprCtx{p: p, scope: s, clause: "UPDATE"}
+	// Subqueries in SET add columns to r (its own copy of the scope); the
+	// projection below keeps only the old and new rows.
+	r.scope = &scope{cols: append([]column(nil), s.cols...)}
+	c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "UPDATE"}
 	for _, n := range set {
 		rt := n.GetResTarget()
 		if rt == nil || len(rt.Indirection) > 0 {

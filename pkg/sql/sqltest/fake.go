@@ -295,7 +295,15 @@ func rowDiffs(res reference.Result) ([]sql.RowDiff, error) {
 }
 
 // Peek implements sql.Backend.
-func (f *Fake) Peek(ctx context.Context, req sql.PeekRequest) ([]sql.RowDiff, error) {
+func (f *Fake) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRows, error) {
+	rows, err := f.peek(req)
+	if err != nil {
+		return nil, err
+	}
+	return sql.RowsOf(rows), nil
+}
+
+func (f *Fake) peek(req sql.PeekRequest) ([]sql.RowDiff, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.checkCluster(req.Cluster); err != nil {

@@ -39,8 +39,12 @@ func TestIndexPeekUsesKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The MFP keeps every row: only the key lookup may select.
-	got, err := f.Peek(ctx, sql.PeekRequest{Cluster: "default", Index: &sql.IndexPeek{
+	pr, err := f.Peek(ctx, sql.PeekRequest{Cluster: "default", Index: &sql.IndexPeek{
 		Index: ix.ID, Keys: []row.Row{row.Pack(row.Int64(2))}, MFP: expr.Identity(2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := sql.CollectRows(pr)
 	if err != nil {
 		t.Fatal(err)
 	}

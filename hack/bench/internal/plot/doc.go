@@ -1,6 +1,6 @@
 // Package plot writes the benchmark's figures as standalone SVG with the
-// standard library: latency over time with the load phases shaded, and the
-// latency CDF of each series.
+// standard library: latency over time with the load phases shaded, the
+// latency CDF of each series, and a result against a swept parameter.
 //
 // Invariants:
 //   - Output is deterministic for the same input (series and phases are
@@ -8,8 +8,9 @@
 //   - Latency axes are logarithmic: benchmark latencies span milliseconds
 //     to many seconds and a linear axis would flatten everything but the
 //     worst point.
-//   - A censored point (a lower bound) is drawn as an upward triangle,
-//     never as an ordinary dot, so it cannot be read as a measurement.
+//   - A censored point (a lower bound) is drawn as an upward triangle
+//     (a hollow marker in a sweep), never as an ordinary dot, so it cannot
+//     be read as a measurement.
 //   - Figures stay small without hiding the tail: a timeline series with
 //     more points than about three per two-pixel column keeps, per column,
 //     its minimum, median and maximum and its largest censored bound

@@ -94,10 +94,17 @@ func msLabel(v float64) string {
 }
 
 func legend(b *strings.Builder, a area, names []string) {
+	room := width - (a.x1 + 30) - 4
 	for i, n := range names {
 		y := a.y1 + 10 + float64(i)*18
 		fmt.Fprintf(b, `<rect x="%g" y="%g" width="12" height="12" fill="%s"/>`+"\n", a.x1+12, y, palette[i%len(palette)])
-		fmt.Fprintf(b, `<text x="%g" y="%g">%s</text>`+"\n", a.x1+30, y+10, esc(n))
+		// A name longer than the margin (about 6.5 px a character at
+		// 12 px) is set smaller to fit rather than cut off at the edge.
+		fit := ""
+		if w := float64(len(n)) * 6.5; w > room {
+			fit = fmt.Sprintf(` class="fit" font-size="%.1f"`, math.Max(7, 12*room/w))
+		}
+		fmt.Fprintf(b, `<text x="%g" y="%g"%s>%s</text>`+"\n", a.x1+30, y+10, fit, esc(n))
 	}
 }
 
@@ -245,4 +252,75 @@ func CDF(w io.Writer, title string, series []Series) error {
 
 func esc(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// XY is one point of a swept measurement: the swept value and the result.
+type XY struct {
+	X, Y float64
+	// LowerBound marks a result that is a lower bound (censored samples
+	// decided it); it is drawn hollow.
+	LowerBound bool
+}
+
+// XYSeries is one named line of a sweep.
+type XYSeries struct {
+	Name   string
+	Points []XY
+}
+
+// Sweep writes each series as a line over the swept values, both axes
+// logarithmic (a sweep's sizes and its latencies each span decades): e.g.
+// a lookup's p99 against the size of the scan behind it.
+func Sweep(w io.Writer, title, xLabel, yLabel string, series []XYSeries) error {
+	var b strings.Builder
+	a := header(&b, title)
+	var xs, ys []float64
+	for _, s := range series {
+		for _, p := range s.Points {
+			xs = append(xs, p.X)
+			ys = append(ys, p.Y)
+		}
+	}
+	xlo, xhi := logRange(xs)
+	ylo, yhi := logRange(ys)
+	x := func(v float64) float64 { return a.x0 + (a.x1-a.x0)*logPos(v, xlo, xhi) }
+	y := func(v float64) float64 { return a.y0 - (a.y0-a.y1)*logPos(v, ylo, yhi) }
+	for _, d := range decades(ylo, yhi) {
+		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", a.x0, a.x1, y(d), y(d))
+		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%s</text>`+"\n", a.x0-6, y(d)+4, msLabel(d))
+	}
+	for _, d := range decades(xlo, xhi) {
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%g" y2="%g" stroke="#eee"/>`+"\n", x(d), x(d), a.y1, a.y0)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%g</text>`+"\n", x(d), a.y0+16, d)
+	}
+	fmt.Fprintf(&b, `<text x="%g" y="%d" text-anchor="middle">%s (log axis); %s (log axis); hollow: lower bound</text>`+"\n", (a.x0+a.x1)/2, height-12, esc(xLabel), esc(yLabel))
+	names := make([]string, len(series))
+	for i, s := range series {
+		names[i] = s.Name
+		c := palette[i%len(palette)]
+		pts := append([]XY(nil), s.Points...)
+		sort.SliceStable(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
+		if len(pts) > 1 {
+			var path strings.Builder
+			for j, p := range pts {
+				cmd := "L"
+				if j == 0 {
+					cmd = "M"
+				}
+				fmt.Fprintf(&path, "%s%.1f %.1f ", cmd, x(p.X), y(p.Y))
+			}
+			fmt.Fprintf(&b, `<path class="sweep" d="%s" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", strings.TrimSpace(path.String()), c)
+		}
+		for _, p := range pts {
+			fill := c
+			if p.LowerBound {
+				fill = "white"
+			}
+			fmt.Fprintf(&b, `<circle class="xy" cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s"/>`+"\n", x(p.X), y(p.Y), fill, c)
+		}
+	}
+	legend(&b, a, names)
+	b.WriteString("</svg>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -97,5 +98,54 @@ func TestLogRange(t *testing.T) {
 		if lo != tc.lo || hi != tc.hi {
 			t.Errorf("logRange(%v) = %v..%v, want %v..%v", tc.vals, lo, hi, tc.lo, tc.hi)
 		}
+	}
+}
+
+func TestSweep(t *testing.T) {
+	var buf bytes.Buffer
+	series := []XYSeries{
+		{Name: "inline", Points: []XY{{X: 200000, Y: 466}, {X: 5000, Y: 21}, {X: 50000, Y: 52, LowerBound: true}}},
+		{Name: "offload", Points: []XY{{X: 5000, Y: 34}}},
+	}
+	if err := Sweep(&buf, "scans", "keys", "p99", series); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	wellFormed(t, svg)
+	if got := strings.Count(svg, `class="sweep"`); got != 1 {
+		t.Errorf("%d lines, want 1 (a one-point series has no line)", got)
+	}
+	if got := strings.Count(svg, `class="xy"`); got != 4 {
+		t.Errorf("%d markers, want 4", got)
+	}
+	if got := strings.Count(svg, `fill="white" stroke`); got != 1 {
+		t.Errorf("%d hollow markers, want 1 for the lower bound", got)
+	}
+	// The line visits the sizes in order, whatever order they came in.
+	_, rest, _ := strings.Cut(svg, `class="sweep" d="M`)
+	d, _, _ := strings.Cut(rest, `"`)
+	var prev float64 = -1
+	for _, seg := range strings.Split(d, "L") {
+		var px, py float64
+		if _, err := fmt.Sscanf(strings.TrimSpace(seg), "%g %g", &px, &py); err != nil {
+			t.Fatalf("segment %q: %v", seg, err)
+		}
+		if px <= prev {
+			t.Errorf("sweep line goes back from x=%v to x=%v", prev, px)
+		}
+		prev = px
+	}
+}
+
+func TestLegendFitsLongNames(t *testing.T) {
+	var buf bytes.Buffer
+	series := []Series{{Name: "short"}, {Name: "two_runtime introspection (12 censored)"}}
+	if err := CDF(&buf, "legend", series); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	wellFormed(t, svg)
+	if got := strings.Count(svg, `class="fit"`); got != 1 {
+		t.Errorf("%d legend entries squeezed, want 1 (only the long name)", got)
 	}
 }

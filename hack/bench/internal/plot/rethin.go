@@ -3,6 +3,7 @@ package plot
 import (
 	"bufio"
 	"fmt"
+	"html"
 	"io"
 	"regexp"
 	"strconv"
@@ -14,6 +15,7 @@ var (
 	circleRe   = regexp.MustCompile(`^<circle cx="([0-9.]+)" cy="([0-9.]+)" r="1.6"/>$`)
 	censoredRe = regexp.MustCompile(`^<path class="censored" d="M([0-9.]+) ([0-9.-]+)l4 7h-8z" fill="none" stroke="(#[0-9A-Fa-f]+)"/>$`)
 	cdfRe      = regexp.MustCompile(`^<path class="cdf" d="([^"]*)"(.*)$`)
+	legendRe   = regexp.MustCompile(`^<text x="760" y="([0-9.]+)"(?: textLength="[0-9.]+" lengthAdjust="spacingAndGlyphs")?>(.*)</text>$`)
 	captionRe  = regexp.MustCompile(`^(<text [^>]*>)arrival time \(s\); latency on a log axis; triangles are lower bounds \(censored\)</text>$`)
 )
 
@@ -23,6 +25,8 @@ var (
 // the pixel positions, which preserve order in both time and latency), and
 // each CDF path drops sub-pixel moves. Every other line is copied. It lets
 // a committed figure of a long run shrink without re-running the run.
+// Legend entries too long for the margin are squeezed to fit, as legend
+// now writes them.
 // It reports how many timeline points and CDF commands it removed.
 func Rethin(r io.Reader, w io.Writer) (removed int, err error) {
 	sc := bufio.NewScanner(r)
@@ -90,6 +94,15 @@ func Rethin(r io.Reader, w io.Writer) (removed int, err error) {
 				continue
 			}
 			return removed, fmt.Errorf("unexpected line in a timeline series: %q", line)
+		}
+		if m := legendRe.FindStringSubmatch(line); m != nil {
+			// A legend entry from before legend() squeezed long names.
+			name := html.UnescapeString(m[2])
+			var fixed strings.Builder
+			legend(&fixed, a, []string{name})
+			if l := strings.Split(strings.TrimSpace(fixed.String()), "\n"); strings.Contains(l[1], `class="fit"`) {
+				line = strings.Replace(l[1], `y="60"`, `y="`+m[1]+`"`, 1)
+			}
 		}
 		if m := captionRe.FindStringSubmatch(line); m != nil {
 			caption, captionPrefix = len(lines), m[1]

@@ -38,6 +38,7 @@ func oldTimeline() (svg, slowest, censored string, cdfEnd string) {
 	}
 	cdfEnd = fmt.Sprintf("H%.1f V%.1f", 80+600*float64(7999)/8000, 40.0)
 	fmt.Fprintf(&b, `<path class="cdf" d="%s" fill="none" stroke="#0072B2" stroke-width="1.5"/>`+"\n", d.String())
+	b.WriteString(`<text x="760" y="78">two_runtime introspection &amp; more</text>` + "\n")
 	b.WriteString("</svg>\n")
 	return b.String(), slowest, censored, cdfEnd
 }
@@ -65,6 +66,9 @@ func TestRethinShrinksAndKeepsExtremes(t *testing.T) {
 	}
 	if n := strings.Count(svg, "<circle"); n > 3*330 {
 		t.Errorf("%d dots left, want at most 3 per 2-px column", n)
+	}
+	if !strings.Contains(svg, `<text x="760" y="78" class="fit" font-size="7.8">two_runtime introspection &amp; more</text>`) {
+		t.Errorf("the long legend entry was not squeezed into the margin")
 	}
 	_, rest, _ := strings.Cut(svg, `<path class="cdf" d="`)
 	d, _, _ := strings.Cut(rest, `"`)

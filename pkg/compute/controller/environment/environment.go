@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +51,10 @@ type Config struct {
 	// of a fresh data directory (e.g. running the whole test suite with
 	// enable_compute_interactive_dataflows on).
 	ParamDefaults map[string]string
+	// SpillDir holds large peek answers on their way to the client (see
+	// controller.PeekRequest.SpillDir); empty means a directory under the
+	// system's temporary directory. Left-over files are removed at Open.
+	SpillDir string
 }
 
 // Environment implements sql.Backend over the catalog, storage and the
@@ -129,6 +135,15 @@ type itemExtra struct {
 // cluster and replica on first start, then re-creates clusters, replicas,
 // table collections and dataflows.
 func Open(ctx context.Context, cfg Config) (*Environment, error) {
+	if cfg.SpillDir == "" {
+		cfg.SpillDir = filepath.Join(os.TempDir(), "tandem-peek-spill")
+	}
+	// Spill files of peeks of a previous run are nobody's.
+	if old, err := filepath.Glob(filepath.Join(cfg.SpillDir, "peek-*.spill")); err == nil {
+		for _, f := range old {
+			_ = os.Remove(f)
+		}
+	}
 	e := &Environment{cfg: cfg, log: cfg.Log}
 	if err := e.bootstrap(); err != nil {
 		return nil, err

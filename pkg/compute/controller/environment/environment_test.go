@@ -123,8 +123,12 @@ func peekIndex(t *testing.T, env *Environment, id plan.GlobalID, keys ...row.Row
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		rows, err := env.Peek(ctx, sql.PeekRequest{Cluster: DefaultCluster, Index: &sql.IndexPeek{Index: id, Keys: keys}, Isolation: sql.IsolationSerializable})
+		pr, err := env.Peek(ctx, sql.PeekRequest{Cluster: DefaultCluster, Index: &sql.IndexPeek{Index: id, Keys: keys}, Isolation: sql.IsolationSerializable})
 		cancel()
+		if err != nil {
+			t.Fatalf("peek %s: %v", id, err)
+		}
+		rows, err := sql.CollectRows(pr)
 		if err != nil {
 			t.Fatalf("peek %s: %v", id, err)
 		}

@@ -22,12 +22,13 @@ func isolation(s string) controller.Isolation {
 
 // Peek implements sql.Reads: an index read on the fast path, otherwise a
 // one-shot dataflow over the plan's inputs.
-func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) ([]sql.RowDiff, error) {
+func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRows, error) {
 	var res controller.PeekResult
 	var err error
 	switch {
 	case req.Index != nil:
-		pr := controller.PeekRequest{Cluster: req.Cluster, Target: req.Index.Index.String(), Isolation: isolation(req.Isolation), Replica: req.Replica}
+		pr := controller.PeekRequest{Cluster: req.Cluster, Target: req.Index.Index.String(), Isolation: isolation(req.Isolation), Replica: req.Replica,
+			SpillDir: e.cfg.SpillDir}
 		for _, k := range req.Index.Keys {
 			pr.LiteralKeys = append(pr.LiteralKeys, k)
 		}
@@ -44,7 +45,8 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) ([]sql.RowD
 			// replica's index directly.
 			err = ierr
 			if ok {
-				res, err = e.cfg.Compute.Peek(ctx, controller.PeekRequest{Cluster: req.Cluster, Target: target, Replica: req.Replica})
+				res, err = e.cfg.Compute.Peek(ctx, controller.PeekRequest{Cluster: req.Cluster, Target: target, Replica: req.Replica,
+					SpillDir: e.cfg.SpillDir})
 			}
 			break
 		}
@@ -59,12 +61,28 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) ([]sql.RowD
 	if err != nil {
 		return nil, readError(err)
 	}
+	if res.Spilled != nil {
+		return spilledRows{res.Spilled}, nil
+	}
 	out := make([]sql.RowDiff, len(res.Rows))
 	for i, r := range res.Rows {
 		out[i] = sql.RowDiff{Row: r.Row, Diff: int64(r.Count)}
 	}
-	return out, nil
+	return sql.RowsOf(out), nil
 }
+
+// spilledRows reads a spilled answer for the SQL layer.
+type spilledRows struct{ s *controller.SpilledRows }
+
+func (r spilledRows) Next() (sql.RowDiff, bool, error) {
+	rc, ok, err := r.s.Next()
+	if err != nil || !ok {
+		return sql.RowDiff{}, false, err
+	}
+	return sql.RowDiff{Row: rc.Row, Diff: int64(rc.Count)}, true, nil
+}
+func (spilledRows) Streamed() bool { return true }
+func (r spilledRows) Close()       { r.s.Close() }
 
 // readError maps controller errors to SQL errors.
 func readError(err error) error {

@@ -35,6 +35,7 @@
 //	expect C stashed P N             peek P answered as stashed chunks (more than one) with N rows
 //	expect C peek-error P SQLSTATE
 //	expect C canceled P
+//	expect C stash-chunk P           the next response to peek P is a non-final stashed chunk
 //	expect C stash-canceled P N      peek P streamed at least N non-final stashed chunks, then canceled
 //	expect C error COMMAND SQLSTATE  a CommandError
 //	expect C frontier ID write>=T    (or write=[] for closed)

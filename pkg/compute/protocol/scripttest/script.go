@@ -475,6 +475,18 @@ func (rn *runner) expect(ctx context.Context, ss []*stream, kind string, args []
 			}
 		}
 		return nil
+	case "stash-chunk":
+		uuid := rn.uuid(arg(0))
+		for _, s := range ss {
+			r, err := s.take(ctx, "peek "+arg(0), peekOf(uuid))
+			if err != nil {
+				return err
+			}
+			if st := r.GetPeekResponse().GetStashed(); st == nil || st.GetFinal() {
+				return fmt.Errorf("process %d: peek %s answered %v, want a non-final stashed chunk", s.proc, arg(0), r)
+			}
+		}
+		return nil
 	case "stash-canceled":
 		uuid := rn.uuid(arg(0))
 		min, err := strconv.Atoi(arg(1))
