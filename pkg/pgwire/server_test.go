@@ -31,7 +31,12 @@ import (
 // startServer serves a fresh fake backend on a loopback port.
 func startServer(t *testing.T, cfg Config) string {
 	t.Helper()
-	srv, err := NewServer(sql.NewEngine(sqltest.New()), cfg)
+	return startServerOn(t, sqltest.New(), cfg)
+}
+
+func startServerOn(t *testing.T, backend sql.Backend, cfg Config) string {
+	t.Helper()
+	srv, err := NewServer(sql.NewEngine(backend), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,8 @@
 // objects in order, index exports
 // (ok rows keyed by the export key, error rows keyed by themselves, both
 // arranged; an Index holds compaction handles at as_of) and subscribe
-// sinks. Constants are emitted at as_of by worker 0. Updates at or beyond
+// sinks (with a Shard: storage sinks, storagesink.go, whose whole output
+// goes to worker 0's StorageSinkWriter). Constants are emitted at as_of by worker 0. Updates at or beyond
 // Until are dropped at exports.
 //
 // Memory. Operators decode only the columns their expressions read

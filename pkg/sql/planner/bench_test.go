@@ -40,3 +40,24 @@ func BenchmarkPlanJoinAggregate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPlanSubqueries measures planning alone of a query with a CTE
+// referenced twice, a correlated EXISTS, a NOT IN and a scalar subquery;
+// the correlated subquery is planned twice (the uncorrelated attempt
+// fails first).
+func BenchmarkPlanSubqueries(b *testing.B) {
+	cat := subqueryCatalog()
+	res, err := pg.Parse(`WITH c AS (SELECT k, w FROM s WHERE k > 0)
+		SELECT t.k, (SELECT max(w) FROM c) FROM t JOIN c USING (k)
+		WHERE EXISTS (SELECT 1 FROM s WHERE s.k = t.k AND s.w <> 'x') AND t.v NOT IN (SELECT w FROM c)`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sel := res.Stmts[0].Stmt.GetSelectStmt()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := (&Planner{Catalog: cat}).PlanQuery(sel); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -23,6 +23,8 @@ import (
 //	(S) as a value   per key n = count(*) and m = max(v):
 //	                 single_value(n, m), which is m when n <= 1 and error
 //	                 21000 otherwise
+//	x op ANY/ALL (S) per key count(*), count(v), min(v), max(v): see
+//	                 quantified
 //	correlated       the aggregates per key (count 0, others NULL for a
 //	aggregate        key without rows), the select list computed per outer
 //	                 row; x IN (S) is then x = (S)
@@ -319,13 +321,19 @@ func subLinkKind(sl *pg.SubLink) (kind string, err error) {
 	case pg.SubLinkType_EXPR_SUBLINK:
 		return "value", nil
 	case pg.SubLinkType_ANY_SUBLINK:
-		if op == "" || op == "=" {
+		switch op {
+		case "", "=":
 			return "in", nil
+		case "<", "<=", ">", ">=", "<>", "!=":
+			return "any", nil
 		}
 		return "", sqlerr.Unsupported(op + " ANY (subquery)")
 	case pg.SubLinkType_ALL_SUBLINK:
-		if op == "<>" || op == "!=" {
+		switch op {
+		case "<>", "!=":
 			return "not in", nil
+		case "<", "<=", ">", ">=", "=":
+			return "all", nil
 		}
 		return "", sqlerr.Unsupported(op + " ALL (subquery)")
 	case pg.SubLinkType_ARRAY_SUBLINK:
@@ -341,7 +349,7 @@ func (c *exprCtx) subLinkType(sl *pg.SubLink) (typed, error) {
 	if err != nil {
 		return typed{}, err
 	}
-	if kind == "in" || kind == "not in" {
+	if kind != "value" && kind != "exists" {
 		if sl.Testexpr.GetRowExpr() != nil {
 			return typed{}, sqlerr.Unsupported("row constructors with IN (subquery)")
 		}
@@ -419,17 +427,28 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 		return typed{}, err
 	}
 	if sp.agg != nil {
-		// Over exactly one row, x IN (v) is x = v, NULLs included.
+		// Over exactly one row v, x IN (v) is x = v, NULLs included, and
+		// x op ANY/ALL (v) is x op v.
 		v := sp.perRowValue(r)
 		a, b, _, err := equalityKeys(x, v)
 		if err != nil {
 			return typed{}, err
 		}
-		in := expr.Eq(a, b)
-		if kind == "not in" {
-			in = expr.Not(in)
+		var in expr.Expr
+		switch kind {
+		case "in", "not in":
+			in = expr.Eq(a, b)
+			if kind == "not in" {
+				in = expr.Not(in)
+			}
+		default:
+			f, _ := binaryFunc(opName(sl.OperName))
+			in = expr.Call(f, a, b)
 		}
 		return typed{e: in, t: row.ColumnType{Type: row.TypeBool, Nullable: true}}, nil
+	}
+	if kind == "any" || kind == "all" {
+		return quantified(r, sp, kind, opName(sl.OperName), x)
 	}
 	lk, vk, _, err := equalityKeys(x, typed{e: expr.Column(nk), t: vt})
 	if err != nil {
@@ -451,6 +470,64 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 		in = expr.Not(in)
 	}
 	return typed{e: in, t: row.ColumnType{Type: row.TypeBool, Nullable: true}}, nil
+}
+
+// quantified lowers x op ANY (S) and x op ALL (S) for op other than the
+// IN forms, from per-key aggregates of S's value v: n = count(*), nn =
+// count(v), lo = min(v), hi = max(v). x op ANY is TRUE when x op v holds
+// for some v, which for an ordering is x op lo (> and >=) or x op hi (<
+// and <=), and for <> is x <> lo or x <> hi; it is FALSE over no rows,
+// NULL when x is NULL or S has a NULL and no v decided it, else FALSE.
+// x op ALL is dually FALSE when x op v fails for some v (x op hi for >
+// and >=, x op lo for < and <=, x = lo and x = hi for =), TRUE over no
+// rows, and otherwise NULL or TRUE. The conditions are NULL while S has no
+// non-NULL value (lo and hi NULL), and CASE passes over NULL conditions.
+func quantified(r *rel, sp *subPlan, kind, op string, x typed) (typed, error) {
+	nk := sp.nKeys
+	vt := sp.valueType()
+	a, v, _, err := equalityKeys(x, typed{e: expr.Column(nk), t: vt})
+	if err != nil {
+		return typed{}, err
+	}
+	g := plan.NewReduce(sp.sub.plan(), columns(nk),
+		plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggCount, Expr: v},
+		plan.Aggregate{Func: plan.AggMin, Expr: v}, plan.Aggregate{Func: plan.AggMax, Expr: v})
+	vtype, err := v.Type(sp.sub.scope.types())
+	if err != nil {
+		return typed{}, err
+	}
+	ext := row.ColumnType{Type: vtype.Type, Nullable: true}
+	i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}, ext, ext},
+		[]expr.Expr{expr.Literal(row.Int64(0)), expr.Literal(row.Int64(0)), expr.TypedNull(vtype.Type), expr.TypedNull(vtype.Type)})
+	n, nn, lo, hi := expr.Column(i), expr.Column(i+1), expr.Column(i+2), expr.Column(i+3)
+	f, _ := binaryFunc(op)
+	cmp := func(b expr.Expr) expr.Expr { return expr.Call(f, a, b) }
+	var decides expr.Expr // some v decides the result
+	switch {
+	case kind == "any" && (op == ">" || op == ">="):
+		decides = cmp(lo)
+	case kind == "any" && (op == "<" || op == "<="):
+		decides = cmp(hi)
+	case kind == "any": // <>
+		decides = expr.Or(cmp(lo), cmp(hi))
+	case op == ">" || op == ">=":
+		decides = expr.Not(cmp(hi))
+	case op == "<" || op == "<=":
+		decides = expr.Not(cmp(lo))
+	default: // = ALL
+		decides = expr.Or(expr.Not(cmp(lo)), expr.Not(cmp(hi)))
+	}
+	decided, empty := expr.Literal(row.True), expr.Literal(row.False)
+	if kind == "all" {
+		decided, empty = empty, decided
+	}
+	e := expr.Case([][2]expr.Expr{
+		{expr.Eq(n, expr.Literal(row.Int64(0))), empty},
+		{expr.IsNull(x.e), expr.TypedNull(row.TypeBool)},
+		{decides, decided},
+		{expr.Call(expr.FuncLt, nn, n), expr.TypedNull(row.TypeBool)},
+	}, empty)
+	return typed{e: e, t: row.ColumnType{Type: row.TypeBool, Nullable: true}}, nil
 }
 
 // semiJoin applies a WHERE conjunct that is a subquery test a semi-join

@@ -29,6 +29,46 @@ type Fake struct {
 	// Peeks counts reads by path, for tests of path selection.
 	peeks    map[string]int
 	lastPeek sql.PeekRequest
+	// streamed marks peek results as streamed (StreamPeeks); open counts
+	// peek results not closed yet.
+	streamed bool
+	open     int
+}
+
+// StreamPeeks makes every later peek result report Streamed, as a
+// backend's large spilled results do, so the SQL layer streams them.
+func (f *Fake) StreamPeeks() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.streamed = true
+}
+
+// OpenPeeks returns how many peek results have not been closed.
+func (f *Fake) OpenPeeks() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.open
+}
+
+// peekRows are a fake peek result: in memory, reporting Streamed as
+// configured, counted until closed.
+type peekRows struct {
+	sql.PeekRows
+	f        *Fake
+	streamed bool
+	closed   bool
+}
+
+func (p *peekRows) Streamed() bool { return p.streamed }
+func (p *peekRows) Close() {
+	if p.closed {
+		return
+	}
+	p.closed = true
+	p.PeekRows.Close()
+	p.f.mu.Lock()
+	p.f.open--
+	p.f.mu.Unlock()
 }
 
 // LastPeek returns the most recent peek request.
@@ -300,7 +340,10 @@ func (f *Fake) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRows, err
 	if err != nil {
 		return nil, err
 	}
-	return sql.RowsOf(rows), nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.open++
+	return &peekRows{PeekRows: sql.RowsOf(rows), f: f, streamed: f.streamed}, nil
 }
 
 func (f *Fake) peek(req sql.PeekRequest) ([]sql.RowDiff, error) {
