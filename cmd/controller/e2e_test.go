@@ -76,7 +76,7 @@ func startController(t *testing.T, bin, dataDir string, extra ...string) *runnin
 	t.Helper()
 	args := []string{"--data-dir=" + dataDir,
 		"--pgwire-listen-addr=127.0.0.1:0", "--http-listen-addr=127.0.0.1:0", "--storage-listen-addr=127.0.0.1:0"}
-	args = append(args, extra...); _ = testparams.Flag
+	args = append(append(args, testparams.Flag(t)...), extra...)
 	cmd := exec.Command(filepath.Join(bin, "controller"), args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

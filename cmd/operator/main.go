@@ -41,6 +41,7 @@ type config struct {
 	leaderElectNS   string
 	watchNamespaces string
 	clusterDomain   string
+	storageAddr     string
 	logLevel        string
 }
 
@@ -60,6 +61,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.leaderElectNS, "leader-election-namespace", "", "namespace of the leader election lease (default: the pod's)")
 	fs.StringVar(&c.watchNamespaces, "watch-namespaces", "", "comma-separated namespaces to watch (default: all)")
 	fs.StringVar(&c.clusterDomain, "cluster-domain", "", "cluster DNS domain for fully qualified peer names (default: rely on the search path)")
+	fs.StringVar(&c.storageAddr, "replica-storage-addr", "", "address (host:port) of the controller's table storage service, passed to every replica pod")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -145,7 +147,7 @@ func run(ctx context.Context, args []string) error {
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder(reconciler.FieldOwner),
 		Clock:     wallClock{},
-		Render:    render.Options{ClusterDomain: c.clusterDomain},
+		Render:    render.Options{ClusterDomain: c.clusterDomain, StorageAddr: c.storageAddr},
 		Metrics:   metrics,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {

@@ -55,6 +55,10 @@ type Options struct {
 	// ClusterDomain, when set (e.g. "cluster.local"), makes peer and computectl addresses
 	// fully qualified; when empty they end in ".svc" and rely on the pod's DNS search path.
 	ClusterDomain string
+	// StorageAddr is the address of the controller's table storage gRPC service
+	// (host:port), passed to every replica as --storage-addr; replicas cannot read
+	// tables or stored materialized views without it.
+	StorageAddr string
 }
 
 // ServiceName is the name of the headless Service (and the StatefulSet) of a replica.
@@ -223,6 +227,9 @@ func Args(cr *v1alpha1.ComputeReplica, o Options) []string {
 		args = append(args, "--interactive-peers="+strings.Join(Peers(cr, o, s.Ports.Interactive), ","))
 	}
 	args = append(args, "--internal-http-listen-addr=:"+strconv.Itoa(int(s.Ports.InternalHTTP)))
+	if o.StorageAddr != "" {
+		args = append(args, "--storage-addr="+o.StorageAddr)
+	}
 	if s.LogLevel != "" {
 		args = append(args, "--log-level="+s.LogLevel)
 	}

@@ -222,3 +222,14 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestArgsStorageAddr(t *testing.T) {
+	cr := sample(nil)
+	if args := Args(cr, Options{}); slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--storage-addr") }) {
+		t.Errorf("args %v name a storage address although none is configured", args)
+	}
+	want := "--storage-addr=tandem-controller.tandem.svc:6877"
+	if args := Args(cr, Options{StorageAddr: "tandem-controller.tandem.svc:6877"}); !slices.Contains(args, want) {
+		t.Errorf("args %v lack %s", args, want)
+	}
+}

@@ -127,7 +127,10 @@ func TestSpilledPeek(t *testing.T) {
 		defer func() { f.mu.Lock(); f.stashStall = false; f.mu.Unlock() }()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { _, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: "u1", SpillDir: dir}); done <- err }()
+		go func() {
+			_, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: "u1", SpillDir: dir})
+			done <- err
+		}()
 		h.eventually("first chunks spilled", func() bool { return spillFiles(t, dir) == 1 })
 		time.Sleep(20 * time.Millisecond)
 		cancel()

@@ -62,8 +62,8 @@ type Walk struct {
 	size     int // of every distinct row buffered so far, flushed or not
 	buffered int // of the rows in counts
 	scratch  []byte
-	err     error
-	done    bool
+	err      error
+	done     bool
 }
 
 // NewWalk prepares a walk over r (already validated as readable at r.Time).

@@ -91,9 +91,14 @@ func consolidateUpdates(ups []dataflow.Update) []dataflow.Update {
 // Arrange exchanges a keyed update stream (Key set) by key hash and arranges
 // it on each worker.
 func Arrange(b *dataflow.Builder, name string, keyed dataflow.Stream, fail func(error)) *Arranged {
+	a, _ := arrange(b, name, keyed, fail)
+	return a
+}
+
+func arrange(b *dataflow.Builder, name string, keyed dataflow.Stream, fail func(error)) (*Arranged, *arrangeLogic) {
 	lg := &arrangeLogic{name: name, tr: trace.New(frontier.Minimum()), lower: frontier.Minimum(), fail: fail, consolidateAt: minConsolidate}
 	op := b.AddOperator("Arrange "+name, []dataflow.Connection{{From: keyed, Exchange: keyHash}}, 1, lg)
-	return &Arranged{Trace: lg.tr, Stream: op.Stream(0), listeners: &lg.listeners}
+	return &Arranged{Trace: lg.tr, Stream: op.Stream(0), listeners: &lg.listeners}, lg
 }
 
 func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {

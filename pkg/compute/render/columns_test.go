@@ -1,12 +1,10 @@
 package render
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/row"
-	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
 )
 
 func TestRowDecoderDecodesUsedColumnsOnly(t *testing.T) {
@@ -52,26 +50,5 @@ func TestRowDecoderDecodesUsedColumnsOnly(t *testing.T) {
 	var buf []row.Datum
 	if n := testing.AllocsPerRun(100, func() { buf, _ = d.decode(r, buf) }); n != 0 {
 		t.Errorf("decode allocated %v times per row", n)
-	}
-}
-
-func TestConsolidateUpdates(t *testing.T) {
-	k := func(s string) []byte { return []byte(s) }
-	in := []dataflow.Update{
-		{Key: k("b"), Val: k("1"), Time: 2, Diff: 1},
-		{Key: k("a"), Val: k("1"), Time: 2, Diff: 1},
-		{Key: k("b"), Val: k("1"), Time: 2, Diff: 2},
-		{Key: k("a"), Val: k("1"), Time: 3, Diff: 1},
-		{Key: k("a"), Val: k("2"), Time: 2, Diff: 1},
-		{Key: k("a"), Val: k("2"), Time: 2, Diff: -1},
-	}
-	got := fmt.Sprint(consolidateUpdates(in))
-	want := fmt.Sprint([]dataflow.Update{
-		{Key: k("a"), Val: k("1"), Time: 2, Diff: 1},
-		{Key: k("a"), Val: k("1"), Time: 3, Diff: 1},
-		{Key: k("b"), Val: k("1"), Time: 2, Diff: 3},
-	})
-	if got != want {
-		t.Errorf("consolidated %s, want %s", got, want)
 	}
 }

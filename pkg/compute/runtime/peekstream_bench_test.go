@@ -64,7 +64,7 @@ func BenchmarkPeekResultMemory(b *testing.B) {
 	id, on, srcID := plan.User(13), plan.User(12), plan.User(11)
 	h.MustCreate(plan.DataflowDescription{
 		ID: plan.Transient(9), DebugName: "wide", Class: plan.ClassMaintained,
-		SourceImports: []plan.SourceImport{{ID: srcID, Desc: wideDesc, Connection: plan.SourceConnection{Kind: plan.SourceTable}}},
+		SourceImports:  []plan.SourceImport{{ID: srcID, Desc: wideDesc, Connection: plan.SourceConnection{Kind: plan.SourceTable}}},
 		ObjectsToBuild: []plan.Build{{ID: on, Plan: plan.NewGet(srcID)}},
 		IndexExports:   []plan.IndexExport{{ID: id, On: on, Key: []expr.Expr{expr.Column(0)}}},
 		AsOf:           frontier.At(0), Until: frontier.Closed(),

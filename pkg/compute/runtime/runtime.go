@@ -129,7 +129,7 @@ type Runtime struct {
 	// stashThreshold is the chunk size of streamable peeks' walks (0:
 	// never stream), parameter "peek_stash_threshold".
 	stashThreshold atomic.Int64
-	offload    *offload.Pool
+	offload        *offload.Pool
 	// peekHist[i] counts answered peeks that took [2^(i-1), 2^i) ns.
 	peekHist [64]atomic.Int64
 	foreign  foreignPeeks

@@ -45,12 +45,20 @@ func Parse(s string) (map[string]string, error) {
 }
 
 // Parameters returns the parameters of this test run (empty when the
-// variable is unset). It fails the test when the variable is malformed.
+// variable is unset), the interactive flag spelled "on" or "off" as the
+// controller stores it. It fails the test when the variable is malformed.
 func Parameters(t testing.TB) map[string]string {
 	t.Helper()
 	ps, err := Parse(os.Getenv(EnvVar))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if v, ok := ps[interactiveParam]; ok {
+		on, err := parseBool(v)
+		if err != nil {
+			t.Fatalf("%s: %s=%q: %v", EnvVar, interactiveParam, v, err)
+		}
+		ps[interactiveParam] = map[bool]string{true: "on", false: "off"}[on]
 	}
 	return ps
 }
@@ -75,15 +83,7 @@ func Flag(t testing.TB) []string {
 // be provisioned with the interactive runtime.
 func Interactive(t testing.TB) bool {
 	t.Helper()
-	v, ok := Parameters(t)[interactiveParam]
-	if !ok {
-		return false
-	}
-	on, err := parseBool(v)
-	if err != nil {
-		t.Fatalf("%s: %s=%q: %v", EnvVar, interactiveParam, v, err)
-	}
-	return on
+	return Parameters(t)[interactiveParam] == "on"
 }
 
 // Expected returns the value SHOW should report for the interactive flag

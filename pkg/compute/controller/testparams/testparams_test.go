@@ -42,8 +42,9 @@ func TestInteractiveAndFlag(t *testing.T) {
 		{"", false, nil},
 		{"peek_walk_mode=inline", false, []string{"--system-parameter-default=peek_walk_mode=inline"}},
 		{"enable_compute_interactive_dataflows=off", false, []string{"--system-parameter-default=enable_compute_interactive_dataflows=off"}},
+		{"enable_compute_interactive_dataflows=yes", true, []string{"--system-parameter-default=enable_compute_interactive_dataflows=on"}},
 		{"peek_routing=maintenance,enable_compute_interactive_dataflows=TRUE", true,
-			[]string{"--system-parameter-default=enable_compute_interactive_dataflows=TRUE,peek_routing=maintenance"}},
+			[]string{"--system-parameter-default=enable_compute_interactive_dataflows=on,peek_routing=maintenance"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
