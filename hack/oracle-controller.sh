@@ -29,6 +29,15 @@ for _ in $(seq 1 100); do
 	sleep 0.2
 done
 echo "oracle: controller on $pg (parameters: ${params:-defaults})" >&2
+# A run asked for the interactive runtime must get it, not silently run
+# with the defaults.
+want=off
+if [[ ",${params// /}," =~ ,enable_compute_interactive_dataflows=(on|true|yes|1), ]]; then want=on; fi
+got="$(psql -h "${pg%:*}" -p "${pg#*:}" -U tandem -d tandem -Atc 'SHOW enable_compute_interactive_dataflows')"
+if [[ "$got" != "$want" ]]; then
+	echo "oracle: enable_compute_interactive_dataflows is $got, want $want (parameters: ${params:-defaults})" >&2
+	exit 1
+fi
 if ! TANDEM_ORACLE_ADDR="$pg" TANDEM_ORACLE_REQUIRED=1 go test -count=1 -timeout 15m -run TestOracle ./pkg/sql/oracle/; then
 	tail -50 "$data/controller.log" >&2
 	exit 1

@@ -36,10 +36,11 @@ type config struct {
 
 	// Set only by in-process tests: the API server to use instead of a
 	// kubeconfig, how replica processes are dialled (nil: gRPC), and how
-	// often hydration is reported (0: the controller's default).
+	// often hydration is reported and user-applied replicas are looked for (0: defaults).
 	restConfig        *rest.Config
 	dialer            controller.Dialer
 	hydrationInterval time.Duration
+	adoptInterval     time.Duration
 }
 
 // kubernetesConfig is where and how the kubernetes orchestrator creates

@@ -40,6 +40,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -126,7 +127,7 @@ func TestKubernetesOperatorAndController(t *testing.T) {
 		Orchestrator: "kubernetes", ReplicaLogLevel: "debug", LogLevel: slog.LevelDebug,
 		Kubernetes: kubernetesConfig{Namespace: ns, ControllerName: "tandem-controller",
 			ReplicaImage: testReplicaImage, ReplicaImagePullPolicy: corev1.PullNever},
-		restConfig: restCfg, dialer: kl, hydrationInterval: 100 * time.Millisecond,
+		restConfig: restCfg, dialer: kl, hydrationInterval: 100 * time.Millisecond, adoptInterval: 300 * time.Millisecond,
 	}
 	pgwireAddr, httpAddr, ctlDone := startInProcessController(ctx, t, cfg)
 	defer func() {
@@ -178,14 +179,50 @@ func TestKubernetesOperatorAndController(t *testing.T) {
 	h.statefulSet("default-r2", 2, false)
 	h.waitHydrated("default-r2")
 
-	// 3. Flipping the flag sets spec.interactiveRuntime on every replica; the operator
-	// rolls them one at a time, each waiting for the controller's Hydrated on the new
-	// pods, and both come back hydrated on pods with the interactive runtime.
-	gen := map[string]int64{"default-r1": h.replica("default-r1").Generation, "default-r2": h.replica("default-r2").Generation}
+	// 3. A replica a user applies (kubectl apply --server-side) for the cluster is adopted:
+	// labelled for the controller, imported into the catalog with the manifest's shape,
+	// connected, and reported Hydrated.
+	blue := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion().String(), "kind": v1alpha1.Kind,
+		"metadata": map[string]any{"name": "blue", "namespace": ns},
+		"spec":     map[string]any{"clusterName": "default", "processes": int64(1), "workers": int64(1), "image": "user/replica:custom"},
+	}}
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(blue), client.FieldOwner("kubectl")); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("blue adopted", func() error {
+		cr := h.replica("blue")
+		if cr.Labels[v1alpha1.LabelManagedBy] != "tandem-controller" || cr.Annotations["compute.tandem.dev/adopted-by"] == "" {
+			return fmt.Errorf("labels %v, annotations %v", cr.Labels, cr.Annotations)
+		}
+		return nil
+	})
+	h.eventually("blue in SHOW CLUSTER REPLICAS", func() error {
+		got, err := h.showReplicas(conn)
+		if err != nil || !slices.Contains(got, "default.blue 1x1") {
+			return fmt.Errorf("SHOW CLUSTER REPLICAS: %v (%v), want default.blue 1x1 among them", got, err)
+		}
+		return nil
+	})
+	h.statefulSet("blue", 1, false)
+	h.waitHydrated("blue")
+	if got := h.replica("blue").Spec; got.Image != "user/replica:custom" || got.Workers != 1 {
+		t.Fatalf("adoption changed the user's spec: %+v", got)
+	}
+
+	// 4. Flipping the flag sets spec.interactiveRuntime on every replica, the adopted one
+	// included; the operator rolls them one at a time, each waiting for the controller's
+	// Hydrated on the new pods, and all come back hydrated on pods with the interactive
+	// runtime.
+	names := []string{"blue", "default-r1", "default-r2"}
+	gen := map[string]int64{}
+	for _, name := range names {
+		gen[name] = h.replica(name).Generation
+	}
 	restarts := kl.restarts()
-	mon := newConditionMonitor(h, "default-r1", "default-r2")
+	mon := newConditionMonitor(h, names...)
 	h.exec(conn, "ALTER SYSTEM SET enable_compute_interactive_dataflows = on")
-	for _, name := range []string{"default-r1", "default-r2"} {
+	for _, name := range names {
 		h.eventually(name+" interactive in spec", func() error {
 			cr := h.replica(name)
 			if !cr.Spec.InteractiveRuntime || cr.Generation != gen[name]+1 {
@@ -194,13 +231,15 @@ func TestKubernetesOperatorAndController(t *testing.T) {
 			return nil
 		})
 	}
+	h.statefulSet("blue", 1, true)
 	h.statefulSet("default-r1", 1, true)
 	h.statefulSet("default-r2", 2, true)
-	h.waitHydrated("default-r1")
-	h.waitHydrated("default-r2")
-	h.eventually("both replicas restarted once", func() error {
+	for _, name := range names {
+		h.waitHydrated(name)
+	}
+	h.eventually("every replica restarted once", func() error {
 		got := kl.restarts()
-		for _, name := range []string{"default-r1", "default-r2"} {
+		for _, name := range names {
 			if len(got[name]) != len(restarts[name])+1 {
 				return fmt.Errorf("%s restarted %d times, want %d", name, len(got[name]), len(restarts[name])+1)
 			}
@@ -209,31 +248,43 @@ func TestKubernetesOperatorAndController(t *testing.T) {
 	})
 	mon.stop()
 	after := kl.restarts()
-	first, second := "default-r1", "default-r2"
-	if after[second][len(after[second])-1].Before(after[first][len(after[first])-1]) {
-		first, second = second, first
+	order := slices.Clone(names)
+	slices.SortFunc(order, func(a, b string) int { return after[a][len(after[a])-1].Compare(after[b][len(after[b])-1]) })
+	for i := 1; i < len(order); i++ {
+		prev, next := order[i-1], order[i]
+		hydratedAt, ok := mon.firstTrueAt(prev, gen[prev]+1)
+		if !ok {
+			t.Fatalf("never saw %s Hydrated for generation %d", prev, gen[prev]+1)
+		}
+		if rolled := after[next][len(after[next])-1]; !rolled.After(hydratedAt) {
+			t.Fatalf("%s was rolled at %s, before %s was Hydrated on its new pods at %s: two replicas down at once",
+				next, rolled.Format(time.StampMilli), prev, hydratedAt.Format(time.StampMilli))
+		}
 	}
-	hydratedAt, ok := mon.firstTrueAt(first, gen[first]+1)
-	if !ok {
-		t.Fatalf("never saw %s Hydrated for generation %d", first, gen[first]+1)
-	}
-	if rolled := after[second][len(after[second])-1]; !rolled.After(hydratedAt) {
-		t.Fatalf("%s was rolled at %s, before %s was Hydrated on its new pods at %s: two replicas down at once",
-			second, rolled.Format(time.StampMilli), first, hydratedAt.Format(time.StampMilli))
-	}
-	for _, name := range []string{first, second} {
+	t.Logf("rolled in order %v", order)
+	for _, name := range names {
 		if !mon.sawFalse(name) {
 			t.Logf("note: the monitor did not catch %s's Hydrated=False between its restart and hydration", name)
 		}
 	}
 	h.waitQuery(conn, "SELECT key FROM small WHERE key = 7", 7)
 
-	// 4. DROP CLUSTER REPLICA deletes the ComputeReplica (the fake kubelet plays the
-	// garbage collector) and returns once it is gone.
-	h.exec(conn, "DROP CLUSTER REPLICA default.r2")
-	var gone v1alpha1.ComputeReplica
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default-r2"}, &gone); !apierrors.IsNotFound(err) {
-		t.Fatalf("default-r2 after DROP CLUSTER REPLICA: %v", err)
+	// 5. DROP CLUSTER REPLICA deletes the ComputeReplica, a created or an adopted one (the
+	// fake kubelet plays the garbage collector), and returns once it is gone; the adopted
+	// one is not imported again meanwhile.
+	for _, drop := range []struct{ sql, object string }{
+		{"DROP CLUSTER REPLICA default.r2", "default-r2"},
+		{"DROP CLUSTER REPLICA default.blue", "blue"},
+	} {
+		h.exec(conn, drop.sql)
+		var gone v1alpha1.ComputeReplica
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: drop.object}, &gone); !apierrors.IsNotFound(err) {
+			t.Fatalf("%s after %s: %v", drop.object, drop.sql, err)
+		}
+	}
+	time.Sleep(time.Second) // a few adoption rounds
+	if got, err := h.showReplicas(conn); err != nil || len(got) != 1 || !strings.HasPrefix(got[0], "default.r1 ") {
+		t.Fatalf("replicas after the drops: %v (%v), want default.r1 alone", got, err)
 	}
 	h.waitQuery(conn, "SELECT count(*) FROM small", 1000)
 }
@@ -314,6 +365,27 @@ func (h *k8sHarness) waitHydrated(name string) {
 		}
 		return nil
 	})
+}
+
+// showReplicas returns SHOW CLUSTER REPLICAS as "cluster.replica size" lines.
+func (h *k8sHarness) showReplicas(conn *pgx.Conn) ([]string, error) {
+	rows, err := conn.Query(h.ctx, "SHOW CLUSTER REPLICAS")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, err
+		}
+		if len(vals) < 3 {
+			return nil, fmt.Errorf("SHOW CLUSTER REPLICAS row %v", vals)
+		}
+		out = append(out, fmt.Sprintf("%v.%v %v", vals[0], vals[1], vals[2]))
+	}
+	return out, rows.Err()
 }
 
 func (h *k8sHarness) exec(conn *pgx.Conn, sql string) {

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 
-	"github.com/tandemdb/tandem/pkg/compute/controller/environment"
 	"github.com/tandemdb/tandem/pkg/pgwire"
 	"github.com/tandemdb/tandem/pkg/sql"
 )
@@ -14,7 +13,7 @@ import (
 // servePgwire starts the SQL front door over env on addr. Connections
 // without a password are accepted only over loopback (pgwire's default).
 // stop closes the listener and waits for connections to finish.
-func servePgwire(ctx context.Context, addr string, env *environment.Environment, log *slog.Logger) (stop func(), listening string, err error) {
+func servePgwire(ctx context.Context, addr string, env sql.Backend, log *slog.Logger) (stop func(), listening string, err error) {
 	srv, err := pgwire.NewServer(sql.NewEngine(env), pgwire.Config{Logger: log})
 	if err != nil {
 		return nil, "", err

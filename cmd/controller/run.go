@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/controller"
 	"github.com/tandemdb/tandem/pkg/compute/controller/environment"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
+	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/storage"
 )
 
@@ -88,7 +90,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 
 	env, err := environment.Open(ctx, environment.Config{
 		Log: log.WithName("environment"), Catalog: cat, Storage: store, Compute: ctl, ReplicaLogLevel: cfg.ReplicaLogLevel,
-		ParamDefaults: cfg.ParamDefaults,
+		ParamDefaults: cfg.ParamDefaults, SpillDir: filepath.Join(cfg.DataDir, "spill"),
 	})
 	if err != nil {
 		return err
@@ -102,7 +104,22 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	go httpSrv.Serve(httpLis)
 	defer httpSrv.Close()
 
-	stopPgwire, pgwireAddr, err := servePgwire(runCtx, cfg.PgwireListenAddr, env, slog.New(handler).With("logger", "pgwire"))
+	var backend sql.Backend = env
+	// Replicas users applied for the catalog's clusters join the catalog: once before
+	// serving SQL, then periodically.
+	if lister, ok := orch.Orchestrator.(adoptedLister); ok {
+		a := newAdopter(lister, cat, env, log.WithName("adopt"))
+		if err := a.importOnce(ctx); err != nil {
+			return fmt.Errorf("import user-applied replicas: %w", err)
+		}
+		actx, stopAdopting := context.WithCancel(runCtx)
+		adopting := make(chan struct{})
+		go func() { defer close(adopting); a.run(actx, cmp.Or(cfg.adoptInterval, defaultAdoptInterval)) }()
+		defer func() { stopAdopting(); <-adopting }()
+		backend = droppingBackend{Environment: env, a: a}
+	}
+
+	stopPgwire, pgwireAddr, err := servePgwire(runCtx, cfg.PgwireListenAddr, backend, slog.New(handler).With("logger", "pgwire"))
 	if err != nil {
 		return err
 	}

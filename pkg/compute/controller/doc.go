@@ -29,6 +29,10 @@
 //   - Introspection indexes (EnableIntrospection) are sent in every
 //     replica's CreateInstance; they take no part in hydration status or
 //     rollouts, and go with their cluster.
+//   - A materialized view's dataflow (CreateSinkDataflow) starts at or
+//     below its storage shard's upper whenever its inputs are readable
+//     there; while PauseReadPolicies is in effect (recovery) read policies
+//     do not move, so sinces stay where storage has them.
 //
 // Concurrency: one mutex guards all controller state; replica connections
 // run in their own goroutines and deliver responses under that mutex; sends

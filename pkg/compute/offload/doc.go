@@ -14,4 +14,11 @@
 // its goroutine differs); done is called exactly once per Run; a canceled
 // context stops an offloaded walk at its next slice and reports the
 // context's error; Close waits for every pool goroutine, so nothing leaks.
+//
+// Chunked walks (RunChunked, for results streamed in chunks) hand each chunk
+// to a Sink. A chunk is never handed over on the worker: a walk with a chunk
+// ready moves to the pool whatever the mode. When the sink is full the walk
+// parks, holding no goroutine, and the sink re-queues it when it has room
+// (or when its consumer gave up, the walk's context then being canceled),
+// so a slow consumer holds back only its own walks, never the pool.
 package offload

@@ -17,4 +17,11 @@
 // time. Results are consolidated (equal output rows summed) and returned in
 // row order; their accounted size (row bytes plus 8 per distinct row) may not
 // exceed the configured maximum.
+//
+// A chunked walk (Options.ChunkBytes) hands its result over in pieces
+// instead: Step pauses once the rows buffered since the last TakeChunk reach
+// the chunk size, and TakeChunk returns them consolidated and in row order.
+// A row may then appear in several chunks (consolidation is per chunk); the
+// size bound still covers the whole walk. Merge combines parts that are in
+// row order by a k-way merge, without hashing.
 package peek

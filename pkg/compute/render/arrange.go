@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
@@ -60,6 +59,22 @@ type arrangeLogic struct {
 // minConsolidate is the least pending length worth consolidating.
 const minConsolidate = 1 << 12
 
+// repeatSample is how many of the newest pending updates repeats looks at.
+const repeatSample = 1 << 10
+
+// repeats reports whether the newest pending updates hold equal
+// (key, val, time) triples often enough (one in eight) for consolidation
+// to pay for its sort. Hash collisions only make it say yes more often.
+func repeats(ups []dataflow.Update) bool {
+	n := min(len(ups), repeatSample)
+	seen := make(map[uint64]struct{}, n)
+	for _, u := range ups[len(ups)-n:] {
+		h := row.Hash(u.Key)*31 + row.Hash(u.Val)
+		seen[h*31+uint64(u.Time)] = struct{}{}
+	}
+	return len(seen) <= n-n/8
+}
+
 // consolidateUpdates sorts ups by (key, val, time) and sums the diffs of
 // equal triples, dropping zero sums; it reuses ups' backing array.
 func consolidateUpdates(ups []dataflow.Update) []dataflow.Update {
@@ -112,15 +127,12 @@ func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
 		// slice arrives. Summing equal (key, val, time) triples keeps that
 		// wait proportional to the distinct updates (one for count(*)),
 		// and doubling the threshold keeps the cost amortised linear.
-		// Distinct updates (an index hydrating) do not shrink: then
-		// consolidation stops until the next seal, costing one sort of
-		// minConsolidate updates.
-		n := len(lg.pending)
-		lg.pending = consolidateUpdates(lg.pending)
-		lg.consolidateAt = max(2*len(lg.pending), minConsolidate)
-		if len(lg.pending) > n-n/8 {
-			lg.consolidateAt = math.MaxInt
+		// Distinct updates (an index hydrating, a large tick) would not
+		// shrink, so a sample decides first and they cost no sort.
+		if repeats(lg.pending) {
+			lg.pending = consolidateUpdates(lg.pending)
 		}
+		lg.consolidateAt = max(2*len(lg.pending), minConsolidate)
 	}
 	f1 := in.Frontier()
 	if lg.lower.Less(f1) {

@@ -127,3 +127,28 @@ func TestArrangeConsolidatesWaitingUpdates(t *testing.T) {
 		})
 	}
 }
+
+func TestRepeats(t *testing.T) {
+	mk := func(n int, distinctEvery int) []dataflow.Update {
+		ups := make([]dataflow.Update, n)
+		for i := range ups {
+			ups[i] = dataflow.Update{Key: row.Pack(row.Int64(int64(i / distinctEvery))), Time: 3, Diff: 1}
+		}
+		return ups
+	}
+	tests := []struct {
+		name string
+		ups  []dataflow.Update
+		want bool
+	}{
+		{"all equal", mk(5000, 5000), true},
+		{"all distinct", mk(5000, 1), false},
+		{"pairs", mk(5000, 2), true},
+		{"distinct sample after equal prefix", append(mk(4000, 4000), mk(2000, 1)...), false},
+	}
+	for _, tc := range tests {
+		if got := repeats(tc.ups); got != tc.want {
+			t.Errorf("%s: repeats = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -91,6 +91,12 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 			return nil, err
 		}
 		built.Inputs = append(built.Inputs, s.Operator())
+		if imp.Connection.Kind == plan.SourceTable {
+			// A materialized view's shard also holds its error rows.
+			ok, errs := splitStoredErrors(b, imp.ID.String(), s)
+			r.objects[imp.ID] = rendered{ok: ok, errs: []dataflow.Stream{errs}}
+			continue
+		}
 		r.objects[imp.ID] = rendered{ok: s}
 	}
 	for _, imp := range desc.IndexImports {

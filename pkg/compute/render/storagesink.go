@@ -90,3 +90,48 @@ func renderStorageSink(b *dataflow.Builder, s plan.SubscribeSink, asOf frontier.
 	}
 	return nil
 }
+
+// storedErrorMark starts a stored error row. No encoded row starts with it
+// (row tags are 0x10 to 0xF0), so a materialized view's shard holds its ok
+// rows and its error rows, marked, side by side, and a table's shard never
+// holds a marked row.
+const storedErrorMark = 0xFF
+
+// StoredError returns how error row errRow is stored in a shard.
+func StoredError(errRow []byte) []byte {
+	out := make([]byte, 0, len(errRow)+1)
+	return append(append(out, storedErrorMark), errRow...)
+}
+
+// splitStoredErrors separates the marked error rows read from a shard
+// (stored by a materialized view's sink) from its ok rows, so that a read
+// of a view in error fails with the view's error.
+func splitStoredErrors(b *dataflow.Builder, name string, in dataflow.Stream) (ok, errs dataflow.Stream) {
+	op := b.AddOperator("StoredErrors "+name, []dataflow.Connection{{From: in}}, 2, dataflow.LogicFunc(func(op *dataflow.Operator) {
+		for _, d := range op.Input(0).Take() {
+			ups := d.([]dataflow.Update)
+			var bad []dataflow.Update
+			for _, u := range ups {
+				if len(u.Val) > 0 && u.Val[0] == storedErrorMark {
+					bad = append(bad, u)
+				}
+			}
+			if len(bad) == 0 {
+				op.Output(0).SendUpdates(ups)
+				continue
+			}
+			good := make([]dataflow.Update, 0, len(ups)-len(bad))
+			for _, u := range ups {
+				if len(u.Val) == 0 || u.Val[0] != storedErrorMark {
+					good = append(good, u)
+				}
+			}
+			for i := range bad {
+				bad[i].Val = bad[i].Val[1:]
+			}
+			op.Output(0).SendUpdates(good)
+			op.Output(1).SendUpdates(bad)
+		}
+	}))
+	return op.Stream(0), op.Stream(1)
+}

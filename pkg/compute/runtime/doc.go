@@ -27,8 +27,18 @@
 //     below its dataflow's as_of; a dropped collection is reported once with
 //     every frontier closed. A process reports the meet over its workers.
 //   - Exactly one PeekResponse per peek UUID per process, with that
-//     process's shard merged over its workers: rows, an error, or Canceled
-//     (only after CancelPeek). A peek waits until its time is complete in
+//     process's shard merged over its workers: rows, an error, Canceled
+//     (only after CancelPeek), or a PeekStream. A peek marked Streamable
+//     (its consumer needs no total order) whose walk buffers more than
+//     peek_stash_threshold bytes becomes a stream: the walks hand over
+//     consolidated chunks of about that size into a buffer of 2 chunks per
+//     worker and park (on the offload pool, holding no goroutine) while it
+//     is full, so a streamed result holds about (3 x workers) chunks in the
+//     process whatever its size. A row may repeat across chunks. The
+//     stream ends with io.EOF, the peek's error, or context.Canceled after
+//     CancelPeek (which then sends no second response). Merging worker
+//     answers happens outside the peek lock, so one large answer does not
+//     stall the workers' steps or new peeks. A peek waits until its time is complete in
 //     the index (time < upper); it is re-examined after each worker step,
 //     and a worker steps only when something arrived, so waiting costs no
 //     polling. A time before the index's since (its as_of, advanced by
@@ -56,6 +66,9 @@
 //     peek_durations; the metrics stay with the serving runtime.
 //   - A fatal error (lost peer, corrupt exchange message, broken
 //     arrangement) is reported once through Config.OnFatal: shared fate.
+//   - Metrics.ArrangementMaintenance receives, per worker, the scheduling
+//     time of its arrange operators (sealing batches, inserting into and
+//     merging spines), sampled at most every 100 ms of worker activity.
 //
 // Testing: package runtimetest runs P runtimes of W workers in one test
 // process over an in-memory fabric with memory tables as sources; it is the

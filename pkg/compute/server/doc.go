@@ -22,5 +22,12 @@
 //     every frontier reported afresh.
 //
 // Large peek results leave as bounded stashed chunks, cut lazily by the
-// connection's sender so a result is never held twice.
+// connection's sender so a result is never held twice. A result the engine
+// streams (PeekResult.Stream, fed by the runtime's walks with backpressure)
+// is pulled by the sender only as fast as the connection drains. The
+// sender interleaves: every ordinary response queued is written before the
+// next stashed chunk, and concurrent stash jobs take turns chunk by chunk,
+// so a large result never holds the stream for the answers behind it. A
+// stash sequence ends with the final chunk, canceled, or an error (a
+// result above max_result_size found mid-stream).
 package server

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/render"
 	"github.com/tandemdb/tandem/pkg/storage"
 )
 
@@ -23,9 +24,6 @@ type Correction struct {
 	// corr is desired minus persisted, unconsolidated; times below floor()
 	// are read as floor().
 	corr []storage.Update
-	// errs are the dataflow's error rows (desired only: errors are never
-	// written).
-	errs []storage.Update
 }
 
 // NewCorrection returns the state of a writer whose dataflow started at
@@ -40,10 +38,15 @@ func (c *Correction) Known() (frontier.Time, bool) { return c.upper, c.known }
 // floor is the earliest time the writer may still write at.
 func (c *Correction) floor() frontier.Time { return max(c.upper, c.asOf) }
 
-// AddDesired adds the dataflow's output updates (ok rows) and error rows.
+// AddDesired adds the dataflow's output updates: ok rows, and error rows,
+// which are stored marked (render.StoredError) beside the ok rows so that
+// readers of the shard fail with the view's errors.
 func (c *Correction) AddDesired(ok, errs []storage.Update) {
 	c.corr = append(c.corr, ok...)
-	c.errs = append(c.errs, errs...)
+	for _, u := range errs {
+		u.Row = render.StoredError(u.Row)
+		c.corr = append(c.corr, u)
+	}
 }
 
 // LearnShard applies a read of the shard: updates at or after the
@@ -77,9 +80,8 @@ func (c *Correction) subtractPersisted(u storage.Update) {
 
 // Batch returns what to append to move the shard's upper from the known
 // upper to a new upper at most f: the consolidated correction at times
-// below it. The new upper is below f when the view is in error just before
-// f: it stops where that error began. ok is false when there is nothing
-// to advance (the shard is unknown, or already at or past f).
+// below it. ok is false when there is nothing to advance (the shard is
+// unknown, or already at or past f).
 func (c *Correction) Batch(f frontier.Frontier) (updates []storage.Update, upper frontier.Time, ok bool) {
 	ft, open := f.Time()
 	if !c.known || !open || ft <= c.upper {
@@ -87,13 +89,6 @@ func (c *Correction) Batch(f frontier.Frontier) (updates []storage.Update, upper
 	}
 	floor := c.floor()
 	c.corr = consolidateAt(c.corr, floor)
-	c.errs = consolidateAt(c.errs, floor)
-	if t, bad := erroredSince(c.errs, ft); bad {
-		ft = t
-	}
-	if ft <= c.upper {
-		return nil, 0, false
-	}
 	for _, u := range c.corr {
 		if u.Time >= ft {
 			break
@@ -146,30 +141,4 @@ func consolidateAt(us []storage.Update, floor frontier.Time) []storage.Update {
 	}
 	clear(us[len(out):])
 	return out
-}
-
-// erroredSince returns the time from which the accumulated error
-// collection (consolidated, sorted by time) is non-empty without
-// interruption up to (excluding) f, if it is non-empty just before f.
-// Errors that were retracted before f do not stop the writer: stalling on
-// them would stop the view forever.
-func erroredSince(errs []storage.Update, f frontier.Time) (frontier.Time, bool) {
-	acc := map[string]int64{}
-	var start frontier.Time
-	for i := 0; i < len(errs) && errs[i].Time < f; {
-		t := errs[i].Time
-		was := len(acc) > 0
-		for ; i < len(errs) && errs[i].Time == t; i++ {
-			k := string(errs[i].Row)
-			if n := acc[k] + errs[i].Diff; n != 0 {
-				acc[k] = n
-			} else {
-				delete(acc, k)
-			}
-		}
-		if !was && len(acc) > 0 {
-			start = t
-		}
-	}
-	return start, len(acc) > 0
 }

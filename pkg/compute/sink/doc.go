@@ -23,11 +23,9 @@
 // equal the view's (U0: the upper when the writer started); nothing is
 // written twice because a writer whose append lost re-reads what the
 // winner wrote and subtracts it; the shard's upper never regresses (it is
-// only moved by successful appends). While the view's error collection is
-// not empty the upper stops at the time the error began, so a read at a
-// later time waits rather than seeing contents that hide the error; once
-// the error is retracted the writer continues (the times in between then
-// read as the view's ok rows). A dataflow whose frontier closed (a constant
-// view) has its upper follow the wall clock. Cost: the writer keeps the
-// shard's contents in memory (one map entry per distinct row).
+// only moved by successful appends). The view's error rows are written too,
+// marked (render.StoredError), so readers of the shard fail with them. A
+// dataflow whose frontier closed (a constant view) has its upper follow the
+// wall clock. Cost: the writer keeps the shard's contents in memory (one
+// map entry per distinct row).
 package sink

@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr/testr"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/render"
 	"github.com/tandemdb/tandem/pkg/storage"
 )
 
@@ -291,21 +292,29 @@ func TestCorrectsAWrongShard(t *testing.T) {
 	}
 }
 
-// TestErrorsStallTheUpper: while the view has an error, the upper does not
-// pass the time it began; once retracted, the writer continues.
-func TestErrorsStallTheUpper(t *testing.T) {
+// TestErrorsAreStored: the view's error rows are stored, marked, beside
+// its ok rows, and retracted with them.
+func TestErrorsAreStored(t *testing.T) {
+	ctx := context.Background()
 	st := newStore(t, "u9", 10)
 	w := startWriter(t, st, 10)
 	defer w.Close()
-	boom := []storage.Update{{Row: []byte("division by zero"), Time: 13, Diff: 1}}
-	w.Push([]storage.Update{{Row: []byte("a"), Time: 10, Diff: 1}}, boom, frontier.At(20))
-	waitUpper(t, st, "u9", 13)
-	time.Sleep(20 * time.Millisecond)
-	if _, upper, _ := st.Frontiers("u9"); upper != frontier.At(13) {
-		t.Fatalf("upper %v passed the error at 13", upper)
-	}
-	w.Push(nil, []storage.Update{{Row: []byte("division by zero"), Time: 20, Diff: -1}}, frontier.At(30))
+	boom := []byte("division by zero")
+	w.Push([]storage.Update{{Row: []byte("a"), Time: 10, Diff: 1}}, []storage.Update{{Row: boom, Time: 13, Diff: 1}}, frontier.At(20))
+	waitUpper(t, st, "u9", 20)
+	w.Push(nil, []storage.Update{{Row: boom, Time: 20, Diff: -1}}, frontier.At(30))
 	waitUpper(t, st, "u9", 30)
+	stored := string(render.StoredError(boom))
+	for ts, want := range map[frontier.Time]string{12: "[a:1]", 13: "[a:1 " + stored + ":1]", 19: "[a:1 " + stored + ":1]", 20: "[a:1]"} {
+		snap, _ := st.Snapshot(ctx, "u9", ts)
+		got := map[string]int64{}
+		for _, u := range snap {
+			got[string(u.Row)] += u.Diff
+		}
+		if fmt.Sprint(sorted(got)) != want {
+			t.Fatalf("shard at %d = %v, want %s", ts, sorted(got), want)
+		}
+	}
 }
 
 // TestDroppedShardEndsTheWriter: dropping the shard stops the writer

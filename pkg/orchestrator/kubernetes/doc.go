@@ -13,7 +13,9 @@
 //     keeps owning their shape.
 //   - SetHydrated applies the Hydrated condition on the status subresource with a separate
 //     field manager; conditions are a map list keyed by type, so the operator's conditions
-//     and the controller's never overwrite each other.
+//     and the controller's never overwrite each other. The controller calls it for every
+//     replica several times a second (controller.ReportHydration); a report the cached
+//     object already carries, for the same generation, writes nothing.
 //
 // Invariants:
 //   - Reads go through the client given to New (an informer-backed cache in production);

@@ -328,3 +328,29 @@ func (o *Orchestrator) findIn(ctx context.Context, r client.Reader, id orchestra
 	}
 	return nil, orchestrator.ErrNotFound
 }
+
+// AdoptedReplicas adopts, as ListReplicas does, the user-applied replicas of known clusters,
+// and returns the configs of every replica this controller manages that a user applied
+// (created replicas are left out). The controller imports these into its catalog, so that
+// it connects to them, reports their hydration and rolls them with the others.
+func (o *Orchestrator) AdoptedReplicas(ctx context.Context) ([]orchestrator.ReplicaConfig, error) {
+	ids, err := o.ListReplicas(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []orchestrator.ReplicaConfig
+	for _, id := range ids {
+		cr, err := o.find(ctx, id)
+		switch {
+		case errors.Is(err, orchestrator.ErrNotFound):
+			continue // deleted since the list
+		case err != nil:
+			return nil, fmt.Errorf("adopted replicas: %w", err)
+		case cr.DeletionTimestamp != nil || !IsManagedBy(cr, o.opts.ControllerName):
+			continue
+		case cr.Annotations[AnnotationAdoptedBy] != "":
+			out = append(out, StatusOf(cr).Config)
+		}
+	}
+	return out, nil
+}

@@ -27,14 +27,16 @@
 //     semi-joins (Join with the distinct subquery keys) and anti-joins
 //     (Union with the Negate of the semi-join);
 //   - other subqueries in expressions (scalar, IN / NOT IN with SQL's
-//     NULL rules, EXISTS) to columns added to the relation the expression
-//     is evaluated over: a marker from a semi-join and per-key counts
-//     (subquery.go); a scalar subquery's value is single_value(count,
+//     NULL rules, op ANY/ALL, EXISTS) to columns added to the relation
+//     the expression is evaluated over: a marker from a semi-join and
+//     per-key counts, min and max (subquery.go); a scalar subquery's value is single_value(count,
 //     max), an expression that raises 21000 per row while the subquery
 //     has several rows, so maintained dataflows report it through their
 //     error collection and retract it;
 //   - subqueries correlated by inner = outer equalities AND-ed into their
-//     WHERE to the same joins, keyed by the correlation columns;
+//     WHERE to the same joins, keyed by the correlation columns, and
+//     correlated aggregates to a Reduce by those columns whose missing
+//     keys get the aggregates of an empty input (correlate.go);
 //   - DISTINCT to Distinct; UNION [ALL], EXCEPT [ALL] and INTERSECT [ALL]
 //     to Union, Negate, Threshold and Distinct;
 //   - ORDER BY / LIMIT / OFFSET of the outermost query to a Finishing

@@ -228,7 +228,7 @@ func attachPerKey(r *rel, lk []expr.Expr, g plan.Plan, types []row.ColumnType, d
 		desc := row.RelationDesc{Names: make([]string, nv), Types: types}
 		vals := make([]row.Datum, nv)
 		for i, d := range defaults {
-			vals[i] = d.Value
+			vals[i] = d.Value // defaults are literals; a typed NULL's Value is NULL
 		}
 		proj := make([]int, nv)
 		for i := range proj {
