@@ -199,8 +199,8 @@ func TestKubernetesOperatorAndController(t *testing.T) {
 	})
 	h.eventually("blue in SHOW CLUSTER REPLICAS", func() error {
 		got, err := h.showReplicas(conn)
-		if err != nil || !slices.Contains(got, "default.blue 1x1") {
-			return fmt.Errorf("SHOW CLUSTER REPLICAS: %v (%v), want default.blue 1x1 among them", got, err)
+		if err != nil || !slices.Contains(got, "default.blue 1") {
+			return fmt.Errorf("SHOW CLUSTER REPLICAS: %v (%v), want default.blue 1 (1 process x 1 worker) among them", got, err)
 		}
 		return nil
 	})

@@ -4,7 +4,8 @@
 // with --orchestrator=kubernetes, ComputeReplica resources that the operator
 // turns into pods; then the controller also reports every replica's
 // hydration as its Hydrated condition, which the operator's rollouts wait
-// for. See docs/design/kubernetes-orchestrator.md.
+// for, and it imports ComputeReplicas users applied for its clusters into its
+// catalog (adopt.go). See docs/design/kubernetes-orchestrator.md.
 package main
 
 import (

@@ -105,6 +105,7 @@ func newRealEnv(t *testing.T, orch *process.Orchestrator) *realEnv {
 	e := &realEnv{t: t, orch: orch}
 	if orch == nil {
 		e.logs = t.TempDir()
+		t.Cleanup(func() { dumpReplicaLogs(t, e.logs) })
 		o, err := process.New(process.Config{ReplicaBinary: realReplica(t), Log: testr.New(t).WithName("orch"),
 			LogDir: e.logs, MinBackoff: 50 * time.Millisecond})
 		if err != nil {
@@ -121,6 +122,25 @@ func newRealEnv(t *testing.T, orch *process.Orchestrator) *realEnv {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// dumpReplicaLogs shows the tail of each replica log of a failed test:
+// the replicas' own errors are not in the test's output otherwise.
+func dumpReplicaLogs(t *testing.T, dir string) {
+	if !t.Failed() {
+		return
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if len(b) > 4000 {
+			b = b[len(b)-4000:]
+		}
+		t.Logf("%s (last lines):\n%s", filepath.Base(f), b)
+	}
 }
 
 func (e *realEnv) replica(name string, processes, workers int) orchestrator.ReplicaConfig {

@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/tandemdb/tandem/pkg/compute/controller"
+	"github.com/tandemdb/tandem/pkg/compute/controller/testparams"
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -70,13 +71,14 @@ func BenchmarkLookupsBehindLargeScan(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer orch.Close()
-	ctl := controller.New(controller.Config{Log: logr.Discard(), Orchestrator: orch})
+	ctl := controller.New(controller.Config{Log: logr.Discard(), Orchestrator: orch, Parameters: testparams.Parameters(b)})
 	ctl.Start()
 	defer ctl.Close()
 	if err := ctl.CreateCluster("default"); err != nil {
 		b.Fatal(err)
 	}
-	if err := ctl.CreateReplica(context.Background(), orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "default", Replica: "r1"}, Processes: 1, Workers: 2}); err != nil {
+	if err := ctl.CreateReplica(context.Background(), orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "default", Replica: "r1"}, Processes: 1, Workers: 2,
+		Interactive: testparams.Interactive(b)}); err != nil {
 		b.Fatal(err)
 	}
 	start := frontier.Time(time.Now().UnixMilli()) - 1000

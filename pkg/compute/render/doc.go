@@ -37,8 +37,9 @@
 // Memory. Operators decode only the columns their expressions read
 // (rowDecoder): decoding a text or bytes datum with an escaped byte copies
 // it, so a full decode of a wide row copies its payload. Arrange sums
-// equal pending updates once enough wait for the frontier (a one-shot
-// count(*) then holds one pending update, not one per row).
+// equal pending updates once enough wait for the frontier and a sample
+// shows repeats (a one-shot count(*) then holds one pending update, not
+// one per row; distinct updates are never sorted for nothing).
 //
 // Invariants: every worker renders identically (operator order is a pure
 // function of the description); nothing here blocks; Drop releases every

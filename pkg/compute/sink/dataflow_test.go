@@ -3,18 +3,21 @@ package sink
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr/testr"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/render"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/runtimetest"
 	"github.com/tandemdb/tandem/pkg/storage"
 )
 
@@ -149,5 +152,34 @@ func TestDataflowWritesItsViewAndResumes(t *testing.T) {
 		if got != w {
 			t.Fatalf("shard at %d = %q, want %q", ts, got, w)
 		}
+	}
+}
+
+// TestStoredErrorsFailReads reads a shard holding a marked error row (as a
+// view in error stores it) through a table source import: the dataflow's
+// index carries the error, so a peek fails with it, and the ok rows are
+// unaffected once it is retracted.
+func TestStoredErrorsFailReads(t *testing.T) {
+	h := runtimetest.New(t, runtimetest.Options{Workers: 2})
+	tbl := h.Table(tableID)
+	idx := plan.User(7)
+	h.MustCreate(plan.DataflowDescription{
+		ID: idx, DebugName: "read view", Class: plan.ClassMaintained,
+		SourceImports: []plan.SourceImport{{ID: tableID, Desc: oneCol, Connection: plan.SourceConnection{Kind: plan.SourceTable}}},
+		IndexExports:  []plan.IndexExport{{ID: idx, On: tableID, Key: []expr.Expr{expr.Column(0)}}},
+		AsOf:          frontier.At(1), Until: frontier.Closed(),
+	})
+	stored := render.StoredError(render.ErrorRow(&expr.EvalError{Code: expr.CodeDivisionByZero, Msg: "division by zero"}))
+	if err := tbl.Append([]dataflow.Update{at(intRow(1), 1, 1), {Val: stored, Time: 2, Diff: 1}, {Val: stored, Time: 4, Diff: -1}}, frontier.At(5)); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := h.Peek(idx, 1, nil); err != nil || len(rows) != 1 {
+		t.Fatalf("read before the error: %v, %v", rows, err)
+	}
+	if _, err := h.Peek(idx, 3, nil); err == nil || !strings.Contains(err.Error(), "division by zero") {
+		t.Fatalf("read of the stored error: %v, want division by zero", err)
+	}
+	if rows, err := h.Peek(idx, 4, nil); err != nil || len(rows) != 1 {
+		t.Fatalf("read after the error was retracted: %v, %v", rows, err)
 	}
 }

@@ -10,7 +10,8 @@
 //     the replica.
 //   - ListReplicas adopts replicas a user applied for a known cluster: it labels them, and
 //     from then on owns only the labels and spec.interactiveRuntime; the user's manifest
-//     keeps owning their shape.
+//     keeps owning their shape. AdoptedReplicas returns them, for the controller to add to
+//     its catalog.
 //   - SetHydrated applies the Hydrated condition on the status subresource with a separate
 //     field manager; conditions are a map list keyed by type, so the operator's conditions
 //     and the controller's never overwrite each other. The controller calls it for every

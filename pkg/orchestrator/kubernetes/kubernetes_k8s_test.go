@@ -512,3 +512,25 @@ func TestAdoptionUIDPrecondition(t *testing.T) {
 		t.Errorf("recreated replica adopted through a stale read: %v", cr.Labels)
 	}
 }
+
+func TestAdoptedReplicas(t *testing.T) {
+	f := newFixture(t)
+	f.ensure(orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "prod", Replica: "r1"}, Processes: 1, Workers: 1})
+	f.userApply("blue", "prod", nil)                      // adopted: prod has a managed replica
+	f.userApply("staging-r1", "staging", nil)             // unknown cluster: left alone
+	f.userApply("prod-theirs", "prod", map[string]string{ // another controller's
+		v1alpha1.LabelManagedBy: "other-controller"})
+
+	// Only user-applied replicas, with their manifest's shape; the created r1 is not one.
+	want := []orchestrator.ReplicaConfig{{ID: orchestrator.ReplicaID{Cluster: "prod", Replica: "blue"}, Processes: 3, Workers: 2, LogLevel: "info"}}
+	eventually(t, "adopted replicas", func() error {
+		got, err := f.orch.AdoptedReplicas(f.ctx)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("adopted %+v, want %+v", got, want)
+		}
+		return nil
+	})
+}
