@@ -27,6 +27,17 @@ func (s *gateSink) Put(rows []peek.RowCount, resume func()) bool {
 	return false
 }
 
+// resumeParked resumes the walks parked so far.
+func (s *gateSink) resumeParked() {
+	s.mu.Lock()
+	rs := s.resumes
+	s.resumes = nil
+	s.mu.Unlock()
+	for _, r := range rs {
+		r()
+	}
+}
+
 // next waits for a parked walk and resumes it; false when none parked in
 // time.
 func (s *gateSink) next() bool {
@@ -77,16 +88,18 @@ func TestChunkedWalkParksAndResumes(t *testing.T) {
 		t.Fatalf("walk behind a parked one: %v", err)
 	}
 	var rest []peek.RowCount
+	deadline := time.After(10 * time.Second)
+wait:
 	for {
 		select {
 		case rest = <-done:
+			break wait
+		case <-deadline:
+			t.Fatalf("walk not finished after %d chunks", len(sink.chunks))
 		default:
-			if !sink.next() {
-				t.Fatalf("walk neither parked nor finished after %d chunks", len(sink.chunks))
-			}
-			continue
 		}
-		break
+		sink.resumeParked()
+		time.Sleep(100 * time.Microsecond)
 	}
 	parts := append(sink.chunks, rest)
 	got, err := peek.Merge(0, parts...)
