@@ -61,6 +61,10 @@ type Config struct {
 	Parameters map[string]string
 	// Metrics receives counters and gauges; nil disables them.
 	Metrics *Metrics
+	// RolloutLogInterval is how often a replica rollout waiting for a
+	// replica to reconnect and hydrate logs that it still waits (default
+	// 30s).
+	RolloutLogInterval time.Duration
 }
 
 func (c *Config) defaults() {
@@ -81,6 +85,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxReconnectBackoff <= 0 {
 		c.MaxReconnectBackoff = 2 * time.Second
+	}
+	if c.RolloutLogInterval <= 0 {
+		c.RolloutLogInterval = 30 * time.Second
 	}
 }
 
@@ -120,6 +127,9 @@ type Controller struct {
 // testHooks lets tests remove one mechanism to show a test catches it.
 type testHooks struct {
 	skipPeekHoldRelease bool
+	// skipReplicaImportHolds leaves out the per-replica holds on
+	// dataflows' storage imports (replicaholds.go).
+	skipReplicaImportHolds bool
 }
 
 // cluster is one compute cluster: replicas that all run the same dataflows.
@@ -411,6 +421,9 @@ func (c *Controller) updateSinceLocked(col *collection) {
 		cl := c.clusters[col.cluster]
 		if cl == nil {
 			break
+		}
+		if next.IsClosed() && col.dataflow != nil {
+			c.maybeReleaseDroppedDataflowLocked(cl, col.dataflow)
 		}
 		cmd := &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{
 			Id: col.id, Frontier: protocol.FrontierToProto(next),

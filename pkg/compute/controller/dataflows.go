@@ -123,6 +123,11 @@ func (c *Controller) createDataflowLocked(cl *cluster, df Dataflow, asOf frontie
 	c.seq++
 	d := &dataflow{desc: df, asOf: asOf, class: df.Class, seq: c.seq}
 	cl.dataflows[df.ID] = d
+	for _, r := range cl.replicas {
+		// Each replica reads the storage imports from asOf, however long
+		// its first read takes.
+		c.holdImportsLocked(r, d, asOf)
+	}
 	for i, e := range df.exports() {
 		col := newCollection(e, kindCompute, asOf, lag)
 		col.cluster = cl.name

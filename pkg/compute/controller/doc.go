@@ -12,6 +12,14 @@
 //     starts a new epoch whose reports are tracked separately from the
 //     collection's frontier.
 //   - A collection holds its inputs at its own since.
+//   - Every replica holds, per dataflow, each storage collection the
+//     dataflow imports: at the as_of it was sent until it reports progress,
+//     then one below its reported input frontier; kept across reconnects,
+//     released when the dataflow or the replica is dropped. So a slow
+//     replica's first storage read never finds the as_of compacted away.
+//   - A replica rollout (RollReplicas) rolls one replica at a time and
+//     never gives up waiting for one to come back hydrated; it skips
+//     dropped replicas and is superseded by a newer roll.
 //   - Every ReadHold handed out is released exactly once (Release is
 //     idempotent); a peek's hold is released only after its result has been
 //     delivered or the peek was abandoned.

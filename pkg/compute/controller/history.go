@@ -42,17 +42,12 @@ func (c *Controller) historyForLocked(cl *cluster, name string) []*computepb.Com
 	}
 	slices.SortFunc(dfs, func(a, b *dataflow) int { return int(a.seq) - int(b.seq) })
 	for _, df := range dfs {
-		asOf := frontier.Closed()
-		for _, e := range df.desc.exports() {
-			if col, ok := c.collections[e]; ok {
-				asOf = frontier.Meet(asOf, col.since)
-			}
-		}
-		t, ok := asOf.Time()
+		asOf := c.exportsSinceLocked(df)
+		t, ok := c.historyAsOfLocked(df)
 		if !ok {
 			continue // dropped everywhere but not yet forgotten
 		}
-		body, err := df.desc.Encode(max(t, df.asOf), df.class)
+		body, err := df.desc.Encode(t, df.class)
 		if err != nil {
 			c.log.Error(err, "Failed to encode a dataflow for the history", "dataflow", df.desc.ID)
 			continue
@@ -79,6 +74,28 @@ func (c *Controller) historyForLocked(cl *cluster, name string) []*computepb.Com
 		cmds = append(cmds, p.cmd)
 	}
 	return cmds
+}
+
+// exportsSinceLocked is the meet of df's exports' sinces.
+func (c *Controller) exportsSinceLocked(df *dataflow) frontier.Frontier {
+	asOf := frontier.Closed()
+	for _, e := range df.desc.exports() {
+		if col, ok := c.collections[e]; ok {
+			asOf = frontier.Meet(asOf, col.since)
+		}
+	}
+	return asOf
+}
+
+// historyAsOfLocked is the as_of df is replayed at: the meet of its
+// exports' sinces, never before its original as_of; false once every
+// export's since is closed.
+func (c *Controller) historyAsOfLocked(df *dataflow) (frontier.Time, bool) {
+	t, ok := c.exportsSinceLocked(df).Time()
+	if !ok {
+		return 0, false
+	}
+	return max(t, df.asOf), true
 }
 
 // HistorySize returns the length of a cluster's reduced history.

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,9 +10,9 @@ import (
 	"github.com/tandemdb/tandem/pkg/orchestrator"
 )
 
-// rolloutTimeout bounds how long a replica reconfiguration waits for the
-// new incarnation to connect and hydrate before moving on.
-const rolloutTimeout = 2 * time.Minute
+// errReplicaGone is returned by ReconfigureReplica when the replica (or its
+// cluster) was dropped while the rollout waited for it.
+var errReplicaGone = errors.New("replica was dropped")
 
 // Parameter returns a system parameter's value ("" when unset).
 func (c *Controller) Parameter(name string) string {
@@ -41,7 +42,11 @@ func (c *Controller) SetParameter(name, value string) {
 // RollReplicas applies changed replica configs one replica at a time in
 // the background (ReconfigureReplica each), so that a cluster keeps a
 // hydrated replica throughout and the caller is not blocked by the
-// rollout. A newer roll supersedes an older one still in progress.
+// rollout. It does not give up on a replica that is slow to come back (a
+// pod start on Kubernetes can take minutes): it waits, logging progress
+// every RolloutLogInterval, and rolls the rest once it is back, so a roll
+// never stops partway. A replica dropped meanwhile is skipped. A newer roll
+// supersedes an older one still in progress; Close stops it.
 func (c *Controller) RollReplicas(cfgs []orchestrator.ReplicaConfig) {
 	c.mu.Lock()
 	if c.rollCancel != nil {
@@ -54,12 +59,19 @@ func (c *Controller) RollReplicas(cfgs []orchestrator.ReplicaConfig) {
 	go func() {
 		defer c.wg.Done()
 		defer cancel()
-		for _, cfg := range cfgs {
-			if err := c.ReconfigureReplica(ctx, cfg); err != nil {
-				if ctx.Err() == nil {
-					c.log.Error(err, "Failed to roll a replica", "replica", cfg.ID.String())
-				}
-				return
+		for i, cfg := range cfgs {
+			err := c.ReconfigureReplica(ctx, cfg)
+			switch {
+			case ctx.Err() != nil:
+				return // superseded or closing
+			case errors.Is(err, errReplicaGone), errors.Is(err, ErrUnknownCluster):
+				c.log.Info("Replica dropped during a rollout; skipping it", "replica", cfg.ID.String())
+			case err != nil:
+				// The orchestrator refused the config: the next replicas
+				// still get theirs (this one keeps running as it was).
+				c.log.Error(err, "Failed to roll a replica", "replica", cfg.ID.String())
+			default:
+				c.log.Info("Rolled a replica", "replica", cfg.ID.String(), "done", i+1, "of", len(cfgs))
 			}
 		}
 	}()
@@ -69,8 +81,9 @@ func (c *Controller) RollReplicas(cfgs []orchestrator.ReplicaConfig) {
 // orchestrator (which replaces the processes) and waits until the replica
 // reconnected and hydrated every collection, so that callers rolling
 // several replicas do it one at a time and a cluster keeps a hydrated
-// replica throughout. It fails when that does not happen within the
-// rollout timeout.
+// replica throughout. It waits as long as that takes (logging every
+// RolloutLogInterval) until ctx ends; it fails with errReplicaGone if the
+// replica is dropped meanwhile.
 func (c *Controller) ReconfigureReplica(ctx context.Context, cfg orchestrator.ReplicaConfig) error {
 	c.mu.Lock()
 	cl, err := c.clusterLocked(cfg.ID.Cluster)
@@ -81,30 +94,42 @@ func (c *Controller) ReconfigureReplica(ctx context.Context, cfg orchestrator.Re
 	r, ok := cl.replicas[cfg.ID.Replica]
 	if !ok {
 		c.mu.Unlock()
-		return fmt.Errorf("reconfigure %s: no such replica", cfg.ID)
+		return fmt.Errorf("reconfigure %s: %w", cfg.ID, errReplicaGone)
 	}
 	if r.cfg == cfg {
 		c.mu.Unlock()
 		return nil
 	}
+	old := r.cfg
 	r.cfg = cfg // connectOnce reads it under the same mutex
 	epoch := r.epoch
 	c.mu.Unlock()
 	if err := c.cfg.Orchestrator.EnsureReplica(ctx, cfg); err != nil {
-		return fmt.Errorf("reconfigure %s: %w", cfg.ID, err)
-	}
-	deadline := time.Now().Add(rolloutTimeout)
-	for time.Now().Before(deadline) {
+		// The processes were not replaced: remember the old config, so a
+		// later roll applies this one again instead of skipping it.
 		c.mu.Lock()
-		done := r.epoch > epoch && r.conns != nil
-		for _, col := range c.collections {
-			if done && col.kind == kindCompute && !col.introspection && col.cluster == cl.name && !col.dropped && !r.hydratedLocked(col) {
-				done = false
-			}
+		if r.cfg == cfg {
+			r.cfg = old
 		}
 		c.mu.Unlock()
+		return fmt.Errorf("reconfigure %s: %w", cfg.ID, err)
+	}
+	start := time.Now()
+	nextLog := start.Add(c.cfg.RolloutLogInterval)
+	for {
+		done, gone, waiting := c.rolled(cl, r, epoch)
+		if gone {
+			return fmt.Errorf("reconfigure %s: %w", cfg.ID, errReplicaGone)
+		}
 		if done {
 			return nil
+		}
+		if now := time.Now(); !now.Before(nextLog) {
+			// Keep waiting: rolling the next replica too could leave the
+			// cluster without a hydrated replica.
+			c.log.Info("Replica rollout waiting for the replica to reconnect and hydrate",
+				"replica", cfg.ID.String(), "elapsed", now.Sub(start).Round(time.Second).String(), "waiting", waiting)
+			nextLog = now.Add(c.cfg.RolloutLogInterval)
 		}
 		select {
 		case <-ctx.Done():
@@ -112,7 +137,24 @@ func (c *Controller) ReconfigureReplica(ctx context.Context, cfg orchestrator.Re
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	// Stop the rollout here: rolling the next replica too could leave the
-	// cluster without a hydrated replica.
-	return fmt.Errorf("reconfigure %s: not connected and hydrated within %v; rollout stopped", cfg.ID, rolloutTimeout)
+}
+
+// rolled reports whether replica r reconnected after epoch and
+// hydrated every collection of its cluster, whether it (or the cluster)
+// was dropped, and otherwise what it waits for.
+func (c *Controller) rolled(cl *cluster, r *replica, epoch uint64) (done, gone bool, waiting string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.clusters[cl.name] != cl || cl.replicas[r.cfg.ID.Replica] != r {
+		return false, true, ""
+	}
+	if r.epoch <= epoch || r.conns == nil {
+		return false, false, "connection"
+	}
+	for _, col := range c.collections {
+		if col.kind == kindCompute && !col.introspection && col.cluster == cl.name && !col.dropped && !r.hydratedLocked(col) {
+			return false, false, "hydration of " + col.id
+		}
+	}
+	return true, false, ""
 }

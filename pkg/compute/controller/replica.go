@@ -35,6 +35,10 @@ type replica struct {
 	frontiers map[string]*replicaFrontiers
 	// hydrationMs is the replica's own hydration report (introspection).
 	status map[string]*computepb.CollectionStatus
+	// importHolds are this replica's holds on its dataflows' storage
+	// imports, by dataflow id (see replicaholds.go). They outlive
+	// connections and go with the dataflow or the replica.
+	importHolds map[string]dataflowImportHolds
 }
 
 // replicaFrontiers are one collection's frontiers on one replica: per
@@ -201,6 +205,7 @@ func (r *replica) connectOnce(ctx context.Context) error {
 	r.frontiers = map[string]*replicaFrontiers{}
 	r.status = map[string]*computepb.CollectionStatus{}
 	history := c.historyForLocked(r.cluster, r.cfg.ID.Replica)
+	c.holdHistoryImportsLocked(r)
 	for _, p := range conns {
 		p.enqueue(&computepb.Command{Kind: &computepb.Command_Hello{Hello: &computepb.Hello{Nonce: newUUID()}}})
 		for _, cmd := range history {
@@ -332,6 +337,7 @@ func (c *Controller) handleFrontiersLocked(r *replica, proc int, f *computepb.Fr
 		return
 	}
 	c.advanceWriteLocked(col, rf.write)
+	c.advanceImportHoldsLocked(r, col)
 	if rf.write.IsClosed() {
 		c.maybeRemoveLocked(col)
 	}
@@ -381,9 +387,10 @@ func (c *Controller) CreateReplica(ctx context.Context, cfg orchestrator.Replica
 	rctx, cancel := context.WithCancel(c.ctx)
 	r := &replica{
 		ctl: c, cluster: cl, cfg: cfg, cancel: cancel, done: make(chan struct{}),
-		log:       c.log.WithValues("replica", cfg.ID.String()),
-		frontiers: map[string]*replicaFrontiers{},
-		status:    map[string]*computepb.CollectionStatus{},
+		log:         c.log.WithValues("replica", cfg.ID.String()),
+		frontiers:   map[string]*replicaFrontiers{},
+		status:      map[string]*computepb.CollectionStatus{},
+		importHolds: map[string]dataflowImportHolds{},
 	}
 	cl.replicas[cfg.ID.Replica] = r
 	c.cfg.Metrics.replicas(c.clusters)
@@ -413,6 +420,8 @@ func (c *Controller) DropReplica(ctx context.Context, cluster, name string) erro
 	<-r.done
 	c.mu.Lock()
 	c.replicaDisconnectedLocked(r)
+	// Its dataflows no longer read storage.
+	c.releaseAllImportHoldsLocked(r)
 	// Reads addressed to this replica alone can no longer be answered.
 	for _, p := range cl.peeks {
 		if p.replica == name {

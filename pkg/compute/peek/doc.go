@@ -24,4 +24,9 @@
 // A row may then appear in several chunks (consolidation is per chunk); the
 // size bound still covers the whole walk. Merge combines parts that are in
 // row order by a k-way merge, without hashing.
+//
+// A top-k walk (Options.TopK, for an ordered peek with a limit) keeps only
+// the first Limit rows in the order, counting multiplicities, in a heap with
+// the worst kept row on top: a row behind the kept ones once they make up
+// the limit is dropped, so the walk holds at most Limit distinct rows.
 package peek

@@ -46,6 +46,10 @@ type Options struct {
 	// within a chunk only, so one row may appear in several chunks; the
 	// size bound still applies to the whole walk.
 	ChunkBytes int
+	// TopK, if set, keeps only the first rows of the result in an order
+	// (an ordered peek with a limit); see TopK. Not combined with
+	// ChunkBytes.
+	TopK *TopK
 }
 
 // Walk is a resumable read of one arrangement shard as of one time.
@@ -62,6 +66,7 @@ type Walk struct {
 	size     int // of every distinct row buffered so far, flushed or not
 	buffered int // of the rows in counts
 	scratch  []byte
+	top      *topState // set with Options.TopK
 	err      error
 	done     bool
 }
@@ -69,6 +74,9 @@ type Walk struct {
 // NewWalk prepares a walk over r (already validated as readable at r.Time).
 func NewWalk(r trace.Read, opts Options) *Walk {
 	w := &Walk{batches: r.Batches, t: r.Time, opts: opts, counts: map[string]int64{}}
+	if opts.TopK != nil {
+		w.top = &topState{spec: *opts.TopK}
+	}
 	if opts.Keys != nil {
 		keys := slices.Clone(opts.Keys)
 		slices.SortFunc(keys, bytes.Compare)
@@ -166,6 +174,9 @@ func (w *Walk) visit(key, val []byte, diff int64) error {
 			return nil
 		}
 		out = o
+	}
+	if w.top != nil {
+		return w.visitTop(out, diff)
 	}
 	c, seen := w.counts[string(out)]
 	if !seen {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/trace"
 )
@@ -218,4 +219,69 @@ func chunkTestRead(t *testing.T, n int) trace.Read {
 	b1 := mkBatch(t, 0, 10, sortUpds(u1)...)
 	b2 := mkBatch(t, 10, 30, sortUpds(u2)...)
 	return trace.Read{Batches: []*batch.Batch{b1, b2}, Time: 20}
+}
+
+// TestWalkTopK: a walk keeping the top k rows in an order yields, after
+// the finishing, exactly what the full walk yields, and never holds more
+// than k distinct rows; with duplicates produced by a projection too.
+func TestWalkTopK(t *testing.T) {
+	r := chunkTestRead(t, 400)
+	project := func(key, val, dst []byte) ([]byte, bool, error) {
+		ds, err := row.Row(val).Unpack()
+		if err != nil {
+			return nil, false, err
+		}
+		// (v % 13, k % 5): many keys map to one output row.
+		return append(dst, row.Pack(row.Int64(ds[1].Int64()%13), row.Int64(ds[0].Int64()%5))...), true, nil
+	}
+	for _, tc := range []struct {
+		name      string
+		transform Transform
+		order     []plan.ColumnOrder
+		limit     int64
+	}{
+		{name: "desc", order: []plan.ColumnOrder{{Column: 1, Desc: true}}, limit: 10},
+		{name: "asc limit 1", order: []plan.ColumnOrder{{Column: 0}}, limit: 1},
+		{name: "limit 0", order: []plan.ColumnOrder{{Column: 0}}, limit: 0},
+		{name: "projected duplicates", transform: project, order: []plan.ColumnOrder{{Column: 0, Desc: true}, {Column: 1}}, limit: 25},
+		{name: "limit above the result", transform: project, order: []plan.ColumnOrder{{Column: 1}}, limit: 100000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fin := &plan.Finishing{Order: tc.order, Limit: &tc.limit}
+			finish := func(rows []RowCount) string {
+				prs := make([]plan.RowCount, len(rows))
+				for i, rc := range rows {
+					prs[i] = plan.RowCount{Row: rc.Row, Count: rc.Count}
+				}
+				out, err := fin.Apply(prs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := ""
+				for _, rc := range out {
+					s += fmt.Sprintf("%s x%d;", rc.Row, rc.Count)
+				}
+				return s
+			}
+			full := NewWalk(r, Options{Transform: tc.transform})
+			full.Step(0)
+			want, err := full.Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := NewWalk(r, Options{Transform: tc.transform, TopK: &TopK{Limit: tc.limit, Order: tc.order}})
+			for !w.Step(13) {
+				if int64(len(w.counts)) > max(tc.limit, 0) {
+					t.Fatalf("holding %d distinct rows with limit %d", len(w.counts), tc.limit)
+				}
+			}
+			got, err := w.Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if finish(got) != finish(want) {
+				t.Fatalf("top-k walk %s\nwant %s", finish(got), finish(want))
+			}
+		})
+	}
 }

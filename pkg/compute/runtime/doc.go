@@ -38,7 +38,8 @@
 //     stream ends with io.EOF, the peek's error, or context.Canceled after
 //     CancelPeek (which then sends no second response). Merging worker
 //     answers happens outside the peek lock, so one large answer does not
-//     stall the workers' steps or new peeks. A peek waits until its time is complete in
+//     stall the workers' steps or new peeks. A peek with TopK set (an
+//     ordered peek with a limit) keeps at most that many rows per walk. A peek waits until its time is complete in
 //     the index (time < upper); it is re-examined after each worker step,
 //     and a worker steps only when something arrived, so waiting costs no
 //     polling. A time before the index's since (its as_of, advanced by

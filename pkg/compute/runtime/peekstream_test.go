@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/peek"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
 	"github.com/tandemdb/tandem/pkg/compute/runtime/runtimetest"
@@ -159,5 +161,39 @@ func TestStreamResultTooLarge(t *testing.T) {
 	_, err := h.AwaitPeek(h.StartPeek(index, at, &runtimetest.PeekRequest{Streamable: true}))
 	if err == nil {
 		t.Fatal("a streamed result above the maximum succeeded")
+	}
+}
+
+// TestTopKPeek: an ordered peek with a limit returns, in every shape, at
+// least the rows the order and limit select (each worker keeps its own
+// top k), and at most k per worker.
+func TestTopKPeek(t *testing.T) {
+	for _, o := range shapes() {
+		t.Run(name(o), func(t *testing.T) {
+			h := runtimetest.New(t, o)
+			at := loadIndex(t, h, 2000)
+			order := []plan.ColumnOrder{{Column: 0, Desc: true}}
+			rows, err := h.Peek(index, at, &runtimetest.PeekRequest{TopK: &peek.TopK{Limit: 5, Order: order}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			workers := max(o.Workers, 1) * max(o.Processes, 1)
+			if len(rows) < 5 || len(rows) > 5*workers {
+				t.Fatalf("%d rows from %d workers with limit 5", len(rows), workers)
+			}
+			keys := map[int64]bool{}
+			for _, rc := range rows {
+				ds, err := rc.Row.Unpack()
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys[ds[0].Int64()] = true
+			}
+			for k := int64(1995); k < 2000; k++ {
+				if !keys[k] {
+					t.Fatalf("top-5 key %d missing from %v", k, show(rows))
+				}
+			}
+		})
 	}
 }

@@ -100,6 +100,10 @@ type Peek struct {
 	// answer becomes a PeekResponse.Stream of chunks instead of one
 	// materialised, sorted slice.
 	Streamable bool
+	// TopK, if set, lets each walk keep only the first rows of the result
+	// in an order (an ordered peek with a limit): the consumer applies the
+	// same order and limit to the merged answer.
+	TopK *peek.TopK
 }
 
 // collection is the runtime-wide record of one export.
@@ -566,12 +570,12 @@ func (r *Runtime) tryPeek(st *workerState, pp *pendingPeek, budget int) ([]peek.
 	if evalErr != nil {
 		return nil, evalErr, true
 	}
-	opts := peek.Options{Keys: p.Keys, MaxResultBytes: pp.maxBytes}
+	opts := peek.Options{Keys: p.Keys, MaxResultBytes: pp.maxBytes, TopK: p.TopK}
 	if p.MFP != nil {
 		opts.Transform = render.MFPTransform(p.MFP)
 	}
 	var sink offload.Sink
-	if th := r.stashThreshold.Load(); p.Streamable && th > 0 {
+	if th := r.stashThreshold.Load(); p.Streamable && p.TopK == nil && th > 0 {
 		// A large result leaves in chunks of about the stash threshold,
 		// with backpressure from the consumer (see PeekStream).
 		opts.ChunkBytes = int(th)

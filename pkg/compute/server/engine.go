@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -124,6 +125,17 @@ func (e *Engine) Peek(_ context.Context, p *Peek) error {
 	// controller applies itself), a result may stream in chunks; a limit
 	// is applied to the stream as it passes.
 	rp.Streamable = f == nil || (len(f.Order) == 0 && f.Offset == 0 && len(f.Project) == 0)
+	if f != nil && len(f.Order) > 0 && f.Limit != nil {
+		// Ordered with a limit: each walk keeps only the rows that can
+		// make the cut, so memory is bounded by the limit, not the shard.
+		limit := *f.Limit
+		if f.Offset > math.MaxInt64-limit {
+			limit = math.MaxInt64
+		} else {
+			limit += f.Offset
+		}
+		rp.TopK = &peek.TopK{Limit: limit, Order: f.Order}
+	}
 	if f != nil {
 		e.mu.Lock()
 		e.finishing[p.UUID] = f

@@ -238,6 +238,8 @@ type PeekRequest struct {
 	// Streamable lets a large result arrive as a stream (AwaitPeek drains
 	// it).
 	Streamable bool
+	// TopK bounds each walk to the first rows in an order.
+	TopK *peek.TopK
 }
 
 // StartPeek sends a peek to every process and returns its UUID.
@@ -245,7 +247,7 @@ func (h *Harness) StartPeek(target plan.GlobalID, t frontier.Time, req *PeekRequ
 	uuid := fmt.Sprintf("peek-%d", h.nextID.Add(1))
 	p := runtime.Peek{UUID: uuid, Target: target, Timestamp: t}
 	if req != nil {
-		p.Keys, p.MFP, p.Streamable = req.Keys, req.MFP, req.Streamable
+		p.Keys, p.MFP, p.Streamable, p.TopK = req.Keys, req.MFP, req.Streamable, req.TopK
 	}
 	for _, rt := range h.RTs {
 		rt.Peek(p)
