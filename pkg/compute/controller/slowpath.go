@@ -15,14 +15,16 @@ import (
 // dataflow. With enable_compute_interactive_dataflows on, the dataflow is
 // tagged OneShotRead. Every hold taken is released on every path.
 func (c *Controller) PeekDataflow(ctx context.Context, cluster string, df Dataflow, iso Isolation, finishing *computepb.RowSetFinishing) (PeekResult, error) {
-	return c.PeekDataflowOn(ctx, cluster, "", df, iso, finishing)
+	return c.PeekDataflowOn(ctx, cluster, "", df, iso, finishing, "")
 }
 
 // PeekDataflowOn is PeekDataflow answered by one replica when replica is
 // not empty (or when df reads introspection collections: then by any
 // connected replica), at a time chosen from that replica's frontiers. The
 // dataflow is still installed on every replica, as every dataflow is.
-func (c *Controller) PeekDataflowOn(ctx context.Context, cluster, replica string, df Dataflow, iso Isolation, finishing *computepb.RowSetFinishing) (PeekResult, error) {
+// spillDir is PeekRequest.SpillDir: a large answer of a one-shot read is
+// as big as an index scan's and must not be held in memory either.
+func (c *Controller) PeekDataflowOn(ctx context.Context, cluster, replica string, df Dataflow, iso Isolation, finishing *computepb.RowSetFinishing, spillDir string) (PeekResult, error) {
 	if len(df.IndexExports) != 1 || len(df.SubscribeSinks) != 0 {
 		return PeekResult{}, fmt.Errorf("peek dataflow %s: want exactly one index export", df.ID)
 	}
@@ -70,5 +72,6 @@ func (c *Controller) PeekDataflowOn(ctx context.Context, cluster, replica string
 	c.dropLocked(col)
 	class := df.Class
 	c.mu.Unlock()
-	return c.peekHeld(ctx, PeekRequest{Cluster: cluster, Target: target, Isolation: iso, Finishing: finishing, Replica: replica}, hold, class)
+	return c.peekHeld(ctx, PeekRequest{Cluster: cluster, Target: target, Isolation: iso, Finishing: finishing, Replica: replica,
+		SpillDir: spillDir}, hold, class)
 }

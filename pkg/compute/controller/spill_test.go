@@ -158,3 +158,54 @@ func sameSet(a, b []string) bool {
 	}
 	return true
 }
+
+// TestSpilledOneShotPeek: a slow-path read (a one-shot dataflow) with a
+// spill directory spills its stashed answer like an index peek does, and
+// the file goes when the reader closes it.
+func TestSpilledOneShotPeek(t *testing.T) {
+	h := newHarness(t)
+	f := h.addReplica("r1", 2)
+	if _, err := h.c.CreateDataflow("default", testDataflow("u1", nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	f.reportFrom(0, "u1", frontier.At(3000))
+	f.reportFrom(1, "u1", frontier.At(3000))
+	h.eventually("readable", func() bool { cs, _ := h.collection("u1"); return cs.Write == "[3000]" })
+	id := h.c.AllocateTransientID()
+	var want []string
+	f.mu.Lock()
+	f.rows[id] = make([][]*computepb.RowCount, 2)
+	for i := range 10 {
+		rc := &computepb.RowCount{Row: row.Pack(row.Int64(int64(i))), Count: 1}
+		f.rows[id][i%2] = append(f.rows[id][i%2], rc)
+		want = append(want, fmtRows([]RowCount{{Row: rc.Row, Count: 1}})...)
+	}
+	f.stashChunk = 2
+	f.mu.Unlock()
+	dir := t.TempDir()
+	res, err := h.c.PeekDataflowOn(context.Background(), "default", "", testDataflow(id, []string{"u1"}, nil), Serializable, nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Spilled == nil {
+		t.Fatalf("a stashed one-shot answer came back in memory: %d rows", len(res.Rows))
+	}
+	var rows []RowCount
+	for {
+		rc, ok, err := res.Spilled.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		rows = append(rows, rc)
+	}
+	res.Spilled.Close()
+	if got := fmtRows(rows); !sameSet(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	if n := spillFiles(t, dir); n != 0 {
+		t.Fatalf("%d spill files left", n)
+	}
+}

@@ -53,7 +53,7 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRo
 		var df controller.Dataflow
 		df, err = e.oneShot(ctx, req.Cluster, *req.Plan, req.Desc)
 		if err == nil {
-			res, err = e.cfg.Compute.PeekDataflowOn(ctx, req.Cluster, req.Replica, df, isolation(req.Isolation), nil)
+			res, err = e.cfg.Compute.PeekDataflowOn(ctx, req.Cluster, req.Replica, df, isolation(req.Isolation), nil, e.cfg.SpillDir)
 		}
 	default:
 		return nil, sqlerr.Errorf(sqlerr.InternalError, "peek without a plan or an index")
