@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -213,21 +214,19 @@ func consolidateUpTo(updates []Update, since frontier.Time) []Update {
 	for i := range head {
 		head[i].Time = since
 	}
-	head = consolidate(head)
+	head = Consolidate(head)
 	out := make([]Update, 0, len(head)+len(updates)-cut)
 	out = append(out, head...)
 	return append(out, updates[cut:]...)
 }
 
-// consolidate sums diffs of equal (time, row) pairs and drops zeros; the
-// result is sorted by (time, row).
-func consolidate(us []Update) []Update {
-	slices.SortStableFunc(us, func(a, b Update) int {
-		if a.Time != b.Time {
-			if a.Time < b.Time {
-				return -1
-			}
-			return 1
+// Consolidate sums the diffs of equal (time, row) pairs and drops zeros, in
+// place; the result is sorted by (time, row). The slots it no longer uses
+// are cleared so that their rows can be collected.
+func Consolidate(us []Update) []Update {
+	slices.SortFunc(us, func(a, b Update) int {
+		if c := cmp.Compare(a.Time, b.Time); c != 0 {
+			return c
 		}
 		return bytes.Compare(a.Row, b.Row)
 	})
@@ -242,5 +241,6 @@ func consolidate(us []Update) []Update {
 		}
 		out = append(out, u)
 	}
+	clear(us[len(out):])
 	return out
 }

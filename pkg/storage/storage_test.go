@@ -360,7 +360,7 @@ func TestConsolidate(t *testing.T) {
 		{[]Update{{Row: []byte("a"), Diff: 1}, {Row: []byte("a"), Diff: -1}, {Row: []byte("a"), Diff: 1}}, "a@1"},
 	}
 	for _, tt := range tests {
-		if got := fmtUpdates(consolidate(tt.in)); got != tt.want {
+		if got := fmtUpdates(Consolidate(tt.in)); got != tt.want {
 			t.Errorf("consolidate = %q, want %q", got, tt.want)
 		}
 	}

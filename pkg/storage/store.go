@@ -349,7 +349,7 @@ func snapshotLocked(updates []Update, asOf frontier.Time) []Update {
 	for i := range out {
 		out[i].Time = asOf
 	}
-	return consolidate(out)
+	return Consolidate(out)
 }
 
 // Snapshot returns a shard's contents at asOf once they are complete.

@@ -1,9 +1,6 @@
 package sink
 
 import (
-	"bytes"
-	"cmp"
-	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/render"
@@ -114,31 +111,13 @@ func (c *Correction) Persisted() map[string]int64 { return c.persisted }
 // Pending returns the number of unconsolidated correction updates held.
 func (c *Correction) Pending() int { return len(c.corr) }
 
-// consolidateAt moves times below floor to floor, sorts by (time, row),
-// sums equal pairs and drops zeros, in place.
+// consolidateAt moves times below floor to floor, then consolidates in
+// place (storage.Consolidate).
 func consolidateAt(us []storage.Update, floor frontier.Time) []storage.Update {
 	for i := range us {
 		if us[i].Time < floor {
 			us[i].Time = floor
 		}
 	}
-	slices.SortFunc(us, func(a, b storage.Update) int {
-		if c := cmp.Compare(a.Time, b.Time); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.Row, b.Row)
-	})
-	out := us[:0]
-	for _, u := range us {
-		if n := len(out); n > 0 && out[n-1].Time == u.Time && bytes.Equal(out[n-1].Row, u.Row) {
-			out[n-1].Diff += u.Diff
-			if out[n-1].Diff == 0 {
-				out = out[:n-1]
-			}
-			continue
-		}
-		out = append(out, u)
-	}
-	clear(us[len(out):])
-	return out
+	return storage.Consolidate(us)
 }
