@@ -4,18 +4,12 @@ import (
 	"context"
 	goruntime "runtime"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-
 	"github.com/tandemdb/tandem/pkg/compute/controller"
-	"github.com/tandemdb/tandem/pkg/compute/frontier"
-	"github.com/tandemdb/tandem/pkg/orchestrator"
-	"github.com/tandemdb/tandem/pkg/orchestrator/process"
 )
 
 // Sizes of BenchmarkControllerPeekMemory: a full scan of spillKeys rows of
@@ -58,36 +52,7 @@ func ctlHeapPeak() func() uint64 {
 // arrive, read back row by row, as the SQL layer and pgwire now do). The
 // collector runs at GOGC=5 while measuring, so samples track live data.
 func BenchmarkControllerPeekMemory(b *testing.B) {
-	bin := realReplicaB(b)
-	orch, err := process.New(process.Config{ReplicaBinary: bin, Log: logr.Discard(), LogDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer orch.Close()
-	ctl := controller.New(controller.Config{Log: logr.Discard(), Orchestrator: orch})
-	ctl.Start()
-	defer ctl.Close()
-	if err := ctl.CreateCluster("default"); err != nil {
-		b.Fatal(err)
-	}
-	if err := ctl.CreateReplica(context.Background(), orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "default", Replica: "r1"}, Processes: 1, Workers: 2}); err != nil {
-		b.Fatal(err)
-	}
-	start := frontier.Time(time.Now().UnixMilli()) - 1000
-	if _, err := ctl.CreateDataflow("default", wideKVIndex(1, 100, spillKeys, spillValueSize, start)); err != nil {
-		b.Fatal(err)
-	}
-	deadline := time.Now().Add(120 * time.Second)
-	for {
-		st := ctl.Status()
-		if len(st.Clusters[0].Replicas) == 1 && slices.Contains(st.Clusters[0].Replicas[0].Hydrated, "u1") {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("not hydrated")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	ctl, _ := hydratedWideKV(b, spillKeys, spillValueSize)
 	ctx := context.Background()
 	spillDir := b.TempDir()
 	measure := func(spill bool) uint64 {

@@ -65,37 +65,7 @@ func wideKVIndex(id, source uint64, keys, valueSize int, start frontier.Time) co
 // docs/benchmarks.md (scans): the walk of a scan is short, so a lookup that
 // waits seconds waits on the way back (replica stream, controller).
 func BenchmarkLookupsBehindLargeScan(b *testing.B) {
-	bin := realReplicaB(b)
-	orch, err := process.New(process.Config{ReplicaBinary: bin, Log: logr.Discard(), LogDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer orch.Close()
-	ctl := controller.New(controller.Config{Log: logr.Discard(), Orchestrator: orch, Parameters: testparams.Parameters(b)})
-	ctl.Start()
-	defer ctl.Close()
-	if err := ctl.CreateCluster("default"); err != nil {
-		b.Fatal(err)
-	}
-	if err := ctl.CreateReplica(context.Background(), orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "default", Replica: "r1"}, Processes: 1, Workers: 2,
-		Interactive: testparams.Interactive(b)}); err != nil {
-		b.Fatal(err)
-	}
-	start := frontier.Time(time.Now().UnixMilli()) - 1000
-	if _, err := ctl.CreateDataflow("default", wideKVIndex(1, 100, stallKeys, stallValueSize, start)); err != nil {
-		b.Fatal(err)
-	}
-	deadline := time.Now().Add(120 * time.Second)
-	for {
-		st := ctl.Status()
-		if len(st.Clusters[0].Replicas) == 1 && slices.Contains(st.Clusters[0].Replicas[0].Hydrated, "u1") {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("not hydrated")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	ctl, orch := hydratedWideKV(b, stallKeys, stallValueSize)
 	ctx := context.Background()
 	lookups := func() []time.Duration {
 		lat := make([]time.Duration, 0, stallLookups)
@@ -201,5 +171,44 @@ func profileReplica(b *testing.B, orch *process.Orchestrator) func() {
 		if err := <-done; err != nil {
 			b.Errorf("replica profile: %v", err)
 		}
+	}
+}
+
+// hydratedWideKV starts a controller with one real replica process (1
+// process, 2 workers, the run's system parameters) and returns it once
+// index u1 of keys rows of valueSize bytes has hydrated; everything is
+// closed when the benchmark ends.
+func hydratedWideKV(b *testing.B, keys, valueSize int) (*controller.Controller, *process.Orchestrator) {
+	b.Helper()
+	bin := realReplicaB(b)
+	orch, err := process.New(process.Config{ReplicaBinary: bin, Log: logr.Discard(), LogDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { orch.Close() })
+	ctl := controller.New(controller.Config{Log: logr.Discard(), Orchestrator: orch, Parameters: testparams.Parameters(b)})
+	ctl.Start()
+	b.Cleanup(ctl.Close)
+	if err := ctl.CreateCluster("default"); err != nil {
+		b.Fatal(err)
+	}
+	if err := ctl.CreateReplica(context.Background(), orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "default", Replica: "r1"}, Processes: 1, Workers: 2,
+		Interactive: testparams.Interactive(b)}); err != nil {
+		b.Fatal(err)
+	}
+	start := frontier.Time(time.Now().UnixMilli()) - 1000
+	if _, err := ctl.CreateDataflow("default", wideKVIndex(1, 100, keys, valueSize, start)); err != nil {
+		b.Fatal(err)
+	}
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		st := ctl.Status()
+		if len(st.Clusters[0].Replicas) == 1 && slices.Contains(st.Clusters[0].Replicas[0].Hydrated, "u1") {
+			return ctl, orch
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("not hydrated")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
