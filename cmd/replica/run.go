@@ -66,6 +66,25 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		}
 	}
 
+	processes := max(1, len(cfg.ComputePeers))
+	serverRole := runtime.Solo
+	if twoRuntimes {
+		serverRole = runtime.Maintenance
+		// Both runtimes' workers run on locked OS threads; give each a P
+		// plus headroom so an interactive worker never queues for a
+		// processor behind a busy maintenance worker (ARCHITECTURE.md 4).
+		if want := 2*cfg.Workers + 2; goruntime.GOMAXPROCS(0) < want {
+			goruntime.GOMAXPROCS(want)
+		}
+	}
+	// Every runtime's series are registered before /metrics answers, so a
+	// scrape never sees a process with fewer runtimes than it runs.
+	m := newMetrics(reg, serverRole.String())
+	var im *metrics
+	if twoRuntimes {
+		im = newMetrics(reg, runtime.Interactive.String())
+	}
+
 	// The internal HTTP endpoint comes first, so /healthz answers while the
 	// process waits for its peers.
 	var ready atomic.Bool
@@ -81,18 +100,6 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		_ = httpSrv.Shutdown(sctx)
 	}()
 
-	processes := max(1, len(cfg.ComputePeers))
-	serverRole := runtime.Solo
-	if twoRuntimes {
-		serverRole = runtime.Maintenance
-		// Both runtimes' workers run on locked OS threads; give each a P
-		// plus headroom so an interactive worker never queues for a
-		// processor behind a busy maintenance worker (ARCHITECTURE.md 4).
-		if want := 2*cfg.Workers + 2; goruntime.GOMAXPROCS(0) < want {
-			goruntime.GOMAXPROCS(want)
-		}
-	}
-	m := newMetrics(reg, serverRole.String())
 	baseLog := log
 	log = log.WithValues("role", serverRole.String())
 
@@ -151,7 +158,6 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		}
 		defer closeM()
 		maint.SetInner(mrt)
-		im := newMetrics(reg, runtime.Interactive.String())
 		inter = placement.NewInteractive(placement.InteractiveConfig{
 			Registry: shared, Workers: cfg.Workers, Process: cfg.Process,
 			Respond: mux.ResponderFor(placement.InteractiveRuntime), Metrics: runtimeMetrics{im},
