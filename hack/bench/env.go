@@ -62,6 +62,22 @@ func (e *env) startTandem(ctx context.Context) (*proc.Controller, error) {
 	return c, nil
 }
 
+// startWithAdmin starts a fresh controller and opens a serializable admin
+// connection to it; stop closes both (the caller defers it right away).
+func (e *env) startWithAdmin(ctx context.Context) (c *proc.Controller, admin *pgx.Conn, stop func(), err error) {
+	if c, err = e.startTandem(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	if admin, err = serializable(c)(ctx); err != nil {
+		c.Stop()
+		return nil, nil, nil, err
+	}
+	return c, admin, func() {
+		admin.Close(context.Background())
+		c.Stop()
+	}, nil
+}
+
 // findRepoRoot walks up from the working directory to go.mod.
 func findRepoRoot() (string, error) {
 	dir, err := os.Getwd()

@@ -29,16 +29,11 @@ func runMemory(ctx context.Context, e *env) (*result, error) {
 	clientsN := 48
 	runFor := pick(e, 20*time.Second, 60*time.Second)
 
-	c, err := e.startTandem(ctx)
+	c, admin, stop, err := e.startWithAdmin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Stop()
-	admin, err := serializable(c)(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer admin.Close(context.Background())
+	defer stop()
 	if err := require(ctx, admin, "KEY VALUE load generator source",
 		fmt.Sprintf("CREATE SOURCE big FROM LOAD GENERATOR KEY VALUE (KEYS %d, VALUE SIZE %d)", keys, valueSize)); err != nil {
 		return nil, err

@@ -80,16 +80,11 @@ func scansSizes(e *env) scansParams {
 // sharing spares hydrating every source twice on a 2-core machine.
 func runScans(ctx context.Context, e *env) (*result, error) {
 	p := scansSizes(e)
-	c, err := e.startTandem(ctx)
+	c, admin, stop, err := e.startWithAdmin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Stop()
-	admin, err := serializable(c)(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer admin.Close(context.Background())
+	defer stop()
 	for _, n := range p.sizes {
 		for _, s := range []stmt{
 			{"KEY VALUE load generator source", fmt.Sprintf("CREATE SOURCE kv%d FROM LOAD GENERATOR KEY VALUE (KEYS %d, VALUE SIZE %d)", n, n, p.valueSize)},
@@ -130,11 +125,7 @@ func runScans(ctx context.Context, e *env) (*result, error) {
 	var cdf []plot.Series
 	var sweep []plot.XYSeries
 	for _, wa := range walkArms {
-		e.logf("scans/%s: peek_walk_mode = %s", wa.name, wa.mode)
-		if err := setWalkMode(ctx, admin, wa.mode); err != nil {
-			return &result{report: rep}, err
-		}
-		before, err := replicaWalks(ctx, c)
+		before, err := enterWalkArm(ctx, e, admin, c, "scans", wa)
 		if err != nil {
 			return &result{report: rep}, err
 		}
@@ -328,6 +319,17 @@ func within(samples []load.Sample, phases []phase) []load.Sample {
 
 // setWalkMode sets peek_walk_mode; the replica applies it without a
 // restart (UpdateConfiguration), so no wait follows.
+// enterWalkArm switches the replicas to the arm's walk mode and returns
+// their walk counters before the arm runs, so the arm can show the mode
+// took effect.
+func enterWalkArm(ctx context.Context, e *env, admin *pgx.Conn, c *proc.Controller, scenario string, wa walkArm) (map[string]float64, error) {
+	e.logf("%s/%s: peek_walk_mode = %s", scenario, wa.name, wa.mode)
+	if err := setWalkMode(ctx, admin, wa.mode); err != nil {
+		return nil, err
+	}
+	return replicaWalks(ctx, c)
+}
+
 func setWalkMode(ctx context.Context, conn *pgx.Conn, mode string) error {
 	return require(ctx, conn, "ALTER SYSTEM SET peek_walk_mode", "ALTER SYSTEM SET peek_walk_mode = '"+mode+"'")
 }

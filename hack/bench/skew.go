@@ -65,16 +65,11 @@ var skewedKinds = []skewedKind{
 // offloaded (one controller; the mode applies without a restart).
 func runSkew(ctx context.Context, e *env) (*result, error) {
 	p := skewSizes(e)
-	c, err := e.startTandem(ctx)
+	c, admin, stop, err := e.startWithAdmin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Stop()
-	admin, err := serializable(c)(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer admin.Close(context.Background())
+	defer stop()
 	for _, s := range []stmt{
 		{"KEY VALUE load generator source", fmt.Sprintf("CREATE SOURCE skewed FROM LOAD GENERATOR KEY VALUE (KEYS %d, PARTITIONS 1, VALUE SIZE %d)", p.keys, p.valueSize)},
 		{"CREATE INDEX on a source", "CREATE INDEX skewed_key_idx ON skewed (key)"},
@@ -119,11 +114,7 @@ func runSkew(ctx context.Context, e *env) (*result, error) {
 	var timeline []plot.Series
 	var phases []plot.Phase
 	for _, wa := range walkArms {
-		e.logf("skew/%s: peek_walk_mode = %s", wa.name, wa.mode)
-		if err := setWalkMode(ctx, admin, wa.mode); err != nil {
-			return &result{report: rep}, err
-		}
-		before, err := replicaWalks(ctx, c)
+		before, err := enterWalkArm(ctx, e, admin, c, "skew", wa)
 		if err != nil {
 			return &result{report: rep}, err
 		}
