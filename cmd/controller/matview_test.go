@@ -107,7 +107,7 @@ func TestMaterializedViewIsStoredAcrossRestart(t *testing.T) {
 	// (A serializable read may be at an earlier time: the controller learns
 	// the shard's upper on its next storage poll. It never shows the insert
 	// made after the replica was dropped.)
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.Now().Add(30 * time.Second); ; {
 		got := queryRows(ctx, t, conn, "SELECT * FROM mv")
 		if slices.Equal(got, want) {
 			break

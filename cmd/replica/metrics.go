@@ -5,9 +5,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/tandemdb/tandem/pkg/compute/sink"
 )
 
-// metrics implements server.Metrics and runtime.Metrics with Prometheus.
+// metrics implements server.Metrics, runtime.Metrics and sink.Metrics with
+// Prometheus.
 // Every series carries the runtime role label, added by the registerer.
 type metrics struct {
 	commands        *prometheus.CounterVec
@@ -18,6 +21,15 @@ type metrics struct {
 	runtimePeeks    *prometheus.HistogramVec
 	collections     *prometheus.GaugeVec
 	reconciliations *prometheus.CounterVec
+
+	// Materialized-view sinks (pkg/compute/sink); only the Solo or
+	// maintenance runtime writes them.
+	sinkAppends    *prometheus.CounterVec
+	sinkUpdates    prometheus.Counter
+	sinkAppendTime prometheus.Histogram
+	sinkReads      *prometheus.CounterVec
+	sinkLag        *prometheus.GaugeVec
+	sinkPersisted  *prometheus.GaugeVec
 }
 
 // newMetrics registers the replica's metrics of one runtime under role.
@@ -60,12 +72,43 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 		reconciliations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tandem_compute_reconciliation_dataflows_total", Help: "Dataflows at reconciliation, by outcome (reused, replaced, dropped).",
 		}, []string{"outcome"}),
+		sinkAppends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tandem_compute_sink_appends_total",
+			Help: "Compare-and-append calls by materialized-view sink writers, by result: appended, lost_race (another writer moved the shard's upper first), error (storage failed; retried with backoff). Their sum is the appends attempted.",
+		}, []string{"result"}),
+		sinkUpdates: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tandem_compute_sink_appended_updates_total",
+			Help: "Updates (rows with diffs) written to sink shards by successful appends.",
+		}),
+		sinkAppendTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "tandem_compute_sink_append_duration_seconds", Help: "Duration of one sink compare-and-append call, any result (includes the storage fsync).",
+			Buckets: latency,
+		}),
+		sinkReads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tandem_compute_sink_shard_reads_total",
+			Help: "Sink shard reads by reason: start (a writer's full read of the shard) or lost_race (re-reading what another writer appended).",
+		}, []string{"reason"}),
+		sinkLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tandem_compute_sink_write_lag_ms",
+			Help: "How far a live sink's shard upper trails its dataflow's output frontier (timestamp ms), by sink GlobalId; the series is deleted when the sink's writer stops.",
+		}, []string{"sink"}),
+		sinkPersisted: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tandem_compute_sink_persisted_rows",
+			Help: "Distinct rows a live sink's writer keeps in memory (the shard's contents it corrects against), by sink GlobalId; deleted when the writer stops.",
+		}, []string{"sink"}),
 	}
-	r.MustRegister(m.commands, m.runtimeCommands, m.workerStep, m.maintenance, m.peeks, m.runtimePeeks, m.collections, m.reconciliations)
+	r.MustRegister(m.commands, m.runtimeCommands, m.workerStep, m.maintenance, m.peeks, m.runtimePeeks, m.collections, m.reconciliations,
+		m.sinkAppends, m.sinkUpdates, m.sinkAppendTime, m.sinkReads, m.sinkLag, m.sinkPersisted)
 	m.collections.WithLabelValues("hydrated")
 	m.collections.WithLabelValues("hydrating")
 	for _, o := range []string{"reused", "replaced", "dropped"} {
 		m.reconciliations.WithLabelValues(o)
+	}
+	for _, r := range sink.AppendResults() {
+		m.sinkAppends.WithLabelValues(string(r))
+	}
+	for _, r := range sink.ReadReasons() {
+		m.sinkReads.WithLabelValues(string(r))
 	}
 	return m
 }
@@ -97,6 +140,28 @@ func (r runtimeMetrics) ArrangementMaintenance(_ int, d time.Duration) {
 }
 func (r runtimeMetrics) PeekFinished(result string, d time.Duration) {
 	r.m.runtimePeeks.WithLabelValues(result).Observe(d.Seconds())
+}
+
+// sinkMetrics adapts metrics to sink.Metrics.
+type sinkMetrics struct{ m *metrics }
+
+func (s sinkMetrics) AppendFinished(result sink.AppendResult, updates int, d time.Duration) {
+	s.m.sinkAppends.WithLabelValues(string(result)).Inc()
+	s.m.sinkAppendTime.Observe(d.Seconds())
+	if result == sink.AppendSucceeded {
+		s.m.sinkUpdates.Add(float64(updates))
+	}
+}
+func (s sinkMetrics) ShardRead(reason sink.ReadReason) {
+	s.m.sinkReads.WithLabelValues(string(reason)).Inc()
+}
+func (s sinkMetrics) SinkState(id string, lag time.Duration, persistedRows int) {
+	s.m.sinkLag.WithLabelValues(id).Set(float64(lag.Milliseconds()))
+	s.m.sinkPersisted.WithLabelValues(id).Set(float64(persistedRows))
+}
+func (s sinkMetrics) SinkClosed(id string) {
+	s.m.sinkLag.DeleteLabelValues(id)
+	s.m.sinkPersisted.DeleteLabelValues(id)
 }
 
 // registerProcessCollectors registers the Go runtime and process collectors

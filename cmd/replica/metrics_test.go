@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tandemdb/tandem/pkg/compute/sink"
 )
 
 func TestEverySeriesHasRole(t *testing.T) {
@@ -36,6 +38,9 @@ func checkSeriesRole(t *testing.T, role string) {
 	runtimeMetrics{m}.Command("peek")
 	runtimeMetrics{m}.PeekFinished("rows", time.Millisecond)
 	runtimeMetrics{m}.ArrangementMaintenance(0, 250*time.Millisecond)
+	sinkMetrics{m}.AppendFinished(sink.AppendSucceeded, 3, time.Millisecond)
+	sinkMetrics{m}.ShardRead(sink.ReadAtStart)
+	sinkMetrics{m}.SinkState("u5", 40*time.Millisecond, 7)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +65,9 @@ func checkSeriesRole(t *testing.T, role string) {
 		"tandem_compute_peek_duration_seconds", "tandem_compute_collections",
 		"tandem_compute_reconciliation_dataflows_total", "go_goroutines",
 		"tandem_compute_arrangement_maintenance_seconds_total",
+		"tandem_compute_sink_appends_total", "tandem_compute_sink_appended_updates_total",
+		"tandem_compute_sink_append_duration_seconds", "tandem_compute_sink_shard_reads_total",
+		"tandem_compute_sink_write_lag_ms", "tandem_compute_sink_persisted_rows",
 	} {
 		if !seen[name] {
 			t.Errorf("metric %s missing", name)
@@ -98,4 +106,82 @@ func TestInternalEndpoints(t *testing.T) {
 	if code, _ := get("/debug/pprof/"); code != 200 {
 		t.Errorf("/debug/pprof/ %d", code)
 	}
+}
+
+// TestSinkSeries checks the sink series a scrape shows, with their labels
+// and values, and that a closed sink's per-sink series are deleted while
+// the counters stay.
+func TestSinkSeries(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := newMetrics(reg, "maintenance")
+	s := sinkMetrics{m}
+	s.AppendFinished(sink.AppendSucceeded, 3, 2*time.Millisecond)
+	s.AppendFinished(sink.AppendLostRace, 5, time.Millisecond)
+	s.AppendFinished(sink.AppendFailed, 5, time.Millisecond)
+	s.ShardRead(sink.ReadAtStart)
+	s.ShardRead(sink.ReadAfterLostRace)
+	s.SinkState("u5", 1500*time.Millisecond, 7)
+	s.SinkState("u6", 0, 2)
+	common := []string{
+		`tandem_compute_sink_appended_updates_total{role="maintenance"} 3`,
+		`tandem_compute_sink_appends_total{result="appended",role="maintenance"} 1`,
+		`tandem_compute_sink_appends_total{result="error",role="maintenance"} 1`,
+		`tandem_compute_sink_appends_total{result="lost_race",role="maintenance"} 1`,
+		`tandem_compute_sink_append_duration_seconds_count{role="maintenance"} 3`,
+		`tandem_compute_sink_append_duration_seconds_sum{role="maintenance"} 0.004`,
+		`tandem_compute_sink_shard_reads_total{reason="lost_race",role="maintenance"} 1`,
+		`tandem_compute_sink_shard_reads_total{reason="start",role="maintenance"} 1`,
+		`tandem_compute_sink_persisted_rows{role="maintenance",sink="u6"} 2`,
+		`tandem_compute_sink_write_lag_ms{role="maintenance",sink="u6"} 0`,
+	}
+	u5 := []string{
+		`tandem_compute_sink_persisted_rows{role="maintenance",sink="u5"} 7`,
+		`tandem_compute_sink_write_lag_ms{role="maintenance",sink="u5"} 1500`,
+	}
+	if diff := diffSeries(sinkSeries(t, reg), append(common, u5...)); diff != "" {
+		t.Fatal(diff)
+	}
+	s.SinkClosed("u5")
+	if diff := diffSeries(sinkSeries(t, reg), common); diff != "" {
+		t.Fatalf("after u5 closed: %s", diff)
+	}
+	// Every sink series has HELP text.
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), "tandem_compute_sink_") && mf.GetHelp() == "" {
+			t.Errorf("%s has no HELP", mf.GetName())
+		}
+	}
+}
+
+// sinkSeries scrapes reg in the text format and returns its
+// tandem_compute_sink_ samples (histogram buckets left out).
+func sinkSeries(t *testing.T, reg *prometheus.Registry) map[string]bool {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	internalMux(reg, &atomic.Bool{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	out := map[string]bool{}
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if strings.HasPrefix(line, "tandem_compute_sink_") && !strings.Contains(line, "_bucket{") {
+			out[line] = true
+		}
+	}
+	return out
+}
+
+func diffSeries(got map[string]bool, want []string) string {
+	var diff []string
+	for _, w := range want {
+		if !got[w] {
+			diff = append(diff, "missing: "+w)
+		}
+		delete(got, w)
+	}
+	for g := range got {
+		diff = append(diff, "unexpected: "+g)
+	}
+	return strings.Join(diff, "\n")
 }

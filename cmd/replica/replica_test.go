@@ -272,5 +272,11 @@ func TestMismatchedWorkersAreRejected(t *testing.T) {
 		if errs[i] == nil || !strings.Contains(string(outs[i]), "workers") {
 			t.Errorf("process %d: %v\n%s", i, errs[i], outs[i])
 		}
+		// The refusal names the mismatch from each side (and came from
+		// the handshake, not from the context's deadline).
+		want := fmt.Sprintf("has %d workers, this process %d", 2-i, 1+i)
+		if !strings.Contains(string(outs[i]), want) || ctx.Err() != nil {
+			t.Errorf("process %d does not say %q (context: %v):\n%s", i, want, ctx.Err(), outs[i])
+		}
 	}
 }

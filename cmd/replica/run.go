@@ -108,7 +108,8 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	srv = server.New(server.Config{Runtime: eng, Codec: server.PlanCodec{}, Log: log.WithName("server"), Metrics: serverMetrics{m}})
 	sources := render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}
 	// Materialized views write their storage shards through the same
-	// storage service tables are read from.
+	// storage service tables are read from. Only the Solo or maintenance
+	// runtime renders them (placement), so their series carry its role.
 	var sinks render.StorageSinkFactory
 	if cfg.StorageAddr != "" {
 		client, closeStorage, err := tablesource.DialStorage(cfg.StorageAddr)
@@ -117,7 +118,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		}
 		defer closeStorage.Close()
 		sources[plan.SourceTable] = &tablesource.Factory{Client: client, Log: log.WithName("tables")}
-		sinks = &sink.Factory{Storage: client, Log: log.WithName("sinks")}
+		sinks = &sink.Factory{Storage: client, Log: log.WithName("sinks"), Metrics: sinkMetrics{m}}
 	}
 	newRuntime := func(role runtime.Role, peers []string, listen string, respond func(runtime.Response), pub runtime.Publisher, shared render.SharedImports, rm *metrics) (*runtime.Runtime, func(), error) {
 		fabric, closeFabric, err := connectMesh(ctx, cfg, peers, listen, onFatal, baseLog.WithName("mesh").WithValues("role", role.String()))

@@ -163,6 +163,7 @@ func (st *suite) chartRBAC(ctx context.Context, t *testing.T) {
 		// ...only in its own namespace, and never touches pods.
 		{ctrlSA, crs("default", "patch", ""), false},
 		{ctrlSA, crs(namespace, "update", "status"), false},
+		{ctrlSA, crs(namespace, "update", ""), false}, // least privilege: it only applies
 		{ctrlSA, core(namespace, "delete", "pods"), false},
 		// The operator writes status but never a replica's spec.
 		{opSA, crs("default", "watch", ""), true},

@@ -12,7 +12,16 @@
 //     restarted operator sees the rollout as under way and finishes it;
 //  2. the StatefulSet is applied only when the policy says so (its template changes only at
 //     the start of a rollout);
-//  3. all the replica's outdated pods are deleted together.
+//  3. all the replica's outdated pods are deleted together, each with its observed UID as a
+//     precondition, so a successor the StatefulSet controller created under the same name
+//     is never deleted on the strength of a lagging cache.
+//
+// Bad input never makes the reconcile fail (a failing reconcile would hold every replica of
+// the cluster behind the rate limiter): a spec that cannot be rendered, or whose rendered
+// objects the API server refuses (checked with a server-side dry run whenever the pod
+// template changes, before any rollout starts), is reported on that replica as
+// Degraded=True and Progressing=False with reason InvalidSpec and one warning event, its
+// running pods are left alone, and the other replicas are reconciled as usual.
 //
 // The replicas of the cluster are read live from the API server (not the cache) when
 // deciding, so a rollout just started is never missed because of a stale cache. Every

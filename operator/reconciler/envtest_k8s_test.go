@@ -22,6 +22,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -239,6 +240,19 @@ func TestCELValidation(t *testing.T) {
 		{"bad pull policy", func(cr *v1alpha1.ComputeReplica) { cr.Spec.ImagePullPolicy = "Sometimes" }, `Unsupported value: "Sometimes"`},
 		{"privileged port", func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.Computectl = 80 }, "should be greater than or equal to 1024"},
 	}
+	names := []struct{ name, want string }{
+		// Valid object names that could never run: a Service must be a DNS-1035 label.
+		{"r1.prod", "metadata.name must be a DNS-1035 label"},
+		{"1r", "metadata.name must be a DNS-1035 label"},
+		{strings.Repeat("r", 53), "metadata.name must be at most 52 characters"},
+	}
+	for _, n := range names {
+		tests = append(tests, struct {
+			name string
+			mut  func(*v1alpha1.ComputeReplica)
+			want string
+		}{"name " + n.name, func(cr *v1alpha1.ComputeReplica) { cr.Name = n.name }, n.want})
+	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cr := valid(fmt.Sprintf("bad-%d", i))
@@ -263,6 +277,12 @@ func TestCELValidation(t *testing.T) {
 		if s.Processes != 1 || s.Workers != 1 || s.Ports != want || s.Rollout.ProgressDeadlineSeconds != 600 ||
 			s.LogLevel != "info" || s.ImagePullPolicy != corev1.PullIfNotPresent {
 			t.Errorf("defaults not applied: %+v", s)
+		}
+	})
+
+	t.Run("longest name", func(t *testing.T) {
+		if err := c.Create(ctx, valid(strings.Repeat("r", v1alpha1.MaxNameLength))); err != nil {
+			t.Errorf("a %d-character name was rejected: %v", v1alpha1.MaxNameLength, err)
 		}
 	})
 
@@ -328,3 +348,131 @@ func TestHydrationGate(t *testing.T) {
 func TestRolloutOneReplicaAtATime(t *testing.T) { scenarioRolloutOneReplicaAtATime(t, newClient(t)) }
 func TestPausedAndDeadline(t *testing.T)        { scenarioPausedAndDeadline(t, newClient(t)) }
 func TestRestartMidRollout(t *testing.T)        { scenarioRestartMidRollout(t, newClient(t)) }
+
+// TestRejectedTemplate checks specs the CRD admits but the API server refuses once rendered
+// (a CPU request above its limit): the reconcile succeeds, the replica reports
+// Degraded=InvalidSpec with the API server's message and one warning event, a running
+// replica changed that way keeps its pods (no rollout starts), and the cluster's other
+// replicas are still reconciled.
+func TestRejectedTemplate(t *testing.T) {
+	cl := newCluster(t, "x", newClient(t))
+	mk := func(name string) *v1alpha1.ComputeReplica {
+		return &v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "x", Image: "img", Processes: 2}}
+	}
+	overLimit := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+	}
+	const apiMessage = "must be less than or equal to cpu limit"
+	cl.create(mk("r1"), mk("r2"))
+	for range 3 {
+		cl.step(true)
+	}
+
+	// A new replica the API server will not run.
+	r3 := mk("r3")
+	r3.Spec.Resources = overLimit
+	cl.create(r3)
+	cl.step(true)
+	cl.step(true)
+	if d := cl.condition("r3", v1alpha1.ConditionDegraded); d.Status != metav1.ConditionTrue || d.Reason != ReasonInvalidSpec ||
+		!strings.Contains(d.Message, apiMessage) {
+		t.Errorf("r3 degraded %+v, want True/InvalidSpec naming the refusal", d)
+	}
+	if n := countReason(cl.rec.reasons("r3"), ReasonInvalidSpec); n != 1 {
+		t.Errorf("%d InvalidSpec events for r3 after two passes, want 1", n)
+	}
+	var sts appsv1.StatefulSet
+	if err := cl.c.Get(cl.ctx, client.ObjectKey{Namespace: cl.ns, Name: "r3"}, &sts); !apierrors.IsNotFound(err) {
+		t.Errorf("statefulset r3: %v, want not found", err)
+	}
+	if cr := cl.get("r3"); cr.Status.RolloutStartTime != nil || len(cr.Status.ComputectlAddresses) != 2 {
+		t.Errorf("r3 status %+v: want no rollout recorded, and addresses", cr.Status)
+	}
+
+	// A running replica changed that way keeps its old pods and template.
+	r1 := cl.get("r1")
+	oldHash := r1.Status.CurrentHash
+	r1.Spec.Resources = overLimit
+	if err := cl.c.Update(cl.ctx, r1); err != nil {
+		t.Fatal(err)
+	}
+	cl.step(true)
+	if d := cl.condition("r1", v1alpha1.ConditionDegraded); d.Reason != ReasonInvalidSpec || !strings.Contains(d.Message, apiMessage) {
+		t.Errorf("r1 degraded %+v", d)
+	}
+	if !cl.available("r1") || cl.get("r1").Status.RolloutStartTime != nil {
+		t.Errorf("r1 should stay Available with no rollout recorded: %+v", cl.get("r1").Status)
+	}
+	if err := cl.c.Get(cl.ctx, client.ObjectKey{Namespace: cl.ns, Name: "r1"}, &sts); err != nil ||
+		sts.Spec.Template.Labels[render.LabelPodTemplateHash] != oldHash {
+		t.Errorf("statefulset r1 template changed (err %v)", err)
+	}
+	for i := range 2 {
+		var pod corev1.Pod
+		if err := cl.c.Get(cl.ctx, client.ObjectKey{Namespace: cl.ns, Name: fmt.Sprintf("r1-%d", i)}, &pod); err != nil || !pod.DeletionTimestamp.IsZero() {
+			t.Errorf("pod r1-%d deleted (err %v)", i, err)
+		}
+	}
+
+	// r2 may not roll while r3 is down (two replicas of the cluster would be down) ...
+	cl.setInteractive([]string{"r2"}, true)
+	cl.step(true)
+	if p := cl.condition("r2", v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonWaitingForTurn || !strings.Contains(p.Message, "r3") {
+		t.Errorf("r2 progressing %+v, want WaitingForTurn on r3", p)
+	}
+	// ... and rolls once r3 is fixed and up; r1, still refused, blocks nobody.
+	r3 = cl.get("r3")
+	r3.Spec.Resources = corev1.ResourceRequirements{}
+	if err := cl.c.Update(cl.ctx, r3); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		cl.step(true)
+	}
+	if !cl.available("r3") {
+		t.Errorf("r3 not available after its fix: %+v", cl.get("r3").Status.Conditions)
+	}
+	if p := cl.condition("r2", v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonRolloutComplete || !cl.get("r2").Spec.InteractiveRuntime {
+		t.Errorf("r2 progressing %+v, want RolloutComplete", p)
+	}
+	if !slices.Contains(cl.rec.reasons("r2"), "RolloutStarted") {
+		t.Errorf("r2 never rolled: %v", cl.rec.reasons("r2"))
+	}
+	if d := cl.condition("r1", v1alpha1.ConditionDegraded); d.Reason != ReasonInvalidSpec {
+		t.Errorf("r1 degraded %+v, want still InvalidSpec", d)
+	}
+}
+
+// TestDeleteOnlyObservedPods checks that a rollout deletes a pod only if it is still the one
+// the pass observed: a successor the StatefulSet controller created under the same name
+// (which a lagging cache can still show as the old pod) survives.
+func TestDeleteOnlyObservedPods(t *testing.T) {
+	cl := newCluster(t, "u", newClient(t))
+	cl.create(&v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Name: "u1"},
+		Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "u", Image: "img", Processes: 1}})
+	for range 3 {
+		cl.step(true)
+	}
+	st, err := cl.r.observe(cl.ctx, cl.get("u1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKey{Namespace: cl.ns, Name: "u1-0"}
+	var old corev1.Pod
+	if err := cl.c.Get(cl.ctx, key, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.c.Delete(cl.ctx, &old); err != nil {
+		t.Fatal(err)
+	}
+	cl.playStatefulSets(true) // the StatefulSet controller's successor
+	if err := cl.r.act(cl.ctx, st, rollout.Decision{DeletePods: []string{"u1-0"}}); err != nil {
+		t.Fatalf("act: %v", err)
+	}
+	var now corev1.Pod
+	if err := cl.c.Get(cl.ctx, key, &now); err != nil || now.UID == old.UID || !now.DeletionTimestamp.IsZero() {
+		t.Errorf("the successor pod was deleted (err %v, uid %s, old uid %s)", err, now.UID, old.UID)
+	}
+}

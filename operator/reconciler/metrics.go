@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -15,6 +16,11 @@ type Metrics struct {
 	reconciles *prometheus.CounterVec
 	rollouts   *prometheus.CounterVec
 	state      *prometheus.GaugeVec
+
+	mu sync.Mutex
+	// stated lists, per namespace and cluster, the replicas that have state series, so
+	// that the series of a deleted (or no longer renderable) replica are removed.
+	stated map[[2]string]map[string]bool
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -32,6 +38,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "tandem_operator_replica_rollout_state",
 			Help: "1 for the rollout state each ComputeReplica is in, 0 for the others.",
 		}, []string{"namespace", "replica", "cluster", "state"}),
+		stated: map[[2]string]map[string]bool{},
 	}
 	for _, c := range []prometheus.Collector{m.reconciles, m.rollouts, m.state} {
 		if err := reg.Register(c); err != nil {
@@ -69,4 +76,25 @@ func (m *Metrics) observeDecision(cr *v1alpha1.ComputeReplica, d rollout.Decisio
 		}
 		m.state.WithLabelValues(cr.Namespace, cr.Name, cr.Spec.ClusterName, s.String()).Set(v)
 	}
+}
+
+// observeCluster removes the state series of the cluster's replicas that a pass did not
+// decide for: deleted replicas, replicas moved away, and replicas held as InvalidSpec.
+func (m *Metrics) observeCluster(namespace, cluster string, decided map[string]bool) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := [2]string{namespace, cluster}
+	for name := range m.stated[key] {
+		if !decided[name] {
+			m.state.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "replica": name, "cluster": cluster})
+		}
+	}
+	if len(decided) == 0 {
+		delete(m.stated, key)
+		return
+	}
+	m.stated[key] = decided
 }

@@ -26,7 +26,9 @@ import (
 // FieldOwner is the server-side apply field manager of everything the operator writes.
 const FieldOwner = "tandem-operator"
 
-// ReasonInvalidSpec is the Degraded reason for a replica that cannot be rendered.
+// ReasonInvalidSpec is the Degraded reason for a replica that cannot be rendered, or whose
+// rendered objects the API server rejects (a resource request above its limit, a malformed
+// toleration: things the ComputeReplica's schema does not check itself).
 const ReasonInvalidSpec = "InvalidSpec"
 
 // Clock tells the time; tests inject a fake one.
@@ -61,6 +63,21 @@ type replicaState struct {
 	hash     string
 	input    rollout.Replica
 	renderEr error
+	// podUIDs are the UIDs of the pods observed, by name: a pod is deleted only if it is
+	// still the one observed, never a successor the StatefulSet controller made under the
+	// same name after a read from a lagging cache.
+	podUIDs map[string]types.UID
+	// rejected is the API server's refusal of an object rendered for the replica; the
+	// replica is then held where it is (no rollout starts, no pod is deleted).
+	rejected error
+}
+
+// invalid is why the replica cannot be acted on, or nil.
+func (st *replicaState) invalid() error {
+	if st.renderEr != nil {
+		return st.renderEr
+	}
+	return st.rejected
 }
 
 // Reconcile brings every replica of the cluster req.Name in req.Namespace one step closer
@@ -98,8 +115,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	}
 
 	var requeue time.Duration
+	decided := map[string]bool{}
 	for _, st := range states {
-		if st.renderEr != nil {
+		if st.invalid() != nil {
 			if err := r.writeInvalid(ctx, st); err != nil {
 				return reconcile.Result{}, err
 			}
@@ -112,15 +130,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 			}
 		}
 		d := rollout.Decide(now, st.input, others)
+		d.Events = unreported(st.cr, d.Events)
 		peers[st.cr.Name] = rollout.Peer{Name: st.cr.Name, Rolling: d.Rolling, Available: d.Available}
-		if err := r.act(ctx, st, d); err != nil {
+		if err := r.act(ctx, st, d); apierrors.IsInvalid(err) {
+			// Rejected by the API server (a dry run passed, or there was none because the
+			// template did not change): hold this replica and carry on with the others.
+			st.rejected = err
+			if err := r.writeInvalid(ctx, st); err != nil {
+				return reconcile.Result{}, err
+			}
+			// writeInvalid kept the rollout state the pass started from; so do the peers.
+			_, available, _ := rollout.Observe(now, st.input)
+			peers[st.cr.Name] = rollout.Peer{Name: st.cr.Name, Rolling: st.cr.Status.RolloutStartTime != nil, Available: available}
+			continue
+		} else if err != nil {
 			return reconcile.Result{}, err
 		}
 		r.Metrics.observeDecision(st.cr, d)
+		decided[st.cr.Name] = true
 		if d.RequeueAfter > 0 && (requeue == 0 || d.RequeueAfter < requeue) {
 			requeue = d.RequeueAfter
 		}
 	}
+	r.Metrics.observeCluster(req.Namespace, req.Name, decided)
 	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
@@ -162,13 +194,26 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 			in.AppliedHash = "unknown"
 		}
 	}
+	if in.AppliedHash != st.hash {
+		// A new template: ask the API server whether it would take it before the rollout
+		// policy deletes a single pod for it. The CRD's schema cannot check everything a
+		// pod spec must satisfy (requests within limits, well-formed tolerations).
+		switch err := r.dryRunApply(ctx, st.sts); {
+		case apierrors.IsInvalid(err):
+			st.rejected = err
+		case err != nil:
+			return nil, err
+		}
+	}
 
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.SelectorLabels(cr))); err != nil {
 		return nil, fmt.Errorf("list pods of computereplica %s/%s: %w", cr.Namespace, cr.Name, err)
 	}
+	st.podUIDs = make(map[string]types.UID, len(pods.Items))
 	for i := range pods.Items {
 		p := &pods.Items[i]
+		st.podUIDs[p.Name] = p.UID
 		rp := rollout.Pod{Name: p.Name, Hash: p.Labels[render.LabelPodTemplateHash], Terminating: !p.DeletionTimestamp.IsZero()}
 		for _, c := range p.Status.Conditions {
 			if c.Type == corev1.PodReady {
@@ -203,7 +248,13 @@ func (r *Reconciler) act(ctx context.Context, st *replicaState, d rollout.Decisi
 	}
 	for _, name := range d.DeletePods {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cr.Namespace}}
-		if err := r.Client.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
+		var opts []client.DeleteOption
+		if uid := st.podUIDs[name]; uid != "" {
+			opts = append(opts, client.Preconditions{UID: &uid})
+		}
+		// NotFound: already gone. Conflict: the UID precondition failed, so the pod under
+		// that name is a newer one (the next pass judges it by its own hash).
+		if err := r.Client.Delete(ctx, pod, opts...); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return fmt.Errorf("delete pod %s/%s of computereplica %s: %w", cr.Namespace, name, cr.Name, err)
 		}
 	}
@@ -220,20 +271,53 @@ func (r *Reconciler) act(ctx context.Context, st *replicaState, d rollout.Decisi
 	return nil
 }
 
-// writeInvalid publishes Degraded=InvalidSpec for a replica that cannot be rendered.
+// unreported drops a ProgressDeadlineExceeded event the replica's status shows was already
+// recorded: the policy restates it on every pass until the rollout moves, and every pod
+// event of the cluster brings a pass.
+func unreported(cr *v1alpha1.ComputeReplica, events []rollout.Event) []rollout.Event {
+	c := meta.FindStatusCondition(cr.Status.Conditions, v1alpha1.ConditionProgressing)
+	if c == nil || c.Reason != rollout.ReasonProgressDeadlineExceeded {
+		return events
+	}
+	out := events[:0:0]
+	for _, e := range events {
+		if e.Reason != rollout.ReasonProgressDeadlineExceeded {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// writeInvalid publishes Degraded=InvalidSpec for a replica that cannot be rendered or
+// whose rendered objects the API server rejects, and records a warning event when the
+// reason is new. A rollout already under way stays recorded (its pods may be gone, so the
+// replica keeps blocking its peers); none is started.
 func (r *Reconciler) writeInvalid(ctx context.Context, st *replicaState) error {
+	msg := st.invalid().Error()
+	progressing := "the spec cannot be rendered"
+	if st.renderEr == nil {
+		progressing = "the API server rejects the objects rendered from the spec"
+	}
 	d := rollout.Decision{
-		RolloutStart: nil,
 		Conditions: []rollout.Condition{
-			{Type: rollout.TypeDegraded, Status: rollout.True, Reason: ReasonInvalidSpec, Message: st.renderEr.Error()},
-			{Type: rollout.TypeProgressing, Status: rollout.False, Reason: ReasonInvalidSpec, Message: "the spec cannot be rendered"},
+			{Type: rollout.TypeDegraded, Status: rollout.True, Reason: ReasonInvalidSpec, Message: msg},
+			{Type: rollout.TypeProgressing, Status: rollout.False, Reason: ReasonInvalidSpec, Message: progressing},
 		},
+	}
+	if st.renderEr == nil {
+		// The pods are known: keep reporting whether the old ones are up.
+		_, available, _ := rollout.Observe(r.Clock.Now(), st.input)
+		d.Conditions = append(d.Conditions, rollout.AvailableCondition(st.input, available))
 	}
 	if t := st.cr.Status.RolloutStartTime; t != nil {
 		start := t.Time
 		d.RolloutStart = &start
 	}
-	r.Recorder.Eventf(st.cr, nil, corev1.EventTypeWarning, ReasonInvalidSpec, "Render", "%s", st.renderEr.Error())
+	// Every pod event of the cluster reconciles it again; one event per distinct refusal.
+	if c := meta.FindStatusCondition(st.cr.Status.Conditions, v1alpha1.ConditionDegraded); c == nil ||
+		c.Reason != ReasonInvalidSpec || c.Message != msg || c.ObservedGeneration != st.cr.Generation {
+		r.Recorder.Eventf(st.cr, nil, corev1.EventTypeWarning, ReasonInvalidSpec, "Render", "%s", msg)
+	}
 	return r.writeStatus(ctx, st, d)
 }
 
@@ -295,6 +379,25 @@ func commonHash(pods []rollout.Pod) string {
 		h = p.Hash
 	}
 	return h
+}
+
+// dryRunApply asks the API server whether it would take the server-side apply of obj,
+// changing nothing. It sends the apply patch itself rather than using Client.Apply, whose
+// dry-run controller-runtime's fake client ignores (it would really apply the object).
+func (r *Reconciler) dryRunApply(ctx context.Context, obj client.Object) error {
+	u, err := toApplyObject(obj, "status")
+	if err != nil {
+		return err
+	}
+	body, err := u.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("encode %s %s/%s for a dry run: %w", u.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	if err := r.Client.Patch(ctx, u, client.RawPatch(types.ApplyPatchType, body), client.DryRunAll,
+		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("dry-run apply %s %s/%s: %w", u.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
 }
 
 // applyObject server-side applies a rendered object with the operator's field owner.

@@ -13,6 +13,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	v1alpha1 "github.com/tandemdb/tandem/apis/compute/v1alpha1"
 )
@@ -115,7 +116,14 @@ func ComputectlAddresses(cr *v1alpha1.ComputeReplica, o Options) []string {
 func Validate(cr *v1alpha1.ComputeReplica) error {
 	s := cr.Spec
 	p := s.Ports
+	if errs := validation.IsDNS1035Label(cr.Name); len(errs) > 0 {
+		return fmt.Errorf("computereplica %s/%s: the name must be a DNS-1035 label (it names a Service): %s",
+			cr.Namespace, cr.Name, strings.Join(errs, "; "))
+	}
 	switch {
+	case len(cr.Name) > v1alpha1.MaxNameLength:
+		return fmt.Errorf("computereplica %s/%s: the name is longer than %d characters (it names a StatefulSet)",
+			cr.Namespace, cr.Name, v1alpha1.MaxNameLength)
 	case s.ClusterName == "":
 		return fmt.Errorf("computereplica %s/%s: spec.clusterName is empty", cr.Namespace, cr.Name)
 	case s.Image == "":

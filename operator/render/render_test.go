@@ -194,6 +194,10 @@ func TestValidate(t *testing.T) {
 		want string
 	}{
 		"valid":        {nil, ""},
+		"dotted name":  {func(cr *v1alpha1.ComputeReplica) { cr.Name = "r1.prod" }, "must be a DNS-1035 label"},
+		"digit first":  {func(cr *v1alpha1.ComputeReplica) { cr.Name = "1r" }, "must be a DNS-1035 label"},
+		"long name":    {func(cr *v1alpha1.ComputeReplica) { cr.Name = strings.Repeat("r", 53) }, "longer than 52 characters"},
+		"longest name": {func(cr *v1alpha1.ComputeReplica) { cr.Name = strings.Repeat("r", 52) }, ""},
 		"no cluster":   {func(cr *v1alpha1.ComputeReplica) { cr.Spec.ClusterName = "" }, "clusterName is empty"},
 		"no image":     {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Image = "" }, "image is empty"},
 		"zero workers": {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Workers = 0 }, "must be at least 1"},

@@ -214,7 +214,7 @@ func Observe(now time.Time, r Replica) (s State, available bool, availableIn tim
 func Decide(now time.Time, r Replica, peers []Peer) Decision {
 	state, available, availableIn := Observe(now, r)
 	d := Decision{State: state, Available: available, RolloutStart: r.RolloutStart, Rolling: r.RolloutStart != nil}
-	d.Conditions = append(d.Conditions, availableCondition(r, available))
+	d.Conditions = append(d.Conditions, AvailableCondition(r, available))
 	deadline := func() (Condition, bool) {
 		if r.RolloutStart == nil {
 			return Condition{}, false
@@ -269,7 +269,7 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 			d.ApplyStatefulSet, d.RolloutStart, d.Rolling, d.Available = true, &start, true, false
 			d.DeletePods = livePods(r, func(Pod) bool { return true })
 			msg := fmt.Sprintf("rolling all %d processes from pod template %s to %s", len(d.DeletePods), r.AppliedHash, r.DesiredHash)
-			d.Conditions = append(d.Conditions[:0], availableCondition(r, false),
+			d.Conditions = append(d.Conditions[:0], AvailableCondition(r, false),
 				Condition{TypeProgressing, True, ReasonRolloutStarted, msg},
 				Condition{TypeDegraded, False, ReasonAsExpected, ""})
 			d.Events = append(d.Events, Event{Reason: "RolloutStarted", Message: "Started " + msg})
@@ -354,7 +354,8 @@ func blockingPeer(peers []Peer, selfAvailable bool) string {
 	return ""
 }
 
-func availableCondition(r Replica, available bool) Condition {
+// AvailableCondition is the Available condition of a replica whose availability is known.
+func AvailableCondition(r Replica, available bool) Condition {
 	if available {
 		return Condition{TypeAvailable, True, ReasonProcessesReady, fmt.Sprintf("all %d processes ready", r.Processes)}
 	}

@@ -78,6 +78,9 @@ func (c *conn) statementContext(ctx context.Context) (context.Context, func()) {
 }
 
 func (c *conn) txStatus() byte {
+	if c.session.TransactionFailed() {
+		return 'E'
+	}
 	if c.session.InTransaction() {
 		return 'T'
 	}
@@ -165,11 +168,17 @@ func (c *conn) simpleQuery(ctx context.Context, text string) {
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
 		return
 	}
+	// Several statements are one implicit transaction (sql.Session).
+	c.session.BeginImplicit(len(sts))
 	for _, st := range sts {
 		if err := c.runStatement(ctx, st, nil, nil, -1, nil); err != nil {
+			_ = c.session.EndImplicit(ctx, true)
 			c.sendError(err)
 			return
 		}
+	}
+	if err := c.session.EndImplicit(ctx, false); err != nil {
+		c.sendError(err)
 	}
 }
 

@@ -321,15 +321,27 @@ func TestPsql(t *testing.T) {
 	cmd := exec.CommandContext(ctx, psql, "-h", host, "-p", port, "-U", "alice", "-d", "tandem", "-X",
 		"-c", "COPY (SUBSCRIBE t) TO STDOUT")
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	var buf strings.Builder
-	cmd.Stdout, cmd.Stderr = &buf, &buf
+	// Ctrl-C once the row is out (psql may take a while to connect on a
+	// loaded machine: a fixed wait raced it); ctx bounds the wait.
+	seen := make(chan struct{})
+	var once sync.Once
+	sub := &lineWriter{}
+	sub.onLine = func(int) {
+		if strings.Contains(strings.Join(sub.lines(), "\n"), "\t1\t41") {
+			once.Do(func() { close(seen) })
+		}
+	}
+	cmd.Stdout, cmd.Stderr = sub, sub
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	select {
+	case <-seen:
+	case <-ctx.Done():
+	}
 	_ = cmd.Process.Signal(os.Interrupt)
 	_ = cmd.Wait()
-	if got := buf.String(); !strings.Contains(got, "\t1\t41") || !strings.Contains(got, "canceling statement") {
+	if got := strings.Join(sub.lines(), "\n"); !strings.Contains(got, "\t1\t41") || !strings.Contains(got, "canceling statement") {
 		t.Fatalf("psql COPY (SUBSCRIBE):\n%s", got)
 	}
 }

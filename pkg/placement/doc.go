@@ -18,7 +18,12 @@
 //   - Route is the read-routing policy for fast-path peeks on maintained
 //     indexes (docs/design/read-routing.md).
 //
-// Invariants, each tested with a sabotage variant in multiplexer_test.go:
-// frontiers only from the owner; exactly one PeekResponse per uuid; commands
-// reach maintenance before interactive.
+// Invariants, each tested with a sabotage variant: frontiers only from the
+// owner (multiplexer_test.go); exactly one PeekResponse per uuid, and only
+// from the runtime the peek was routed to (peekonce_test.go; the frontier
+// sabotage fails on a frontier first, so the peek check has its own).
+// Commands reach maintenance before interactive (TestCommandsReachMaintenanceFirst).
+// Peer peeks on the interactive runtime each wait on their own goroutine;
+// a canceled one answers canceled once and leaves nothing running
+// (leak_test.go).
 package placement

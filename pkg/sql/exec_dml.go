@@ -148,7 +148,11 @@ func (s *Session) write(ctx context.Context, n *pg.Node, params []row.Datum, ver
 			updates = append(updates, RowDiff{Row: row.Pack(r[:arity]...), Diff: -1}, RowDiff{Row: row.Pack(r[arity:]...), Diff: 1})
 		}
 	}
-	if len(updates) > 0 {
+	if verb == "INSERT" && s.tx.buffering() {
+		if err := s.bufferInsert(it, q.DependsOn, updates); err != nil {
+			return nil, err
+		}
+	} else if len(updates) > 0 {
 		if err := s.engine.backend.WriteTable(ctx, it.ID, updates); err != nil {
 			return nil, fmt.Errorf("write %s: %w", it.Name, err)
 		}

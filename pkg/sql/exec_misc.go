@@ -158,21 +158,28 @@ func (s *Session) alterSystem(ctx context.Context, a *pg.AlterSystemStmt) (*Resu
 	return tagf("ALTER SYSTEM"), nil
 }
 
-func (s *Session) transaction(t *pg.TransactionStmt) (*Result, error) {
+func (s *Session) transaction(ctx context.Context, t *pg.TransactionStmt) (*Result, error) {
 	switch t.Kind {
 	case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
-		// Statements run one at a time at their own timestamp; a
-		// transaction block only scopes cursors.
-		s.inTx = true
+		// A block buffers INSERTs and scopes cursors (tx.go). BEGIN inside
+		// a block is a warning in PostgreSQL, not an error.
+		s.tx.explicit = true
+		s.tx.implicit = false
 		if t.Kind == pg.TransactionStmtKind_TRANS_STMT_START {
 			return tagf("START TRANSACTION"), nil
 		}
 		return tagf("BEGIN"), nil
 	case pg.TransactionStmtKind_TRANS_STMT_COMMIT, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
-		s.inTx = false
+		failed := s.tx.failed
+		s.tx.explicit, s.tx.failed = false, false
 		s.Close()
-		if t.Kind == pg.TransactionStmtKind_TRANS_STMT_ROLLBACK {
+		if t.Kind == pg.TransactionStmtKind_TRANS_STMT_ROLLBACK || failed {
+			// COMMIT of an aborted block rolls it back, as in PostgreSQL.
+			s.tx.pending = nil
 			return tagf("ROLLBACK"), nil
+		}
+		if err := s.flushWrites(ctx); err != nil {
+			return nil, err
 		}
 		return tagf("COMMIT"), nil
 	}

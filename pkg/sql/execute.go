@@ -91,7 +91,7 @@ func (s *Session) executePostgres(ctx context.Context, st *parse.Postgres, param
 	case *pg.Node_AlterSystemStmt:
 		return s.alterSystem(ctx, n.AlterSystemStmt)
 	case *pg.Node_TransactionStmt:
-		return s.transaction(n.TransactionStmt)
+		return s.transaction(ctx, n.TransactionStmt)
 	case *pg.Node_DeclareCursorStmt:
 		return s.declareCursor(ctx, n.DeclareCursorStmt, params)
 	case *pg.Node_FetchStmt:

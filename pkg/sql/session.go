@@ -72,7 +72,7 @@ type Session struct {
 	user    string
 	vars    *Vars
 	cursors map[string]*cursor
-	inTx    bool
+	tx      txState
 	// streamRows lets a SELECT return Result.Iter (EnableRowStreaming).
 	streamRows bool
 }
@@ -89,7 +89,7 @@ func (s *Session) Vars() *Vars { return s.vars }
 func (s *Session) User() string { return s.user }
 
 // InTransaction reports whether an explicit transaction block is open.
-func (s *Session) InTransaction() bool { return s.inTx }
+func (s *Session) InTransaction() bool { return s.tx.explicit }
 
 // Close releases the session's cursors.
 func (s *Session) Close() {
@@ -107,23 +107,38 @@ func (s *Session) ExecuteSQL(ctx context.Context, text string) ([]*Result, error
 		return nil, err
 	}
 	var out []*Result
+	s.BeginImplicit(len(sts))
 	for _, st := range sts {
 		r, err := s.Execute(ctx, st, nil)
 		if err != nil {
+			_ = s.EndImplicit(ctx, true)
 			return out, err
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, s.EndImplicit(ctx, false)
 }
 
 // Execute runs one statement with bound parameter values.
+// Inside a transaction it follows the rules in tx.go; an error inside an
+// explicit block aborts the block.
 func (s *Session) Execute(ctx context.Context, st parse.Statement, params []row.Datum) (*Result, error) {
-	r, err := s.execute(ctx, st, params)
+	r, err := s.executeInTx(ctx, st, params)
 	if err != nil {
+		if s.tx.explicit {
+			s.tx.failed = true
+			s.tx.pending = nil
+		}
 		return nil, sqlerr.Convert(err)
 	}
 	return r, nil
+}
+
+func (s *Session) executeInTx(ctx context.Context, st parse.Statement, params []row.Datum) (*Result, error) {
+	if err := s.checkTransaction(ctx, st); err != nil {
+		return nil, err
+	}
+	return s.execute(ctx, st, params)
 }
 
 // Prepare plans st without running it, inferring parameter types that

@@ -201,15 +201,18 @@ func TestShowAndSet(t *testing.T) {
 }
 
 func TestSubscribeCursor(t *testing.T) {
-	s, _ := newSession(t)
-	run(t, s, "CREATE TABLE t (a int); INSERT INTO t VALUES (1)")
+	s, f := newSession(t)
+	// Another session writes: this one is in a transaction block, whose
+	// INSERTs would wait for COMMIT.
+	w := sql.NewEngine(f).NewSession("bob")
+	run(t, w, "CREATE TABLE t (a int); INSERT INTO t VALUES (1)")
 	run(t, s, "BEGIN; DECLARE c CURSOR FOR SUBSCRIBE (SELECT a * 2 AS d FROM t)")
 	got := run(t, s, "FETCH ALL c")
 	if len(got) != 1 || !strings.HasSuffix(got[0], ",1,2") {
 		t.Fatalf("snapshot = %q", got)
 	}
-	run(t, s, "INSERT INTO t VALUES (5)")
-	run(t, s, "DELETE FROM t WHERE a = 1")
+	run(t, w, "INSERT INTO t VALUES (5)")
+	run(t, w, "DELETE FROM t WHERE a = 1")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var all []string

@@ -29,6 +29,11 @@ const (
 // cluster. The value names the controller (informational).
 const LabelManagedBy = "compute.tandem.dev/managed-by"
 
+// MaxNameLength is the longest ComputeReplica name the CRD admits: a StatefulSet's pods carry
+// a controller-revision-hash label "<name>-<hash>" that must fit in 63 characters, and
+// Kubernetes leaves 11 of them for the suffix.
+const MaxNameLength = 52
+
 // Default port numbers, exposed so that renderers and tests agree with the CRD defaults.
 const (
 	DefaultComputectlPort   = 2100
@@ -230,8 +235,14 @@ type ComputeReplicaStatus struct {
 
 // ComputeReplica is one compute replica of a Tandem cluster.
 //
+// The name becomes the name of the replica's headless Service (a DNS-1035 label) and of its
+// StatefulSet, whose pods carry a controller-revision-hash label "<name>-<hash>" that must fit
+// in 63 characters; an object named otherwise could be stored but never run.
+//
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="metadata.name must be at most 52 characters (it names the replica's StatefulSet)"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label: lower-case letters, digits and '-', starting with a letter (it names the replica's headless Service)"
 // +kubebuilder:resource:shortName=crep,categories=tandem
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterName`
 // +kubebuilder:printcolumn:name="Processes",type=integer,JSONPath=`.spec.processes`

@@ -417,9 +417,10 @@ func TestSubscribeDeliversConsolidatedBatchesAndDropsOnCancel(t *testing.T) {
 	}
 }
 
-// waitFor polls cond for up to a second.
+// waitFor polls cond for up to 30s: generous, because a loaded machine
+// (CI runs packages side by side under -race) can delay any goroutine.
 func waitFor(cond func() bool) bool {
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			return false

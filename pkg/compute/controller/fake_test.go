@@ -380,7 +380,9 @@ func (h *harness) connected(name string) bool {
 
 func (h *harness) eventually(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	// Generous: only a failing test waits this long, and a loaded machine
+	// can delay the controller's goroutines by seconds.
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			h.t.Fatalf("timed out waiting for %s", what)

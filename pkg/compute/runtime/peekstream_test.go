@@ -112,10 +112,26 @@ func TestStreamBackpressureAndCancel(t *testing.T) {
 	configure(t, h, map[string]string{"peek_stash_threshold": "256", "peek_walk_mode": "offload"})
 	uuid := h.StartPeek(index, at, &runtimetest.PeekRequest{Streamable: true})
 	s := streamOf(t, h, uuid)
-	time.Sleep(200 * time.Millisecond) // the walks run into the full buffer
-	// Buffered: at most 2 chunks per worker, plus nothing else (the walks
-	// are far from done, so no final parts).
+	// Wait for the first chunk (the walks may be slow to start on a loaded
+	// machine), then give them time to run into the full buffer again.
+	// Buffered: at most 2 chunks per worker, plus one per parked walk and
+	// the first one taken (the walks are far from done, so no final parts).
 	taken := 0
+	for deadline := time.Now().Add(30 * time.Second); taken == 0; {
+		_, ok, err := s.TryNext()
+		if err != nil {
+			t.Fatalf("stream ended early: %v", err)
+		}
+		if ok {
+			taken++
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no chunk in 30s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // the walks run into the full buffer
 	for {
 		_, ok, err := s.TryNext()
 		if err != nil {

@@ -17,7 +17,10 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/logging"
 	"github.com/tandemdb/tandem/pkg/compute/peek"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/render"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
+	"github.com/tandemdb/tandem/pkg/compute/trace"
+	"github.com/tandemdb/tandem/pkg/sharing"
 )
 
 // Commands is what the Engine drives: a *runtime.Runtime for a Solo
@@ -206,6 +209,14 @@ func translate(err error) error {
 		return &CodedError{Code: CodeResultTooLarge, Err: err}
 	case errors.Is(err, plan.ErrInvalid):
 		return &CodedError{Code: CodeInvalidPlan, Err: err}
+	case errors.Is(err, trace.ErrCompacted), errors.Is(err, sharing.ErrCompacted), errors.Is(err, render.ErrBeyondUntil):
+		// The server refuses peeks outside [since, until) it knows of; a
+		// runtime that finds one anyway (a read of a peer's published copy,
+		// an import) says the same thing, not an internal error.
+		return &CodedError{Code: CodeReadOutOfRange, Err: err}
+	case errors.Is(err, sharing.ErrDropped):
+		// The index was dropped while a read of it waited.
+		return &CodedError{Code: CodeUndefinedObject, Err: err}
 	}
 	return err
 }

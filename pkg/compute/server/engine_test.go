@@ -8,8 +8,11 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/peek"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/render"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
+	"github.com/tandemdb/tandem/pkg/compute/trace"
+	"github.com/tandemdb/tandem/pkg/sharing"
 )
 
 func TestFinishShard(t *testing.T) {
@@ -61,6 +64,10 @@ func TestTranslateRuntimeErrors(t *testing.T) {
 		{fmt.Errorf("x: %w", runtime.ErrDuplicateExport), CodeDuplicateObject},
 		{fmt.Errorf("x: %w", peek.ErrResultTooLarge), CodeResultTooLarge},
 		{fmt.Errorf("x: %w", plan.ErrInvalid), CodeInvalidPlan},
+		{fmt.Errorf("x: %w", trace.ErrCompacted), CodeReadOutOfRange},
+		{fmt.Errorf("x: %w", sharing.ErrCompacted), CodeReadOutOfRange},
+		{fmt.Errorf("x: %w", render.ErrBeyondUntil), CodeReadOutOfRange},
+		{fmt.Errorf("x: %w", sharing.ErrDropped), CodeUndefinedObject},
 		{errors.New("other"), CodeInternal},
 	}
 	for _, tt := range tests {

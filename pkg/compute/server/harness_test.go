@@ -131,8 +131,14 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	return newHarnessWith(t, nil)
+}
+
+// newHarnessWith is newHarness with the server's metrics going to m.
+func newHarnessWith(t *testing.T, m Metrics) *harness {
+	t.Helper()
 	rt := newFakeRuntime()
-	srv := New(Config{Runtime: rt, Codec: testCodec{}, Log: logr.Discard()})
+	srv := New(Config{Runtime: rt, Codec: testCodec{}, Log: logr.Discard(), Metrics: m})
 	ctx, cancel := context.WithCancel(context.Background())
 	lis := bufconn.Listen(1 << 20)
 	gs := grpc.NewServer()

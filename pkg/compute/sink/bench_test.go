@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -49,4 +50,74 @@ func BenchmarkWriterHydrate(b *testing.B) {
 		st.Close()
 	}
 	b.ReportMetric(float64(rows)/(b.Elapsed().Seconds()/float64(b.N)), "rows/s")
+}
+
+// BenchmarkAppendSteps measures how many frontier steps per second reach a
+// sink shard (an in-process store; each compare-and-append fsyncs its
+// shard's log), each step carrying 10 changes:
+//   - store: compare-and-append called in a loop, no writer (the storage
+//     ceiling: one fsync per step);
+//   - writer-paced: a writer pushed one step at a time, each waited for
+//     (one append per step, as at low rates);
+//   - writer-flood: every step pushed at once, as a dataflow catching up
+//     produces them; the writer takes whatever frontier it finds when an
+//     append returns, so steps coalesce and appends/step reports how many
+//     appends (and fsyncs) were needed per step.
+func BenchmarkAppendSteps(b *testing.B) {
+	const perStep = 10
+	step := func(s int) []storage.Update {
+		ups := make([]storage.Update, perStep)
+		for j := range ups {
+			ups[j] = storage.Update{Row: row.Pack(row.Int64(int64(s*perStep + j))), Time: frontier.Time(10 + s), Diff: 1}
+		}
+		return ups
+	}
+	open := func(b *testing.B) *storage.Store {
+		st, err := storage.Open(b.TempDir(), storage.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		if err := st.CreateSinkShard("u9", 10); err != nil {
+			b.Fatal(err)
+		}
+		return st
+	}
+	b.Run("store", func(b *testing.B) {
+		st := open(b)
+		ctx := context.Background()
+		b.ResetTimer()
+		for s := range b.N {
+			if err := st.CompareAndAppend(ctx, "u9", frontier.Time(10+s), frontier.Time(11+s), step(s)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+	})
+	writer := func(b *testing.B, paced bool) {
+		st := open(b)
+		m := newFakeMetrics()
+		w := Start(Config{Shard: "u9", Storage: st, AsOf: 10, Log: logr.Discard(), Metrics: m, Name: "u9"})
+		defer w.Close()
+		for w.Upper() != frontier.At(10) {
+			time.Sleep(50 * time.Microsecond)
+		}
+		b.ResetTimer()
+		for s := range b.N {
+			w.Push(step(s), nil, frontier.At(frontier.Time(11+s)))
+			for paced && w.Upper() != frontier.At(frontier.Time(11+s)) {
+				time.Sleep(10 * time.Microsecond)
+			}
+		}
+		for w.Upper() != frontier.At(frontier.Time(10+b.N)) {
+			time.Sleep(10 * time.Microsecond)
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+		m.mu.Lock()
+		b.ReportMetric(float64(m.appends[AppendSucceeded])/float64(b.N), "appends/step")
+		m.mu.Unlock()
+	}
+	b.Run("writer-paced", func(b *testing.B) { writer(b, true) })
+	b.Run("writer-flood", func(b *testing.B) { writer(b, false) })
 }

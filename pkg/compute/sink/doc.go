@@ -28,4 +28,18 @@
 // dataflow whose frontier closed (a constant view) has its upper follow the
 // wall clock. Cost: the writer keeps the shard's contents in memory (one
 // map entry per distinct row).
+//
+// Observability: a Factory's Metrics (a consumer-defined interface; nil
+// records nothing) hears every compare-and-append with its result
+// (appended, lost the race, failed), the updates it carried and its
+// duration; every shard read and why (the full read at start, or after a
+// lost race); and, per sink and at every turn of the writer's loop, the
+// write lag (the dataflow's output frontier minus the shard's upper as
+// known, in timestamp ms; measured from as_of before the first read) and
+// the number of rows in memory. A sink's state is forgotten when the last
+// of its writers in the Factory stops, so per-sink series live exactly as
+// long as the sink (a replaced dataflow's writer may overlap its
+// successor's; the count of live writers per sink keeps the first to stop
+// from deleting the other's series). The replica exports these as
+// tandem_compute_sink_* (docs/design/protocol.md, "Replica metrics").
 package sink

@@ -3,6 +3,7 @@ package sink
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/go-logr/logr"
 
@@ -14,10 +15,18 @@ import (
 )
 
 // Factory opens storage sink writers over a storage client; the replica
-// plugs it into its runtimes (render.StorageSinkFactory).
+// plugs it into its runtimes (render.StorageSinkFactory). Use it by
+// pointer: it counts its live writers.
 type Factory struct {
 	Storage Shard
 	Log     logr.Logger
+	// Metrics, if set, records every writer's appends, reads, lag and
+	// memory, by sink GlobalId; a sink's state is forgotten when its last
+	// writer in this Factory stops.
+	Metrics Metrics
+
+	liveOnce sync.Once
+	live     *liveSinks
 }
 
 var _ render.StorageSinkFactory = (*Factory)(nil)
@@ -31,7 +40,9 @@ func (f *Factory) OpenStorageSink(s plan.SubscribeSink, asOf frontier.Frontier, 
 	if !ok {
 		return nil, fmt.Errorf("open storage sink %s: closed as_of", s.ID)
 	}
-	w := Start(Config{Shard: s.Shard, Storage: f.Storage, AsOf: t, OnProgress: activate, Log: f.Log.WithValues("sink", s.ID.String(), "shard", s.Shard)})
+	f.liveOnce.Do(func() { f.live = &liveSinks{m: f.Metrics} })
+	w := Start(Config{Shard: s.Shard, Storage: f.Storage, AsOf: t, OnProgress: activate, Log: f.Log.WithValues("sink", s.ID.String(), "shard", s.Shard),
+		Name: s.ID.String(), live: f.live})
 	return dataflowWriter{w}, nil
 }
 

@@ -39,6 +39,15 @@ type Config struct {
 	// MinBackoff and MaxBackoff bound the wait after a storage error
 	// (default 50ms doubling to 2s).
 	MinBackoff, MaxBackoff time.Duration
+	// Metrics, if set, records the writer's appends, reads, lag and
+	// memory, its state under Name (the sink's GlobalId); the writer's
+	// state is forgotten when it stops.
+	Metrics Metrics
+	Name    string
+
+	// live is set by a Factory: the writers it opened share one count of
+	// live writers per sink (liveSinks).
+	live *liveSinks
 }
 
 // Writer is one dataflow's writer of a sink shard: Push hands it the
@@ -55,6 +64,8 @@ type Writer struct {
 	frontier frontier.Frontier
 	upper    frontier.Frontier // the shard's upper as last known
 	stopped  error
+
+	metrics sinkMetrics // used by the writer's goroutine only
 }
 
 // Start starts a writer; Close stops it.
@@ -68,11 +79,16 @@ func Start(cfg Config) *Writer {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.live == nil && cfg.Metrics != nil {
+		cfg.live = &liveSinks{m: cfg.Metrics}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Writer{cfg: cfg, cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1),
+	w := &Writer{cfg: cfg, metrics: cfg.live.open(cfg.Name), cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1),
 		frontier: frontier.At(cfg.AsOf), upper: frontier.Minimum()}
 	go func() {
 		defer close(w.done)
+		// Forgotten before Close returns: a closed sink leaves no series.
+		defer w.metrics.close()
 		err := w.run(ctx)
 		w.mu.Lock()
 		w.stopped = err
@@ -151,9 +167,11 @@ func (w *Writer) run(ctx context.Context) error {
 			f = frontier.At(max(w.cfg.AsOf+1, frontier.Time(w.cfg.Now().UnixMilli())))
 			tick = time.After(finishedTick)
 		}
+		w.reportState(c, f)
 
 		progressed := false
 		if _, known := c.Known(); !known {
+			w.metrics.shardRead(ReadAtStart)
 			if err := w.read(ctx, c, 0); err != nil {
 				if gone(err) {
 					return nil
@@ -166,15 +184,20 @@ func (w *Writer) run(ctx context.Context) error {
 			progressed = true
 		} else if batch, upper, ok := c.Batch(f); ok {
 			expected, _ := c.Known()
+			start := time.Now()
 			err := w.cfg.Storage.CompareAndAppend(ctx, w.cfg.Shard, expected, upper, batch)
+			took := time.Since(start)
 			var mismatch *storage.UpperMismatchError
 			switch {
 			case err == nil:
+				w.metrics.appendFinished(AppendSucceeded, len(batch), took)
 				c.Appended(batch, upper)
 				progressed = true
 			case errors.As(err, &mismatch):
+				w.metrics.appendFinished(AppendLostRace, len(batch), took)
 				// Another writer moved the upper: learn what it wrote, then
 				// correct against it.
+				w.metrics.shardRead(ReadAfterLostRace)
 				if err := w.read(ctx, c, expected); err != nil {
 					if gone(err) {
 						return nil
@@ -186,8 +209,10 @@ func (w *Writer) run(ctx context.Context) error {
 				}
 				progressed = true
 			case gone(err):
+				w.metrics.appendFinished(AppendFailed, len(batch), took)
 				return nil
 			default:
+				w.metrics.appendFinished(AppendFailed, len(batch), took)
 				if err := retry(err); err != nil {
 					return err
 				}
@@ -215,6 +240,27 @@ func (w *Writer) run(ctx context.Context) error {
 		case <-tick:
 		}
 	}
+}
+
+// reportState reports the write lag against output frontier f and the
+// rows held in memory. Before the shard was read the lag is measured from
+// as_of, where the sink's reported frontier starts (render's storage
+// sink reports the join of as_of and the shard's upper).
+func (w *Writer) reportState(c *Correction, f frontier.Frontier) {
+	if !w.metrics.enabled() {
+		return
+	}
+	var lag time.Duration
+	if ft, open := f.Time(); open {
+		durable := w.cfg.AsOf
+		if u, known := c.Known(); known {
+			durable = max(durable, u)
+		}
+		if ft > durable {
+			lag = time.Duration(ft-durable) * time.Millisecond
+		}
+	}
+	w.metrics.state(lag, len(c.Persisted()))
 }
 
 // finishedTick is how often a finished dataflow's shard upper follows the

@@ -19,6 +19,15 @@ import (
 	"github.com/tandemdb/tandem/pkg/orchestrator"
 )
 
+// RBAC the controller needs, in its namespace only (the chart binds it with a Role);
+// `make generate-k8s` turns these markers into config/rbac/controller and the chart's
+// controller Role. Creating a ComputeReplica is a server-side apply (patch, and create when it
+// does not exist yet); Hydrated is an apply to the status subresource. Nothing on pods,
+// StatefulSets or Services.
+//
+// +kubebuilder:rbac:groups=compute.tandem.dev,resources=computereplicas,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=compute.tandem.dev,resources=computereplicas/status,verbs=get;patch
+
 // Default field managers and names.
 const (
 	// DefaultFieldManager owns the spec and labels the controller applies.

@@ -49,8 +49,8 @@ func ObjectName(id orchestrator.ReplicaID) (string, error) {
 	}
 	// StatefulSet pods are "<name>-<ordinal>" and carry a controller-revision-hash label
 	// "<name>-<hash>" that must fit in 63 characters; Kubernetes leaves 11 for the suffix.
-	if len(name) > 52 {
-		return "", fmt.Errorf("replica %s: object name %q is longer than 52 characters", id, name)
+	if len(name) > v1alpha1.MaxNameLength {
+		return "", fmt.Errorf("replica %s: object name %q is longer than %d characters", id, name, v1alpha1.MaxNameLength)
 	}
 	return name, nil
 }

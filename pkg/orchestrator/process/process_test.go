@@ -276,18 +276,34 @@ func TestEnsureIsIdempotentAndReplacesOnChange(t *testing.T) {
 func TestCrashLoopBacksOff(t *testing.T) {
 	o := newOrch(t, Config{MinBackoff: 50 * time.Millisecond, Env: []string{"FAKE_EXIT_IMMEDIATELY=1"}})
 	id := orchestrator.ReplicaID{Cluster: "c", Replica: "r"}
+	start := time.Now()
 	if err := o.EnsureReplica(context.Background(), orchestrator.ReplicaConfig{ID: id, Processes: 1, Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
-	// Backoff 50+100+200+400 ms = 750 ms: about five starts in 1.2 s.
-	// Without backoff a crash loop would start hundreds of processes.
-	time.Sleep(1200 * time.Millisecond)
-	st, err := o.Status(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
+	// Five exits are separated by four backoff waits of 50+100+200+400 ms,
+	// so they cannot be seen before 750 ms however fast the process
+	// starts; without (growing) backoff a crash loop gets there in a few
+	// process starts. The bound is a lower one only: a loaded machine
+	// makes every start slower, which never makes the test fail.
+	const restarts, minWait = 5, 750 * time.Millisecond
+	deadline := time.Now().Add(60 * time.Second)
+	var st orchestrator.ReplicaStatus
+	for {
+		var err error
+		st, err = o.Status(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Processes[0].Restarts >= restarts {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d restarts in 60s", st.Processes[0].Restarts)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	if r := st.Processes[0].Restarts; r < 2 || r > 7 {
-		t.Fatalf("restarts in 1.2s = %d, want 2..7 with exponential backoff", r)
+	if elapsed := time.Since(start); elapsed < minWait {
+		t.Fatalf("%d restarts after %v, want at least %v of exponential backoff", st.Processes[0].Restarts, elapsed, minWait)
 	}
 	if !strings.Contains(st.Processes[0].LastExit, "exit status 3") {
 		t.Fatalf("last exit = %q", st.Processes[0].LastExit)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // TestOracleSubscribe subscribes to queries using CTEs and subqueries and
@@ -42,11 +44,19 @@ func TestOracleSubscribe(t *testing.T) {
 	}
 	defer pconn.Close(ctx)
 	tconn := tandemTarget(t, ctx)
+	// Writes go through a second session: the cursors' session is in a
+	// transaction block, whose INSERTs would wait for COMMIT (and whose
+	// UPDATEs and DELETEs are refused), as in PostgreSQL.
+	twriter, err := pgx.ConnectConfig(ctx, tconn.Config().Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer twriter.Close(ctx)
 
 	both := func(sql string) {
 		t.Helper()
 		for name, c := range map[string]func() error{
-			"tandem":   func() error { _, err := tconn.Exec(ctx, sql); return err },
+			"tandem":   func() error { _, err := twriter.Exec(ctx, sql); return err },
 			"postgres": func() error { _, err := pconn.Exec(ctx, sql); return err },
 		} {
 			if err := c(); err != nil {
@@ -74,8 +84,7 @@ func TestOracleSubscribe(t *testing.T) {
 		"DELETE FROM sub_blocked",
 		"DELETE FROM sub_acct WHERE id > 2",
 	}
-	// Cursors live in a transaction block; the writes go in it too
-	// (each still runs at its own timestamp).
+	// Cursors live in a transaction block.
 	if _, err := tconn.Exec(ctx, "BEGIN"); err != nil {
 		t.Fatal(err)
 	}

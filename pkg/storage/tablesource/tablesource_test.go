@@ -93,7 +93,7 @@ func TestWorkersShareTheTableExactlyOnceAcrossAReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	counts := map[string]int64{}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for _, s := range srcs {
 		var got []dataflow.Update
 		for {

@@ -353,7 +353,7 @@ func TestSubscribeStreamsACounter(t *testing.T) {
 	for _, id := range s.ctl.IntrospectionIDs(DefaultCluster) {
 		logging[id] = true
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		n := 0
 		for _, c := range s.ctl.Status().Collections {

@@ -1,0 +1,230 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/sql/parse"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// Transactions. Tandem writes a table at one timestamp per WriteTable and
+// cannot undo a write or a catalog change, so a transaction is emulated
+// the way PostgreSQL clients observe it, as far as that is possible
+// without lying:
+//
+//   - INSERTs inside a transaction (an explicit BEGIN block, or a query
+//     string of several statements, which PostgreSQL runs as one implicit
+//     transaction) are checked at once and buffered; they are applied at
+//     COMMIT (the end of the query string) and discarded by ROLLBACK or
+//     an error. Only INSERT is buffered: its updates only add rows, so
+//     applying them later cannot conflict with other sessions' writes,
+//     whereas an UPDATE's retractions computed now could retract rows
+//     another session has deleted by COMMIT.
+//   - In an explicit block, statements that cannot be rolled back (DDL,
+//     ALTER SYSTEM, UPDATE, DELETE) are refused, and so is any read after
+//     the block's first buffered write, since it would not see the write.
+//   - In an implicit transaction, a statement that reads a table, writes
+//     otherwise than by INSERT, or changes the catalog first applies the
+//     INSERTs before it, so that it sees them (DDL then runs at once as
+//     before): an error undoes only the INSERTs since the last such
+//     statement.
+//   - An error inside a block aborts it: later statements fail with 25P02
+//     until ROLLBACK or COMMIT (which then rolls back), as in PostgreSQL.
+
+// pendingWrite is a buffered INSERT.
+type pendingWrite struct {
+	id      plan.GlobalID
+	name    string
+	updates []RowDiff
+}
+
+// txState is a session's transaction.
+type txState struct {
+	explicit bool // inside BEGIN ... COMMIT/ROLLBACK
+	implicit bool // inside a query string of several statements
+	failed   bool // an explicit block that saw an error
+	pending  []pendingWrite
+}
+
+func (t *txState) buffering() bool { return t.explicit || t.implicit }
+
+// TransactionFailed reports whether the explicit transaction block has
+// failed and ignores statements until it ends (status 'E').
+func (s *Session) TransactionFailed() bool { return s.tx.failed }
+
+// BeginImplicit starts the implicit transaction of a query string of n
+// statements; a single statement needs none. End it with EndImplicit.
+func (s *Session) BeginImplicit(n int) {
+	if n > 1 && !s.tx.explicit {
+		s.tx.implicit = true
+	}
+}
+
+// EndImplicit ends the implicit transaction: it applies its buffered
+// INSERTs when failed is false and discards them otherwise. A failure to
+// apply them is returned.
+func (s *Session) EndImplicit(ctx context.Context, failed bool) error {
+	if !s.tx.implicit {
+		return nil
+	}
+	s.tx.implicit = false
+	if failed {
+		s.tx.pending = nil
+		return nil
+	}
+	if err := s.flushWrites(ctx); err != nil {
+		return sqlerr.Convert(err)
+	}
+	return nil
+}
+
+// flushWrites applies the buffered INSERTs in statement order, merging
+// those of one table into one write. The buffer is cleared whatever
+// happens.
+func (s *Session) flushWrites(ctx context.Context) error {
+	pending := s.tx.pending
+	s.tx.pending = nil
+	if len(pending) == 0 {
+		return nil
+	}
+	var order []plan.GlobalID
+	byID := map[plan.GlobalID]*pendingWrite{}
+	for i := range pending {
+		w := &pending[i]
+		if m, ok := byID[w.id]; ok {
+			m.updates = append(m.updates, w.updates...)
+			continue
+		}
+		byID[w.id] = w
+		order = append(order, w.id)
+	}
+	for _, id := range order {
+		w := byID[id]
+		if err := s.engine.backend.WriteTable(ctx, id, w.updates); err != nil {
+			return fmt.Errorf("write %s: %w", w.name, err)
+		}
+	}
+	return nil
+}
+
+// hasPendingWrites reports whether the transaction has buffered INSERTs.
+func (s *Session) hasPendingWrites() bool { return len(s.tx.pending) > 0 }
+
+// checkTransaction decides, before st runs, whether the transaction
+// allows it, and in an implicit transaction applies the buffered INSERTs
+// before any statement but an INSERT.
+func (s *Session) checkTransaction(ctx context.Context, st parse.Statement) error {
+	kind := txKindOf(st)
+	if s.tx.failed && kind != txControl {
+		return sqlerr.New(sqlerr.InFailedTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+	}
+	if s.tx.implicit {
+		// Reads of data apply them lazily (peekRows), so that a string
+		// like "INSERT ...; SELECT 1/0" still undoes its INSERT.
+		_, sub := st.(*parse.Subscribe)
+		_, declSub := st.(*parse.DeclareSubscribe)
+		if kind == txModify || kind == txDDL || sub || declSub {
+			return s.flushWrites(ctx)
+		}
+		return nil
+	}
+	if !s.tx.explicit {
+		return nil
+	}
+	switch kind {
+	case txDDL:
+		return sqlerr.Errorf(sqlerr.ActiveSQLTransaction, "%s cannot run inside a transaction block: Tandem cannot roll it back", statementName(st))
+	case txModify:
+		return sqlerr.Unsupported(statementName(st) + " inside a transaction block (Tandem cannot roll it back; only INSERT is buffered until COMMIT)")
+	case txRead:
+		if s.hasPendingWrites() {
+			return sqlerr.Unsupported("reading after a write in a transaction block (the block's INSERTs are applied at COMMIT, so the read would not see them)")
+		}
+	}
+	return nil
+}
+
+// bufferInsert keeps an INSERT's rows until the transaction commits. An
+// INSERT reading catalog items after an earlier write would not see it.
+func (s *Session) bufferInsert(it *Item, dependsOn []plan.GlobalID, updates []RowDiff) error {
+	if s.tx.explicit && s.hasPendingWrites() && len(dependsOn) > 0 {
+		return sqlerr.Unsupported("INSERT ... SELECT after a write in a transaction block (the block's INSERTs are applied at COMMIT, so the query would not see them)")
+	}
+	if len(updates) > 0 {
+		s.tx.pending = append(s.tx.pending, pendingWrite{id: it.ID, name: it.Name, updates: updates})
+	}
+	return nil
+}
+
+// txKind classifies statements for transaction handling.
+type txKind int
+
+const (
+	txRead    txKind = iota // reads or session state: allowed anywhere
+	txInsert                // buffered
+	txModify                // UPDATE, DELETE: applied at once
+	txDDL                   // catalog and system changes: applied at once
+	txControl               // BEGIN, COMMIT, ROLLBACK
+	txSession               // SET, SHOW, cursors: no reads of data
+)
+
+func txKindOf(st parse.Statement) txKind {
+	switch st := st.(type) {
+	case *parse.Postgres:
+		switch st.Node.Node.(type) {
+		case *pg.Node_SelectStmt, *pg.Node_ExplainStmt, *pg.Node_DeclareCursorStmt:
+			return txRead
+		case *pg.Node_InsertStmt:
+			return txInsert
+		case *pg.Node_UpdateStmt, *pg.Node_DeleteStmt:
+			return txModify
+		case *pg.Node_TransactionStmt:
+			return txControl
+		case *pg.Node_VariableSetStmt, *pg.Node_VariableShowStmt, *pg.Node_FetchStmt,
+			*pg.Node_ClosePortalStmt, *pg.Node_DiscardStmt, *pg.Node_DeallocateStmt:
+			return txSession
+		}
+		return txDDL
+	case *parse.Subscribe, *parse.DeclareSubscribe:
+		return txRead
+	case *parse.Fetch, *parse.Show:
+		return txSession
+	}
+	return txDDL
+}
+
+// statementName names st in messages ("CREATE TABLE").
+func statementName(st parse.Statement) string {
+	if p, ok := st.(*parse.Postgres); ok {
+		if sql := strings.Fields(strings.ToUpper(p.SQL)); len(sql) > 0 {
+			if len(sql) > 1 && (sql[0] == "CREATE" || sql[0] == "DROP" || sql[0] == "ALTER") {
+				return sql[0] + " " + sql[1]
+			}
+			return sql[0]
+		}
+	}
+	switch st.(type) {
+	case *parse.CreateSource:
+		return "CREATE SOURCE"
+	case *parse.DropSource:
+		return "DROP SOURCE"
+	case *parse.CreateCluster:
+		return "CREATE CLUSTER"
+	case *parse.CreateClusterReplica:
+		return "CREATE CLUSTER REPLICA"
+	case *parse.DropCluster:
+		return "DROP CLUSTER"
+	case *parse.DropClusterReplica:
+		return "DROP CLUSTER REPLICA"
+	case *parse.CreateIndex:
+		return "CREATE INDEX"
+	case *parse.CreateMaterializedView:
+		return "CREATE MATERIALIZED VIEW"
+	}
+	return strings.TrimPrefix(fmt.Sprintf("%T", st), "*parse.")
+}
