@@ -70,11 +70,14 @@ func TestIdleTwoRuntimeReplicaUsesNoCPU(t *testing.T) {
 		t.Skip("starts replica processes")
 	}
 	const window = 3 * time.Second
+	// settleFor bounds the wait for start-up to finish (see below); the
+	// script keeps its connection, and its read, through it and the window.
+	const settleFor = 20 * time.Second
 	r := startReplicaWith(t, 1, 2, true)
 	done := make(chan error, 1)
 	go func() {
 		done <- scripttest.RunScript(t.Context(), r.Replica, "testdata", idleScript,
-			scripttest.Options{Vars: map[string]int64{"IDLE_MS": (window + 3*time.Second).Milliseconds()}})
+			scripttest.Options{Vars: map[string]int64{"IDLE_MS": (settleFor + window + 3*time.Second).Milliseconds()}})
 	}()
 	// Wait until the read is routed and parked, then let start-up settle.
 	deadline := time.Now().Add(20 * time.Second)
@@ -88,11 +91,30 @@ func TestIdleTwoRuntimeReplicaUsesNoCPU(t *testing.T) {
 			t.Fatalf("the read never reached the interactive runtime: %v", err)
 		}
 	}
-	time.Sleep(time.Second)
+	// Start-up work (garbage collection, the introspection dataflows'
+	// first steps) may still be running: on a loaded machine the replica's
+	// threads get a fraction of a core, and a fixed one-second pause once
+	// let 190 ms of it into the window. Wait for a quiet second (at most
+	// one clock tick) instead; a replica that polls never has one.
 	pid := r.procs[0].cmd.Process.Pid
 	before, err := cpuTime(pid)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for settled := time.Now().Add(settleFor); ; {
+		time.Sleep(time.Second)
+		now, err := cpuTime(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now-before <= time.Second/clockTicks {
+			before = now
+			break
+		}
+		if time.Now().After(settled) {
+			t.Fatalf("replica never idle for a second in %v (%v CPU in the last one): something polls", settleFor, now-before)
+		}
+		before = now
 	}
 	time.Sleep(window)
 	after, err := cpuTime(pid)

@@ -34,3 +34,5 @@ func TestFakeRolloutOneReplicaAtATime(t *testing.T) {
 func TestFakePausedAndDeadline(t *testing.T) { scenarioPausedAndDeadline(t, newFakeClient(t)) }
 func TestFakeRestartMidRollout(t *testing.T) { scenarioRestartMidRollout(t, newFakeClient(t)) }
 func TestFakeInvalidSpec(t *testing.T)       { scenarioInvalidSpec(t, newFakeClient(t)) }
+
+func TestFakeNameConflict(t *testing.T) { scenarioNameConflict(t, newFakeClient(t)) }

@@ -491,3 +491,46 @@ func scenarioInvalidSpec(t *testing.T, c client.Client) {
 		t.Errorf("no InvalidSpec event: %v", cl.rec.reasons("bad"))
 	}
 }
+
+// scenarioNameConflict checks that a replica whose name is taken by a Service it does not
+// control reports Degraded=NameConflict with one event, leaves the Service alone (no owner
+// reference that would garbage-collect it, no rewrite), creates nothing, and does not hold up
+// the cluster's other replicas.
+func scenarioNameConflict(t *testing.T, c client.Client) {
+	cl := newCluster(t, "n", c)
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: cl.ns, Labels: map[string]string{"app": "someone-else"}},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "someone-else"},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}
+	if err := cl.c.Create(cl.ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	cl.create(
+		&v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Name: "taken"}, Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "n", Image: "img"}},
+		&v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Name: "free"}, Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "n", Image: "img"}},
+	)
+	cl.step(true)
+	cl.step(true)
+	d := cl.condition("taken", v1alpha1.ConditionDegraded)
+	if d.Status != metav1.ConditionTrue || d.Reason != ReasonNameConflict || !strings.Contains(d.Message, "Service") {
+		t.Errorf("taken degraded %+v, want True/NameConflict naming the Service", d)
+	}
+	if n := countReason(cl.rec.reasons("taken"), ReasonNameConflict); n != 1 {
+		t.Errorf("%d NameConflict events, want 1", n)
+	}
+	var got corev1.Service
+	if err := cl.c.Get(cl.ctx, client.ObjectKeyFromObject(svc), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.OwnerReferences) != 0 || got.Spec.Selector["app"] != "someone-else" || len(got.Spec.Ports) != 1 {
+		t.Errorf("the foreign Service was taken over: owners %v, selector %v, ports %v", got.OwnerReferences, got.Spec.Selector, got.Spec.Ports)
+	}
+	var sts appsv1.StatefulSet
+	if err := cl.c.Get(cl.ctx, client.ObjectKey{Namespace: cl.ns, Name: "taken"}, &sts); !apierrors.IsNotFound(err) {
+		t.Errorf("statefulset of the conflicting replica: %v, want not found", err)
+	}
+	if !cl.available("free") {
+		t.Errorf("free is not available: %+v", cl.get("free").Status.Conditions)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,11 @@ const FieldOwner = "tandem-operator"
 // rendered objects the API server rejects (a resource request above its limit, a malformed
 // toleration: things the ComputeReplica's schema does not check itself).
 const ReasonInvalidSpec = "InvalidSpec"
+
+// ReasonNameConflict is the Degraded reason for a replica whose Service, StatefulSet or
+// PodDisruptionBudget name is taken by an object it does not control. The operator never
+// takes such an object over: it would rewrite it, and garbage-collect it with the replica.
+const ReasonNameConflict = "NameConflict"
 
 // Clock tells the time; tests inject a fake one.
 type Clock interface{ Now() time.Time }
@@ -67,9 +73,13 @@ type replicaState struct {
 	// still the one observed, never a successor the StatefulSet controller made under the
 	// same name after a read from a lagging cache.
 	podUIDs map[string]types.UID
-	// rejected is the API server's refusal of an object rendered for the replica; the
-	// replica is then held where it is (no rollout starts, no pod is deleted).
-	rejected error
+	// rejected is the API server's refusal of an object rendered for the replica, or a
+	// name conflict (rejectReason says which); the replica is then held where it is (no
+	// rollout starts, no pod is deleted).
+	rejected     error
+	rejectReason string
+	// observed is true once the StatefulSet and pods were read (input is meaningful).
+	observed bool
 }
 
 // invalid is why the replica cannot be acted on, or nil.
@@ -135,7 +145,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		if err := r.act(ctx, st, d); apierrors.IsInvalid(err) {
 			// Rejected by the API server (a dry run passed, or there was none because the
 			// template did not change): hold this replica and carry on with the others.
-			st.rejected = err
+			st.rejected, st.rejectReason = err, ReasonInvalidSpec
 			if err := r.writeInvalid(ctx, st); err != nil {
 				return reconcile.Result{}, err
 			}
@@ -161,6 +171,14 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 	st := &replicaState{cr: cr}
 	st.sts, st.hash, st.renderEr = render.StatefulSet(cr, r.Render)
 	if st.renderEr != nil {
+		return st, nil
+	}
+	conflict, err := r.foreignObject(ctx, cr)
+	if err != nil {
+		return nil, err
+	}
+	if conflict != nil {
+		st.rejected, st.rejectReason = conflict, ReasonNameConflict
 		return st, nil
 	}
 	in := rollout.Replica{
@@ -200,7 +218,7 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 		// pod spec must satisfy (requests within limits, well-formed tolerations).
 		switch err := r.dryRunApply(ctx, st.sts); {
 		case apierrors.IsInvalid(err):
-			st.rejected = err
+			st.rejected, st.rejectReason = err, ReasonInvalidSpec
 		case err != nil:
 			return nil, err
 		}
@@ -222,8 +240,29 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 		}
 		in.Pods = append(in.Pods, rp)
 	}
-	st.input = in
+	st.input, st.observed = in, true
 	return st, nil
+}
+
+// foreignObject reports (as its first result) an object under one of the replica's names
+// that the replica does not control, reading from the cache.
+func (r *Reconciler) foreignObject(ctx context.Context, cr *v1alpha1.ComputeReplica) (conflict, err error) {
+	for _, o := range []struct {
+		kind string
+		obj  client.Object
+	}{{"Service", &corev1.Service{}}, {"StatefulSet", &appsv1.StatefulSet{}}, {"PodDisruptionBudget", &policyv1.PodDisruptionBudget{}}} {
+		switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(cr), o.obj); {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("get %s %s/%s: %w", o.kind, cr.Namespace, cr.Name, err)
+		}
+		if !metav1.IsControlledBy(o.obj, cr) {
+			return fmt.Errorf("%s %s/%s exists and is not controlled by this ComputeReplica: rename the replica or delete the %s",
+				o.kind, cr.Namespace, cr.Name, o.kind), nil
+		}
+	}
+	return nil, nil
 }
 
 // act carries out a decision in crash-safe order: status, StatefulSet, pod deletion.
@@ -294,17 +333,21 @@ func unreported(cr *v1alpha1.ComputeReplica, events []rollout.Event) []rollout.E
 // replica keeps blocking its peers); none is started.
 func (r *Reconciler) writeInvalid(ctx context.Context, st *replicaState) error {
 	msg := st.invalid().Error()
-	progressing := "the spec cannot be rendered"
-	if st.renderEr == nil {
+	reason, progressing := ReasonInvalidSpec, "the spec cannot be rendered"
+	switch {
+	case st.renderEr != nil:
+	case st.rejectReason == ReasonNameConflict:
+		reason, progressing = ReasonNameConflict, "a name the replica needs is taken"
+	default:
 		progressing = "the API server rejects the objects rendered from the spec"
 	}
 	d := rollout.Decision{
 		Conditions: []rollout.Condition{
-			{Type: rollout.TypeDegraded, Status: rollout.True, Reason: ReasonInvalidSpec, Message: msg},
-			{Type: rollout.TypeProgressing, Status: rollout.False, Reason: ReasonInvalidSpec, Message: progressing},
+			{Type: rollout.TypeDegraded, Status: rollout.True, Reason: reason, Message: msg},
+			{Type: rollout.TypeProgressing, Status: rollout.False, Reason: reason, Message: progressing},
 		},
 	}
-	if st.renderEr == nil {
+	if st.observed {
 		// The pods are known: keep reporting whether the old ones are up.
 		_, available, _ := rollout.Observe(r.Clock.Now(), st.input)
 		d.Conditions = append(d.Conditions, rollout.AvailableCondition(st.input, available))
@@ -315,8 +358,8 @@ func (r *Reconciler) writeInvalid(ctx context.Context, st *replicaState) error {
 	}
 	// Every pod event of the cluster reconciles it again; one event per distinct refusal.
 	if c := meta.FindStatusCondition(st.cr.Status.Conditions, v1alpha1.ConditionDegraded); c == nil ||
-		c.Reason != ReasonInvalidSpec || c.Message != msg || c.ObservedGeneration != st.cr.Generation {
-		r.Recorder.Eventf(st.cr, nil, corev1.EventTypeWarning, ReasonInvalidSpec, "Render", "%s", msg)
+		c.Reason != reason || c.Message != msg || c.ObservedGeneration != st.cr.Generation {
+		r.Recorder.Eventf(st.cr, nil, corev1.EventTypeWarning, reason, "Render", "%s", msg)
 	}
 	return r.writeStatus(ctx, st, d)
 }

@@ -197,6 +197,9 @@ func (c *conn) runStatement(ctx context.Context, st parse.Statement, params []ro
 		}
 		res = r
 		if pt != nil {
+			if err := sameResultType(pt.stmt.p.Columns, res); err != nil {
+				return err
+			}
 			pt.result = r
 		}
 	}
@@ -242,6 +245,28 @@ func (c *conn) runStatement(ctx context.Context, st parse.Statement, params []ro
 	}
 	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
 	return nil
+}
+
+// sameResultType checks that a prepared statement executed now returns
+// the columns it was described with: the client decodes the rows with
+// that description, and a DDL change since Parse (a table dropped and
+// created with other columns) can change them. PostgreSQL refuses such
+// an execution the same way. On a mismatch the result is closed.
+func sameResultType(described []sql.Column, res *sql.Result) error {
+	if described == nil || res.Columns == nil || res.Copy != nil {
+		return nil
+	}
+	same := len(described) == len(res.Columns)
+	for i := 0; same && i < len(described); i++ {
+		same = described[i].Type.Type == res.Columns[i].Type.Type
+	}
+	if same {
+		return nil
+	}
+	if res.Iter != nil {
+		res.Iter.Close()
+	}
+	return sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type")
 }
 
 // streamFlushRows is how many DataRows streamRows buffers before flushing

@@ -298,7 +298,10 @@ func TestPlaceholderAdoptRace(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s, err := reg.Import(k).Wait(context.Background(), 1)
+				// A lost wake-up fails the test instead of hanging it.
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				s, err := reg.Import(k).Wait(ctx, 1)
 				if err != nil {
 					t.Error(err)
 					return
@@ -316,6 +319,9 @@ func TestPlaceholderAdoptRace(t *testing.T) {
 			t.Fatal(err)
 		}
 		wg.Wait()
+		if t.Failed() {
+			return // one lost wake-up is enough; do not wait out 200
+		}
 		// The registry holds points weakly: the publication is what keeps
 		// the point alive for readers that import it after the publish.
 		runtime.KeepAlive(pub)

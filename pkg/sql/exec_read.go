@@ -174,11 +174,8 @@ func (s *Session) peekRows(ctx context.Context, sn *snapshot, q *planner.Query) 
 		}
 		return RowsOf(diffs), nil
 	}
-	if s.tx.implicit {
-		// The read must see the query string's INSERTs before it (tx.go).
-		if err := s.flushWrites(ctx); err != nil {
-			return nil, err
-		}
+	if err := s.beforeRead(ctx); err != nil {
+		return nil, err
 	}
 	cluster, _ := s.vars.Get(VarCluster)
 	isolation, _ := s.vars.Get(VarTransactionIsolation)

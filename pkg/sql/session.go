@@ -138,6 +138,11 @@ func (s *Session) executeInTx(ctx context.Context, st parse.Statement, params []
 	if err := s.checkTransaction(ctx, st); err != nil {
 		return nil, err
 	}
+	if params == nil {
+		// Executing with no values bound (the simple protocol): $n is an
+		// error, whereas nil values mean "preparing" to the planner.
+		params = []row.Datum{}
+	}
 	return s.execute(ctx, st, params)
 }
 

@@ -124,6 +124,15 @@ func TestErrors(t *testing.T) {
 		{"SELECT a FROM t, t", sqlerr.AmbiguousColumn},
 		{"SHOW nope", sqlerr.UndefinedObject},
 		{"SET transaction_isolation = 'chaos'", sqlerr.InvalidParameterValue},
+		// Found by trying as a user: PostgreSQL has these functions, so
+		// "does not exist" (42883) would mislead; they are unsupported.
+		{"SELECT now()", sqlerr.FeatureNotSupported},
+		{"SELECT generate_series(1, 3)", sqlerr.FeatureNotSupported},
+		{"SELECT string_agg(b, ',') FROM t", sqlerr.FeatureNotSupported},
+		{"SELECT no_such_function(1)", sqlerr.UndefinedFunction},
+		// $n without bound values (simple protocol) is an error, not NULL.
+		{"SELECT $1", sqlerr.UndefinedParameterRef},
+		{"SELECT * FROM t WHERE a = $2", sqlerr.UndefinedParameterRef},
 	}
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) { wantCode(t, s, tc.query, tc.code) })

@@ -142,9 +142,32 @@ func (s *Session) checkTransaction(ctx context.Context, st parse.Statement) erro
 	case txModify:
 		return sqlerr.Unsupported(statementName(st) + " inside a transaction block (Tandem cannot roll it back; only INSERT is buffered until COMMIT)")
 	case txRead:
-		if s.hasPendingWrites() {
-			return sqlerr.Unsupported("reading after a write in a transaction block (the block's INSERTs are applied at COMMIT, so the read would not see them)")
+		// Reads of tables are checked when they read (peekRows), so that
+		// reads of no table (SELECT 1) stay allowed.
+		_, sub := st.(*parse.Subscribe)
+		_, declSub := st.(*parse.DeclareSubscribe)
+		if (sub || declSub) && s.hasPendingWrites() {
+			return errReadAfterWrite()
 		}
+	}
+	return nil
+}
+
+func errReadAfterWrite() error {
+	return sqlerr.Unsupported("reading after a write in a transaction block (the block's INSERTs are applied at COMMIT, so the read would not see them)")
+}
+
+// beforeRead applies or refuses, before a read of tables, the
+// transaction's buffered INSERTs: an implicit transaction applies them so
+// the read sees them; an explicit block cannot, so the read is refused.
+func (s *Session) beforeRead(ctx context.Context) error {
+	switch {
+	case !s.hasPendingWrites():
+		return nil
+	case s.tx.implicit:
+		return s.flushWrites(ctx)
+	case s.tx.explicit:
+		return errReadAfterWrite()
 	}
 	return nil
 }

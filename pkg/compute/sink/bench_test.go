@@ -3,6 +3,8 @@ package sink
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,6 +59,7 @@ func BenchmarkWriterHydrate(b *testing.B) {
 // shard's log), each step carrying 10 changes:
 //   - store: compare-and-append called in a loop, no writer (the storage
 //     ceiling: one fsync per step);
+//   - store-16-shards: the same on 16 shards at once;
 //   - writer-paced: a writer pushed one step at a time, each waited for
 //     (one append per step, as at low rates);
 //   - writer-flood: every step pushed at once, as a dataflow catching up
@@ -92,6 +95,35 @@ func BenchmarkAppendSteps(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+	})
+	// store-16-shards: 16 shards appended to concurrently (16 materialized
+	// views), b.N steps in all: whether fsyncs of different shards overlap.
+	b.Run("store-16-shards", func(b *testing.B) {
+		const shards = 16
+		st := open(b)
+		for i := range shards {
+			if err := st.CreateSinkShard(fmt.Sprint("s", i), 10); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ctx := context.Background()
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		b.ResetTimer()
+		for i := range shards {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for s := 0; next.Add(1) <= int64(b.N); s++ {
+					if err := st.CompareAndAppend(ctx, fmt.Sprint("s", i), frontier.Time(10+s), frontier.Time(11+s), step(s)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
 	})
 	writer := func(b *testing.B, paced bool) {

@@ -15,10 +15,10 @@ const MaxParams = 65535
 // NULL, which is enough to type-check and describe the statement.
 func (p *Planner) paramRef(n int) (typed, error) {
 	if n < 1 || n > MaxParams {
-		return typed{}, sqlerr.Errorf(sqlerr.UndefinedParameter, "there is no parameter $%d", n)
+		return typed{}, sqlerr.Errorf(sqlerr.UndefinedParameterRef, "there is no parameter $%d", n)
 	}
 	if p.ParamValues != nil && n > len(p.ParamValues) {
-		return typed{}, sqlerr.Errorf(sqlerr.UndefinedParameter, "there is no parameter $%d", n)
+		return typed{}, sqlerr.Errorf(sqlerr.UndefinedParameterRef, "there is no parameter $%d", n)
 	}
 	if n <= len(p.ParamTypes) && p.ParamTypes[n-1] != row.TypeInvalid {
 		return p.param(n, p.ParamTypes[n-1])

@@ -741,6 +741,9 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 	}
 	f, ok := scalarFunc(name)
 	if !ok {
+		if feature := unsupportedFunction(name); feature != "" {
+			return typed{}, sqlerr.Unsupported(fmt.Sprintf("%s (function %s)", feature, name))
+		}
 		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s does not exist", name)
 	}
 	args := make([]expr.Expr, len(fc.Args))
@@ -817,4 +820,33 @@ func (c *exprCtx) clauseName() string {
 func nodeName(n *pg.Node) string {
 	name := fmt.Sprintf("%T", n.Node)
 	return strings.TrimPrefix(name, "*pg_query.Node_")
+}
+
+// unsupportedFunction names the unsupported feature a PostgreSQL built-in
+// function belongs to, so that calling it fails with 0A000 naming the
+// feature rather than 42883 (which would claim no such function exists);
+// "" for names PostgreSQL does not have either.
+func unsupportedFunction(name string) string {
+	switch name {
+	case "now", "clock_timestamp", "statement_timestamp", "transaction_timestamp", "timeofday",
+		"date_trunc", "date_part", "extract", "age", "to_timestamp", "to_char", "to_date", "make_timestamp":
+		return "time functions"
+	case "generate_series", "unnest", "regexp_split_to_table", "regexp_matches", "generate_subscripts",
+		"json_each", "jsonb_each", "json_array_elements", "jsonb_array_elements":
+		return "set-returning functions"
+	case "array_agg", "string_agg", "json_agg", "jsonb_agg", "bool_and", "bool_or", "every",
+		"stddev", "variance", "stddev_pop", "stddev_samp", "var_pop", "var_samp", "bit_and", "bit_or":
+		return "aggregate functions other than count, sum, min, max and avg"
+	case "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
+		"first_value", "last_value", "nth_value":
+		return "window functions"
+	case "random", "setseed", "gen_random_uuid":
+		return "random functions"
+	case "to_json", "to_jsonb", "json_build_object", "jsonb_build_object", "json_build_array", "jsonb_build_array",
+		"array_length", "array_upper", "array_lower", "cardinality", "array_to_string", "string_to_array":
+		return "json and array functions"
+	case "nextval", "currval", "setval", "lastval":
+		return "sequences"
+	}
+	return ""
 }
