@@ -24,7 +24,8 @@ cleanup() {
 	rm -rf "$bin" "$data"
 }
 trap cleanup EXIT
-for _ in $(seq 1 100); do
+# Up to a minute: a loaded CI machine can take tens of seconds to start it.
+for _ in $(seq 1 300); do
 	if pg_isready -q -h "${pg%:*}" -p "${pg#*:}" 2>/dev/null; then break; fi
 	sleep 0.2
 done

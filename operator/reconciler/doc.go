@@ -21,7 +21,10 @@
 // objects the API server refuses (checked with a server-side dry run whenever the pod
 // template changes, before any rollout starts), is reported on that replica as
 // Degraded=True and Progressing=False with reason InvalidSpec and one warning event, its
-// running pods are left alone, and the other replicas are reconciled as usual.
+// running pods are left alone, and the other replicas are reconciled as usual. Likewise a
+// Service, StatefulSet or PDB of the replica's name that the replica does not control is
+// never taken over (applying would rewrite it and make the replica's deletion garbage-collect
+// it): the replica reports reason NameConflict instead.
 //
 // The replicas of the cluster are read live from the API server (not the cache) when
 // deciding, so a rollout just started is never missed because of a stale cache. Every

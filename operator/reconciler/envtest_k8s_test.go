@@ -24,7 +24,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -475,5 +477,34 @@ func TestDeleteOnlyObservedPods(t *testing.T) {
 	var now corev1.Pod
 	if err := cl.c.Get(cl.ctx, key, &now); err != nil || now.UID == old.UID || !now.DeletionTimestamp.IsZero() {
 		t.Errorf("the successor pod was deleted (err %v, uid %s, old uid %s)", err, now.UID, old.UID)
+	}
+}
+
+// TestPrinterColumns checks the columns `kubectl get computereplicas` shows, as served by
+// the API server from the generated CRD (docs/kubernetes.md shows them).
+func TestPrinterColumns(t *testing.T) {
+	c := newClient(t)
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	if err := c.Get(context.Background(), client.ObjectKey{Name: "computereplicas.compute.tandem.dev"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	if len(versions) != 1 {
+		t.Fatalf("%d versions, want 1", len(versions))
+	}
+	cols, _, _ := unstructured.NestedSlice(versions[0].(map[string]any), "additionalPrinterColumns")
+	var got []string
+	for _, col := range cols {
+		m := col.(map[string]any)
+		got = append(got, fmt.Sprintf("%s=%s", m["name"], m["jsonPath"]))
+	}
+	want := []string{
+		"Cluster=.spec.clusterName", "Processes=.spec.processes", "Workers=.spec.workers",
+		"Interactive=.spec.interactiveRuntime", "Ready=.status.readyProcesses",
+		`Available=.status.conditions[?(@.type=="Available")].status`, "Age=.metadata.creationTimestamp",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("printer columns\n got %q\nwant %q", got, want)
 	}
 }

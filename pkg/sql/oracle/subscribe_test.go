@@ -108,7 +108,9 @@ func TestOracleSubscribe(t *testing.T) {
 			}
 			slices.Sort(want)
 			var got []string
-			deadline := time.Now().Add(10 * time.Second)
+			// Generous: against the real controller under a loaded CI
+			// machine the subscription may lag the write by seconds.
+			deadline := time.Now().Add(30 * time.Second)
 			for {
 				rows, code, err := execText(ctx, tconn.PgConn(), fmt.Sprintf("FETCH ALL c%d WITH (timeout = '100ms')", i))
 				if err != nil || code != "" {

@@ -124,7 +124,7 @@ func TestUnsupportedIsNamed(t *testing.T) {
 		"SELECT DISTINCT ON (k) k FROM kv":                                                                                     "DISTINCT ON",
 		"SELECT * FROM kv, LATERAL (SELECT 1) x":                                                                               "LATERAL",
 		"SELECT k::numeric FROM kv":                                                                                            "numeric",
-		"SELECT now()":                                                                                                         "function now does not exist",
+		"SELECT now()":                                                                                                         "time functions (function now)",
 	} {
 		_, err := planSQL(t, &Planner{Catalog: testCatalog()}, sql)
 		if err == nil || !strings.Contains(err.Error(), feature) {
