@@ -99,7 +99,8 @@ type replica struct {
 	wg     sync.WaitGroup
 }
 
-// ports are fixed for a process's lifetime in the orchestrator.
+// ports are kept across a process's restarts, so its addresses stay stable,
+// unless another program took one of them meanwhile (see supervise).
 type ports struct {
 	computeCtl, compute, interactive, internalHTTP int
 }
@@ -115,6 +116,12 @@ func (p *proc) snapshot() orchestrator.ProcessStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.status
+}
+
+func (p *proc) currentPorts() ports {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ports
 }
 
 func (p *proc) update(f func(*orchestrator.ProcessStatus)) {
@@ -186,26 +193,27 @@ func (o *Orchestrator) start(cfg orchestrator.ReplicaConfig) (*replica, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	for i := range r.procs {
-		args := o.args(r, i)
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			o.supervise(ctx, r, i, args)
+			o.supervise(ctx, r, i)
 		}()
 	}
 	o.cfg.Log.Info("Started replica", "replica", cfg.ID.String(), "processes", cfg.Processes, "workers", cfg.Workers, "interactive", cfg.Interactive)
 	return r, nil
 }
 
-// args renders the replica command line for process i.
+// args renders the replica command line for process i from the processes'
+// current ports.
 func (o *Orchestrator) args(r *replica, i int) []string {
 	host := o.cfg.Host
 	var computePeers, interactivePeers []string
 	for _, p := range r.procs {
-		computePeers = append(computePeers, net.JoinHostPort(host, strconv.Itoa(p.ports.compute)))
-		interactivePeers = append(interactivePeers, net.JoinHostPort(host, strconv.Itoa(p.ports.interactive)))
+		pp := p.currentPorts()
+		computePeers = append(computePeers, net.JoinHostPort(host, strconv.Itoa(pp.compute)))
+		interactivePeers = append(interactivePeers, net.JoinHostPort(host, strconv.Itoa(pp.interactive)))
 	}
-	pp := r.procs[i].ports
+	pp := r.procs[i].currentPorts()
 	args := []string{
 		"--controller-listen-addr=" + net.JoinHostPort(host, strconv.Itoa(pp.computeCtl)),
 		"--internal-http-listen-addr=" + net.JoinHostPort(host, strconv.Itoa(pp.internalHTTP)),
@@ -224,8 +232,8 @@ func (o *Orchestrator) args(r *replica, i int) []string {
 }
 
 // pickPorts asks the kernel for free loopback ports. Another program may
-// take one before the replica binds it; the replica then fails to start and
-// is retried with backoff, which surfaces in Status as restarts.
+// take one before the replica binds it; the replica then fails to start, and
+// its restart (with backoff, visible in Status as restarts) picks fresh ones.
 func (o *Orchestrator) pickPorts(interactive bool) (ports, error) {
 	n := 3
 	if interactive {
@@ -254,14 +262,22 @@ func (o *Orchestrator) pickPorts(interactive bool) (ports, error) {
 }
 
 // supervise runs process i until ctx is cancelled, restarting it on exit.
-func (o *Orchestrator) supervise(ctx context.Context, r *replica, i int, args []string) {
+// Before a restart it checks that the process's ports are still free: one
+// another program took meanwhile would fail every restart, so the process
+// gets fresh ones (the controller reads addresses from Status on every
+// connect; peer processes pick up the new peer list when they restart,
+// which they do because a replica's processes share fate).
+func (o *Orchestrator) supervise(ctx context.Context, r *replica, i int) {
 	p := r.procs[i]
 	log := o.cfg.Log.WithValues("replica", r.cfg.ID.String(), "process", i)
 	backoff := o.cfg.MinBackoff
-	for {
+	for first := true; ; first = false {
+		if !first {
+			o.repickTakenPorts(p, r.cfg.Interactive, log)
+		}
 		p.update(func(s *orchestrator.ProcessStatus) { s.State = orchestrator.ProcessStarting; s.PID = 0 })
 		started := time.Now()
-		err := o.runOnce(ctx, r.cfg.ID, p, log, args)
+		err := o.runOnce(ctx, r.cfg.ID, p, log, o.args(r, i))
 		if ctx.Err() != nil {
 			p.update(func(s *orchestrator.ProcessStatus) { s.State = orchestrator.ProcessStopped; s.PID = 0 })
 			log.V(1).Info("Stopped replica process")
@@ -289,6 +305,42 @@ func (o *Orchestrator) supervise(ctx context.Context, r *replica, i int, args []
 		}
 		backoff = min(2*backoff, o.cfg.MaxBackoff)
 	}
+}
+
+// repickTakenPorts gives p fresh ports when one of its ports can no longer
+// be bound.
+func (o *Orchestrator) repickTakenPorts(p *proc, interactive bool, log logr.Logger) {
+	old := p.currentPorts()
+	if o.portsFree(old) {
+		return
+	}
+	pp, err := o.pickPorts(interactive)
+	if err != nil {
+		log.Error(err, "A port of the replica process is taken and no fresh one could be picked")
+		return
+	}
+	p.mu.Lock()
+	p.ports = pp
+	p.status.ComputeCtlAddr = net.JoinHostPort(o.cfg.Host, strconv.Itoa(pp.computeCtl))
+	p.status.InternalHTTPAddr = net.JoinHostPort(o.cfg.Host, strconv.Itoa(pp.internalHTTP))
+	p.mu.Unlock()
+	log.Info("A port of the replica process was taken by another program; restarting it on fresh ports",
+		"computectl", p.snapshot().ComputeCtlAddr)
+}
+
+// portsFree reports whether every port in pp can be bound now.
+func (o *Orchestrator) portsFree(pp ports) bool {
+	for _, port := range []int{pp.computeCtl, pp.compute, pp.internalHTTP, pp.interactive} {
+		if port == 0 {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(o.cfg.Host, strconv.Itoa(port)))
+		if err != nil {
+			return false
+		}
+		l.Close()
+	}
+	return true
 }
 
 // runOnce starts one incarnation and waits for it to exit, or stops it when

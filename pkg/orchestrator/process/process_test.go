@@ -236,6 +236,59 @@ func TestRestartOnCrashKeepsAddress(t *testing.T) {
 	}
 }
 
+// TestRestartRepicksTakenPort: a port another program took while the
+// process was down would fail every restart; the orchestrator moves the
+// process to fresh ports instead of crash-looping on the old one.
+func TestRestartRepicksTakenPort(t *testing.T) {
+	// The backoff leaves the test time to take the port before the restart.
+	o := newOrch(t, Config{MinBackoff: 2 * time.Second})
+	id := orchestrator.ReplicaID{Cluster: "default", Replica: "r1"}
+	if err := o.EnsureReplica(context.Background(), orchestrator.ReplicaConfig{ID: id, Processes: 1, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := waitRunning(o, id, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := st.Processes[0]
+	_, _, grandchild, err := dialPID(old.ComputeCtlAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(grandchild, syscall.SIGKILL) })
+	if err := syscall.Kill(old.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Take the port as soon as the dead process released it.
+	var taken net.Listener
+	deadline := time.Now().Add(30 * time.Second)
+	for taken == nil { // the port is free once the kernel reaped the process
+		if taken, err = net.Listen("tcp", old.ComputeCtlAddr); err != nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("port %s never released: %v", old.ComputeCtlAddr, err)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	defer taken.Close()
+	for {
+		st, err = o.Status(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := st.Processes[0]
+		if p.State == orchestrator.ProcessRunning && p.PID != old.PID && p.ComputeCtlAddr != old.ComputeCtlAddr {
+			if _, _, _, err := dialPID(p.ComputeCtlAddr); err == nil {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process not restarted on fresh ports: %+v", p)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func TestEnsureIsIdempotentAndReplacesOnChange(t *testing.T) {
 	o := newOrch(t, Config{})
 	ctx := context.Background()
