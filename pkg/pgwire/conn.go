@@ -38,6 +38,7 @@ type portal struct {
 type conn struct {
 	server  *Server
 	nc      net.Conn
+	in      *clientReader // the Backend's input, read ahead once running
 	be      *pgproto3.Backend
 	session *sql.Session
 	pid     uint32

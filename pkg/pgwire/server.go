@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -34,6 +35,28 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxMessageBytes bounds one client message (default 64 MiB).
 	MaxMessageBytes int
+	// KeepAlive is the TCP keepalive idle time of accepted connections:
+	// after KeepAlive without traffic the kernel probes the client every
+	// KeepAlive/3, and three unanswered probes end the connection, so a
+	// client that vanished without closing (host gone, network cut) is
+	// noticed within about 2×KeepAlive and its running statement
+	// cancelled. Zero means DefaultKeepAlive; negative disables probes.
+	KeepAlive time.Duration
+}
+
+// DefaultKeepAlive is Config.KeepAlive's default: a vanished client is
+// noticed within about a minute.
+const DefaultKeepAlive = 30 * time.Second
+
+// keepAliveConfig is the TCP keepalive setting for Config.KeepAlive d.
+func keepAliveConfig(d time.Duration) net.KeepAliveConfig {
+	if d < 0 {
+		return net.KeepAliveConfig{Enable: false}
+	}
+	if d == 0 {
+		d = DefaultKeepAlive
+	}
+	return net.KeepAliveConfig{Enable: true, Idle: d, Interval: max(d/3, time.Second), Count: 3}
 }
 
 // Server serves the PostgreSQL wire protocol over a sql.Engine.
@@ -90,6 +113,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return fmt.Errorf("pgwire: accept: %w", err)
 		}
+		if tc, ok := nc.(*net.TCPConn); ok {
+			if err := tc.SetKeepAliveConfig(keepAliveConfig(s.cfg.KeepAlive)); err != nil {
+				s.log.Debug("Setting TCP keepalive failed", "remote", nc.RemoteAddr().String(), "err", err)
+			}
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -126,7 +154,19 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	}
 	defer s.unregister(c)
 	defer c.session.Close()
-	if err := c.run(ctx); err != nil && ctx.Err() == nil {
+	// From here on the client's input is read ahead, so that its end
+	// cancels connCtx, and with it the running statement, even while the
+	// loop is busy streaming results and reads nothing.
+	connCtx, gone := context.WithCancelCause(ctx)
+	defer gone(nil)
+	c.in.watch(func(err error) {
+		gone(fmt.Errorf("%w: %w", errClientGone, err))
+	})
+	defer func() {
+		nc.Close()
+		c.in.stop()
+	}()
+	if err := c.run(connCtx); err != nil && ctx.Err() == nil {
 		s.log.Debug("Connection ended", "remote", nc.RemoteAddr().String(), "err", err)
 	}
 }
@@ -134,7 +174,8 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 // startup negotiates TLS, authenticates and starts the session; it
 // returns nil for connections that were only cancel requests.
 func (s *Server) startup(ctx context.Context, nc net.Conn) (*conn, error) {
-	be := pgproto3.NewBackend(nc, nc)
+	in := newClientReader(nc)
+	be := pgproto3.NewBackend(in, nc)
 	be.SetMaxBodyLen(s.cfg.MaxMessageBytes)
 	usingTLS := false
 	for {
@@ -158,7 +199,8 @@ func (s *Server) startup(ctx context.Context, nc net.Conn) (*conn, error) {
 				return nil, fmt.Errorf("tls handshake: %w", err)
 			}
 			nc, usingTLS = tc, true
-			be = pgproto3.NewBackend(nc, nc)
+			in = newClientReader(nc)
+			be = pgproto3.NewBackend(in, nc)
 			be.SetMaxBodyLen(s.cfg.MaxMessageBytes)
 		case *pgproto3.GSSEncRequest:
 			if _, err := nc.Write([]byte{'N'}); err != nil {
@@ -168,7 +210,7 @@ func (s *Server) startup(ctx context.Context, nc net.Conn) (*conn, error) {
 			s.cancel(m.ProcessID, m.SecretKey)
 			return nil, nil
 		case *pgproto3.StartupMessage:
-			return s.open(ctx, nc, be, m, usingTLS)
+			return s.open(ctx, nc, in, be, m, usingTLS)
 		default:
 			return nil, fmt.Errorf("unexpected startup message %T", msg)
 		}
@@ -182,7 +224,7 @@ func fatal(be *pgproto3.Backend, code, msg string) error {
 	return errors.New(msg)
 }
 
-func (s *Server) open(ctx context.Context, nc net.Conn, be *pgproto3.Backend, m *pgproto3.StartupMessage, usingTLS bool) (*conn, error) {
+func (s *Server) open(ctx context.Context, nc net.Conn, in *clientReader, be *pgproto3.Backend, m *pgproto3.StartupMessage, usingTLS bool) (*conn, error) {
 	user := m.Parameters["user"]
 	if user == "" {
 		return nil, fatal(be, sqlerr.InvalidAuthorization, "no user name given")
@@ -200,7 +242,7 @@ func (s *Server) open(ctx context.Context, nc net.Conn, be *pgproto3.Backend, m 
 	} else if !isLoopback(nc.RemoteAddr()) && !s.cfg.AllowRemoteWithoutAuth {
 		return nil, fatal(be, sqlerr.InvalidAuthorization, "no authentication is configured, so only loopback connections are accepted")
 	}
-	c := &conn{server: s, nc: nc, be: be, session: s.engine.NewSession(user),
+	c := &conn{server: s, nc: nc, in: in, be: be, session: s.engine.NewSession(user),
 		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
 	// Large SELECT results without ORDER BY are sent as they are read
 	// (runStatement), never held whole.

@@ -75,6 +75,9 @@ func (sn *snapshot) Resolve(schema, name string) (planner.Relation, error) {
 		return planner.Relation{}, sqlerr.Errorf(sqlerr.WrongObjectType, "%q is an index, not a relation", name)
 	}
 	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc}
+	if it.Kind == KindTable {
+		rel.IntWidths = planner.TableIntWidths(it.SQL)
+	}
 	if it.Kind == KindView {
 		q, err := viewQuery(it)
 		if err != nil {

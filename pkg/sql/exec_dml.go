@@ -69,7 +69,7 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*Item, *plan
 		if sel == nil {
 			return nil, nil, sqlerr.Unsupported("INSERT ... DEFAULT VALUES")
 		}
-		q, err := pl.PlanInsert(it.Desc, cols, sel)
+		q, err := pl.PlanInsert(it.Desc, planner.TableIntWidths(it.SQL), cols, sel)
 		return it, q, err
 	case *pg.Node_UpdateStmt:
 		up := v.UpdateStmt

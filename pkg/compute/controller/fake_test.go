@@ -152,6 +152,9 @@ type fakeReplica struct {
 	// leaves the peek pending.
 	stashChunk int
 	stashStall bool
+	// silentDrops leaves AllowCompaction to the empty frontier unanswered,
+	// as a replica stuck in a long step (and then killed) would.
+	silentDrops bool
 }
 
 func newFakeReplica() *fakeReplica {
@@ -180,7 +183,7 @@ func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
 			}
 		}
 	case *computepb.Command_AllowCompaction:
-		if k.AllowCompaction.GetFrontier().GetClosed() {
+		if k.AllowCompaction.GetFrontier().GetClosed() && !f.silentDrops {
 			go p.send(frontiersResp(k.AllowCompaction.GetId(), frontier.Closed()))
 		}
 	case *computepb.Command_Peek:

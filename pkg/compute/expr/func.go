@@ -67,6 +67,15 @@ const (
 	// which agrees with Postgres on the common subset; backreferences and
 	// lookaround are errors). Case-insensitive matching prefixes (?i).
 	FuncRegexMatch
+	// int2(x) and int4(x) are x as a SQL smallint / integer: the engine
+	// keeps every integer in 64 bits, and the SQL layer calls these where
+	// Postgres computes or converts to a narrower integer type, so that a
+	// value outside that type's range fails with 22003 as in Postgres.
+	// x is int64 (range-checked: "integer out of range"), float64 (rounded
+	// half to even, then checked) or text (parsed: `value "…" is out of
+	// range for type integer`).
+	FuncInt2
+	FuncInt4
 	funcCount
 )
 

@@ -54,6 +54,9 @@ var funcs = [funcCount]funcDef{
 
 	FuncSingleValue: {name: "single_value", minArgs: 2, maxArgs: 2, typeOf: typeSingleValue, eval2: evalSingleValue},
 	FuncRegexMatch:  {name: "regex_match", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeBool), eval2: evalRegexMatch},
+
+	FuncInt2: {name: "int2", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNarrowInt("int2"), eval1: narrowInt(int2Range)},
+	FuncInt4: {name: "int4", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNarrowInt("int4"), eval1: narrowInt(int4Range)},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL

@@ -16,6 +16,10 @@ type aggregate struct {
 	arg      expr.Expr // over the input scope; unused for count(*)
 	argType  row.ColumnType
 	out      row.ColumnType
+	// argW and outW are the integer widths of the argument and result:
+	// min and max keep their argument's, sum(int2/int4) is bigint as in
+	// Postgres.
+	argW, outW IntWidth
 }
 
 // aggScope maps expressions of a grouped query to the output of its
@@ -80,7 +84,7 @@ func (a *aggScope) match(c *exprCtx, n *pg.Node) (typed, bool, error) {
 	if x, err := inner.lowerTyped(n); err == nil && !x.untyped() {
 		for i, k := range a.keys {
 			if k.e.Equal(x.e) {
-				return typed{e: expr.Column(i), t: k.t}, true, nil
+				return typed{e: expr.Column(i), t: k.t, w: k.w}, true, nil
 			}
 		}
 	}
@@ -122,7 +126,7 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		if err != nil {
 			return typed{}, err
 		}
-		g.arg, g.argType = x.e, x.t
+		g.arg, g.argType, g.argW = x.e, x.t, x.w
 	}
 	switch name {
 	case "count":
@@ -144,12 +148,13 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(unknown) is not unique", name)
 		}
 		g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
+		g.outW = g.argW
 	}
 	for i, h := range a.aggs {
 		if h.fn == g.fn && h.distinct == g.distinct && h.star == g.star && h.arg.Equal(g.arg) {
-			return typed{e: expr.Column(len(a.keys) + i), t: h.out}, nil
+			return typed{e: expr.Column(len(a.keys) + i), t: h.out, w: h.outW}, nil
 		}
 	}
 	a.aggs = append(a.aggs, g)
-	return typed{e: expr.Column(len(a.keys) + len(a.aggs) - 1), t: g.out}, nil
+	return typed{e: expr.Column(len(a.keys) + len(a.aggs) - 1), t: g.out, w: g.outW}, nil
 }

@@ -30,6 +30,9 @@ type Relation struct {
 	Plan *plan.Plan
 	// Indexes are the indexes on this relation that reads may use.
 	Indexes []Index
+	// IntWidths, for a table, are its columns' declared integer widths
+	// (TableIntWidths of its CREATE TABLE); nil reads as all bigint.
+	IntWidths []IntWidth
 }
 
 // Index is an index on a relation: its id and key expressions over the

@@ -187,7 +187,7 @@ func (p *Planner) decorrelate(sel *pg.SelectStmt, outer *scope, withValue bool, 
 			return nil, sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column")
 		}
 		es = append(es, targets[0].x.e)
-		s.cols = append(s.cols, column{name: targets[0].name, typ: targets[0].x.t})
+		s.cols = append(s.cols, column{name: targets[0].name, typ: targets[0].x.t, w: targets[0].x.w})
 	}
 	r.project(es, s)
 	if withValue {

@@ -98,7 +98,7 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 		// index already holds its rows, so a read of it can take the
 		// fast path and a dataflow imports the index rather than
 		// recomputing the view.
-		r = newRel(plan.NewGet(item.ID), descScope(item.Desc))
+		r = newRel(plan.NewGet(item.ID), descScope(item.Desc, item.IntWidths))
 	case item.View != nil:
 		// The view's names are resolved in the catalog, not among the
 		// CTEs of the query that reads it.
@@ -122,13 +122,13 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 		if !p.ReadIndexedViews {
 			return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "%s in views, SUBSCRIBE or writes not supported (it is only emulated for reads)", item.Name)
 		}
-		s := descScope(item.Desc)
+		s := descScope(item.Desc, item.IntWidths)
 		for i := range s.cols {
 			s.cols[i].emulated = true
 		}
 		r = newRel(*item.Plan, s)
 	default:
-		r = newRel(plan.NewGet(item.ID), descScope(item.Desc))
+		r = newRel(plan.NewGet(item.ID), descScope(item.Desc, item.IntWidths))
 	}
 	return aliased(r, rv.Alias, rv.Relname)
 }
@@ -144,10 +144,13 @@ func (p *Planner) indexed(r Relation) bool {
 	return false
 }
 
-func descScope(d row.RelationDesc) *scope {
+func descScope(d row.RelationDesc, widths []IntWidth) *scope {
 	s := &scope{cols: make([]column, d.Arity())}
 	for i := range s.cols {
 		s.cols[i] = column{name: d.Name(i), typ: d.Types[i]}
+		if len(widths) == d.Arity() && d.Types[i].Type == row.TypeInt64 {
+			s.cols[i].w = widths[i]
+		}
 	}
 	return s
 }
@@ -427,18 +430,19 @@ func mergeUsing(r *rel, pairs [][2]int, names []string, la int, jt pg.JoinType) 
 	for i, pr := range pairs {
 		li, ri := pr[0], la+pr[1]
 		var e expr.Expr
-		t := r.scope.cols[li].typ
+		t, w := r.scope.cols[li].typ, r.scope.cols[li].w
 		switch jt {
 		case pg.JoinType_JOIN_RIGHT:
-			e, t = expr.Column(ri), r.scope.cols[ri].typ
+			e, t, w = expr.Column(ri), r.scope.cols[ri].typ, r.scope.cols[ri].w
 		case pg.JoinType_JOIN_FULL:
 			e = expr.Coalesce(expr.Column(li), expr.Column(ri))
 			t.Nullable = r.scope.cols[li].typ.Nullable && r.scope.cols[ri].typ.Nullable
+			w = wider(w, r.scope.cols[ri].w)
 		default:
 			e = expr.Column(li)
 		}
 		es = append(es, e)
-		s.cols = append(s.cols, column{name: names[i], typ: t})
+		s.cols = append(s.cols, column{name: names[i], typ: t, w: w})
 	}
 	hidden := map[int]bool{}
 	for _, pr := range pairs {

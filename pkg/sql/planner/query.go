@@ -255,7 +255,7 @@ func (p *Planner) values(lists []*pg.Node) (*rel, error) {
 				rows[i][col] = typed{e: e, t: t}
 			}
 		}
-		s.cols = append(s.cols, column{name: fmt.Sprintf("column%d", col+1), typ: t})
+		s.cols = append(s.cols, column{name: fmt.Sprintf("column%d", col+1), typ: t, w: widthOf(vals)})
 	}
 	// Every VALUES row is a constant expression evaluated now; rows whose
 	// evaluation fails report the error (as Postgres does at execution).

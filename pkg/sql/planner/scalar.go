@@ -22,6 +22,8 @@ type typed struct {
 	lit *string // an untyped string literal
 	// param is n for an untyped parameter $n, else 0.
 	param int
+	// w is the declared width of an integer value (zero: bigint).
+	w IntWidth
 }
 
 func (x typed) untyped() bool { return x.lit != nil || x.param > 0 }
@@ -86,12 +88,14 @@ func (c *exprCtx) settle(x typed, t row.Type) (typed, error) {
 	return x, nil
 }
 
-// unify settles untyped members of xs to the type of the first typed one.
+// unify settles untyped members of xs to the type (and integer width) of
+// the first typed one.
 func (c *exprCtx) unify(xs []typed) ([]typed, error) {
 	t := row.TypeText
+	var w IntWidth
 	for _, x := range xs {
 		if !x.untyped() && x.t.Type != row.TypeNull {
-			t = x.t.Type
+			t, w = x.t.Type, x.w
 			break
 		}
 	}
@@ -101,8 +105,60 @@ func (c *exprCtx) unify(xs []typed) ([]typed, error) {
 		if out[i], err = c.settle(x, t); err != nil {
 			return nil, err
 		}
+		if x.untyped() && t == row.TypeInt64 {
+			out[i].w = w
+		}
 	}
 	return out, nil
+}
+
+// widthOf is the integer width of a value chosen among xs (CASE,
+// COALESCE, VALUES rows): the widest of the integer members, as
+// Postgres resolves a common type.
+func widthOf(xs []typed) IntWidth {
+	var w IntWidth
+	seen := false
+	for _, x := range xs {
+		if x.t.Type != row.TypeInt64 {
+			continue
+		}
+		if !seen {
+			w, seen = x.w, true
+			continue
+		}
+		w = wider(w, x.w)
+	}
+	return w
+}
+
+// narrow gives an integer result of width w (zero: bigint) Postgres'
+// range check for that type: an int2 or int4 computation whose 64-bit
+// result leaves the type's range fails with 22003 as Postgres' would.
+func (c *exprCtx) narrow(x typed, w IntWidth) (typed, error) {
+	if w == 0 || x.t.Type != row.TypeInt64 {
+		return x, nil
+	}
+	y, err := c.check(expr.Call(intFunc(w), x.e))
+	y.w = w
+	return y, err
+}
+
+// withWidth sets x's integer width (an error passes through).
+func withWidth(x typed, err error, w IntWidth) (typed, error) {
+	if x.t.Type == row.TypeInt64 {
+		x.w = w
+	}
+	return x, err
+}
+
+// isArithmetic reports whether f is an integer operator whose result
+// has its operands' (promoted) type.
+func isArithmetic(f expr.Func) bool {
+	switch f {
+	case expr.FuncAdd, expr.FuncSub, expr.FuncMul, expr.FuncDiv, expr.FuncMod:
+		return true
+	}
+	return false
 }
 
 // check type-checks e over the scope and returns it typed.
@@ -195,7 +251,8 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 		if err != nil {
 			return typed{}, err
 		}
-		return c.check(expr.Coalesce(exprs(xs)...))
+		x, err := c.check(expr.Coalesce(exprs(xs)...))
+		return withWidth(x, err, widthOf(xs))
 	case *pg.Node_MinMaxExpr:
 		xs, err := c.lowerList(v.MinMaxExpr.Args)
 		if err != nil {
@@ -205,7 +262,8 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 		if v.MinMaxExpr.Op == pg.MinMaxOp_IS_LEAST {
 			f = expr.FuncLeast
 		}
-		return c.check(expr.Call(f, exprs(xs)...))
+		x, err := c.check(expr.Call(f, exprs(xs)...))
+		return withWidth(x, err, widthOf(xs))
 	case *pg.Node_TypeCast:
 		return c.typeCast(v.TypeCast)
 	case *pg.Node_FuncCall:
@@ -284,7 +342,9 @@ func (c *exprCtx) constant(k *pg.A_Const) (typed, error) {
 	}
 	switch v := k.Val.(type) {
 	case *pg.A_Const_Ival:
-		return typed{e: expr.Literal(row.Int64(int64(v.Ival.Ival))), t: row.ColumnType{Type: row.TypeInt64}}, nil
+		// An integer literal that fits 32 bits is an integer (int4) in
+		// Postgres, so that 2147483647 + 1 overflows.
+		return typed{e: expr.Literal(row.Int64(int64(v.Ival.Ival))), t: row.ColumnType{Type: row.TypeInt64}, w: IntWidth4}, nil
 	case *pg.A_Const_Fval:
 		s := v.Fval.Fval
 		if !strings.ContainsAny(s, ".eE") {
@@ -361,7 +421,7 @@ func (c *exprCtx) columnRef(cr *pg.ColumnRef) (typed, error) {
 	if err != nil {
 		return typed{}, c.p.outerReference(table, col, err)
 	}
-	return typed{e: expr.Column(i), t: c.scope.cols[i].typ}, nil
+	return typed{e: expr.Column(i), t: c.scope.cols[i].typ, w: c.scope.cols[i].w}, nil
 }
 
 // binaryFunc maps a binary operator to its engine function.
@@ -430,7 +490,11 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 			}
 			switch op {
 			case "-":
-				return c.check(expr.Call(expr.FuncNeg, x.e))
+				y, err := c.check(expr.Call(expr.FuncNeg, x.e))
+				if err != nil {
+					return typed{}, err
+				}
+				return c.narrow(y, x.w)
 			case "+":
 				return x, nil
 			}
@@ -460,7 +524,11 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 		if err != nil {
 			return typed{}, err
 		}
-		return c.check(expr.Call(f, x.e, y.e))
+		z, err := c.check(expr.Call(f, x.e, y.e))
+		if err != nil || !isArithmetic(f) || x.t.Type != row.TypeInt64 || y.t.Type != row.TypeInt64 {
+			return z, err
+		}
+		return c.narrow(z, wider(x.w, y.w))
 	case pg.A_Expr_Kind_AEXPR_LIKE, pg.A_Expr_Kind_AEXPR_ILIKE:
 		if a.Rexpr.GetFuncCall() != nil {
 			return typed{}, sqlerr.Unsupported("LIKE ... ESCAPE")
@@ -483,7 +551,8 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 		if err != nil {
 			return typed{}, err
 		}
-		return c.check(expr.NullIf(x.e, y.e))
+		z, err := c.check(expr.NullIf(x.e, y.e))
+		return withWidth(z, err, x.w)
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		x, y, err := c.binary(a.Lexpr, a.Rexpr)
 		if err != nil {
@@ -571,6 +640,7 @@ func (c *exprCtx) caseExpr(ce *pg.CaseExpr) (typed, error) {
 	if err != nil {
 		return typed{}, err
 	}
+	w := widthOf(results) // before ELSE is split off
 	var els expr.Expr
 	if ce.Defresult != nil {
 		els = results[len(results)-1].e
@@ -586,7 +656,8 @@ func (c *exprCtx) caseExpr(ce *pg.CaseExpr) (typed, error) {
 	for i := range conds {
 		whens[i] = [2]expr.Expr{conds[i], results[i].e}
 	}
-	return c.check(expr.Case(whens, els))
+	x, err := c.check(expr.Case(whens, els))
+	return withWidth(x, err, w)
 }
 
 func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
@@ -598,11 +669,30 @@ func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
 	if err != nil {
 		return typed{}, err
 	}
+	var w IntWidth
+	if to == row.TypeInt64 {
+		w = IntWidthFromName(tc.TypeName)
+	}
 	if x.untyped() {
 		// 'text'::type is a typed literal, not a run-time cast.
-		return c.settle(x, to)
+		if x.lit != nil && w != 0 {
+			d, err := expr.Call(intFunc(w), expr.Literal(row.Text(*x.lit))).Eval(nil)
+			if err != nil {
+				return typed{}, err
+			}
+			return typed{e: expr.Literal(d), t: row.ColumnType{Type: row.TypeInt64}, w: w}, nil
+		}
+		y, err := c.settle(x, to)
+		if err != nil {
+			return typed{}, err
+		}
+		return c.narrow(y, w)
+	}
+	if w != 0 {
+		return c.narrowCast(x, w)
 	}
 	if x.t.Type == to {
+		x.w = 0 // ::bigint widens
 		return x, nil
 	}
 	if x.t.Type == row.TypeBool && to == row.TypeText {
@@ -615,6 +705,35 @@ func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
 		return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(x.t.Type), PGTypeName(to))
 	}
 	return c.check(expr.Cast(x.e, to))
+}
+
+// narrowCast lowers CAST(x AS smallint/integer), checking the range where
+// x's type is wider.
+func (c *exprCtx) narrowCast(x typed, w IntWidth) (typed, error) {
+	switch x.t.Type {
+	case row.TypeInt64:
+		if x.w != 0 && x.w <= w {
+			x.w = w
+			return x, nil
+		}
+		return c.narrow(x, w)
+	case row.TypeFloat64, row.TypeText:
+		y, err := c.check(expr.Call(intFunc(w), x.e))
+		y.w = w
+		return y, err
+	case row.TypeNull:
+		y, err := c.check(expr.Cast(x.e, row.TypeInt64))
+		y.w = w
+		return y, err
+	case row.TypeBool:
+		// Postgres casts boolean to integer but not to smallint.
+		if w == IntWidth4 {
+			y, err := c.check(expr.Cast(x.e, row.TypeInt64))
+			y.w = w
+			return y, err
+		}
+	}
+	return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(x.t.Type), intWidthName(w))
 }
 
 // scalarFunc maps a SQL function name to its engine function.
@@ -747,6 +866,7 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s does not exist", name)
 	}
 	args := make([]expr.Expr, len(fc.Args))
+	xs := make([]typed, len(fc.Args))
 	for i, a := range fc.Args {
 		want := row.TypeText
 		if (f == expr.FuncSubstr || f == expr.FuncRound) && i > 0 {
@@ -756,9 +876,20 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		if err != nil {
 			return typed{}, err
 		}
-		args[i] = x.e
+		args[i], xs[i] = x.e, x
 	}
-	return c.check(expr.Call(f, args...))
+	y, err := c.check(expr.Call(f, args...))
+	if err != nil {
+		return typed{}, err
+	}
+	switch f {
+	case expr.FuncAbs:
+		// abs(int2/int4) is int2/int4: abs of the minimum overflows.
+		return c.narrow(y, xs[0].w)
+	case expr.FuncGreatest, expr.FuncLeast:
+		return withWidth(y, nil, widthOf(xs))
+	}
+	return y, nil
 }
 
 // FirstUserOID is the oid the SQL layer's pg_catalog emulation gives

@@ -11,6 +11,8 @@ type column struct {
 	table string
 	name  string
 	typ   row.ColumnType
+	// w is the declared width of an integer column (zero: bigint).
+	w IntWidth
 	// hidden columns (a USING join's duplicate key) are not expanded by *
 	// but can still be referenced qualified.
 	hidden bool

@@ -92,11 +92,11 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, i
 	s := &scope{}
 	for _, t := range targets {
 		es = append(es, t.x.e)
-		s.cols = append(s.cols, column{name: t.name, typ: t.x.t})
+		s.cols = append(s.cols, column{name: t.name, typ: t.x.t, w: t.x.w})
 	}
 	for _, x := range extras {
 		es = append(es, x.e)
-		s.cols = append(s.cols, column{name: "?order?", typ: x.t, hidden: true})
+		s.cols = append(s.cols, column{name: "?order?", typ: x.t, w: x.w, hidden: true})
 	}
 	r.project(es, s)
 	if distinct {
@@ -305,7 +305,7 @@ func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
 	red := plan.NewReduce(r.plan(), keys, aggs...)
 	s := &scope{}
 	for i, k := range agg.keys {
-		col := column{name: exprName(k.e, agg.input, i), typ: k.t}
+		col := column{name: exprName(k.e, agg.input, i), typ: k.t, w: k.w}
 		if k.e.Op == expr.OpColumn && k.e.Index < len(agg.input.cols) {
 			// A grouped column keeps its table, so that a correlated
 			// subquery over the aggregation can name it qualified.
@@ -318,7 +318,7 @@ func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
 		if len(agg.keys) == 0 && g.fn != "count" {
 			t.Nullable = true
 		}
-		s.cols = append(s.cols, column{name: g.fn, typ: t})
+		s.cols = append(s.cols, column{name: g.fn, typ: t, w: g.outW})
 	}
 	if len(agg.keys) > 0 {
 		return newRel(red, s)

@@ -46,7 +46,17 @@ func (p *Planner) setOp(sel *pg.SelectStmt, depth int) (*rel, error) {
 		if t == row.TypeNull {
 			t = row.TypeText
 		}
-		s.cols = append(s.cols, column{name: l.scope.cols[i].name, typ: row.ColumnType{Type: t, Nullable: lt.Nullable || rt.Nullable || lt.Type == row.TypeNull || rt.Type == row.TypeNull}})
+		var w IntWidth
+		switch {
+		case t != row.TypeInt64:
+		case lt.Type != row.TypeInt64:
+			w = r.scope.cols[i].w
+		case rt.Type != row.TypeInt64:
+			w = l.scope.cols[i].w
+		default:
+			w = wider(l.scope.cols[i].w, r.scope.cols[i].w)
+		}
+		s.cols = append(s.cols, column{name: l.scope.cols[i].name, w: w, typ: row.ColumnType{Type: t, Nullable: lt.Nullable || rt.Nullable || lt.Type == row.TypeNull || rt.Type == row.TypeNull}})
 	}
 	lp, rp := castTo(l, s), castTo(r, s)
 	var out plan.Plan

@@ -5,6 +5,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
@@ -24,7 +25,7 @@ func TypeFromName(tn *pg.TypeName) (row.Type, error) {
 	for _, n := range tn.Names {
 		parts = append(parts, n.GetString_().GetSval())
 	}
-	name := strings.ToLower(parts[len(parts)-1])
+	name := typeName(parts)
 	if len(parts) == 2 && parts[0] != "pg_catalog" {
 		return row.TypeInvalid, sqlerr.Errorf(sqlerr.UndefinedObject, "type %q does not exist", strings.Join(parts, "."))
 	}
@@ -48,6 +49,94 @@ func TypeFromName(tn *pg.TypeName) (row.Type, error) {
 		return row.TypeInvalid, sqlerr.Unsupported("type numeric (use float8 or bigint)")
 	}
 	return row.TypeInvalid, sqlerr.Unsupported("type " + name)
+}
+
+func typeName(parts []string) string { return strings.ToLower(parts[len(parts)-1]) }
+
+// IntWidth is the declared width of a SQL integer: the engine stores
+// every integer in 64 bits, and the planner range-checks values of the
+// narrower SQL types where Postgres would (casts, arithmetic, writes to
+// columns), so that a result Postgres refuses with 22003 is refused too.
+// The zero value is bigint, which is also what a value whose width the
+// planner does not know is taken to be: losing a width can only omit a
+// check Postgres makes, never add one it does not.
+type IntWidth uint8
+
+// The narrow integer widths; the zero IntWidth is bigint.
+const (
+	IntWidth2 IntWidth = 2 // smallint
+	IntWidth4 IntWidth = 4 // integer
+)
+
+// IntWidthFromName is the integer width a SQL type name declares (zero
+// for bigint and for non-integer types).
+func IntWidthFromName(tn *pg.TypeName) IntWidth {
+	if tn == nil || len(tn.Names) == 0 {
+		return 0
+	}
+	var parts []string
+	for _, n := range tn.Names {
+		parts = append(parts, n.GetString_().GetSval())
+	}
+	switch typeName(parts) {
+	case "int2", "smallint":
+		return IntWidth2
+	case "int4", "int", "integer":
+		return IntWidth4
+	}
+	return 0
+}
+
+// TableIntWidths returns the declared integer widths of the columns of
+// the table a CREATE TABLE statement creates, or nil when the text is
+// not one (the table's integers are then checked as bigint only).
+func TableIntWidths(createTable string) []IntWidth {
+	tree, err := pg.Parse(createTable)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil
+	}
+	c := tree.Stmts[0].GetStmt().GetCreateStmt()
+	if c == nil {
+		return nil
+	}
+	out := make([]IntWidth, 0, len(c.TableElts))
+	for _, elt := range c.TableElts {
+		cd := elt.GetColumnDef()
+		if cd == nil {
+			return nil
+		}
+		out = append(out, IntWidthFromName(cd.TypeName))
+	}
+	return out
+}
+
+// wider is the width of the result of arithmetic over operands of widths
+// a and b: Postgres promotes int2 with int4 to int4, anything with int8
+// to int8.
+func wider(a, b IntWidth) IntWidth {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	return max(a, b)
+}
+
+// intFunc is the engine function that narrows a value to width w.
+func intFunc(w IntWidth) expr.Func {
+	if w == IntWidth2 {
+		return expr.FuncInt2
+	}
+	return expr.FuncInt4
+}
+
+// intWidthName is Postgres' name of the integer type of width w.
+func intWidthName(w IntWidth) string {
+	switch w {
+	case IntWidth2:
+		return "smallint"
+	case IntWidth4:
+		return "integer"
+	}
+	return "bigint"
 }
 
 // PGTypeName is the Postgres name of a row type, for messages and for

@@ -12,7 +12,7 @@ import (
 // IndexKeys lowers an index's key expressions over a relation's columns
 // and returns them with the words its default name is made of.
 func (p *Planner) IndexKeys(desc row.RelationDesc, nodes []*pg.Node) ([]expr.Expr, []string, error) {
-	c := &exprCtx{p: p, scope: descScope(desc), clause: "index expressions"}
+	c := &exprCtx{p: p, scope: descScope(desc, nil), clause: "index expressions"}
 	keys := make([]expr.Expr, len(nodes))
 	names := make([]string, len(nodes))
 	for i, n := range nodes {
@@ -33,10 +33,12 @@ func (p *Planner) IndexKeys(desc row.RelationDesc, nodes []*pg.Node) ([]expr.Exp
 }
 
 // PlanInsert plans the rows an INSERT adds to a table with description
-// desc: the source query's columns are matched to the named columns (all
-// columns when cols is empty), converted to the column types, and the
-// other columns are NULL. The returned plan produces whole table rows.
-func (p *Planner) PlanInsert(desc row.RelationDesc, cols []string, sel *pg.SelectStmt) (*Query, error) {
+// desc and declared integer widths widths (nil: all bigint): the source
+// query's columns are matched to the named columns (all columns when cols
+// is empty), converted to the column types (range-checked for smallint
+// and integer columns), and the other columns are NULL. The returned plan
+// produces whole table rows.
+func (p *Planner) PlanInsert(desc row.RelationDesc, widths []IntWidth, cols []string, sel *pg.SelectStmt) (*Query, error) {
 	targets := make([]int, 0, desc.Arity())
 	if len(cols) == 0 {
 		for i := range desc.Types {
@@ -79,14 +81,14 @@ func (p *Planner) PlanInsert(desc row.RelationDesc, cols []string, sel *pg.Selec
 		return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
 	}
 	es := make([]expr.Expr, desc.Arity())
-	s := descScope(desc)
+	s := descScope(desc, widths)
 	for i := range es {
 		es[i] = expr.TypedNull(desc.Types[i].Type)
 	}
 	for k := 0; k < r.arity(); k++ {
 		t := targets[k]
-		x := typed{e: expr.Column(k), t: r.scope.cols[k].typ}
-		e, err := assignExpr(x, desc.Types[t].Type, desc.Name(t))
+		x := typed{e: expr.Column(k), t: r.scope.cols[k].typ, w: r.scope.cols[k].w}
+		e, err := assignExpr(x, desc.Types[t].Type, s.cols[t].w, desc.Name(t))
 		if err != nil {
 			return nil, err
 		}
@@ -97,8 +99,14 @@ func (p *Planner) PlanInsert(desc row.RelationDesc, cols []string, sel *pg.Selec
 	return &Query{Plan: pl, Desc: desc, Finishing: identityFinishing(desc.Arity()), DependsOn: pl.DependsOn()}, nil
 }
 
-// assignExpr converts a value to a column's type as assignment does.
-func assignExpr(x typed, t row.Type, col string) (expr.Expr, error) {
+// assignExpr converts a value to a column's type (and integer width w)
+// as assignment does: a value wider than a smallint or integer column is
+// range-checked, as Postgres' assignment cast does.
+func assignExpr(x typed, t row.Type, w IntWidth, col string) (expr.Expr, error) {
+	if t == row.TypeInt64 && w != 0 &&
+		(x.t.Type == row.TypeFloat64 || x.t.Type == row.TypeInt64 && (x.w == 0 || x.w > w)) {
+		return expr.Call(intFunc(w), x.e), nil
+	}
 	if x.t.Type == t {
 		return x.e, nil
 	}
@@ -116,7 +124,7 @@ func (p *Planner) PlanUpdate(table Relation, alias string, set []*pg.Node, where
 	if alias == "" {
 		alias = table.Name
 	}
-	s := descScope(table.Desc)
+	s := descScope(table.Desc, table.IntWidths)
 	for i := range s.cols {
 		s.cols[i].table = alias
 	}
@@ -154,7 +162,7 @@ func (p *Planner) PlanUpdate(table Relation, alias string, set []*pg.Node, where
 		if err != nil {
 			return nil, err
 		}
-		e, err := assignExpr(x, table.Desc.Types[col].Type, rt.Name)
+		e, err := assignExpr(x, table.Desc.Types[col].Type, s.cols[col].w, rt.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +181,7 @@ func (p *Planner) PlanDelete(table Relation, alias string, where *pg.Node) (*Que
 	if alias == "" {
 		alias = table.Name
 	}
-	s := descScope(table.Desc)
+	s := descScope(table.Desc, table.IntWidths)
 	for i := range s.cols {
 		s.cols[i].table = alias
 	}
