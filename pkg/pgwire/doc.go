@@ -7,11 +7,24 @@
 // simple and the extended query protocol (Parse/Bind/Describe/Execute/
 // Sync with parameters in text or binary format, portals with row limits),
 // results in text or binary format, ErrorResponse with SQLSTATE, COPY TO
-// STDOUT for SUBSCRIBE, CancelRequest, and ParameterStatus for reported
-// session variables. The database is always "tandem".
+// STDOUT for SUBSCRIBE, CancelRequest, ParameterStatus for reported
+// session variables, and TCP keepalive on accepted connections
+// (Config.KeepAlive). The database is always "tandem".
 //
-// Invariants: every connection goroutine is owned by Serve and ends when
-// its context is cancelled; a statement's context is cancelled by a
-// CancelRequest carrying the connection's key; after an error in the
+// Once a connection is authenticated, a goroutine reads the client's
+// bytes ahead into a bounded buffer (clientReader) from which the
+// message loop decodes them, so that the end of the client's input (a
+// close, a reset, a TCP keepalive timeout) cancels the running statement
+// even while the loop is busy streaming results and reads nothing; this
+// is what drops a SUBSCRIBE over COPY on a quiet relation when its
+// client dies.
+//
+// Invariants: every connection goroutine, the read-ahead included, is
+// owned by Serve and ends when its context is cancelled; a statement's
+// context is cancelled by a CancelRequest carrying the connection's key
+// and by the end of the client's input; reading ahead neither loses nor
+// reorders client bytes, and the loop sees the end of input only after
+// every message sent before it, so pipelined messages (pgx's Sync after
+// Execute) are processed once each, in order; after an error in the
 // extended protocol, messages are skipped until Sync, as Postgres does.
 package pgwire

@@ -83,6 +83,7 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*Item, *plan
 		if err != nil {
 			return nil, nil, err
 		}
+		rel.IntWidths = planner.TableIntWidths(it.SQL)
 		q, err := pl.PlanUpdate(rel, aliasOf(up.Relation), up.TargetList, up.WhereClause)
 		return it, q, err
 	case *pg.Node_DeleteStmt:

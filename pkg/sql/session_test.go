@@ -133,6 +133,11 @@ func TestErrors(t *testing.T) {
 		// $n without bound values (simple protocol) is an error, not NULL.
 		{"SELECT $1", sqlerr.UndefinedParameterRef},
 		{"SELECT * FROM t WHERE a = $2", sqlerr.UndefinedParameterRef},
+		// smallint and integer are range-checked like Postgres' int2/int4.
+		{"SELECT 2147483647 + 1", sqlerr.NumericValueOutOfRange},
+		{"SELECT 32767::smallint * 2::smallint", sqlerr.NumericValueOutOfRange},
+		{"SELECT '99999999999'::int", sqlerr.NumericValueOutOfRange},
+		{"INSERT INTO t VALUES (3000000000, 'x')", sqlerr.NumericValueOutOfRange},
 	}
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) { wantCode(t, s, tc.query, tc.code) })

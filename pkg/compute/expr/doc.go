@@ -23,6 +23,8 @@
 //     types of CASE/COALESCE must agree exactly (the SQL layer casts).
 //   - float64 arithmetic reports overflow and underflow like Postgres
 //     float8; int64 arithmetic reports overflow ("bigint out of range").
+//     int2(x) and int4(x) range-check values the SQL layer types as
+//     smallint or integer, with Postgres' messages.
 //
 // MFP{Expressions, Predicates, Projection} fuses map, filter and project;
 // MFP.Evaluate applies it to one row with a reusable Scratch, and

@@ -41,6 +41,14 @@
 // shows repeats (a one-shot count(*) then holds one pending update, not
 // one per row; distinct updates are never sorted for nothing).
 //
+// Dropping. A stateful operator's step (a join's or reduction's whole
+// output over [f0, f1)) runs in one Schedule call and buffers its output
+// until the step ends; for a cross join that can be minutes and gigabytes.
+// The worker applies a drop only between steps, so the step's emitter polls
+// Operator.Dropping every stopCheckInterval updates and abandons the step
+// (discarding its output, holding the operator's frontier at f0) once the
+// dataflow is being dropped (stepAbandoned in stateful.go).
+//
 // Invariants: every worker renders identically (operator order is a pure
 // function of the description); nothing here blocks; Drop releases every
 // handle and closes every source.

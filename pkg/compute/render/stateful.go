@@ -19,14 +19,39 @@ type Collection struct {
 // emitter collects a step's output updates for the ok and error outputs.
 type emitter struct {
 	ok, err []dataflow.Update
+	// stop, when set, is polled every stopCheckInterval emitted updates;
+	// once it reports true the step is abandoned (see stepAbandoned).
+	stop    func() bool
+	emitted int
 }
 
+// stopCheckInterval is how many updates a step emits between polls of
+// emitter.stop: an atomic load per thousand rows costs nothing, and a
+// dropped dataflow stops within microseconds of work.
+const stopCheckInterval = 1024
+
+// stepAbandoned is what emit panics with to unwind out of a step whose
+// dataflow is being dropped: the join and reduction loops of package
+// operators cannot be told to stop, and a cross join's single step can run
+// for minutes and buffer gigabytes of output that nobody will read.
+// stepLogic.runStep recovers it and nothing else.
+type stepAbandoned struct{}
+
 func (e *emitter) emit(r []byte, t frontier.Time, d int64) {
+	e.poll()
 	e.ok = append(e.ok, dataflow.Update{Val: append([]byte(nil), r...), Time: t, Diff: d})
 }
 
 func (e *emitter) emitErr(err error, t frontier.Time, d int64) {
+	e.poll()
 	e.err = append(e.err, dataflow.Update{Val: ErrorRow(err), Time: t, Diff: d})
+}
+
+func (e *emitter) poll() {
+	e.emitted++
+	if e.emitted%stopCheckInterval == 0 && e.stop != nil && e.stop() {
+		panic(stepAbandoned{})
+	}
 }
 
 func (e *emitter) flush(op *dataflow.Operator) {
@@ -94,7 +119,15 @@ func (lg *stepLogic) Schedule(op *dataflow.Operator) {
 			return
 		}
 	}
-	lg.step(old, fresh, &lg.out)
+	if !lg.runStep(op, old, fresh) {
+		// The dataflow is being dropped: hold the output where it was (no
+		// consumer may think [f0, f1) complete) and leave the handles to
+		// Drop, which the worker runs right after this step.
+		lg.out = emitter{}
+		lg.broken = true
+		op.SetHold(lg.f0)
+		return
+	}
 	lg.out.flush(op)
 	lg.f0 = f1
 	for _, h := range lg.handles {
@@ -106,6 +139,26 @@ func (lg *stepLogic) Schedule(op *dataflow.Operator) {
 		_ = h.SetLogical(f1)
 		_ = h.SetPhysical(f1)
 	}
+}
+
+// runStep runs the step into lg.out and reports whether it completed; false
+// when the dataflow started dropping before or during the step.
+func (lg *stepLogic) runStep(op *dataflow.Operator, old, fresh [][]*batch.Batch) (completed bool) {
+	if op.Dropping() {
+		return false
+	}
+	lg.out.stop = op.Dropping
+	defer func() {
+		lg.out.stop = nil
+		if r := recover(); r != nil {
+			if _, ok := r.(stepAbandoned); !ok {
+				panic(r)
+			}
+			completed = false
+		}
+	}()
+	lg.step(old, fresh, &lg.out)
+	return true
 }
 
 // Drop releases the operator's trace handles.

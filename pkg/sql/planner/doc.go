@@ -47,6 +47,16 @@
 // the filter fixes every key column to literals (= or IN), otherwise a
 // scan of the index.
 //
+// Integers are 64-bit in the engine, but every integer expression and
+// column carries its SQL width (IntWidth: smallint, integer or bigint,
+// from declared column types, casts and Postgres' promotion rules, with
+// integer literals that fit 32 bits typed integer). Where Postgres
+// computes or stores a smallint or integer — casts, arithmetic, abs,
+// INSERT/UPDATE of such a column — the planner wraps the value in
+// expr's int2/int4 range check, so out-of-range results fail with 22003
+// as in Postgres. A width that is not known is bigint: losing one can
+// only omit a check, never add one Postgres does not make.
+//
 // Anything else (WITH RECURSIVE, other correlated subqueries, window
 // functions, numeric, ...) fails with 0A000 naming the feature. Decimal
 // literals and avg() are float8: Tandem has no exact numeric type.

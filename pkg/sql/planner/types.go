@@ -91,6 +91,11 @@ func IntWidthFromName(tn *pg.TypeName) IntWidth {
 // the table a CREATE TABLE statement creates, or nil when the text is
 // not one (the table's integers are then checked as bigint only).
 func TableIntWidths(createTable string) []IntWidth {
+	if !mentionsNarrowInt(createTable) {
+		// Only bigint columns (the common case, and the parse costs tens
+		// of microseconds per statement that resolves the table).
+		return nil
+	}
 	tree, err := pg.Parse(createTable)
 	if err != nil || len(tree.Stmts) != 1 {
 		return nil
@@ -108,6 +113,36 @@ func TableIntWidths(createTable string) []IntWidth {
 		out = append(out, IntWidthFromName(cd.TypeName))
 	}
 	return out
+}
+
+// mentionsNarrowInt reports whether sql may name a smallint or integer
+// type: it contains int2, int4, smallint, integer or the word int. A false
+// positive only costs a parse.
+func mentionsNarrowInt(sql string) bool {
+	s := strings.ToLower(sql)
+	for _, name := range []string{"int2", "int4", "smallint", "integer"} {
+		if strings.Contains(s, name) {
+			return true
+		}
+	}
+	ident := func(i int) bool {
+		if i < 0 || i >= len(s) {
+			return false
+		}
+		c := s[i]
+		return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80
+	}
+	for i := 0; ; {
+		j := strings.Index(s[i:], "int")
+		if j < 0 {
+			return false
+		}
+		j += i
+		if !ident(j-1) && !ident(j+3) {
+			return true
+		}
+		i = j + 3
+	}
 }
 
 // wider is the width of the result of arithmetic over operands of widths

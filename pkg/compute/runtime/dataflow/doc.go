@@ -20,6 +20,11 @@
 // are buffered and replayed when it is built; messages for a dropped dataflow
 // are discarded.
 //
+// Drops. Drop queues the drop on every worker's inbox, so it takes effect
+// between steps; it also sets the dataflow's dropping flag at once, which an
+// operator inside a long Schedule polls through Operator.Dropping to return
+// early instead of finishing work nobody will read.
+//
 // Frontiers. Each input tracks the latest frontier of each of its senders (one
 // for a pipeline, W*P for an exchange); its frontier is their meet. A sender
 // always sends its data before the frontier that covers it, on the same FIFO

@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -101,6 +102,15 @@ func (op *Operator) InputFrontier() frontier.Frontier {
 // upper; operators with buffered work hold its least time. Closed releases
 // the hold.
 func (op *Operator) SetHold(f frontier.Frontier) { op.hold = f }
+
+// Dropping reports whether the operator's dataflow has been asked to drop.
+// The drop itself runs between steps, so an operator whose Schedule does a
+// lot of work in one call (a join's or reduction's whole step) polls this
+// and returns early: nothing it would produce is ever read. Like the other
+// methods, call it on the worker goroutine.
+func (op *Operator) Dropping() bool {
+	return op.df.dropped || (op.df.dropping != nil && op.df.dropping.Load())
+}
 
 // Activate schedules the operator again in the current or next step.
 func (op *Operator) Activate() { op.activated = true }
@@ -222,6 +232,9 @@ type instance struct {
 	ops     []*Operator
 	onDrop  []func()
 	dropped bool
+	// dropping is set (from another goroutine) as soon as the dataflow's
+	// drop is requested; see Operator.Dropping.
+	dropping *atomic.Bool
 }
 
 // Builder constructs one worker's copy of a dataflow. Every worker must add

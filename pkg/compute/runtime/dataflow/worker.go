@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -272,8 +273,8 @@ func (w *Worker) afterSchedule(op *Operator) {
 
 // build constructs dataflow seq with fn and replays messages that arrived
 // before it existed.
-func (w *Worker) build(seq uint64, name string, fn func(*Builder) error) error {
-	df := &instance{w: w, seq: seq, name: name}
+func (w *Worker) build(seq uint64, name string, dropping *atomic.Bool, fn func(*Builder) error) error {
+	df := &instance{w: w, seq: seq, name: name, dropping: dropping}
 	if seq > w.lastBuilt {
 		w.lastBuilt = seq
 	}

@@ -52,6 +52,10 @@ type Workers struct {
 
 	mu      sync.Mutex // orders Install/Drop/Broadcast across all inboxes
 	nextSeq uint64
+	// dropping holds, per installed dataflow, the flag Drop sets at once
+	// (before the drop reaches the workers' inboxes), so that an operator
+	// in the middle of a long Schedule can notice and stop early.
+	dropping map[uint64]*atomic.Bool
 
 	regressions atomic.Int64
 	fatalOnce   sync.Once
@@ -163,8 +167,13 @@ func (ws *Workers) Install(name string, build func(*Builder) error, done func(w 
 	defer ws.mu.Unlock()
 	ws.nextSeq++
 	seq := ws.nextSeq
+	dropping := new(atomic.Bool)
+	if ws.dropping == nil {
+		ws.dropping = map[uint64]*atomic.Bool{}
+	}
+	ws.dropping[seq] = dropping
 	ws.broadcastLocked(func(w *Worker) {
-		err := w.build(seq, name, build)
+		err := w.build(seq, name, dropping, build)
 		if done != nil {
 			done(w, err)
 		}
@@ -173,8 +182,17 @@ func (ws *Workers) Install(name string, build func(*Builder) error, done func(w 
 }
 
 // Drop removes dataflow seq from every local worker, running drop hooks.
+// The dataflow's operators see Operator.Dropping report true from this
+// call on, even while their worker is still inside a step: the drop itself
+// waits in the worker's inbox until the step returns.
 func (ws *Workers) Drop(seq uint64) {
-	ws.Broadcast(func(w *Worker) { w.drop(seq) })
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if f := ws.dropping[seq]; f != nil {
+		f.Store(true)
+		delete(ws.dropping, seq)
+	}
+	ws.broadcastLocked(func(w *Worker) { w.drop(seq) })
 }
 
 // send routes a message from worker `from` to global worker dest.
