@@ -92,6 +92,22 @@ func startReplica(t testing.TB, processes, workers int, extra ...string) *testRe
 	return startReplicaWith(t, processes, workers, false, extra...)
 }
 
+// startProc starts one replica process with args, its stderr captured and
+// its exit recorded in done.
+func startProc(t testing.TB, args []string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(replicaBin, args...), stderr: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	return p
+}
+
 // startReplicaWith starts a replica; interactive adds the interactive
 // runtime (an --interactive-peers worker-port set) beside the maintenance
 // runtime.
@@ -113,16 +129,7 @@ func startReplicaWith(t testing.TB, processes, workers int, interactive bool, ex
 		if interactive {
 			args = append(args, "--interactive-peers", interactivePeers)
 		}
-		p := &proc{cmd: exec.Command(replicaBin, args...), stderr: &syncBuffer{}, done: make(chan struct{})}
-		p.cmd.Stderr = p.stderr
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			p.err = p.cmd.Wait()
-			close(p.done)
-		}()
-		r.procs = append(r.procs, p)
+		r.procs = append(r.procs, startProc(t, args))
 		r.Processes = append(r.Processes, scripttest.Process{GRPCAddr: addrs[i], HTTPAddr: addrs[processes+i]})
 	}
 	t.Cleanup(func() {

@@ -140,15 +140,7 @@ func TestInteractiveMeshLossEndsBothProcesses(t *testing.T) {
 			"--process", fmt.Sprint(i), "--compute-peers", strings.Join(compute, ","), "--peer-connect-timeout", "20s",
 			"--interactive-peers", peersOf[i],
 		}
-		p := &proc{cmd: exec.Command(replicaBin, args...), stderr: &syncBuffer{}, done: make(chan struct{})}
-		p.cmd.Stderr = p.stderr
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			p.err = p.cmd.Wait()
-			close(p.done)
-		}()
+		p := startProc(t, args)
 		t.Cleanup(func() {
 			_ = p.cmd.Process.Kill()
 			<-p.done

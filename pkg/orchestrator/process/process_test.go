@@ -196,23 +196,9 @@ func TestEnsureStatusRemove(t *testing.T) {
 func TestRestartOnCrashKeepsAddress(t *testing.T) {
 	o := newOrch(t, Config{MinBackoff: 10 * time.Millisecond})
 	id := orchestrator.ReplicaID{Cluster: "default", Replica: "r1"}
-	if err := o.EnsureReplica(context.Background(), orchestrator.ReplicaConfig{ID: id, Processes: 1, Workers: 1}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := waitRunning(o, id, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := st.Processes[0]
-	_, _, grandchild, err := dialPID(old.ComputeCtlAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A crash kills only the replica; its grandchild is the test's to reap.
-	t.Cleanup(func() { _ = syscall.Kill(grandchild, syscall.SIGKILL) })
-	if err := syscall.Kill(old.PID, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	old := startAndCrash(t, o, id)
+	var st orchestrator.ReplicaStatus
+	var err error
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		st, err = waitRunning(o, id, 10*time.Second)
@@ -236,13 +222,11 @@ func TestRestartOnCrashKeepsAddress(t *testing.T) {
 	}
 }
 
-// TestRestartRepicksTakenPort: a port another program took while the
-// process was down would fail every restart; the orchestrator moves the
-// process to fresh ports instead of crash-looping on the old one.
-func TestRestartRepicksTakenPort(t *testing.T) {
-	// The backoff leaves the test time to take the port before the restart.
-	o := newOrch(t, Config{MinBackoff: 2 * time.Second})
-	id := orchestrator.ReplicaID{Cluster: "default", Replica: "r1"}
+// startAndCrash ensures a one-process replica, waits until it runs, and
+// kills its process as a crash would; it returns the process's status
+// before the crash.
+func startAndCrash(t *testing.T, o *Orchestrator, id orchestrator.ReplicaID) orchestrator.ProcessStatus {
+	t.Helper()
 	if err := o.EnsureReplica(context.Background(), orchestrator.ReplicaConfig{ID: id, Processes: 1, Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -255,10 +239,24 @@ func TestRestartRepicksTakenPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A crash kills only the replica; its grandchild is the test's to reap.
 	t.Cleanup(func() { _ = syscall.Kill(grandchild, syscall.SIGKILL) })
 	if err := syscall.Kill(old.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	return old
+}
+
+// TestRestartRepicksTakenPort: a port another program took while the
+// process was down would fail every restart; the orchestrator moves the
+// process to fresh ports instead of crash-looping on the old one.
+func TestRestartRepicksTakenPort(t *testing.T) {
+	// The backoff leaves the test time to take the port before the restart.
+	o := newOrch(t, Config{MinBackoff: 2 * time.Second})
+	id := orchestrator.ReplicaID{Cluster: "default", Replica: "r1"}
+	old := startAndCrash(t, o, id)
+	var st orchestrator.ReplicaStatus
+	var err error
 	// Take the port as soon as the dead process released it.
 	var taken net.Listener
 	deadline := time.Now().Add(30 * time.Second)
