@@ -2,8 +2,10 @@ package sql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/parse"
@@ -119,11 +121,39 @@ func (s *Session) ExecuteSQL(ctx context.Context, text string) ([]*Result, error
 	return out, s.EndImplicit(ctx, false)
 }
 
+// errStatementTimeout is the cause of a statement context cancelled by
+// statement_timeout.
+var errStatementTimeout = errors.New("statement timeout")
+
+// statementTimeout returns the session's statement_timeout; the value was
+// validated when it was set.
+func (s *Session) statementTimeout() time.Duration {
+	v, err := s.vars.Get(VarStatementTimeout)
+	if err != nil {
+		return 0
+	}
+	d, _ := parseDurationMS(v)
+	return d
+}
+
 // Execute runs one statement with bound parameter values.
 // Inside a transaction it follows the rules in tx.go; an error inside an
 // explicit block aborts the block.
+//
+// statement_timeout bounds Execute: planning, waiting for a read timestamp,
+// and the peek or one-shot dataflow that answers a read. A result already
+// returned (rows streamed from a spilled result, a SUBSCRIBE's updates) is
+// not bounded by it.
 func (s *Session) Execute(ctx context.Context, st parse.Statement, params []row.Datum) (*Result, error) {
+	if d := s.statementTimeout(); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, errStatementTimeout)
+		defer cancel()
+	}
 	r, err := s.executeInTx(ctx, st, params)
+	if err != nil && errors.Is(context.Cause(ctx), errStatementTimeout) {
+		err = sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to statement timeout")
+	}
 	if err != nil {
 		if s.tx.explicit {
 			s.tx.failed = true

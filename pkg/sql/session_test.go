@@ -261,3 +261,50 @@ func TestIntrospection(t *testing.T) {
 	wantCode(t, s, "SELECT * FROM arrangement_sizes", sqlerr.UndefinedTable)
 	wantCode(t, s, "DROP TABLE introspection.arrangement_sizes", sqlerr.WrongObjectType)
 }
+
+// TestStatementTimeout: a read that waits longer than statement_timeout
+// fails with 57014 and leaves the session usable; bad values are refused.
+func TestStatementTimeout(t *testing.T) {
+	s, f := newSession(t)
+	run(t, s, "CREATE TABLE t (a bigint)")
+	run(t, s, "INSERT INTO t VALUES (1)")
+	for _, bad := range []string{"'abc'", "'-1'", "'5 parsecs'", "'99999999999'"} {
+		wantCode(t, s, "SET statement_timeout = "+bad, sqlerr.InvalidParameterValue)
+	}
+	for _, good := range []struct{ set, show string }{{"5000", "5000"}, {"'250ms'", "250ms"}, {"'1min'", "1min"}, {"0", "0"}} {
+		run(t, s, "SET statement_timeout = "+good.set)
+		wantRows(t, s, "SHOW statement_timeout", good.show)
+	}
+
+	release := f.BlockPeeks()
+	defer release()
+	run(t, s, "SET statement_timeout = '50ms'")
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.ExecuteSQL(context.Background(), "SELECT a FROM t")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if sqlerr.Code(err) != sqlerr.QueryCanceled || !strings.Contains(err.Error(), "statement timeout") {
+			t.Fatalf("blocked read with statement_timeout: %v, want 57014 statement timeout", err)
+		}
+	case <-time.After(30 * time.Second):
+		release()
+		t.Fatal("statement_timeout did not end a blocked read")
+	}
+	release()
+	wantRows(t, s, "SELECT a FROM t", "1")
+	// With the limit off a read waits as long as it must.
+	run(t, s, "SET statement_timeout = 0")
+	release = f.BlockPeeks()
+	go func() {
+		_, err := s.ExecuteSQL(context.Background(), "SELECT a FROM t")
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // longer than the 50ms limit above
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("read without a limit: %v", err)
+	}
+}

@@ -1,8 +1,11 @@
 package sql
 
 import (
+	"math"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
@@ -12,6 +15,9 @@ const (
 	VarCluster              = "cluster"
 	VarClusterReplica       = "cluster_replica"
 	VarTransactionIsolation = "transaction_isolation"
+	// VarStatementTimeout bounds how long Execute may take (see
+	// Session.Execute); 0 means no limit.
+	VarStatementTimeout = "statement_timeout"
 )
 
 // Transaction isolation levels.
@@ -31,6 +37,34 @@ type sessionVar struct {
 }
 
 func anyValue(s string) (string, error) { return s, nil }
+
+// durationValue accepts what Postgres accepts for a time parameter whose
+// unit is milliseconds: a bare integer (ms) or a number with one of the
+// units us, ms, s, min, h, d. "0" disables the limit.
+func durationValue(s string) (string, error) {
+	if _, err := parseDurationMS(s); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(s), nil
+}
+
+// parseDurationMS parses a durationValue.
+func parseDurationMS(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	v, err := strconv.ParseFloat(num, 64)
+	scale, ok := map[string]time.Duration{"": time.Millisecond, "us": time.Microsecond, "ms": time.Millisecond,
+		"s": time.Second, "min": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[unit]
+	if err != nil || !ok || v < 0 || v*float64(scale) > float64(math.MaxInt32)*float64(time.Millisecond) {
+		return 0, sqlerr.Errorf(sqlerr.InvalidParameterValue,
+			"invalid value for parameter %q: %q (a duration such as 5000, 500ms, 5s or 1min; 0 disables it)", VarStatementTimeout, s)
+	}
+	return time.Duration(v * float64(scale)), nil
+}
 
 func fixedValue(allowed ...string) func(string) (string, error) {
 	return func(s string) (string, error) {
@@ -72,7 +106,7 @@ func sessionVars() map[string]sessionVar {
 		"extra_float_digits":          {def: "1", check: anyValue},
 		"search_path":                 {def: "public", check: anyValue},
 		"standard_conforming_strings": {def: "on", reportStatus: true, check: fixedValue("on")},
-		"statement_timeout":           {def: "0", check: anyValue},
+		VarStatementTimeout:           {def: "0", check: durationValue},
 		"server_version":              {def: ServerVersion, reportStatus: true, check: nil},
 		"server_version_num":          {def: ServerVersionNum, check: nil},
 		"server_encoding":             {def: "UTF8", reportStatus: true, check: nil},

@@ -33,6 +33,27 @@ type Fake struct {
 	// peek results not closed yet.
 	streamed bool
 	open     int
+	// gate, when set, holds every peek until it is closed or the peek's
+	// context ends (BlockPeeks).
+	gate chan struct{}
+}
+
+// BlockPeeks holds every later peek until the returned release is called
+// or the peek's context ends, as a read waiting on a busy replica does.
+func (f *Fake) BlockPeeks() (release func()) {
+	gate := make(chan struct{})
+	f.mu.Lock()
+	f.gate = gate
+	f.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			f.gate = nil
+			f.mu.Unlock()
+			close(gate)
+		})
+	}
 }
 
 // StreamPeeks makes every later peek result report Streamed, as a
@@ -336,6 +357,16 @@ func rowDiffs(res reference.Result) ([]sql.RowDiff, error) {
 
 // Peek implements sql.Backend.
 func (f *Fake) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRows, error) {
+	f.mu.Lock()
+	gate := f.gate
+	f.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	rows, err := f.peek(req)
 	if err != nil {
 		return nil, err
