@@ -25,5 +25,10 @@
 // Commands reach maintenance before interactive (TestCommandsReachMaintenanceFirst).
 // Peer peeks on the interactive runtime each wait on their own goroutine;
 // a canceled one answers canceled once and leaves nothing running
-// (leak_test.go).
+// (leak_test.go). A streamable peer peek whose result outgrows one chunk
+// (peek_stash_threshold) is answered with a runtime.PeekStream and never
+// materialises: its walk hands chunks over through a two-chunk buffer and
+// blocks while it is full; a cancel or an error after that ends the stream
+// rather than sending a second response, and releases the reader holds
+// (peerstream_test.go, with a backpressure sabotage).
 package placement

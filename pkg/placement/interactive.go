@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -59,9 +60,12 @@ type Interactive struct {
 	sinks    map[plan.GlobalID]bool   // peer subscribe sinks
 	peeks    map[string]context.CancelFunc
 	maxBytes int
-	ctx      context.Context
-	stop     context.CancelFunc
-	wg       sync.WaitGroup
+	// threshold is the chunk size of streamable peer peeks (0: never
+	// stream), parameter "peek_stash_threshold" as on the runtimes.
+	threshold int
+	ctx       context.Context
+	stop      context.CancelFunc
+	wg        sync.WaitGroup
 }
 
 // InteractiveConfig configures an Interactive wrapper.
@@ -76,6 +80,9 @@ type InteractiveConfig struct {
 	Respond        func(runtime.Response)
 	Metrics        PeekMetrics
 	MaxResultBytes int
+	// StashThreshold is the initial "peek_stash_threshold": a streamable
+	// peer peek whose result exceeds it is answered with a stream.
+	StashThreshold int
 }
 
 // NewInteractive returns the wrapper; Close stops its in-flight reads.
@@ -88,7 +95,7 @@ func NewInteractive(cfg InteractiveConfig) *Interactive {
 	return &Interactive{
 		inner: cfg.Inner, reg: cfg.Registry, workers: ws, respond: cfg.Respond, metrics: cfg.Metrics,
 		peers: map[plan.GlobalID]uint64{}, sinks: map[plan.GlobalID]bool{}, peeks: map[string]context.CancelFunc{},
-		maxBytes: cfg.MaxResultBytes, ctx: ctx, stop: stop,
+		maxBytes: cfg.MaxResultBytes, threshold: cfg.StashThreshold, ctx: ctx, stop: stop,
 	}
 }
 
@@ -166,6 +173,14 @@ func (x *Interactive) UpdateConfiguration(params map[string]string) error {
 			x.mu.Unlock()
 		}
 	}
+	if v, ok := params["peek_stash_threshold"]; ok {
+		// Validated (and refused) by the inner runtime, which gets it too.
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			x.mu.Lock()
+			x.threshold = n
+			x.mu.Unlock()
+		}
+	}
 	return x.inner.UpdateConfiguration(params)
 }
 
@@ -181,21 +196,29 @@ func (x *Interactive) Peek(p runtime.Peek) {
 	}
 	ctx, cancel := context.WithCancel(x.ctx)
 	x.peeks[p.UUID] = cancel
+	out := &peerOutput{}
+	if p.Streamable && p.TopK == nil && x.threshold > 0 {
+		out.threshold = x.threshold
+		out.open = func() *runtime.PeekStream {
+			s := runtime.NewPeekStream(peerStreamChunks, cancel)
+			x.respond(&runtime.PeekResponse{UUID: p.UUID, Stream: s})
+			return s
+		}
+	}
 	maxBytes := x.maxBytes
 	x.mu.Unlock()
 	x.wg.Add(1)
 	go func() {
 		defer x.wg.Done()
+		defer cancel()
 		start := time.Now()
-		rows, err := x.readPeer(ctx, p, inc, maxBytes)
+		err := x.readPeer(ctx, p, inc, maxBytes, out)
 		x.mu.Lock()
 		delete(x.peeks, p.UUID)
 		x.mu.Unlock()
-		resp := &runtime.PeekResponse{UUID: p.UUID, Rows: rows, Error: err}
 		result := "rows"
 		switch {
-		case errors.Is(err, context.Canceled):
-			resp = &runtime.PeekResponse{UUID: p.UUID, Canceled: true}
+		case errors.Is(err, context.Canceled), errors.Is(err, runtime.ErrStreamClosed):
 			result = "canceled"
 		case err != nil:
 			result = "error"
@@ -203,8 +226,77 @@ func (x *Interactive) Peek(p runtime.Peek) {
 		if x.metrics != nil {
 			x.metrics.PeekFinished(result, time.Since(start))
 		}
+		if out.stream != nil {
+			// The peek's one response (the stream) is out: a cancel or an
+			// error just ends the stream, whose consumer answers for it.
+			out.stream.Finish(err)
+			return
+		}
+		resp := &runtime.PeekResponse{UUID: p.UUID, Rows: out.rows(), Error: err}
+		switch {
+		case errors.Is(err, context.Canceled):
+			resp = &runtime.PeekResponse{UUID: p.UUID, Canceled: true}
+		case err != nil:
+			resp.Rows = nil
+		}
 		x.respond(resp)
 	}()
+}
+
+// peerStreamChunks bounds a streamed peer peek's buffer: its one producer
+// walks the workers in turn, so two chunks keep it busy while the consumer
+// sends one, and it holds at most about three chunks in memory.
+const peerStreamChunks = 2
+
+// peerOutput collects a peer peek's result: in memory while it fits one
+// chunk, then (for a streamable peek) through a stream. Only the peek's
+// goroutine uses it.
+type peerOutput struct {
+	threshold int                        // chunk size; 0: never stream
+	open      func() *runtime.PeekStream // creates the stream and emits the response carrying it
+	parts     [][]peek.RowCount          // held, each consolidated and in row order
+	held      int                        // bytes held, measured like a walk's
+	stream    *runtime.PeekStream        // set once the result outgrew one chunk
+}
+
+// add takes one consolidated part (a walk's chunk or a worker's last rows).
+// Once the rows held reach the threshold they go out through the stream,
+// and so does everything after; Send's backpressure then paces the walk.
+func (o *peerOutput) add(ctx context.Context, rows []peek.RowCount) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if o.stream == nil {
+		o.parts = append(o.parts, rows)
+		for _, r := range rows {
+			o.held += len(r.Row) + 8
+		}
+		if o.threshold <= 0 || o.held < o.threshold {
+			return nil
+		}
+		o.stream = o.open()
+		parts := o.parts
+		o.parts, o.held = nil, 0
+		for _, part := range parts {
+			if err := o.stream.Send(ctx, part); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return o.stream.Send(ctx, rows)
+}
+
+// rows returns the held result of a peek that did not stream.
+func (o *peerOutput) rows() []peek.RowCount {
+	if len(o.parts) == 1 {
+		return o.parts[0]
+	}
+	var all []peek.RowCount
+	for _, p := range o.parts {
+		all = append(all, p...)
+	}
+	return all
 }
 
 // CancelPeek cancels a peer read (answered Canceled) or forwards.
@@ -220,18 +312,19 @@ func (x *Interactive) CancelPeek(uuid string) {
 }
 
 // readPeer waits until every local worker's published shard is sealed at
-// the peek's time, then walks them. Reader holds keep the publisher from
-// compacting past the time while the walk runs.
-func (x *Interactive) readPeer(ctx context.Context, p runtime.Peek, inc uint64, maxBytes int) ([]peek.RowCount, error) {
-	opts := peek.Options{Keys: p.Keys, MaxResultBytes: maxBytes}
+// the peek's time, then walks them, handing the rows to out (in chunks of
+// out.threshold when it streams). Reader holds keep the publisher from
+// compacting past the time while a walk runs; they are released before a
+// worker's last rows go out, and on every error.
+func (x *Interactive) readPeer(ctx context.Context, p runtime.Peek, inc uint64, maxBytes int, out *peerOutput) error {
+	opts := peek.Options{Keys: p.Keys, MaxResultBytes: maxBytes, ChunkBytes: out.threshold}
 	if p.MFP != nil {
 		opts.Transform = render.MFPTransform(p.MFP)
 	}
-	var all []peek.RowCount
 	for _, w := range x.workers {
 		okRead, errRead, release, err := x.capture(ctx, p, inc, w)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var evalErr error
 		errRead.Scan(func(key, _ []byte, diff int64) bool {
@@ -243,23 +336,31 @@ func (x *Interactive) readPeer(ctx context.Context, p runtime.Peek, inc uint64, 
 		})
 		if evalErr != nil {
 			release()
-			return nil, evalErr
+			return evalErr
 		}
 		walk := peek.NewWalk(okRead, opts)
 		for !walk.Step(4096) {
 			if ctx.Err() != nil {
 				release()
-				return nil, ctx.Err()
+				return ctx.Err()
+			}
+			if walk.ChunkReady() {
+				if err := out.add(ctx, walk.TakeChunk()); err != nil {
+					release()
+					return err
+				}
 			}
 		}
 		rows, err := walk.Result()
 		release()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		all = append(all, rows...)
+		if err := out.add(ctx, rows); err != nil {
+			return err
+		}
 	}
-	return all, nil
+	return nil
 }
 
 // capture waits for worker w's ok and error points to be sealed at the

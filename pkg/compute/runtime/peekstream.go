@@ -1,6 +1,9 @@
 package runtime
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -17,7 +20,9 @@ const peekStreamChunksPerWorker = 2
 // put consolidated chunks in as they go (each chunk is consolidated and in
 // row order, but a row may repeat across chunks), and the consumer takes
 // them out. The buffer is bounded: a walk that finds it full parks, holding
-// no goroutine, until the consumer takes a chunk. Safe for concurrent use.
+// no goroutine, until the consumer takes a chunk; a producer on a goroutine
+// of its own (NewPeekStream, the interactive runtime's peer peeks) blocks
+// in Send instead. Safe for concurrent use.
 type PeekStream struct {
 	mu       sync.Mutex
 	chunks   [][]peek.RowCount
@@ -33,6 +38,60 @@ type PeekStream struct {
 func newPeekStream(capacity int, stop func()) *PeekStream {
 	return &PeekStream{capacity: max(1, capacity), stop: stop}
 }
+
+// ErrStreamClosed is what Send returns once the consumer closed the stream:
+// nobody reads what follows, so the producer should stop.
+var ErrStreamClosed = errors.New("peek stream closed by its consumer")
+
+// NewPeekStream returns a stream for a producer that runs on its own
+// goroutine (a walk outside the runtime's offload pool): it hands chunks
+// over with Send, which blocks while capacity chunks wait for the consumer,
+// and ends the stream with Finish. stop is called when the consumer closes
+// the stream; it should cancel the producer's context.
+func NewPeekStream(capacity int, stop func()) *PeekStream {
+	return newPeekStream(capacity, stop)
+}
+
+// Send adds a chunk (consolidated and in row order, like a walk's) and
+// returns once the buffer has room for the next one. It blocks while the
+// buffer is full, until the consumer takes a chunk, ctx is done (ctx's
+// error), or the consumer closes the stream (ErrStreamClosed, the chunk is
+// dropped). A stream already failed returns its error.
+func (s *PeekStream) Send(ctx context.Context, rows []peek.RowCount) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	closed, err := s.closed, s.err
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return ErrStreamClosed
+	case err != nil:
+		return fmt.Errorf("peek stream already failed: %w", err)
+	}
+	room := make(chan struct{})
+	var once sync.Once
+	if s.put(rows, func() { once.Do(func() { close(room) }) }) {
+		return nil
+	}
+	select {
+	case <-room:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	s.mu.Lock()
+	closed = s.closed
+	s.mu.Unlock()
+	if closed {
+		return ErrStreamClosed
+	}
+	return nil
+}
+
+// Finish ends the stream of a Send producer: complete when err is nil,
+// failed with err otherwise. Call it exactly once, after the last Send.
+func (s *PeekStream) Finish(err error) { s.end(err) }
 
 // put adds a chunk from a walk; false means the buffer is full and resume
 // will be called when there is room (or the stream was closed).
@@ -122,6 +181,13 @@ func (s *PeekStream) TryNext() (rows []peek.RowCount, ok bool, err error) {
 		r()
 	}
 	return rows, true, nil
+}
+
+// Len reports how many chunks wait for the consumer.
+func (s *PeekStream) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.chunks)
 }
 
 // Notify sets the function called when TryNext may return something new.

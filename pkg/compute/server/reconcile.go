@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 )
@@ -40,10 +41,18 @@ func (s *Server) reconcile(ctx context.Context, c *conn) {
 	}
 	var reused, replaced, dropped int
 	reused = len(kept)
+	// Drop in a deterministic order (by name), not map order, so every
+	// process of a replica issues the same sequence of drops.
+	var stale []*dataflowState
 	for ds := range s.st.dataflows {
-		if kept[ds] {
-			continue
+		if !kept[ds] {
+			stale = append(stale, ds)
 		}
+	}
+	slices.SortFunc(stale, func(a, b *dataflowState) int {
+		return strings.Compare(a.df.Name+"\x00"+strings.Join(a.df.Exports(), ","), b.df.Name+"\x00"+strings.Join(b.df.Exports(), ","))
+	})
+	for _, ds := range stale {
 		wanted := false
 		for _, id := range ds.df.Exports() {
 			wanted = wanted || desiredExports[id]
