@@ -86,7 +86,11 @@ func TestDroppedWhileReadInFlight(t *testing.T) {
 	}
 	errc := make(chan error, 1)
 	go func() {
-		_, err := reg.Import(k).Wait(context.Background(), 100)
+		// A drop that does not wake the reader fails the test instead of
+		// hanging it.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := reg.Import(k).Wait(ctx, 100)
 		errc <- err
 	}()
 	pub.Close()
