@@ -1,8 +1,9 @@
 // Package placement decides which runtime of a replica process does what.
 //
-//   - DataflowClass (on plan.DataflowDescription) is the controller's choice:
-//     ClassFor tags a dataflow OneShotRead when it only answers one read and
-//     enable_compute_interactive_dataflows is on, Maintained otherwise.
+//   - DataflowClass (on plan.DataflowDescription) is the controller's choice
+//     (pkg/compute/controller tags the dataflow answering one read
+//     OneShotRead while enable_compute_interactive_dataflows is on, every
+//     other dataflow Maintained); this package only obeys it.
 //   - Renders says which role renders which class: Solo renders every
 //     class, Maintenance renders Maintained, Interactive renders OneShotRead.
 //   - Multiplexer presents the two runtimes of a process as one endpoint. It

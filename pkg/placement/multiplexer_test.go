@@ -207,25 +207,7 @@ func TestPeekRouting(t *testing.T) {
 	}
 }
 
-func TestClassFor(t *testing.T) {
-	tr := dataflow(plan.Transient(1), plan.ClassUnspecified)
-	idx := dataflow(plan.User(1), plan.ClassUnspecified)
-	sub := plan.DataflowDescription{ID: plan.Transient(2), IndexExports: tr.IndexExports, SubscribeSinks: []plan.SubscribeSink{{ID: plan.Transient(3)}}}
-	tests := []struct {
-		desc plan.DataflowDescription
-		on   bool
-		want plan.DataflowClass
-	}{
-		{tr, true, plan.ClassOneShotRead},
-		{tr, false, plan.ClassMaintained},
-		{idx, true, plan.ClassMaintained},
-		{sub, true, plan.ClassMaintained},
-	}
-	for _, tt := range tests {
-		if got := ClassFor(&tt.desc, tt.on); got != tt.want {
-			t.Errorf("ClassFor(%s, %v) = %v, want %v", tt.desc.ID, tt.on, got, tt.want)
-		}
-	}
+func TestRenders(t *testing.T) {
 	for _, tt := range []struct {
 		role  runtime.Role
 		class plan.DataflowClass
@@ -235,6 +217,7 @@ func TestClassFor(t *testing.T) {
 		{runtime.Solo, plan.ClassMaintained, true},
 		{runtime.Maintenance, plan.ClassMaintained, true},
 		{runtime.Maintenance, plan.ClassOneShotRead, false},
+		{runtime.Maintenance, plan.ClassUnspecified, true},
 		{runtime.Interactive, plan.ClassOneShotRead, true},
 		{runtime.Interactive, plan.ClassMaintained, false},
 	} {
