@@ -3,6 +3,7 @@ package sqlerr
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 )
@@ -123,7 +124,11 @@ func Convert(err error) *Error {
 		// code travels in its own field.
 		msg = ee.Msg
 	}
-	out := &Error{Code: Code(err), Message: msg}
+	code := Code(err)
+	// Errors raised on a replica travel as text ending in the same suffix;
+	// the code has its own field on the wire, so the suffix goes.
+	msg = strings.TrimSuffix(msg, " (SQLSTATE "+code+")")
+	out := &Error{Code: code, Message: msg}
 	if errors.As(err, &e) {
 		out.Detail, out.Hint, out.Position = e.Detail, e.Hint, e.Position
 	}

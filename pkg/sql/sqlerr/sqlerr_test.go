@@ -54,3 +54,28 @@ func TestCodeOfEvalError(t *testing.T) {
 		t.Fatalf("Convert message %q", got.Message)
 	}
 }
+
+// replicaError is an error as it arrives from a replica: coded, with the
+// evaluator's "(SQLSTATE x)" suffix in its text.
+type replicaError struct{ code, msg string }
+
+func (e replicaError) Error() string    { return e.msg + " (SQLSTATE " + e.code + ")" }
+func (e replicaError) SQLState() string { return e.code }
+
+func TestConvertDropsSQLStateSuffix(t *testing.T) {
+	for _, tt := range []struct {
+		err      error
+		code     string
+		wantText string
+	}{
+		{replicaError{"22012", "division by zero"}, "22012", "division by zero"},
+		{fmt.Errorf("peek: %w", replicaError{"22003", "integer out of range"}), "22003", "peek: integer out of range"},
+		// A suffix naming another code is part of the message.
+		{Errorf(InternalError, "odd (SQLSTATE 22012)"), InternalError, "odd (SQLSTATE 22012)"},
+	} {
+		got := Convert(tt.err)
+		if got.Code != tt.code || got.Message != tt.wantText {
+			t.Errorf("Convert(%v) = %s %q, want %s %q", tt.err, got.Code, got.Message, tt.code, tt.wantText)
+		}
+	}
+}
