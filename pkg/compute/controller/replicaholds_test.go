@@ -26,7 +26,9 @@ type slowReplicaScenario struct {
 	asOfR2 frontier.Time
 }
 
-func newSlowReplicaScenario(t *testing.T, hooks testHooks) *slowReplicaScenario {
+// newStorageHarness starts a controller over a real storage store whose
+// table u1 holds one row, with a cluster "default" and no replica yet.
+func newStorageHarness(t *testing.T, hooks testHooks) (*harness, *storage.Store) {
 	t.Helper()
 	st, err := storage.Open(t.TempDir(), storage.Options{})
 	if err != nil {
@@ -49,6 +51,12 @@ func newSlowReplicaScenario(t *testing.T, hooks testHooks) *slowReplicaScenario 
 	if err := h.c.CreateCluster("default"); err != nil {
 		t.Fatal(err)
 	}
+	return h, st
+}
+
+func newSlowReplicaScenario(t *testing.T, hooks testHooks) *slowReplicaScenario {
+	t.Helper()
+	h, st := newStorageHarness(t, hooks)
 	s := &slowReplicaScenario{t: t, h: h, st: st}
 	s.r1 = h.addReplica("r1", 1)
 	if err := h.c.CreateStorageCollection("u1"); err != nil {

@@ -78,17 +78,7 @@ func TestSpilledPeek(t *testing.T) {
 				if spillFiles(t, dir) != 1 {
 					t.Fatalf("%d spill files while reading, want 1", spillFiles(t, dir))
 				}
-				for {
-					rc, ok, err := res.Spilled.Next()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !ok {
-						break
-					}
-					rows = append(rows, rc)
-				}
-				res.Spilled.Close()
+				rows = drainSpilled(t, res.Spilled)
 			} else if tc.spill && len(tc.finishing.GetOrderBy()) == 0 {
 				t.Fatal("a stashed answer with a spill directory came back in memory")
 			}
@@ -190,22 +180,28 @@ func TestSpilledOneShotPeek(t *testing.T) {
 	if res.Spilled == nil {
 		t.Fatalf("a stashed one-shot answer came back in memory: %d rows", len(res.Rows))
 	}
-	var rows []RowCount
-	for {
-		rc, ok, err := res.Spilled.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		rows = append(rows, rc)
-	}
-	res.Spilled.Close()
+	rows := drainSpilled(t, res.Spilled)
 	if got := fmtRows(rows); !sameSet(got, want) {
 		t.Fatalf("rows %v, want %v", got, want)
 	}
 	if n := spillFiles(t, dir); n != 0 {
 		t.Fatalf("%d spill files left", n)
+	}
+}
+
+// drainSpilled reads a spilled result to its end and closes it.
+func drainSpilled(t *testing.T, s *SpilledRows) []RowCount {
+	t.Helper()
+	defer s.Close()
+	var rows []RowCount
+	for {
+		rc, ok, err := s.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return rows
+		}
+		rows = append(rows, rc)
 	}
 }

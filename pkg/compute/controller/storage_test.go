@@ -1,41 +1,17 @@
 package controller
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
-
-	"github.com/tandemdb/tandem/pkg/compute/controller/testparams"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
-	"github.com/tandemdb/tandem/pkg/storage"
 )
 
 // TestTableCompactionFollowsReadHolds checks that a table's storage since
 // is the meet of the controller's holds on it: the read policy's and those
 // of the dataflows reading it.
 func TestTableCompactionFollowsReadHolds(t *testing.T) {
-	st, err := storage.Open(t.TempDir(), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.CreateShard("u1"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Append(context.Background(), "u1", []storage.RowDiff{{Row: []byte("a"), Diff: 1}}); err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, dialer: &fakeDialer{replicas: map[string]*fakeReplica{}}, orch: newFakeOrchestrator()}
-	h.c = New(Config{Log: testr.New(t), Orchestrator: h.orch, Dialer: h.dialer, Storage: st, Oracle: st.Oracle(),
-		ReadPolicyLag: 20 * time.Millisecond, TickInterval: 5 * time.Millisecond, MinReconnectBackoff: 5 * time.Millisecond,
-		Parameters: testparams.Parameters(t)})
-	h.c.Start()
-	t.Cleanup(h.c.Close)
-	if err := h.c.CreateCluster("default"); err != nil {
-		t.Fatal(err)
-	}
+	h, st := newStorageHarness(t, testHooks{})
 	f := h.addReplica("r1", 1)
 	if err := h.c.CreateStorageCollection("u1"); err != nil {
 		t.Fatal(err)
