@@ -9,7 +9,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/tandemdb/tandem/pkg/catalog"
-	"github.com/tandemdb/tandem/pkg/compute/controller/environment"
+	"github.com/tandemdb/tandem/pkg/environment"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
 	"github.com/tandemdb/tandem/pkg/sql"
 )

@@ -21,7 +21,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/catalog"
 	"github.com/tandemdb/tandem/pkg/compute/controller"
-	"github.com/tandemdb/tandem/pkg/compute/controller/environment"
+	"github.com/tandemdb/tandem/pkg/environment"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/storage"

@@ -55,7 +55,7 @@ func realReplica(t *testing.T) string {
 			return
 		}
 		replicaBin = filepath.Join(dir, "replica")
-		if out, err := exec.Command("go", "build", "-o", replicaBin, "../../../../cmd/replica").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", replicaBin, "../../cmd/replica").CombinedOutput(); err != nil {
 			replicaErr = fmt.Errorf("build replica: %v\n%s", err, out)
 		}
 	})

@@ -1,0 +1,133 @@
+package environment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tandemdb/tandem/pkg/catalog"
+	"github.com/tandemdb/tandem/pkg/compute/controller"
+	"github.com/tandemdb/tandem/pkg/compute/offload"
+	"github.com/tandemdb/tandem/pkg/orchestrator"
+	"github.com/tandemdb/tandem/pkg/placement"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// params are the system parameters the environment knows, with defaults.
+// It is never written to.
+var params = map[string]string{
+	controller.ParamInteractiveDataflows: "off",
+	// Where index peek walks run on a replica (inline, budgeted, offload)
+	// and how many records a worker walks before offloading.
+	"peek_walk_mode":   "budgeted",
+	"peek_walk_budget": "10000",
+	// Which runtime of a two-runtime replica serves fast-path peeks on
+	// maintained indexes (docs/design/read-routing.md).
+	"peek_routing": "sealed_hint",
+}
+
+// normalizeParam validates a system parameter value and returns its
+// canonical form.
+func normalizeParam(name, value string) (string, error) {
+	switch name {
+	case controller.ParamInteractiveDataflows:
+		b, err := parseBool(value)
+		if err != nil {
+			return "", fmt.Errorf("parameter %q requires a Boolean value", name)
+		}
+		return map[bool]string{true: "on", false: "off"}[b], nil
+	case "peek_walk_mode":
+		m, err := offload.ParseMode(value)
+		if err != nil {
+			return "", err
+		}
+		return m.String(), nil
+	case "peek_walk_budget":
+		n, err := strconv.Atoi(value)
+		if err != nil || n <= 0 {
+			return "", fmt.Errorf("parameter %q requires a positive integer", name)
+		}
+		return strconv.Itoa(n), nil
+	case "peek_routing":
+		p, err := placement.ParsePolicy(value)
+		if err != nil {
+			return "", err
+		}
+		return p.String(), nil
+	}
+	return value, nil
+}
+
+// SystemParameter implements sql.SystemParameters.
+func (e *Environment) SystemParameter(ctx context.Context, name string) (string, error) {
+	if _, ok := params[name]; !ok {
+		return "", sqlerr.Errorf(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	if v := e.cfg.Compute.Parameter(name); v != "" {
+		return v, nil
+	}
+	return params[name], nil
+}
+
+// SetSystemParameter implements sql.SystemParameters. Changing
+// enable_compute_interactive_dataflows rolls every replica, one at a time.
+func (e *Environment) SetSystemParameter(ctx context.Context, name, value string, reset bool) error {
+	def, ok := params[name]
+	if !ok {
+		return sqlerr.Errorf(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	if reset {
+		value = def
+	}
+	value, err := normalizeParam(name, value)
+	if err != nil {
+		return sqlerr.Errorf(sqlerr.InvalidParameterValue, "%v", err)
+	}
+	e.ddl.Lock()
+	defer e.ddl.Unlock()
+	if err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
+		if reset {
+			return tx.ResetParam(name)
+		}
+		return tx.SetParam(name, value)
+	}); err != nil {
+		return err
+	}
+	old := e.cfg.Compute.Parameter(name)
+	e.cfg.Compute.SetParameter(name, value)
+	if name == controller.ParamInteractiveDataflows && old != value {
+		rs, err := e.cfg.Catalog.Replicas("")
+		if err != nil {
+			return err
+		}
+		var cfgs []orchestrator.ReplicaConfig
+		for _, r := range rs {
+			cfgs = append(cfgs, e.replicaConfig(r))
+		}
+		e.cfg.Compute.RollReplicas(cfgs)
+	}
+	return nil
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "on", "true", "yes", "1":
+		return true, nil
+	case "off", "false", "no", "0":
+		return false, nil
+	}
+	return false, errors.New("not a Boolean")
+}
+
+// SystemParameterNames implements sql.SystemParameters.
+func (e *Environment) SystemParameterNames(ctx context.Context) []string {
+	var out []string
+	for n := range params {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
