@@ -1,0 +1,85 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
+	to, err := TypeFromName(tc.TypeName)
+	if err != nil {
+		return typed{}, err
+	}
+	x, err := c.lowerTyped(tc.Arg)
+	if err != nil {
+		return typed{}, err
+	}
+	var w IntWidth
+	if to == row.TypeInt64 {
+		w = IntWidthFromName(tc.TypeName)
+	}
+	if x.untyped() {
+		// 'text'::type is a typed literal, not a run-time cast.
+		if x.lit != nil && w != 0 {
+			d, err := expr.Call(intFunc(w), expr.Literal(row.Text(*x.lit))).Eval(nil)
+			if err != nil {
+				return typed{}, err
+			}
+			return typed{e: expr.Literal(d), t: row.ColumnType{Type: row.TypeInt64}, w: w}, nil
+		}
+		y, err := c.settle(x, to)
+		if err != nil {
+			return typed{}, err
+		}
+		return c.narrow(y, w)
+	}
+	if w != 0 {
+		return c.narrowCast(x, w)
+	}
+	if x.t.Type == to {
+		x.w = 0 // ::bigint widens
+		return x, nil
+	}
+	if x.t.Type == row.TypeBool && to == row.TypeText {
+		// Postgres' boolean-to-text cast spells the words out, unlike the
+		// t/f of boolean output.
+		return c.check(expr.If(expr.IsNull(x.e), expr.TypedNull(row.TypeText),
+			expr.If(x.e, expr.Literal(row.Text("true")), expr.Literal(row.Text("false")))))
+	}
+	if !expr.CanCast(x.t.Type, to) {
+		return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(x.t.Type), PGTypeName(to))
+	}
+	return c.check(expr.Cast(x.e, to))
+}
+
+// narrowCast lowers CAST(x AS smallint/integer), checking the range where
+// x's type is wider.
+func (c *exprCtx) narrowCast(x typed, w IntWidth) (typed, error) {
+	switch x.t.Type {
+	case row.TypeInt64:
+		if x.w != 0 && x.w <= w {
+			x.w = w
+			return x, nil
+		}
+		return c.narrow(x, w)
+	case row.TypeFloat64, row.TypeText:
+		y, err := c.check(expr.Call(intFunc(w), x.e))
+		y.w = w
+		return y, err
+	case row.TypeNull:
+		y, err := c.check(expr.Cast(x.e, row.TypeInt64))
+		y.w = w
+		return y, err
+	case row.TypeBool:
+		// Postgres casts boolean to integer but not to smallint.
+		if w == IntWidth4 {
+			y, err := c.check(expr.Cast(x.e, row.TypeInt64))
+			y.w = w
+			return y, err
+		}
+	}
+	return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(x.t.Type), intWidthName(w))
+}

@@ -1,0 +1,216 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// scalarFunc maps a SQL function name to its engine function.
+func scalarFunc(name string) (expr.Func, bool) {
+	switch name {
+	case "abs":
+		return expr.FuncAbs, true
+	case "round":
+		return expr.FuncRound, true
+	case "floor":
+		return expr.FuncFloor, true
+	case "ceil", "ceiling":
+		return expr.FuncCeil, true
+	case "sqrt":
+		return expr.FuncSqrt, true
+	case "power", "pow":
+		return expr.FuncPower, true
+	case "lower":
+		return expr.FuncLower, true
+	case "upper":
+		return expr.FuncUpper, true
+	case "length", "char_length", "character_length":
+		return expr.FuncLength, true
+	case "concat":
+		return expr.FuncConcat, true
+	case "btrim":
+		return expr.FuncTrim, true
+	case "ltrim":
+		return expr.FuncLTrim, true
+	case "rtrim":
+		return expr.FuncRTrim, true
+	case "replace":
+		return expr.FuncReplace, true
+	case "substr", "substring":
+		return expr.FuncSubstr, true
+	case "greatest":
+		return expr.FuncGreatest, true
+	case "least":
+		return expr.FuncLeast, true
+	}
+	return expr.FuncInvalid, false
+}
+
+// isAggregate reports whether name is an aggregate function the planner
+// knows.
+func isAggregate(name string) bool {
+	switch name {
+	case "count", "sum", "min", "max", "avg":
+		return true
+	}
+	return false
+}
+
+func funcName(fc *pg.FuncCall) (string, error) {
+	var parts []string
+	for _, n := range fc.Funcname {
+		parts = append(parts, n.GetString_().GetSval())
+	}
+	if len(parts) == 2 && parts[0] == "pg_catalog" {
+		parts = parts[1:]
+	}
+	if len(parts) != 1 {
+		return "", sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s does not exist", strings.Join(parts, "."))
+	}
+	return strings.ToLower(parts[0]), nil
+}
+
+func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
+	name, err := funcName(fc)
+	if err != nil {
+		return typed{}, err
+	}
+	if fc.Over != nil {
+		return typed{}, sqlerr.Unsupported("window functions")
+	}
+	if isAggregate(name) {
+		// Aggregates reaching here are not under a GROUP BY context that
+		// could place them (the aggregation scope intercepts them first).
+		return typed{}, sqlerr.Errorf(sqlerr.GroupingError, "aggregate functions are not allowed in %s", c.clauseName())
+	}
+	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.AggOrder) > 0 {
+		return typed{}, sqlerr.Errorf(sqlerr.WrongObjectType, "%s is not an aggregate function", name)
+	}
+	switch name {
+	case "version":
+		return c.sessionText(len(fc.Args), "PostgreSQL "+c.p.Session.ServerVersion+" on Tandem")
+	case "current_database":
+		return c.sessionText(len(fc.Args), c.p.Session.Database)
+	case "current_schema":
+		return c.sessionText(len(fc.Args), "public")
+	case "current_user", "session_user":
+		return c.sessionText(len(fc.Args), c.p.Session.User)
+	case "pg_get_userbyid":
+		// Tandem has no roles: every relation belongs to whoever asks.
+		if len(fc.Args) != 1 {
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes 1 argument", name)
+		}
+		x, err := c.lowerAs(fc.Args[0], row.TypeInt64)
+		if err != nil {
+			return typed{}, err
+		}
+		return c.check(expr.If(expr.IsNull(x.e), expr.TypedNull(row.TypeText), expr.Literal(row.Text(c.p.Session.User))))
+	case "pg_table_is_visible":
+		// Relations of the search path (schema public) have the oids
+		// the SQL layer's pg_class emulation gives user items.
+		if len(fc.Args) != 1 {
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes 1 argument", name)
+		}
+		x, err := c.lowerAs(fc.Args[0], row.TypeInt64)
+		if err != nil {
+			return typed{}, err
+		}
+		return c.check(expr.Call(expr.FuncGte, x.e, expr.Literal(row.Int64(FirstUserOID))))
+	case "position", "strpos":
+		if len(fc.Args) != 2 {
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes 2 arguments", name)
+		}
+		xs, err := c.lowerList(fc.Args)
+		if err != nil {
+			return typed{}, err
+		}
+		// position(sub IN s) arrives as position(s, sub), like strpos(s, sub).
+		return c.check(expr.Call(expr.FuncPosition, xs[1].e, xs[0].e))
+	}
+	f, ok := scalarFunc(name)
+	if !ok {
+		if feature := unsupportedFunction(name); feature != "" {
+			return typed{}, sqlerr.Unsupported(fmt.Sprintf("%s (function %s)", feature, name))
+		}
+		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s does not exist", name)
+	}
+	args := make([]expr.Expr, len(fc.Args))
+	xs := make([]typed, len(fc.Args))
+	for i, a := range fc.Args {
+		want := row.TypeText
+		if (f == expr.FuncSubstr || f == expr.FuncRound) && i > 0 {
+			want = row.TypeInt64
+		}
+		x, err := c.lowerAs(a, want)
+		if err != nil {
+			return typed{}, err
+		}
+		args[i], xs[i] = x.e, x
+	}
+	y, err := c.check(expr.Call(f, args...))
+	if err != nil {
+		return typed{}, err
+	}
+	switch f {
+	case expr.FuncAbs:
+		// abs(int2/int4) is int2/int4: abs of the minimum overflows.
+		return c.narrow(y, xs[0].w)
+	case expr.FuncGreatest, expr.FuncLeast:
+		return withWidth(y, nil, widthOf(xs))
+	}
+	return y, nil
+}
+
+// FirstUserOID is the oid the SQL layer's pg_catalog emulation gives
+// user item u1 (user item uN has FirstUserOID + N - 1); smaller oids are
+// catalog schemas and system relations, which are not on the search path.
+const FirstUserOID = 16384
+
+// regexMatch lowers s ~ pattern and its negated and case-insensitive
+// forms.
+func (c *exprCtx) regexMatch(op string, l, r *pg.Node) (typed, error) {
+	x, err := c.lowerAs(l, row.TypeText)
+	if err != nil {
+		return typed{}, err
+	}
+	y, err := c.lowerAs(r, row.TypeText)
+	if err != nil {
+		return typed{}, err
+	}
+	pattern := y.e
+	if strings.Contains(op, "*") {
+		pattern = expr.Call(expr.FuncConcatOp, expr.Literal(row.Text("(?i)")), pattern)
+	}
+	e := expr.Call(expr.FuncRegexMatch, x.e, pattern)
+	if strings.HasPrefix(op, "!") {
+		e = expr.Not(e)
+	}
+	return c.check(e)
+}
+
+func (c *exprCtx) sessionText(nargs int, v string) (typed, error) {
+	if nargs != 0 {
+		return typed{}, sqlerr.New(sqlerr.UndefinedFunction, "function takes no arguments")
+	}
+	return typed{e: expr.Literal(row.Text(v)), t: row.ColumnType{Type: row.TypeText}}, nil
+}
+
+func (c *exprCtx) sqlValueFunction(f *pg.SQLValueFunction) (typed, error) {
+	switch f.Op {
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_USER,
+		pg.SQLValueFunctionOp_SVFOP_SESSION_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
+		return c.sessionText(0, c.p.Session.User)
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
+		return c.sessionText(0, c.p.Session.Database)
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
+		return c.sessionText(0, "public")
+	}
+	// Time functions would make maintained views depend on the wall clock.
+	return typed{}, sqlerr.Unsupported("time functions such as " + strings.TrimPrefix(f.Op.String(), "SVFOP_"))
+}
