@@ -72,7 +72,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		serverRole = runtime.Maintenance
 		// Both runtimes' workers run on locked OS threads; give each a P
 		// plus headroom so an interactive worker never queues for a
-		// processor behind a busy maintenance worker (ARCHITECTURE.md 4).
+		// processor behind a busy maintenance worker (docs/design/two-runtimes.md).
 		if want := 2*cfg.Workers + 2; goruntime.GOMAXPROCS(0) < want {
 			goruntime.GOMAXPROCS(want)
 		}
@@ -118,7 +118,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		}
 		defer closeStorage.Close()
 		sources[plan.SourceTable] = &tablesource.Factory{Client: client, Log: log.WithName("tables")}
-		sinks = &sink.Factory{Storage: client, Log: log.WithName("sinks"), Metrics: sinkMetrics{m}}
+		sinks = &sink.Factory{Storage: tablesource.SinkShards{Storage: client}, Log: log.WithName("sinks"), Metrics: sinkMetrics{m}}
 	}
 	newRuntime := func(role runtime.Role, peers []string, listen string, respond func(runtime.Response), pub runtime.Publisher, shared render.SharedImports, rm *metrics) (*runtime.Runtime, func(), error) {
 		fabric, closeFabric, err := connectMesh(ctx, cfg, peers, listen, onFatal, baseLog.WithName("mesh").WithValues("role", role.String()))

@@ -20,9 +20,9 @@ import (
 // included) and then 100 small steps of 10 changes each.
 func BenchmarkWriterHydrate(b *testing.B) {
 	const rows = 100_000
-	snap := make([]storage.Update, rows)
+	snap := make([]Update, rows)
 	for i := range snap {
-		snap[i] = storage.Update{Row: row.Pack(row.Int64(int64(i)), row.Text(fmt.Sprint("value-", i))), Time: 10, Diff: 1}
+		snap[i] = Update{Row: row.Pack(row.Int64(int64(i)), row.Text(fmt.Sprint("value-", i))), Time: 10, Diff: 1}
 	}
 	for range b.N {
 		b.StopTimer()
@@ -34,13 +34,13 @@ func BenchmarkWriterHydrate(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		w := Start(Config{Shard: "u9", Storage: st, AsOf: 10, Log: logr.Discard()})
+		w := Start(Config{Shard: "u9", Storage: storeShard{st}, AsOf: 10, Log: logr.Discard()})
 		w.Push(snap, nil, frontier.At(11))
 		for s := range 100 {
 			t := frontier.Time(11 + s)
-			var ups []storage.Update
+			var ups []Update
 			for j := range 10 {
-				ups = append(ups, storage.Update{Row: snap[s*10+j].Row, Time: t, Diff: -1})
+				ups = append(ups, Update{Row: snap[s*10+j].Row, Time: t, Diff: -1})
 			}
 			w.Push(ups, nil, frontier.At(t+1))
 		}
@@ -68,10 +68,10 @@ func BenchmarkWriterHydrate(b *testing.B) {
 //     appends (and fsyncs) were needed per step.
 func BenchmarkAppendSteps(b *testing.B) {
 	const perStep = 10
-	step := func(s int) []storage.Update {
-		ups := make([]storage.Update, perStep)
+	step := func(s int) []Update {
+		ups := make([]Update, perStep)
 		for j := range ups {
-			ups[j] = storage.Update{Row: row.Pack(row.Int64(int64(s*perStep + j))), Time: frontier.Time(10 + s), Diff: 1}
+			ups[j] = Update{Row: row.Pack(row.Int64(int64(s*perStep + j))), Time: frontier.Time(10 + s), Diff: 1}
 		}
 		return ups
 	}
@@ -91,7 +91,7 @@ func BenchmarkAppendSteps(b *testing.B) {
 		ctx := context.Background()
 		b.ResetTimer()
 		for s := range b.N {
-			if err := st.CompareAndAppend(ctx, "u9", frontier.Time(10+s), frontier.Time(11+s), step(s)); err != nil {
+			if err := st.CompareAndAppend(ctx, "u9", frontier.Time(10+s), frontier.Time(11+s), storageUpdates(step(s))); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -116,7 +116,7 @@ func BenchmarkAppendSteps(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				for s := 0; next.Add(1) <= int64(b.N); s++ {
-					if err := st.CompareAndAppend(ctx, fmt.Sprint("s", i), frontier.Time(10+s), frontier.Time(11+s), step(s)); err != nil {
+					if err := st.CompareAndAppend(ctx, fmt.Sprint("s", i), frontier.Time(10+s), frontier.Time(11+s), storageUpdates(step(s))); err != nil {
 						b.Error(err)
 						return
 					}
@@ -129,7 +129,7 @@ func BenchmarkAppendSteps(b *testing.B) {
 	writer := func(b *testing.B, paced bool) {
 		st := open(b)
 		m := newFakeMetrics()
-		w := Start(Config{Shard: "u9", Storage: st, AsOf: 10, Log: logr.Discard(), Metrics: m, Name: "u9"})
+		w := Start(Config{Shard: "u9", Storage: storeShard{st}, AsOf: 10, Log: logr.Discard(), Metrics: m, Name: "u9"})
 		defer w.Close()
 		for w.Upper() != frontier.At(10) {
 			time.Sleep(50 * time.Microsecond)

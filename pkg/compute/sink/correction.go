@@ -1,9 +1,12 @@
 package sink
 
 import (
+	"bytes"
+	"cmp"
+
+	"github.com/tandemdb/tandem/pkg/compute/consolidate"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/render"
-	"github.com/tandemdb/tandem/pkg/storage"
 )
 
 // Correction is the state of one writer: what the shard holds below its
@@ -19,7 +22,7 @@ type Correction struct {
 	persisted map[string]int64
 	// corr is desired minus persisted, unconsolidated; times below floor()
 	// are read as floor().
-	corr []storage.Update
+	corr []Update
 }
 
 // NewCorrection returns the state of a writer whose dataflow started at
@@ -37,7 +40,7 @@ func (c *Correction) floor() frontier.Time { return max(c.upper, c.asOf) }
 // AddDesired adds the dataflow's output updates: ok rows, and error rows,
 // which are stored marked (render.StoredError) beside the ok rows so that
 // readers of the shard fail with the view's errors.
-func (c *Correction) AddDesired(ok, errs []storage.Update) {
+func (c *Correction) AddDesired(ok, errs []Update) {
 	c.corr = append(c.corr, ok...)
 	for _, u := range errs {
 		u.Row = render.StoredError(u.Row)
@@ -48,12 +51,12 @@ func (c *Correction) AddDesired(ok, errs []storage.Update) {
 // LearnShard applies a read of the shard: updates at or after the
 // writer's known upper (or, when full, the shard's whole contents) and
 // the shard's upper.
-func (c *Correction) LearnShard(updates []storage.Update, upper frontier.Time, full bool) {
+func (c *Correction) LearnShard(updates []Update, upper frontier.Time, full bool) {
 	if full || !c.known {
 		// Undo what was subtracted for the old contents, then subtract the
 		// new ones.
 		for r, d := range c.persisted {
-			c.corr = append(c.corr, storage.Update{Row: []byte(r), Time: c.floor(), Diff: d})
+			c.corr = append(c.corr, Update{Row: []byte(r), Time: c.floor(), Diff: d})
 		}
 		clear(c.persisted)
 	}
@@ -64,21 +67,21 @@ func (c *Correction) LearnShard(updates []storage.Update, upper frontier.Time, f
 	c.upper = max(c.upper, upper)
 }
 
-func (c *Correction) subtractPersisted(u storage.Update) {
+func (c *Correction) subtractPersisted(u Update) {
 	k := string(u.Row)
 	if n := c.persisted[k] + u.Diff; n != 0 {
 		c.persisted[k] = n
 	} else {
 		delete(c.persisted, k)
 	}
-	c.corr = append(c.corr, storage.Update{Row: u.Row, Time: max(u.Time, c.floor()), Diff: -u.Diff})
+	c.corr = append(c.corr, Update{Row: u.Row, Time: max(u.Time, c.floor()), Diff: -u.Diff})
 }
 
 // Batch returns what to append to move the shard's upper from the known
 // upper to a new upper at most f: the consolidated correction at times
 // below it. ok is false when there is nothing to advance (the shard is
 // unknown, or already at or past f).
-func (c *Correction) Batch(f frontier.Frontier) (updates []storage.Update, upper frontier.Time, ok bool) {
+func (c *Correction) Batch(f frontier.Frontier) (updates []Update, upper frontier.Time, ok bool) {
 	ft, open := f.Time()
 	if !c.known || !open || ft <= c.upper {
 		return nil, 0, false
@@ -96,7 +99,7 @@ func (c *Correction) Batch(f frontier.Frontier) (updates []storage.Update, upper
 
 // Appended records that the batch from Batch was appended, moving the
 // shard's upper to upper.
-func (c *Correction) Appended(updates []storage.Update, upper frontier.Time) {
+func (c *Correction) Appended(updates []Update, upper frontier.Time) {
 	for _, u := range updates {
 		c.subtractPersisted(u)
 	}
@@ -111,12 +114,19 @@ func (c *Correction) Persisted() map[string]int64 { return c.persisted }
 func (c *Correction) Pending() int { return len(c.corr) }
 
 // consolidateAt moves times below floor to floor, then consolidates in
-// place (storage.Consolidate).
-func consolidateAt(us []storage.Update, floor frontier.Time) []storage.Update {
+// place, sorted by (time, row).
+func consolidateAt(us []Update, floor frontier.Time) []Update {
 	for i := range us {
 		if us[i].Time < floor {
 			us[i].Time = floor
 		}
 	}
-	return storage.Consolidate(us)
+	return consolidate.Slice(us, byTimeRow, func(u *Update) *int64 { return &u.Diff })
+}
+
+func byTimeRow(a, b Update) int {
+	if c := cmp.Compare(a.Time, b.Time); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.Row, b.Row)
 }

@@ -5,13 +5,12 @@ import (
 	"testing"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
-	"github.com/tandemdb/tandem/pkg/storage"
 )
 
-func ups(spec ...any) []storage.Update {
-	var out []storage.Update
+func ups(spec ...any) []Update {
+	var out []Update
 	for i := 0; i+2 < len(spec); i += 3 {
-		out = append(out, storage.Update{Row: []byte(spec[i].(string)), Time: frontier.Time(spec[i+1].(int)), Diff: int64(spec[i+2].(int))})
+		out = append(out, Update{Row: []byte(spec[i].(string)), Time: frontier.Time(spec[i+1].(int)), Diff: int64(spec[i+2].(int))})
 	}
 	return out
 }
@@ -19,7 +18,7 @@ func ups(spec ...any) []storage.Update {
 func TestConsolidateAt(t *testing.T) {
 	tests := []struct {
 		name  string
-		in    []storage.Update
+		in    []Update
 		floor frontier.Time
 		want  string
 	}{

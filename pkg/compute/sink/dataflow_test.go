@@ -67,7 +67,7 @@ func startRuntime(t *testing.T, st *storage.Store, tbl *render.MemoryTable, work
 	rt, err := runtime.New(runtime.Config{
 		Workers: workers, Processes: 1,
 		Sources:      render.MemorySources{tableID: tbl},
-		StorageSinks: &Factory{Storage: st, Log: testr.New(t)},
+		StorageSinks: &Factory{Storage: storeShard{st}, Log: testr.New(t)},
 		Respond:      reports.respond,
 		OnFatal:      func(err error) { t.Errorf("runtime failed: %v", err) },
 	})

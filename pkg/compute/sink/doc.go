@@ -1,5 +1,6 @@
 // Package sink writes a materialized view's dataflow output to its storage
-// shard (pkg/storage sink shards) and keeps the shard correct however many
+// shard (pkg/storage sink shards, reached through the Shard interface this
+// package defines) and keeps the shard correct however many
 // writers there are and however often they restart.
 //
 // The shard is written only with compare-and-append: updates at times in

@@ -11,7 +11,6 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/render"
 	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
-	"github.com/tandemdb/tandem/pkg/storage"
 )
 
 // Factory opens storage sink writers over a storage client; the replica
@@ -50,18 +49,18 @@ func (f *Factory) OpenStorageSink(s plan.SubscribeSink, asOf frontier.Frontier, 
 type dataflowWriter struct{ w *Writer }
 
 func (d dataflowWriter) Push(ok, errs []dataflow.Update, upper frontier.Frontier) {
-	d.w.Push(toStorage(ok), toStorage(errs), upper)
+	d.w.Push(sinkUpdates(ok), sinkUpdates(errs), upper)
 }
 
 func (d dataflowWriter) Close() error { return d.w.Close() }
 
-func toStorage(us []dataflow.Update) []storage.Update {
+func sinkUpdates(us []dataflow.Update) []Update {
 	if len(us) == 0 {
 		return nil
 	}
-	out := make([]storage.Update, len(us))
+	out := make([]Update, len(us))
 	for i, u := range us {
-		out[i] = storage.Update{Row: u.Val, Time: u.Time, Diff: u.Diff}
+		out[i] = Update{Row: u.Val, Time: u.Time, Diff: u.Diff}
 	}
 	return out
 }

@@ -33,7 +33,7 @@ const (
 	// AppendSucceeded: the shard's upper moved to the new upper.
 	AppendSucceeded AppendResult = "appended"
 	// AppendLostRace: another writer had moved the shard's upper first
-	// (storage.UpperMismatchError); the writer re-reads the shard.
+	// (ErrUpperMismatch); the writer re-reads the shard.
 	AppendLostRace AppendResult = "lost_race"
 	// AppendFailed: any other error (storage unreachable, ...); the
 	// writer backs off and retries.

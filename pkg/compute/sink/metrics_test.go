@@ -15,7 +15,6 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
-	"github.com/tandemdb/tandem/pkg/storage"
 )
 
 // fakeMetrics records what a writer reports. It keeps each sink's last
@@ -104,15 +103,15 @@ func (f *fakeMetrics) attempts() (total, timed int) {
 // flakyShard fails its first `failures` compare-and-appends with an error
 // that is neither a lost race nor a dropped shard (storage unreachable).
 type flakyShard struct {
-	*storage.Store
+	storeShard
 	failures atomic.Int32
 }
 
-func (s *flakyShard) CompareAndAppend(ctx context.Context, shard string, expected, upper frontier.Time, updates []storage.Update) error {
+func (s *flakyShard) CompareAndAppend(ctx context.Context, shard string, expected, upper frontier.Time, updates []Update) error {
 	if s.failures.Add(-1) >= 0 {
 		return errors.New("storage unavailable")
 	}
-	return s.Store.CompareAndAppend(ctx, shard, expected, upper, updates)
+	return s.storeShard.CompareAndAppend(ctx, shard, expected, upper, updates)
 }
 
 func metricsWriter(t *testing.T, st Shard, m Metrics, asOf frontier.Time) *Writer {
@@ -131,8 +130,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func row1(r string, t frontier.Time) []storage.Update {
-	return []storage.Update{{Row: []byte(r), Time: t, Diff: 1}}
+func row1(r string, t frontier.Time) []Update {
+	return []Update{{Row: []byte(r), Time: t, Diff: 1}}
 }
 
 // TestWriterMetrics drives writers through a successful append, a lost
@@ -148,7 +147,7 @@ func TestWriterMetrics(t *testing.T) {
 		name: "one append",
 		run: func(t *testing.T, m Metrics) {
 			st := newStore(t, "u9", 10)
-			w := metricsWriter(t, st, m, 10)
+			w := metricsWriter(t, storeShard{st}, m, 10)
 			w.Push(append(row1("a", 10), row1("b", 12)...), nil, frontier.At(20))
 			waitUpper(t, st, "u9", 20)
 			if err := w.Close(); err != nil {
@@ -164,12 +163,12 @@ func TestWriterMetrics(t *testing.T) {
 		run: func(t *testing.T, m Metrics) {
 			st := newStore(t, "u9", 10)
 			// The writer under test learns the shard at upper 10 ...
-			w := metricsWriter(t, st, m, 10)
+			w := metricsWriter(t, storeShard{st}, m, 10)
 			waitFor(t, "the first read", func() bool { return w.Upper() == frontier.At(10) })
 			// ... then another writer of the same view (another replica)
 			// appends first.
 			other := newFakeMetrics()
-			o := metricsWriter(t, st, other, 10)
+			o := metricsWriter(t, storeShard{st}, other, 10)
 			o.Push(row1("a", 10), nil, frontier.At(20))
 			waitUpper(t, st, "u9", 20)
 			if err := o.Close(); err != nil {
@@ -192,11 +191,11 @@ func TestWriterMetrics(t *testing.T) {
 	}, {
 		name: "storage errors",
 		run: func(t *testing.T, m Metrics) {
-			st := &flakyShard{Store: newStore(t, "u9", 10)}
+			st := &flakyShard{storeShard: storeShard{newStore(t, "u9", 10)}}
 			st.failures.Store(2)
 			w := metricsWriter(t, st, m, 10)
 			w.Push(row1("a", 10), nil, frontier.At(30))
-			waitUpper(t, st.Store, "u9", 30)
+			waitUpper(t, st.st, "u9", 30)
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -222,7 +221,7 @@ func TestWriterMetrics(t *testing.T) {
 // the distance from the shard's upper to the dataflow's frontier, and it
 // grows as the frontier does.
 func TestStorageErrorLag(t *testing.T) {
-	st := &flakyShard{Store: newStore(t, "u9", 10)}
+	st := &flakyShard{storeShard: storeShard{newStore(t, "u9", 10)}}
 	st.failures.Store(1 << 30)
 	m := newFakeMetrics()
 	w := metricsWriter(t, st, m, 10)
@@ -237,7 +236,7 @@ func TestStorageErrorLag(t *testing.T) {
 		})
 	}
 	st.failures.Store(0)
-	waitUpper(t, st.Store, "u9", 40)
+	waitUpper(t, st.st, "u9", 40)
 	waitFor(t, "lag 0", func() bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -251,7 +250,7 @@ func TestStorageErrorLag(t *testing.T) {
 func TestFactoryForgetsASinkWithItsLastWriter(t *testing.T) {
 	st := newStore(t, "u9", 10)
 	m := newFakeMetrics()
-	f := &Factory{Storage: st, Log: testr.New(t), Metrics: m}
+	f := &Factory{Storage: storeShard{st}, Log: testr.New(t), Metrics: m}
 	s := plan.SubscribeSink{ID: plan.User(3), Shard: "u9"}
 	first, err := f.OpenStorageSink(s, frontier.At(10), func() {})
 	if err != nil {
@@ -279,7 +278,7 @@ func TestFactoryForgetsASinkWithItsLastWriter(t *testing.T) {
 // TestNilMetricsRecordNothing: a Factory without Metrics writes as before.
 func TestNilMetricsRecordNothing(t *testing.T) {
 	st := newStore(t, "u9", 10)
-	f := &Factory{Storage: st, Log: testr.New(t)}
+	f := &Factory{Storage: storeShard{st}, Log: testr.New(t)}
 	w, err := f.OpenStorageSink(plan.SubscribeSink{ID: plan.User(3), Shard: "u9"}, frontier.At(10), func() {})
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 type view struct {
 	base    frontier.Time
 	steps   int
-	updates []storage.Update // sorted by time
+	updates []Update // sorted by time
 }
 
 func randomView(rng *rand.Rand, steps int) view {
@@ -38,7 +38,7 @@ func randomView(rng *rand.Rand, steps int) view {
 				d = -min(d, counts[r])
 			}
 			counts[r] += d
-			v.updates = append(v.updates, storage.Update{Row: []byte(r), Time: t, Diff: d})
+			v.updates = append(v.updates, Update{Row: []byte(r), Time: t, Diff: d})
 		}
 	}
 	return v
@@ -66,12 +66,12 @@ func (v view) end() frontier.Time { return v.base + frontier.Time(v.steps) + 1 }
 // the snapshot at asOf, then each later time's updates in random chunks,
 // with the frontier advancing by random amounts, up to `until`.
 func feed(rng *rand.Rand, w *Writer, v view, asOf, until frontier.Time) {
-	var snap []storage.Update
+	var snap []Update
 	for r, n := range v.at(asOf) {
-		snap = append(snap, storage.Update{Row: []byte(r), Time: asOf, Diff: n})
+		snap = append(snap, Update{Row: []byte(r), Time: asOf, Diff: n})
 	}
 	w.Push(snap, nil, frontier.At(asOf))
-	var pending []storage.Update
+	var pending []Update
 	for _, u := range v.updates {
 		if u.Time > asOf && u.Time < until {
 			pending = append(pending, u)
@@ -80,7 +80,7 @@ func feed(rng *rand.Rand, w *Writer, v view, asOf, until frontier.Time) {
 	f := asOf
 	for f < until {
 		next := min(until, f+frontier.Time(rng.IntN(4)+1))
-		var out []storage.Update
+		var out []Update
 		for len(pending) > 0 && pending[0].Time < next {
 			out = append(out, pending[0])
 			pending = pending[1:]
@@ -162,7 +162,7 @@ func newStore(t *testing.T, shard string, initial frontier.Time) *storage.Store 
 }
 
 func startWriter(t *testing.T, st *storage.Store, asOf frontier.Time) *Writer {
-	return Start(Config{Shard: "u9", Storage: st, AsOf: asOf, Log: testr.New(t), MinBackoff: time.Millisecond})
+	return Start(Config{Shard: "u9", Storage: storeShard{st}, AsOf: asOf, Log: testr.New(t), MinBackoff: time.Millisecond})
 }
 
 func TestRandomStreamsOneWriter(t *testing.T) {
@@ -272,13 +272,13 @@ func TestRestartMidStream(t *testing.T) {
 func TestCorrectsAWrongShard(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t, "u9", 10)
-	if err := st.CompareAndAppend(ctx, "u9", 10, 20, []storage.Update{
+	if err := st.CompareAndAppend(ctx, "u9", 10, 20, storageUpdates([]Update{
 		{Row: []byte("stale"), Time: 10, Diff: 2}, {Row: []byte("kept"), Time: 12, Diff: 1},
-	}); err != nil {
+	})); err != nil {
 		t.Fatal(err)
 	}
 	w := startWriter(t, st, 15)
-	w.Push([]storage.Update{{Row: []byte("kept"), Time: 15, Diff: 1}, {Row: []byte("new"), Time: 15, Diff: 1}}, nil, frontier.At(25))
+	w.Push([]Update{{Row: []byte("kept"), Time: 15, Diff: 1}, {Row: []byte("new"), Time: 15, Diff: 1}}, nil, frontier.At(25))
 	waitUpper(t, st, "u9", 25)
 	w.Close()
 	snap, _ := st.Snapshot(ctx, "u9", 24)
@@ -300,9 +300,9 @@ func TestErrorsAreStored(t *testing.T) {
 	w := startWriter(t, st, 10)
 	defer w.Close()
 	boom := []byte("division by zero")
-	w.Push([]storage.Update{{Row: []byte("a"), Time: 10, Diff: 1}}, []storage.Update{{Row: boom, Time: 13, Diff: 1}}, frontier.At(20))
+	w.Push([]Update{{Row: []byte("a"), Time: 10, Diff: 1}}, []Update{{Row: boom, Time: 13, Diff: 1}}, frontier.At(20))
 	waitUpper(t, st, "u9", 20)
-	w.Push(nil, []storage.Update{{Row: boom, Time: 20, Diff: -1}}, frontier.At(30))
+	w.Push(nil, []Update{{Row: boom, Time: 20, Diff: -1}}, frontier.At(30))
 	waitUpper(t, st, "u9", 30)
 	stored := string(render.StoredError(boom))
 	for ts, want := range map[frontier.Time]string{12: "[a:1]", 13: "[a:1 " + stored + ":1]", 19: "[a:1 " + stored + ":1]", 20: "[a:1]"} {
@@ -322,7 +322,7 @@ func TestErrorsAreStored(t *testing.T) {
 func TestDroppedShardEndsTheWriter(t *testing.T) {
 	st := newStore(t, "u9", 10)
 	w := startWriter(t, st, 10)
-	w.Push([]storage.Update{{Row: []byte("a"), Time: 10, Diff: 1}}, nil, frontier.At(12))
+	w.Push([]Update{{Row: []byte("a"), Time: 10, Diff: 1}}, nil, frontier.At(12))
 	waitUpper(t, st, "u9", 12)
 	st.DropShard("u9")
 	w.Push(nil, nil, frontier.At(20))
@@ -342,9 +342,9 @@ func TestFinishedDataflowFollowsTheClock(t *testing.T) {
 	st := newStore(t, "u9", 10)
 	var mu sync.Mutex
 	now := time.UnixMilli(50)
-	w := Start(Config{Shard: "u9", Storage: st, AsOf: 10, Log: testr.New(t), Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
+	w := Start(Config{Shard: "u9", Storage: storeShard{st}, AsOf: 10, Log: testr.New(t), Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
 	defer w.Close()
-	w.Push([]storage.Update{{Row: []byte("one"), Time: 10, Diff: 1}}, nil, frontier.Closed())
+	w.Push([]Update{{Row: []byte("one"), Time: 10, Diff: 1}}, nil, frontier.Closed())
 	waitUpper(t, st, "u9", 50)
 	mu.Lock()
 	now = time.UnixMilli(90)

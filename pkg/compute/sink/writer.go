@@ -10,15 +10,32 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
-	"github.com/tandemdb/tandem/pkg/storage"
 )
 
-// Shard is what a writer needs of storage: the storage service's client,
-// or a *storage.Store in tests.
+// Shard is what a writer needs of storage, defined here so that the engine
+// never imports storage: the replica adapts the storage service's client
+// (pkg/storage/tablesource.SinkShards). CompareAndAppend fails with an
+// error wrapping ErrUpperMismatch when another writer moved the upper, and
+// either method with one wrapping ErrShardGone once the shard is dropped.
 type Shard interface {
-	CompareAndAppend(ctx context.Context, shard string, expected, upper frontier.Time, updates []storage.Update) error
-	ReadFrom(ctx context.Context, shard string, from frontier.Time) (updates []storage.Update, upper frontier.Frontier, since frontier.Time, full bool, err error)
+	CompareAndAppend(ctx context.Context, shard string, expected, upper frontier.Time, updates []Update) error
+	ReadFrom(ctx context.Context, shard string, from frontier.Time) (updates []Update, upper frontier.Frontier, since frontier.Time, full bool, err error)
 }
+
+// Update is one (row, time, diff) change of a sink shard.
+type Update struct {
+	Row  []byte
+	Time frontier.Time
+	Diff int64
+}
+
+// The errors a Shard reports, as the writer tells them apart.
+var (
+	// ErrUpperMismatch: the shard's upper was not the expected one.
+	ErrUpperMismatch = errors.New("sink shard upper mismatch")
+	// ErrShardGone: the shard was dropped (its view is being dropped too).
+	ErrShardGone = errors.New("sink shard gone")
+)
 
 // Config configures a Writer.
 type Config struct {
@@ -60,7 +77,7 @@ type Writer struct {
 	wake   chan struct{}
 
 	mu       sync.Mutex
-	ok, errs []storage.Update
+	ok, errs []Update
 	frontier frontier.Frontier
 	upper    frontier.Frontier // the shard's upper as last known
 	stopped  error
@@ -101,7 +118,7 @@ func Start(cfg Config) *Writer {
 // Push hands over output updates (times at or beyond as_of) and the
 // dataflow's output frontier (every later update is at or beyond it). It
 // never blocks on storage.
-func (w *Writer) Push(ok, errs []storage.Update, f frontier.Frontier) {
+func (w *Writer) Push(ok, errs []Update, f frontier.Frontier) {
 	w.mu.Lock()
 	w.ok = append(w.ok, ok...)
 	w.errs = append(w.errs, errs...)
@@ -187,13 +204,12 @@ func (w *Writer) run(ctx context.Context) error {
 			start := time.Now()
 			err := w.cfg.Storage.CompareAndAppend(ctx, w.cfg.Shard, expected, upper, batch)
 			took := time.Since(start)
-			var mismatch *storage.UpperMismatchError
 			switch {
 			case err == nil:
 				w.metrics.appendFinished(AppendSucceeded, len(batch), took)
 				c.Appended(batch, upper)
 				progressed = true
-			case errors.As(err, &mismatch):
+			case errors.Is(err, ErrUpperMismatch):
 				w.metrics.appendFinished(AppendLostRace, len(batch), took)
 				// Another writer moved the upper: learn what it wrote, then
 				// correct against it.
@@ -276,7 +292,7 @@ func (w *Writer) read(ctx context.Context, c *Correction, from frontier.Time) er
 	}
 	ut, ok := upper.Time()
 	if !ok {
-		return fmt.Errorf("read sink shard %s: %w", w.cfg.Shard, storage.ErrDropped)
+		return fmt.Errorf("read sink shard %s: %w", w.cfg.Shard, ErrShardGone)
 	}
 	c.LearnShard(updates, ut, full || from == 0)
 	return nil
@@ -285,5 +301,5 @@ func (w *Writer) read(ctx context.Context, c *Correction, from frontier.Time) er
 // gone reports an error that ends the writer: the shard was dropped (its
 // materialized view is being dropped too).
 func gone(err error) bool {
-	return errors.Is(err, storage.ErrDropped) || errors.Is(err, storage.ErrUnknownShard)
+	return errors.Is(err, ErrShardGone)
 }
