@@ -1,7 +1,8 @@
 // Command replica is one process of a compute replica: it serves the compute
-// protocol to the controller over gRPC, runs a Solo compute runtime of
-// --workers workers, and, for a multi-process replica, joins its peers over
-// the compute mesh. See ARCHITECTURE.md sections 4 and 5.
+// protocol to the controller over gRPC, runs one compute runtime (Solo) of
+// --workers workers or, with --interactive-peers, a maintenance and an
+// interactive runtime side by side (docs/design/two-runtimes.md), and, for a
+// multi-process replica, joins its peers over the compute mesh.
 package main
 
 import (

@@ -245,8 +245,6 @@ func imported(d *plan.DataflowDescription, id plan.GlobalID) bool {
 	return false
 }
 
-func allColumns(desc row.RelationDesc) []expr.Expr { return allColumnsN(desc.Arity()) }
-
 func allColumnsN(n int) []expr.Expr {
 	keys := make([]expr.Expr, n)
 	for i := range keys {

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"fmt"
 	"sync/atomic"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -35,23 +34,4 @@ func (h *ReadHold) Release() {
 		return
 	}
 	h.owner.releaseHold(h.id, h.since)
-}
-
-// Downgrade moves the hold forward to t, letting the collection compact up
-// to it. Moving it backwards is an error.
-func (h *ReadHold) Downgrade(t frontier.Time) error {
-	if h.released.Load() {
-		return fmt.Errorf("downgrade hold on %s: already released", h.id)
-	}
-	if t < h.since {
-		return fmt.Errorf("downgrade hold on %s: %d is before %d", h.id, t, h.since)
-	}
-	if t == h.since {
-		return nil
-	}
-	if err := h.owner.downgradeHold(h.id, h.since, t); err != nil {
-		return err
-	}
-	h.since = t
-	return nil
 }

@@ -153,7 +153,6 @@ func Mod(a, b Expr) Expr { return Call(FuncMod, a, b) }
 func Eq(a, b Expr) Expr  { return Call(FuncEq, a, b) }
 func Neq(a, b Expr) Expr { return Call(FuncNeq, a, b) }
 func Lt(a, b Expr) Expr  { return Call(FuncLt, a, b) }
-func Lte(a, b Expr) Expr { return Call(FuncLte, a, b) }
 func Gt(a, b Expr) Expr  { return Call(FuncGt, a, b) }
 func Gte(a, b Expr) Expr { return Call(FuncGte, a, b) }
 

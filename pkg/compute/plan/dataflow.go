@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -399,20 +398,6 @@ func (d *DataflowDescription) validate() error {
 		return errors.New("exports nothing (no index exports, no subscribe sinks)")
 	}
 	return nil
-}
-
-// ExportIDs returns the ids of d's index exports and subscribe sinks,
-// sorted.
-func (d *DataflowDescription) ExportIDs() []GlobalID {
-	var out []GlobalID
-	for _, e := range d.IndexExports {
-		out = append(out, e.ID)
-	}
-	for _, s := range d.SubscribeSinks {
-		out = append(out, s.ID)
-	}
-	slices.SortFunc(out, GlobalID.Compare)
-	return out
 }
 
 // Compatible reports whether a replica already running old may keep it

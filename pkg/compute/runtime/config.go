@@ -15,7 +15,7 @@ type Fabric = dataflow.Fabric
 // introspection); it decides nothing inside the engine.
 type Role int
 
-// Roles of a runtime (ARCHITECTURE.md section 4).
+// Roles of a runtime (docs/design/two-runtimes.md).
 const (
 	// Solo renders every dataflow and publishes nothing.
 	Solo Role = iota

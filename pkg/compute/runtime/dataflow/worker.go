@@ -133,7 +133,7 @@ func (w *Worker) Operators() []OperatorStats {
 
 func (w *Worker) run(ctx context.Context) {
 	// Workers own an OS thread so the kernel, not the Go scheduler, shares
-	// cores between runtimes (see ARCHITECTURE.md section 4).
+	// cores between runtimes (docs/design/two-runtimes.md, Scheduling).
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
 	defer w.dropAll()

@@ -379,13 +379,6 @@ func (h *Harness) WaitFrontier(id plan.GlobalID, f frontier.Frontier) error {
 	})
 }
 
-// Subscribed returns the subscribe responses received for id so far.
-func (h *Harness) Subscribed(id plan.GlobalID) []*runtime.SubscribeResponse {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]*runtime.SubscribeResponse(nil), h.subs[id]...)
-}
-
 // WaitSubscribe waits until every process's subscribe output for id reached
 // upper f, and returns all responses so far.
 func (h *Harness) WaitSubscribe(id plan.GlobalID, f frontier.Frontier) ([]*runtime.SubscribeResponse, error) {
