@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tandemdb/tandem/hack/bench/internal/load"
-	"github.com/tandemdb/tandem/hack/bench/internal/proc"
+	"github.com/tandemdb/tandem/hack/internal/proc"
 	"github.com/tandemdb/tandem/hack/bench/internal/stats"
 )
 

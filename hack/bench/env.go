@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/tandemdb/tandem/hack/bench/internal/proc"
+	"github.com/tandemdb/tandem/hack/internal/proc"
 )
 
 // env is what every scenario gets: its options, progress output and a way

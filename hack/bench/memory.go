@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/hack/bench/internal/plot"
-	"github.com/tandemdb/tandem/hack/bench/internal/proc"
+	"github.com/tandemdb/tandem/hack/internal/proc"
 	"github.com/tandemdb/tandem/hack/bench/internal/report"
 	"github.com/tandemdb/tandem/hack/bench/internal/stats"
 )

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tandemdb/tandem/hack/bench/internal/proc"
+	"github.com/tandemdb/tandem/hack/internal/proc"
 )
 
 // stepMetric is the replica's worker-step histogram (Prometheus text).

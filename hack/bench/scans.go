@@ -12,7 +12,7 @@ import (
 
 	"github.com/tandemdb/tandem/hack/bench/internal/load"
 	"github.com/tandemdb/tandem/hack/bench/internal/plot"
-	"github.com/tandemdb/tandem/hack/bench/internal/proc"
+	"github.com/tandemdb/tandem/hack/internal/proc"
 	"github.com/tandemdb/tandem/hack/bench/internal/report"
 	"github.com/tandemdb/tandem/hack/bench/internal/stats"
 )

@@ -28,3 +28,22 @@ func TestParseBanner(t *testing.T) {
 		})
 	}
 }
+
+func TestParseStat(t *testing.T) {
+	cases := []struct {
+		stat, comm string
+		ppid       int
+		ok         bool
+	}{
+		{"4242 (replica) S 4200 4200 4200 0 -1", "replica", 4200, true},
+		{"7 (odd (name) here) R 1 7 7", "odd (name) here", 1, true},
+		{"garbage", "", 0, false},
+		{"9 (x)", "", 0, false},
+	}
+	for _, tc := range cases {
+		comm, ppid, ok := parseStat(tc.stat)
+		if ok != tc.ok || (ok && (comm != tc.comm || ppid != tc.ppid)) {
+			t.Errorf("parseStat(%q) = %q, %d, %v; want %q, %d, %v", tc.stat, comm, ppid, ok, tc.comm, tc.ppid, tc.ok)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -273,3 +274,57 @@ func tail(path string) string {
 // ErrMissing marks a scenario that cannot run because the system under
 // test lacks a feature; the message names the feature.
 var ErrMissing = errors.New("feature missing from the system under test")
+
+// Pid is the controller's process id.
+func (c *Controller) Pid() int { return c.cmd.Process.Pid }
+
+// Kill ends the controller's whole process group with SIGKILL, as a crash
+// or a power cut would, and waits for the controller to be reaped. The data
+// directory is kept, so a new controller can be started on it.
+func (c *Controller) Kill() {
+	pgid := c.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	<-c.exited
+	c.stopOnce.Do(func() {})
+}
+
+// Children returns the process ids of the controller's child processes
+// whose executable is named name (e.g. "replica"), read from /proc.
+func (c *Controller) Children(name string) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	parent := c.cmd.Process.Pid
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		comm, ppid, ok := parseStat(string(stat))
+		if ok && ppid == parent && comm == name {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+// parseStat reads the command name and parent pid of a /proc/PID/stat line:
+// "pid (comm) state ppid ...", where comm may itself hold spaces and ")".
+func parseStat(stat string) (comm string, ppid int, ok bool) {
+	open, close := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
+	if open < 0 || close < open {
+		return "", 0, false
+	}
+	f := strings.Fields(stat[close+1:])
+	if len(f) < 2 {
+		return "", 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return stat[open+1 : close], ppid, err == nil
+}
