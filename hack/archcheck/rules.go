@@ -19,10 +19,10 @@ type Rule struct {
 // layers above the engine and the libraries of the outside world.
 func engineForbidden(extra ...string) []string {
 	return append([]string{
-	"pkg/sql", "pkg/catalog", "pkg/environment", "pkg/pgwire", "pkg/placement",
-	"pkg/storage", "pkg/orchestrator", "pkg/sharing", "operator", "apis", "cmd", "hack",
-	"k8s.io/", "sigs.k8s.io/", "google.golang.org/grpc", "github.com/jackc/pgx",
-	"github.com/pganalyze/",
+		"pkg/sql", "pkg/catalog", "pkg/environment", "pkg/pgwire", "pkg/placement",
+		"pkg/storage", "pkg/orchestrator", "pkg/sharing", "operator", "apis", "cmd", "hack",
+		"k8s.io/", "sigs.k8s.io/", "google.golang.org/grpc", "github.com/jackc/pgx",
+		"github.com/pganalyze/",
 	}, extra...)
 }
 

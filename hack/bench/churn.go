@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tandemdb/tandem/hack/bench/internal/load"
-	"github.com/tandemdb/tandem/hack/internal/proc"
 	"github.com/tandemdb/tandem/hack/bench/internal/stats"
+	"github.com/tandemdb/tandem/hack/internal/proc"
 )
 
 // churnRun is one arm's timeline: a discarded warm-up, then repeats of

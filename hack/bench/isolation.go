@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tandemdb/tandem/hack/bench/internal/plot"
-	"github.com/tandemdb/tandem/hack/internal/proc"
 	"github.com/tandemdb/tandem/hack/bench/internal/report"
+	"github.com/tandemdb/tandem/hack/internal/proc"
 )
 
 // isolationParams sizes the isolation scenario.

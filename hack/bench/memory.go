@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/hack/bench/internal/plot"
-	"github.com/tandemdb/tandem/hack/internal/proc"
 	"github.com/tandemdb/tandem/hack/bench/internal/report"
 	"github.com/tandemdb/tandem/hack/bench/internal/stats"
+	"github.com/tandemdb/tandem/hack/internal/proc"
 )
 
 // runMemory measures whether one-shot dataflows that import a published

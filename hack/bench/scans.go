@@ -12,9 +12,9 @@ import (
 
 	"github.com/tandemdb/tandem/hack/bench/internal/load"
 	"github.com/tandemdb/tandem/hack/bench/internal/plot"
-	"github.com/tandemdb/tandem/hack/internal/proc"
 	"github.com/tandemdb/tandem/hack/bench/internal/report"
 	"github.com/tandemdb/tandem/hack/bench/internal/stats"
+	"github.com/tandemdb/tandem/hack/internal/proc"
 )
 
 // walkMetric counts a replica's index peek walks by placement.

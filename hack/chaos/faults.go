@@ -33,7 +33,9 @@ var faults = []fault{
 
 // stopFor is how long a stopped process stays stopped: a few seconds, long
 // enough for peers' connections and clients' statements to notice.
-func stopFor(rng *rand.Rand) time.Duration { return 2*time.Second + time.Duration(rng.Int64N(int64(2*time.Second))) }
+func stopFor(rng *rand.Rand) time.Duration {
+	return 2*time.Second + time.Duration(rng.Int64N(int64(2*time.Second)))
+}
 
 // pickReplica waits for a replica process to exist (one may be restarting)
 // and picks one.
