@@ -20,6 +20,8 @@ build:
 
 vet:
 	$(GO) vet ./...
+	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+		if [ -n "$$unformatted" ]; then echo "gofmt needed:" $$unformatted >&2; exit 1; fi
 
 test-unit:
 	$(GO) test -count=1 -timeout 20m ./...
