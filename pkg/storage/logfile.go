@@ -277,7 +277,7 @@ func replayLog(f io.ReaderAt, path string, size int64, fileID uint64, apply func
 // at its own offset and belongs to a record other than seq. Frames of
 // record seq itself (the possibly torn one) are skipped.
 func findOtherRecord(f io.ReaderAt, size int64, fileID uint64, off int64, seq uint64) (int64, bool, error) {
-	buf := make([]byte, 1<<20+frameHeaderSize)
+	buf := make([]byte, min(1<<20, max(0, size-off))+frameHeaderSize)
 	for base := off; base+frameHeaderSize <= size; {
 		n, err := f.ReadAt(buf, base)
 		if err != nil && !errors.Is(err, io.EOF) {
