@@ -76,9 +76,14 @@ func (st *Store) AppendMany(ctx context.Context, writes []TableWrite) (frontier.
 	}
 	if len(shards) == 1 {
 		// One record in one log is atomic by itself.
-		return ts, shards[0].appendLocked(ts, writes[0].Rows)
+		err = shards[0].appendLocked(ts, writes[0].Rows)
+	} else {
+		err = st.commitLocked(ts, shards, writes)
 	}
-	return ts, st.commitLocked(ts, shards, writes)
+	if err != nil {
+		return 0, err
+	}
+	return ts, nil
 }
 
 // mergeWrites sorts writes by shard (the lock order) and concatenates the
