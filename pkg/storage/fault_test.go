@@ -359,3 +359,44 @@ func TestCompactionRewriteCrashKeepsTheLog(t *testing.T) {
 		}
 	}
 }
+
+// A crash while reopening (completing a pending commit) must not break
+// all-or-nothing either: crash the commit at every operation, then the
+// recovery at every operation, then recover for real.
+func TestCommitRecoveryCrashAnywhere(t *testing.T) {
+	base := commitBase(t)
+	_, opsTotal, _ := measureCommit(t, base, false)
+	for k := range opsTotal {
+		crashed := t.TempDir()
+		copyDir(t, base, crashed)
+		ffs := NewFaultFS(noSyncFS{})
+		st, err := Open(crashed, Options{FS: ffs, Now: fixedClock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ffs.CrashAfterOps(k)
+		st.AppendMany(context.Background(), theCommit(false))
+		st.Close()
+		for j := int64(0); ; j++ {
+			dir := t.TempDir()
+			copyDir(t, crashed, dir)
+			rfs := NewFaultFS(noSyncFS{})
+			rfs.CrashAfterOps(j)
+			if st, err := Open(dir, Options{FS: rfs, Now: fixedClock}); err == nil {
+				st.Close()
+			}
+			st, err := Open(dir, Options{FS: noSyncFS{}})
+			if err != nil {
+				t.Fatalf("commit crashed at operation %d, recovery at %d: reopen: %v", k, j, err)
+			}
+			committed(t, st)
+			st.Close()
+			if t.Failed() {
+				t.Fatalf("commit crashed at operation %d, recovery at %d", k, j)
+			}
+			if !rfs.Crashed() {
+				break
+			}
+		}
+	}
+}
