@@ -34,9 +34,9 @@ import (
 // is fsynced before the next one starts, so a crash can damage only the
 // last record. When a frame does not verify, the rest of the file is
 // scanned for a frame header that verifies at its own offset; the header
-// checksum covers the file's random id and the offset, so neither user data
-// inside a payload nor a block of another (or an older) log can pass for
-// one. A header found there of a record other than the damaged one (another
+// checksum covers the file's random id and the offset, so user data inside
+// a payload (which cannot know the id) or a block of another or an older log
+// passes for one only by a 32-bit checksum collision. A header found there of a record other than the damaged one (another
 // seq) proves an append after the damaged record was written, so the
 // damaged record had been acknowledged: that is corruption, and the log
 // refuses to open (*CorruptionError) and is left untouched. Otherwise the
