@@ -2,9 +2,10 @@ package storage
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"hash/crc32"
+	"io/fs"
 	"sync"
 	"time"
 
@@ -15,12 +16,26 @@ import (
 // durably; one fsync per lease.
 const leaseLength = 10 * time.Second
 
+// The lease file is
+//
+//	"TNDORC" | u16 version | u64 lease | u32 CRC-32C of the first 16 bytes
+//
+// replaced atomically (writeFileSync) at every extension. The release
+// before it wrote the bare u64 lease (8 bytes), which is still read; the
+// next extension writes the current format.
+const (
+	oracleMagic    = "TNDORC"
+	oracleVersion  = 1
+	oracleFileSize = 20
+)
+
 // Oracle hands out write timestamps: strictly increasing, >= the wall clock
 // in milliseconds, and never reissued across restarts. It is safe for
 // concurrent use.
 type Oracle struct {
 	path string
 	now  func() time.Time
+	env  *storeEnv
 
 	mu    sync.Mutex
 	last  frontier.Time // the last timestamp handed out
@@ -30,24 +45,54 @@ type Oracle struct {
 // OpenOracle opens the oracle whose lease lives at path. A fresh oracle
 // starts at the wall clock; a reopened one starts at its durable lease.
 func OpenOracle(path string, now func() time.Time) (*Oracle, error) {
+	return openOracle(&storeEnv{fs: OSFS{}}, path, now)
+}
+
+func openOracle(env *storeEnv, path string, now func() time.Time) (*Oracle, error) {
 	if now == nil {
 		now = time.Now
 	}
-	o := &Oracle{path: path, now: now}
-	b, err := os.ReadFile(path)
+	o := &Oracle{path: path, now: now, env: env}
+	b, err := readFile(env.fs, path)
 	switch {
-	case err == nil && len(b) == 8:
-		o.lease = frontier.Time(binary.BigEndian.Uint64(b))
+	case err == nil:
+		lease, err := decodeLease(path, b)
+		if err != nil {
+			return nil, fmt.Errorf("open oracle: %w", err)
+		}
 		// Times below the old lease may have been handed out (or exposed as
 		// uppers); start after all of them.
-		o.last = o.lease
-	case err == nil:
-		return nil, fmt.Errorf("open oracle %s: corrupt lease (%d bytes)", path, len(b))
-	case os.IsNotExist(err):
+		o.lease, o.last = lease, lease
+	case errors.Is(err, fs.ErrNotExist):
 	default:
 		return nil, fmt.Errorf("open oracle %s: %w", path, err)
 	}
 	return o, nil
+}
+
+func encodeLease(lease frontier.Time) []byte {
+	b := make([]byte, 0, oracleFileSize)
+	b = append(b, oracleMagic...)
+	b = binary.BigEndian.AppendUint16(b, oracleVersion)
+	b = binary.BigEndian.AppendUint64(b, uint64(lease))
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+func decodeLease(path string, b []byte) (frontier.Time, error) {
+	if len(b) == 8 && string(b[:len(oracleMagic)]) != oracleMagic {
+		return frontier.Time(binary.BigEndian.Uint64(b)), nil // the legacy format
+	}
+	if len(b) < 8 || string(b[:len(oracleMagic)]) != oracleMagic {
+		return 0, &CorruptionError{Path: path, Reason: fmt.Sprintf("not an oracle lease (%d bytes)", len(b))}
+	}
+	if v := binary.BigEndian.Uint16(b[6:8]); v > oracleVersion {
+		return 0, fmt.Errorf("%s: lease format version %d is newer than this release reads (up to %d): "+
+			"run the release that wrote this data directory, or a newer one: %w", path, v, oracleVersion, ErrUnsupportedVersion)
+	}
+	if len(b) != oracleFileSize || crc32.Checksum(b[:16], crcTable) != binary.BigEndian.Uint32(b[16:20]) {
+		return 0, &CorruptionError{Path: path, Reason: "lease checksum mismatch"}
+	}
+	return frontier.Time(binary.BigEndian.Uint64(b[8:16])), nil
 }
 
 // WriteTS returns a fresh timestamp for a write (or an upper advance).
@@ -57,7 +102,7 @@ func (o *Oracle) WriteTS() (frontier.Time, error) {
 	ts := max(o.last+1, frontier.Time(o.now().UnixMilli()))
 	if ts >= o.lease {
 		lease := ts + frontier.Time(leaseLength.Milliseconds())
-		if err := writeFileSync(o.path, binary.BigEndian.AppendUint64(nil, uint64(lease))); err != nil {
+		if err := writeFileSync(o.env.fs, o.path, encodeLease(lease)); err != nil {
 			return 0, fmt.Errorf("extend oracle lease: %w", err)
 		}
 		o.lease = lease
@@ -73,37 +118,4 @@ func (o *Oracle) ReadTS() frontier.Time {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.last
-}
-
-// writeFileSync replaces path atomically and durably with data.
-func writeFileSync(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -1,45 +1,35 @@
 package storage
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 )
 
-// A shard log is a sequence of records, each
-//
-//	u32 payload length | u32 CRC-32C of payload | payload
-//
-// and a payload is one kind byte followed by:
+// A shard log (logfile.go frames them) holds records whose payload is one
+// kind byte followed by:
 //
 //	recordBatch:  u64 time | uvarint n | n x (uvarint len | row | varint diff)
 //	recordSince:  u64 since
 //	recordAppend: u64 upper | uvarint n | n x (u64 time | uvarint len | row | varint diff)
 //
-// recordAppend is a sink shard's compare-and-append: its updates (at times
-// below upper) and its new upper in one checksummed record, so a crash
-// leaves either all of an acknowledged append or none of it. A shard whose
-// log holds an append record is a sink shard: its upper is the last
-// appended upper, not derived from the oracle.
+// and the store's commit log (commit.go) holds
 //
-// A record whose length or checksum does not verify ends the log: it is the
-// torn tail of a write that was never acknowledged.
+//	recordCommit: u64 time | uvarint shards | shards x (uvarint len | shard id | uvarint n | n x (uvarint len | row | varint diff))
+//
+// recordAppend is a sink shard's compare-and-append: its updates (at times
+// below upper) and its new upper in one record, so a crash leaves either
+// all of an acknowledged append or none of it. A shard whose log holds an
+// append record is a sink shard: its upper is the last appended upper, not
+// derived from the oracle.
 const (
 	recordBatch  byte = 1
 	recordSince  byte = 2
 	recordAppend byte = 3
-
-	// maxRecord bounds one record so a corrupt length cannot make us
-	// allocate gigabytes.
-	maxRecord = 256 << 20
+	recordCommit byte = 4
 )
-
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // Update is one change to a shard.
 type Update struct {
@@ -55,21 +45,35 @@ type RowDiff struct {
 }
 
 func encodeBatch(t frontier.Time, rows []RowDiff) []byte {
-	p := make([]byte, 8, 8+16*len(rows)) // 8: the frame header, filled by frame
+	p := make([]byte, 0, 9+binary.MaxVarintLen64+rowsSize(rows))
 	p = append(p, recordBatch)
 	p = binary.BigEndian.AppendUint64(p, uint64(t))
+	return appendRows(p, rows)
+}
+
+// rowsSize is an upper bound of appendRows' output, so that a large batch
+// is encoded without regrowing its buffer.
+func rowsSize(rows []RowDiff) int {
+	n := binary.MaxVarintLen64
+	for _, r := range rows {
+		n += 2*binary.MaxVarintLen64 + len(r.Row)
+	}
+	return n
+}
+
+func appendRows(p []byte, rows []RowDiff) []byte {
 	p = binary.AppendUvarint(p, uint64(len(rows)))
 	for _, r := range rows {
 		p = binary.AppendUvarint(p, uint64(len(r.Row)))
 		p = append(p, r.Row...)
 		p = binary.AppendVarint(p, r.Diff)
 	}
-	return frame(p)
+	return p
 }
 
 // encodeAppend encodes a sink append: updates (sorted by time) and upper.
 func encodeAppend(upper frontier.Time, updates []Update) []byte {
-	p := make([]byte, 8, 8+24*len(updates)+17)
+	p := make([]byte, 0, 24*len(updates)+9+binary.MaxVarintLen64)
 	p = append(p, recordAppend)
 	p = binary.BigEndian.AppendUint64(p, uint64(upper))
 	p = binary.AppendUvarint(p, uint64(len(updates)))
@@ -79,25 +83,16 @@ func encodeAppend(upper frontier.Time, updates []Update) []byte {
 		p = append(p, u.Row...)
 		p = binary.AppendVarint(p, u.Diff)
 	}
-	return frame(p)
-}
-
-func encodeSince(since frontier.Time) []byte {
-	p := make([]byte, 8, 17)
-	p = append(p, recordSince)
-	p = binary.BigEndian.AppendUint64(p, uint64(since))
-	return frame(p)
-}
-
-// frame fills the 8-byte header reserved at the start of p.
-func frame(p []byte) []byte {
-	payload := p[8:]
-	binary.BigEndian.PutUint32(p[0:4], uint32(len(payload)))
-	binary.BigEndian.PutUint32(p[4:8], crc32.Checksum(payload, crcTable))
 	return p
 }
 
-// logContents is what replaying a log yields.
+func encodeSince(since frontier.Time) []byte {
+	p := make([]byte, 0, 9)
+	p = append(p, recordSince)
+	return binary.BigEndian.AppendUint64(p, uint64(since))
+}
+
+// logContents is what replaying a shard log yields.
 type logContents struct {
 	since frontier.Time
 	// sinkUpper is the last append record's upper; sink is set when the
@@ -105,47 +100,12 @@ type logContents struct {
 	sinkUpper frontier.Time
 	sink      bool
 	updates   []Update
-	// valid is the length of the verified prefix; anything after it is a
-	// torn tail to truncate.
-	valid int64
+	// written is the latest batch time in the log, with or without rows:
+	// a commit (commit.go) at a later time is not in this log yet.
+	written frontier.Time
 }
 
-var errTorn = errors.New("torn record")
-
-// readLog replays a log, stopping at the first record that does not verify.
-func readLog(r io.Reader) (logContents, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	var out logContents
-	var hdr [8]byte
-	for {
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return out, nil
-			}
-			return out, err
-		}
-		n := binary.BigEndian.Uint32(hdr[0:4])
-		if n == 0 || n > maxRecord {
-			return out, nil
-		}
-		payload := make([]byte, n)
-		if _, err := io.ReadFull(br, payload); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return out, nil
-			}
-			return out, err
-		}
-		if crc32.Checksum(payload, crcTable) != binary.BigEndian.Uint32(hdr[4:8]) {
-			return out, nil
-		}
-		if err := out.apply(payload); err != nil {
-			// A verified record that does not decode is corruption, not a
-			// torn write: refuse to guess.
-			return out, fmt.Errorf("record at offset %d: %w", out.valid, err)
-		}
-		out.valid += int64(8 + n)
-	}
-}
+var errTorn = errors.New("record ends early")
 
 func (c *logContents) apply(p []byte) error {
 	if len(p) < 9 {
@@ -159,24 +119,16 @@ func (c *logContents) apply(p []byte) error {
 		c.since = t
 		return nil
 	case recordBatch:
-		n, k := binary.Uvarint(p)
-		if k <= 0 {
-			return errTorn
+		c.written = max(c.written, t)
+		rows, rest, err := decodeRows(p)
+		if err != nil {
+			return err
 		}
-		p = p[k:]
-		for range n {
-			l, k := binary.Uvarint(p)
-			if k <= 0 || uint64(len(p)-k) < l {
-				return errTorn
-			}
-			row := p[k : k+int(l) : k+int(l)]
-			p = p[k+int(l):]
-			d, k := binary.Varint(p)
-			if k <= 0 {
-				return errTorn
-			}
-			p = p[k:]
-			c.updates = append(c.updates, Update{Row: row, Time: t, Diff: d})
+		if len(rest) != 0 {
+			return errTrailing
+		}
+		for _, r := range rows {
+			c.updates = append(c.updates, Update{Row: r.Row, Time: t, Diff: r.Diff})
 		}
 		return nil
 	case recordAppend:
@@ -212,4 +164,37 @@ func (c *logContents) apply(p []byte) error {
 	default:
 		return fmt.Errorf("unknown record kind %d", kind)
 	}
+}
+
+var errTrailing = errors.New("bytes after the end of a record")
+
+// decodeRows decodes appendRows' output at the start of p; the rows alias
+// p.
+func decodeRows(p []byte) ([]RowDiff, []byte, error) {
+	n, k := binary.Uvarint(p)
+	if k <= 0 {
+		return nil, nil, errTorn
+	}
+	p = p[k:]
+	// Every row takes at least two bytes, so a damaged count cannot make
+	// us allocate more than the record's size.
+	if n > uint64(len(p)/2) {
+		return nil, nil, errTorn
+	}
+	rows := make([]RowDiff, 0, n)
+	for range n {
+		l, k := binary.Uvarint(p)
+		if k <= 0 || uint64(len(p)-k) < l {
+			return nil, nil, errTorn
+		}
+		row := p[k : k+int(l) : k+int(l)]
+		p = p[k+int(l):]
+		d, k := binary.Varint(p)
+		if k <= 0 {
+			return nil, nil, errTorn
+		}
+		p = p[k:]
+		rows = append(rows, RowDiff{Row: row, Diff: d})
+	}
+	return rows, p, nil
 }

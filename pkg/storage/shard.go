@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -23,46 +22,58 @@ type shard struct {
 	id   string
 	path string
 
-	mu sync.Mutex
-	f  *os.File
-	// logBytes is the log's length; compactedBytes its length right after
-	// the last rewrite (or open).
-	logBytes, compactedBytes int64
+	mu  sync.Mutex
+	log *logFile
+	// compactedBytes is the log's length right after the last rewrite (or
+	// open).
+	compactedBytes int64
 	// updates are sorted by time; those at or before since are consolidated
 	// at since.
 	updates []Update
 	since   frontier.Time
 	upper   frontier.Frontier
+	// written is the latest time a batch was written to the log at; a
+	// replayed commit (commit.go) at or before it is already here.
+	written frontier.Time
 	// sink shards (materialized views) are written only by
 	// compare-and-append: their upper is durable in the log and moves only
 	// with an append, never with the oracle's ticks.
 	sink bool
-	// broken is set when a failed write could not be rolled back; the shard
-	// then refuses writes rather than risk an unreadable log.
-	broken error
 	// changed is closed and replaced whenever upper, since or updates change.
 	changed chan struct{}
 }
 
-func openShard(dir, id string, minUpper frontier.Time) (*shard, error) {
-	path := filepath.Join(dir, id+".log")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+// shardPath is where shard id's log lives in dir.
+func shardPath(dir, id string) string { return filepath.Join(dir, id+".log") }
+
+// createShardLog writes a new shard log holding records, atomically: a
+// crash leaves no file or the whole one, never an empty or torn one.
+func createShardLog(env *storeEnv, dir, id string, records ...[]byte) error {
+	l, _, err := createLog(env.fs, shardPath(dir, id), env.metrics, func(add func([]byte) error) error {
+		for _, r := range records {
+			if err := add(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("create shard %s: %w", id, err)
+	}
+	return l.close()
+}
+
+// openShard opens an existing shard log. A legacy-format log is rewritten
+// in the current format.
+func openShard(env *storeEnv, dir, id string, minUpper frontier.Time) (*shard, error) {
+	path := shardPath(dir, id)
+	var c logContents
+	l, legacy, torn, err := openLog(env.fs, path, env.metrics, c.apply)
 	if err != nil {
 		return nil, fmt.Errorf("open shard %s: %w", id, err)
 	}
-	c, err := readLog(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open shard %s: %w", id, err)
-	}
-	// Drop a torn tail so later appends follow a verified prefix.
-	if err := f.Truncate(c.valid); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open shard %s: truncate torn tail: %w", id, err)
-	}
-	if _, err := f.Seek(c.valid, 0); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open shard %s: %w", id, err)
+	if torn > 0 {
+		env.log.Info("Discarded the torn last record of a shard log (an unacknowledged write)", "shard", id, "path", path, "bytes", torn)
 	}
 	upper := minUpper
 	if c.sink {
@@ -74,13 +85,20 @@ func openShard(dir, id string, minUpper frontier.Time) (*shard, error) {
 		upper = max(upper, u.Time+1)
 	}
 	s := &shard{
-		id: id, path: path, f: f,
-		logBytes: c.valid, compactedBytes: c.valid,
-		updates: c.updates, since: c.since, upper: frontier.At(upper),
-		sink:    c.sink,
+		id: id, path: path, log: l,
+		compactedBytes: l.size,
+		updates:        c.updates, since: c.since, upper: frontier.At(upper),
+		written: c.written, sink: c.sink,
 		changed: make(chan struct{}),
 	}
 	s.updates = consolidateUpTo(s.updates, s.since)
+	if legacy {
+		env.log.Info("Rewriting a shard log of the legacy format in the current one", "shard", id, "path", path)
+		if err := s.rewriteLocked(env); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -90,45 +108,62 @@ func (s *shard) notifyLocked() {
 	s.changed = make(chan struct{})
 }
 
+// checkWritableLocked reports why a table write to s cannot happen.
+func (s *shard) checkWritableLocked() error {
+	switch {
+	case s.log.broken != nil:
+		return fmt.Errorf("shard %s: %w", s.id, s.log.broken)
+	case s.upper.IsClosed():
+		return fmt.Errorf("shard %s: %w", s.id, ErrDropped)
+	case s.sink:
+		return fmt.Errorf("shard %s: a sink shard takes only compare-and-append writes", s.id)
+	}
+	return nil
+}
+
 // appendLocked writes rows at ts durably and applies them.
 func (s *shard) appendLocked(ts frontier.Time, rows []RowDiff) error {
-	if s.broken != nil {
-		return fmt.Errorf("shard %s: %w", s.id, s.broken)
-	}
-	if s.upper.IsClosed() {
-		return fmt.Errorf("shard %s: %w", s.id, ErrDropped)
-	}
-	if s.sink {
-		return fmt.Errorf("shard %s: a sink shard takes only compare-and-append writes", s.id)
+	if err := s.checkWritableLocked(); err != nil {
+		return err
 	}
 	if !s.upper.LessEqualTime(ts) {
 		return fmt.Errorf("shard %s: write at %d is before upper %v", s.id, ts, s.upper)
 	}
-	rec := encodeBatch(ts, rows)
-	if _, err := s.f.Write(rec); err != nil {
-		return s.rollbackLocked(fmt.Errorf("append to shard %s: %w", s.id, err))
+	payload, err := s.writeBatchLocked(ts, rows)
+	if err != nil {
+		return err
 	}
-	if err := s.f.Sync(); err != nil {
-		return s.rollbackLocked(fmt.Errorf("sync shard %s: %w", s.id, err))
-	}
-	s.logBytes += int64(len(rec))
-	for _, r := range rows {
-		s.updates = append(s.updates, Update{Row: slices.Clone(r.Row), Time: ts, Diff: r.Diff})
-	}
-	s.upper = frontier.At(ts + 1)
-	s.notifyLocked()
+	s.applyBatchLocked(payload)
 	return nil
 }
 
-// rollbackLocked cuts the log back to its last acknowledged length after a
-// failed write; if even that fails, the shard is marked broken.
-func (s *shard) rollbackLocked(err error) error {
-	if terr := s.f.Truncate(s.logBytes); terr != nil {
-		s.broken = fmt.Errorf("log could not be rolled back after %v: %w", err, terr)
-	} else if _, serr := s.f.Seek(s.logBytes, 0); serr != nil {
-		s.broken = serr
+// writeBatchLocked writes a batch record durably, without applying it.
+func (s *shard) writeBatchLocked(ts frontier.Time, rows []RowDiff) ([]byte, error) {
+	payload := encodeBatch(ts, rows)
+	if err := s.log.append(payload); err != nil {
+		return nil, fmt.Errorf("shard %s: %w", s.id, err)
 	}
-	return err
+	return payload, nil
+}
+
+// applyBatchLocked applies a batch written by writeBatchLocked and moves
+// upper past it. The in-memory rows alias the encoded record, decoded as a
+// reopen would decode it, so a large batch is not held twice.
+func (s *shard) applyBatchLocked(payload []byte) {
+	var c logContents
+	if err := c.apply(payload); err != nil {
+		panic(fmt.Sprintf("shard %s: a batch this process encoded does not decode: %v", s.id, err))
+	}
+	s.updates = append(s.updates, c.updates...)
+	s.written = max(s.written, c.written)
+	s.upper = frontier.At(max(c.written+1, s.upperTime()))
+	s.notifyLocked()
+}
+
+// upperTime is the upper's time, 0 when closed.
+func (s *shard) upperTime() frontier.Time {
+	t, _ := s.upper.Time()
+	return t
 }
 
 // advanceUpperLocked moves upper to u if that is an advance.
@@ -141,7 +176,7 @@ func (s *shard) advanceUpperLocked(u frontier.Time) {
 
 // compactLocked advances since, consolidates, and rewrites the log when it
 // has grown past twice its compacted size.
-func (s *shard) compactLocked(since frontier.Time) error {
+func (s *shard) compactLocked(env *storeEnv, since frontier.Time) error {
 	if ut, ok := s.upper.Time(); ok {
 		// since never passes upper: times at or past upper are not written yet.
 		since = min(since, ut)
@@ -152,46 +187,59 @@ func (s *shard) compactLocked(since frontier.Time) error {
 	s.since = since
 	s.updates = consolidateUpTo(s.updates, since)
 	s.notifyLocked()
-	if s.logBytes <= 2*s.compactedBytes+rewriteSlack {
+	if s.log.size <= 2*s.compactedBytes+rewriteSlack {
 		return nil
 	}
-	return s.rewriteLocked()
+	return s.rewriteLocked(env)
 }
 
-// rewriteLocked replaces the log with its compacted contents: a since
-// record, then one batch per distinct time.
-func (s *shard) rewriteLocked() error {
-	var buf bytes.Buffer
-	buf.Write(encodeSince(s.since))
+// rewriteLocked replaces the log with its compacted contents (createLog:
+// temporary file, fsync, rename, directory fsync).
+func (s *shard) rewriteLocked(env *storeEnv) error {
+	l, replaced, err := createLog(env.fs, s.path, env.metrics, s.emitCompacted)
+	if err != nil {
+		if replaced {
+			// The open file is no longer the shard's log: appending to it
+			// would be lost.
+			s.log.broken = fmt.Errorf("log replaced by a rewrite that then failed: %w", err)
+		}
+		return fmt.Errorf("rewrite shard %s: %w", s.id, err)
+	}
+	s.log.close()
+	s.log = l
+	s.compactedBytes = l.size
+	return nil
+}
+
+// emitCompacted adds the records of the shard's compacted contents: a
+// since record, one batch per distinct time, the latest written time (so a
+// replayed commit knows it is here) and a sink's upper.
+func (s *shard) emitCompacted(add func([]byte) error) error {
+	if err := add(encodeSince(s.since)); err != nil {
+		return err
+	}
+	last := frontier.Time(0)
 	for i := 0; i < len(s.updates); {
 		j := i
 		var rows []RowDiff
 		for ; j < len(s.updates) && s.updates[j].Time == s.updates[i].Time; j++ {
 			rows = append(rows, RowDiff{Row: s.updates[j].Row, Diff: s.updates[j].Diff})
 		}
-		buf.Write(encodeBatch(s.updates[i].Time, rows))
+		if err := add(encodeBatch(s.updates[i].Time, rows)); err != nil {
+			return err
+		}
+		last = s.updates[i].Time
 		i = j
+	}
+	if s.written > last {
+		if err := add(encodeBatch(s.written, nil)); err != nil {
+			return err
+		}
 	}
 	if ut, ok := s.upper.Time(); ok && s.sink {
 		// Keeps the shard a sink and its upper durable.
-		buf.Write(encodeAppend(ut, nil))
+		return add(encodeAppend(ut, nil))
 	}
-	if err := writeFileSync(s.path, buf.Bytes()); err != nil {
-		return fmt.Errorf("rewrite shard %s: %w", s.id, err)
-	}
-	f, err := os.OpenFile(s.path, os.O_RDWR, 0o644)
-	if err != nil {
-		s.broken = err
-		return fmt.Errorf("reopen shard %s: %w", s.id, err)
-	}
-	if _, err := f.Seek(int64(buf.Len()), 0); err != nil {
-		f.Close()
-		s.broken = err
-		return fmt.Errorf("reopen shard %s: %w", s.id, err)
-	}
-	s.f.Close()
-	s.f = f
-	s.logBytes, s.compactedBytes = int64(buf.Len()), int64(buf.Len())
 	return nil
 }
 

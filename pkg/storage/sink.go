@@ -44,40 +44,22 @@ func (st *Store) CreateSinkShard(id string, initial frontier.Time) error {
 	if !validShardID.MatchString(id) {
 		return fmt.Errorf("create sink shard %q: invalid id", id)
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.closed {
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
+	if st.commits == nil {
 		return errors.New("create sink shard: storage closed")
 	}
-	if s, ok := st.shards[id]; ok {
+	if s, err := st.shard(id); err == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		if !s.sink {
 			return fmt.Errorf("create sink shard %s: %w: a table shard exists", id, ErrNotSink)
 		}
 		return nil
 	}
-	s, err := openShard(st.dir, id, 0)
-	if err != nil {
-		return err
-	}
-	// since and upper first, in one durable write each, so a crash right
-	// after leaves a sink shard (a log with an append record) or nothing
-	// usable that a retry overwrites.
-	rec := append(encodeSince(initial), encodeAppend(initial, nil)...)
-	if _, err := s.f.Write(rec); err == nil {
-		err = s.f.Sync()
-	}
-	if err == nil {
-		err = syncDir(st.dir)
-	}
-	if err != nil {
-		s.f.Close()
-		return fmt.Errorf("create sink shard %s: %w", id, err)
-	}
-	s.sink, s.since, s.upper = true, initial, frontier.At(initial)
-	s.logBytes += int64(len(rec))
-	s.compactedBytes = s.logBytes
-	st.shards[id] = s
-	return nil
+	// since and upper are in the new log from the start (createLog writes
+	// it whole or not at all), so it is a sink shard from its first byte.
+	return st.createShardLocked(id, 0, encodeSince(initial), encodeAppend(initial, nil))
 }
 
 // IsSink reports whether a shard is a sink shard.
@@ -116,8 +98,8 @@ func (st *Store) CompareAndAppend(ctx context.Context, id string, expected, uppe
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.broken != nil:
-		return fmt.Errorf("shard %s: %w", id, s.broken)
+	case s.log.broken != nil:
+		return fmt.Errorf("shard %s: %w", id, s.log.broken)
 	case !s.sink:
 		return fmt.Errorf("append to shard %s: %w", id, ErrNotSink)
 	case s.upper.IsClosed():
@@ -132,14 +114,9 @@ func (st *Store) CompareAndAppend(ctx context.Context, id string, expected, uppe
 		sorted[i] = Update{Row: bytes.Clone(u.Row), Time: u.Time, Diff: u.Diff}
 	}
 	slices.SortStableFunc(sorted, func(a, b Update) int { return cmp.Compare(a.Time, b.Time) })
-	rec := encodeAppend(upper, sorted)
-	if _, err := s.f.Write(rec); err != nil {
-		return s.rollbackLocked(fmt.Errorf("append to shard %s: %w", id, err))
+	if err := s.log.append(encodeAppend(upper, sorted)); err != nil {
+		return fmt.Errorf("shard %s: %w", id, err)
 	}
-	if err := s.f.Sync(); err != nil {
-		return s.rollbackLocked(fmt.Errorf("sync shard %s: %w", id, err))
-	}
-	s.logBytes += int64(len(rec))
 	s.updates = append(s.updates, sorted...)
 	s.upper = frontier.At(upper)
 	s.notifyLocked()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -111,13 +110,7 @@ func TestSinkShardSurvivesReopenTornTailAndRewrite(t *testing.T) {
 	}
 	st.Close()
 	// A torn append at the end, as a crash mid-write leaves it.
-	f, err := os.OpenFile(filepath.Join(dir, "shards", "u5.log"), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := encodeAppend(40, []Update{{Row: []byte("zzz"), Time: 35, Diff: 1}})
-	f.Write(rec[:len(rec)-3])
-	f.Close()
+	appendTornRecord(t, filepath.Join(dir, "shards", "u5.log"), encodeAppend(40, []Update{{Row: []byte("zzz"), Time: 35, Diff: 1}}), 3)
 
 	st = openStore(t, dir)
 	sink, err := st.IsSink("u5")

@@ -120,13 +120,7 @@ func TestAppendReopenAndTornTail(t *testing.T) {
 	}
 	st.Close()
 	// A torn half-record at the end, as a crash mid-write leaves it.
-	f, err := os.OpenFile(filepath.Join(dir, "shards", "u1.log"), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := encodeBatch(t2+5, []RowDiff{{Row: []byte("zzz"), Diff: 1}})
-	f.Write(rec[:len(rec)-2])
-	f.Close()
+	appendTornRecord(t, filepath.Join(dir, "shards", "u1.log"), encodeBatch(t2+5, []RowDiff{{Row: []byte("zzz"), Diff: 1}}), 2)
 
 	st, err = Open(dir, Options{})
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -25,51 +25,97 @@ type Options struct {
 	Log logr.Logger
 	// Now is the wall clock; tests inject a fake.
 	Now func() time.Time
+	// FS is the file system the store reads and writes through; nil is the
+	// operating system's (OSFS). Tests and the chaos suite pass a FaultFS.
+	FS FS
+	// Metrics records fsync latency, log bytes, failed appends and
+	// corruption (NewMetrics); nil records nothing.
+	Metrics *Metrics
+}
+
+// storeEnv is what every part of a store writes through.
+type storeEnv struct {
+	fs      FS
+	metrics *Metrics
+	log     logr.Logger
 }
 
 // Store is the set of table shards in one directory. It is safe for
 // concurrent use.
 type Store struct {
 	dir    string
-	log    logr.Logger
+	env    *storeEnv
 	oracle *Oracle
+
+	// writeMu serialises table writes (Append, AppendMany) with each other
+	// and with shard creation and drops: a commit's shards cannot change
+	// under it, and the commit log holds at most one pending commit.
+	writeMu sync.Mutex
+	commits *logFile
 
 	mu     sync.Mutex
 	shards map[string]*shard
 	closed bool
 }
 
-// Open opens (creating if needed) the store in dir and every shard in it.
+// Open opens (creating if needed) the store in dir and every shard in it,
+// and completes a multi-shard commit that a crash interrupted.
 func Open(dir string, opts Options) (*Store, error) {
+	env := &storeEnv{fs: opts.FS, metrics: opts.Metrics, log: opts.Log}
+	if env.fs == nil {
+		env.fs = OSFS{}
+	}
 	shardDir := filepath.Join(dir, "shards")
-	if err := os.MkdirAll(shardDir, 0o755); err != nil {
+	if err := env.fs.MkdirAll(shardDir, 0o755); err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
-	oracle, err := OpenOracle(filepath.Join(dir, "oracle"), opts.Now)
+	if err := env.fs.SyncDir(dir); err != nil {
+		return nil, fmt.Errorf("open storage: %w", err)
+	}
+	oracle, err := openOracle(env, filepath.Join(dir, "oracle"), opts.Now)
 	if err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
-	st := &Store{dir: shardDir, log: opts.Log, oracle: oracle, shards: map[string]*shard{}}
-	entries, err := os.ReadDir(shardDir)
-	if err != nil {
+	st := &Store{dir: shardDir, env: env, oracle: oracle, shards: map[string]*shard{}}
+	if err := st.openShards(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := st.openCommits(filepath.Join(dir, "commit.log")); err != nil {
+		st.Close()
 		return nil, fmt.Errorf("open storage: %w", err)
+	}
+	return st, nil
+}
+
+// openShards opens every shard log in the shard directory and removes
+// the temporary files of interrupted creations and rewrites.
+func (st *Store) openShards() error {
+	entries, err := st.env.fs.ReadDir(st.dir)
+	if err != nil {
+		return fmt.Errorf("open storage: %w", err)
 	}
 	// Every time up to the oracle's restart point may have been exposed as
 	// an upper before the restart; recovered shards start there.
-	minUpper := oracle.ReadTS() + 1
+	minUpper := st.oracle.ReadTS() + 1
 	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			if err := st.env.fs.Remove(filepath.Join(st.dir, e.Name())); err != nil {
+				return fmt.Errorf("open storage: remove leftover %s: %w", e.Name(), err)
+			}
+			continue
+		}
 		id, ok := strings.CutSuffix(e.Name(), ".log")
 		if !ok || !validShardID.MatchString(id) {
 			continue
 		}
-		s, err := openShard(shardDir, id, minUpper)
+		s, err := openShard(st.env, st.dir, id, minUpper)
 		if err != nil {
-			st.Close()
-			return nil, err
+			return err
 		}
 		st.shards[id] = s
 	}
-	return st, nil
+	return nil
 }
 
 // Oracle returns the store's timestamp oracle.
@@ -77,13 +123,19 @@ func (st *Store) Oracle() *Oracle { return st.oracle }
 
 // Close closes every shard file. Listeners see their shard end.
 func (st *Store) Close() error {
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.closed = true
 	var errs []error
+	if st.commits != nil {
+		errs = append(errs, st.commits.close())
+		st.commits = nil
+	}
 	for _, s := range st.shards {
 		s.mu.Lock()
-		errs = append(errs, s.f.Close())
+		errs = append(errs, s.log.close())
 		s.notifyLocked()
 		s.mu.Unlock()
 	}
@@ -104,34 +156,71 @@ func (st *Store) shard(id string) (*shard, error) {
 // ErrUnknownShard is returned for a shard that does not exist.
 var ErrUnknownShard = errors.New("unknown shard")
 
-// CreateShard creates an empty shard; creating an existing one is a no-op.
-// The shard's file exists durably when this returns.
+// ErrShardMissing is returned by RequireShard for a shard whose log is not
+// in the data directory.
+var ErrShardMissing = errors.New("shard log missing")
+
+// CreateShard creates an empty table shard; creating an existing one is a
+// no-op, so a caller recovering an interrupted creation may repeat it. The
+// shard's file exists durably when this returns.
 func (st *Store) CreateShard(id string) error {
 	if !validShardID.MatchString(id) {
 		return fmt.Errorf("create shard %q: invalid id", id)
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.closed {
-		return errors.New("create shard: storage closed")
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
+	if err := st.checkCommitsLocked(); err != nil {
+		return fmt.Errorf("create shard %s: %w", id, err)
 	}
-	if _, ok := st.shards[id]; ok {
+	if st.HasShard(id) {
 		return nil
 	}
-	s, err := openShard(st.dir, id, st.oracle.ReadTS()+1)
+	return st.createShardLocked(id, st.oracle.ReadTS()+1)
+}
+
+// createShardLocked writes a new shard log holding records and opens it.
+// The caller holds writeMu and has checked that the shard does not exist.
+func (st *Store) createShardLocked(id string, minUpper frontier.Time, records ...[]byte) error {
+	if err := createShardLog(st.env, st.dir, id, records...); err != nil {
+		return err
+	}
+	s, err := openShard(st.env, st.dir, id, minUpper)
 	if err != nil {
 		return err
 	}
-	if err := syncDir(st.dir); err != nil {
-		s.f.Close()
-		return fmt.Errorf("create shard %s: %w", id, err)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		s.log.close()
+		return fmt.Errorf("create shard %s: storage closed", id)
 	}
 	st.shards[id] = s
 	return nil
 }
 
+// HasShard reports whether a shard exists.
+func (st *Store) HasShard(id string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	_, ok := st.shards[id]
+	return ok
+}
+
+// RequireShard returns an error wrapping ErrShardMissing unless the shard
+// exists. Recovery calls it, instead of CreateShard, for every table the
+// catalog holds: a catalogued table whose log is gone lost its data, and
+// must not come back empty.
+func (st *Store) RequireShard(id string) error {
+	if st.HasShard(id) {
+		return nil
+	}
+	return fmt.Errorf("shard %s: %s: %w", id, shardPath(st.dir, id), ErrShardMissing)
+}
+
 // DropShard closes a shard's upper (listeners finish) and deletes its file.
 func (st *Store) DropShard(id string) error {
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
 	st.mu.Lock()
 	s, ok := st.shards[id]
 	delete(st.shards, id)
@@ -143,11 +232,14 @@ func (st *Store) DropShard(id string) error {
 	defer s.mu.Unlock()
 	s.upper = frontier.Closed()
 	s.notifyLocked()
-	s.f.Close()
-	if err := os.Remove(s.path); err != nil && !os.IsNotExist(err) {
+	s.log.close()
+	if err := st.env.fs.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("drop shard %s: %w", id, err)
 	}
-	return syncDir(st.dir)
+	if err := st.env.fs.SyncDir(st.dir); err != nil {
+		return fmt.Errorf("drop shard %s: %w", id, err)
+	}
+	return nil
 }
 
 // Shards lists shard ids, sorted.
@@ -163,27 +255,9 @@ func (st *Store) Shards() []string {
 }
 
 // Append writes rows to a shard at a fresh timestamp and returns it once
-// the write is durable.
+// the write is durable. It is AppendMany of one shard.
 func (st *Store) Append(ctx context.Context, id string, rows []RowDiff) (frontier.Time, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	s, err := st.shard(id)
-	if err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// The timestamp is drawn under the shard lock: a concurrent Tick that
-	// draws a later time must wait for this write before it moves upper.
-	ts, err := st.oracle.WriteTS()
-	if err != nil {
-		return 0, err
-	}
-	if err := s.appendLocked(ts, rows); err != nil {
-		return 0, err
-	}
-	return ts, nil
+	return st.AppendMany(ctx, []TableWrite{{Shard: id, Rows: rows}})
 }
 
 // Tick advances every shard's upper to a fresh timestamp, so readers see
@@ -222,7 +296,7 @@ func (st *Store) Run(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 			if err := st.Tick(); err != nil {
-				st.log.Error(err, "Failed to advance table uppers")
+				st.env.log.Error(err, "Failed to advance table uppers")
 			}
 		}
 	}
@@ -236,7 +310,7 @@ func (st *Store) AllowCompaction(id string, since frontier.Time) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.compactLocked(since)
+	return s.compactLocked(st.env, since)
 }
 
 // Frontiers returns a shard's since and upper.
@@ -258,7 +332,7 @@ func (st *Store) LogBytes(id string) (int64, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.logBytes, nil
+	return s.log.size, nil
 }
 
 // Progress is one step of a Listen: updates with times in [previous upper,
