@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tandemdb/tandem/pkg/compute/controller"
+	"github.com/tandemdb/tandem/pkg/pgwire"
 )
 
 // config is the controller's parsed command line.
@@ -33,6 +34,8 @@ type config struct {
 	ParamDefaults map[string]string
 	// Kubernetes configures --orchestrator=kubernetes.
 	Kubernetes kubernetesConfig
+	// FrontDoor is how SQL clients are let in.
+	FrontDoor frontDoorConfig
 
 	// Set only by in-process tests: the API server to use instead of a
 	// kubeconfig, how replica processes are dialled (nil: gRPC), and how
@@ -57,6 +60,22 @@ type kubernetesConfig struct {
 	ReplicaImage           string
 	ReplicaImagePullPolicy corev1.PullPolicy
 }
+
+// frontDoorConfig is the SQL endpoint's authentication and TLS.
+type frontDoorConfig struct {
+	// TLSCert and TLSKey are PEM files served to clients that ask for TLS,
+	// reloaded when they change; RequireTLS refuses clients that do not.
+	TLSCert, TLSKey string
+	RequireTLS      bool
+	// Superuser is the user SuperuserPassword lets in with SCRAM-SHA-256.
+	// Without a password only loopback clients are accepted (trusted).
+	Superuser         string
+	SuperuserPassword string
+}
+
+// envSuperuserPassword holds the superuser's password (e.g. from a
+// Kubernetes Secret); a flag would show it in the process list.
+const envSuperuserPassword = "TANDEM_SUPERUSER_PASSWORD"
 
 // serviceAccountNamespace is where Kubernetes mounts the pod's namespace.
 const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
@@ -92,6 +111,13 @@ func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, 
 	fs.StringVar(&k.ReplicaImage, "replica-image", "", "kubernetes orchestrator: container image of the replicas it creates (required)")
 	var pullPolicy string
 	fs.StringVar(&pullPolicy, "replica-image-pull-policy", "", "kubernetes orchestrator: Always, IfNotPresent or Never (default: the ComputeReplica default)")
+	fd := &cfg.FrontDoor
+	fs.StringVar(&fd.TLSCert, "tls-cert", "", "PEM certificate served to SQL clients that ask for TLS (reloaded when it changes); needs --tls-key")
+	fs.StringVar(&fd.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.BoolVar(&fd.RequireTLS, "require-tls", false, "refuse SQL clients that do not use TLS (needs --tls-cert)")
+	fs.StringVar(&fd.Superuser, "superuser", "tandem", "user name the superuser password lets in")
+	var passwordFile string
+	fs.StringVar(&passwordFile, "superuser-password-file", "", "file holding the superuser's password (or set "+envSuperuserPassword+"); with a password every SQL client authenticates with SCRAM-SHA-256, without one only loopback clients are accepted")
 	var paramDefaults string
 	fs.StringVar(&paramDefaults, "system-parameter-default", "", "comma-separated name=value system parameter defaults applied when the data directory is new (e.g. enable_compute_interactive_dataflows=on)")
 	var envErr error
@@ -136,6 +162,9 @@ func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, 
 	}
 	if cfg.DataDir == "" {
 		return nil, errors.New("--data-dir must not be empty")
+	}
+	if err := fd.complete(passwordFile, getenv(envSuperuserPassword), readFile); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }
@@ -183,4 +212,45 @@ func (k *kubernetesConfig) complete(pullPolicy string, readFile func(string) ([]
 		return fmt.Errorf("--kubernetes-namespace=%q: %s", k.Namespace, strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// complete checks the front door's flags and reads the password.
+func (fd *frontDoorConfig) complete(passwordFile, envPassword string, readFile func(string) ([]byte, error)) error {
+	if (fd.TLSCert == "") != (fd.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	if fd.RequireTLS && fd.TLSCert == "" {
+		return errors.New("--require-tls needs --tls-cert and --tls-key")
+	}
+	fd.SuperuserPassword = envPassword
+	if passwordFile != "" {
+		b, err := readFile(passwordFile)
+		if err != nil {
+			return fmt.Errorf("--superuser-password-file: %w", err)
+		}
+		fd.SuperuserPassword = strings.TrimRight(string(b), "\r\n")
+	}
+	if passwordFile != "" && fd.SuperuserPassword == "" {
+		return fmt.Errorf("--superuser-password-file %s is empty", passwordFile)
+	}
+	if fd.SuperuserPassword != "" && fd.Superuser == "" {
+		return errors.New("--superuser must not be empty when a password is set")
+	}
+	return nil
+}
+
+// pgwireConfig is the SQL server's configuration for the front door.
+func (fd frontDoorConfig) pgwireConfig() (pgwire.Config, error) {
+	var c pgwire.Config
+	if fd.TLSCert != "" {
+		r, err := newCertReloader(fd.TLSCert, fd.TLSKey)
+		if err != nil {
+			return c, err
+		}
+		c.TLS, c.RequireTLS = r.tlsConfig(), fd.RequireTLS
+	}
+	if fd.SuperuserPassword != "" {
+		c.Passwords = map[string]string{fd.Superuser: fd.SuperuserPassword}
+	}
+	return c, nil
 }

@@ -44,14 +44,36 @@ func TestParseConfig(t *testing.T) {
 		{name: "unknown orchestrator", args: []string{"--orchestrator=nomad"}},
 		{name: "bad log level", args: []string{"--log-level=loud"}},
 		{name: "stray argument", args: []string{"x"}},
+		{name: "no password: loopback only", check: func(c *config) bool {
+			return c.FrontDoor.SuperuserPassword == "" && c.FrontDoor.Superuser == "tandem" && c.FrontDoor.TLSCert == ""
+		}},
+		{name: "password from the environment", env: map[string]string{"TANDEM_SUPERUSER_PASSWORD": "pw"}, check: func(c *config) bool {
+			return c.FrontDoor.SuperuserPassword == "pw"
+		}},
+		{name: "password file beats the environment", args: []string{"--superuser-password-file=/run/secrets/pw"},
+			env: map[string]string{"TANDEM_SUPERUSER_PASSWORD": "env"}, check: func(c *config) bool {
+				return c.FrontDoor.SuperuserPassword == "from-file"
+			}},
+		{name: "empty password file", args: []string{"--superuser-password-file=/run/secrets/empty"}},
+		{name: "missing password file", args: []string{"--superuser-password-file=/nope"}},
+		{name: "tls cert without key", args: []string{"--tls-cert=/c.pem"}},
+		{name: "require tls without cert", args: []string{"--require-tls"}},
+		{name: "tls flags", args: []string{"--tls-cert=/c.pem", "--tls-key=/k.pem", "--require-tls"}, check: func(c *config) bool {
+			return c.FrontDoor.TLSCert == "/c.pem" && c.FrontDoor.TLSKey == "/k.pem" && c.FrontDoor.RequireTLS
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := parseConfigIn(tt.args, env(tt.env), io.Discard, func(path string) ([]byte, error) {
-				if path != serviceAccountNamespace {
-					return nil, fmt.Errorf("unexpected read of %s", path)
+				switch path {
+				case serviceAccountNamespace:
+					return []byte("tandem-sa\n"), nil
+				case "/run/secrets/pw":
+					return []byte("from-file\n"), nil
+				case "/run/secrets/empty":
+					return []byte("\n"), nil
 				}
-				return []byte("tandem-sa\n"), nil
+				return nil, fmt.Errorf("unexpected read of %s", path)
 			})
 			if tt.check == nil {
 				if err == nil {

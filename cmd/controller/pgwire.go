@@ -10,11 +10,17 @@ import (
 	"github.com/tandemdb/tandem/pkg/sql"
 )
 
-// servePgwire starts the SQL front door over env on addr. Connections
-// without a password are accepted only over loopback (pgwire's default).
-// stop closes the listener and waits for connections to finish.
-func servePgwire(ctx context.Context, addr string, env sql.Backend, log *slog.Logger) (stop func(), listening string, err error) {
-	srv, err := pgwire.NewServer(sql.NewEngine(env), pgwire.Config{Logger: log})
+// servePgwire starts the SQL front door over env on addr, with the
+// authentication and TLS of fd. Connections without a password are
+// accepted only over loopback (pgwire's default). stop closes the listener
+// and waits for connections to finish.
+func servePgwire(ctx context.Context, addr string, env sql.Backend, fd frontDoorConfig, log *slog.Logger) (stop func(), listening string, err error) {
+	pcfg, err := fd.pgwireConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	pcfg.Logger = log
+	srv, err := pgwire.NewServer(sql.NewEngine(env), pcfg)
 	if err != nil {
 		return nil, "", err
 	}

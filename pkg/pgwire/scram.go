@@ -47,6 +47,16 @@ func newSCRAMSecret(password string) (scramSecret, error) {
 	return scramSecret{salt: salt, iters: scramIterations, storedKey: stored[:], serverKey: hmacSHA256(salted, "Server Key")}, nil
 }
 
+// mockSCRAMSecret is the secret an unknown user is challenged with: its salt
+// is derived from the user name (stable across attempts, like a real
+// user's) and its keys are random, so the exchange fails at the proof.
+func mockSCRAMSecret(key []byte, user string) scramSecret {
+	stored, server := make([]byte, sha256.Size), make([]byte, sha256.Size)
+	_, _ = rand.Read(stored)
+	_, _ = rand.Read(server)
+	return scramSecret{salt: hmacSHA256(key, "salt:"+user)[:16], iters: scramIterations, storedKey: stored, serverKey: server}
+}
+
 // scramServer runs the server side of one SCRAM-SHA-256 exchange.
 type scramServer struct {
 	secret          scramSecret

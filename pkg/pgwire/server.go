@@ -64,6 +64,9 @@ type Server struct {
 	engine  *sql.Engine
 	cfg     Config
 	secrets map[string]scramSecret
+	// mockKey derives the fake salt shown to an unknown user, so that the
+	// exchange of an unknown user looks like a wrong password's.
+	mockKey []byte
 	log     *slog.Logger
 
 	mu      sync.Mutex
@@ -83,6 +86,10 @@ func NewServer(engine *sql.Engine, cfg Config) (*Server, error) {
 	}
 	if cfg.RequireTLS && cfg.TLS == nil {
 		return nil, errors.New("pgwire: RequireTLS without a TLS config")
+	}
+	s.mockKey = make([]byte, 32)
+	if _, err := rand.Read(s.mockKey); err != nil {
+		return nil, fmt.Errorf("pgwire: mock authentication key: %w", err)
 	}
 	for user, pw := range cfg.Passwords {
 		sec, err := newSCRAMSecret(pw)
@@ -293,7 +300,10 @@ func (s *Server) authenticate(be *pgproto3.Backend, user string) error {
 		return fatal(be, sqlerr.ProtocolViolation, "expected a SCRAM-SHA-256 SASL initial response")
 	}
 	if !known {
-		return fail()
+		// Run the whole exchange against a secret no proof matches, with a
+		// salt that is the same at every attempt, so that a client cannot
+		// tell an unknown user from a wrong password.
+		secret = mockSCRAMSecret(s.mockKey, user)
 	}
 	srv := &scramServer{secret: secret}
 	first, err := srv.first(string(init.Data))

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math/big"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql"
@@ -382,5 +384,66 @@ func TestPgbench(t *testing.T) {
 		if strings.HasPrefix(line, "tps") || strings.HasPrefix(line, "latency average") {
 			t.Log(line)
 		}
+	}
+}
+
+// TestSCRAMUnknownUserLooksLikeWrongPassword: an unknown user gets a
+// server-first message like a known one, with a salt that is the same at
+// every attempt, and fails at the proof with the same error; before, the
+// server refused it right after the client's first message, so user names
+// could be told apart from wrong passwords.
+func TestSCRAMUnknownUserLooksLikeWrongPassword(t *testing.T) {
+	addr := startServer(t, Config{Passwords: map[string]string{"alice": "s3cret"}})
+	exchange := func(user string) (serverFirst string, code string) {
+		t.Helper()
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		fe := pgproto3.NewFrontend(nc, nc)
+		fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": user}})
+		fe.Send(&pgproto3.SASLInitialResponse{AuthMechanism: "SCRAM-SHA-256", Data: []byte("n,,n=,r=clientnonce")})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			msg, err := fe.Receive()
+			if err != nil {
+				t.Fatalf("%s: %v", user, err)
+			}
+			switch m := msg.(type) {
+			case *pgproto3.AuthenticationSASL:
+			case *pgproto3.AuthenticationSASLContinue:
+				serverFirst = string(m.Data)
+				nonce, _, _ := strings.Cut(strings.TrimPrefix(serverFirst, "r="), ",")
+				proof := base64.StdEncoding.EncodeToString(make([]byte, 32))
+				fe.Send(&pgproto3.SASLResponse{Data: []byte("c=biws,r=" + nonce + ",p=" + proof)})
+				if err := fe.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			case *pgproto3.ErrorResponse:
+				return serverFirst, m.Code
+			default:
+				t.Fatalf("%s: unexpected %T", user, msg)
+			}
+		}
+	}
+	salt := func(serverFirst string) string {
+		_, rest, _ := strings.Cut(serverFirst, ",s=")
+		s, _, _ := strings.Cut(rest, ",")
+		return s
+	}
+	knownFirst, knownCode := exchange("alice")
+	unknownFirst, unknownCode := exchange("mallory")
+	againFirst, _ := exchange("mallory")
+	if unknownFirst == "" || !strings.Contains(unknownFirst, ",i=4096") {
+		t.Fatalf("unknown user got no server-first message like a known user's (%q vs %q)", unknownFirst, knownFirst)
+	}
+	if unknownCode != knownCode || knownCode != "28P01" {
+		t.Fatalf("unknown user fails with %s, wrong password with %s; want both 28P01", unknownCode, knownCode)
+	}
+	if salt(unknownFirst) == "" || salt(unknownFirst) != salt(againFirst) {
+		t.Fatalf("unknown user's salt changes between attempts (%q, %q): that tells it apart", salt(unknownFirst), salt(againFirst))
 	}
 }
