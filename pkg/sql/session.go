@@ -49,6 +49,8 @@ type Result struct {
 	// ParameterChanges are session variables whose new value must be
 	// reported to the client (ParameterStatus), by wire name.
 	ParameterChanges map[string]string
+	// memLimit is max_query_memory for Materialize (0: no limit).
+	memLimit uint64
 }
 
 // RowStream is an unbounded stream of rows, such as a SUBSCRIBE's.
@@ -215,3 +217,13 @@ func tagf(format string, args ...any) *Result { return &Result{Tag: fmt.Sprintf(
 func (e *Engine) SystemParameter(ctx context.Context, name string) (string, error) {
 	return e.backend.SystemParameter(ctx, name)
 }
+
+// ParamMaxQueryMemory is the system parameter bounding the bytes of rows
+// one statement holds in the controller's memory: an ORDER BY keeps at
+// most that much in memory and sorts the rest on disk; results that must
+// be held whole (cursors, INSERT ... SELECT, portals fetched in parts)
+// fail with 53200 beyond it. 0 means no limit.
+const ParamMaxQueryMemory = "max_query_memory"
+
+// DefaultMaxQueryMemory is max_query_memory's default: 256 MiB.
+const DefaultMaxQueryMemory = 256 << 20
