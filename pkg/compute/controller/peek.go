@@ -82,6 +82,9 @@ type peek struct {
 	spillDir string
 	// maxBytes is max_result_size when the peek was issued (0: unbounded).
 	maxBytes uint64
+	// restarts counts the connections lost by replicas it was pending on
+	// (chargePeeksLocked).
+	restarts int
 }
 
 // sendsTo reports whether the peek is (re)sent to replica name.
