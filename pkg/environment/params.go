@@ -34,8 +34,8 @@ var params = map[string]string{
 	// bytes a statement may hold in the controller's memory (53200) and
 	// concurrent client connections (53300).
 	controller.ParamMaxResultSize: strconv.Itoa(controller.DefaultMaxResultSize),
-	sql.ParamMaxQueryMemory:        strconv.Itoa(sql.DefaultMaxQueryMemory),
-	pgwire.MaxConnectionsParam:     "100",
+	sql.ParamMaxQueryMemory:       strconv.Itoa(sql.DefaultMaxQueryMemory),
+	pgwire.MaxConnectionsParam:    "100",
 }
 
 // replicaParams are the parameters replicas need even at their default,

@@ -26,9 +26,9 @@ func TestExternalSortMatchesInMemory(t *testing.T) {
 		in = append(in, RowDiff{Row: row.Pack(a, row.Text(string(rune('a'+rng.IntN(5)))), row.Int64(int64(i))), Diff: int64(1 + rng.IntN(3))})
 	}
 	orders := map[string][]plan.ColumnOrder{
-		"a":                {{Column: 0}},
+		"a":                 {{Column: 0}},
 		"a desc nulls last": {{Column: 0, Desc: true, NullsLast: true}},
-		"b, a desc":        {{Column: 1}, {Column: 0, Desc: true}},
+		"b, a desc":         {{Column: 1}, {Column: 0, Desc: true}},
 	}
 	for name, order := range orders {
 		want, err := expand(in, &memBudget{})
