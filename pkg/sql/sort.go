@@ -189,7 +189,7 @@ func (x *externalSort) spill() error {
 	return nil
 }
 
-// Runs returns how many runs went to disk so far.
+// runs returns how many runs went to disk so far.
 func (x *externalSort) runs() int { return len(x.files) }
 
 // close releases the run files.
