@@ -13,20 +13,21 @@ import (
 // servePgwire starts the SQL front door over env on addr, with the
 // authentication and TLS of fd. Connections without a password are
 // accepted only over loopback (pgwire's default). stop closes the listener
-// and waits for connections to finish.
-func servePgwire(ctx context.Context, addr string, env sql.Backend, fd frontDoorConfig, log *slog.Logger) (stop func(), listening string, err error) {
+// and waits for connections to finish; health reports whether it still
+// accepts connections (/healthz).
+func servePgwire(ctx context.Context, addr string, env sql.Backend, fd frontDoorConfig, log *slog.Logger) (stop func(), health func() error, listening string, err error) {
 	pcfg, err := fd.pgwireConfig()
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	pcfg.Logger = log
 	srv, err := pgwire.NewServer(sql.NewEngine(env), pcfg)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, "", fmt.Errorf("pgwire listener: %w", err)
+		return nil, nil, "", fmt.Errorf("pgwire listener: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -36,5 +37,5 @@ func servePgwire(ctx context.Context, addr string, env sql.Backend, fd frontDoor
 			log.Error("pgwire server stopped", "error", err)
 		}
 	}()
-	return func() { cancel(); <-done }, ln.Addr().String(), nil
+	return func() { cancel(); <-done }, srv.Health, ln.Addr().String(), nil
 }

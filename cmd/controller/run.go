@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -100,7 +101,16 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("http listener: %w", err)
 	}
-	httpSrv := &http.Server{Handler: newHTTPHandler(ctl, orch.Orchestrator, reg), ReadHeaderTimeout: 10 * time.Second}
+	// /healthz reports the SQL listener once it started below (before,
+	// the controller is starting, which a liveness probe must not punish).
+	var pgwireHealth atomic.Pointer[func() error]
+	health := func() error {
+		if h := pgwireHealth.Load(); h != nil {
+			return (*h)()
+		}
+		return nil
+	}
+	httpSrv := &http.Server{Handler: newHTTPHandler(ctl, orch.Orchestrator, reg, health), ReadHeaderTimeout: 10 * time.Second}
 	go httpSrv.Serve(httpLis)
 	defer httpSrv.Close()
 
@@ -119,11 +129,12 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		backend = droppingBackend{Environment: env, a: a}
 	}
 
-	stopPgwire, pgwireAddr, err := servePgwire(runCtx, cfg.PgwireListenAddr, backend, cfg.FrontDoor, slog.New(handler).With("logger", "pgwire"))
+	stopPgwire, pgwireHealthy, pgwireAddr, err := servePgwire(runCtx, cfg.PgwireListenAddr, backend, cfg.FrontDoor, slog.New(handler).With("logger", "pgwire"))
 	if err != nil {
 		return err
 	}
 	defer stopPgwire()
+	pgwireHealth.Store(&pgwireHealthy)
 
 	fmt.Fprintf(stdout, "Tandem controller is running.\n")
 	host, port, _ := net.SplitHostPort(pgwireAddr)
@@ -143,10 +154,17 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// newHTTPHandler serves health, metrics and status.
-func newHTTPHandler(ctl *controller.Controller, orch orchestrator.Orchestrator, reg *prometheus.Registry) http.Handler {
+// newHTTPHandler serves health, metrics and status. /healthz fails (503)
+// while health does: the SQL listener stopped accepting connections (an
+// accept error it cannot retry), so a liveness probe restarts a
+// controller no client can reach.
+func newHTTPHandler(ctl *controller.Controller, orch orchestrator.Orchestrator, reg *prometheus.Registry, health func() error) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := health(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {

@@ -31,6 +31,9 @@ type config struct {
 	PeerConnectTimeout time.Duration
 	ShutdownTimeout    time.Duration
 	LogLevel           slog.Level
+	// MemoryLimit is --memory-limit in bytes (0: from GOMEMLIMIT or the
+	// container, see memoryLimit).
+	MemoryLimit uint64
 }
 
 // envName is the environment fallback of a flag: --workers -> TANDEM_WORKERS.
@@ -47,7 +50,7 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	fs := flag.NewFlagSet("replica", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := &config{}
-	var peers, interactive, logLevel string
+	var peers, interactive, logLevel, memLimit string
 	process := -1
 	fs.StringVar(&cfg.ControllerListenAddr, "controller-listen-addr", ":2100", "address of the compute protocol gRPC endpoint")
 	fs.StringVar(&cfg.InternalHTTPListenAddr, "internal-http-listen-addr", ":6878", "address of /metrics, /healthz, /readyz and /debug/pprof")
@@ -60,6 +63,7 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	fs.DurationVar(&cfg.PeerConnectTimeout, "peer-connect-timeout", 5*time.Minute, "how long to wait for every peer process")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&memLimit, "memory-limit", "", "memory limit of the process (e.g. 4GiB): above 90% of it new reads are refused with 53200 (default: GOMEMLIMIT, else the container's cgroup limit)")
 
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -80,6 +84,13 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	}
 	if err := cfg.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	if memLimit != "" {
+		n, err := parseMemory(memLimit)
+		if err != nil {
+			return nil, fmt.Errorf("--memory-limit %q: %w", memLimit, err)
+		}
+		cfg.MemoryLimit = n
 	}
 	if cfg.Workers < 1 {
 		return nil, fmt.Errorf("--workers: %d, want at least 1", cfg.Workers)

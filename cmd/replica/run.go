@@ -105,7 +105,10 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 
 	var srv *server.Server
 	eng := server.NewEngine(func(ev server.Event) { srv.Deliver(ev) }, log.WithName("engine"))
-	srv = server.New(server.Config{Runtime: eng, Codec: server.PlanCodec{}, Log: log.WithName("server"), Metrics: serverMetrics{m}})
+	guard := &server.MemoryGuard{Limit: memoryLimit(cfg.MemoryLimit, os.ReadFile), Fraction: server.DefaultMemoryFraction}
+	log.Info("Memory guard", "limit", guard.String())
+	srv = server.New(server.Config{Runtime: eng, Codec: server.PlanCodec{}, Log: log.WithName("server"), Metrics: serverMetrics{m},
+		Memory: guard})
 	sources := render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}
 	// Materialized views write their storage shards through the same
 	// storage service tables are read from. Only the Solo or maintenance

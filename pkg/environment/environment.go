@@ -134,6 +134,11 @@ func (e *Environment) recover(ctx context.Context) error {
 	for k, v := range ps {
 		e.cfg.Compute.SetParameter(k, v)
 	}
+	for _, k := range replicaParams {
+		if _, ok := ps[k]; !ok {
+			e.cfg.Compute.SetParameter(k, params[k])
+		}
+	}
 	cls, err := e.cfg.Catalog.Clusters()
 	if err != nil {
 		return err

@@ -12,7 +12,9 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/controller"
 	"github.com/tandemdb/tandem/pkg/compute/offload"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
+	"github.com/tandemdb/tandem/pkg/pgwire"
 	"github.com/tandemdb/tandem/pkg/placement"
+	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
@@ -27,7 +29,22 @@ var params = map[string]string{
 	// Which runtime of a two-runtime replica serves fast-path peeks on
 	// maintained indexes (docs/design/read-routing.md).
 	"peek_routing": "sealed_hint",
+	// Bounds of one read and of the server (docs/user-guide.md): bytes of
+	// a read's answer (replicas and the controller refuse more, 54000),
+	// bytes a statement may hold in the controller's memory (53200) and
+	// concurrent client connections (53300).
+	controller.ParamMaxResultSize: strconv.Itoa(controller.DefaultMaxResultSize),
+	sql.ParamMaxQueryMemory:       strconv.Itoa(sql.DefaultMaxQueryMemory),
+	pgwire.MaxConnectionsParam:    "100",
 }
+
+// replicaParams are the parameters replicas need even at their default,
+// so they are sent to the controller (and by it to every replica) at
+// start.
+var replicaParams = []string{controller.ParamMaxResultSize}
+
+// maxConnectionsLimit is the largest max_connections, PostgreSQL's.
+const maxConnectionsLimit = 262143
 
 // normalizeParam validates a system parameter value and returns its
 // canonical form.
@@ -49,6 +66,18 @@ func normalizeParam(name, value string) (string, error) {
 		n, err := strconv.Atoi(value)
 		if err != nil || n <= 0 {
 			return "", fmt.Errorf("parameter %q requires a positive integer", name)
+		}
+		return strconv.Itoa(n), nil
+	case controller.ParamMaxResultSize, sql.ParamMaxQueryMemory:
+		n, err := parseBytes(value)
+		if err != nil {
+			return "", fmt.Errorf("parameter %q: %w", name, err)
+		}
+		return strconv.FormatUint(n, 10), nil
+	case pgwire.MaxConnectionsParam:
+		n, err := strconv.Atoi(strings.TrimSpace(value))
+		if err != nil || n < 1 || n > maxConnectionsLimit {
+			return "", fmt.Errorf("parameter %q requires an integer between 1 and %d", name, maxConnectionsLimit)
 		}
 		return strconv.Itoa(n), nil
 	case "peek_routing":
@@ -110,6 +139,33 @@ func (e *Environment) SetSystemParameter(ctx context.Context, name, value string
 		e.cfg.Compute.RollReplicas(cfgs)
 	}
 	return nil
+}
+
+// byteUnits are PostgreSQL's memory units (powers of 1024).
+var byteUnits = []struct {
+	suffix string
+	mult   uint64
+}{{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"kB", 1 << 10}, {"B", 1}}
+
+// parseBytes parses a size in bytes: an integer, optionally followed by
+// one of PostgreSQL's memory units (B, kB, MB, GB, TB). 0 means no limit.
+func parseBytes(v string) (uint64, error) {
+	v = strings.TrimSpace(v)
+	mult := uint64(1)
+	for _, u := range byteUnits {
+		if num, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, mult = strings.TrimSpace(num), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, errors.New("requires a number of bytes, optionally with a unit (B, kB, MB, GB, TB)")
+	}
+	if n > (1<<63)/mult {
+		return 0, errors.New("value is out of range")
+	}
+	return n * mult, nil
 }
 
 func parseBool(v string) (bool, error) {

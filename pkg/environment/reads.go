@@ -71,6 +71,10 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRo
 	return sql.RowsOf(out), nil
 }
 
+// SpillDirectory implements sql.SpillDirectory: ORDER BY runs go where
+// peek answers spill (removed at start like them).
+func (e *Environment) SpillDirectory() string { return e.cfg.SpillDir }
+
 // spilledRows reads a spilled answer for the SQL layer.
 type spilledRows struct{ s *controller.SpilledRows }
 

@@ -88,8 +88,25 @@ func (c *conn) txStatus() byte {
 	return 'I'
 }
 
-// sendError reports err to the client as an ErrorResponse.
+// safely runs f, turning a panic into a *sqlerr.PanicError: a bug hit by
+// one statement ends that statement (XX000), not the server.
+func safely(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = sqlerr.Recovered(v)
+		}
+	}()
+	return f()
+}
+
+// sendError reports err to the client as an ErrorResponse; a recovered
+// panic is also logged with its stack.
 func (c *conn) sendError(err error) {
+	var pe *sqlerr.PanicError
+	if errors.As(err, &pe) {
+		c.server.log.Error("Statement panicked; the statement failed and the connection goes on",
+			"pid", c.pid, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+	}
 	if errors.Is(err, context.Canceled) {
 		err = sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to user request")
 	}
@@ -118,13 +135,13 @@ func (c *conn) run(ctx context.Context) error {
 			c.simpleQuery(ctx, m.String)
 			c.be.Send(&pgproto3.ReadyForQuery{TxStatus: c.txStatus()})
 		case *pgproto3.Parse:
-			c.extended(c.parse(ctx, m))
+			c.extended(safely(func() error { return c.parse(ctx, m) }))
 		case *pgproto3.Bind:
-			c.extended(c.bind(m))
+			c.extended(safely(func() error { return c.bind(m) }))
 		case *pgproto3.Describe:
-			c.extended(c.describe(m))
+			c.extended(safely(func() error { return c.describe(m) }))
 		case *pgproto3.Execute:
-			c.extended(c.execute(ctx, m))
+			c.extended(safely(func() error { return c.execute(ctx, m) }))
 		case *pgproto3.Close:
 			if m.ObjectType == 'S' {
 				delete(c.stmts, m.Name)
@@ -160,7 +177,11 @@ func (c *conn) extended(err error) {
 }
 
 func (c *conn) simpleQuery(ctx context.Context, text string) {
-	sts, err := parse.Parse(text)
+	var sts []parse.Statement
+	err := safely(func() (err error) {
+		sts, err = parse.Parse(text)
+		return err
+	})
 	if err != nil {
 		c.sendError(err)
 		return
@@ -184,8 +205,13 @@ func (c *conn) simpleQuery(ctx context.Context, text string) {
 }
 
 // runStatement executes st and sends its results. A nil portal means the
-// simple protocol (RowDescription first, text format).
+// simple protocol (RowDescription first, text format). A panic while
+// executing or sending the results fails the statement (XX000).
 func (c *conn) runStatement(ctx context.Context, st parse.Statement, params []row.Datum, formats []int16, maxRows int, pt *portal) error {
+	return safely(func() error { return c.runStatementUnsafe(ctx, st, params, formats, maxRows, pt) })
+}
+
+func (c *conn) runStatementUnsafe(ctx context.Context, st parse.Statement, params []row.Datum, formats []int16, maxRows int, pt *portal) error {
 	var res *sql.Result
 	if pt != nil && pt.result != nil {
 		res = pt.result

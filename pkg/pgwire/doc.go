@@ -11,6 +11,14 @@
 // session variables, and TCP keepalive on accepted connections
 // (Config.KeepAlive). The database is always "tandem".
 //
+// Robustness: the backend's max_connections bounds concurrent
+// connections (FATAL 53300 at startup, before authentication); a panic
+// while a statement is parsed, planned, executed or its rows sent fails
+// that statement with XX000 and is logged with its stack, the connection
+// going on; temporary Accept errors (EMFILE, ENFILE, ECONNABORTED, ...)
+// are retried with backoff, and Health reports a listener stopped by any
+// other error (cmd/controller's /healthz).
+//
 // Once a connection is authenticated, a goroutine reads the client's
 // bytes ahead into a bounded buffer (clientReader) from which the
 // message loop decodes them, so that the end of the client's input (a

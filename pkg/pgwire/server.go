@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -72,8 +74,29 @@ type Server struct {
 	mu      sync.Mutex
 	conns   map[string]*conn // by cancelKey, for CancelRequest
 	nextPID uint32
+	// active counts connections admitted under max_connections, from
+	// their StartupMessage to their end.
+	active int
+	// serving is true while Serve accepts connections; stopErr says why
+	// it stopped otherwise (Health).
+	serving bool
+	stopErr error
 	wg      sync.WaitGroup
 }
+
+// Accept backoff after a temporary error (out of file descriptors, a
+// connection aborted before it was accepted): doubled on each error in a
+// row up to the maximum, as net/http does, so the listener neither spins
+// nor gives up while the condition lasts.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+// MaxConnectionsParam is the system parameter bounding concurrent client
+// connections (PostgreSQL's max_connections); the engine's backend owns
+// its value, read at each connection's startup.
+const MaxConnectionsParam = "max_connections"
 
 // NewServer returns a server executing statements with engine.
 func NewServer(engine *sql.Engine, cfg Config) (*Server, error) {
@@ -112,14 +135,31 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 	}()
 	defer s.wg.Wait()
+	s.setServing(nil)
+	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
+				s.setStopped(errors.New("pgwire: server shut down"))
 				return nil
 			}
-			return fmt.Errorf("pgwire: accept: %w", err)
+			if !temporaryAcceptError(err) {
+				err = fmt.Errorf("pgwire: accept: %w", err)
+				s.setStopped(err)
+				return err
+			}
+			backoff = min(max(2*backoff, acceptBackoffMin), acceptBackoffMax)
+			s.log.Warn("Accepting a connection failed; retrying", "err", err, "retry_in", backoff.String())
+			select {
+			case <-ctx.Done():
+				s.setStopped(errors.New("pgwire: server shut down"))
+				return nil
+			case <-time.After(backoff):
+			}
+			continue
 		}
+		backoff = 0
 		if tc, ok := nc.(*net.TCPConn); ok {
 			if err := tc.SetKeepAliveConfig(keepAliveConfig(s.cfg.KeepAlive)); err != nil {
 				s.log.Debug("Setting TCP keepalive failed", "remote", nc.RemoteAddr().String(), "err", err)
@@ -131,6 +171,85 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.serveConn(ctx, nc)
 		}()
 	}
+}
+
+// temporaryAcceptError reports whether an Accept error is worth retrying:
+// a resource shortage that may pass (file descriptors, buffers, memory) or
+// a connection that failed before it was accepted. A closed listener and
+// anything unknown are permanent.
+func temporaryAcceptError(err error) bool {
+	if errors.Is(err, net.ErrClosed) {
+		return false
+	}
+	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED, syscall.ECONNRESET,
+		syscall.ENOBUFS, syscall.ENOMEM, syscall.EAGAIN, syscall.EINTR, syscall.EPROTO, syscall.EPERM} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func (s *Server) setServing(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.serving, s.stopErr = true, err
+}
+
+func (s *Server) setStopped(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.serving, s.stopErr = false, err
+}
+
+// Health returns nil while Serve accepts connections (retrying temporary
+// accept errors counts as accepting), and otherwise why it does not: not
+// started, shut down, or its listener failed for good.
+func (s *Server) Health() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.serving {
+		return nil
+	}
+	if s.stopErr == nil {
+		return errors.New("pgwire: not serving yet")
+	}
+	return s.stopErr
+}
+
+// admit counts a new connection against max_connections; false means the
+// limit is reached and the connection must be refused.
+func (s *Server) admit(ctx context.Context) bool {
+	limit := s.maxConnections(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if limit > 0 && s.active >= limit {
+		return false
+	}
+	s.active++
+	return true
+}
+
+func (s *Server) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+}
+
+// maxConnections reads max_connections from the backend; 0 (no limit)
+// when the backend does not know the parameter.
+func (s *Server) maxConnections(ctx context.Context) int {
+	v, err := s.engine.SystemParameter(ctx, MaxConnectionsParam)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		s.log.Warn("Ignoring an invalid max_connections", "value", v)
+		return 0
+	}
+	return n
 }
 
 func isLoopback(a net.Addr) bool {
@@ -159,6 +278,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	if c == nil {
 		return
 	}
+	defer s.release()
 	defer s.unregister(c)
 	defer c.session.Close()
 	// From here on the client's input is read ahead, so that its end
@@ -231,7 +351,18 @@ func fatal(be *pgproto3.Backend, code, msg string) error {
 	return errors.New(msg)
 }
 
-func (s *Server) open(ctx context.Context, nc net.Conn, in *clientReader, be *pgproto3.Backend, m *pgproto3.StartupMessage, usingTLS bool) (*conn, error) {
+// open admits, authenticates and starts a session. A connection beyond
+// max_connections gets PostgreSQL's FATAL 53300 before authentication, so
+// a flood of clients costs no authentication work.
+func (s *Server) open(ctx context.Context, nc net.Conn, in *clientReader, be *pgproto3.Backend, m *pgproto3.StartupMessage, usingTLS bool) (c *conn, err error) {
+	if !s.admit(ctx) {
+		return nil, fatal(be, sqlerr.TooManyConnections, "sorry, too many clients already")
+	}
+	defer func() {
+		if c == nil {
+			s.release()
+		}
+	}()
 	user := m.Parameters["user"]
 	if user == "" {
 		return nil, fatal(be, sqlerr.InvalidAuthorization, "no user name given")
@@ -249,7 +380,7 @@ func (s *Server) open(ctx context.Context, nc net.Conn, in *clientReader, be *pg
 	} else if !isLoopback(nc.RemoteAddr()) && !s.cfg.AllowRemoteWithoutAuth {
 		return nil, fatal(be, sqlerr.InvalidAuthorization, "no authentication is configured, so only loopback connections are accepted")
 	}
-	c := &conn{server: s, nc: nc, in: in, be: be, session: s.engine.NewSession(user),
+	c = &conn{server: s, nc: nc, in: in, be: be, session: s.engine.NewSession(user),
 		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
 	// Large SELECT results without ORDER BY are sent as they are read
 	// (runStatement), never held whole.

@@ -41,12 +41,15 @@
 // read-modify-write of UPDATE and DELETE, serialised per Engine so two
 // sessions cannot interleave between the read and the write; evaluation
 // of plans that read no collection (SELECT 1, VALUES) without the
-// backend; the finishing of results (ORDER BY, LIMIT, OFFSET); session
+// backend; the finishing of results (ORDER BY, LIMIT, OFFSET; ORDER BY
+// sorted on disk beyond max_query_memory, results held whole failing
+// with 53200 beyond it); session
 // variables (cluster, cluster_replica, transaction_isolation and the
 // variables Postgres drivers expect); cursors, including cursors over
 // SUBSCRIBE.
 //
 // Invariants: an unsupported feature fails with 0A000 naming it rather
 // than returning a different answer than Postgres would; every error
-// returned by Session.Execute is a *sqlerr.Error with a SQLSTATE.
+// returned by Session.Execute is a *sqlerr.Error with a SQLSTATE, or a
+// *sqlerr.PanicError (XX000) when the statement panicked.
 package sql

@@ -32,20 +32,31 @@ func (s *Session) selectStmt(ctx context.Context, sel *pg.SelectStmt, params []r
 	if err != nil {
 		return nil, err
 	}
-	if s.streamRows && pr.Streamed() && len(q.Finishing.Order) == 0 {
-		// Without an order the finishing applies row by row: the result
-		// goes to the client as the backend reads it, never held whole.
-		return &Result{Tag: "SELECT", Columns: queryColumns(q), Iter: newFinishIter(pr, &q.Finishing)}, nil
+	budget := &memBudget{limit: s.maxQueryMemory(ctx)}
+	fin := q.Finishing
+	if len(fin.Order) > 0 {
+		// Sorted within max_query_memory, spilling runs to disk beyond it;
+		// what is left of the finishing applies row by row.
+		if pr, err = s.sortRows(pr, fin.Order, budget.limit); err != nil {
+			return nil, err
+		}
+		fin.Order = nil
 	}
-	diffs, err := CollectRows(pr)
+	if s.streamRows && pr.Streamed() {
+		// The finishing applies row by row: the result goes to the client
+		// as it is read (from the backend or the sorted runs), never held
+		// whole.
+		return &Result{Tag: "SELECT", Columns: queryColumns(q), Iter: newFinishIter(pr, &fin), memLimit: budget.limit}, nil
+	}
+	diffs, err := budget.collect(pr)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := expand(diffs)
+	rows, err := expand(diffs, budget)
 	if err != nil {
 		return nil, err
 	}
-	rows = finish(rows, &q.Finishing)
+	rows = finish(rows, &fin)
 	return &Result{Tag: fmt.Sprintf("SELECT %d", len(rows)), Columns: queryColumns(q), Rows: rows}, nil
 }
 
@@ -115,11 +126,14 @@ func (it *finishIter) Close() { it.rows.Close() }
 // Materialize drains r.Iter into r.Rows (and completes the tag), for
 // consumers that need every row at once (cursors, portals fetched in
 // parts).
+//
+// A result from a SELECT stops at max_query_memory (53200).
 func (r *Result) Materialize() error {
 	if r.Iter == nil {
 		return nil
 	}
 	defer r.Iter.Close()
+	budget := &memBudget{limit: r.memLimit}
 	for {
 		d, ok, err := r.Iter.Next()
 		if err != nil {
@@ -128,6 +142,10 @@ func (r *Result) Materialize() error {
 		}
 		if !ok {
 			break
+		}
+		if err := budget.take(datumsSize(d)); err != nil {
+			r.Iter = nil
+			return err
 		}
 		r.Rows = append(r.Rows, d)
 	}
@@ -157,11 +175,12 @@ func (s *Session) read(ctx context.Context, sn *snapshot, q *planner.Query) ([][
 	if err != nil {
 		return nil, err
 	}
-	diffs, err := CollectRows(pr)
+	budget := &memBudget{limit: s.maxQueryMemory(ctx)}
+	diffs, err := budget.collect(pr)
 	if err != nil {
 		return nil, err
 	}
-	return expand(diffs)
+	return expand(diffs, budget)
 }
 
 // peekRows computes a query's rows (before finishing) as the backend
@@ -194,8 +213,9 @@ func (s *Session) peekRows(ctx context.Context, sn *snapshot, q *planner.Query) 
 	return s.engine.backend.Peek(ctx, req)
 }
 
-// expand turns counted rows into a list of rows.
-func expand(diffs []RowDiff) ([][]row.Datum, error) {
+// expand turns counted rows into a list of rows, under budget: the
+// decoded columns and one slice header per repetition count against it.
+func expand(diffs []RowDiff, budget *memBudget) ([][]row.Datum, error) {
 	var out [][]row.Datum
 	for _, d := range diffs {
 		if d.Diff < 0 {
@@ -204,6 +224,9 @@ func expand(diffs []RowDiff) ([][]row.Datum, error) {
 		datums, err := d.Row.Unpack()
 		if err != nil {
 			return nil, fmt.Errorf("decode result row: %w", err)
+		}
+		if err := budget.take(datumSize*uint64(len(datums)) + 24*uint64(d.Diff)); err != nil {
+			return nil, err
 		}
 		for i := int64(0); i < d.Diff; i++ {
 			out = append(out, datums)
@@ -232,25 +255,7 @@ func evalConstant(p *plan.Plan) ([]RowDiff, error) {
 // finish applies ORDER BY, OFFSET, LIMIT and the final projection.
 func finish(rows [][]row.Datum, f *planner.Finishing) [][]row.Datum {
 	if len(f.Order) > 0 {
-		slices.SortStableFunc(rows, func(a, b []row.Datum) int {
-			for _, o := range f.Order {
-				x, y := a[o.Column], b[o.Column]
-				if x.IsNull() != y.IsNull() {
-					if x.IsNull() == o.NullsLast {
-						return 1
-					}
-					return -1
-				}
-				c := row.Compare(x, y)
-				if o.Desc {
-					c = -c
-				}
-				if c != 0 {
-					return c
-				}
-			}
-			return 0
-		})
+		slices.SortStableFunc(rows, orderCompare(f.Order))
 	}
 	if f.Offset > 0 {
 		if f.Offset >= int64(len(rows)) {

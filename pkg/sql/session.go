@@ -49,6 +49,8 @@ type Result struct {
 	// ParameterChanges are session variables whose new value must be
 	// reported to the client (ParameterStatus), by wire name.
 	ParameterChanges map[string]string
+	// memLimit is max_query_memory for Materialize (0: no limit).
+	memLimit uint64
 }
 
 // RowStream is an unbounded stream of rows, such as a SUBSCRIBE's.
@@ -144,7 +146,17 @@ func (s *Session) statementTimeout() time.Duration {
 // and the peek or one-shot dataflow that answers a read. A result already
 // returned (rows streamed from a spilled result, a SUBSCRIBE's updates) is
 // not bounded by it.
-func (s *Session) Execute(ctx context.Context, st parse.Statement, params []row.Datum) (*Result, error) {
+//
+// A panic while the statement runs ends the statement, not the process:
+// Execute returns it as a *sqlerr.PanicError (XX000, with the stack for
+// the caller's log) and an explicit block is aborted as by any error.
+func (s *Session) Execute(ctx context.Context, st parse.Statement, params []row.Datum) (res *Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, sqlerr.Recovered(v)
+			s.failTransaction()
+		}
+	}()
 	if d := s.statementTimeout(); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, d, errStatementTimeout)
@@ -155,13 +167,18 @@ func (s *Session) Execute(ctx context.Context, st parse.Statement, params []row.
 		err = sqlerr.New(sqlerr.QueryCanceled, "canceling statement due to statement timeout")
 	}
 	if err != nil {
-		if s.tx.explicit {
-			s.tx.failed = true
-			s.tx.pending = nil
-		}
+		s.failTransaction()
 		return nil, sqlerr.Convert(err)
 	}
 	return r, nil
+}
+
+// failTransaction aborts an explicit transaction block after an error.
+func (s *Session) failTransaction() {
+	if s.tx.explicit {
+		s.tx.failed = true
+		s.tx.pending = nil
+	}
 }
 
 func (s *Session) executeInTx(ctx context.Context, st parse.Statement, params []row.Datum) (*Result, error) {
@@ -178,7 +195,13 @@ func (s *Session) executeInTx(ctx context.Context, st parse.Statement, params []
 
 // Prepare plans st without running it, inferring parameter types that
 // paramTypes leaves as row.TypeInvalid, and describes its result.
-func (s *Session) Prepare(ctx context.Context, st parse.Statement, paramTypes []row.Type) (*Prepared, error) {
+// A panic while planning is returned as a *sqlerr.PanicError.
+func (s *Session) Prepare(ctx context.Context, st parse.Statement, paramTypes []row.Type) (out *Prepared, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			out, err = nil, sqlerr.Recovered(v)
+		}
+	}()
 	p, err := s.prepare(ctx, st, paramTypes)
 	if err != nil {
 		return nil, sqlerr.Convert(err)
@@ -187,3 +210,20 @@ func (s *Session) Prepare(ctx context.Context, st parse.Statement, paramTypes []
 }
 
 func tagf(format string, args ...any) *Result { return &Result{Tag: fmt.Sprintf(format, args...)} }
+
+// SystemParameter returns a system parameter's current value from the
+// backend, for the layers around the engine (pgwire reads
+// max_connections at each connection's startup).
+func (e *Engine) SystemParameter(ctx context.Context, name string) (string, error) {
+	return e.backend.SystemParameter(ctx, name)
+}
+
+// ParamMaxQueryMemory is the system parameter bounding the bytes of rows
+// one statement holds in the controller's memory: an ORDER BY keeps at
+// most that much in memory and sorts the rest on disk; results that must
+// be held whole (cursors, INSERT ... SELECT, portals fetched in parts)
+// fail with 53200 beyond it. 0 means no limit.
+const ParamMaxQueryMemory = "max_query_memory"
+
+// DefaultMaxQueryMemory is max_query_memory's default: 256 MiB.
+const DefaultMaxQueryMemory = 256 << 20

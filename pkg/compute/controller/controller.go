@@ -65,7 +65,16 @@ type Config struct {
 	// replica to reconnect and hydrate logs that it still waits (default
 	// 30s).
 	RolloutLogInterval time.Duration
+	// MaxPeekRestarts is how many times the replicas a read was sent to
+	// may lose their connection (crash, be killed for memory) while the
+	// read is pending before it fails instead of being re-sent once more:
+	// a read whose dataflow or answer kills its replica would otherwise
+	// crash-loop it forever (default 2; negative: never give up).
+	MaxPeekRestarts int
 }
+
+// DefaultMaxPeekRestarts is Config.MaxPeekRestarts' default.
+const DefaultMaxPeekRestarts = 2
 
 func (c *Config) defaults() {
 	if c.Dialer == nil {
@@ -88,6 +97,9 @@ func (c *Config) defaults() {
 	}
 	if c.RolloutLogInterval <= 0 {
 		c.RolloutLogInterval = 30 * time.Second
+	}
+	if c.MaxPeekRestarts == 0 {
+		c.MaxPeekRestarts = DefaultMaxPeekRestarts
 	}
 }
 

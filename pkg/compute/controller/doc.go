@@ -34,6 +34,10 @@
 //     itself), so the peek is sent to, re-sent to, and answered by that
 //     replica alone, at a time chosen from its own reported frontiers, and
 //     fails if the replica is dropped.
+//   - A peek's answer is bounded by max_result_size over all of a
+//     replica's processes (54000); a peek pending on replicas that lost
+//     their connection MaxPeekRestarts times while it ran fails instead
+//     of being re-sent again.
 //   - Introspection indexes (EnableIntrospection) are sent in every
 //     replica's CreateInstance; they take no part in hydration status or
 //     rollouts, and go with their cluster.

@@ -4,11 +4,37 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
 )
+
+// ParamMaxResultSize bounds a peek's answer in bytes of encoded rows (0:
+// unbounded). Replicas get it with the other parameters and refuse a
+// larger answer; the controller enforces it again on what it accumulates
+// from all of a replica's processes (in memory or spilled), since each
+// process only sees its own part. Both fail the read with 54000.
+const ParamMaxResultSize = "max_result_size"
+
+// DefaultMaxResultSize is max_result_size when it is not set: 1 GiB, as
+// Materialize's default, so no single read can fill the controller's
+// memory or spill directory unnoticed.
+const DefaultMaxResultSize = 1 << 30
+
+// maxResultSizeLocked returns max_result_size in bytes (0: unbounded).
+func (c *Controller) maxResultSizeLocked() uint64 {
+	v, ok := c.params[ParamMaxResultSize]
+	if !ok {
+		return DefaultMaxResultSize
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return DefaultMaxResultSize // validated by the environment before it gets here
+	}
+	return n
+}
 
 // errReplicaGone is returned by ReconfigureReplica when the replica (or its
 // cluster) was dropped while the rollout waited for it.

@@ -80,6 +80,11 @@ type peek struct {
 	// spillDir, when not empty, receives stashed answers (see
 	// PeekRequest.SpillDir).
 	spillDir string
+	// maxBytes is max_result_size when the peek was issued (0: unbounded).
+	maxBytes uint64
+	// restarts counts the connections lost by replicas it was pending on
+	// (chargePeeksLocked).
+	restarts int
 }
 
 // sendsTo reports whether the peek is (re)sent to replica name.
@@ -94,6 +99,28 @@ type replicaAnswer struct {
 	// spills; rows then holds only unstashed process answers.
 	spill    *spill
 	spillErr error
+	// bytes counts the encoded rows received (in memory or spilled), for
+	// max_result_size.
+	bytes uint64
+}
+
+// CodeResultTooLarge is the SQLSTATE of an answer above max_result_size
+// (program_limit_exceeded), as replicas report it.
+const CodeResultTooLarge = "54000"
+
+// countLocked adds rows to the answer's size and fails the peek when the
+// whole answer of the replica exceeds max_result_size; false means the
+// peek is over.
+func (p *peek) countLocked(a *replicaAnswer, rows []*computepb.RowCount, replica string) bool {
+	for _, rc := range rows {
+		a.bytes += uint64(len(rc.GetRow()))
+	}
+	if p.maxBytes == 0 || a.bytes <= p.maxBytes {
+		return true
+	}
+	p.finishLocked(peekResult{err: &PeekError{SQLState: CodeResultTooLarge,
+		Message: fmt.Sprintf("result exceeds max_result_size of %d bytes", p.maxBytes)}, replica: replica})
+	return false
 }
 
 // discard releases what the answer holds.
@@ -222,6 +249,7 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 		finishing: req.Finishing,
 		replica:   req.Replica,
 		spillDir:  req.SpillDir,
+		maxBytes:  c.maxResultSizeLocked(),
 	}
 	p.cmd = &computepb.Command{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{
 		Uuid: p.uuid, TargetId: req.Target, Timestamp: uint64(ts),
@@ -297,6 +325,9 @@ func (c *Controller) peekAnsweredLocked(r *replica, proc int, p *peek, rows []*c
 	if proc >= len(a.answered) || a.answered[proc] {
 		return
 	}
+	if !p.countLocked(a, rows, r.cfg.ID.Replica) {
+		return
+	}
 	for _, rc := range rows {
 		a.rows = append(a.rows, RowCount{Row: rc.GetRow(), Count: rc.GetCount()})
 	}
@@ -327,6 +358,9 @@ func (c *Controller) peekStashedLocked(r *replica, proc int, p *peek, rows []*co
 	}
 	a := p.answerLocked(r)
 	if proc >= len(a.answered) || a.answered[proc] {
+		return
+	}
+	if !p.countLocked(a, rows, r.cfg.ID.Replica) {
 		return
 	}
 	if a.spill == nil && a.spillErr == nil {

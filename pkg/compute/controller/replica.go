@@ -254,6 +254,11 @@ func (r *replica) connectOnce(ctx context.Context) error {
 		r.conns = nil
 		r.frontiers = map[string]*replicaFrontiers{}
 		c.replicaDisconnectedLocked(r)
+		if ctx.Err() == nil {
+			// Lost, not dropped or closed by us: charge the reads it
+			// was answering.
+			c.chargePeeksLocked(r)
+		}
 	}
 	c.mu.Unlock()
 	if err == nil {
@@ -358,6 +363,36 @@ func (c *Controller) replicaDisconnectedLocked(r *replica) {
 		c.maybeRemoveLocked(col)
 	}
 }
+
+// chargePeeksLocked counts a lost connection of r against every read
+// pending on it and fails those that reached MaxPeekRestarts: a read that
+// kills each replica answering it (a one-shot dataflow or an answer too
+// big for the replica's memory) is otherwise re-sent on every reconnect,
+// and the replica crash-loops. A read pending during unrelated losses is
+// charged too; it needs MaxPeekRestarts of them to fail.
+func (c *Controller) chargePeeksLocked(r *replica) {
+	if c.cfg.MaxPeekRestarts < 0 {
+		return
+	}
+	name := r.cfg.ID.Replica
+	for _, p := range r.cluster.peeks {
+		if p.done || !p.sendsTo(name) {
+			continue
+		}
+		p.restarts++
+		if p.restarts < c.cfg.MaxPeekRestarts {
+			continue
+		}
+		r.log.Info("Failing a read its replicas kept losing their connection over", "peek", p.uuid, "restarts", p.restarts)
+		p.finishLocked(peekResult{err: &PeekError{SQLState: CodeReadKeepsCrashing, Message: fmt.Sprintf(
+			"read abandoned: the replicas answering it lost their connection %d times while it ran (a crash, e.g. out of memory); it was not re-sent again",
+			p.restarts)}, replica: name})
+	}
+}
+
+// CodeReadKeepsCrashing is the SQLSTATE of a read failed by
+// chargePeeksLocked (internal_error: the cause is the replica's).
+const CodeReadKeepsCrashing = "XX000"
 
 // CreateReplica provisions a replica through the orchestrator and keeps it
 // connected.

@@ -30,4 +30,8 @@
 // so a large result never holds the stream for the answers behind it. A
 // stash sequence ends with the final chunk, canceled, or an error (a
 // result above max_result_size found mid-stream).
+//
+// With Config.Memory a peek is refused (53200) before any work while the
+// process uses more than its MemoryGuard's share of its memory limit, so
+// a replica near the limit answers an error instead of being killed.
 package server

@@ -137,8 +137,16 @@ func newHarness(t *testing.T) *harness {
 // newHarnessWith is newHarness with the server's metrics going to m.
 func newHarnessWith(t *testing.T, m Metrics) *harness {
 	t.Helper()
+	return newHarnessConfig(t, Config{Metrics: m})
+}
+
+// newHarnessConfig is newHarness with cfg's optional fields (the runtime,
+// codec and log are the harness's).
+func newHarnessConfig(t *testing.T, cfg Config) *harness {
+	t.Helper()
 	rt := newFakeRuntime()
-	srv := New(Config{Runtime: rt, Codec: testCodec{}, Log: logr.Discard(), Metrics: m})
+	cfg.Runtime, cfg.Codec, cfg.Log = rt, testCodec{}, logr.Discard()
+	srv := New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	lis := bufconn.Listen(1 << 20)
 	gs := grpc.NewServer()

@@ -33,6 +33,12 @@ func (s *Server) peek(ctx context.Context, c *conn, p *computepb.Peek) {
 			"peek %s: timestamp %d is at or after the until %s of index %s", uuid, p.GetTimestamp(), col.until, col.id))
 		return
 	}
+	if err := s.memory.Check(); err != nil {
+		// Refused before any work: the one-shot dataflow behind a slow-path
+		// read is dropped by the controller when the read fails.
+		s.finishPeek(c, uuid, nil, err)
+		return
+	}
 	if err := s.rt.Peek(ctx, decodePeek(p)); err != nil {
 		s.finishPeek(c, uuid, nil, fmt.Errorf("peek %s: %w", uuid, err))
 	}

@@ -27,6 +27,9 @@ type Config struct {
 	DefaultStashChunkSize uint64
 	// Now is the clock for peek durations; nil means time.Now.
 	Now func() time.Time
+	// Memory, when set, refuses new peeks (53200) while the process is
+	// near its memory limit.
+	Memory *MemoryGuard
 }
 
 // Server implements computepb.ComputeServer. Create it with New and run its
@@ -40,6 +43,7 @@ type Server struct {
 	metrics Metrics
 	now     func() time.Time
 	chunk   uint64
+	memory  *MemoryGuard
 
 	requests chan request // connections to the loop
 	events   eventQueue   // runtime to the loop
@@ -57,6 +61,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rt:       cfg.Runtime,
 		codec:    cfg.Codec,
+		memory:   cfg.Memory,
 		log:      cfg.Log,
 		metrics:  cfg.Metrics,
 		now:      cfg.Now,

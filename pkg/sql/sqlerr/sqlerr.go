@@ -134,3 +134,10 @@ func Convert(err error) *Error {
 	}
 	return out
 }
+
+// Codes of resource limits (PostgreSQL's class 53 and 54).
+const (
+	OutOfMemory          = "53200"
+	TooManyConnections   = "53300"
+	ProgramLimitExceeded = "54000"
+)

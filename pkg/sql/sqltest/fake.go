@@ -106,6 +106,8 @@ func DefaultParams() map[string]string {
 	return map[string]string{
 		"enable_compute_interactive_dataflows": "on",
 		"max_result_size":                      "1073741824",
+		"max_connections":                      "100",
+		"max_query_memory":                     "268435456",
 	}
 }
 
@@ -579,7 +581,7 @@ func (f *Fake) SetSystemParameter(_ context.Context, name, value string, reset b
 		default:
 			return sqlerr.Errorf(sqlerr.InvalidParameterValue, "parameter %q requires a Boolean value", name)
 		}
-	case "max_result_size":
+	case "max_result_size", "max_connections", "max_query_memory":
 		if _, err := strconv.ParseUint(value, 10, 64); err != nil {
 			return sqlerr.Errorf(sqlerr.InvalidParameterValue, "parameter %q requires an integer value", name)
 		}

@@ -1,0 +1,36 @@
+package environment
+
+import "testing"
+
+func TestNormalizeLimitParams(t *testing.T) {
+	for _, tc := range []struct {
+		name, value, want string
+		wantErr           bool
+	}{
+		{"max_result_size", "1048576", "1048576", false},
+		{"max_result_size", "1MB", "1048576", false},
+		{"max_result_size", "2 GB", "2147483648", false},
+		{"max_result_size", "64kB", "65536", false},
+		{"max_result_size", "0", "0", false},
+		{"max_result_size", "-1", "", true},
+		{"max_result_size", "lots", "", true},
+		{"max_result_size", "99999999TB", "", true},
+		{"max_query_memory", "256MB", "268435456", false},
+		{"max_query_memory", "1.5GB", "", true},
+		{"max_connections", "100", "100", false},
+		{"max_connections", " 7 ", "7", false},
+		{"max_connections", "0", "", true},
+		{"max_connections", "262144", "", true},
+		{"max_connections", "many", "", true},
+	} {
+		got, err := normalizeParam(tc.name, tc.value)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("normalizeParam(%s, %q) = %q, %v; want %q (error %v)", tc.name, tc.value, got, err, tc.want, tc.wantErr)
+		}
+	}
+	for _, name := range []string{"max_result_size", "max_query_memory", "max_connections"} {
+		if _, err := normalizeParam(name, params[name]); err != nil {
+			t.Errorf("default of %s (%q) is invalid: %v", name, params[name], err)
+		}
+	}
+}
