@@ -353,3 +353,9 @@ func (p *parser) expected(rec *Record) error {
 		rec.Expected = append(rec.Expected, line)
 	}
 }
+
+// MarshalText writes the kind by name, for readable JSON.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// MarshalText writes the sort mode by name, for readable JSON.
+func (m SortMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
