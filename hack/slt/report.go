@@ -106,7 +106,9 @@ func (r *report) add(fs *fileSummary, res slt.Result) {
 
 var (
 	quoted = regexp.MustCompile(`"[^"]*"|'[^']*'`)
-	number = regexp.MustCompile(`\b[0-9]+(\.[0-9]+)?\b`)
+	// A word with a digit in it is a number or a generated name such as
+	// view_1_tab0_153.
+	number = regexp.MustCompile(`\b[A-Za-z_]*[0-9][A-Za-z0-9_.]*\b`)
 )
 
 // reasonOf groups refusals: SQLSTATE and message with names and numbers
@@ -123,8 +125,8 @@ func reasonOf(err error) string {
 	}
 	msg := quoted.ReplaceAllString(pgErr.Message, "…")
 	msg = number.ReplaceAllString(msg, "N")
-	if len(msg) > 80 {
-		msg = msg[:80] + "…"
+	if len(msg) > 110 {
+		msg = msg[:110] + "…"
 	}
 	return pgErr.Code + " " + msg
 }
@@ -178,13 +180,23 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "ERROR %s:%d: %s\n%s\n\n", f.File, f.Line, f.Error, indent(f.SQL))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "file\trecords\tpassed\twrong\terrored\t(0A000)\tunexpected-ok\tskipped\tpass\tseconds\t")
+	width := len("total")
+	for _, f := range r.files {
+		n := len(f.Name)
+		if f.Broken != "" {
+			n += len(" (BROKEN)")
+		}
+		width = max(width, n)
+	}
+	fmt.Fprintf(tw, "%-*s\t", width, "file")
+	fmt.Fprintln(tw, "records\tpassed\twrong\terrored\t(0A000)\tunexpected-ok\tskipped\tpass\tseconds\t")
 	row := func(f fileSummary) {
 		name := f.Name
 		if f.Broken != "" {
 			name += " (BROKEN)"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%.0f\t\n", name, f.Records, f.Passed, f.Wrong,
+		// Padded here because the writer right-aligns every cell.
+		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%.0f\t\n", width, name, f.Records, f.Passed, f.Wrong,
 			f.Errored, f.Unsupported, f.UnexpectedOK, f.Skipped, pct(f.Passed, f.Records), f.Seconds)
 	}
 	for _, f := range r.files {
