@@ -110,6 +110,10 @@ func Run(ctx context.Context, conn Conn, recs []Record, opts Options) error {
 		if err != nil {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			// Interrupted: the record's failure says nothing about it.
+			return err
+		}
 		report(res)
 	}
 	return nil
