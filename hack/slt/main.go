@@ -47,6 +47,7 @@ type config struct {
 	jsonPath      string
 	progress      time.Duration
 	root          string
+	checkLabels   bool
 }
 
 func main() {
@@ -64,6 +65,7 @@ func main() {
 	flag.BoolVar(&cfg.failOnWrong, "fail-on-wrong", false, "exit 1 when any query returns a wrong result")
 	flag.StringVar(&cfg.jsonPath, "json", "", "also write the summary as JSON to this file")
 	flag.DurationVar(&cfg.progress, "progress", 10*time.Second, "interval of progress lines on stderr (0: none)")
+	flag.BoolVar(&cfg.checkLabels, "check-labels", false, "also fail a labelled query whose values differ from the first query with that label")
 	flag.StringVar(&cfg.root, "root", "", "show script names relative to this directory (default: as given)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: slt [flags] FILE|DIR...\n")
@@ -199,7 +201,8 @@ func runScript(ctx context.Context, cfg config, tgt target, i int, path string, 
 	start := time.Now()
 	last := start
 	opts := slt.Options{
-		DB: cfg.dbName,
+		DB:          cfg.dbName,
+		CheckLabels: cfg.checkLabels,
 		OnResult: func(r slt.Result) {
 			rep.add(fs, r)
 			if cfg.progress > 0 && time.Since(last) >= cfg.progress {

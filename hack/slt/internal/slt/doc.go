@@ -20,8 +20,8 @@
 //     each one (Outcome): passed, wrong (the query ran and its values
 //     differ: a wrong answer), errored (a statement or query expected to
 //     succeed was refused: a gap, classified by SQLSTATE), unexpectedly
-//     accepted (`statement error` that succeeded) and skipped. Labels
-//     are parsed but results sharing a label are not compared.
+//     accepted (`statement error` that succeeded) and skipped. With
+//     Options.CheckLabels, queries sharing a label must also agree.
 //
 // The driver, database connection and server lifetime live in the command
 // (hack/slt); this package has no I/O beyond the Conn it is given, which is

@@ -65,6 +65,9 @@ type Result struct {
 	// describes the first difference.
 	Got  []string
 	Diff string
+	// got holds the formatted, sorted values of every query that ran,
+	// for the label check.
+	got []string
 }
 
 // Options control Run.
@@ -77,6 +80,11 @@ type Options struct {
 	StatementContext func(context.Context) (context.Context, context.CancelFunc)
 	// OnResult is called for every Statement and Query record, in order.
 	OnResult func(Result)
+	// CheckLabels makes a query with a label also fail as Wrong when its
+	// values differ from those of the first query run with that label:
+	// the corpus gives the variants of one query written for different
+	// databases the same label.
+	CheckLabels bool
 }
 
 // Run executes records in order against conn, reporting every Statement
@@ -87,6 +95,8 @@ func Run(ctx context.Context, conn Conn, recs []Record, opts Options) error {
 	if report == nil {
 		report = func(Result) {}
 	}
+	// labels holds, per label, the hash of the first result and its line.
+	labels := map[string]labelSeen{}
 	for i := range recs {
 		rec := &recs[i]
 		if err := ctx.Err(); err != nil {
@@ -110,6 +120,9 @@ func Run(ctx context.Context, conn Conn, recs []Record, opts Options) error {
 		if err != nil {
 			return err
 		}
+		if opts.CheckLabels {
+			checkLabel(labels, &res)
+		}
 		if err := ctx.Err(); err != nil {
 			// Interrupted: the record's failure says nothing about it.
 			return err
@@ -117,6 +130,29 @@ func Run(ctx context.Context, conn Conn, recs []Record, opts Options) error {
 		report(res)
 	}
 	return nil
+}
+
+type labelSeen struct {
+	hash string
+	line int
+}
+
+func checkLabel(labels map[string]labelSeen, res *Result) {
+	rec := res.Record
+	if rec.Kind != Query || rec.Label == "" || res.got == nil {
+		return
+	}
+	h := HashValues(res.got)
+	seen, ok := labels[rec.Label]
+	if !ok {
+		labels[rec.Label] = labelSeen{hash: h, line: rec.Line}
+		return
+	}
+	if seen.hash != h && res.Outcome == Passed {
+		res.Outcome = Wrong
+		res.Got = res.got
+		res.Diff = fmt.Sprintf("values differ from those of line %d, which has the same label %s", seen.line, rec.Label)
+	}
 }
 
 func runOne(ctx context.Context, conn Conn, rec *Record, opts Options) (Result, error) {
@@ -151,7 +187,7 @@ func runOne(ctx context.Context, conn Conn, rec *Record, opts Options) (Result, 
 	}
 	SortValues(got, len(rec.Types), rec.Sort)
 	if diff := Check(rec, got); diff != "" {
-		return Result{Record: rec, Outcome: Wrong, Got: got, Diff: diff}, nil
+		return Result{Record: rec, Outcome: Wrong, Got: got, Diff: diff, got: got}, nil
 	}
-	return Result{Record: rec, Outcome: Passed}, nil
+	return Result{Record: rec, Outcome: Passed, got: got}, nil
 }

@@ -164,3 +164,44 @@ func TestRunTimeoutContext(t *testing.T) {
 		t.Errorf("err %v, StatementContext called %v", err, called)
 	}
 }
+
+func TestRunCheckLabels(t *testing.T) {
+	script := `query I nosort label-1
+SELECT 1
+----
+1
+
+query I nosort label-1
+SELECT 2
+----
+2
+
+query I nosort label-2
+SELECT 2
+----
+2
+`
+	recs, err := Parse("labels", strings.NewReader(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := &fakeConn{rows: map[string][][][]byte{"SELECT 1": {vals("1")}, "SELECT 2": {vals("2")}}}
+	for _, check := range []bool{false, true} {
+		var got []string
+		err := Run(context.Background(), conn, recs, Options{CheckLabels: check, OnResult: func(r Result) {
+			got = append(got, r.Outcome.String())
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"passed", "passed", "passed"}
+		if check {
+			// The second query matches its own expectation but not the
+			// first query with its label.
+			want[1] = "wrong"
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("CheckLabels=%v: got %q, want %q", check, got, want)
+		}
+	}
+}
