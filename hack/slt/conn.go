@@ -89,7 +89,7 @@ func (c *pgConn) settle(ctx context.Context, err error) error {
 	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
 	if !c.conn.IsClosed() {
 		if timedOut {
-			return fmt.Errorf("statement timeout: %w", err)
+			return fmt.Errorf("statement timeout: %w", ctx.Err())
 		}
 		return err
 	}
@@ -101,7 +101,7 @@ func (c *pgConn) settle(ctx context.Context, err error) error {
 	}
 	c.conn = conn
 	if timedOut {
-		return fmt.Errorf("statement timeout: %w", err)
+		return fmt.Errorf("statement timeout: %w", ctx.Err())
 	}
 	return fmt.Errorf("connection lost (reconnected): %w", err)
 }
