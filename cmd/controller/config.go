@@ -36,6 +36,9 @@ type config struct {
 	Kubernetes kubernetesConfig
 	// FrontDoor is how SQL clients are let in.
 	FrontDoor frontDoorConfig
+	// StorageFaultInjection lets a test fill the storage directory's disk
+	// (POST /debug/storage/space); never for production.
+	StorageFaultInjection bool
 
 	// Set only by in-process tests: the API server to use instead of a
 	// kubeconfig, how replica processes are dialled (nil: gRPC), and how
@@ -118,6 +121,7 @@ func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, 
 	fs.StringVar(&fd.Superuser, "superuser", "tandem", "user name the superuser password lets in")
 	var passwordFile string
 	fs.StringVar(&passwordFile, "superuser-password-file", "", "file holding the superuser's password (or set "+envSuperuserPassword+"); with a password every SQL client authenticates with SCRAM-SHA-256, without one only loopback clients are accepted")
+	fs.BoolVar(&cfg.StorageFaultInjection, "storage-fault-injection", false, "testing only: storage writes go through a layer that POST /debug/storage/space?bytes=N on the HTTP port can make fail with ENOSPC")
 	var paramDefaults string
 	fs.StringVar(&paramDefaults, "system-parameter-default", "", "comma-separated name=value system parameter defaults applied when the data directory is new (e.g. enable_compute_interactive_dataflows=on)")
 	var envErr error

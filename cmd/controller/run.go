@@ -43,7 +43,14 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cat.Close()
-	store, err := storage.Open(filepath.Join(cfg.DataDir, "storage"), storage.Options{Log: log.WithName("storage")})
+	reg := prometheus.NewRegistry()
+	sopts := storage.Options{Log: log.WithName("storage"), Metrics: storage.NewMetrics(reg)}
+	var faults *storage.FaultFS
+	if cfg.StorageFaultInjection {
+		faults = storage.NewFaultFS(nil)
+		sopts.FS = faults
+	}
+	store, err := storage.Open(filepath.Join(cfg.DataDir, "storage"), sopts)
 	if err != nil {
 		return err
 	}
@@ -67,7 +74,6 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	}
 	defer orch.close()
 
-	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	ctl := controller.New(controller.Config{
 		Log:          log.WithName("compute"),
@@ -110,7 +116,11 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	httpSrv := &http.Server{Handler: newHTTPHandler(ctl, orch.Orchestrator, reg, health), ReadHeaderTimeout: 10 * time.Second}
+	httpHandler := newHTTPHandler(ctl, orch.Orchestrator, reg, health)
+	if faults != nil {
+		httpHandler = withStorageFaults(httpHandler, faults, log.WithName("faults"))
+	}
+	httpSrv := &http.Server{Handler: httpHandler, ReadHeaderTimeout: 10 * time.Second}
 	go httpSrv.Serve(httpLis)
 	defer httpSrv.Close()
 

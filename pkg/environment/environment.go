@@ -160,8 +160,10 @@ func (e *Environment) recover(ctx context.Context) error {
 	for _, it := range items {
 		switch it.Kind {
 		case sql.KindTable:
-			if err := e.cfg.Storage.CreateShard(it.ID.String()); err != nil {
-				return err
+			// A catalogued table whose shard is gone lost its data: refuse to
+			// start rather than serve it empty.
+			if err := e.cfg.Storage.RequireShard(it.ID.String()); err != nil {
+				return fmt.Errorf("recover table %s: %w", it.Name, err)
 			}
 			if err := e.cfg.Compute.CreateStorageCollection(it.ID.String()); err != nil {
 				return fmt.Errorf("recover table %s: %w", it.Name, err)
@@ -173,6 +175,7 @@ func (e *Environment) recover(ctx context.Context) error {
 			reused++
 		}
 	}
+	e.dropOrphanShards(items)
 	rs, err := e.cfg.Catalog.Replicas("")
 	if err != nil {
 		return err
@@ -201,4 +204,26 @@ func indexItems(items []sql.Item) map[plan.GlobalID]sql.Item {
 		m[it.ID] = it
 	}
 	return m
+}
+
+// dropOrphanShards drops the shards no catalogued table or materialized
+// view owns: what a crash left between creating a table's shard and
+// cataloguing it, or between uncataloguing an item and dropping its shard.
+func (e *Environment) dropOrphanShards(items []sql.Item) {
+	owned := map[string]bool{}
+	for _, it := range items {
+		if it.Kind == sql.KindTable || it.Kind == sql.KindMaterializedView {
+			owned[it.ID.String()] = true
+		}
+	}
+	for _, shard := range e.cfg.Storage.Shards() {
+		if owned[shard] {
+			continue
+		}
+		if err := e.cfg.Storage.DropShard(shard); err != nil {
+			e.log.Error(err, "Failed to drop an orphan shard", "shard", shard)
+			continue
+		}
+		e.log.Info("Dropped an orphan shard left by an interrupted CREATE or DROP", "shard", shard)
+	}
 }

@@ -2,6 +2,7 @@ package environment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -371,5 +372,59 @@ func TestSubscribeStreamsACounter(t *testing.T) {
 	}
 	if holds := s.ctl.OutstandingReadHolds(); holds != len(logging) {
 		t.Fatalf("%d read holds outstanding after the subscription closed, want the %d of the introspection indexes", holds, len(logging))
+	}
+}
+
+// TestRecoveryRefusesALostShardAndDropsOrphans: a catalogued table whose
+// shard log is gone stops recovery with an error naming it (it used to
+// come back empty), and a shard no catalog item owns (a crash between
+// creating a table's shard and cataloguing it) is dropped at recovery.
+func TestRecoveryRefusesALostShardAndDropsOrphans(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := openStack(t, dir)
+	desc := row.NewRelationDesc([]string{"a"}, []row.ColumnType{{Type: row.TypeInt64}})
+	tbl, err := s.env.CreateItem(ctx, sql.Item{Name: "t", Kind: sql.KindTable, Desc: desc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.store.CreateShard("u999"); err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+
+	s = openStack(t, dir)
+	if s.store.HasShard("u999") {
+		t.Fatal("the orphan shard u999 survived recovery")
+	}
+	if !s.store.HasShard(tbl.ID.String()) {
+		t.Fatalf("table %s lost its shard", tbl.ID)
+	}
+	s.close()
+
+	if err := os.Remove(filepath.Join(dir, "storage", "shards", tbl.ID.String()+".log")); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	store, err := storage.Open(filepath.Join(dir, "storage"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	orch, err := process.New(process.Config{ReplicaBinary: realReplica(t), Log: testr.New(t), LogDir: filepath.Join(dir, "logs")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orch.Close()
+	ctl := controller.New(controller.Config{Log: testr.New(t), Orchestrator: orch, Storage: store, Oracle: store.Oracle()})
+	ctl.Start()
+	defer ctl.Close()
+	_, err = Open(ctx, Config{Log: testr.New(t), Catalog: cat, Storage: store, Compute: ctl, ParamDefaults: testparams.Parameters(t)})
+	if !errors.Is(err, storage.ErrShardMissing) {
+		t.Fatalf("recovery with table %s's log gone: %v, want ErrShardMissing", tbl.ID, err)
 	}
 }

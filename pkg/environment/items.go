@@ -105,14 +105,29 @@ func (e *Environment) CreateItem(ctx context.Context, item sql.Item) (sql.Item, 
 	for _, d := range item.DependsOn {
 		x.Deps = append(x.Deps, d.String())
 	}
+	// A table's shard exists before the catalog names it: a crash between
+	// the two leaves an orphan shard, which recovery drops, never a
+	// catalogued table without its data (which recovery refuses).
+	var tableID uint64
+	if item.Kind == sql.KindTable {
+		if tableID, err = e.cfg.Catalog.AllocateID(); err != nil {
+			return sql.Item{}, err
+		}
+		if err := e.cfg.Storage.CreateShard(plan.User(tableID).String()); err != nil {
+			return sql.Item{}, fmt.Errorf("create table %s: %w", item.Name, err)
+		}
+	}
 	var stored catalog.Item
 	err = e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
 		if _, err := tx.ItemByName(item.Name); err == nil {
 			return sqlerr.Errorf(sqlerr.DuplicateObject, "catalog item %q already exists", item.Name)
 		}
-		id, err := tx.AllocateID()
-		if err != nil {
-			return err
+		id := tableID
+		if id == 0 {
+			var err error
+			if id, err = tx.AllocateID(); err != nil {
+				return err
+			}
 		}
 		if item.Kind == sql.KindMaterializedView {
 			arr, err := tx.AllocateID()
@@ -137,6 +152,9 @@ func (e *Environment) CreateItem(ctx context.Context, item sql.Item) (sql.Item, 
 		return tx.CreateItem(stored)
 	})
 	if err != nil {
+		if tableID != 0 {
+			_ = e.cfg.Storage.DropShard(plan.User(tableID).String())
+		}
 		return sql.Item{}, err
 	}
 	it, err := fromCatalog(stored)
@@ -153,9 +171,6 @@ func (e *Environment) CreateItem(ctx context.Context, item sql.Item) (sql.Item, 
 	}
 	switch it.Kind {
 	case sql.KindTable:
-		if err := e.cfg.Storage.CreateShard(it.ID.String()); err != nil {
-			return undo(fmt.Errorf("create table %s: %w", it.Name, err))
-		}
 		if err := e.cfg.Compute.CreateStorageCollection(it.ID.String()); err != nil {
 			_ = e.cfg.Storage.DropShard(it.ID.String())
 			return undo(fmt.Errorf("create table %s: %w", it.Name, err))
