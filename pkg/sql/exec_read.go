@@ -241,7 +241,7 @@ func finish(rows [][]row.Datum, f *planner.Finishing) [][]row.Datum {
 					}
 					return -1
 				}
-				c := row.Compare(x, y)
+				c := row.CompareOrder(x, y)
 				if o.Desc {
 					c = -c
 				}

@@ -54,7 +54,7 @@ func castTemporal(d row.Datum, to row.Type) (row.Datum, error) {
 			return timestampToDate(us), nil
 		case row.TypeTime:
 			if !row.TimestampIsFinite(us) {
-				return row.Null(), errTimestampRange
+				return row.Null(), nil // Postgres' time of an infinite timestamp is NULL
 			}
 			_, rem := row.FloorDiv(us, row.MicrosPerDay)
 			return row.Time(rem), nil
@@ -328,8 +328,16 @@ func evalTemporal(op string, a, b row.Datum) (row.Datum, error) {
 	if temporalResult(op, ta, tb) == row.TypeInvalid {
 		return row.Null(), evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", pgName(ta), op, pgName(tb))
 	}
-	// Put the interval or integer operand second for commutative forms.
-	if (op == "+" || op == "*") && (ta == row.TypeInterval && tb != row.TypeInterval || ta == row.TypeInt64 || ta == row.TypeFloat64 || ta == row.TypeTime && tb == row.TypeDate) {
+	// Commutative forms: put the interval, integer or time second for +,
+	// the interval first for *.
+	swap := false
+	switch op {
+	case "+":
+		swap = ta == row.TypeInterval && tb != row.TypeInterval || ta == row.TypeInt64 || ta == row.TypeTime && tb == row.TypeDate
+	case "*":
+		swap = ta != row.TypeInterval
+	}
+	if swap {
 		a, b, ta, tb = b, a, tb, ta
 	}
 	switch {

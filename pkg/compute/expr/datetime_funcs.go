@@ -26,6 +26,12 @@ func LoadZone(name string) (*time.Location, error) {
 
 // posixOffset parses [+-]H[H][:MM] as seconds.
 func posixOffset(s string) (int, bool) {
+	if strings.HasPrefix(s, "<") {
+		// "<+03>-03": an abbreviation, then the POSIX offset.
+		if i := strings.IndexByte(s, '>'); i > 0 {
+			s = s[i+1:]
+		}
+	}
 	if s == "" {
 		return 0, false
 	}

@@ -11,7 +11,8 @@ import (
 var (
 	monthNames = [...]string{"January", "February", "March", "April", "May", "June", "July", "August",
 		"September", "October", "November", "December"}
-	dayNames = [...]string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
+	romanMonths = [...]string{"I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII"}
+	dayNames    = [...]string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
 )
 
 // toCharPatterns are the template patterns to_char understands, longest
@@ -21,13 +22,13 @@ var toCharPatterns = []string{
 	"YYY", "IYY", "MON", "Mon", "mon", "DAY", "Day", "day", "DDD",
 	"HH", "MI", "SS", "MS", "US", "YY", "IY", "MM", "DD", "DY", "Dy", "dy", "ID", "IW", "WW",
 	"AM", "PM", "am", "pm", "BC", "AD", "bc", "ad", "TZ", "tz", "OF", "CC",
-	"Y", "I", "D", "Q", "J",
+	"RM", "rm", "Y", "I", "D", "Q", "J",
 }
 
 // unsupportedToChar are Postgres patterns to_char here refuses rather
 // than print as literal text.
 var unsupportedToChar = []string{"SSSSS", "SSSS", "Y,YYY", "FF1", "FF2", "FF3", "FF4", "FF5", "FF6", "TZH", "TZM",
-	"RM", "rm", "TH", "th", "SP", "FX", "TM", "EEEE", "B.C.", "A.D.", "b.c.", "a.d.", "W"}
+	"TH", "th", "SP", "FX", "TM", "EEEE", "B.C.", "A.D.", "b.c.", "a.d.", "W"}
 
 // evalToChar is to_char(x, format[, zone]) for timestamps, timestamptz
 // (shown in zone) and dates.
@@ -235,6 +236,15 @@ func toCharField(p string, lf localFields, off int64, zoneName string, fill bool
 		return strings.ToUpper(zoneName)
 	case "OF":
 		return string(row.AppendOffset(nil, off))
+	case "RM", "rm":
+		r := romanMonths[lf.month-1]
+		if !fill {
+			r += strings.Repeat(" ", 4-len(r))
+		}
+		if p == "rm" {
+			r = strings.ToLower(r)
+		}
+		return r
 	}
 	return p
 }

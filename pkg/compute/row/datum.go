@@ -239,3 +239,14 @@ func floatKey(bits uint64) uint64 {
 	}
 	return bits | 1<<63
 }
+
+// CompareOrder is Compare as ORDER BY sees it: intervals of the same
+// length ('1 mon', '30 days') tie, as in Postgres, so that later sort keys
+// decide between them. Compare itself breaks that tie, because the row
+// encoding must give distinct values distinct bytes.
+func CompareOrder(a, b Datum) int {
+	if a.typ == TypeInterval && b.typ == TypeInterval {
+		return a.Interval().CompareLength(b.Interval())
+	}
+	return Compare(a, b)
+}

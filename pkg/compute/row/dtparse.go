@@ -217,8 +217,13 @@ func parseDateTime(s string, typ Type) (dtFields, error) {
 				return syntax()
 			default:
 				loc, ok := LoadZone(word)
-				if !ok {
+				if !ok && strings.Contains(word, "/") {
 					return f, &ParseError{Kind: ErrZone, Type: typ, Input: s, Zone: strings.ToLower(word)}
+				}
+				if !ok {
+					// Postgres reads an unknown plain word as a syntax
+					// error, a name with a slash as an unknown zone.
+					return syntax()
 				}
 				f.hasZone, f.zone = true, loc
 			}
