@@ -188,7 +188,7 @@ func evalToTimestamp(a row.Datum) (row.Datum, error) {
 }
 
 // evalTimePrecision rounds the fractional seconds of x to p digits, half
-// away from zero, as Postgres applies the typmod of timestamp(p),
+// away from zero (for timestamps: from 2000-01-01), as Postgres applies the typmod of timestamp(p),
 // time(p) and interval(p).
 func evalTimePrecision(x, p row.Datum) (row.Datum, error) {
 	prec := p.Int64()
@@ -196,23 +196,28 @@ func evalTimePrecision(x, p row.Datum) (row.Datum, error) {
 		return row.Null(), evalErr(CodeInvalidParameterValue, "time precision %d must be between 0 and 6", prec)
 	}
 	scale := int64(math.Pow10(int(6 - prec)))
-	round := func(us int64) int64 {
+	roundFrom := func(us, zero int64) int64 {
+		us -= zero
 		if us >= 0 {
-			return (us + scale/2) / scale * scale
+			return (us+scale/2)/scale*scale + zero
 		}
-		return -((-us + scale/2) / scale * scale)
+		return -((-us + scale/2) / scale * scale) + zero
 	}
+	// Postgres' timestamps count from 2000-01-01, so "away from zero"
+	// means away from that instant.
+	const pgEpoch = 946684800 * row.MicrosPerSecond
+	round := func(us int64) int64 { return roundFrom(us, 0) }
 	switch x.Type() {
 	case row.TypeTimestamp:
 		if !row.TimestampIsFinite(x.Timestamp()) {
 			return x, nil
 		}
-		return row.Timestamp(round(x.Timestamp())), nil
+		return row.Timestamp(roundFrom(x.Timestamp(), pgEpoch)), nil
 	case row.TypeTimestampTZ:
 		if !row.TimestampIsFinite(x.TimestampTZ()) {
 			return x, nil
 		}
-		return row.TimestampTZ(round(x.TimestampTZ())), nil
+		return row.TimestampTZ(roundFrom(x.TimestampTZ(), pgEpoch)), nil
 	case row.TypeTime:
 		return row.Time(round(x.Time())), nil
 	case row.TypeInterval:
