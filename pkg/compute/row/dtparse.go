@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -99,12 +100,49 @@ func LoadZone(name string) (*time.Location, bool) {
 	if strings.ContainsAny(name, ".\\") || strings.HasPrefix(name, "/") {
 		return nil, false
 	}
+	if loc, ok := zones.get(name); ok {
+		return loc, loc != nil
+	}
 	for _, n := range []string{name, zoneTitle(name), strings.ToUpper(name)} {
 		if loc, err := time.LoadLocation(n); err == nil {
+			zones.put(name, loc)
 			return loc, true
 		}
 	}
+	zones.put(name, nil)
 	return nil, false
+}
+
+// zoneMemo remembers resolved zone names. Loading a zone reads and parses
+// its zoneinfo data (about 0.2 ms), and zone-aware functions resolve their
+// zone argument for every row they evaluate. This is the package's one
+// piece of shared mutable state, kept deliberately: it memoises a pure
+// function of the zone database, which does not change while the process
+// runs, so it can never change a result. It is bounded: when full it
+// starts over.
+type zoneMemo struct {
+	mu sync.Mutex
+	m  map[string]*time.Location
+}
+
+const zoneMemoMax = 256
+
+var zones = &zoneMemo{m: map[string]*time.Location{}}
+
+func (z *zoneMemo) get(name string) (*time.Location, bool) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	loc, ok := z.m[name]
+	return loc, ok
+}
+
+func (z *zoneMemo) put(name string, loc *time.Location) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if len(z.m) >= zoneMemoMax {
+		clear(z.m)
+	}
+	z.m[name] = loc
 }
 
 // zoneTitle capitalises each word of a zone name: america/new_york ->
