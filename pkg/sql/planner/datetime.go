@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -285,11 +286,11 @@ func (c *exprCtx) datetimeFunc(name string, args []*pg.Node) (typed, bool, error
 		err = sqlerr.Unsupported(name + " (a value that changes during a statement; use now())")
 	case "date_part", "extract":
 		if err = nargs(2, 2); err == nil {
-			y, err = c.zonedFieldFunc(expr.FuncDatePart, args, false)
+			y, err = c.zonedFieldFunc(expr.FuncDatePart, args, name == "extract")
 		}
 	case "date_trunc":
 		if err = nargs(2, 3); err == nil {
-			y, err = c.zonedFieldFunc(expr.FuncDateTrunc, args, true)
+			y, err = c.zonedFieldFunc(expr.FuncDateTrunc, args, false)
 		}
 	case "to_char":
 		if err = nargs(2, 2); err == nil {
@@ -320,28 +321,30 @@ func (c *exprCtx) datetimeFunc(name string, args []*pg.Node) (typed, bool, error
 	return y, true, err
 }
 
-// lowerDatetime lowers an argument expected to be a date/time value; an
-// untyped literal is read as def.
-func (c *exprCtx) lowerDatetime(n *pg.Node, def row.Type) (typed, error) {
-	return c.lowerAs(n, def)
-}
-
-// zonedFieldFunc lowers date_part(field, x) and date_trunc(field, x[,
-// zone]): a date is read as a timestamp (date_trunc: as timestamptz, as
-// in Postgres), and a timestamptz gets the session's zone.
-func (c *exprCtx) zonedFieldFunc(f expr.Func, args []*pg.Node, trunc bool) (typed, error) {
+// zonedFieldFunc lowers date_part(field, x), extract(field FROM x) and
+// date_trunc(field, x[, zone]); a timestamptz gets the session's zone. A
+// date is a timestamp for date_part and extract (epoch counts whole UTC
+// days) and a timestamptz (its midnight in the session's zone) for
+// date_trunc, as in Postgres; extract of a date refuses time-of-day
+// fields, as Postgres' extract(field from date) does.
+func (c *exprCtx) zonedFieldFunc(f expr.Func, args []*pg.Node, extract bool) (typed, error) {
 	field, err := c.lowerAs(args[0], row.TypeText)
 	if err != nil {
 		return typed{}, err
 	}
-	x, err := c.lowerDatetime(args[1], row.TypeTimestampTZ)
+	x, err := c.lowerAs(args[1], row.TypeTimestampTZ)
 	if err != nil {
 		return typed{}, err
 	}
 	if x.t.Type == row.TypeDate {
-		to := row.TypeTimestamp
-		if trunc {
-			to = row.TypeTimestampTZ
+		to := row.TypeTimestampTZ
+		if f == expr.FuncDatePart {
+			to = row.TypeTimestamp
+		}
+		if extract {
+			if field := args[0].GetAConst().GetSval().GetSval(); dateOnlyField(field) != "" {
+				return typed{}, sqlerr.Errorf(sqlerr.FeatureNotSupported, "unit %q not supported for type date", dateOnlyField(field))
+			}
 		}
 		if x, err = c.castTo(x, to); err != nil {
 			return typed{}, err
@@ -365,7 +368,7 @@ func (c *exprCtx) zonedFieldFunc(f expr.Func, args []*pg.Node, trunc bool) (type
 }
 
 func (c *exprCtx) toChar(args []*pg.Node) (typed, error) {
-	x, err := c.lowerDatetime(args[0], row.TypeTimestampTZ)
+	x, err := c.lowerAs(args[0], row.TypeTimestampTZ)
 	if err != nil {
 		return typed{}, err
 	}
@@ -388,7 +391,7 @@ func (c *exprCtx) age(args []*pg.Node) (typed, error) {
 	var a, b typed
 	var err error
 	if len(args) == 1 {
-		if b, err = c.lowerDatetime(args[0], row.TypeTimestampTZ); err != nil {
+		if b, err = c.lowerAs(args[0], row.TypeTimestampTZ); err != nil {
 			return typed{}, err
 		}
 		if a, err = c.currentTime("age(x), which reads current_date,", row.TypeDate, -1); err != nil {
@@ -454,7 +457,7 @@ func (c *exprCtx) atTimeZone(zoneNode, xNode *pg.Node) (typed, error) {
 	if z.t.Type != row.TypeText && z.t.Type != row.TypeNull {
 		return typed{}, sqlerr.Unsupported("AT TIME ZONE with a zone of type " + PGTypeName(z.t.Type))
 	}
-	x, err := c.lowerDatetime(xNode, row.TypeTimestampTZ)
+	x, err := c.lowerAs(xNode, row.TypeTimestampTZ)
 	if err != nil {
 		return typed{}, err
 	}
@@ -464,4 +467,17 @@ func (c *exprCtx) atTimeZone(zoneNode, xNode *pg.Node) (typed, error) {
 		}
 	}
 	return c.check(expr.Call(expr.FuncTimezone, z.e, x.e))
+}
+
+// dateOnlyField returns the field, lower-cased, when it is a time-of-day
+// or zone field that extract refuses for a date; "" otherwise.
+func dateOnlyField(field string) string {
+	f := strings.ToLower(field)
+	switch f {
+	case "hour", "hours", "h", "hr", "hrs", "minute", "minutes", "min", "mins", "m", "second", "seconds", "sec", "secs", "s",
+		"millisecond", "milliseconds", "ms", "msec", "msecs", "microsecond", "microseconds", "us", "usec", "usecs",
+		"timezone", "timezone_hour", "timezone_minute":
+		return f
+	}
+	return ""
 }
