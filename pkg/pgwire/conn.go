@@ -8,9 +8,11 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/sql/parse"
@@ -257,7 +259,7 @@ func (c *conn) runStatementUnsafe(ctx context.Context, st parse.Statement, param
 		end = start + maxRows
 	}
 	for _, r := range res.Rows[start:end] {
-		dr, err := dataRow(r, formats)
+		dr, err := dataRow(r, formats, c.location())
 		if err != nil {
 			return err
 		}
@@ -318,7 +320,7 @@ func (c *conn) streamRows(res *sql.Result, formats []int16) error {
 		if !ok {
 			break
 		}
-		dr, err := dataRow(r, formats)
+		dr, err := dataRow(r, formats, c.location())
 		if err != nil {
 			return err
 		}
@@ -359,7 +361,7 @@ func formatOf(formats []int16, i int) int16 {
 	return 0
 }
 
-func dataRow(r []row.Datum, formats []int16) (*pgproto3.DataRow, error) {
+func dataRow(r []row.Datum, formats []int16, loc *time.Location) (*pgproto3.DataRow, error) {
 	dr := &pgproto3.DataRow{Values: make([][]byte, len(r))}
 	for i, d := range r {
 		if d.IsNull() {
@@ -372,7 +374,7 @@ func dataRow(r []row.Datum, formats []int16) (*pgproto3.DataRow, error) {
 			}
 			dr.Values[i] = v
 		} else {
-			dr.Values[i] = encodeText(make([]byte, 0, 16), d)
+			dr.Values[i] = encodeText(make([]byte, 0, 16), d, loc)
 		}
 	}
 	return dr, nil
@@ -401,7 +403,7 @@ func (c *conn) copyOut(ctx context.Context, res *sql.Result) error {
 			return err
 		}
 		for _, r := range rows {
-			buf = appendCopyRow(buf[:0], r)
+			buf = appendCopyRow(buf[:0], r, c.location())
 			c.be.Send(&pgproto3.CopyData{Data: append([]byte(nil), buf...)})
 		}
 		if err := c.be.Flush(); err != nil {
@@ -412,7 +414,7 @@ func (c *conn) copyOut(ctx context.Context, res *sql.Result) error {
 
 // appendCopyRow renders one row in COPY text format: tab-separated, \N
 // for NULL, backslash escapes for backslash, tab, newline and CR.
-func appendCopyRow(dst []byte, r []row.Datum) []byte {
+func appendCopyRow(dst []byte, r []row.Datum, loc *time.Location) []byte {
 	for i, d := range r {
 		if i > 0 {
 			dst = append(dst, '\t')
@@ -421,7 +423,7 @@ func appendCopyRow(dst []byte, r []row.Datum) []byte {
 			dst = append(dst, `\N`...)
 			continue
 		}
-		for _, b := range d.AppendText(nil) {
+		for _, b := range row.AppendTextIn(nil, d, loc) {
 			switch b {
 			case '\\':
 				dst = append(dst, `\\`...)
@@ -485,7 +487,7 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 	params := make([]row.Datum, len(m.Parameters))
 	for i, v := range m.Parameters {
 		format := formatOf(m.ParameterFormatCodes, i)
-		d, err := decodeParam(v, format, ps.p.ParamTypes[i], ps.oids[i])
+		d, err := decodeParam(v, format, ps.p.ParamTypes[i], ps.oids[i], c.location())
 		if err != nil {
 			return fmt.Errorf("parameter $%d: %w", i+1, err)
 		}
@@ -542,4 +544,19 @@ func (c *conn) execute(ctx context.Context, m *pgproto3.Execute) error {
 		pt.sent = 0
 	}
 	return err
+}
+
+// location is the session's TimeZone, in which timestamptz values are
+// shown and read (UTC if the setting cannot be resolved, which SET
+// prevents).
+func (c *conn) location() *time.Location {
+	name, err := c.session.Vars().Get(sql.VarTimeZone)
+	if err != nil {
+		return time.UTC
+	}
+	loc, err := expr.LoadZone(name)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -13,17 +14,21 @@ import (
 
 // Type OIDs of the Postgres types the row types are presented as.
 const (
-	oidBool      = 16
-	oidBytea     = 17
-	oidInt8      = 20
-	oidInt2      = 21
-	oidInt4      = 23
-	oidText      = 25
-	oidFloat4    = 700
-	oidFloat8    = 701
-	oidUnknown   = 705
-	oidVarchar   = 1043
-	oidTimestamp = 1114
+	oidBool        = 16
+	oidBytea       = 17
+	oidInt8        = 20
+	oidInt2        = 21
+	oidInt4        = 23
+	oidText        = 25
+	oidFloat4      = 700
+	oidFloat8      = 701
+	oidUnknown     = 705
+	oidVarchar     = 1043
+	oidTimestamp   = 1114
+	oidDate        = 1082
+	oidTime        = 1083
+	oidTimestampTZ = 1184
+	oidInterval    = 1186
 )
 
 // typeOID returns the OID a row type is described with, and its size.
@@ -39,6 +44,14 @@ func typeOID(t row.Type) (uint32, int16) {
 		return oidBytea, -1
 	case row.TypeTimestamp:
 		return oidTimestamp, 8
+	case row.TypeDate:
+		return oidDate, 4
+	case row.TypeTime:
+		return oidTime, 8
+	case row.TypeTimestampTZ:
+		return oidTimestampTZ, 8
+	case row.TypeInterval:
+		return oidInterval, 16
 	}
 	return oidText, -1
 }
@@ -61,16 +74,51 @@ func oidType(oid uint32) (row.Type, error) {
 		return row.TypeBytes, nil
 	case oidTimestamp:
 		return row.TypeTimestamp, nil
+	case oidDate:
+		return row.TypeDate, nil
+	case oidTime:
+		return row.TypeTime, nil
+	case oidTimestampTZ:
+		return row.TypeTimestampTZ, nil
+	case oidInterval:
+		return row.TypeInterval, nil
 	}
 	return row.TypeInvalid, sqlerr.Errorf(sqlerr.FeatureNotSupported, "parameter type with OID %d not supported", oid)
 }
 
 // postgresEpochMicros is 2000-01-01 in micros since the Unix epoch: the
-// zero of Postgres' binary timestamps.
-const postgresEpochMicros = 946684800 * 1_000_000
+// zero of Postgres' binary timestamps (and postgresEpochDays of its
+// binary dates).
+const (
+	postgresEpochMicros = 946684800 * 1_000_000
+	postgresEpochDays   = 10957
+)
 
-// encodeText appends the text format of d (d not NULL).
-func encodeText(dst []byte, d row.Datum) []byte { return d.AppendText(dst) }
+// encodeText appends the text format of d (d not NULL), timestamptz in
+// loc.
+func encodeText(dst []byte, d row.Datum, loc *time.Location) []byte {
+	return row.AppendTextIn(dst, d, loc)
+}
+
+// timestampToPG converts micros since 1970 to Postgres' binary form,
+// micros since 2000 with the infinities kept at the extremes.
+func timestampToPG(us int64) int64 {
+	if !row.TimestampIsFinite(us) {
+		return us
+	}
+	return us - postgresEpochMicros
+}
+
+func timestampFromPG(us int64) (int64, bool) {
+	if us == math.MaxInt64 || us == math.MinInt64 {
+		return us, true
+	}
+	r := us + postgresEpochMicros
+	if (r < us) || !row.ValidTimestamp(r) {
+		return 0, false
+	}
+	return r, true
+}
 
 // encodeBinary appends the binary format of d (d not NULL) for type t.
 func encodeBinary(dst []byte, d row.Datum) ([]byte, error) {
@@ -89,20 +137,38 @@ func encodeBinary(dst []byte, d row.Datum) ([]byte, error) {
 	case row.TypeBytes:
 		return append(dst, d.BytesString()...), nil
 	case row.TypeTimestamp:
-		return binary.BigEndian.AppendUint64(dst, uint64(d.Timestamp()-postgresEpochMicros)), nil
+		return binary.BigEndian.AppendUint64(dst, uint64(timestampToPG(d.Timestamp()))), nil
+	case row.TypeTimestampTZ:
+		return binary.BigEndian.AppendUint64(dst, uint64(timestampToPG(d.TimestampTZ()))), nil
+	case row.TypeDate:
+		days := d.Date()
+		if row.DateIsFinite(days) {
+			days -= postgresEpochDays
+		}
+		return binary.BigEndian.AppendUint32(dst, uint32(days)), nil
+	case row.TypeTime:
+		return binary.BigEndian.AppendUint64(dst, uint64(d.Time())), nil
+	case row.TypeInterval:
+		iv := d.Interval()
+		dst = binary.BigEndian.AppendUint64(dst, uint64(iv.Micros))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(iv.Days))
+		return binary.BigEndian.AppendUint32(dst, uint32(iv.Months)), nil
 	}
 	return nil, fmt.Errorf("no binary format for %s", d.Type())
 }
 
 // decodeParam decodes one bound parameter value of type t in the given
 // format (0 text, 1 binary); nil is NULL.
-func decodeParam(v []byte, format int16, t row.Type, oid uint32) (row.Datum, error) {
+func decodeParam(v []byte, format int16, t row.Type, oid uint32, loc *time.Location) (row.Datum, error) {
 	if v == nil {
 		return row.Null(), nil
 	}
 	if format == 0 {
 		if t == row.TypeText || t == row.TypeInvalid {
 			return row.Text(string(v)), nil
+		}
+		if t.IsTemporal() {
+			return expr.ParseTemporal(string(v), t, loc)
 		}
 		d, err := expr.CastDatum(row.Text(string(v)), t)
 		if err != nil {
@@ -148,11 +214,45 @@ func decodeParam(v []byte, format int16, t row.Type, oid uint32) (row.Datum, err
 		return row.Text(string(v)), nil
 	case oidBytea:
 		return row.Bytes(v), nil
-	case oidTimestamp:
+	case oidTimestamp, oidTimestampTZ:
 		if len(v) != 8 {
 			return bad()
 		}
-		return row.Timestamp(int64(binary.BigEndian.Uint64(v)) + postgresEpochMicros), nil
+		us, ok := timestampFromPG(int64(binary.BigEndian.Uint64(v)))
+		if !ok {
+			return row.Null(), sqlerr.Errorf(sqlerr.DatetimeFieldOverflow, "timestamp out of range")
+		}
+		if oid == oidTimestampTZ {
+			return row.TimestampTZ(us), nil
+		}
+		return row.Timestamp(us), nil
+	case oidDate:
+		if len(v) != 4 {
+			return bad()
+		}
+		days := int64(int32(binary.BigEndian.Uint32(v)))
+		if days != math.MinInt32 && days != math.MaxInt32 {
+			days += postgresEpochDays
+		}
+		if !row.ValidDate(days) {
+			return row.Null(), sqlerr.Errorf(sqlerr.DatetimeFieldOverflow, "date out of range")
+		}
+		return row.Date(int32(days)), nil
+	case oidTime:
+		if len(v) != 8 {
+			return bad()
+		}
+		us := int64(binary.BigEndian.Uint64(v))
+		if us < 0 || us > row.MicrosPerDay {
+			return row.Null(), sqlerr.Errorf(sqlerr.DatetimeFieldOverflow, "time out of range")
+		}
+		return row.Time(us), nil
+	case oidInterval:
+		if len(v) != 16 {
+			return bad()
+		}
+		return row.IntervalDatum(row.Interval{Micros: int64(binary.BigEndian.Uint64(v[:8])),
+			Days: int32(binary.BigEndian.Uint32(v[8:12])), Months: int32(binary.BigEndian.Uint32(v[12:]))}), nil
 	}
 	return row.Null(), sqlerr.Errorf(sqlerr.FeatureNotSupported, "binary parameters of type OID %s not supported", strconv.Itoa(int(oid)))
 }

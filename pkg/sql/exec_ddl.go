@@ -132,6 +132,7 @@ func (s *Session) createView(ctx context.Context, v *pg.ViewStmt, text string) (
 		return nil, sqlerr.Unsupported("views over non-SELECT statements")
 	}
 	pl := s.planner(sn, nil, nil)
+	pl.Maintained = true
 	q, err := pl.PlanRelation(sel)
 	if err != nil {
 		return nil, err
@@ -209,6 +210,7 @@ func (s *Session) createMaterializedView(ctx context.Context, st *parse.CreateMa
 		return nil, err
 	}
 	pl := s.planner(sn, nil, nil)
+	pl.Maintained = true
 	q, err := pl.PlanRelation(st.Query)
 	if err != nil {
 		return nil, err
@@ -254,6 +256,7 @@ func (s *Session) createIndex(ctx context.Context, st *parse.CreateIndex) (*Resu
 	// Key expressions are planned as a SELECT list over the relation, so
 	// they resolve and type-check exactly like query expressions.
 	pl := s.planner(sn, nil, nil)
+	pl.Maintained = true
 	var keys []expr.Expr
 	var nameParts []string
 	if st.Default {

@@ -163,6 +163,9 @@ func (s *Session) transaction(ctx context.Context, t *pg.TransactionStmt) (*Resu
 	case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
 		// A block buffers INSERTs and scopes cursors (tx.go). BEGIN inside
 		// a block is a warning in PostgreSQL, not an error.
+		if !s.tx.explicit {
+			s.tx.now = 0
+		}
 		s.tx.explicit = true
 		s.tx.implicit = false
 		if t.Kind == pg.TransactionStmtKind_TRANS_STMT_START {
@@ -171,7 +174,7 @@ func (s *Session) transaction(ctx context.Context, t *pg.TransactionStmt) (*Resu
 		return tagf("BEGIN"), nil
 	case pg.TransactionStmtKind_TRANS_STMT_COMMIT, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
 		failed := s.tx.failed
-		s.tx.explicit, s.tx.failed = false, false
+		s.tx.explicit, s.tx.failed, s.tx.now = false, false, 0
 		s.Close()
 		if t.Kind == pg.TransactionStmtKind_TRANS_STMT_ROLLBACK || failed {
 			// COMMIT of an aborted block rolls it back, as in PostgreSQL.

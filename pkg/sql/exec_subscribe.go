@@ -21,6 +21,7 @@ func (s *Session) subscribePlan(ctx context.Context, st *parse.Subscribe) (*plan
 		return nil, err
 	}
 	pl := s.planner(sn, nil, nil)
+	pl.Maintained = true
 	if st.Query != nil {
 		return pl.PlanRelation(st.Query)
 	}

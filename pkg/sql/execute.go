@@ -16,9 +16,11 @@ import (
 // planner returns a planner for one statement of this session.
 func (s *Session) planner(sn *snapshot, paramTypes []row.Type, params []row.Datum) *planner.Planner {
 	cluster, _ := s.vars.Get(VarCluster)
+	zone, _ := s.vars.Get(VarTimeZone)
 	return &planner.Planner{
-		Catalog:     sn,
-		Session:     planner.SessionInfo{User: s.user, Database: Database, ServerVersion: ServerVersion},
+		Catalog: sn,
+		Session: planner.SessionInfo{User: s.user, Database: Database, ServerVersion: ServerVersion,
+			TimeZone: zone, Now: s.statementTime()},
 		ParamTypes:  append([]row.Type(nil), paramTypes...),
 		ParamValues: params,
 		Cluster:     cluster,

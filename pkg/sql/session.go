@@ -20,6 +20,8 @@ type Engine struct {
 	// (UPDATE, DELETE) and DDL that checks the catalog then changes it, so
 	// that two sessions cannot interleave between the check and the change.
 	writeMu sync.Mutex
+	// clock is what now() reads (nil: time.Now); see SetClock.
+	clock func() time.Time
 }
 
 // NewEngine returns an engine over b.

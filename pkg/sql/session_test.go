@@ -126,7 +126,11 @@ func TestErrors(t *testing.T) {
 		{"SET transaction_isolation = 'chaos'", sqlerr.InvalidParameterValue},
 		// Found by trying as a user: PostgreSQL has these functions, so
 		// "does not exist" (42883) would mislead; they are unsupported.
-		{"SELECT now()", sqlerr.FeatureNotSupported},
+		{"CREATE VIEW vnow AS SELECT now()", sqlerr.FeatureNotSupported},
+		{"CREATE VIEW vdate AS SELECT a FROM t WHERE current_date > '2024-01-01'", sqlerr.FeatureNotSupported},
+		{"SELECT '2024-02-30'::date", sqlerr.DatetimeFieldOverflow},
+		{"SELECT 'yesterday'::date", sqlerr.FeatureNotSupported},
+		{"SET TimeZone = 'Nowhere/Land'", sqlerr.InvalidParameterValue},
 		{"SELECT generate_series(1, 3)", sqlerr.FeatureNotSupported},
 		{"SELECT string_agg(b, ',') FROM t", sqlerr.FeatureNotSupported},
 		{"SELECT no_such_function(1)", sqlerr.UndefinedFunction},

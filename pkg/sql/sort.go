@@ -101,7 +101,7 @@ func orderCompare(order []plan.ColumnOrder) func(a, b []row.Datum) int {
 				}
 				return -1
 			}
-			c := row.Compare(x, y)
+			c := row.CompareOrder(x, y)
 			if o.Desc {
 				c = -c
 			}

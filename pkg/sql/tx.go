@@ -49,6 +49,8 @@ type txState struct {
 	implicit bool // inside a query string of several statements
 	failed   bool // an explicit block that saw an error
 	pending  []pendingWrite
+	// now is the block's now() in micros, fixed at its first use.
+	now int64
 }
 
 func (t *txState) buffering() bool { return t.explicit || t.implicit }
@@ -61,7 +63,7 @@ func (s *Session) TransactionFailed() bool { return s.tx.failed }
 // statements; a single statement needs none. End it with EndImplicit.
 func (s *Session) BeginImplicit(n int) {
 	if n > 1 && !s.tx.explicit {
-		s.tx.implicit = true
+		s.tx.implicit, s.tx.now = true, 0
 	}
 }
 
@@ -72,7 +74,7 @@ func (s *Session) EndImplicit(ctx context.Context, failed bool) error {
 	if !s.tx.implicit {
 		return nil
 	}
-	s.tx.implicit = false
+	s.tx.implicit, s.tx.now = false, 0
 	if failed {
 		s.tx.pending = nil
 		return nil

@@ -101,7 +101,7 @@ func sessionVars() map[string]sessionVar {
 		"application_name":            {def: "", reportStatus: true, check: anyValue},
 		"client_encoding":             {def: "UTF8", reportStatus: true, check: fixedValue("UTF8")},
 		"datestyle":                   {def: "ISO, MDY", reportStatus: true, check: anyValue},
-		"timezone":                    {def: "UTC", reportStatus: true, check: fixedValue("UTC")},
+		VarTimeZone:                   {def: "UTC", reportStatus: true, check: timeZoneValue},
 		"intervalstyle":               {def: "postgres", reportStatus: true, check: fixedValue("postgres")},
 		"extra_float_digits":          {def: "1", check: anyValue},
 		"search_path":                 {def: "public", check: anyValue},

@@ -56,7 +56,7 @@ func applyFinishing(rows []RowCount, f *computepb.RowSetFinishing) ([]RowCount, 
 					}
 					return -1
 				}
-				c := row.Compare(x, y)
+				c := row.CompareOrder(x, y)
 				if o.GetDesc() {
 					c = -c
 				}

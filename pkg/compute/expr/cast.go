@@ -29,10 +29,13 @@ func CanCast(from, to row.Type) bool {
 	case row.TypeFloat64:
 		return to == row.TypeInt64
 	}
-	return false
+	return canCastTemporal(from, to)
 }
 
-// CastDatum converts d to type to, with Postgres' rules and messages:
+// CastDatum converts d to type to, with Postgres' rules and messages
+// (casts involving timestamptz take the time zone as UTC: the SQL layer
+// lowers them to the zone-aware functions FuncTimezone, FuncTimestampTZIn
+// and FuncTimestampTZOut with the session's zone):
 // float64 to int64 rounds half to even and fails outside the int64
 // range; text parses with 22P02 (or 22007 for timestamps) on bad input.
 // Text to bytes accepts the hex format ("\x0aff") and the escape format
@@ -71,6 +74,9 @@ func CastDatum(d row.Datum, to row.Type) (row.Datum, error) {
 		return row.Int64(int64(f)), nil
 	case row.TypeText:
 		return parseText(d.Text(), to)
+	}
+	if from.IsTemporal() {
+		return castTemporal(d, to)
 	}
 	return row.Null(), evalErr(CodeInternal, "cast %s to %s not implemented", from, to)
 }
@@ -118,12 +124,8 @@ func parseText(s string, to row.Type) (row.Datum, error) {
 			return row.Null(), invalidInput(to, s)
 		}
 		return row.Float64(f), nil
-	case row.TypeTimestamp:
-		ts, err := row.ParseTimestamp(s)
-		if err != nil {
-			return row.Null(), evalErr(CodeInvalidDatetimeFormat, "invalid input syntax for type timestamp: %q", s)
-		}
-		return row.Timestamp(ts), nil
+	case row.TypeTimestamp, row.TypeDate, row.TypeTime, row.TypeTimestampTZ, row.TypeInterval:
+		return ParseTemporal(s, to, nil)
 	case row.TypeBytes:
 		b, ok := parseBytea(s)
 		if !ok {

@@ -25,6 +25,15 @@
 //     float8; int64 arithmetic reports overflow ("bigint out of range").
 //     int2(x) and int4(x) range-check values the SQL layer types as
 //     smallint or integer, with Postgres' messages.
+//   - Expressions are pure functions of their inputs: nothing reads the
+//     clock or the session. Date/time functions that depend on a time
+//     zone (timezone, timestamptz_in/_out, tz_plus, and date_part,
+//     date_trunc, to_char, age of a timestamptz) take the zone as a text
+//     argument, which the SQL layer fills with the session's TimeZone;
+//     CastDatum reads timestamptz in UTC. Date/time arithmetic and
+//     functions follow Postgres (datetime.go, datetime_funcs.go,
+//     datetime_make.go, tochar.go); intervals compare by length, so
+//     '1 mon' = '30 days' (see pkg/compute/row/doc.go).
 //
 // MFP{Expressions, Predicates, Projection} fuses map, filter and project;
 // MFP.Evaluate applies it to one row with a reusable Scratch, and

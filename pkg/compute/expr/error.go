@@ -15,6 +15,9 @@ const (
 	CodeSubstringError          = "22011" // substring_error
 	CodeInvalidEscapeSequence   = "22025" // invalid_escape_sequence
 	CodeInvalidDatetimeFormat   = "22007" // invalid_datetime_format
+	CodeDatetimeFieldOverflow   = "22008" // datetime_field_overflow
+	CodeIntervalFieldOverflow   = "22015" // interval_field_overflow
+	CodeFeatureNotSupported     = "0A000" // feature_not_supported
 	CodeInvalidRegex            = "2201B" // invalid_regular_expression
 	CodeCardinalityViolation    = "21000" // cardinality_violation
 	CodeDatatypeMismatch        = "42804" // datatype_mismatch

@@ -76,6 +76,22 @@ const (
 	// range for type integer`).
 	FuncInt2
 	FuncInt4
+	// Date/time functions. Those that depend on a time zone take it as a
+	// text argument: the SQL layer passes the session's TimeZone, so the
+	// expression itself is a pure function of its inputs.
+	FuncTimezone       // timezone(zone, x): x AT TIME ZONE zone (timestamp <-> timestamptz)
+	FuncTimestampTZIn  // timestamptz_in(text, zone): text to timestamptz, zone when the text has none
+	FuncTimestampTZOut // timestamptz_out(x, zone): timestamptz to text shown in zone
+	FuncTZPlus         // tz_plus(x, interval, zone): timestamptz + interval stepping days in zone
+	FuncDatePart       // date_part(field, x[, zone]): float8
+	FuncDateTrunc      // date_trunc(field, x[, zone])
+	FuncToChar         // to_char(x, format[, zone])
+	FuncAge            // age(a, b[, zone]): symbolic years, months, days
+	FuncMakeDate       // make_date(year, month, day)
+	FuncMakeTime       // make_time(hour, min, sec)
+	FuncMakeTimestamp  // make_timestamp(year, month, day, hour, min, sec)
+	FuncToTimestamp    // to_timestamp(seconds since the epoch): timestamptz
+	FuncTimePrecision  // time_precision(x, p): x rounded to p fractional digits (timestamp(p) etc.)
 	funcCount
 )
 

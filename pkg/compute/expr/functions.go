@@ -22,11 +22,11 @@ var funcs = [funcCount]funcDef{
 	FuncGt:  {name: "gt", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCompare, eval2: cmpFunc(func(c int) bool { return c > 0 })},
 	FuncGte: {name: "gte", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCompare, eval2: cmpFunc(func(c int) bool { return c >= 0 })},
 
-	FuncNeg: {name: "neg", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: evalNeg},
-	FuncAdd: {name: "add", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumeric2, eval2: evalAdd},
-	FuncSub: {name: "sub", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumeric2, eval2: evalSub},
-	FuncMul: {name: "mul", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumeric2, eval2: evalMul},
-	FuncDiv: {name: "div", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumeric2, eval2: evalDiv},
+	FuncNeg: {name: "neg", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNeg, eval1: evalNeg},
+	FuncAdd: {name: "add", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArith("+"), eval2: evalAdd},
+	FuncSub: {name: "sub", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArith("-"), eval2: evalSub},
+	FuncMul: {name: "mul", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArith("*"), eval2: evalMul},
+	FuncDiv: {name: "div", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArith("/"), eval2: evalDiv},
 	FuncMod: {name: "mod", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumeric2, eval2: evalMod},
 
 	FuncAbs:   {name: "abs", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: evalAbs},
@@ -57,6 +57,20 @@ var funcs = [funcCount]funcDef{
 
 	FuncInt2: {name: "int2", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNarrowInt("int2"), eval1: narrowInt(int2Range)},
 	FuncInt4: {name: "int4", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNarrowInt("int4"), eval1: narrowInt(int4Range)},
+
+	FuncTimezone:       {name: "timezone", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeTimezone, eval2: evalTimezone},
+	FuncTimestampTZIn:  {name: "timestamptz_in", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeText, row.TypeText, row.TypeTimestampTZ), eval2: evalTimestampTZIn},
+	FuncTimestampTZOut: {name: "timestamptz_out", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeTimestampTZ, row.TypeText, row.TypeText), eval2: evalTimestampTZOut},
+	FuncTZPlus:         {name: "tz_plus", minArgs: 3, maxArgs: 3, strict: true, typeOf: typeTZPlus, eval3: evalTZPlus},
+	FuncDatePart:       {name: "date_part", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeDatePart, evalN: evalDatePart},
+	FuncDateTrunc:      {name: "date_trunc", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeDateTrunc, evalN: evalDateTrunc},
+	FuncToChar:         {name: "to_char", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeToChar, evalN: evalToChar},
+	FuncAge:            {name: "age", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeAge, evalN: evalAge},
+	FuncMakeDate:       {name: "make_date", minArgs: 3, maxArgs: 3, strict: true, typeOf: typeMake(row.TypeDate, 3), evalN: evalMakeDate},
+	FuncMakeTime:       {name: "make_time", minArgs: 3, maxArgs: 3, strict: true, typeOf: typeMake(row.TypeTime, 2), evalN: evalMakeTime},
+	FuncMakeTimestamp:  {name: "make_timestamp", minArgs: 6, maxArgs: 6, strict: true, typeOf: typeMake(row.TypeTimestamp, 5), evalN: evalMakeTimestamp},
+	FuncToTimestamp:    {name: "to_timestamp", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeMake(row.TypeTimestampTZ, 0), eval1: evalToTimestamp},
+	FuncTimePrecision:  {name: "time_precision", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeTimePrecision, eval2: evalTimePrecision},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL
@@ -71,6 +85,12 @@ func pgName(t row.Type) string {
 		return "double precision"
 	case row.TypeBytes:
 		return "bytea"
+	case row.TypeTimestamp:
+		return "timestamp without time zone"
+	case row.TypeTimestampTZ:
+		return "timestamp with time zone"
+	case row.TypeTime:
+		return "time without time zone"
 	case row.TypeNull:
 		return "unknown"
 	default:
@@ -130,6 +150,10 @@ func evalNullIf(a, b row.Datum) (row.Datum, error) {
 func compareDatums(a, b row.Datum) (int, error) {
 	ta, tb := a.Type(), b.Type()
 	if ta == tb {
+		if ta == row.TypeInterval {
+			// Postgres compares intervals by length: '1 mon' = '30 days'.
+			return a.Interval().CompareLength(b.Interval()), nil
+		}
 		return row.Compare(a, b), nil
 	}
 	if ta == row.TypeInt64 && tb == row.TypeFloat64 {
@@ -226,6 +250,9 @@ func checkFloat(r float64, inputsInf bool, zeroOK bool) (float64, error) {
 func isInf2(x, y float64) bool { return math.IsInf(x, 0) || math.IsInf(y, 0) }
 
 func evalAdd(a, b row.Datum) (row.Datum, error) {
+	if a.Type().IsTemporal() || b.Type().IsTemporal() {
+		return evalTemporal("+", a, b)
+	}
 	return arith("+", a, b,
 		func(x, y int64) (int64, error) {
 			r := x + y
@@ -238,6 +265,9 @@ func evalAdd(a, b row.Datum) (row.Datum, error) {
 }
 
 func evalSub(a, b row.Datum) (row.Datum, error) {
+	if a.Type().IsTemporal() || b.Type().IsTemporal() {
+		return evalTemporal("-", a, b)
+	}
 	return arith("-", a, b,
 		func(x, y int64) (int64, error) {
 			r := x - y
@@ -261,11 +291,17 @@ func mulInt(x, y int64) (int64, error) {
 }
 
 func evalMul(a, b row.Datum) (row.Datum, error) {
+	if a.Type().IsTemporal() || b.Type().IsTemporal() {
+		return evalTemporal("*", a, b)
+	}
 	return arith("*", a, b, mulInt,
 		func(x, y float64) (float64, error) { return checkFloat(x*y, isInf2(x, y), x == 0 || y == 0) })
 }
 
 func evalDiv(a, b row.Datum) (row.Datum, error) {
+	if a.Type().IsTemporal() || b.Type().IsTemporal() {
+		return evalTemporal("/", a, b)
+	}
 	return arith("/", a, b,
 		func(x, y int64) (int64, error) {
 			switch {
@@ -309,6 +345,12 @@ func evalNeg(a row.Datum) (row.Datum, error) {
 		return row.Int64(-a.Int64()), nil
 	case row.TypeFloat64:
 		return row.Float64(-a.Float64()), nil
+	case row.TypeInterval:
+		n, err := intervalNeg(a.Interval())
+		if err != nil {
+			return row.Null(), err
+		}
+		return row.IntervalDatum(n), nil
 	}
 	return row.Null(), undefinedFunc("neg", a)
 }

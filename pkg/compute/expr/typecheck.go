@@ -235,6 +235,40 @@ func typeNumeric2(args []row.ColumnType) (row.ColumnType, error) {
 	return row.ColumnType{Type: row.TypeNull}, nil
 }
 
+// typeArith types a binary arithmetic operator: numbers, or the date/time
+// forms of temporalResult.
+func typeArith(op string) func(args []row.ColumnType) (row.ColumnType, error) {
+	return func(args []row.ColumnType) (row.ColumnType, error) {
+		a, b := args[0].Type, args[1].Type
+		if !a.IsTemporal() && !b.IsTemporal() {
+			return typeNumeric2(args)
+		}
+		if a == row.TypeNull || b == row.TypeNull {
+			t := a
+			if t == row.TypeNull {
+				t = b
+			}
+			// With an untyped NULL the other operand's type decides, as
+			// for numbers: interval ± NULL is an interval, and so on.
+			if t == row.TypeDate && op == "-" {
+				return row.ColumnType{Type: row.TypeDate}, nil
+			}
+			return row.ColumnType{Type: t}, nil
+		}
+		if t := temporalResult(op, a, b); t != row.TypeInvalid {
+			return row.ColumnType{Type: t}, nil
+		}
+		return row.ColumnType{}, evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", pgName(a), op, pgName(b))
+	}
+}
+
+func typeNeg(args []row.ColumnType) (row.ColumnType, error) {
+	if is(args[0], row.TypeInterval) {
+		return row.ColumnType{Type: args[0].Type}, nil
+	}
+	return typeNumeric1(args)
+}
+
 func typeFloat1(args []row.ColumnType) (row.ColumnType, error) {
 	if !is(args[0], row.TypeInt64, row.TypeFloat64) {
 		return row.ColumnType{}, typeSig("sqrt", args)

@@ -57,7 +57,7 @@ func compareOrdered(x, y row.Datum, o OrderColumn) int {
 		}
 		return 1
 	}
-	c := row.Compare(x, y)
+	c := row.CompareOrder(x, y)
 	if o.Desc {
 		c = -c
 	}

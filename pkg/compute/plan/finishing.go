@@ -82,7 +82,7 @@ func CompareOrdered(a, b []row.Datum, order []ColumnOrder) int {
 			}
 			return -1
 		}
-		c := row.Compare(x, y)
+		c := row.CompareOrder(x, y)
 		if o.Desc {
 			c = -c
 		}

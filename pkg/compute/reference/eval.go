@@ -346,7 +346,7 @@ func topKLess(order []plan.ColumnOrder, a, b []row.Datum, ra, rb string) bool {
 			// Exactly one is NULL: it goes first unless NullsLast.
 			return x.IsNull() != o.NullsLast
 		}
-		c := row.Compare(x, y)
+		c := row.CompareOrder(x, y)
 		if o.Desc {
 			c = -c
 		}

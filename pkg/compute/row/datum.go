@@ -12,8 +12,8 @@ import (
 // string.
 type Datum struct {
 	typ  Type   // TypeNull for NULL (and the zero value, see Type).
-	bits uint64 // bool (0/1), int64, float64 bits, timestamp micros.
-	str  string // text or bytes payload.
+	bits uint64 // bool (0/1), int64, float64 bits, date days, time/timestamp/interval micros.
+	str  string // text or bytes payload; an interval's months and days.
 }
 
 // Null returns the SQL NULL.
@@ -51,6 +51,23 @@ func BytesString(s string) Datum { return Datum{typ: TypeBytes, str: s} }
 
 // Timestamp returns a timestamp datum, micros since the Unix epoch.
 func Timestamp(micros int64) Datum { return Datum{typ: TypeTimestamp, bits: uint64(micros)} }
+
+// Date returns a date datum, days since 1970-01-01 (DateNegInfinity and
+// DateInfinity are -infinity and infinity).
+func Date(days int32) Datum { return Datum{typ: TypeDate, bits: uint64(int64(days))} }
+
+// Time returns a time-of-day datum, micros since midnight in [0, 24h].
+func Time(micros int64) Datum { return Datum{typ: TypeTime, bits: uint64(micros)} }
+
+// TimestampTZ returns a timestamp with time zone datum, micros since the
+// Unix epoch in UTC.
+func TimestampTZ(micros int64) Datum { return Datum{typ: TypeTimestampTZ, bits: uint64(micros)} }
+
+// IntervalDatum returns an interval datum. The months and days travel in
+// the string payload so that Datum stays a small comparable value.
+func IntervalDatum(iv Interval) Datum {
+	return Datum{typ: TypeInterval, bits: uint64(iv.Micros), str: iv.packMonthsDays()}
+}
 
 const canonicalNaN = 0x7FF8000000000000
 
@@ -104,6 +121,41 @@ func (d Datum) Timestamp() int64 {
 	return int64(d.bits)
 }
 
+// Date returns the date payload in days; 0 for other types.
+func (d Datum) Date() int32 {
+	if d.typ != TypeDate {
+		return 0
+	}
+	return int32(int64(d.bits))
+}
+
+// Time returns the time payload in micros since midnight; 0 for other
+// types.
+func (d Datum) Time() int64 {
+	if d.typ != TypeTime {
+		return 0
+	}
+	return int64(d.bits)
+}
+
+// TimestampTZ returns the timestamptz payload in micros (UTC); 0 for
+// other types.
+func (d Datum) TimestampTZ() int64 {
+	if d.typ != TypeTimestampTZ {
+		return 0
+	}
+	return int64(d.bits)
+}
+
+// Interval returns the interval payload; the zero Interval for other
+// types.
+func (d Datum) Interval() Interval {
+	if d.typ != TypeInterval {
+		return Interval{}
+	}
+	return unpackMonthsDays(d.str, int64(d.bits))
+}
+
 // Text returns the text payload; "" for other types.
 func (d Datum) Text() string {
 	if d.typ != TypeText {
@@ -137,7 +189,8 @@ func (d Datum) rank() byte { return tagOf(d) }
 
 // Compare returns -1, 0 or +1 comparing a and b in SQL order: NULL sorts
 // after every value (Postgres' ascending default), false < true, integers
-// and timestamps numerically, floats numerically with -0 == 0 and NaN equal
+// and date/time values numerically, intervals by Interval.Compare (their
+// length with a month as 30 days, then months, then days), floats numerically with -0 == 0 and NaN equal
 // to itself and greater than +Inf (as Postgres does), text and bytes
 // bytewise. Datums of different types order by type.
 func Compare(a, b Datum) int {
@@ -150,8 +203,10 @@ func Compare(a, b Datum) int {
 		return 0
 	case TypeBool:
 		return cmp.Compare(a.bits, b.bits)
-	case TypeInt64, TypeTimestamp:
+	case TypeInt64, TypeTimestamp, TypeDate, TypeTime, TypeTimestampTZ:
 		return cmp.Compare(int64(a.bits), int64(b.bits))
+	case TypeInterval:
+		return a.Interval().Compare(b.Interval())
 	case TypeFloat64:
 		// Bits are canonical, so the order-preserving transform gives the
 		// total order including NaN.
@@ -183,4 +238,15 @@ func floatKey(bits uint64) uint64 {
 		return ^bits
 	}
 	return bits | 1<<63
+}
+
+// CompareOrder is Compare as ORDER BY sees it: intervals of the same
+// length ('1 mon', '30 days') tie, as in Postgres, so that later sort keys
+// decide between them. Compare itself breaks that tie, because the row
+// encoding must give distinct values distinct bytes.
+func CompareOrder(a, b Datum) int {
+	if a.typ == TypeInterval && b.typ == TypeInterval {
+		return a.Interval().CompareLength(b.Interval())
+	}
+	return Compare(a, b)
 }

@@ -1,11 +1,33 @@
 // Package row defines Tandem's values and their binary row encoding.
 //
 // A Datum is one SQL value (NULL, bool, int64, float64, text, bytes,
-// timestamp) held in a small comparable struct; the zero Datum is NULL.
-// Compare orders datums as SQL does for ORDER BY ... ASC: NULLs last,
-// -0 = 0, NaN equal to itself and above +Infinity (as in Postgres). String
-// prints Postgres' text output format. There is no numeric type: avg is
-// computed in float64 by the engine.
+// timestamp, date, time, timestamptz, interval) held in a small comparable
+// struct; the zero Datum is NULL. Compare orders datums as SQL does for
+// ORDER BY ... ASC: NULLs last, -0 = 0, NaN equal to itself and above
+// +Infinity (as in Postgres). String prints Postgres' text output format
+// (timestamptz in UTC; AppendTextIn takes a zone). There is no numeric
+// type: avg is computed in float64 by the engine.
+//
+// Date/time values (datetime.go, interval.go): a date is days since
+// 1970-01-01 (MinInt32/MaxInt32 are -infinity/infinity, as in Postgres),
+// a time micros since midnight, timestamp and timestamptz micros since
+// 1970 (MinInt64/MaxInt64 are the infinities), an interval months, days
+// and micros kept apart. The parsers (dtparse.go, intervalparse.go)
+// return *ParseError, whose Kind the SQL layer maps to Postgres'
+// SQLSTATEs; FuzzParseDateTime checks they never panic and that output
+// parses back to the same value.
+//
+// Intervals and the encoding invariants: Postgres compares intervals by
+// length (a month is 30 days, a day 24 hours), so '1 mon' = '30 days',
+// yet they are different values that print differently. The encoding
+// must keep distinct values distinct (Pack(Unpack(r)) == r), so Compare
+// orders intervals by length and then by months and days: '1 mon' and
+// '30 days' are adjacent but not equal. SQL's = and < on intervals use
+// Interval.CompareLength, and ORDER BY uses CompareOrder (length only,
+// so later sort keys break the tie as in Postgres); GROUP BY, DISTINCT
+// and join keys, which work on encoded rows, keep the two apart. The
+// encoding (tag 0x44) is the length as whole days and a remainder, then
+// months and days, so that bytewise order is Compare's order.
 //
 // Type, ColumnType{Type, Nullable} and RelationDesc{Names, Types} describe
 // relations; RelationDesc.Validate and Check catch malformed descriptions

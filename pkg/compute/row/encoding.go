@@ -26,7 +26,11 @@ import (
 //
 //	0x10 false, 0x11 true                no payload
 //	0x20 int64, 0x40 timestamp            8 bytes big endian, sign bit flipped
+//	0x41 date, 0x42 time, 0x43 timestamptz  (the same; date and time are range-checked)
 //	0x30 float64                          8 bytes: order-preserving float bits
+//	0x44 interval                         24 bytes: length in whole days (8, sign
+//	                                      flipped) and remainder micros (8), then
+//	                                      months and days (4 each, sign flipped)
 //	0x50 text, 0x60 bytes                 payload with 0x00 escaped as 0x00 0xFF,
 //	                                      terminated by 0x00 0x01
 //	0xF0 NULL                             no payload
@@ -36,14 +40,18 @@ import (
 type Row []byte
 
 const (
-	tagFalse     = 0x10
-	tagTrue      = 0x11
-	tagInt64     = 0x20
-	tagFloat64   = 0x30
-	tagTimestamp = 0x40
-	tagText      = 0x50
-	tagBytes     = 0x60
-	tagNull      = 0xF0
+	tagFalse       = 0x10
+	tagTrue        = 0x11
+	tagInt64       = 0x20
+	tagFloat64     = 0x30
+	tagTimestamp   = 0x40
+	tagDate        = 0x41
+	tagTime        = 0x42
+	tagTimestampTZ = 0x43
+	tagInterval    = 0x44
+	tagText        = 0x50
+	tagBytes       = 0x60
+	tagNull        = 0xF0
 
 	escByte  = 0x00
 	escZero  = 0xFF // 0x00 0xFF encodes a literal 0x00
@@ -68,6 +76,14 @@ func tagOf(d Datum) byte {
 		return tagFloat64
 	case TypeTimestamp:
 		return tagTimestamp
+	case TypeDate:
+		return tagDate
+	case TypeTime:
+		return tagTime
+	case TypeTimestampTZ:
+		return tagTimestampTZ
+	case TypeInterval:
+		return tagInterval
 	case TypeText:
 		return tagText
 	case TypeBytes:
@@ -96,8 +112,10 @@ func AppendDatums(dst Row, datums ...Datum) Row {
 
 func encodedLen(d Datum) int {
 	switch d.typ {
-	case TypeInt64, TypeFloat64, TypeTimestamp:
+	case TypeInt64, TypeFloat64, TypeTimestamp, TypeDate, TypeTime, TypeTimestampTZ:
 		return fixedLen
+	case TypeInterval:
+		return 1 + intervalEncodedLen
 	case TypeText, TypeBytes:
 		return 1 + len(d.str) + strings.Count(d.str, "\x00") + 2
 	default:
@@ -110,8 +128,10 @@ func AppendDatum(dst Row, d Datum) Row {
 	tag := tagOf(d)
 	dst = append(dst, tag)
 	switch tag {
-	case tagInt64, tagTimestamp:
+	case tagInt64, tagTimestamp, tagDate, tagTime, tagTimestampTZ:
 		dst = binary.BigEndian.AppendUint64(dst, d.bits^(1<<63))
+	case tagInterval:
+		dst = appendInterval(dst, d.Interval())
 	case tagFloat64:
 		dst = binary.BigEndian.AppendUint64(dst, floatKey(d.bits))
 	case tagText, tagBytes:
@@ -144,17 +164,35 @@ func datumLen(b []byte, off int) (n int, escaped bool, err error) {
 	switch b[0] {
 	case tagFalse, tagTrue, tagNull:
 		return 1, false, nil
-	case tagInt64, tagFloat64, tagTimestamp:
+	case tagInt64, tagFloat64, tagTimestamp, tagDate, tagTime, tagTimestampTZ:
 		if len(b) < fixedLen {
 			return 0, false, corrupt(off, "truncated fixed-width datum (tag %#x, %d bytes)", b[0], len(b))
 		}
-		if b[0] == tagFloat64 {
-			bits := floatBitsFromKey(binary.BigEndian.Uint64(b[1:fixedLen]))
+		v := binary.BigEndian.Uint64(b[1:fixedLen])
+		switch b[0] {
+		case tagFloat64:
+			bits := floatBitsFromKey(v)
 			if bits != canonicalFloatBits(math.Float64frombits(bits)) {
 				return 0, false, corrupt(off, "non-canonical float64 %#x", bits)
 			}
+		case tagDate:
+			if days := int64(v ^ (1 << 63)); !ValidDate(days) {
+				return 0, false, corrupt(off, "date %d out of range", days)
+			}
+		case tagTime:
+			if us := int64(v ^ (1 << 63)); us < 0 || us > MicrosPerDay {
+				return 0, false, corrupt(off, "time %d out of range", us)
+			}
 		}
 		return fixedLen, false, nil
+	case tagInterval:
+		if len(b) < 1+intervalEncodedLen {
+			return 0, false, corrupt(off, "truncated interval (%d bytes)", len(b))
+		}
+		if _, ok := decodeInterval(b[1 : 1+intervalEncodedLen]); !ok {
+			return 0, false, corrupt(off, "non-canonical interval")
+		}
+		return 1 + intervalEncodedLen, false, nil
 	case tagText, tagBytes:
 		i := 1
 		for {
@@ -197,6 +235,15 @@ func decodeDatum(b []byte, escaped, alias bool) Datum {
 		return Datum{typ: TypeInt64, bits: binary.BigEndian.Uint64(b[1:]) ^ (1 << 63)}
 	case tagTimestamp:
 		return Datum{typ: TypeTimestamp, bits: binary.BigEndian.Uint64(b[1:]) ^ (1 << 63)}
+	case tagDate:
+		return Datum{typ: TypeDate, bits: binary.BigEndian.Uint64(b[1:]) ^ (1 << 63)}
+	case tagTime:
+		return Datum{typ: TypeTime, bits: binary.BigEndian.Uint64(b[1:]) ^ (1 << 63)}
+	case tagTimestampTZ:
+		return Datum{typ: TypeTimestampTZ, bits: binary.BigEndian.Uint64(b[1:]) ^ (1 << 63)}
+	case tagInterval:
+		iv, _ := decodeInterval(b[1:]) // datumLen verified it
+		return IntervalDatum(iv)
 	case tagFloat64:
 		return Datum{typ: TypeFloat64, bits: floatBitsFromKey(binary.BigEndian.Uint64(b[1:]))}
 	case tagText, tagBytes:

@@ -5,12 +5,13 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // String returns d in Postgres' text output format: t/f for booleans,
 // shortest round-trip floats with Postgres' exponent rule (Infinity,
-// -Infinity, NaN), timestamps as "YYYY-MM-DD HH:MM:SS[.ffffff]", bytes in
+// -Infinity, NaN), timestamps as "YYYY-MM-DD HH:MM:SS[.ffffff]"
+// (timestamptz in UTC: AppendTextIn shows another zone), intervals in the
+// "postgres" interval style, bytes in
 // hex format ("\x0aff"). NULL, which has no text form in pgwire (it is a
 // length of -1), renders as "NULL".
 func (d Datum) String() string {
@@ -38,6 +39,14 @@ func (d Datum) AppendText(dst []byte) []byte {
 		return hex.AppendEncode(dst, []byte(d.str))
 	case TypeTimestamp:
 		return AppendTimestamp(dst, d.Timestamp())
+	case TypeDate:
+		return AppendDate(dst, d.Date())
+	case TypeTime:
+		return AppendTime(dst, d.Time())
+	case TypeTimestampTZ:
+		return AppendTimestampTZ(dst, d.TimestampTZ(), nil)
+	case TypeInterval:
+		return AppendInterval(dst, d.Interval())
 	default:
 		return dst
 	}
@@ -75,52 +84,6 @@ const (
 	TimestampNegInfinity = math.MinInt64
 )
 
-// AppendTimestamp formats micros since the epoch as Postgres does for
-// timestamp without time zone: fractional seconds with trailing zeros
-// removed, years before 1 AD with a " BC" suffix.
-func AppendTimestamp(dst []byte, micros int64) []byte {
-	switch micros {
-	case TimestampInfinity:
-		return append(dst, "infinity"...)
-	case TimestampNegInfinity:
-		return append(dst, "-infinity"...)
-	}
-	t := time.UnixMicro(micros).UTC()
-	year := t.Year()
-	bc := year <= 0
-	if bc {
-		year = 1 - year // Go's year 0 is 1 BC
-	}
-	dst = appendPadded(dst, year, 4)
-	dst = append(dst, '-')
-	dst = appendPadded(dst, int(t.Month()), 2)
-	dst = append(dst, '-')
-	dst = appendPadded(dst, t.Day(), 2)
-	dst = append(dst, ' ')
-	dst = appendPadded(dst, t.Hour(), 2)
-	dst = append(dst, ':')
-	dst = appendPadded(dst, t.Minute(), 2)
-	dst = append(dst, ':')
-	dst = appendPadded(dst, t.Second(), 2)
-	if us := t.Nanosecond() / 1000; us != 0 {
-		var frac [7]byte
-		frac[0] = '.'
-		for i := 6; i >= 1; i-- {
-			frac[i] = byte('0' + us%10)
-			us /= 10
-		}
-		n := 7
-		for frac[n-1] == '0' {
-			n--
-		}
-		dst = append(dst, frac[:n]...)
-	}
-	if bc {
-		dst = append(dst, " BC"...)
-	}
-	return dst
-}
-
 func appendPadded(dst []byte, v, width int) []byte {
 	var buf [20]byte
 	s := strconv.AppendInt(buf[:0], int64(v), 10)
@@ -128,36 +91,6 @@ func appendPadded(dst []byte, v, width int) []byte {
 		dst = append(dst, '0')
 	}
 	return append(dst, s...)
-}
-
-// ParseTimestamp parses "YYYY-MM-DD[ HH:MM:SS[.ffffff]]" (also with a
-// 'T' separator), "infinity" and "-infinity", returning micros since the
-// epoch.
-func ParseTimestamp(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	switch strings.ToLower(s) {
-	case "infinity", "+infinity":
-		return TimestampInfinity, nil
-	case "-infinity":
-		return TimestampNegInfinity, nil
-	}
-	layouts := []string{
-		"2006-01-02 15:04:05.999999999",
-		"2006-01-02T15:04:05.999999999",
-		"2006-01-02 15:04",
-		"2006-01-02",
-	}
-	var firstErr error
-	for _, l := range layouts {
-		t, err := time.Parse(l, s)
-		if err == nil {
-			return t.UnixMicro(), nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	return 0, firstErr
 }
 
 // SQLLiteral renders d as a SQL literal for debugging and plan output:
@@ -171,8 +104,8 @@ func (d Datum) SQLLiteral() string {
 		return "'" + strings.ReplaceAll(d.str, "'", "''") + "'"
 	case TypeBytes:
 		return "'" + d.String() + "'::bytea"
-	case TypeTimestamp:
-		return "'" + d.String() + "'::timestamp"
+	case TypeTimestamp, TypeDate, TypeTime, TypeTimestampTZ, TypeInterval:
+		return "'" + d.String() + "'::" + d.Type().String()
 	case TypeFloat64:
 		f := d.Float64()
 		if math.IsNaN(f) || math.IsInf(f, 0) {

@@ -2,6 +2,7 @@ package row
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 )
@@ -13,6 +14,12 @@ func FuzzUnpack(f *testing.F) {
 	for _, d := range sampleDatums {
 		f.Add([]byte(Pack(d, Text("x\x00y"), Null())))
 	}
+	// Non-canonical date/time payloads: a date beyond the range, a time
+	// past 24:00, an interval remainder of a whole day.
+	f.Add([]byte{tagDate, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{tagTime, 0x80, 0, 0, 0x20, 0, 0, 0, 0})
+	f.Add(append([]byte{tagInterval, 0x80, 0, 0, 0, 0, 0, 0, 0}, append(
+		binary.BigEndian.AppendUint64(nil, MicrosPerDay), 0x80, 0, 0, 0, 0x80, 0, 0, 0)...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := Row(b)
 		ds, err := r.Unpack()

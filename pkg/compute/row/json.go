@@ -22,6 +22,12 @@ type datumJSON struct {
 	TextBase64 *string `json:"text_base64,omitempty"`
 	Bytes      *string `json:"bytes,omitempty"` // base64
 	Timestamp  *int64  `json:"timestamp,omitempty"`
+	// Date/time types travel as numbers; an interval as [months, days,
+	// micros].
+	Date        *int32    `json:"date,omitempty"`
+	Time        *int64    `json:"time,omitempty"`
+	TimestampTZ *int64    `json:"timestamptz,omitempty"`
+	Interval    *[3]int64 `json:"interval,omitempty"`
 }
 
 // MarshalJSON encodes d; see datumJSON.
@@ -53,6 +59,18 @@ func (d Datum) MarshalJSON() ([]byte, error) {
 	case TypeTimestamp:
 		t := d.Timestamp()
 		j.Timestamp = &t
+	case TypeDate:
+		v := d.Date()
+		j.Date = &v
+	case TypeTime:
+		v := d.Time()
+		j.Time = &v
+	case TypeTimestampTZ:
+		v := d.TimestampTZ()
+		j.TimestampTZ = &v
+	case TypeInterval:
+		iv := d.Interval()
+		j.Interval = &[3]int64{int64(iv.Months), int64(iv.Days), iv.Micros}
 	}
 	return json.Marshal(j)
 }
@@ -71,7 +89,8 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 	}
 	n := 0
 	for _, set := range []bool{j.Bool != nil, j.Int64 != nil, j.Float64 != nil, j.Text != nil,
-		j.TextBase64 != nil, j.Bytes != nil, j.Timestamp != nil} {
+		j.TextBase64 != nil, j.Bytes != nil, j.Timestamp != nil, j.Date != nil, j.Time != nil,
+		j.TimestampTZ != nil, j.Interval != nil} {
 		if set {
 			n++
 		}
@@ -106,6 +125,24 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 		*d = Bytes(raw)
 	case j.Timestamp != nil:
 		*d = Timestamp(*j.Timestamp)
+	case j.Date != nil:
+		if !ValidDate(int64(*j.Date)) {
+			return fmt.Errorf("unmarshal date datum: %d out of range", *j.Date)
+		}
+		*d = Date(*j.Date)
+	case j.Time != nil:
+		if *j.Time < 0 || *j.Time > MicrosPerDay {
+			return fmt.Errorf("unmarshal time datum: %d out of range", *j.Time)
+		}
+		*d = Time(*j.Time)
+	case j.TimestampTZ != nil:
+		*d = TimestampTZ(*j.TimestampTZ)
+	case j.Interval != nil:
+		iv := *j.Interval
+		if iv[0] != int64(int32(iv[0])) || iv[1] != int64(int32(iv[1])) {
+			return fmt.Errorf("unmarshal interval datum: months or days out of range")
+		}
+		*d = IntervalDatum(Interval{Months: int32(iv[0]), Days: int32(iv[1]), Micros: iv[2]})
 	}
 	return nil
 }

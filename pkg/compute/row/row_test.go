@@ -19,6 +19,15 @@ var sampleDatums = []Datum{
 	Text(""), Text("\x00"), Text("\x00\x00"), Text("a"), Text("a\x00"), Text("a\x00b"), Text("ab"), Text("\xff"),
 	Bytes(nil), Bytes([]byte{0}), Bytes([]byte{0, 1}), Bytes([]byte{1}), Bytes([]byte{0xff}),
 	Timestamp(math.MinInt64), Timestamp(-1), Timestamp(0), Timestamp(1_700_000_000_000_000),
+	Date(DateNegInfinity), Date(MinDateDays), Date(-1), Date(0), Date(19000), Date(MaxDateDays), Date(DateInfinity),
+	Time(0), Time(1), Time(MicrosPerDay),
+	TimestampTZ(math.MinInt64), TimestampTZ(-1), TimestampTZ(0), TimestampTZ(math.MaxInt64),
+	IntervalDatum(Interval{Months: math.MinInt32, Days: math.MinInt32, Micros: math.MinInt64}),
+	IntervalDatum(Interval{Days: -1}), IntervalDatum(Interval{Micros: -1}), IntervalDatum(Interval{}),
+	IntervalDatum(Interval{Micros: 1}), IntervalDatum(Interval{Days: 30}), IntervalDatum(Interval{Months: 1}),
+	IntervalDatum(Interval{Days: 1, Micros: -MicrosPerDay}), IntervalDatum(Interval{Micros: MicrosPerDay}),
+	IntervalDatum(Interval{Days: 1}),
+	IntervalDatum(Interval{Months: math.MaxInt32, Days: math.MaxInt32, Micros: math.MaxInt64}),
 }
 
 func TestRoundTrip(t *testing.T) {

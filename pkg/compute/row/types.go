@@ -26,28 +26,57 @@ const (
 	TypeTimestamp
 )
 
+// The date/time types have explicit values: values 12 and 13 are
+// reserved for numeric and uuid, so the numbering is not contiguous.
+const (
+	// TypeDate is days since 1970-01-01 (math.MinInt32 and MaxInt32 are
+	// -infinity and infinity, as in Postgres).
+	TypeDate Type = 8
+	// TypeTime is microseconds since midnight, in [0, 24h].
+	TypeTime Type = 9
+	// TypeTimestampTZ is microseconds since the Unix epoch in UTC; it is
+	// shown in the session's time zone.
+	TypeTimestampTZ Type = 10
+	// TypeInterval is months, days and microseconds (see Interval).
+	TypeInterval Type = 11
+)
+
 var typeNames = [...]string{
-	TypeInvalid:   "invalid",
-	TypeNull:      "null",
-	TypeBool:      "bool",
-	TypeInt64:     "int64",
-	TypeFloat64:   "float64",
-	TypeText:      "text",
-	TypeBytes:     "bytes",
-	TypeTimestamp: "timestamp",
+	TypeInvalid:     "invalid",
+	TypeNull:        "null",
+	TypeBool:        "bool",
+	TypeInt64:       "int64",
+	TypeFloat64:     "float64",
+	TypeText:        "text",
+	TypeBytes:       "bytes",
+	TypeTimestamp:   "timestamp",
+	TypeDate:        "date",
+	TypeTime:        "time",
+	TypeTimestampTZ: "timestamptz",
+	TypeInterval:    "interval",
 }
 
 // String returns the canonical lower-case name, also used in JSON.
 func (t Type) String() string {
-	if int(t) < len(typeNames) {
+	if int(t) < len(typeNames) && typeNames[t] != "" {
 		return typeNames[t]
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
 
 // Valid reports whether t is one of the declared types other than
-// TypeInvalid.
-func (t Type) Valid() bool { return t > TypeInvalid && t <= TypeTimestamp }
+// TypeInvalid: a type with a name in typeNames (values are not
+// contiguous).
+func (t Type) Valid() bool { return t > TypeInvalid && int(t) < len(typeNames) && typeNames[t] != "" }
+
+// IsTemporal reports whether t is one of the date/time types.
+func (t Type) IsTemporal() bool {
+	switch t {
+	case TypeTimestamp, TypeDate, TypeTime, TypeTimestampTZ, TypeInterval:
+		return true
+	}
+	return false
+}
 
 // IsNumeric reports whether t is int64 or float64.
 func (t Type) IsNumeric() bool { return t == TypeInt64 || t == TypeFloat64 }
@@ -55,7 +84,7 @@ func (t Type) IsNumeric() bool { return t == TypeInt64 || t == TypeFloat64 }
 // ParseType parses the canonical name of a type.
 func ParseType(s string) (Type, error) {
 	for i, n := range typeNames {
-		if i != int(TypeInvalid) && n == s {
+		if i != int(TypeInvalid) && n != "" && n == s {
 			return Type(i), nil
 		}
 	}

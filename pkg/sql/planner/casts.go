@@ -9,10 +9,16 @@ import (
 )
 
 func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
-	to, err := TypeFromName(tc.TypeName)
+	to, prec, err := typeAndPrecision(tc.TypeName)
 	if err != nil {
 		return typed{}, err
 	}
+	y, err := c.castTyped(tc, to)
+	return c.withPrecision(y, err, prec)
+}
+
+// castTyped lowers CAST(x AS to) without a date/time precision.
+func (c *exprCtx) castTyped(tc *pg.TypeCast, to row.Type) (typed, error) {
 	x, err := c.lowerTyped(tc.Arg)
 	if err != nil {
 		return typed{}, err
@@ -48,6 +54,9 @@ func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
 		// t/f of boolean output.
 		return c.check(expr.If(expr.IsNull(x.e), expr.TypedNull(row.TypeText),
 			expr.If(x.e, expr.Literal(row.Text("true")), expr.Literal(row.Text("false")))))
+	}
+	if y, ok, err := c.temporalCast(x, to); ok {
+		return y, err
 	}
 	if !expr.CanCast(x.t.Type, to) {
 		return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(x.t.Type), PGTypeName(to))

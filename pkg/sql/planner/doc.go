@@ -57,6 +57,15 @@
 // as in Postgres. A width that is not known is bigint: losing one can
 // only omit a check, never add one Postgres does not make.
 //
+// Date/time (datetime.go): casts to and from timestamptz, timestamptz
+// literals and timestamptz ± interval are lowered to expr functions that
+// take the session's TimeZone (SessionInfo.TimeZone) as an argument;
+// mixed date/timestamp/timestamptz operands are promoted along that
+// order; an untyped literal added to a date/time is an interval. now()
+// and the current_* functions fold to literals of SessionInfo.Now, and
+// are refused (0A000) when Planner.Maintained says the plan is a view,
+// index, materialized view or SUBSCRIBE (docs/design/time.md).
+//
 // Anything else (WITH RECURSIVE, other correlated subqueries, window
 // functions, numeric, ...) fails with 0A000 naming the feature. Decimal
 // literals and avg() are float8: Tandem has no exact numeric type.

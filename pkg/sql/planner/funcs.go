@@ -133,6 +133,9 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		// position(sub IN s) arrives as position(s, sub), like strpos(s, sub).
 		return c.check(expr.Call(expr.FuncPosition, xs[1].e, xs[0].e))
 	}
+	if y, ok, err := c.datetimeFunc(name, fc.Args); ok {
+		return y, err
+	}
 	f, ok := scalarFunc(name)
 	if !ok {
 		if feature := unsupportedFunction(name); feature != "" {
@@ -211,6 +214,8 @@ func (c *exprCtx) sqlValueFunction(f *pg.SQLValueFunction) (typed, error) {
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
 		return c.sessionText(0, "public")
 	}
-	// Time functions would make maintained views depend on the wall clock.
+	if y, ok, err := c.sqlTimeFunction(f); ok {
+		return y, err
+	}
 	return typed{}, sqlerr.Unsupported("time functions such as " + strings.TrimPrefix(f.Op.String(), "SVFOP_"))
 }

@@ -62,7 +62,7 @@ func (c *exprCtx) binary(l, r *pg.Node) (typed, typed, error) {
 	if err != nil {
 		return typed{}, typed{}, err
 	}
-	return xs[0], xs[1], nil
+	return c.promoteDatetimes(xs[0], xs[1])
 }
 
 func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
@@ -104,11 +104,24 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 			if err != nil {
 				return typed{}, err
 			}
+			// A timestamptz operand prints in the session's zone.
+			if x.t.Type == row.TypeTimestampTZ {
+				x, err = c.castTo(x, row.TypeText)
+			}
+			if err == nil && y.t.Type == row.TypeTimestampTZ {
+				y, err = c.castTo(y, row.TypeText)
+			}
+			if err != nil {
+				return typed{}, err
+			}
 			return c.check(expr.Call(f, x.e, y.e))
 		}
-		x, y, err := c.binary(a.Lexpr, a.Rexpr)
+		x, y, err := c.binaryOp(op, a.Lexpr, a.Rexpr)
 		if err != nil {
 			return typed{}, err
+		}
+		if z, ok, err := c.temporalArith(f, x, y); ok {
+			return z, err
 		}
 		z, err := c.check(expr.Call(f, x.e, y.e))
 		if err != nil || !isArithmetic(f) || x.t.Type != row.TypeInt64 || y.t.Type != row.TypeInt64 {

@@ -12,6 +12,13 @@ type SessionInfo struct {
 	User          string
 	Database      string
 	ServerVersion string
+	// TimeZone is the session's TimeZone setting (empty: UTC): the zone
+	// timestamptz literals, casts and fields are read in.
+	TimeZone string
+	// Now is the statement's timestamp in micros since the epoch, what
+	// now() and current_timestamp return; zero when the statement may
+	// not read the clock (see Planner.Maintained).
+	Now int64
 }
 
 // Planner plans one statement. It is not safe for concurrent use; make
@@ -33,6 +40,10 @@ type Planner struct {
 	// new items (indexes, materialized views) do not, so that they depend
 	// only on the views themselves, not on indexes that may be dropped.
 	ReadIndexedViews bool
+	// Maintained says the plan defines a dataflow that is maintained as
+	// time passes (a view, index, materialized view or SUBSCRIBE): now()
+	// is refused there, since its value would be fixed at creation.
+	Maintained bool
 
 	// valuesHint types the columns of a VALUES list an INSERT inserts, so
 	// that untyped literals take the target columns' types.

@@ -74,6 +74,18 @@ func (c *exprCtx) settle(x typed, t row.Type) (typed, error) {
 		if t == row.TypeNull || t == row.TypeInvalid {
 			t = row.TypeText
 		}
+		if t == row.TypeTimestampTZ {
+			// A literal without a zone is local time in the session's.
+			loc, err := c.p.location()
+			if err != nil {
+				return typed{}, err
+			}
+			d, err := expr.ParseTemporal(*x.lit, t, loc)
+			if err != nil {
+				return typed{}, err
+			}
+			return typed{e: expr.Literal(d), t: row.ColumnType{Type: t}}, nil
+		}
 		d, err := expr.CastDatum(row.Text(*x.lit), t)
 		if err != nil {
 			return typed{}, err
@@ -505,8 +517,7 @@ func nodeName(n *pg.Node) string {
 // "" for names PostgreSQL does not have either.
 func unsupportedFunction(name string) string {
 	switch name {
-	case "now", "clock_timestamp", "statement_timestamp", "transaction_timestamp", "timeofday",
-		"date_trunc", "date_part", "extract", "age", "to_timestamp", "to_char", "to_date", "make_timestamp":
+	case "to_date", "make_timestamptz", "make_interval", "justify_days", "justify_hours", "justify_interval", "isfinite", "date_bin":
 		return "time functions"
 	case "generate_series", "unnest", "regexp_split_to_table", "regexp_matches", "generate_subscripts",
 		"json_each", "jsonb_each", "json_array_elements", "jsonb_array_elements":

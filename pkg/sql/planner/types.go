@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -15,6 +16,37 @@ import (
 // with its padding, time zones) are refused with 0A000 rather than
 // approximated.
 func TypeFromName(tn *pg.TypeName) (row.Type, error) {
+	t, prec, err := typeAndPrecision(tn)
+	if err != nil {
+		return row.TypeInvalid, err
+	}
+	if prec >= 0 {
+		// A column of type timestamp(p) would have to round every value
+		// written to it; only casts apply a precision so far.
+		return row.TypeInvalid, sqlerr.Unsupported(fmt.Sprintf("column type %s(%d) with a precision (use %s)", typeNameOf(tn), prec, typeNameOf(tn)))
+	}
+	return t, nil
+}
+
+func typeNameOf(tn *pg.TypeName) string {
+	var parts []string
+	for _, n := range tn.Names {
+		parts = append(parts, n.GetString_().GetSval())
+	}
+	return typeName(parts)
+}
+
+// typeAndPrecision maps a SQL type name to a row type and, for the
+// date/time types, the precision in parentheses (-1 when none).
+func typeAndPrecision(tn *pg.TypeName) (row.Type, int, error) {
+	t, err := baseType(tn)
+	if err != nil || !t.IsTemporal() {
+		return t, -1, err
+	}
+	return temporalPrecision(tn, t)
+}
+
+func baseType(tn *pg.TypeName) (row.Type, error) {
 	if tn == nil {
 		return row.TypeInvalid, sqlerr.New(sqlerr.SyntaxError, "missing type name")
 	}
@@ -45,6 +77,16 @@ func TypeFromName(tn *pg.TypeName) (row.Type, error) {
 		return row.TypeBytes, nil
 	case "timestamp":
 		return row.TypeTimestamp, nil
+	case "timestamptz":
+		return row.TypeTimestampTZ, nil
+	case "date":
+		return row.TypeDate, nil
+	case "time":
+		return row.TypeTime, nil
+	case "interval":
+		return row.TypeInterval, nil
+	case "timetz":
+		return row.TypeInvalid, sqlerr.Unsupported("type time with time zone (use timestamptz or time)")
 	case "numeric", "decimal":
 		return row.TypeInvalid, sqlerr.Unsupported("type numeric (use float8 or bigint)")
 	}
@@ -190,6 +232,14 @@ func PGTypeName(t row.Type) string {
 		return "bytea"
 	case row.TypeTimestamp:
 		return "timestamp without time zone"
+	case row.TypeTimestampTZ:
+		return "timestamp with time zone"
+	case row.TypeDate:
+		return "date"
+	case row.TypeTime:
+		return "time without time zone"
+	case row.TypeInterval:
+		return "interval"
 	}
 	return "unknown"
 }

@@ -16,6 +16,7 @@ const (
 	InvalidParameterValue      = "22023"
 	DivisionByZero             = "22012"
 	NumericValueOutOfRange     = "22003"
+	DatetimeFieldOverflow      = "22008"
 	InvalidTextRepresentation  = "22P02"
 	DatatypeMismatch           = "42804"
 	CardinalityViolation       = "21000"
