@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
@@ -94,6 +96,12 @@ func isUndefinedName(err error) bool {
 // resolution error that revealed it in the message.
 func correlatedUnsupported(what string, cause error) error {
 	return sqlerr.Errorf(sqlerr.FeatureNotSupported, "correlated subqueries %s not supported (%v)", what, cause)
+}
+
+// correlationRefusal reports whether err's message is that of
+// correlatedUnsupported.
+func correlationRefusal(err error) bool {
+	return strings.Contains(err.Error(), "correlated subqueries ")
 }
 
 // decorrelate plans a subquery that referenced names it does not define

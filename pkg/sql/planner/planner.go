@@ -46,6 +46,9 @@ type Planner struct {
 	// planned, innermost last: a subquery may be correlated with the
 	// innermost one only.
 	outers []*scope
+	// frame, when set, is the outer values the next query level planned
+	// is correlated with (apply.go); planSelect takes it.
+	frame *corrFrame
 }
 
 // Referenced returns the ids of every catalog relation the planned

@@ -106,25 +106,19 @@ func TestParamInference(t *testing.T) {
 
 func TestUnsupportedIsNamed(t *testing.T) {
 	for sql, feature := range map[string]string{
-		"WITH RECURSIVE x AS (SELECT 1) SELECT * FROM x":                                                                       "WITH RECURSIVE",
-		"WITH x AS (INSERT INTO kv VALUES (1) RETURNING k) SELECT * FROM x":                                                    "data-modifying statements in WITH",
-		"SELECT k FROM kv WHERE v LIKE ALL (SELECT v FROM kv)":                                                                 "~~ ALL (subquery)",
-		"SELECT k FROM kv WHERE v LIKE ANY (SELECT v FROM kv)":                                                                 "~~ ANY (subquery)",
-		"SELECT ARRAY(SELECT k FROM kv)":                                                                                       "ARRAY(subquery)",
-		"SELECT * FROM kv a JOIN kv b ON a.k IN (SELECT 1)":                                                                    "subqueries in JOIN conditions",
-		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM kv b WHERE b.k < a.k)":                                                 "correlated subqueries other than by equality",
-		"SELECT k FROM kv a WHERE EXISTS (SELECT count(*) FROM kv b WHERE b.k = a.k)":                                          "correlated subqueries EXISTS with aggregates",
-		"SELECT (SELECT count(*) FROM kv b WHERE b.k = a.k GROUP BY b.v) FROM kv a":                                            "correlated subqueries with GROUP BY",
-		"SELECT (SELECT count(*) + a.k FROM kv b WHERE b.k = a.k) FROM kv a":                                                   "correlated subqueries in the select list",
-		"SELECT k FROM kv a WHERE k IN (SELECT a.k FROM kv b WHERE b.v = a.v)":                                                 "correlated subqueries in the select list",
-		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM (SELECT a.k) b)":                                                       "correlated subqueries outside WHERE",
-		"SELECT k FROM kv a WHERE (a.k, a.v) IN (SELECT k, v FROM kv)":                                                         "row constructors",
-		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM kv b WHERE b.k = a.k AND EXISTS (SELECT 1 FROM kv c WHERE c.v = a.v))": "more than one level out",
-		"SELECT sum(k) OVER () FROM kv":                                                                                        "window functions",
-		"SELECT DISTINCT ON (k) k FROM kv":                                                                                     "DISTINCT ON",
-		"SELECT * FROM kv, LATERAL (SELECT 1) x":                                                                               "LATERAL",
-		"SELECT k::numeric FROM kv":                                                                                            "numeric",
-		"SELECT now()":                                                                                                         "time functions (function now)",
+		"WITH RECURSIVE x AS (SELECT 1) SELECT * FROM x":                    "WITH RECURSIVE",
+		"WITH x AS (INSERT INTO kv VALUES (1) RETURNING k) SELECT * FROM x": "data-modifying statements in WITH",
+		"SELECT k FROM kv WHERE v LIKE ALL (SELECT v FROM kv)":              "~~ ALL (subquery)",
+		"SELECT k FROM kv WHERE v LIKE ANY (SELECT v FROM kv)":              "~~ ANY (subquery)",
+		"SELECT ARRAY(SELECT k FROM kv)":                                    "ARRAY(subquery)",
+		"SELECT * FROM kv a JOIN kv b ON a.k IN (SELECT 1)":                 "subqueries in JOIN conditions",
+		"SELECT (SELECT max(a.k) FROM kv b) FROM kv a":                      "aggregates over only outer columns",
+		"SELECT k FROM kv a WHERE (a.k, a.v) IN (SELECT k, v FROM kv)":      "row constructors",
+		"SELECT sum(k) OVER () FROM kv":                                     "window functions",
+		"SELECT DISTINCT ON (k) k FROM kv":                                  "DISTINCT ON",
+		"SELECT * FROM kv, LATERAL (SELECT 1) x":                            "LATERAL",
+		"SELECT k::numeric FROM kv":                                         "numeric",
+		"SELECT now()":                                                      "time functions (function now)",
 	} {
 		_, err := planSQL(t, &Planner{Catalog: testCatalog()}, sql)
 		if err == nil || !strings.Contains(err.Error(), feature) {
@@ -133,6 +127,37 @@ func TestUnsupportedIsNamed(t *testing.T) {
 		if c := sqlerr.Code(err); c != sqlerr.FeatureNotSupported && c != sqlerr.UndefinedFunction {
 			t.Errorf("%s: code %s", sql, c)
 		}
+	}
+}
+
+// TestGeneralDecorrelation plans correlated subqueries the equality form
+// refuses into plans that type-check and hold no per-row evaluation: the
+// outer values are a Distinct the subquery is joined with (apply.go).
+func TestGeneralDecorrelation(t *testing.T) {
+	for _, sql := range []string{
+		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM kv b WHERE b.k < a.k)",
+		"SELECT k FROM kv a WHERE EXISTS (SELECT count(*) FROM kv b WHERE b.k = a.k)",
+		"SELECT (SELECT count(*) FROM kv b WHERE b.k = a.k GROUP BY b.v) FROM kv a",
+		"SELECT (SELECT count(*) + a.k FROM kv b WHERE b.k = a.k) FROM kv a",
+		"SELECT k FROM kv a WHERE k IN (SELECT a.k FROM kv b WHERE b.v = a.v)",
+		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM (SELECT a.k) b)",
+		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM kv b WHERE b.k = a.k AND EXISTS (SELECT 1 FROM kv c WHERE c.v = a.v))",
+		"SELECT k, (SELECT v FROM kv b WHERE b.k > a.k ORDER BY b.k LIMIT 1) FROM kv a",
+		"SELECT k FROM kv a WHERE v <> ALL (SELECT v FROM kv b WHERE b.k < a.k UNION SELECT 'x')",
+		"SELECT v, count(*) FROM kv a GROUP BY v HAVING count(*) > (SELECT count(*) FROM kv b WHERE b.v < a.v)",
+	} {
+		t.Run(sql, func(t *testing.T) {
+			q, err := planSQL(t, &Planner{Catalog: testCatalog()}, sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := q.Plan.Desc(plan.MapEnv(map[plan.GlobalID]row.RelationDesc{plan.User(1): testCatalog()["kv"].Desc})); err != nil {
+				t.Fatalf("plan does not type-check: %v\n%s", err, Explain(q))
+			}
+			if !strings.Contains(Explain(q), "Distinct") {
+				t.Fatalf("no distinct outer values in\n%s", Explain(q))
+			}
+		})
 	}
 }
 

@@ -22,31 +22,36 @@ type target struct {
 // first outCols columns are the select list; columns after them exist
 // only for ORDER BY and are projected away by the finishing, whose order
 // is returned in ctxOrder.
-func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, int, error) {
-	r, err := p.fromClause(sel.FromClause, depth)
+//
+// A correlated level (frame not nil, apply.go) joins the frame's outer
+// values into FROM and keeps them as the first columns of its output.
+func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*rel, *orderInfo, int, error) {
+	var conjuncts []*pg.Node
+	if sel.WhereClause != nil {
+		conjuncts = whereConjuncts(sel.WhereClause)
+	}
+	r, nk, conjuncts, err := p.fromWithFrame(sel.FromClause, conjuncts, depth, frame)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	if sel.WhereClause != nil {
-		for _, cj := range whereConjuncts(sel.WhereClause) {
-			nr, done, err := p.semiJoin(r, cj, depth)
-			if err != nil {
-				return nil, nil, 0, err
-			}
-			if done {
-				r = nr
-				continue
-			}
-			c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "WHERE", depth: depth}
-			x, err := c.lowerAs(cj, row.TypeBool)
-			if err != nil {
-				return nil, nil, 0, err
-			}
-			if err := wantBool(x, "WHERE"); err != nil {
-				return nil, nil, 0, err
-			}
-			r.filter(x.e)
+	for _, cj := range conjuncts {
+		nr, done, err := p.semiJoin(r, cj, depth)
+		if err != nil {
+			return nil, nil, 0, err
 		}
+		if done {
+			r = nr
+			continue
+		}
+		c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "WHERE", depth: depth}
+		x, err := c.lowerAs(cj, row.TypeBool)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if err := wantBool(x, "WHERE"); err != nil {
+			return nil, nil, 0, err
+		}
+		r.filter(x.e)
 	}
 	distinct := len(sel.DistinctClause) > 0
 	if distinct && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil) {
@@ -60,6 +65,12 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, i
 			return nil, nil, 0, sqlerr.Unsupported("GROUP BY DISTINCT")
 		}
 		agg = &aggScope{input: r.scope, inputRel: r, depth: depth}
+		if frame != nil {
+			agg.keys = frame.keyColumns()
+			if len(sel.GroupClause) == 0 {
+				agg.frame = frame
+			}
+		}
 		if err := p.groupKeys(sel, r.scope, agg); err != nil {
 			return nil, nil, 0, err
 		}
@@ -88,8 +99,15 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, i
 	if distinct && len(extras) > 0 {
 		return nil, nil, 0, sqlerr.New("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
 	}
-	es := make([]expr.Expr, 0, len(targets)+len(extras))
+	es := make([]expr.Expr, 0, nk+len(targets)+len(extras))
 	s := &scope{}
+	for i := 0; i < nk; i++ {
+		es = append(es, expr.Column(i))
+		s.cols = append(s.cols, column{name: "?key?", typ: r.scope.cols[i].typ, w: r.scope.cols[i].w, hidden: true})
+	}
+	for i := range order {
+		order[i].Column += nk
+	}
 	for _, t := range targets {
 		es = append(es, t.x.e)
 		s.cols = append(s.cols, column{name: t.name, typ: t.x.t, w: t.x.w})
@@ -102,7 +120,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, i
 	if distinct {
 		r = newRel(plan.NewDistinct(r.plan()), r.scope)
 	}
-	return r, &orderInfo{order: order}, len(targets), nil
+	return r, &orderInfo{order: order}, nk + len(targets), nil
 }
 
 // outputs are the lowered select list, HAVING and ORDER BY of a SELECT.
@@ -310,15 +328,19 @@ func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
 			// A grouped column keeps its table, so that a correlated
 			// subquery over the aggregation can name it qualified.
 			col.table = agg.input.cols[k.e.Index].table
+			col.outer = agg.input.cols[k.e.Index].outer
 		}
 		s.cols = append(s.cols, col)
 	}
 	for _, g := range agg.aggs {
 		t := g.out
-		if len(agg.keys) == 0 && g.fn != "count" {
+		if (len(agg.keys) == 0 || agg.frame != nil) && g.fn != "count" {
 			t.Nullable = true
 		}
 		s.cols = append(s.cols, column{name: g.fn, typ: t, w: g.outW})
+	}
+	if agg.frame != nil {
+		return newRel(perKeyDefaults(agg.frame, red, aggDefaults(agg)), s)
 	}
 	if len(agg.keys) > 0 {
 		return newRel(red, s)
@@ -366,14 +388,14 @@ func (p *Planner) targetList(list []*pg.Node, c *exprCtx, in *scope) ([]target, 
 				return nil, err
 			}
 			if star {
-				if table != "" && !in.hasTable(table) {
+				if table != "" && !in.hasTableLevel(table, false) {
 					return nil, sqlerr.Errorf(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", table)
 				}
 				if table == "" && len(in.cols) == 0 {
 					return nil, sqlerr.New(sqlerr.SyntaxError, "SELECT * with no tables specified is not valid")
 				}
 				for i, col := range in.cols {
-					if col.hidden || (table != "" && col.table != table) {
+					if col.hidden || col.outer || (table != "" && col.table != table) {
 						continue
 					}
 					var x typed
