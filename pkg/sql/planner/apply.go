@@ -86,6 +86,12 @@ func (p *Planner) apply(sel *pg.SelectStmt, outerRel *rel, outer *scope, sl *pg.
 	sub, err := p.planSubquery(sel, depth)
 	p.frame = nil
 	if err != nil {
+		if isUndefinedName(err) && p.namesOuter(f) {
+			// An outer column named where the frame does not reach: a
+			// WITH or VALUES list inside the subquery, or a join nested
+			// in another.
+			return nil, correlatedUnsupported("naming outer columns in WITH, VALUES or nested JOIN conditions", err)
+		}
 		return nil, err
 	}
 	k := len(cols)
@@ -303,11 +309,19 @@ func (p *Planner) framedFrom(items []*pg.Node, depth int, f *corrFrame) (r *rel,
 	for i, it := range items {
 		part, err := p.fromItem(it, depth)
 		if err != nil {
-			rs := it.GetRangeSubselect()
-			if rs == nil || rs.Lateral || rs.Subquery.GetSelectStmt() == nil || !isUndefinedName(err) && !isCorrelationRefusal(err) {
+			if !isUndefinedName(err) && !isCorrelationRefusal(err) {
 				return nil, false, err
 			}
-			if part, err = p.framedSubselect(rs, depth, f); err != nil {
+			rs, je := it.GetRangeSubselect(), it.GetJoinExpr()
+			switch {
+			case rs != nil && !rs.Lateral && rs.Subquery.GetSelectStmt() != nil:
+				part, err = p.framedSubselect(rs, depth, f)
+			case je != nil && isUndefinedName(err) && p.namesOuter(f):
+				p.onFrame = f
+				part, err = p.join(je, depth)
+				p.onFrame = nil
+			}
+			if err != nil {
 				return nil, false, err
 			}
 			keyed[i], joined = true, true
@@ -376,4 +390,57 @@ func (p *Planner) fromWithFrame(items []*pg.Node, conjuncts []*pg.Node, depth in
 		}
 	}
 	return r, frame.arity(), conjuncts, nil
+}
+
+// framedJoinLeft pairs the left side of a JOIN whose ON condition names
+// outer columns with the frame's rows (D × l), so that the join's
+// output starts with the outer values and each (outer value, left row)
+// is matched, or for a LEFT join kept unmatched, on its own. A RIGHT or
+// FULL join would have to preserve right rows per outer value, and USING
+// or an alias would reorder or rename the outer columns: those are
+// refused.
+func framedJoinLeft(f *corrFrame, j *pg.JoinExpr, l *rel) (*rel, error) {
+	switch {
+	case j.Jointype != pg.JoinType_JOIN_INNER && j.Jointype != pg.JoinType_JOIN_LEFT:
+		return nil, sqlerr.Unsupported("outer columns in the ON condition of a RIGHT or FULL join in a correlated subquery")
+	case j.IsNatural || len(j.UsingClause) > 0 || j.Alias != nil:
+		return nil, sqlerr.Unsupported("outer columns in a correlated subquery's join with USING, NATURAL or an alias")
+	}
+	return frameRel(f, l), nil
+}
+
+// namesOuter reports whether the last name that did not resolve is a
+// column of the frame (a reference to an outer query from a place the
+// frame does not reach).
+func (p *Planner) namesOuter(f *corrFrame) bool {
+	_, err := f.s.resolveLevel(p.unresolved[0], p.unresolved[1], true)
+	return err == nil
+}
+
+// subqueryConds applies conditions with subqueries (of a JOIN's ON) to
+// the matched pairs r, as WHERE would, and returns the pairs with r's
+// columns only (the subqueries' added columns projected away).
+func (p *Planner) subqueryConds(r *rel, conds []*pg.Node, depth int) (*rel, error) {
+	n, s := r.arity(), r.scope
+	for _, cj := range conds {
+		nr, done, err := p.semiJoin(r, cj, depth)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			r = nr
+			continue
+		}
+		c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "JOIN conditions", depth: depth}
+		x, err := c.lowerAs(cj, row.TypeBool)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantBool(x, "JOIN/ON"); err != nil {
+			return nil, err
+		}
+		r.filter(x.e)
+	}
+	r.project(columns(n), &scope{cols: append([]column(nil), s.cols[:n]...)})
+	return r, nil
 }

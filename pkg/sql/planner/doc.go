@@ -37,6 +37,15 @@
 //     WHERE to the same joins, keyed by the correlation columns, and
 //     correlated aggregates to a Reduce by those columns whose missing
 //     keys get the aggregates of an empty input (correlate.go);
+//   - every other correlated subquery (any predicate, outer columns in
+//     its select list or FROM subqueries, GROUP BY, HAVING, DISTINCT,
+//     LIMIT or set operations inside, references several levels out) by
+//     general decorrelation (apply.go): the subquery is planned against
+//     D, the distinct values of the outer columns it names, joined into
+//     its FROM and carried as leading keys through its grouping,
+//     DISTINCT, set operations and LIMIT (a TopK per key), a global
+//     aggregate getting its one row per key of D; the outer rows then
+//     join its result on those keys, NULLs matching;
 //   - DISTINCT to Distinct; UNION [ALL], EXCEPT [ALL] and INTERSECT [ALL]
 //     to Union, Negate, Threshold and Distinct;
 //   - ORDER BY / LIMIT / OFFSET of the outermost query to a Finishing
@@ -57,7 +66,6 @@
 // as in Postgres. A width that is not known is bigint: losing one can
 // only omit a check, never add one Postgres does not make.
 //
-// Anything else (WITH RECURSIVE, other correlated subqueries, window
-// functions, numeric, ...) fails with 0A000 naming the feature. Decimal
+// Anything else (WITH RECURSIVE, window functions, numeric, ...) fails with 0A000 naming the feature. Decimal
 // literals and avg() are float8: Tandem has no exact numeric type.
 package planner

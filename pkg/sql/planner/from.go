@@ -171,6 +171,8 @@ func (p *Planner) seen(r Relation) {
 // the distinct join keys of the other side (or, when ON has conditions
 // other than key equalities, with the distinct matched rows themselves).
 func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
+	frame := p.onFrame
+	p.onFrame = nil
 	l, err := p.fromItem(j.Larg, depth)
 	if err != nil {
 		return nil, err
@@ -178,6 +180,11 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 	r, err := p.fromItem(j.Rarg, depth)
 	if err != nil {
 		return nil, err
+	}
+	if frame != nil {
+		if l, err = framedJoinLeft(frame, j, l); err != nil {
+			return nil, err
+		}
 	}
 	switch j.Jointype {
 	case pg.JoinType_JOIN_INNER, pg.JoinType_JOIN_LEFT, pg.JoinType_JOIN_RIGHT, pg.JoinType_JOIN_FULL:
@@ -219,16 +226,25 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 		conjuncts = append(conjuncts, x)
 		usingPairs = append(usingPairs, [2]int{li, ri})
 	}
+	// Conjuncts of ON with subqueries apply to the matched pairs after
+	// the others (subqueryConds), as a residual.
+	var subConds []*pg.Node
 	if j.Quals != nil {
-		x, err := c.lowerAs(j.Quals, row.TypeBool)
-		if err != nil {
-			return nil, err
-		}
-		if err := wantBool(x, "JOIN/ON"); err != nil {
-			return nil, err
-		}
-		for _, e := range splitAnd(x.e) {
-			conjuncts = append(conjuncts, typed{e: e})
+		for _, q := range whereConjuncts(j.Quals) {
+			if hasSubLink(q) {
+				subConds = append(subConds, q)
+				continue
+			}
+			x, err := c.lowerAs(q, row.TypeBool)
+			if err != nil {
+				return nil, err
+			}
+			if err := wantBool(x, "JOIN/ON"); err != nil {
+				return nil, err
+			}
+			for _, e := range splitAnd(x.e) {
+				conjuncts = append(conjuncts, typed{e: e})
+			}
 		}
 	}
 	// Split the condition into key equalities (one side's columns each)
@@ -267,6 +283,14 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 	lf, rf := filterNullKeys(lp, la, lk), filterNullKeys(rp, ra, rk)
 	matched := newRel(plan.NewJoin(lf, rf, lk, rk), both)
 	matched.filter(residual...)
+	if len(subConds) > 0 {
+		if matched, err = p.subqueryConds(matched, subConds, depth); err != nil {
+			return nil, err
+		}
+	}
+	// With conditions beyond key equalities, a row matched iff it is in
+	// a matched pair.
+	byPairs := len(residual) > 0 || len(subConds) > 0
 
 	preserveL := j.Jointype == pg.JoinType_JOIN_LEFT || j.Jointype == pg.JoinType_JOIN_FULL
 	preserveR := j.Jointype == pg.JoinType_JOIN_RIGHT || j.Jointype == pg.JoinType_JOIN_FULL
@@ -275,14 +299,14 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 		parts := []plan.Plan{matched.plan()}
 		outScope := &scope{cols: append([]column(nil), both.cols...)}
 		if preserveL {
-			un := unmatched(lp, la, lf, rf, ra, lk, rk, matched.plan(), 0, len(residual) > 0)
+			un := unmatched(lp, la, lf, rf, ra, lk, rk, matched.plan(), 0, byPairs)
 			parts = append(parts, pad(un, la, 0, r.scope.types()))
 			for i := la; i < la+ra; i++ {
 				outScope.cols[i].typ.Nullable = true
 			}
 		}
 		if preserveR {
-			un := unmatched(rp, ra, rf, lf, la, rk, lk, matched.plan(), la, len(residual) > 0)
+			un := unmatched(rp, ra, rf, lf, la, rk, lk, matched.plan(), la, byPairs)
 			parts = append(parts, pad(un, ra, la, l.scope.types()))
 			for i := 0; i < la; i++ {
 				outScope.cols[i].typ.Nullable = true

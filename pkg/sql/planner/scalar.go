@@ -419,6 +419,7 @@ func (c *exprCtx) columnRef(cr *pg.ColumnRef) (typed, error) {
 	}
 	i, err := c.scope.resolve(table, col)
 	if err != nil {
+		c.p.unresolved = [2]string{table, col}
 		return typed{}, c.p.outerReference(table, col, err)
 	}
 	return typed{e: expr.Column(i), t: c.scope.cols[i].typ, w: c.scope.cols[i].w}, nil
