@@ -82,7 +82,7 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		return typed{}, err
 	}
 	if fc.Over != nil {
-		return typed{}, sqlerr.Unsupported("window functions")
+		return c.windowCall(fc, name)
 	}
 	if isAggregate(name) {
 		// Aggregates reaching here are not under a GROUP BY context that

@@ -46,6 +46,9 @@ type exprCtx struct {
 	rel *rel
 	// depth is the query nesting depth, for subqueries.
 	depth int
+	// win, in the select list and ORDER BY, collects or resolves window
+	// function calls (window.go); elsewhere they are refused.
+	win *winScope
 }
 
 // lower lowers an expression and fixes untyped literals as text.

@@ -75,24 +75,44 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 			return nil, nil, 0, err
 		}
 	}
-	out, err := p.lowerOutputs(sel, r, agg, depth)
+	windowed := hasWindow(sel.TargetList) || hasWindow(sortNodes(sel.SortClause))
+	var win *winScope
+	if windowed {
+		win = &winScope{}
+	}
+	out, err := p.lowerOutputs(sel, r, agg, depth, win)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	if grouped {
 		r = p.reduce(r, agg)
-		if agg.sawSubLink {
+		if agg.sawSubLink || windowed {
 			// Subqueries over the aggregation's output attach to it now
 			// that it exists: lower the outputs again over it (the
 			// aggregates found by the first pass are the same).
 			agg.post = r
 			agg.postScope = groupedScope(r.scope, len(agg.keys))
-			if out, err = p.lowerOutputs(sel, r, agg, depth); err != nil {
+			if windowed {
+				win = &winScope{}
+			}
+			if out, err = p.lowerOutputs(sel, r, agg, depth, win); err != nil {
 				return nil, nil, 0, err
 			}
 		}
 		if out.having != nil {
 			r.filter(out.having.e)
+		}
+	}
+	if windowed {
+		// Window functions see the rows after WHERE, GROUP BY and
+		// HAVING; the outputs are lowered again over their results.
+		r = buildWindows(r, win, nk)
+		if grouped {
+			agg.post, agg.postScope = r, groupedScope(r.scope, len(agg.keys))
+		}
+		win.resolve = true
+		if out, err = p.lowerOutputs(sel, r, agg, depth, win); err != nil {
+			return nil, nil, 0, err
 		}
 	}
 	targets, extras, order := out.targets, out.extras, out.order
@@ -133,12 +153,19 @@ type outputs struct {
 
 // lowerOutputs lowers the select list, HAVING and ORDER BY of sel over r
 // (over the aggregation described by agg when grouped).
-func (p *Planner) lowerOutputs(sel *pg.SelectStmt, r *rel, agg *aggScope, depth int) (outputs, error) {
+//
+// win, when the query has window calls, collects or resolves them in the
+// select list and ORDER BY.
+func (p *Planner) lowerOutputs(sel *pg.SelectStmt, r *rel, agg *aggScope, depth int, win *winScope) (outputs, error) {
 	ctx := func(clause string) *exprCtx {
+		c := &exprCtx{p: p, scope: r.scope, rel: r, clause: clause, depth: depth}
 		if agg != nil {
-			return &exprCtx{p: p, scope: r.scope, agg: agg, clause: clause, depth: depth}
+			c = &exprCtx{p: p, scope: r.scope, agg: agg, clause: clause, depth: depth}
 		}
-		return &exprCtx{p: p, scope: r.scope, rel: r, clause: clause, depth: depth}
+		if clause != "HAVING" {
+			c.win = win
+		}
+		return c
 	}
 	var out outputs
 	var err error
