@@ -46,6 +46,10 @@
 //     DISTINCT, set operations and LIMIT (a TopK per key), a global
 //     aggregate getting its one row per key of D; the outer rows then
 //     join its result on those keys, NULLs matching;
+//   - window function calls to Window nodes after the aggregation, one
+//     per distinct PARTITION BY / ORDER BY, their arguments and keys
+//     computed into columns first; the outputs are lowered in a second
+//     pass over the Window's output (window.go);
 //   - DISTINCT to Distinct; UNION [ALL], EXCEPT [ALL] and INTERSECT [ALL]
 //     to Union, Negate, Threshold and Distinct;
 //   - ORDER BY / LIMIT / OFFSET of the outermost query to a Finishing
@@ -66,6 +70,7 @@
 // as in Postgres. A width that is not known is bigint: losing one can
 // only omit a check, never add one Postgres does not make.
 //
-// Anything else (WITH RECURSIVE, window functions, numeric, ...) fails with 0A000 naming the feature. Decimal
+// Anything else (WITH RECURSIVE, named windows, numeric, ...) fails with
+// 0A000 naming the feature. Decimal
 // literals and avg() are float8: Tandem has no exact numeric type.
 package planner
