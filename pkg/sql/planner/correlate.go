@@ -123,7 +123,7 @@ func (p *Planner) decorrelate(sel *pg.SelectStmt, outer *scope, withValue bool, 
 	case len(sel.WindowClause) > 0 || len(sel.LockingClause) > 0 || sel.IntoClause != nil:
 		return nil, correlatedUnsupported("of this form", cause)
 	case len(sel.DistinctClause) > 0 && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil):
-		return nil, sqlerr.Unsupported("DISTINCT ON")
+		return nil, correlatedUnsupported("with DISTINCT ON", cause)
 	}
 	r, err := p.fromClause(sel.FromClause, depth)
 	if err != nil {

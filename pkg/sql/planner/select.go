@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -53,10 +54,8 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 		}
 		r.filter(x.e)
 	}
-	distinct := len(sel.DistinctClause) > 0
-	if distinct && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil) {
-		return nil, nil, 0, sqlerr.Unsupported("DISTINCT ON")
-	}
+	distinctOn := len(sel.DistinctClause) > 0 && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil)
+	distinct := len(sel.DistinctClause) > 0 && !distinctOn
 	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil || hasAggregate(sel.TargetList) ||
 		hasAggregate(sortNodes(sel.SortClause))
 	var agg *aggScope
@@ -140,6 +139,16 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 	if distinct {
 		r = newRel(plan.NewDistinct(r.plan()), r.scope)
 	}
+	if distinctOn {
+		// The first row in ORDER BY order of each DISTINCT ON group (per
+		// outer value in a correlated subquery): a maintained TopK.
+		group := identityInts(nk)
+		for _, c := range out.distinctOn {
+			group = append(group, c+nk)
+		}
+		one := int64(1)
+		r = newRel(plan.NewTopK(r.plan(), group, order, &one, 0), r.scope)
+	}
 	return r, &orderInfo{order: order}, nk + len(targets), nil
 }
 
@@ -149,6 +158,31 @@ type outputs struct {
 	having  *typed
 	order   []plan.ColumnOrder
 	extras  []typed
+	// distinctOn are the output columns of DISTINCT ON (...).
+	distinctOn []int
+}
+
+// checkDistinctOn is PostgreSQL's rule: with ORDER BY, the DISTINCT ON
+// expressions must be its leading items (in any order among themselves).
+func checkDistinctOn(on []int, order []plan.ColumnOrder) error {
+	skipped := false
+	seen := map[int]bool{}
+	for _, o := range order {
+		if !slices.Contains(on, o.Column) {
+			skipped = true
+			continue
+		}
+		if skipped {
+			return sqlerr.New("42P10", "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
+		}
+		seen[o.Column] = true
+	}
+	for _, c := range on {
+		if !seen[c] && skipped {
+			return sqlerr.New("42P10", "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
+		}
+	}
+	return nil
 }
 
 // lowerOutputs lowers the select list, HAVING and ORDER BY of sel over r
@@ -181,6 +215,25 @@ func (p *Planner) lowerOutputs(sel *pg.SelectStmt, r *rel, agg *aggScope, depth 
 			return outputs{}, err
 		}
 		out.having = &x
+	}
+	if len(sel.DistinctClause) > 0 && sel.DistinctClause[0].Node != nil {
+		// DISTINCT ON items resolve like ORDER BY items: lower both
+		// together, the DISTINCT ON ones first.
+		sorts := make([]*pg.Node, 0, len(sel.DistinctClause)+len(sel.SortClause))
+		for _, n := range sel.DistinctClause {
+			sorts = append(sorts, &pg.Node{Node: &pg.Node_SortBy{SortBy: &pg.SortBy{Node: n}}})
+		}
+		sorts = append(sorts, sel.SortClause...)
+		all, extras, err := p.orderBy(sorts, out.targets, ctx("DISTINCT ON"))
+		if err != nil {
+			return outputs{}, err
+		}
+		nd := len(sel.DistinctClause)
+		out.extras, out.order = extras, all[nd:]
+		for _, o := range all[:nd] {
+			out.distinctOn = append(out.distinctOn, o.Column)
+		}
+		return out, checkDistinctOn(out.distinctOn, out.order)
 	}
 	if out.order, out.extras, err = p.orderBy(sel.SortClause, out.targets, ctx("ORDER BY")); err != nil {
 		return outputs{}, err
