@@ -306,7 +306,14 @@ func (p *Planner) framedFrom(items []*pg.Node, depth int, f *corrFrame) (r *rel,
 	}
 	parts := make([]*rel, len(items))
 	keyed := make([]bool, len(items))
+	lateral := make([]*pg.RangeSubselect, len(items))
 	for i, it := range items {
+		if rs := it.GetRangeSubselect(); rs != nil && rs.Lateral && i > 0 {
+			// Planned below against everything to its left, the frame's
+			// outer values included.
+			lateral[i], joined = rs, true
+			continue
+		}
 		part, err := p.fromItem(it, depth)
 		if err != nil {
 			if !isUndefinedName(err) && !isCorrelationRefusal(err) {
@@ -339,6 +346,14 @@ func (p *Planner) framedFrom(items []*pg.Node, depth int, f *corrFrame) (r *rel,
 	out := newRel(f.d, f.s)
 	for i, part := range parts {
 		n := out.arity()
+		if lateral[i] != nil {
+			lat, _, err := p.lateral(out, lateral[i], depth)
+			if err != nil {
+				return nil, false, err
+			}
+			out = lat
+			continue
+		}
 		if !keyed[i] {
 			out = newRel(plan.NewJoin(out.plan(), part.plan(), nil, nil), out.scope.concat(part.scope))
 			continue

@@ -18,6 +18,14 @@ func (p *Planner) fromClause(items []*pg.Node, depth int) (*rel, error) {
 	}
 	var out *rel
 	for _, it := range items {
+		if rs := it.GetRangeSubselect(); rs != nil && rs.Lateral && out != nil {
+			lat, _, err := p.lateral(out, rs, depth)
+			if err != nil {
+				return nil, err
+			}
+			out = lat
+			continue
+		}
 		r, err := p.fromItem(it, depth)
 		if err != nil {
 			return nil, err
@@ -36,9 +44,8 @@ func (p *Planner) fromItem(n *pg.Node, depth int) (*rel, error) {
 	case *pg.Node_RangeVar:
 		return p.rangeVar(v.RangeVar, depth)
 	case *pg.Node_RangeSubselect:
-		if v.RangeSubselect.Lateral {
-			return nil, sqlerr.Unsupported("LATERAL")
-		}
+		// A LATERAL subquery with FROM items to its left is planned by
+		// lateral (lateral.go); first in FROM it is a plain subquery.
 		sel := v.RangeSubselect.Subquery.GetSelectStmt()
 		if sel == nil {
 			return nil, sqlerr.Unsupported("this kind of subquery in FROM")
@@ -177,7 +184,17 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := p.fromItem(j.Rarg, depth)
+	// lat, for a LATERAL subquery on the right, is l joined with it
+	// already (lateral.go); r is then its columns only.
+	var lat, r *rel
+	if rs := j.Rarg.GetRangeSubselect(); rs != nil && rs.Lateral {
+		if j.Jointype != pg.JoinType_JOIN_INNER && j.Jointype != pg.JoinType_JOIN_LEFT {
+			return nil, sqlerr.New("42P10", "the combining JOIN type must be INNER or LEFT for a LATERAL reference")
+		}
+		lat, r, err = p.lateral(l, rs, depth)
+	} else {
+		r, err = p.fromItem(j.Rarg, depth)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +269,7 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 	var lk, rk []expr.Expr
 	var residual []expr.Expr
 	for _, cj := range conjuncts {
-		if a, b, ok := equiKey(cj.e, la, la+ra); ok {
+		if a, b, ok := equiKey(cj.e, la, la+ra); ok && lat == nil {
 			at, err := a.Type(both.types())
 			if err != nil {
 				return nil, err
@@ -282,6 +299,9 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 	lp, rp := l.plan(), r.plan()
 	lf, rf := filterNullKeys(lp, la, lk), filterNullKeys(rp, ra, rk)
 	matched := newRel(plan.NewJoin(lf, rf, lk, rk), both)
+	if lat != nil {
+		matched = newRel(lat.plan(), both)
+	}
 	matched.filter(residual...)
 	if len(subConds) > 0 {
 		if matched, err = p.subqueryConds(matched, subConds, depth); err != nil {
@@ -290,7 +310,7 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 	}
 	// With conditions beyond key equalities, a row matched iff it is in
 	// a matched pair.
-	byPairs := len(residual) > 0 || len(subConds) > 0
+	byPairs := len(residual) > 0 || len(subConds) > 0 || lat != nil
 
 	preserveL := j.Jointype == pg.JoinType_JOIN_LEFT || j.Jointype == pg.JoinType_JOIN_FULL
 	preserveR := j.Jointype == pg.JoinType_JOIN_RIGHT || j.Jointype == pg.JoinType_JOIN_FULL

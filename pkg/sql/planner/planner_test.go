@@ -115,7 +115,6 @@ func TestUnsupportedIsNamed(t *testing.T) {
 		"SELECT k FROM kv a WHERE (a.k, a.v) IN (SELECT k, v FROM kv)":      "row constructors",
 		"SELECT sum(k) OVER w FROM kv WINDOW w AS ()":                       "named windows",
 		"SELECT sum(k) OVER (ORDER BY k RANGE 1 PRECEDING) FROM kv":         "RANGE frames with an offset",
-		"SELECT * FROM kv, LATERAL (SELECT 1) x":                            "LATERAL",
 		"SELECT k::numeric FROM kv":                                         "numeric",
 		"SELECT now()":                                                      "time functions (function now)",
 	} {
