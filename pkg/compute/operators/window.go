@@ -99,14 +99,18 @@ func WindowLogic(spec WindowSpec) GroupLogic {
 		slices.SortFunc(rows, func(a, b winRow) int { return order.CompareRows(a.ds, b.ds, a.val, b.val) })
 		p := newPartition(rows, spec.Order)
 		out := make([]ValDiff, 0, p.size())
+		cols := make([][]row.Datum, len(spec.Funcs))
+		errs := make([][]error, len(spec.Funcs))
+		for f, fn := range spec.Funcs {
+			cols[f], errs[f] = p.column(fn)
+		}
 		vals := make([]row.Datum, len(spec.Funcs))
 		for i := 0; i < p.size(); i++ {
-			for f, fn := range spec.Funcs {
-				d, err := p.eval(fn, i)
-				if err != nil {
-					return nil, err
+			for f := range spec.Funcs {
+				if errs[f] != nil && errs[f][i] != nil {
+					return nil, errs[f][i]
 				}
-				vals[f] = d
+				vals[f] = cols[f][i]
 			}
 			r := p.rows[p.at[i]]
 			v := append(append(make([]byte, 0, len(r.val)+16), r.val...), row.Pack(vals...)...)
@@ -271,4 +275,122 @@ func ntile(i, n, k int64) int64 {
 		return i/(per+1) + 1
 	}
 	return extra + (i-big)/per + 1
+}
+
+// column computes f at every position, with the error of each position
+// that has one (errs nil when none has).
+func (p *partition) column(f WindowFunc) ([]row.Datum, []error) {
+	if f.Kind == WinAggregate && f.Frame.Start.Kind == BoundUnboundedPreceding && p.runnable(f.Agg) {
+		return p.running(f)
+	}
+	out := make([]row.Datum, p.size())
+	var errs []error
+	for i := range out {
+		d, err := p.eval(f, i)
+		if err != nil {
+			if errs == nil {
+				errs = make([]error, p.size())
+			}
+			errs[i] = err
+		}
+		out[i] = d
+	}
+	return out, errs
+}
+
+// runnable reports whether a's value over a growing prefix can be kept in
+// one accumulator: counts, min, max and integer sums and averages (a
+// float sum is defined in ascending value order, so it is recomputed).
+func (p *partition) runnable(a Aggregate) bool {
+	switch a.Func {
+	case AggCountStar, AggCount, AggMin, AggMax:
+		return true
+	}
+	for i := range p.at {
+		if p.value(i, a.Column).Type() == row.TypeFloat64 {
+			return false
+		}
+	}
+	return true
+}
+
+// running computes an aggregate whose frame starts at the first row: the
+// frame's end never moves back, so one accumulator is extended row by
+// row, making a running total O(n) rather than O(n^2) per partition.
+func (p *partition) running(f WindowFunc) ([]row.Datum, []error) {
+	n := p.size()
+	out := make([]row.Datum, n)
+	var errs []error
+	var (
+		rows, count int64
+		sum         int128
+		best        row.Datum
+		found       bool
+	)
+	want := -1
+	if f.Agg.Func == AggMax {
+		want = 1
+	}
+	next := 0 // first position not yet accumulated
+	for i := range out {
+		_, hi := p.frame(f.Frame, i)
+		for ; next <= hi; next++ {
+			rows++
+			if f.Agg.Func == AggCountStar {
+				continue
+			}
+			v := p.value(next, f.Agg.Column)
+			if v.IsNull() {
+				continue
+			}
+			count++
+			switch f.Agg.Func {
+			case AggMin, AggMax:
+				if !found || row.Compare(v, best) == want {
+					best, found = v, true
+				}
+			case AggSum, AggAvg:
+				sum = sum.add(mul64(v.Int64(), 1))
+			}
+		}
+		d, err := p.runningValue(f.Agg.Func, hi < 0, rows, count, sum, best, found)
+		if err != nil {
+			if errs == nil {
+				errs = make([]error, n)
+			}
+			errs[i] = err
+		}
+		out[i] = d
+	}
+	return out, errs
+}
+
+// runningValue is the accumulator's value as evalAggregate would give it
+// over the same rows (empty: the frame has no rows).
+func (p *partition) runningValue(fn AggFunc, empty bool, rows, count int64, sum int128, best row.Datum, found bool) (row.Datum, error) {
+	if empty {
+		rows, count, found = 0, 0, false
+	}
+	switch fn {
+	case AggCountStar:
+		return row.Int64(rows), nil
+	case AggCount:
+		return row.Int64(count), nil
+	case AggMin, AggMax:
+		if !found {
+			return row.Null(), nil
+		}
+		return best, nil
+	}
+	if count == 0 {
+		return row.Null(), nil
+	}
+	s, ok := sum.int64()
+	if !ok {
+		return row.Null(), Error{Code: CodeNumericOutOfRange, Message: "bigint out of range in " + fn.String()}
+	}
+	if fn == AggSum {
+		return row.Int64(s), nil
+	}
+	return row.Float64(float64(s) / float64(count)), nil
 }
