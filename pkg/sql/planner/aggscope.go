@@ -45,6 +45,9 @@ type aggScope struct {
 	// frame, set for a correlated query level without GROUP BY, makes
 	// the aggregation produce one row per outer key (apply.go).
 	frame *corrFrame
+	// sets, for GROUPING SETS, ROLLUP and CUBE, are the grouping sets as
+	// positions in keys (groupsets.go).
+	sets [][]int
 }
 
 // aggDefaults are the aggregates over no rows: count 0, others NULL.

@@ -16,6 +16,8 @@
 //     side's unmatched rows, side - (side ⋈ distinct(other side's keys)),
 //     or, when ON has non-key conditions, side - (side ⋈
 //     distinct(matched rows projected to that side)), padded with NULLs;
+//   - GROUPING SETS, ROLLUP and CUBE to a Union of one Reduce per
+//     grouping set, padded with NULLs (groupsets.go);
 //   - GROUP BY and aggregates to Reduce; a global aggregate also unions a
 //     default row (count 0, other aggregates NULL) minus that same row
 //     mapped from the Reduce's output, so exactly one row exists even
@@ -50,6 +52,10 @@
 //     per distinct PARTITION BY / ORDER BY, their arguments and keys
 //     computed into columns first; the outputs are lowered in a second
 //     pass over the Window's output (window.go);
+//   - LATERAL subqueries in FROM like correlated subqueries, against the
+//     distinct values of the left-hand columns they name (lateral.go);
+//   - DISTINCT ON to a TopK with limit 1 per DISTINCT ON group, in
+//     ORDER BY order;
 //   - DISTINCT to Distinct; UNION [ALL], EXCEPT [ALL] and INTERSECT [ALL]
 //     to Union, Negate, Threshold and Distinct;
 //   - ORDER BY / LIMIT / OFFSET of the outermost query to a Finishing

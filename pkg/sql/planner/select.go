@@ -334,47 +334,58 @@ func walkExpr(n *pg.Node, f func(*pg.Node) bool) {
 func (p *Planner) groupKeys(sel *pg.SelectStmt, in *scope, agg *aggScope) error {
 	c := &exprCtx{p: p, scope: in, clause: "GROUP BY"}
 	for _, g := range sel.GroupClause {
-		switch g.Node.(type) {
-		case *pg.Node_GroupingSet:
-			return sqlerr.Unsupported("GROUPING SETS, ROLLUP and CUBE")
+		if _, ok := g.Node.(*pg.Node_GroupingSet); ok {
+			return p.groupingSets(sel, c, agg)
 		}
-		n := g
-		if k := g.GetAConst(); k != nil && k.GetIval() != nil {
-			pos := int(k.GetIval().Ival)
-			if pos < 1 || pos > len(sel.TargetList) {
-				return sqlerr.Errorf("42P10", "GROUP BY position %d is not in select list", pos)
-			}
-			n = sel.TargetList[pos-1].GetResTarget().GetVal()
-			if n == nil || n.GetColumnRef() != nil && starRef(n.GetColumnRef()) {
-				return sqlerr.Unsupported("GROUP BY position of *")
-			}
-		} else if cr := g.GetColumnRef(); cr != nil {
-			if t, col, _, err := columnRefName(cr); err == nil && t == "" {
-				if _, err := in.resolve("", col); err != nil {
-					for _, tn := range sel.TargetList {
-						if rt := tn.GetResTarget(); rt != nil && rt.Name == col {
-							n = rt.Val
-							break
-						}
+	}
+	for _, g := range sel.GroupClause {
+		x, err := p.groupExpr(sel, c, g)
+		if err != nil {
+			return err
+		}
+		agg.keyIndex(x)
+	}
+	return nil
+}
+
+// keyIndex returns the position of x among the group keys, adding it.
+func (a *aggScope) keyIndex(x typed) int {
+	for i, k := range a.keys {
+		if k.e.Equal(x.e) {
+			return i
+		}
+	}
+	a.keys = append(a.keys, x)
+	return len(a.keys) - 1
+}
+
+// groupExpr lowers one GROUP BY item: a position in the select list, an
+// expression over the input, or (as Postgres allows) an output alias.
+func (p *Planner) groupExpr(sel *pg.SelectStmt, c *exprCtx, g *pg.Node) (typed, error) {
+	in := c.scope
+	n := g
+	if k := g.GetAConst(); k != nil && k.GetIval() != nil {
+		pos := int(k.GetIval().Ival)
+		if pos < 1 || pos > len(sel.TargetList) {
+			return typed{}, sqlerr.Errorf("42P10", "GROUP BY position %d is not in select list", pos)
+		}
+		n = sel.TargetList[pos-1].GetResTarget().GetVal()
+		if n == nil || n.GetColumnRef() != nil && starRef(n.GetColumnRef()) {
+			return typed{}, sqlerr.Unsupported("GROUP BY position of *")
+		}
+	} else if cr := g.GetColumnRef(); cr != nil {
+		if t, col, _, err := columnRefName(cr); err == nil && t == "" {
+			if _, err := in.resolve("", col); err != nil {
+				for _, tn := range sel.TargetList {
+					if rt := tn.GetResTarget(); rt != nil && rt.Name == col {
+						n = rt.Val
+						break
 					}
 				}
 			}
 		}
-		x, err := c.lower(n)
-		if err != nil {
-			return err
-		}
-		dup := false
-		for _, k := range agg.keys {
-			if k.e.Equal(x.e) {
-				dup = true
-			}
-		}
-		if !dup {
-			agg.keys = append(agg.keys, x)
-		}
 	}
-	return nil
+	return c.lower(n)
 }
 
 func starRef(cr *pg.ColumnRef) bool {
@@ -387,6 +398,9 @@ func starRef(cr *pg.ColumnRef) bool {
 // the plan adds a default row and cancels it whenever the reduction
 // produced one, with Union(R, default, Negate(R mapped to default)).
 func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
+	if agg.sets != nil {
+		return p.reduceSets(r, agg)
+	}
 	keys := make([]expr.Expr, len(agg.keys))
 	for i, k := range agg.keys {
 		keys[i] = k.e
