@@ -161,6 +161,28 @@ func TestGeneralDecorrelation(t *testing.T) {
 	}
 }
 
+// TestExplainWindow shows how a window query was planned: one Window per
+// distinct PARTITION BY / ORDER BY, with each function's frame.
+func TestExplainWindow(t *testing.T) {
+	q, err := planSQL(t, &Planner{Catalog: testCatalog()},
+		"SELECT k, sum(k) OVER (PARTITION BY v ORDER BY k ROWS 1 PRECEDING), rank() OVER (PARTITION BY v ORDER BY k), row_number() OVER () FROM kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Explain(q)
+	for _, want := range []string{
+		"Window partition_by=[1] order=[{0 false true}] funcs=[sum(#0) rows[preceding 1, current_row], rank() range[unbounded_preceding, current_row]]",
+		"Window partition_by=[] order=[] funcs=[row_number() range[unbounded_preceding, current_row]]",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("EXPLAIN lacks %q:\n%s", want, got)
+		}
+	}
+	if _, err := q.Plan.Desc(plan.MapEnv(map[plan.GlobalID]row.RelationDesc{plan.User(1): testCatalog()["kv"].Desc})); err != nil {
+		t.Fatalf("plan does not type-check: %v", err)
+	}
+}
+
 func TestGlobalAggregateHasDefaultRow(t *testing.T) {
 	q, err := planSQL(t, &Planner{Catalog: testCatalog()}, "SELECT count(*), max(v) FROM kv")
 	if err != nil {

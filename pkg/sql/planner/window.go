@@ -394,6 +394,9 @@ func buildWindows(r *rel, ws *winScope, keys int) *rel {
 	es := columns(n)
 	s := &scope{cols: append([]column(nil), r.scope.cols...)}
 	colOf := func(x typed) int {
+		if x.e.Op == expr.OpColumn && x.e.Index < n {
+			return x.e.Index
+		}
 		for i := n; i < len(es); i++ {
 			if es[i].Equal(x.e) {
 				return i
