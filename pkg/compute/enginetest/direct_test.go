@@ -12,6 +12,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/operators"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/reference"
+	"github.com/tandemdb/tandem/pkg/compute/render"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
@@ -233,6 +234,16 @@ func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
 			key = append(key, expr.Column(c))
 		}
 		return ev.group(ins[0], keySpec{key: key}, operators.TopKLogic(spec)), nil
+	case *plan.Window:
+		spec, err := render.WindowSpec(n)
+		if err != nil {
+			return nil, err
+		}
+		var key []expr.Expr
+		for _, c := range n.PartitionBy {
+			key = append(key, expr.Column(c))
+		}
+		return ev.group(ins[0], keySpec{key: key}, operators.WindowLogic(spec)), nil
 	}
 	return nil, fmt.Errorf("unsupported plan node %s", p)
 }

@@ -4,7 +4,7 @@
 //   - TestEngineMatchesReference: random update streams and random plans
 //     built from every plan operator (Get, Constant, Mfp, Join, Reduce with
 //     every aggregate and DISTINCT, Distinct, Threshold, Union, Negate, TopK,
-//     ArrangeBy) are run through the real runtime (runtime/runtimetest:
+//     ArrangeBy, Window with every function and random frames) are run through the real runtime (runtime/runtimetest:
 //     workers, exchange, arrangements, operators, peeks) on 1, 2 or 4
 //     workers and 1 or 2 processes, with random batch boundaries, random
 //     as_of, reads at random times (complete ones, and not yet complete ones

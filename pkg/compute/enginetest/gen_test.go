@@ -116,7 +116,7 @@ func (g *planGen) columnKey(d row.RelationDesc, minLen int, label string) []expr
 	return key
 }
 
-var planKinds = []string{"get", "constant", "mfp", "join", "reduce", "distinct", "threshold", "union", "negate", "top_k", "arrange_by"}
+var planKinds = []string{"get", "constant", "mfp", "join", "reduce", "distinct", "threshold", "union", "negate", "top_k", "arrange_by", "window"}
 
 // plan draws a plan of at most the given depth.
 func (g *planGen) plan(depth int, label string) plan.Plan {
@@ -238,6 +238,8 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 			limit = &l
 		}
 		return plan.NewTopK(in, group, order, limit, int64(rapid.IntRange(0, 2).Draw(g.t, label+"_offset")))
+	case "window":
+		return g.window(depth, label)
 	case "arrange_by":
 		in := g.plan(depth-1, label+"_in")
 		return plan.NewArrangeBy(in, g.columnKey(g.desc(in), 1, label+"_key"))

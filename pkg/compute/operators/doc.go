@@ -36,7 +36,10 @@
 //     DISTINCT variants; input keyed by the group key, values rows of the
 //     aggregates' argument columns; output key ++ aggregates), DistinctLogic
 //     and ThresholdLogic (input keyed by the whole row, empty values),
-//     TopKLogic (input keyed by the group key, values the whole rows).
+//     TopKLogic (input keyed by the group key, values the whole rows),
+//     WindowLogic (input keyed by the partition key, values the whole
+//     rows; output each row, once per multiplicity, ++ its window
+//     functions' values; the partition is recomputed when it changes).
 //   - Negate(Emit) Emit: the stateless negation; Union is two inputs
 //     emitting into one Emit; Mfp is expr's job.
 //

@@ -29,6 +29,7 @@ type Plan struct {
 	Negate    *Negate    `json:"negate,omitempty"`
 	TopK      *TopK      `json:"top_k,omitempty"`
 	ArrangeBy *ArrangeBy `json:"arrange_by,omitempty"`
+	Window    *Window    `json:"window,omitempty"`
 }
 
 // Get reads a collection imported into (or built earlier in) the
@@ -183,6 +184,7 @@ func (p Plan) kind() (string, int) {
 	set(p.Negate != nil, "negate")
 	set(p.TopK != nil, "top_k")
 	set(p.ArrangeBy != nil, "arrange_by")
+	set(p.Window != nil, "window")
 	return kind, n
 }
 
@@ -213,6 +215,8 @@ func (p Plan) Node() any {
 		return p.Negate
 	case p.TopK != nil:
 		return p.TopK
+	case p.Window != nil:
+		return p.Window
 	default:
 		return p.ArrangeBy
 	}
@@ -234,6 +238,8 @@ func (p Plan) Inputs() []*Plan {
 	case *Negate:
 		return []*Plan{n.Input}
 	case *TopK:
+		return []*Plan{n.Input}
+	case *Window:
 		return []*Plan{n.Input}
 	case *ArrangeBy:
 		return []*Plan{n.Input}

@@ -36,7 +36,11 @@
 //     row); Threshold keeps positive multiplicities; TopK orders each
 //     group by its columns (NULLs first unless NullsLast), ties by encoded
 //     row, and keeps positions [offset, offset+limit) counting
-//     multiplicities (negative: one error XX000 per group).
+//     multiplicities (negative: one error XX000 per group); Window
+//     expands each partition's multiplicities, orders it as TopK does
+//     and computes every function from its definition at every position
+//     (rank by counting rows ordered before, frames by testing every
+//     row), independently of the operator's peer-group arithmetic.
 //   - An index export holds its collection's rows; rows whose export key
 //     fails to evaluate are errors of the index.
 //

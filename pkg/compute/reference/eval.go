@@ -182,6 +182,8 @@ func EvalPlan(p *plan.Plan, env map[plan.GlobalID]Result) (Result, error) {
 		}
 	case *plan.TopK:
 		evalTopK(n, inputs[0], &out)
+	case *plan.Window:
+		evalWindow(n, inputs[0], &out)
 	case *plan.ArrangeBy:
 		out.Rows.addAll(inputs[0].Rows)
 	default:

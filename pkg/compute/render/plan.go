@@ -79,6 +79,8 @@ func (r *planRenderer) render(p *plan.Plan) (rendered, error) {
 			key[i] = expr.Column(c)
 		}
 		return r.group(t.Input, "topk", KeySpec{Key: key}, operators.TopKLogic(spec))
+	case p.Window != nil:
+		return r.window(p.Window)
 	case p.Union != nil:
 		var out rendered
 		var oks []dataflow.Stream

@@ -42,6 +42,25 @@ type aggScope struct {
 	post       *rel
 	postScope  *scope
 	depth      int
+	// frame, set for a correlated query level without GROUP BY, makes
+	// the aggregation produce one row per outer key (apply.go).
+	frame *corrFrame
+	// sets, for GROUPING SETS, ROLLUP and CUBE, are the grouping sets as
+	// positions in keys (groupsets.go).
+	sets [][]int
+}
+
+// aggDefaults are the aggregates over no rows: count 0, others NULL.
+func aggDefaults(a *aggScope) []expr.Expr {
+	out := make([]expr.Expr, len(a.aggs))
+	for i, g := range a.aggs {
+		if g.fn == "count" {
+			out[i] = expr.Literal(row.Int64(0))
+		} else {
+			out[i] = expr.TypedNull(g.out.Type)
+		}
+	}
+	return out
 }
 
 // inputScope is the scope * expands to: the aggregated input when
@@ -149,6 +168,9 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		}
 		g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
 		g.outW = g.argW
+	}
+	if err := refuseOuterAggregate(a.input, g.arg); !g.star && err != nil {
+		return typed{}, err
 	}
 	for i, h := range a.aggs {
 		if h.fn == g.fn && h.distinct == g.distinct && h.star == g.star && h.arg.Equal(g.arg) {

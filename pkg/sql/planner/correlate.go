@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
@@ -96,6 +98,12 @@ func correlatedUnsupported(what string, cause error) error {
 	return sqlerr.Errorf(sqlerr.FeatureNotSupported, "correlated subqueries %s not supported (%v)", what, cause)
 }
 
+// correlationRefusal reports whether err's message is that of
+// correlatedUnsupported.
+func correlationRefusal(err error) bool {
+	return strings.Contains(err.Error(), "correlated subqueries ")
+}
+
 // decorrelate plans a subquery that referenced names it does not define
 // (cause is that error) as correlated with outer: a plain SELECT ... FROM
 // ... WHERE whose references to outer columns are all in conjuncts
@@ -115,7 +123,7 @@ func (p *Planner) decorrelate(sel *pg.SelectStmt, outer *scope, withValue bool, 
 	case len(sel.WindowClause) > 0 || len(sel.LockingClause) > 0 || sel.IntoClause != nil:
 		return nil, correlatedUnsupported("of this form", cause)
 	case len(sel.DistinctClause) > 0 && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil):
-		return nil, sqlerr.Unsupported("DISTINCT ON")
+		return nil, correlatedUnsupported("with DISTINCT ON", cause)
 	}
 	r, err := p.fromClause(sel.FromClause, depth)
 	if err != nil {

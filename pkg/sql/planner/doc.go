@@ -16,6 +16,8 @@
 //     side's unmatched rows, side - (side ⋈ distinct(other side's keys)),
 //     or, when ON has non-key conditions, side - (side ⋈
 //     distinct(matched rows projected to that side)), padded with NULLs;
+//   - GROUPING SETS, ROLLUP and CUBE to a Union of one Reduce per
+//     grouping set, padded with NULLs (groupsets.go);
 //   - GROUP BY and aggregates to Reduce; a global aggregate also unions a
 //     default row (count 0, other aggregates NULL) minus that same row
 //     mapped from the Reduce's output, so exactly one row exists even
@@ -37,6 +39,23 @@
 //     WHERE to the same joins, keyed by the correlation columns, and
 //     correlated aggregates to a Reduce by those columns whose missing
 //     keys get the aggregates of an empty input (correlate.go);
+//   - every other correlated subquery (any predicate, outer columns in
+//     its select list or FROM subqueries, GROUP BY, HAVING, DISTINCT,
+//     LIMIT or set operations inside, references several levels out) by
+//     general decorrelation (apply.go): the subquery is planned against
+//     D, the distinct values of the outer columns it names, joined into
+//     its FROM and carried as leading keys through its grouping,
+//     DISTINCT, set operations and LIMIT (a TopK per key), a global
+//     aggregate getting its one row per key of D; the outer rows then
+//     join its result on those keys, NULLs matching;
+//   - window function calls to Window nodes after the aggregation, one
+//     per distinct PARTITION BY / ORDER BY, their arguments and keys
+//     computed into columns first; the outputs are lowered in a second
+//     pass over the Window's output (window.go);
+//   - LATERAL subqueries in FROM like correlated subqueries, against the
+//     distinct values of the left-hand columns they name (lateral.go);
+//   - DISTINCT ON to a TopK with limit 1 per DISTINCT ON group, in
+//     ORDER BY order;
 //   - DISTINCT to Distinct; UNION [ALL], EXCEPT [ALL] and INTERSECT [ALL]
 //     to Union, Negate, Threshold and Distinct;
 //   - ORDER BY / LIMIT / OFFSET of the outermost query to a Finishing
@@ -66,7 +85,7 @@
 // are refused (0A000) when Planner.Maintained says the plan is a view,
 // index, materialized view or SUBSCRIBE (docs/design/time.md).
 //
-// Anything else (WITH RECURSIVE, other correlated subqueries, window
-// functions, numeric, ...) fails with 0A000 naming the feature. Decimal
+// Anything else (WITH RECURSIVE, named windows, numeric, ...) fails with
+// 0A000 naming the feature. Decimal
 // literals and avg() are float8: Tandem has no exact numeric type.
 package planner

@@ -80,6 +80,40 @@ func writeMfp(sb *strings.Builder, depth int, m expr.MFP) {
 	fmt.Fprintf(sb, "project %v\n", m.Projection)
 }
 
+// windowFuncs renders a Window's functions with their arguments and
+// frames, e.g. sum(#2) rows[preceding 1, current_row].
+func windowFuncs(fs []plan.WindowFunc) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		name := string(f.Func)
+		if f.Func == plan.WinAggregate {
+			name = string(f.Agg)
+		}
+		var args []string
+		if f.Arg >= 0 {
+			args = append(args, fmt.Sprintf("#%d", f.Arg))
+		}
+		if f.N != 0 {
+			args = append(args, fmt.Sprint(f.N))
+		}
+		if f.Default >= 0 {
+			args = append(args, fmt.Sprintf("#%d", f.Default))
+		}
+		mode := "range"
+		if f.Frame.Rows {
+			mode = "rows"
+		}
+		bound := func(b plan.FrameBound) string {
+			if b.Kind == plan.Preceding || b.Kind == plan.Following {
+				return fmt.Sprintf("%s %d", b.Kind, b.Offset)
+			}
+			return string(b.Kind)
+		}
+		parts[i] = fmt.Sprintf("%s(%s) %s[%s, %s]", name, strings.Join(args, ", "), mode, bound(f.Frame.Start), bound(f.Frame.End))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func writePlan(sb *strings.Builder, depth int, p *plan.Plan) {
 	indent(sb, depth)
 	switch n := p.Node().(type) {
@@ -114,6 +148,9 @@ func writePlan(sb *strings.Builder, depth int, p *plan.Plan) {
 			lim = fmt.Sprint(*n.Limit)
 		}
 		fmt.Fprintf(sb, "TopK group_by=%v order=%v limit=%s offset=%d\n", n.GroupKey, n.Order, lim, n.Offset)
+	case *plan.Window:
+		fmt.Fprintf(sb, "Window partition_by=%v order=%v funcs=[%s] (recomputed per changed partition)\n",
+			n.PartitionBy, n.OrderBy, windowFuncs(n.Funcs))
 	default:
 		sb.WriteString(strings.ToUpper(p.Kind()[:1]) + p.Kind()[1:] + "\n")
 	}

@@ -18,6 +18,14 @@ func (p *Planner) fromClause(items []*pg.Node, depth int) (*rel, error) {
 	}
 	var out *rel
 	for _, it := range items {
+		if rs := it.GetRangeSubselect(); rs != nil && rs.Lateral && out != nil {
+			lat, _, err := p.lateral(out, rs, depth)
+			if err != nil {
+				return nil, err
+			}
+			out = lat
+			continue
+		}
 		r, err := p.fromItem(it, depth)
 		if err != nil {
 			return nil, err
@@ -36,9 +44,8 @@ func (p *Planner) fromItem(n *pg.Node, depth int) (*rel, error) {
 	case *pg.Node_RangeVar:
 		return p.rangeVar(v.RangeVar, depth)
 	case *pg.Node_RangeSubselect:
-		if v.RangeSubselect.Lateral {
-			return nil, sqlerr.Unsupported("LATERAL")
-		}
+		// A LATERAL subquery with FROM items to its left is planned by
+		// lateral (lateral.go); first in FROM it is a plain subquery.
 		sel := v.RangeSubselect.Subquery.GetSelectStmt()
 		if sel == nil {
 			return nil, sqlerr.Unsupported("this kind of subquery in FROM")
@@ -171,13 +178,30 @@ func (p *Planner) seen(r Relation) {
 // the distinct join keys of the other side (or, when ON has conditions
 // other than key equalities, with the distinct matched rows themselves).
 func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
+	frame := p.onFrame
+	p.onFrame = nil
 	l, err := p.fromItem(j.Larg, depth)
 	if err != nil {
 		return nil, err
 	}
-	r, err := p.fromItem(j.Rarg, depth)
+	// lat, for a LATERAL subquery on the right, is l joined with it
+	// already (lateral.go); r is then its columns only.
+	var lat, r *rel
+	if rs := j.Rarg.GetRangeSubselect(); rs != nil && rs.Lateral {
+		if j.Jointype != pg.JoinType_JOIN_INNER && j.Jointype != pg.JoinType_JOIN_LEFT {
+			return nil, sqlerr.New("42P10", "the combining JOIN type must be INNER or LEFT for a LATERAL reference")
+		}
+		lat, r, err = p.lateral(l, rs, depth)
+	} else {
+		r, err = p.fromItem(j.Rarg, depth)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if frame != nil {
+		if l, err = framedJoinLeft(frame, j, l); err != nil {
+			return nil, err
+		}
 	}
 	switch j.Jointype {
 	case pg.JoinType_JOIN_INNER, pg.JoinType_JOIN_LEFT, pg.JoinType_JOIN_RIGHT, pg.JoinType_JOIN_FULL:
@@ -219,16 +243,25 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 		conjuncts = append(conjuncts, x)
 		usingPairs = append(usingPairs, [2]int{li, ri})
 	}
+	// Conjuncts of ON with subqueries apply to the matched pairs after
+	// the others (subqueryConds), as a residual.
+	var subConds []*pg.Node
 	if j.Quals != nil {
-		x, err := c.lowerAs(j.Quals, row.TypeBool)
-		if err != nil {
-			return nil, err
-		}
-		if err := wantBool(x, "JOIN/ON"); err != nil {
-			return nil, err
-		}
-		for _, e := range splitAnd(x.e) {
-			conjuncts = append(conjuncts, typed{e: e})
+		for _, q := range whereConjuncts(j.Quals) {
+			if hasSubLink(q) {
+				subConds = append(subConds, q)
+				continue
+			}
+			x, err := c.lowerAs(q, row.TypeBool)
+			if err != nil {
+				return nil, err
+			}
+			if err := wantBool(x, "JOIN/ON"); err != nil {
+				return nil, err
+			}
+			for _, e := range splitAnd(x.e) {
+				conjuncts = append(conjuncts, typed{e: e})
+			}
 		}
 	}
 	// Split the condition into key equalities (one side's columns each)
@@ -236,7 +269,7 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 	var lk, rk []expr.Expr
 	var residual []expr.Expr
 	for _, cj := range conjuncts {
-		if a, b, ok := equiKey(cj.e, la, la+ra); ok {
+		if a, b, ok := equiKey(cj.e, la, la+ra); ok && lat == nil {
 			at, err := a.Type(both.types())
 			if err != nil {
 				return nil, err
@@ -266,7 +299,18 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 	lp, rp := l.plan(), r.plan()
 	lf, rf := filterNullKeys(lp, la, lk), filterNullKeys(rp, ra, rk)
 	matched := newRel(plan.NewJoin(lf, rf, lk, rk), both)
+	if lat != nil {
+		matched = newRel(lat.plan(), both)
+	}
 	matched.filter(residual...)
+	if len(subConds) > 0 {
+		if matched, err = p.subqueryConds(matched, subConds, depth); err != nil {
+			return nil, err
+		}
+	}
+	// With conditions beyond key equalities, a row matched iff it is in
+	// a matched pair.
+	byPairs := len(residual) > 0 || len(subConds) > 0 || lat != nil
 
 	preserveL := j.Jointype == pg.JoinType_JOIN_LEFT || j.Jointype == pg.JoinType_JOIN_FULL
 	preserveR := j.Jointype == pg.JoinType_JOIN_RIGHT || j.Jointype == pg.JoinType_JOIN_FULL
@@ -275,14 +319,14 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 		parts := []plan.Plan{matched.plan()}
 		outScope := &scope{cols: append([]column(nil), both.cols...)}
 		if preserveL {
-			un := unmatched(lp, la, lf, rf, ra, lk, rk, matched.plan(), 0, len(residual) > 0)
+			un := unmatched(lp, la, lf, rf, ra, lk, rk, matched.plan(), 0, byPairs)
 			parts = append(parts, pad(un, la, 0, r.scope.types()))
 			for i := la; i < la+ra; i++ {
 				outScope.cols[i].typ.Nullable = true
 			}
 		}
 		if preserveR {
-			un := unmatched(rp, ra, rf, lf, la, rk, lk, matched.plan(), la, len(residual) > 0)
+			un := unmatched(rp, ra, rf, lf, la, rk, lk, matched.plan(), la, byPairs)
 			parts = append(parts, pad(un, ra, la, l.scope.types()))
 			for i := 0; i < la; i++ {
 				outScope.cols[i].typ.Nullable = true

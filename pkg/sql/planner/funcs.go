@@ -82,7 +82,7 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		return typed{}, err
 	}
 	if fc.Over != nil {
-		return typed{}, sqlerr.Unsupported("window functions")
+		return c.windowCall(fc, name)
 	}
 	if isAggregate(name) {
 		// Aggregates reaching here are not under a GROUP BY context that
@@ -138,7 +138,9 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 	}
 	f, ok := scalarFunc(name)
 	if !ok {
-		if feature := unsupportedFunction(name); feature != "" {
+		if feature := unsupportedFunction(name); feature == "window functions" {
+			return typed{}, sqlerr.Errorf(sqlerr.WrongObjectType, "window function %s requires an OVER clause", name)
+		} else if feature != "" {
 			return typed{}, sqlerr.Unsupported(fmt.Sprintf("%s (function %s)", feature, name))
 		}
 		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s does not exist", name)

@@ -57,6 +57,17 @@ type Planner struct {
 	// planned, innermost last: a subquery may be correlated with the
 	// innermost one only.
 	outers []*scope
+	// frame, when set, is the outer values the next query level planned
+	// is correlated with (apply.go); planSelect takes it.
+	frame *corrFrame
+	// onFrame, when set, is a frame the next JOIN planned pairs its
+	// left side with, so that its ON condition sees the outer columns
+	// (apply.go).
+	onFrame *corrFrame
+	// unresolved is the last column reference that did not resolve
+	// (table, column): apply.go tells a name of an outer query from a
+	// misspelt one by it.
+	unresolved [2]string
 }
 
 // Referenced returns the ids of every catalog relation the planned

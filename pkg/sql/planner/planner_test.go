@@ -106,26 +106,18 @@ func TestParamInference(t *testing.T) {
 
 func TestUnsupportedIsNamed(t *testing.T) {
 	for sql, feature := range map[string]string{
-		"WITH RECURSIVE x AS (SELECT 1) SELECT * FROM x":                                                                       "WITH RECURSIVE",
-		"WITH x AS (INSERT INTO kv VALUES (1) RETURNING k) SELECT * FROM x":                                                    "data-modifying statements in WITH",
-		"SELECT k FROM kv WHERE v LIKE ALL (SELECT v FROM kv)":                                                                 "~~ ALL (subquery)",
-		"SELECT k FROM kv WHERE v LIKE ANY (SELECT v FROM kv)":                                                                 "~~ ANY (subquery)",
-		"SELECT ARRAY(SELECT k FROM kv)":                                                                                       "ARRAY(subquery)",
-		"SELECT * FROM kv a JOIN kv b ON a.k IN (SELECT 1)":                                                                    "subqueries in JOIN conditions",
-		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM kv b WHERE b.k < a.k)":                                                 "correlated subqueries other than by equality",
-		"SELECT k FROM kv a WHERE EXISTS (SELECT count(*) FROM kv b WHERE b.k = a.k)":                                          "correlated subqueries EXISTS with aggregates",
-		"SELECT (SELECT count(*) FROM kv b WHERE b.k = a.k GROUP BY b.v) FROM kv a":                                            "correlated subqueries with GROUP BY",
-		"SELECT (SELECT count(*) + a.k FROM kv b WHERE b.k = a.k) FROM kv a":                                                   "correlated subqueries in the select list",
-		"SELECT k FROM kv a WHERE k IN (SELECT a.k FROM kv b WHERE b.v = a.v)":                                                 "correlated subqueries in the select list",
-		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM (SELECT a.k) b)":                                                       "correlated subqueries outside WHERE",
-		"SELECT k FROM kv a WHERE (a.k, a.v) IN (SELECT k, v FROM kv)":                                                         "row constructors",
-		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM kv b WHERE b.k = a.k AND EXISTS (SELECT 1 FROM kv c WHERE c.v = a.v))": "more than one level out",
-		"SELECT sum(k) OVER () FROM kv":                                                                                        "window functions",
-		"SELECT DISTINCT ON (k) k FROM kv":                                                                                     "DISTINCT ON",
-		"SELECT * FROM kv, LATERAL (SELECT 1) x":                                                                               "LATERAL",
-		"SELECT k::numeric FROM kv":                                                                                            "numeric",
-		"SELECT now()":                                                                                                         "now() is not allowed in a view",
-		"SELECT justify_days(interval '1 day')":                                                                                "time functions (function justify_days)",
+		"WITH RECURSIVE x AS (SELECT 1) SELECT * FROM x":                    "WITH RECURSIVE",
+		"WITH x AS (INSERT INTO kv VALUES (1) RETURNING k) SELECT * FROM x": "data-modifying statements in WITH",
+		"SELECT k FROM kv WHERE v LIKE ALL (SELECT v FROM kv)":              "~~ ALL (subquery)",
+		"SELECT k FROM kv WHERE v LIKE ANY (SELECT v FROM kv)":              "~~ ANY (subquery)",
+		"SELECT ARRAY(SELECT k FROM kv)":                                    "ARRAY(subquery)",
+		"SELECT (SELECT max(a.k) FROM kv b) FROM kv a":                      "aggregates over only outer columns",
+		"SELECT k FROM kv a WHERE (a.k, a.v) IN (SELECT k, v FROM kv)":      "row constructors",
+		"SELECT sum(k) OVER w FROM kv WINDOW w AS ()":                       "named windows",
+		"SELECT sum(k) OVER (ORDER BY k RANGE 1 PRECEDING) FROM kv":         "RANGE frames with an offset",
+		"SELECT k::numeric FROM kv":                                         "numeric",
+		"SELECT now()":                                                      "now() is not allowed in a view",
+		"SELECT justify_days(interval '1 day')":                             "time functions (function justify_days)",
 	} {
 		_, err := planSQL(t, &Planner{Catalog: testCatalog()}, sql)
 		if err == nil || !strings.Contains(err.Error(), feature) {
@@ -134,6 +126,61 @@ func TestUnsupportedIsNamed(t *testing.T) {
 		if c := sqlerr.Code(err); c != sqlerr.FeatureNotSupported && c != sqlerr.UndefinedFunction {
 			t.Errorf("%s: code %s", sql, c)
 		}
+	}
+}
+
+// TestGeneralDecorrelation plans correlated subqueries the equality form
+// refuses into plans that type-check and hold no per-row evaluation: the
+// outer values are a Distinct the subquery is joined with (apply.go).
+func TestGeneralDecorrelation(t *testing.T) {
+	for _, sql := range []string{
+		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM kv b WHERE b.k < a.k)",
+		"SELECT k FROM kv a WHERE EXISTS (SELECT count(*) FROM kv b WHERE b.k = a.k)",
+		"SELECT (SELECT count(*) FROM kv b WHERE b.k = a.k GROUP BY b.v) FROM kv a",
+		"SELECT (SELECT count(*) + a.k FROM kv b WHERE b.k = a.k) FROM kv a",
+		"SELECT k FROM kv a WHERE k IN (SELECT a.k FROM kv b WHERE b.v = a.v)",
+		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM (SELECT a.k) b)",
+		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM kv b WHERE b.k = a.k AND EXISTS (SELECT 1 FROM kv c WHERE c.v = a.v))",
+		"SELECT k, (SELECT v FROM kv b WHERE b.k > a.k ORDER BY b.k LIMIT 1) FROM kv a",
+		"SELECT k FROM kv a WHERE v <> ALL (SELECT v FROM kv b WHERE b.k < a.k UNION SELECT 'x')",
+		"SELECT * FROM kv a LEFT JOIN kv b ON b.k < a.k AND EXISTS (SELECT 1 FROM kv c WHERE c.v > b.v AND c.k <> a.k)",
+		"SELECT k FROM kv a WHERE EXISTS (SELECT 1 FROM kv b LEFT JOIN kv c ON c.k = a.k AND c.v = b.v)",
+		"SELECT v, count(*) FROM kv a GROUP BY v HAVING count(*) > (SELECT count(*) FROM kv b WHERE b.v < a.v)",
+	} {
+		t.Run(sql, func(t *testing.T) {
+			q, err := planSQL(t, &Planner{Catalog: testCatalog()}, sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := q.Plan.Desc(plan.MapEnv(map[plan.GlobalID]row.RelationDesc{plan.User(1): testCatalog()["kv"].Desc})); err != nil {
+				t.Fatalf("plan does not type-check: %v\n%s", err, Explain(q))
+			}
+			if !strings.Contains(Explain(q), "Distinct") {
+				t.Fatalf("no distinct outer values in\n%s", Explain(q))
+			}
+		})
+	}
+}
+
+// TestExplainWindow shows how a window query was planned: one Window per
+// distinct PARTITION BY / ORDER BY, with each function's frame.
+func TestExplainWindow(t *testing.T) {
+	q, err := planSQL(t, &Planner{Catalog: testCatalog()},
+		"SELECT k, sum(k) OVER (PARTITION BY v ORDER BY k ROWS 1 PRECEDING), rank() OVER (PARTITION BY v ORDER BY k), row_number() OVER () FROM kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Explain(q)
+	for _, want := range []string{
+		"Window partition_by=[1] order=[{0 false true}] funcs=[sum(#0) rows[preceding 1, current_row], rank() range[unbounded_preceding, current_row]]",
+		"Window partition_by=[] order=[] funcs=[row_number() range[unbounded_preceding, current_row]]",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("EXPLAIN lacks %q:\n%s", want, got)
+		}
+	}
+	if _, err := q.Plan.Desc(plan.MapEnv(map[plan.GlobalID]row.RelationDesc{plan.User(1): testCatalog()["kv"].Desc})); err != nil {
+		t.Fatalf("plan does not type-check: %v", err)
 	}
 }
 

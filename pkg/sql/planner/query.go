@@ -116,12 +116,16 @@ func (r *rel) desc() row.RelationDesc {
 // planSubquery plans a query used as a relation, turning its finishing
 // into plan nodes.
 func (p *Planner) planSubquery(sel *pg.SelectStmt, depth int) (*rel, error) {
+	var perKey []int // a correlated level's LIMIT applies per outer key
+	if p.frame != nil {
+		perKey = identityInts(p.frame.arity())
+	}
 	r, fin, err := p.planSelect(sel, depth)
 	if err != nil {
 		return nil, err
 	}
 	if fin.Limit != nil || fin.Offset != 0 {
-		r = newRel(plan.NewTopK(r.plan(), nil, fin.Order, fin.Limit, fin.Offset), r.scope)
+		r = newRel(plan.NewTopK(r.plan(), perKey, fin.Order, fin.Limit, fin.Offset), r.scope)
 	}
 	if len(fin.Project) != r.arity() || !fin.IsTrivial(len(fin.Project)) {
 		es := make([]expr.Expr, len(fin.Project))
@@ -137,6 +141,10 @@ func (p *Planner) planSubquery(sel *pg.SelectStmt, depth int) (*rel, error) {
 
 // planSelect plans one query level and returns its finishing separately.
 func (p *Planner) planSelect(sel *pg.SelectStmt, depth int) (*rel, Finishing, error) {
+	// The frame of a correlated subquery is this level's only: its CTEs,
+	// FROM items and nested subqueries are planned without it.
+	frame := p.frame
+	p.frame = nil
 	if depth > maxViewDepth {
 		return nil, Finishing{}, sqlerr.New(sqlerr.FeatureNotSupported, "query nesting too deep")
 	}
@@ -157,7 +165,7 @@ func (p *Planner) planSelect(sel *pg.SelectStmt, depth int) (*rel, Finishing, er
 		return nil, Finishing{}, sqlerr.Unsupported("SELECT INTO")
 	}
 	if len(sel.WindowClause) > 0 {
-		return nil, Finishing{}, sqlerr.Unsupported("window functions")
+		return nil, Finishing{}, sqlerr.Unsupported("named windows (WINDOW clause)")
 	}
 	if sel.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
 		return nil, Finishing{}, sqlerr.Unsupported("FETCH ... WITH TIES")
@@ -168,7 +176,7 @@ func (p *Planner) planSelect(sel *pg.SelectStmt, depth int) (*rel, Finishing, er
 	var err error
 	switch {
 	case sel.Op != pg.SetOperation_SETOP_NONE && sel.Op != pg.SetOperation_SET_OPERATION_UNDEFINED:
-		if r, err = p.setOp(sel, depth); err != nil {
+		if r, err = p.setOp(sel, depth, frame); err != nil {
 			return nil, Finishing{}, err
 		}
 		outExprs = r.arity()
@@ -176,13 +184,21 @@ func (p *Planner) planSelect(sel *pg.SelectStmt, depth int) (*rel, Finishing, er
 		if r, err = p.values(sel.ValuesLists); err != nil {
 			return nil, Finishing{}, err
 		}
+		if frame != nil {
+			r = frameRel(frame, r)
+		}
 		outExprs = r.arity()
 	default:
-		if r, orderScope, outExprs, err = p.selectCore(sel, depth); err != nil {
+		if r, orderScope, outExprs, err = p.selectCore(sel, depth, frame); err != nil {
 			return nil, Finishing{}, err
 		}
 	}
-	fin, err := p.finishing(sel, r, outExprs, orderScope)
+	var fin Finishing
+	if frame != nil && orderScope == nil {
+		fin, err = p.frameFinishing(sel, r, frame.arity())
+	} else {
+		fin, err = p.finishing(sel, r, outExprs, orderScope)
+	}
 	if err != nil {
 		return nil, Finishing{}, err
 	}

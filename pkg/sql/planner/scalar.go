@@ -46,6 +46,9 @@ type exprCtx struct {
 	rel *rel
 	// depth is the query nesting depth, for subqueries.
 	depth int
+	// win, in the select list and ORDER BY, collects or resolves window
+	// function calls (window.go); elsewhere they are refused.
+	win *winScope
 }
 
 // lower lowers an expression and fixes untyped literals as text.
@@ -431,6 +434,7 @@ func (c *exprCtx) columnRef(cr *pg.ColumnRef) (typed, error) {
 	}
 	i, err := c.scope.resolve(table, col)
 	if err != nil {
+		c.p.unresolved = [2]string{table, col}
 		return typed{}, c.p.outerReference(table, col, err)
 	}
 	return typed{e: expr.Column(i), t: c.scope.cols[i].typ, w: c.scope.cols[i].w}, nil

@@ -20,6 +20,10 @@ type column struct {
 	// pg_catalog subset psql's listings read), which lacks most of the
 	// real relation's columns: naming another is refused as unsupported.
 	emulated bool
+	// outer columns are the outer values a correlated subquery is planned
+	// against (apply.go): names resolve to them only when the subquery's
+	// own columns do not have the name, and * does not expand them.
+	outer bool
 }
 
 // scope is the list of columns of the relation an expression is evaluated
@@ -61,13 +65,52 @@ func (s *scope) hasTable(table string) bool {
 	return false
 }
 
+// hasTableLevel reports whether some outer (or other) column belongs to
+// alias.
+func (s *scope) hasTableLevel(table string, outer bool) bool {
+	for _, c := range s.cols {
+		if c.table == table && c.outer == outer {
+			return true
+		}
+	}
+	return false
+}
+
 // resolve finds the column named name, qualified by table when table is
 // not empty, with Postgres' errors: 42P01 for an unknown table alias, 42703
 // for an unknown column, 42702 for an ambiguous one.
+//
+// A subquery's own columns shadow the outer columns of a correlated
+// subquery: the outer ones are searched only when the name's table (or,
+// unqualified, the name) is not among the subquery's own.
 func (s *scope) resolve(table, name string) (int, error) {
+	i, err := s.resolveLevel(table, name, false)
+	if err == nil || !s.hasOuter() {
+		return i, err
+	}
+	if code := sqlerr.Code(err); code == sqlerr.UndefinedTable || (table == "" && code == sqlerr.UndefinedColumn) {
+		if j, oerr := s.resolveLevel(table, name, true); oerr == nil {
+			return j, nil
+		}
+	}
+	return i, err
+}
+
+// hasOuter reports whether s has outer columns.
+func (s *scope) hasOuter() bool {
+	for _, c := range s.cols {
+		if c.outer {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveLevel resolves among the outer columns or among the others.
+func (s *scope) resolveLevel(table, name string, outer bool) (int, error) {
 	found := -1
 	for i, c := range s.cols {
-		if c.name != name || (table != "" && c.table != table) || (table == "" && c.hidden) {
+		if c.outer != outer || c.name != name || (table != "" && c.table != table) || (table == "" && c.hidden) {
 			continue
 		}
 		if found >= 0 {
@@ -78,11 +121,11 @@ func (s *scope) resolve(table, name string) (int, error) {
 	if found >= 0 {
 		return found, nil
 	}
-	if table != "" && !s.hasTable(table) {
+	if table != "" && !s.hasTableLevel(table, outer) {
 		return 0, sqlerr.Errorf(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", table)
 	}
 	for _, c := range s.cols {
-		if c.emulated && (table == "" || c.table == table) {
+		if c.emulated && c.outer == outer && (table == "" || c.table == table) {
 			return 0, sqlerr.Errorf(sqlerr.FeatureNotSupported,
 				"column %s not supported: Tandem emulates only the pg_catalog columns psql's \\dt, \\dv, \\dm and \\d list relations with; use SHOW COLUMNS FROM <relation> or SHOW INDEXES", name)
 		}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -22,36 +23,39 @@ type target struct {
 // first outCols columns are the select list; columns after them exist
 // only for ORDER BY and are projected away by the finishing, whose order
 // is returned in ctxOrder.
-func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, int, error) {
-	r, err := p.fromClause(sel.FromClause, depth)
+//
+// A correlated level (frame not nil, apply.go) joins the frame's outer
+// values into FROM and keeps them as the first columns of its output.
+func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*rel, *orderInfo, int, error) {
+	var conjuncts []*pg.Node
+	if sel.WhereClause != nil {
+		conjuncts = whereConjuncts(sel.WhereClause)
+	}
+	r, nk, conjuncts, err := p.fromWithFrame(sel.FromClause, conjuncts, depth, frame)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	if sel.WhereClause != nil {
-		for _, cj := range whereConjuncts(sel.WhereClause) {
-			nr, done, err := p.semiJoin(r, cj, depth)
-			if err != nil {
-				return nil, nil, 0, err
-			}
-			if done {
-				r = nr
-				continue
-			}
-			c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "WHERE", depth: depth}
-			x, err := c.lowerAs(cj, row.TypeBool)
-			if err != nil {
-				return nil, nil, 0, err
-			}
-			if err := wantBool(x, "WHERE"); err != nil {
-				return nil, nil, 0, err
-			}
-			r.filter(x.e)
+	for _, cj := range conjuncts {
+		nr, done, err := p.semiJoin(r, cj, depth)
+		if err != nil {
+			return nil, nil, 0, err
 		}
+		if done {
+			r = nr
+			continue
+		}
+		c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "WHERE", depth: depth}
+		x, err := c.lowerAs(cj, row.TypeBool)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if err := wantBool(x, "WHERE"); err != nil {
+			return nil, nil, 0, err
+		}
+		r.filter(x.e)
 	}
-	distinct := len(sel.DistinctClause) > 0
-	if distinct && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil) {
-		return nil, nil, 0, sqlerr.Unsupported("DISTINCT ON")
-	}
+	distinctOn := len(sel.DistinctClause) > 0 && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil)
+	distinct := len(sel.DistinctClause) > 0 && !distinctOn
 	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil || hasAggregate(sel.TargetList) ||
 		hasAggregate(sortNodes(sel.SortClause))
 	var agg *aggScope
@@ -60,23 +64,37 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, i
 			return nil, nil, 0, sqlerr.Unsupported("GROUP BY DISTINCT")
 		}
 		agg = &aggScope{input: r.scope, inputRel: r, depth: depth}
+		if frame != nil {
+			agg.keys = frame.keyColumns()
+			if len(sel.GroupClause) == 0 {
+				agg.frame = frame
+			}
+		}
 		if err := p.groupKeys(sel, r.scope, agg); err != nil {
 			return nil, nil, 0, err
 		}
 	}
-	out, err := p.lowerOutputs(sel, r, agg, depth)
+	windowed := hasWindow(sel.TargetList) || hasWindow(sortNodes(sel.SortClause))
+	var win *winScope
+	if windowed {
+		win = &winScope{}
+	}
+	out, err := p.lowerOutputs(sel, r, agg, depth, win)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	if grouped {
 		r = p.reduce(r, agg)
-		if agg.sawSubLink {
+		if agg.sawSubLink || windowed {
 			// Subqueries over the aggregation's output attach to it now
 			// that it exists: lower the outputs again over it (the
 			// aggregates found by the first pass are the same).
 			agg.post = r
 			agg.postScope = groupedScope(r.scope, len(agg.keys))
-			if out, err = p.lowerOutputs(sel, r, agg, depth); err != nil {
+			if windowed {
+				win = &winScope{}
+			}
+			if out, err = p.lowerOutputs(sel, r, agg, depth, win); err != nil {
 				return nil, nil, 0, err
 			}
 		}
@@ -84,12 +102,31 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, i
 			r.filter(out.having.e)
 		}
 	}
+	if windowed {
+		// Window functions see the rows after WHERE, GROUP BY and
+		// HAVING; the outputs are lowered again over their results.
+		r = buildWindows(r, win, nk)
+		if grouped {
+			agg.post, agg.postScope = r, groupedScope(r.scope, len(agg.keys))
+		}
+		win.resolve = true
+		if out, err = p.lowerOutputs(sel, r, agg, depth, win); err != nil {
+			return nil, nil, 0, err
+		}
+	}
 	targets, extras, order := out.targets, out.extras, out.order
 	if distinct && len(extras) > 0 {
 		return nil, nil, 0, sqlerr.New("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
 	}
-	es := make([]expr.Expr, 0, len(targets)+len(extras))
+	es := make([]expr.Expr, 0, nk+len(targets)+len(extras))
 	s := &scope{}
+	for i := 0; i < nk; i++ {
+		es = append(es, expr.Column(i))
+		s.cols = append(s.cols, column{name: "?key?", typ: r.scope.cols[i].typ, w: r.scope.cols[i].w, hidden: true})
+	}
+	for i := range order {
+		order[i].Column += nk
+	}
 	for _, t := range targets {
 		es = append(es, t.x.e)
 		s.cols = append(s.cols, column{name: t.name, typ: t.x.t, w: t.x.w})
@@ -102,7 +139,17 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, i
 	if distinct {
 		r = newRel(plan.NewDistinct(r.plan()), r.scope)
 	}
-	return r, &orderInfo{order: order}, len(targets), nil
+	if distinctOn {
+		// The first row in ORDER BY order of each DISTINCT ON group (per
+		// outer value in a correlated subquery): a maintained TopK.
+		group := identityInts(nk)
+		for _, c := range out.distinctOn {
+			group = append(group, c+nk)
+		}
+		one := int64(1)
+		r = newRel(plan.NewTopK(r.plan(), group, order, &one, 0), r.scope)
+	}
+	return r, &orderInfo{order: order}, nk + len(targets), nil
 }
 
 // outputs are the lowered select list, HAVING and ORDER BY of a SELECT.
@@ -111,16 +158,48 @@ type outputs struct {
 	having  *typed
 	order   []plan.ColumnOrder
 	extras  []typed
+	// distinctOn are the output columns of DISTINCT ON (...).
+	distinctOn []int
+}
+
+// checkDistinctOn is PostgreSQL's rule: with ORDER BY, the DISTINCT ON
+// expressions must be its leading items (in any order among themselves).
+func checkDistinctOn(on []int, order []plan.ColumnOrder) error {
+	skipped := false
+	seen := map[int]bool{}
+	for _, o := range order {
+		if !slices.Contains(on, o.Column) {
+			skipped = true
+			continue
+		}
+		if skipped {
+			return sqlerr.New("42P10", "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
+		}
+		seen[o.Column] = true
+	}
+	for _, c := range on {
+		if !seen[c] && skipped {
+			return sqlerr.New("42P10", "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
+		}
+	}
+	return nil
 }
 
 // lowerOutputs lowers the select list, HAVING and ORDER BY of sel over r
 // (over the aggregation described by agg when grouped).
-func (p *Planner) lowerOutputs(sel *pg.SelectStmt, r *rel, agg *aggScope, depth int) (outputs, error) {
+//
+// win, when the query has window calls, collects or resolves them in the
+// select list and ORDER BY.
+func (p *Planner) lowerOutputs(sel *pg.SelectStmt, r *rel, agg *aggScope, depth int, win *winScope) (outputs, error) {
 	ctx := func(clause string) *exprCtx {
+		c := &exprCtx{p: p, scope: r.scope, rel: r, clause: clause, depth: depth}
 		if agg != nil {
-			return &exprCtx{p: p, scope: r.scope, agg: agg, clause: clause, depth: depth}
+			c = &exprCtx{p: p, scope: r.scope, agg: agg, clause: clause, depth: depth}
 		}
-		return &exprCtx{p: p, scope: r.scope, rel: r, clause: clause, depth: depth}
+		if clause != "HAVING" {
+			c.win = win
+		}
+		return c
 	}
 	var out outputs
 	var err error
@@ -136,6 +215,25 @@ func (p *Planner) lowerOutputs(sel *pg.SelectStmt, r *rel, agg *aggScope, depth 
 			return outputs{}, err
 		}
 		out.having = &x
+	}
+	if len(sel.DistinctClause) > 0 && sel.DistinctClause[0].Node != nil {
+		// DISTINCT ON items resolve like ORDER BY items: lower both
+		// together, the DISTINCT ON ones first.
+		sorts := make([]*pg.Node, 0, len(sel.DistinctClause)+len(sel.SortClause))
+		for _, n := range sel.DistinctClause {
+			sorts = append(sorts, &pg.Node{Node: &pg.Node_SortBy{SortBy: &pg.SortBy{Node: n}}})
+		}
+		sorts = append(sorts, sel.SortClause...)
+		all, extras, err := p.orderBy(sorts, out.targets, ctx("DISTINCT ON"))
+		if err != nil {
+			return outputs{}, err
+		}
+		nd := len(sel.DistinctClause)
+		out.extras, out.order = extras, all[nd:]
+		for _, o := range all[:nd] {
+			out.distinctOn = append(out.distinctOn, o.Column)
+		}
+		return out, checkDistinctOn(out.distinctOn, out.order)
 	}
 	if out.order, out.extras, err = p.orderBy(sel.SortClause, out.targets, ctx("ORDER BY")); err != nil {
 		return outputs{}, err
@@ -236,47 +334,58 @@ func walkExpr(n *pg.Node, f func(*pg.Node) bool) {
 func (p *Planner) groupKeys(sel *pg.SelectStmt, in *scope, agg *aggScope) error {
 	c := &exprCtx{p: p, scope: in, clause: "GROUP BY"}
 	for _, g := range sel.GroupClause {
-		switch g.Node.(type) {
-		case *pg.Node_GroupingSet:
-			return sqlerr.Unsupported("GROUPING SETS, ROLLUP and CUBE")
+		if _, ok := g.Node.(*pg.Node_GroupingSet); ok {
+			return p.groupingSets(sel, c, agg)
 		}
-		n := g
-		if k := g.GetAConst(); k != nil && k.GetIval() != nil {
-			pos := int(k.GetIval().Ival)
-			if pos < 1 || pos > len(sel.TargetList) {
-				return sqlerr.Errorf("42P10", "GROUP BY position %d is not in select list", pos)
-			}
-			n = sel.TargetList[pos-1].GetResTarget().GetVal()
-			if n == nil || n.GetColumnRef() != nil && starRef(n.GetColumnRef()) {
-				return sqlerr.Unsupported("GROUP BY position of *")
-			}
-		} else if cr := g.GetColumnRef(); cr != nil {
-			if t, col, _, err := columnRefName(cr); err == nil && t == "" {
-				if _, err := in.resolve("", col); err != nil {
-					for _, tn := range sel.TargetList {
-						if rt := tn.GetResTarget(); rt != nil && rt.Name == col {
-							n = rt.Val
-							break
-						}
+	}
+	for _, g := range sel.GroupClause {
+		x, err := p.groupExpr(sel, c, g)
+		if err != nil {
+			return err
+		}
+		agg.keyIndex(x)
+	}
+	return nil
+}
+
+// keyIndex returns the position of x among the group keys, adding it.
+func (a *aggScope) keyIndex(x typed) int {
+	for i, k := range a.keys {
+		if k.e.Equal(x.e) {
+			return i
+		}
+	}
+	a.keys = append(a.keys, x)
+	return len(a.keys) - 1
+}
+
+// groupExpr lowers one GROUP BY item: a position in the select list, an
+// expression over the input, or (as Postgres allows) an output alias.
+func (p *Planner) groupExpr(sel *pg.SelectStmt, c *exprCtx, g *pg.Node) (typed, error) {
+	in := c.scope
+	n := g
+	if k := g.GetAConst(); k != nil && k.GetIval() != nil {
+		pos := int(k.GetIval().Ival)
+		if pos < 1 || pos > len(sel.TargetList) {
+			return typed{}, sqlerr.Errorf("42P10", "GROUP BY position %d is not in select list", pos)
+		}
+		n = sel.TargetList[pos-1].GetResTarget().GetVal()
+		if n == nil || n.GetColumnRef() != nil && starRef(n.GetColumnRef()) {
+			return typed{}, sqlerr.Unsupported("GROUP BY position of *")
+		}
+	} else if cr := g.GetColumnRef(); cr != nil {
+		if t, col, _, err := columnRefName(cr); err == nil && t == "" {
+			if _, err := in.resolve("", col); err != nil {
+				for _, tn := range sel.TargetList {
+					if rt := tn.GetResTarget(); rt != nil && rt.Name == col {
+						n = rt.Val
+						break
 					}
 				}
 			}
 		}
-		x, err := c.lower(n)
-		if err != nil {
-			return err
-		}
-		dup := false
-		for _, k := range agg.keys {
-			if k.e.Equal(x.e) {
-				dup = true
-			}
-		}
-		if !dup {
-			agg.keys = append(agg.keys, x)
-		}
 	}
-	return nil
+	return c.lower(n)
 }
 
 func starRef(cr *pg.ColumnRef) bool {
@@ -289,6 +398,9 @@ func starRef(cr *pg.ColumnRef) bool {
 // the plan adds a default row and cancels it whenever the reduction
 // produced one, with Union(R, default, Negate(R mapped to default)).
 func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
+	if agg.sets != nil {
+		return p.reduceSets(r, agg)
+	}
 	keys := make([]expr.Expr, len(agg.keys))
 	for i, k := range agg.keys {
 		keys[i] = k.e
@@ -310,15 +422,19 @@ func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
 			// A grouped column keeps its table, so that a correlated
 			// subquery over the aggregation can name it qualified.
 			col.table = agg.input.cols[k.e.Index].table
+			col.outer = agg.input.cols[k.e.Index].outer
 		}
 		s.cols = append(s.cols, col)
 	}
 	for _, g := range agg.aggs {
 		t := g.out
-		if len(agg.keys) == 0 && g.fn != "count" {
+		if (len(agg.keys) == 0 || agg.frame != nil) && g.fn != "count" {
 			t.Nullable = true
 		}
 		s.cols = append(s.cols, column{name: g.fn, typ: t, w: g.outW})
+	}
+	if agg.frame != nil {
+		return newRel(perKeyDefaults(agg.frame, red, aggDefaults(agg)), s)
 	}
 	if len(agg.keys) > 0 {
 		return newRel(red, s)
@@ -366,14 +482,14 @@ func (p *Planner) targetList(list []*pg.Node, c *exprCtx, in *scope) ([]target, 
 				return nil, err
 			}
 			if star {
-				if table != "" && !in.hasTable(table) {
+				if table != "" && !in.hasTableLevel(table, false) {
 					return nil, sqlerr.Errorf(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", table)
 				}
 				if table == "" && len(in.cols) == 0 {
 					return nil, sqlerr.New(sqlerr.SyntaxError, "SELECT * with no tables specified is not valid")
 				}
 				for i, col := range in.cols {
-					if col.hidden || (table != "" && col.table != table) {
+					if col.hidden || col.outer || (table != "" && col.table != table) {
 						continue
 					}
 					var x typed

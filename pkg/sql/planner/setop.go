@@ -17,11 +17,16 @@ import (
 //	EXCEPT         threshold(distinct(l) - distinct(r))
 //	INTERSECT ALL  l - threshold(l - r)          (= min(l, r))
 //	INTERSECT      the same over distinct(l), distinct(r)
-func (p *Planner) setOp(sel *pg.SelectStmt, depth int) (*rel, error) {
+//
+// In a correlated subquery (frame not nil) each side carries the outer
+// keys first, so the operation applies per outer key.
+func (p *Planner) setOp(sel *pg.SelectStmt, depth int, frame *corrFrame) (*rel, error) {
+	p.frame = frame
 	l, err := p.planSubquery(sel.Larg, depth+1)
 	if err != nil {
 		return nil, err
 	}
+	p.frame = frame
 	r, err := p.planSubquery(sel.Rarg, depth+1)
 	if err != nil {
 		return nil, err

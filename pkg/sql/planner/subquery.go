@@ -65,6 +65,17 @@ type subPlan struct {
 	// agg, instead of sub, is a correlated subquery whose select list
 	// aggregates: one value per outer row.
 	agg *corrAggregate
+	// nullSafe keys (general decorrelation, apply.go) match NULL outer
+	// values: each is a key of its own there.
+	nullSafe bool
+}
+
+// safeKeys is how many leading keys match NULLs.
+func (sp *subPlan) safeKeys() int {
+	if sp.nullSafe {
+		return sp.nKeys
+	}
+	return 0
 }
 
 // valueType is the type of the subquery's value column.
@@ -79,7 +90,7 @@ func (sp *subPlan) valueType() row.ColumnType {
 // and returns the value as an expression over r.
 func (sp *subPlan) perRowValue(r *rel) typed {
 	nk := sp.nKeys
-	i := attachPerKey(r, sp.outerKeys, sp.agg.groups, sp.agg.types, sp.agg.defaults)
+	i := attachPerKey(r, sp.outerKeys, sp.agg.groups, sp.agg.types, sp.agg.defaults, sp.safeKeys())
 	e := sp.agg.value.e.Substitute(func(c int) (expr.Expr, bool) {
 		return expr.Column(i + c - nk), true
 	})
@@ -96,7 +107,7 @@ func subqueryColumn(t row.ColumnType) column {
 // over rows of outer (nil: no outer columns are visible). With withValue
 // the subquery must have one column, its value; otherwise (EXISTS) its
 // columns are dropped.
-func (p *Planner) planSubLinkQuery(sl *pg.SubLink, outer *scope, withValue bool, depth int) (*subPlan, error) {
+func (p *Planner) planSubLinkQuery(sl *pg.SubLink, outerRel *rel, outer *scope, withValue bool, depth int) (*subPlan, error) {
 	sel := sl.Subselect.GetSelectStmt()
 	if sel == nil {
 		return nil, sqlerr.Unsupported("this kind of subquery")
@@ -107,10 +118,17 @@ func (p *Planner) planSubLinkQuery(sl *pg.SubLink, outer *scope, withValue bool,
 	}
 	sub, err := p.planSubquery(sel, depth+1)
 	if err != nil {
-		if !isUndefinedName(err) || outer == nil {
+		if outer == nil || !isUndefinedName(err) && !isCorrelationRefusal(err) {
 			return nil, err
 		}
-		return p.decorrelate(sel, outer, withValue, err, depth+1)
+		if isUndefinedName(err) {
+			// The equality form first: it joins on the keys directly.
+			sp, derr := p.decorrelate(sel, outer, withValue, err, depth+1)
+			if derr == nil || !isCorrelationRefusal(derr) {
+				return sp, derr
+			}
+		}
+		return p.apply(sel, outerRel, outer, sl, withValue, err, depth+1)
 	}
 	if !withValue {
 		sub.project(nil, &scope{})
@@ -184,11 +202,25 @@ func columns(n int) []expr.Expr {
 // semiJoinPlan returns the rows of rp (arity n) whose keys lk equal the
 // first len(lk) columns of some row of keys (of arity nk = len(lk)),
 // each row with its own multiplicity. NULL keys never match.
-func semiJoinPlan(rp plan.Plan, n int, lk []expr.Expr, keys plan.Plan) plan.Plan {
+// The first safe keys match NULLs too.
+func semiJoinPlan(rp plan.Plan, n int, lk []expr.Expr, keys plan.Plan, safe int) plan.Plan {
 	kc := columns(len(lk))
-	k := plan.NewDistinct(filterNullKeys(keys, len(lk), kc))
-	left := filterNullKeys(rp, n, lk)
+	k := plan.NewDistinct(filterNullKeysAfter(keys, len(lk), kc, safe))
+	left := filterNullKeysAfter(rp, n, lk, safe)
 	return plan.NewMfp(plan.NewJoin(left, k, lk, kc), expr.Identity(n))
+}
+
+// filterNullKeysAfter is filterNullKeys for the keys after the first
+// safe ones, which match NULLs.
+func filterNullKeysAfter(p plan.Plan, arity int, keys []expr.Expr, safe int) plan.Plan {
+	m := expr.Identity(arity)
+	for _, k := range keys[safe:] {
+		m.Predicates = append(m.Predicates, expr.Not(expr.IsNull(k)))
+	}
+	if len(m.Predicates) == 0 {
+		return p
+	}
+	return plan.NewMfp(p, m)
 }
 
 // appendLiterals is the MFP appending the given values to rows of arity
@@ -203,9 +235,9 @@ func appendLiterals(n int, vals []expr.Expr) expr.MFP {
 
 // markFound adds to r a boolean column saying whether the row's keys lk
 // match a row of keys, and returns it.
-func markFound(r *rel, lk []expr.Expr, keys plan.Plan) expr.Expr {
+func markFound(r *rel, lk []expr.Expr, keys plan.Plan, safe int) expr.Expr {
 	rp, n := r.plan(), r.arity()
-	hit := semiJoinPlan(rp, n, lk, keys)
+	hit := semiJoinPlan(rp, n, lk, keys, safe)
 	yes := plan.NewMfp(hit, appendLiterals(n, []expr.Expr{expr.Literal(row.True)}))
 	no := plan.NewMfp(plan.NewUnion(rp, plan.NewNegate(hit)), appendLiterals(n, []expr.Expr{expr.Literal(row.False)}))
 	r.extend(plan.NewUnion(yes, no), []column{subqueryColumn(row.ColumnType{Type: row.TypeBool})})
@@ -216,7 +248,7 @@ func markFound(r *rel, lk []expr.Expr, keys plan.Plan) expr.Expr {
 // distinct key (its first len(lk) columns) followed by values, for the
 // row of g whose key equals lk; rows of r without one get defaults. It
 // returns the index of the first added column.
-func attachPerKey(r *rel, lk []expr.Expr, g plan.Plan, types []row.ColumnType, defaults []expr.Expr) int {
+func attachPerKey(r *rel, lk []expr.Expr, g plan.Plan, types []row.ColumnType, defaults []expr.Expr, safe int) int {
 	rp, n, nk, nv := r.plan(), r.arity(), len(lk), len(defaults)
 	cols := make([]column, nv)
 	for i, t := range types {
@@ -239,7 +271,7 @@ func attachPerKey(r *rel, lk []expr.Expr, g plan.Plan, types []row.ColumnType, d
 		r.extend(plan.NewJoin(rp, one, nil, nil), cols)
 		return n
 	}
-	left := filterNullKeys(rp, n, lk)
+	left := filterNullKeysAfter(rp, n, lk, safe)
 	j := plan.NewJoin(left, g, lk, columns(nk))
 	proj := make([]int, 0, n+nv)
 	for i := 0; i < n; i++ {
@@ -360,7 +392,7 @@ func (c *exprCtx) subLinkType(sl *pg.SubLink) (typed, error) {
 	if kind != "value" {
 		return typed{e: expr.TypedNull(row.TypeBool), t: row.ColumnType{Type: row.TypeBool, Nullable: true}}, nil
 	}
-	sp, err := c.p.planSubLinkQuery(sl, c.agg.input, true, c.depth)
+	sp, err := c.p.planSubLinkQuery(sl, c.agg.inputRel, c.agg.input, true, c.depth)
 	if err != nil {
 		return typed{}, err
 	}
@@ -379,20 +411,20 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 	p := c.p
 	switch kind {
 	case "exists":
-		sp, err := p.planSubLinkQuery(sl, outer, false, c.depth)
+		sp, err := p.planSubLinkQuery(sl, r, outer, false, c.depth)
 		if err != nil {
 			return typed{}, err
 		}
 		if sp.nKeys == 0 {
 			// Uncorrelated: one count cross-joined reads r only once.
 			g := plan.NewReduce(sp.sub.plan(), nil, plan.Aggregate{Func: plan.AggCountStar})
-			i := attachPerKey(r, nil, g, []row.ColumnType{{Type: row.TypeInt64}}, []expr.Expr{expr.Literal(row.Int64(0))})
+			i := attachPerKey(r, nil, g, []row.ColumnType{{Type: row.TypeInt64}}, []expr.Expr{expr.Literal(row.Int64(0))}, 0)
 			return typed{e: expr.Call(expr.FuncGt, expr.Column(i), expr.Literal(row.Int64(0))), t: row.ColumnType{Type: row.TypeBool}}, nil
 		}
-		found := markFound(r, sp.outerKeys, sp.sub.plan())
+		found := markFound(r, sp.outerKeys, sp.sub.plan(), sp.safeKeys())
 		return typed{e: found, t: row.ColumnType{Type: row.TypeBool}}, nil
 	case "value":
-		sp, err := p.planSubLinkQuery(sl, outer, true, c.depth)
+		sp, err := p.planSubLinkQuery(sl, r, outer, true, c.depth)
 		if err != nil {
 			return typed{}, err
 		}
@@ -406,7 +438,7 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 			plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggMax, Expr: expr.Column(nk)})
 		nullable := row.ColumnType{Type: vt.Type, Nullable: true}
 		i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, nullable},
-			[]expr.Expr{expr.Literal(row.Int64(0)), expr.TypedNull(vt.Type)})
+			[]expr.Expr{expr.Literal(row.Int64(0)), expr.TypedNull(vt.Type)}, sp.safeKeys())
 		return typed{e: expr.Call(expr.FuncSingleValue, expr.Column(i), expr.Column(i+1)), t: nullable}, nil
 	}
 	// IN and NOT IN.
@@ -417,7 +449,7 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 	if err != nil {
 		return typed{}, err
 	}
-	sp, err := p.planSubLinkQuery(sl, outer, true, c.depth)
+	sp, err := p.planSubLinkQuery(sl, r, outer, true, c.depth)
 	if err != nil {
 		return typed{}, err
 	}
@@ -455,11 +487,11 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 		return typed{}, err
 	}
 	keyed := plan.NewMfp(sp.sub.plan(), keyProjection(append(columns(nk), vk), nk+1))
-	found := markFound(r, append(append([]expr.Expr(nil), sp.outerKeys...), lk), keyed)
+	found := markFound(r, append(append([]expr.Expr(nil), sp.outerKeys...), lk), keyed, sp.safeKeys())
 	g := plan.NewReduce(sp.sub.plan(), columns(nk),
 		plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggCount, Expr: expr.Column(nk)})
 	i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}},
-		[]expr.Expr{expr.Literal(row.Int64(0)), expr.Literal(row.Int64(0))})
+		[]expr.Expr{expr.Literal(row.Int64(0)), expr.Literal(row.Int64(0))}, sp.safeKeys())
 	n, nn := expr.Column(i), expr.Column(i+1)
 	in := expr.Case([][2]expr.Expr{
 		{found, expr.Literal(row.True)},
@@ -498,7 +530,7 @@ func quantified(r *rel, sp *subPlan, kind, op string, x typed) (typed, error) {
 	}
 	ext := row.ColumnType{Type: vtype.Type, Nullable: true}
 	i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}, ext, ext},
-		[]expr.Expr{expr.Literal(row.Int64(0)), expr.Literal(row.Int64(0)), expr.TypedNull(vtype.Type), expr.TypedNull(vtype.Type)})
+		[]expr.Expr{expr.Literal(row.Int64(0)), expr.Literal(row.Int64(0)), expr.TypedNull(vtype.Type), expr.TypedNull(vtype.Type)}, sp.safeKeys())
 	n, nn, lo, hi := expr.Column(i), expr.Column(i+1), expr.Column(i+2), expr.Column(i+3)
 	f, _ := binaryFunc(op)
 	cmp := func(b expr.Expr) expr.Expr { return expr.Call(f, a, b) }
@@ -556,12 +588,12 @@ func (p *Planner) semiJoin(r *rel, n *pg.Node, depth int) (*rel, bool, error) {
 	arity := r.arity()
 	switch {
 	case kind == "exists":
-		sp, err := p.planSubLinkQuery(sl, r.scope, false, depth)
+		sp, err := p.planSubLinkQuery(sl, r, r.scope, false, depth)
 		if err != nil {
 			return nil, false, err
 		}
 		rp := r.plan()
-		out := semiJoinPlan(rp, arity, sp.outerKeys, sp.sub.plan())
+		out := semiJoinPlan(rp, arity, sp.outerKeys, sp.sub.plan(), sp.safeKeys())
 		if negate {
 			out = plan.NewUnion(rp, plan.NewNegate(out))
 		}
@@ -572,7 +604,7 @@ func (p *Planner) semiJoin(r *rel, n *pg.Node, depth int) (*rel, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		sp, err := p.planSubLinkQuery(sl, r.scope, true, depth)
+		sp, err := p.planSubLinkQuery(sl, r, r.scope, true, depth)
 		if err != nil {
 			return nil, false, err
 		}
@@ -593,7 +625,7 @@ func (p *Planner) semiJoin(r *rel, n *pg.Node, depth int) (*rel, bool, error) {
 		keyed := plan.NewMfp(sp.sub.plan(), keyProjection(append(columns(nk), vk), nk+1))
 		// The test expression may have added columns to r; the semi-join
 		// keeps r's current columns.
-		out := semiJoinPlan(r.plan(), r.arity(), append(append([]expr.Expr(nil), sp.outerKeys...), lk), keyed)
+		out := semiJoinPlan(r.plan(), r.arity(), append(append([]expr.Expr(nil), sp.outerKeys...), lk), keyed, sp.safeKeys())
 		return newRel(out, r.scope), true, nil
 	}
 	return r, false, nil

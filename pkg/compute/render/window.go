@@ -1,0 +1,79 @@
+package render
+
+import (
+	"fmt"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/operators"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+)
+
+var windowKinds = map[plan.WindowFuncKind]operators.WindowKind{
+	plan.WinRowNumber:   operators.WinRowNumber,
+	plan.WinRank:        operators.WinRank,
+	plan.WinDenseRank:   operators.WinDenseRank,
+	plan.WinPercentRank: operators.WinPercentRank,
+	plan.WinCumeDist:    operators.WinCumeDist,
+	plan.WinNtile:       operators.WinNtile,
+	plan.WinLag:         operators.WinLag,
+	plan.WinLead:        operators.WinLead,
+	plan.WinFirstValue:  operators.WinFirstValue,
+	plan.WinLastValue:   operators.WinLastValue,
+	plan.WinNthValue:    operators.WinNthValue,
+	plan.WinAggregate:   operators.WinAggregate,
+}
+
+var boundKinds = map[plan.BoundKind]operators.FrameBoundKind{
+	plan.UnboundedPreceding: operators.BoundUnboundedPreceding,
+	plan.Preceding:          operators.BoundPreceding,
+	plan.CurrentRow:         operators.BoundCurrentRow,
+	plan.Following:          operators.BoundFollowing,
+	plan.UnboundedFollowing: operators.BoundUnboundedFollowing,
+}
+
+// WindowSpec converts a plan Window to the operator's spec (the engine
+// property tests build operators with it too).
+func WindowSpec(w *plan.Window) (operators.WindowSpec, error) {
+	var spec operators.WindowSpec
+	for _, o := range w.OrderBy {
+		spec.Order = append(spec.Order, operators.OrderColumn{Column: o.Column, Desc: o.Desc, NullsFirst: !o.NullsLast})
+	}
+	for _, f := range w.Funcs {
+		k, ok := windowKinds[f.Func]
+		if !ok {
+			return spec, fmt.Errorf("window: unknown function %q", f.Func)
+		}
+		start, ok1 := boundKinds[f.Frame.Start.Kind]
+		end, ok2 := boundKinds[f.Frame.End.Kind]
+		if !ok1 || !ok2 {
+			return spec, fmt.Errorf("window: unknown frame bound in %v", f.Frame)
+		}
+		of := operators.WindowFunc{Kind: k, Arg: f.Arg, Default: f.Default, N: f.N,
+			Frame: operators.WindowFrame{Rows: f.Frame.Rows,
+				Start: operators.FrameBound{Kind: start, Offset: f.Frame.Start.Offset},
+				End:   operators.FrameBound{Kind: end, Offset: f.Frame.End.Offset}}}
+		if k == operators.WinAggregate {
+			a, ok := aggFuncs[f.Agg]
+			if !ok {
+				return spec, fmt.Errorf("window: unknown aggregate %q", f.Agg)
+			}
+			of.Agg = operators.Aggregate{Func: a, Column: f.Arg}
+		}
+		spec.Funcs = append(spec.Funcs, of)
+	}
+	return spec, nil
+}
+
+// window renders a Window: keyed by the partition columns, the whole row
+// as value, recomputed per partition.
+func (r *planRenderer) window(w *plan.Window) (rendered, error) {
+	spec, err := WindowSpec(w)
+	if err != nil {
+		return rendered{}, err
+	}
+	key := make([]expr.Expr, len(w.PartitionBy))
+	for i, c := range w.PartitionBy {
+		key[i] = expr.Column(c)
+	}
+	return r.group(w.Input, "window", KeySpec{Key: key}, operators.WindowLogic(spec))
+}
