@@ -56,7 +56,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	// Every time up to the oracle's restart point may have been exposed as
 	// an upper before the restart; recovered shards start there.
-	minUpper := oracle.ReadTS() + 1
+	minUpper := oracle.LastTS() + 1
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".log")
 		if !ok || !validShardID.MatchString(id) {
@@ -118,7 +118,7 @@ func (st *Store) CreateShard(id string) error {
 	if _, ok := st.shards[id]; ok {
 		return nil
 	}
-	s, err := openShard(st.dir, id, st.oracle.ReadTS()+1)
+	s, err := openShard(st.dir, id, st.oracle.LastTS()+1)
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,11 @@ func (st *Store) Shards() []string {
 }
 
 // Append writes rows to a shard at a fresh timestamp and returns it once
-// the write is durable.
+// the write is durable. Before it returns, every table's upper is past the
+// write's timestamp and the oracle's read timestamp is at it, so a strict
+// serializable read that starts afterwards sees the write and waits for no
+// table's next tick (the group commit of Materialize's table writes, one
+// write at a time).
 func (st *Store) Append(ctx context.Context, id string, rows []RowDiff) (frontier.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -172,6 +176,16 @@ func (st *Store) Append(ctx context.Context, id string, rows []RowDiff) (frontie
 	if err != nil {
 		return 0, err
 	}
+	ts, err := st.appendShard(s, rows)
+	if err != nil {
+		return 0, err
+	}
+	st.advanceTables(ts + 1)
+	st.oracle.ApplyWrite(ts)
+	return ts, nil
+}
+
+func (st *Store) appendShard(s *shard, rows []RowDiff) (frontier.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// The timestamp is drawn under the shard lock: a concurrent Tick that
@@ -193,6 +207,14 @@ func (st *Store) Tick() error {
 	if err != nil {
 		return err
 	}
+	st.advanceTables(ts + 1)
+	return nil
+}
+
+// advanceTables moves every table shard's upper to upper. A write holding
+// a shard's lock drew its time before upper was drawn; taking the lock
+// waits for it, so no write lands below an upper.
+func (st *Store) advanceTables(upper frontier.Time) {
 	st.mu.Lock()
 	shards := make([]*shard, 0, len(st.shards))
 	for _, s := range st.shards {
@@ -206,10 +228,9 @@ func (st *Store) Tick() error {
 			s.mu.Unlock()
 			continue
 		}
-		s.advanceUpperLocked(ts + 1)
+		s.advanceUpperLocked(upper)
 		s.mu.Unlock()
 	}
-	return nil
 }
 
 // Run ticks every interval until ctx is done.
