@@ -463,6 +463,11 @@ func (r *Runtime) Peek(p Peek) {
 	r.ws.Broadcast(func(w *dataflow.Worker) {
 		st := r.states[w.Local()]
 		st.peeks = append(st.peeks, &pendingPeek{p: p, maxBytes: maxBytes})
+		// Serve it now if its time is already readable: the command is
+		// handled between two steps, and the next step may be long (a
+		// hydration); waiting for onStep would make the peek wait for all of
+		// it even though the index was sealed at the end of the last one.
+		r.servePeeks(st)
 	})
 }
 
@@ -504,10 +509,16 @@ func (r *Runtime) onStep(w *dataflow.Worker) bool {
 		}
 		r.tracker.update(id, w.Local(), cur[0], cur[1], r.frontiersEmitter(id))
 	}
+	r.servePeeks(st)
+	return false
+}
+
+// servePeeks answers (or hands to the offload pool) every pending peek of
+// the worker whose time is readable; the others keep waiting.
+func (r *Runtime) servePeeks(st *workerState) {
 	if len(st.peeks) == 0 {
-		return false
+		return
 	}
-	more := false
 	budget := int(r.walkBudget.Load())
 	keep := st.peeks[:0]
 	for _, pp := range st.peeks {
@@ -525,7 +536,6 @@ func (r *Runtime) onStep(w *dataflow.Worker) bool {
 	}
 	clear(st.peeks[len(keep):])
 	st.peeks = keep
-	return more
 }
 
 // finishPeek records one worker's answer and, when it completes the peek,
