@@ -27,6 +27,10 @@ var params = map[string]string{
 	// Which runtime of a two-runtime replica serves fast-path peeks on
 	// maintained indexes (docs/design/read-routing.md).
 	"peek_routing": "sealed_hint",
+	// How many items (a load generator's keys, ...) a source produces in
+	// one worker step before it yields; 0 turns the bound off
+	// (docs/design/runtime.md, "Bounded steps").
+	"source_step_items": "16384",
 }
 
 // normalizeParam validates a system parameter value and returns its
@@ -49,6 +53,12 @@ func normalizeParam(name, value string) (string, error) {
 		n, err := strconv.Atoi(value)
 		if err != nil || n <= 0 {
 			return "", fmt.Errorf("parameter %q requires a positive integer", name)
+		}
+		return strconv.Itoa(n), nil
+	case "source_step_items":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 0 {
+			return "", fmt.Errorf("parameter %q requires a non-negative integer", name)
 		}
 		return strconv.Itoa(n), nil
 	case "peek_routing":

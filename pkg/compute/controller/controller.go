@@ -104,7 +104,7 @@ func (c *Config) defaults() {
 
 type wallClock struct{}
 
-func (wallClock) ReadTS() frontier.Time { return frontier.Time(time.Now().UnixMilli()) }
+func (wallClock) ReadTS() frontier.Time   { return frontier.Time(time.Now().UnixMilli()) }
 func (wallClock) ApplyRead(frontier.Time) {}
 
 // now is the wall clock in milliseconds.

@@ -124,5 +124,5 @@ func TestGeneratorBounds(t *testing.T) {
 // appliedOracle is an oracle whose read timestamp follows ApplyRead.
 type appliedOracle struct{ t frontier.Time }
 
-func (o *appliedOracle) ReadTS() frontier.Time       { return o.t }
+func (o *appliedOracle) ReadTS() frontier.Time      { return o.t }
 func (o *appliedOracle) ApplyRead(ts frontier.Time) { o.t = max(o.t, ts) }
