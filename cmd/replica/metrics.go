@@ -16,6 +16,7 @@ type metrics struct {
 	commands        *prometheus.CounterVec
 	runtimeCommands *prometheus.CounterVec
 	workerStep      prometheus.Histogram
+	maxStep         *maxStep
 	maintenance     prometheus.Counter
 	peeks           *prometheus.HistogramVec
 	runtimePeeks    *prometheus.HistogramVec
@@ -44,6 +45,7 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 	}
 	latency := prometheus.ExponentialBuckets(10e-6, 2.5, 16) // 10µs .. ~10min
 	m := &metrics{
+		maxStep: &maxStep{},
 		commands: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tandem_compute_commands_total", Help: "Compute protocol commands received, by command.",
 		}, []string{"command"}),
@@ -97,7 +99,11 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 			Help: "Distinct rows a live sink's writer keeps in memory (the shard's contents it corrects against), by sink GlobalId; deleted when the writer stops.",
 		}, []string{"sink"}),
 	}
-	r.MustRegister(m.commands, m.runtimeCommands, m.workerStep, m.maintenance, m.peeks, m.runtimePeeks, m.collections, m.reconciliations,
+	maxStepGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tandem_compute_worker_max_step_seconds",
+		Help: "Longest worker run-loop step of the runtime since the process started or POST /api/reset-max-step on this port.",
+	}, m.maxStep.seconds)
+	r.MustRegister(maxStepGauge, m.commands, m.runtimeCommands, m.workerStep, m.maintenance, m.peeks, m.runtimePeeks, m.collections, m.reconciliations,
 		m.sinkAppends, m.sinkUpdates, m.sinkAppendTime, m.sinkReads, m.sinkLag, m.sinkPersisted)
 	m.collections.WithLabelValues("hydrated")
 	m.collections.WithLabelValues("hydrating")
@@ -133,8 +139,11 @@ func (s serverMetrics) Collections(hydrated, hydrating int) {
 // runtimeMetrics adapts metrics to runtime.Metrics.
 type runtimeMetrics struct{ m *metrics }
 
-func (r runtimeMetrics) WorkerStep(_ int, d time.Duration) { r.m.workerStep.Observe(d.Seconds()) }
-func (r runtimeMetrics) Command(kind string)               { r.m.runtimeCommands.WithLabelValues(kind).Inc() }
+func (r runtimeMetrics) WorkerStep(_ int, d time.Duration) {
+	r.m.workerStep.Observe(d.Seconds())
+	r.m.maxStep.observe(d)
+}
+func (r runtimeMetrics) Command(kind string) { r.m.runtimeCommands.WithLabelValues(kind).Inc() }
 func (r runtimeMetrics) ArrangementMaintenance(_ int, d time.Duration) {
 	r.m.maintenance.Add(d.Seconds())
 }

@@ -92,7 +92,11 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen for internal HTTP: %w", err)
 	}
-	httpSrv := &http.Server{Handler: internalMux(reg, &ready), ReadHeaderTimeout: 10 * time.Second}
+	resets := []*maxStep{m.maxStep}
+	if im != nil {
+		resets = append(resets, im.maxStep)
+	}
+	httpSrv := &http.Server{Handler: internalMux(reg, &ready, resets...), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = httpSrv.Serve(httpLis) }()
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -249,9 +253,11 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	return nil
 }
 
-// internalMux serves /metrics, /healthz, /readyz and /debug/pprof.
-func internalMux(reg *prometheus.Registry, ready *atomic.Bool) *http.ServeMux {
+// internalMux serves /metrics, /healthz, /readyz, /debug/pprof and
+// POST /api/reset-max-step (the maxima of maxSteps).
+func internalMux(reg *prometheus.Registry, ready *atomic.Bool, maxSteps ...*maxStep) *http.ServeMux {
 	mux := http.NewServeMux()
+	mux.HandleFunc("/api/reset-max-step", resetMaxStepHandler(maxSteps...))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -146,6 +148,9 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 	c, admin, err := startChurnArm(ctx, e, p, interactive, []stmt{
 		{"KEY VALUE load generator source", fmt.Sprintf("CREATE SOURCE small FROM LOAD GENERATOR KEY VALUE (KEYS %d, VALUE SIZE %d)", p.smallKeys, p.valueSize)},
 		{"CREATE INDEX on a source", "CREATE INDEX small_idx ON small (key)"},
+		{"CREATE TABLE", "CREATE TABLE t (k bigint, v text)"},
+		{"CREATE INDEX on a table", "CREATE INDEX t_k ON t (k)"},
+		{"INSERT of many rows", tableRows(tableKeys)},
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -171,6 +176,12 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 		return nil, nil, nil, err
 	}
 	defer pollers.close()
+
+	strict, err := openClients(ctx, 2, c.Connect) // the session default: strict serializable
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer strict.close()
 
 	var stalenessMu sync.Mutex
 	var staleness []timedLag
@@ -218,14 +229,32 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 		}
 		return nil
 	}}
-	kinds := []*readLoad{pointRead, introspection}
+	// Strict-serializable point reads of a table index: with no concurrent
+	// write they read at the oracle's read timestamp and wait for nothing
+	// (docs/design/controller.md, "Read timestamps").
+	pointReadStrict := &readLoad{name: "point_read_strict", workers: len(strict.conns), maxRate: 100, op: func(ctx context.Context, w int) error {
+		key := rand.IntN(tableKeys)
+		n, err := strict.query(ctx, w, fmt.Sprintf("SELECT v FROM t WHERE k = %d", key))
+		if err == nil && n != 1 {
+			err = fmt.Errorf("strict point read of key %d returned %d rows, want 1", key, n)
+		}
+		return err
+	}}
+	kinds := []*readLoad{pointRead, pointReadStrict, introspection}
 	for _, k := range kinds {
 		if err := k.measure(ctx, e, p.capacityFor); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 
-	run, err := runChurnTimeline(ctx, e, "isolation/"+name, p, admin, kinds, nil)
+	addrs, err := replicaMetricsAddrs(ctx, c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var phaseSteps phaseMaxSteps
+	run, err := runChurnTimeline(ctx, e, "isolation/"+name, p, admin, kinds, func(ctx context.Context, r *churnRun) error {
+		return phaseSteps.watch(ctx, addrs, r)
+	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -251,6 +280,17 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 		maxStep = max(maxStep, d)
 	}
 	arm.Float("max_step_ms", float64(maxStep.Milliseconds()))
+	// The true longest step (tandem_compute_worker_max_step_seconds, reset
+	// at every phase start), during churn and quiet; it replaces the
+	// histogram bound above when the replicas export it.
+	if !phaseSteps.missing {
+		for role, d := range phaseSteps.churn {
+			arm.Float("max_step_ms_"+cmp.Or(role, "solo"), float64(d.Milliseconds()))
+		}
+		for role, d := range phaseSteps.quiet {
+			arm.Float("max_step_ms_"+cmp.Or(role, "solo")+"_quiet", float64(d.Milliseconds()))
+		}
+	}
 	for _, k := range kinds {
 		if err := addLoad(arm, k.name+"_quiet", k, samples[k.name], quiet); err != nil {
 			return nil, nil, nil, err
@@ -300,4 +340,20 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// tableKeys is the size of the isolation scenario's table t.
+const tableKeys = 1000
+
+// tableRows is an INSERT of keys 0..n-1 into t.
+func tableRows(n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO t VALUES ")
+	for k := range n {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "(%d, 'v%d')", k, k)
+	}
+	return b.String()
 }

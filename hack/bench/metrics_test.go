@@ -43,3 +43,26 @@ func TestMaxStepByRoleRejectsGarbage(t *testing.T) {
 		t.Fatal("a non-numeric bucket bound must be an error, not a silent zero")
 	}
 }
+
+func TestGaugeByRole(t *testing.T) {
+	text := `# HELP tandem_compute_worker_max_step_seconds Longest step.
+# TYPE tandem_compute_worker_max_step_seconds gauge
+tandem_compute_worker_max_step_seconds{role="maintenance"} 1.25
+tandem_compute_worker_max_step_seconds{role="interactive"} 0.004
+tandem_compute_worker_max_step_seconds_other{role="maintenance"} 99
+`
+	got, err := gaugeByRole(strings.NewReader(text), maxStepGauge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["maintenance"] != 1.25 || got["interactive"] != 0.004 {
+		t.Fatalf("got %v", got)
+	}
+	solo, err := gaugeByRole(strings.NewReader(maxStepGauge+" 0.5\n"), maxStepGauge)
+	if err != nil || solo[""] != 0.5 {
+		t.Fatalf("a series without a role: %v %v", solo, err)
+	}
+	if _, err := gaugeByRole(strings.NewReader(maxStepGauge+`{role="solo"} x`+"\n"), maxStepGauge); err == nil {
+		t.Fatal("a non-numeric value must be an error")
+	}
+}

@@ -355,12 +355,17 @@ func (e *Environment) CreateSource(ctx context.Context, spec sql.SourceSpec) ([]
 	for k, v := range spec.Options {
 		opts[k] = v
 	}
-	start := frontier.Time(time.Now().UnixMilli())
-	opts["start"] = strconv.FormatUint(uint64(start), 10)
 	parsed, err := loadgen.ParseOptions(spec.Generator, opts)
 	if err != nil {
 		return nil, sqlerr.Errorf(sqlerr.InvalidParameterValue, "%v", err)
 	}
+	// Tick 1, the snapshot, happens now: the source is readable with its
+	// snapshot from the moment CREATE SOURCE returns (reads and dataflows
+	// never pick an earlier time: controller.Dataflow.Generators).
+	now := frontier.Time(time.Now().UnixMilli())
+	start := now - min(now, frontier.Time(parsed.TickMS))
+	opts["start"] = strconv.FormatUint(uint64(start), 10)
+	parsed.Start = start
 	gen, err := loadgen.New(parsed)
 	if err != nil {
 		return nil, sqlerr.Errorf(sqlerr.InvalidParameterValue, "%v", err)

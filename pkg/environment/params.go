@@ -36,6 +36,10 @@ var params = map[string]string{
 	controller.ParamMaxResultSize: strconv.Itoa(controller.DefaultMaxResultSize),
 	sql.ParamMaxQueryMemory:       strconv.Itoa(sql.DefaultMaxQueryMemory),
 	pgwire.MaxConnectionsParam:    "100",
+	// How many items (a load generator's keys, ...) a source produces in
+	// one worker step before it yields; 0 turns the bound off
+	// (docs/design/runtime.md, "Bounded steps").
+	"source_step_items": "16384",
 }
 
 // replicaParams are the parameters replicas need even at their default,
@@ -78,6 +82,12 @@ func normalizeParam(name, value string) (string, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(value))
 		if err != nil || n < 1 || n > maxConnectionsLimit {
 			return "", fmt.Errorf("parameter %q requires an integer between 1 and %d", name, maxConnectionsLimit)
+		}
+		return strconv.Itoa(n), nil
+	case "source_step_items":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 0 {
+			return "", fmt.Errorf("parameter %q requires a non-negative integer", name)
 		}
 		return strconv.Itoa(n), nil
 	case "peek_routing":

@@ -41,7 +41,22 @@ type TableWrite struct {
 // timestamp, all or nothing, and returns the timestamp once every write is
 // durable. Writes naming the same shard are concatenated. It is serialised
 // with every other table write.
+//
+// Before it returns, every table's upper is past the write's timestamp and
+// the oracle's read timestamp is at it, so a strict serializable read that
+// starts afterwards sees the write and waits for no table's next tick.
 func (st *Store) AppendMany(ctx context.Context, writes []TableWrite) (frontier.Time, error) {
+	ts, err := st.appendMany(ctx, writes)
+	if err != nil {
+		return 0, err
+	}
+	// After the shard locks are released: advancing takes each of them.
+	st.advanceTables(ts + 1)
+	st.oracle.ApplyWrite(ts)
+	return ts, nil
+}
+
+func (st *Store) appendMany(ctx context.Context, writes []TableWrite) (frontier.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}

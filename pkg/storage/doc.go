@@ -42,8 +42,12 @@
 //     the wall clock in milliseconds. The oracle durably reserves a lease of
 //     future times (one fsync per lease, not per tick); after a restart it
 //     starts at the reserved bound, so no time is ever handed out twice.
-//   - A shard's upper (times below it are complete) advances with every
-//     write and, without writes, with a ticker that draws a fresh timestamp.
+//   - The oracle's read timestamp (ReadTS) is the largest time of a
+//     completed write or strict serializable read: what such a read must
+//     include. Ticks do not move it.
+//   - A table's upper (times below it are complete) advances with every
+//     write to any table (before the write is acknowledged) and, without
+//     writes, with a ticker that draws a fresh timestamp.
 //     Every time below an upper that was ever exposed is below the oracle's
 //     durable lease, so an exposed upper never regresses across restarts.
 //   - since (times below it are indistinguishable) follows AllowCompaction:

@@ -30,15 +30,20 @@ const (
 )
 
 // Oracle hands out write timestamps: strictly increasing, >= the wall clock
-// in milliseconds, and never reissued across restarts. It is safe for
-// concurrent use.
+// in milliseconds, and never reissued across restarts. It also keeps the
+// linearized read timestamp (ReadTS): the latest time a strict serializable
+// read must include. It is safe for concurrent use.
 type Oracle struct {
 	path string
 	now  func() time.Time
 	env  *storeEnv
 
-	mu    sync.Mutex
-	last  frontier.Time // the last timestamp handed out
+	mu   sync.Mutex
+	last frontier.Time // the last timestamp handed out
+	// read is the largest timestamp of a completed write or of a strict
+	// serializable read (ApplyWrite, ApplyRead); <= last, or a later write
+	// could land at or before a time already read.
+	read  frontier.Time
 	lease frontier.Time // every handed-out time is < lease; durable
 }
 
@@ -63,6 +68,9 @@ func openOracle(env *storeEnv, path string, now func() time.Time) (*Oracle, erro
 		// Times below the old lease may have been handed out (or exposed as
 		// uppers); start after all of them.
 		o.lease, o.last = lease, lease
+		// Which writes completed before the restart is not recorded:
+		// reads start after all of them.
+		o.read = lease
 	case errors.Is(err, fs.ErrNotExist):
 	default:
 		return nil, fmt.Errorf("open oracle %s: %w", path, err)
@@ -99,7 +107,7 @@ func decodeLease(path string, b []byte) (frontier.Time, error) {
 func (o *Oracle) WriteTS() (frontier.Time, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	ts := max(o.last+1, frontier.Time(o.now().UnixMilli()))
+	ts := max(max(o.last, o.read)+1, frontier.Time(o.now().UnixMilli()))
 	if ts >= o.lease {
 		lease := ts + frontier.Time(leaseLength.Milliseconds())
 		if err := writeFileSync(o.env.fs, o.path, encodeLease(lease)); err != nil {
@@ -111,11 +119,38 @@ func (o *Oracle) WriteTS() (frontier.Time, error) {
 	return ts, nil
 }
 
-// ReadTS returns the timestamp for a strict serializable read: the latest
-// timestamp handed out, so every write acknowledged before the read started
-// is visible at it.
+// ReadTS returns the linearized read timestamp: the largest timestamp of a
+// completed write (ApplyWrite) or strict serializable read (ApplyRead). A
+// strict serializable read at ReadTS or later sees every write
+// acknowledged before it started and nothing older than an earlier strict
+// read saw. Upper advances (Tick) are not writes: they change no data, so
+// they do not move ReadTS, and a read at ReadTS does not wait for inputs
+// that are complete at it but not at the latest tick.
 func (o *Oracle) ReadTS() frontier.Time {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.last
+	return o.read
+}
+
+// LastTS returns the latest timestamp handed out (or read at): every
+// later WriteTS is after it.
+func (o *Oracle) LastTS() frontier.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return max(o.last, o.read)
+}
+
+// ApplyWrite records that the write at ts completed (is durable and
+// visible in its shard's upper): ReadTS is at least ts from now on.
+func (o *Oracle) ApplyWrite(ts frontier.Time) { o.apply(ts) }
+
+// ApplyRead records a strict serializable read at ts: later strict reads
+// are at ts or after (they never go back in time), and later writes are
+// after ts (a read never misses a write at a time it already read).
+func (o *Oracle) ApplyRead(ts frontier.Time) { o.apply(ts) }
+
+func (o *Oracle) apply(ts frontier.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.read = max(o.read, ts)
 }

@@ -83,8 +83,21 @@ func TestOracleMonotonicAcrossRestartsAndClockSteps(t *testing.T) {
 	if ts := next(o); ts != 1_000_500 {
 		t.Fatalf("timestamp %d did not follow the wall clock", ts)
 	}
+	// Handing out a time is not completing a write: ReadTS moves only with
+	// ApplyWrite and ApplyRead, and never backwards.
+	if o.ReadTS() != 0 {
+		t.Fatalf("ReadTS %d before any write completed, want 0", o.ReadTS())
+	}
+	o.ApplyWrite(last)
+	o.ApplyWrite(last - 1)
 	if o.ReadTS() != last {
-		t.Fatalf("ReadTS %d, want last write %d", o.ReadTS(), last)
+		t.Fatalf("ReadTS %d, want the last completed write %d", o.ReadTS(), last)
+	}
+	// A strict read ahead of every handed-out time: later writes come after it.
+	read := last + 100
+	o.ApplyRead(read)
+	if ts := next(o); ts <= read {
+		t.Fatalf("write at %d, not after the read at %d", ts, read)
 	}
 	// The clock steps back and the process restarts: still no reuse.
 	clock.set(time.UnixMilli(900_000))

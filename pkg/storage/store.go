@@ -97,7 +97,7 @@ func (st *Store) openShards() error {
 	}
 	// Every time up to the oracle's restart point may have been exposed as
 	// an upper before the restart; recovered shards start there.
-	minUpper := st.oracle.ReadTS() + 1
+	minUpper := st.oracle.LastTS() + 1
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".tmp") {
 			if err := st.env.fs.Remove(filepath.Join(st.dir, e.Name())); err != nil {
@@ -175,7 +175,7 @@ func (st *Store) CreateShard(id string) error {
 	if st.HasShard(id) {
 		return nil
 	}
-	return st.createShardLocked(id, st.oracle.ReadTS()+1)
+	return st.createShardLocked(id, st.oracle.LastTS()+1)
 }
 
 // createShardLocked writes a new shard log holding records and opens it.
@@ -267,6 +267,14 @@ func (st *Store) Tick() error {
 	if err != nil {
 		return err
 	}
+	st.advanceTables(ts + 1)
+	return nil
+}
+
+// advanceTables moves every table shard's upper to upper. A write holding
+// a shard's lock drew its time before upper was drawn; taking the lock
+// waits for it, so no write lands below an upper.
+func (st *Store) advanceTables(upper frontier.Time) {
 	st.mu.Lock()
 	shards := make([]*shard, 0, len(st.shards))
 	for _, s := range st.shards {
@@ -280,10 +288,9 @@ func (st *Store) Tick() error {
 			s.mu.Unlock()
 			continue
 		}
-		s.advanceUpperLocked(ts + 1)
+		s.advanceUpperLocked(upper)
 		s.mu.Unlock()
 	}
-	return nil
 }
 
 // Run ticks every interval until ctx is done.

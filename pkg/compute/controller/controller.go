@@ -34,9 +34,14 @@ type Storage interface {
 	AllowCompaction(id string, since frontier.Time) error
 }
 
-// Oracle hands out read timestamps for strict serializable reads.
+// Oracle is the timestamp oracle's read side (storage.Oracle).
 type Oracle interface {
+	// ReadTS is the linearized read timestamp: the largest time of a
+	// completed write or strict serializable read.
 	ReadTS() frontier.Time
+	// ApplyRead records a strict serializable read at t: later ones are
+	// at t or after, later writes after t.
+	ApplyRead(t frontier.Time)
 }
 
 // Config configures a Controller.
@@ -50,6 +55,9 @@ type Config struct {
 	Storage Storage
 	// Oracle serves strict serializable reads; default the wall clock.
 	Oracle Oracle
+	// Now is the wall clock (load generators tick by it); default
+	// time.Now.
+	Now func() time.Time
 	// ReadPolicyLag is how far since trails the write frontier (default 1s).
 	ReadPolicyLag time.Duration
 	// TickInterval is how often storage frontiers are polled (default 100ms).
@@ -83,6 +91,9 @@ func (c *Config) defaults() {
 	if c.Oracle == nil {
 		c.Oracle = wallClock{}
 	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
 	if c.ReadPolicyLag <= 0 {
 		c.ReadPolicyLag = time.Second
 	}
@@ -105,7 +116,11 @@ func (c *Config) defaults() {
 
 type wallClock struct{}
 
-func (wallClock) ReadTS() frontier.Time { return frontier.Time(time.Now().UnixMilli()) }
+func (wallClock) ReadTS() frontier.Time   { return frontier.Time(time.Now().UnixMilli()) }
+func (wallClock) ApplyRead(frontier.Time) {}
+
+// now is the wall clock in milliseconds.
+func (c *Controller) now() frontier.Time { return frontier.Time(c.cfg.Now().UnixMilli()) }
 
 // Controller is the compute controller of every cluster of an environment.
 type Controller struct {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/loadgen"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
@@ -21,6 +22,11 @@ type Dataflow struct {
 	IndexExports []string
 	// SubscribeSinks are subscribe sinks the dataflow feeds.
 	SubscribeSinks []string
+	// Generators are the clocks of the load-generator sources it reads,
+	// which every replica generates itself (no controller collection):
+	// their snapshot is at their first tick, and at any wall-clock time
+	// they are complete up to their latest tick (chooseTimeLocked).
+	Generators []loadgen.Clock
 	// Class tags the dataflow for placement on two-runtime replicas.
 	Class computepb.DataflowClass
 	// Encode renders the description as JSON with the given as_of and

@@ -57,7 +57,7 @@ func (c *Controller) CreateDataflow(cluster string, df Dataflow) (frontier.Time,
 	if err != nil {
 		return 0, err
 	}
-	asOf, err := c.chooseAsOfLocked(df.imports(), serializable)
+	asOf, err := c.chooseTimeLocked(df.imports(), df.Generators, serializable)
 	if err != nil {
 		return 0, fmt.Errorf("create dataflow %s: %w", df.ID, err)
 	}
@@ -194,38 +194,8 @@ const (
 	StrictSerializable = strictSerializable
 )
 
-// chooseAsOfLocked picks a read time for a set of inputs. Serializable: the
-// latest time complete in every input, never below any input's since.
-// Strict serializable: the oracle's read timestamp, never below any since
-// (the replica waits until the inputs reach it).
+// chooseAsOfLocked picks a read time for a set of tracked inputs (see
+// chooseTimeLocked, timestamp.go).
 func (c *Controller) chooseAsOfLocked(inputs []string, iso Isolation) (frontier.Time, error) {
-	var maxSince frontier.Time
-	minWrite := frontier.Closed()
-	for _, id := range inputs {
-		col, ok := c.collections[id]
-		if !ok {
-			return 0, fmt.Errorf("input %s: %w", id, ErrUnknownCollection)
-		}
-		st, ok := col.since.Time()
-		if !ok {
-			return 0, fmt.Errorf("input %s was dropped: %w", id, ErrUnknownCollection)
-		}
-		maxSince = max(maxSince, st)
-		minWrite = frontier.Meet(minWrite, col.write)
-	}
-	if iso == strictSerializable {
-		return max(maxSince, c.cfg.Oracle.ReadTS()), nil
-	}
-	if len(inputs) == 0 {
-		return c.cfg.Oracle.ReadTS(), nil
-	}
-	if wt, ok := minWrite.Time(); ok && wt > 0 {
-		return max(maxSince, wt-1), nil
-	}
-	if minWrite.IsClosed() {
-		// Every input is final: read at its since (anything later is the
-		// same).
-		return maxSince, nil
-	}
-	return maxSince, nil
+	return c.chooseTimeLocked(inputs, nil, iso)
 }

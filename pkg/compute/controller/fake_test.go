@@ -338,6 +338,9 @@ type fixedOracle struct {
 
 func (o *fixedOracle) ReadTS() frontier.Time { o.mu.Lock(); defer o.mu.Unlock(); return o.t }
 
+// ApplyRead leaves the fixed time alone: tests set it by hand.
+func (o *fixedOracle) ApplyRead(frontier.Time) {}
+
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	h := &harness{t: t, dialer: &fakeDialer{replicas: map[string]*fakeReplica{}}, orch: newFakeOrchestrator(), oracle: &fixedOracle{t: 1000}}

@@ -2,8 +2,10 @@ package controller
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/loadgen"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
@@ -23,8 +25,15 @@ func FromPlan(d *plan.DataflowDescription) (Dataflow, error) {
 		df.IndexImports = append(df.IndexImports, ix.ID.String())
 	}
 	for _, s := range d.SourceImports {
-		if s.Connection.Kind == plan.SourceTable {
+		switch s.Connection.Kind {
+		case plan.SourceTable:
 			df.SourceImports = append(df.SourceImports, s.ID.String())
+		case plan.SourceLoadGen:
+			clock, err := generatorClock(s.Connection.Options)
+			if err != nil {
+				return Dataflow{}, fmt.Errorf("source %s: %w", s.ID, err)
+			}
+			df.Generators = append(df.Generators, clock)
 		}
 	}
 	for _, e := range d.IndexExports {
@@ -45,4 +54,20 @@ func FromPlan(d *plan.DataflowDescription) (Dataflow, error) {
 		return plan.Marshal(&c)
 	}
 	return df, nil
+}
+
+// generatorClock returns the clock of a load-generator source from its
+// connection options (those of render.LoadGenerators).
+func generatorClock(options map[string]string) (loadgen.Clock, error) {
+	opts := make(map[string]string, len(options))
+	for k, v := range options {
+		if !strings.EqualFold(k, "output") {
+			opts[k] = v
+		}
+	}
+	parsed, err := loadgen.ParseOptions(options["generator"], opts)
+	if err != nil {
+		return loadgen.Clock{}, err
+	}
+	return loadgen.Clock{Start: parsed.Start, TickMS: parsed.TickMS}, nil
 }

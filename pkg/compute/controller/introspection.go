@@ -164,7 +164,7 @@ func (c *Controller) chooseReplicaAsOfLocked(r *replica, inputs []string) (front
 		// Reading before r's first report would see nothing (the
 		// relations' times are the replica's clock); read now instead, and
 		// let the replica answer at its next refresh.
-		return max(maxSince, c.cfg.Oracle.ReadTS()), nil
+		return max(maxSince, c.now()), nil
 	}
 	if wt, ok := minWrite.Time(); ok && wt > 0 {
 		return max(maxSince, wt-1), nil

@@ -20,7 +20,7 @@ import (
 func (c *Controller) ReadableAsOf(df Dataflow) (frontier.Time, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t, err := c.chooseAsOfLocked(df.imports(), serializable)
+	t, err := c.chooseTimeLocked(df.imports(), df.Generators, serializable)
 	if err != nil {
 		return 0, fmt.Errorf("as_of of %s: %w", df.ID, err)
 	}
@@ -50,7 +50,7 @@ func (c *Controller) CreateSinkDataflow(cluster string, df Dataflow, shard strin
 	if !ok {
 		return 0, fmt.Errorf("create dataflow %s: shard %s is closed: %w", df.ID, shard, ErrUnknownCollection)
 	}
-	latest, err := c.chooseAsOfLocked(df.imports(), serializable)
+	latest, err := c.chooseTimeLocked(df.imports(), df.Generators, serializable)
 	if err != nil {
 		return 0, fmt.Errorf("create dataflow %s: %w", df.ID, err)
 	}

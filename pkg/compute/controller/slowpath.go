@@ -45,7 +45,7 @@ func (c *Controller) PeekDataflowOn(ctx context.Context, cluster, replica string
 		replica = r.cfg.ID.Replica
 		ts, err = c.chooseReplicaAsOfLocked(r, df.imports())
 	} else {
-		ts, err = c.chooseAsOfLocked(df.imports(), iso)
+		ts, err = c.chooseTimeLocked(df.imports(), df.Generators, iso)
 	}
 	if err != nil {
 		c.mu.Unlock()

@@ -118,7 +118,7 @@ func (c *Controller) Subscribe(ctx context.Context, cluster string, df Dataflow)
 		c.mu.Unlock()
 		return nil, err
 	}
-	asOf, err := c.chooseAsOfLocked(df.imports(), serializable)
+	asOf, err := c.chooseTimeLocked(df.imports(), df.Generators, serializable)
 	if err != nil {
 		c.mu.Unlock()
 		return nil, fmt.Errorf("subscribe %s: %w", df.ID, err)

@@ -48,6 +48,9 @@ type Env struct {
 	// Fail reports an error that makes the dataflow's output untrustworthy
 	// (fatal for the runtime: shared fate).
 	Fail func(error)
+	// SourceChunk, if set, returns how many items a source may produce in
+	// one step (SourceContext.Chunk); nil or 0 means unbounded.
+	SourceChunk func() int
 }
 
 // Built is one worker's copy of a built dataflow.
@@ -85,6 +88,7 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 	for _, imp := range desc.SourceImports {
 		imp := imp
 		s, err := renderSource(b, imp.ID.String(), func(ctx SourceContext) (Source, error) {
+			ctx.Chunk = env.SourceChunk
 			return env.Sources.OpenSource(imp, ctx)
 		}, desc.AsOf, env.Fail)
 		if err != nil {

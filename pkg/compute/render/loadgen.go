@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -74,7 +75,7 @@ func (g LoadGenerators) OpenSource(imp plan.SourceImport, ctx SourceContext) (So
 	}
 	return &loadgenSource{
 		gen: gen, out: out, shard: loadgen.Shard{Index: ctx.Worker, Count: ctx.Peers},
-		clock: gen.Clock(), now: now, activate: ctx.Activate,
+		clock: gen.Clock(), now: now, activate: ctx.Activate, chunk: ctx.Chunk,
 	}, nil
 }
 
@@ -85,18 +86,35 @@ type loadgenSource struct {
 	clock    loadgen.Clock
 	now      func() frontier.Time
 	activate func()
+	chunk    func() int
 	done     loadgen.Tick // ticks (0, done] have been produced
+	// pos is where the next Poll continues when a tick (the snapshot) was
+	// cut short by the chunk bound; its Tick is done+1.
+	pos loadgen.Position
 
 	mu     sync.Mutex
 	timer  *time.Timer
 	closed bool
 }
 
-// Poll implements Source.
+// Poll implements Source. It produces at most a chunk of items (ctx.Chunk)
+// and reactivates itself while ticks that already happened remain, so a
+// snapshot of millions of rows is spread over many worker steps; the upper
+// passes a tick only once all of it was produced.
 func (s *loadgenSource) Poll(dst []dataflow.Update) ([]dataflow.Update, frontier.Frontier, error) {
 	now := s.now()
-	if target := s.clock.TickAt(now); target > s.done {
-		err := s.gen.Generate(s.done, target, s.shard, func(o int, r row.Row, t frontier.Time, d int64) {
+	target := s.clock.TickAt(now)
+	if target > s.done {
+		budget := uint64(math.MaxUint64)
+		if s.chunk != nil {
+			if n := s.chunk(); n > 0 {
+				budget = uint64(n)
+			}
+		}
+		if s.pos.Tick <= s.done {
+			s.pos = loadgen.Start(s.done)
+		}
+		pos, err := s.gen.GenerateChunk(s.pos, target, budget, s.shard, func(o int, r row.Row, t frontier.Time, d int64) {
 			if o == s.out {
 				dst = append(dst, dataflow.Update{Val: append([]byte(nil), r...), Time: t, Diff: d})
 			}
@@ -104,14 +122,19 @@ func (s *loadgenSource) Poll(dst []dataflow.Update) ([]dataflow.Update, frontier
 		if err != nil {
 			return dst, frontier.Frontier{}, err
 		}
-		s.done = target
+		s.pos = pos
+		s.done = pos.Tick - 1
 	}
 	// Ticks up to done have happened (tick 0, at Start, produces nothing).
 	upper := frontier.At(s.clock.TimeOf(s.done) + 1)
 	if now < s.clock.Start {
 		upper = frontier.At(s.clock.Start)
 	}
-	s.wakeAt(s.clock.TimeOf(s.done+1), now)
+	if s.done < target {
+		s.activate() // the rest of what already happened, next step
+	} else {
+		s.wakeAt(s.clock.TimeOf(s.done+1), now)
+	}
 	return dst, upper, nil
 }
 

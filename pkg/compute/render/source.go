@@ -34,6 +34,11 @@ type SourceContext struct {
 	// Host is the worker the source runs on; introspection sources read
 	// its statistics (only from Poll, which runs on that worker).
 	Host *dataflow.Worker
+	// Chunk, if set, returns how many items (a load generator's keys, ...)
+	// one Poll may produce before it returns and reactivates itself, so a
+	// snapshot of millions of rows does not hold the worker for one step;
+	// nil or 0 means unbounded (the system parameter source_step_items).
+	Chunk func() int
 }
 
 type sourceLogic struct {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,17 +20,29 @@ import (
 // KEY VALUE load generator (16-byte values) with 1, 2 and 4 workers: from
 // CreateDataflow until the index's frontier passes its as_of, so the
 // snapshot is generated, exchanged by key and arranged. TANDEM_BENCH_KEYS
-// sets the key count (default 1M; docs/benchmarks.md records 10M).
+// sets the key count (default 1M; docs/benchmarks.md records 10M);
+// TANDEM_BENCH_SOURCE_STEP_ITEMS sets source_step_items (default the
+// runtime's; 0 turns the bound off). It also reports the longest worker
+// step (max-step-ms) and the number of steps.
 func BenchmarkHydrateKeyValue(b *testing.B) {
 	keys := 1_000_000
 	if v, err := strconv.Atoi(os.Getenv("TANDEM_BENCH_KEYS")); err == nil && v > 0 {
 		keys = v
 	}
+	stepItems := os.Getenv("TANDEM_BENCH_SOURCE_STEP_ITEMS")
 	for _, w := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("W%d", w), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				h := runtimetest.New(b, runtimetest.Options{Workers: w, Timeout: 10 * time.Minute,
+				steps := &stepStats{}
+				h := runtimetest.New(b, runtimetest.Options{Workers: w, Timeout: 10 * time.Minute, Metrics: steps,
 					Sources: render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}})
+				if stepItems != "" {
+					for _, rt := range h.RTs {
+						if err := rt.UpdateConfiguration(map[string]string{"source_step_items": stepItems}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
 				// Ticks in the past are generated at once: the snapshot of
 				// tick 1 is what hydration arranges.
 				start := frontier.Time(time.Now().UnixMilli()) - 2000
@@ -58,7 +71,21 @@ func BenchmarkHydrateKeyValue(b *testing.B) {
 				}
 				b.ReportMetric(d.Seconds(), "hydrate-s")
 				b.ReportMetric(float64(keys)/d.Seconds(), "keys/s")
+				b.ReportMetric(float64(steps.max.Load())/1e6, "max-step-ms")
+				b.ReportMetric(float64(steps.n.Load()), "steps")
 			}
 		})
 	}
 }
+
+// stepStats records the longest worker step and the step count.
+type stepStats struct{ max, n atomic.Int64 }
+
+func (s *stepStats) WorkerStep(_ int, d time.Duration) {
+	s.n.Add(1)
+	for cur := s.max.Load(); int64(d) > cur && !s.max.CompareAndSwap(cur, int64(d)); cur = s.max.Load() {
+	}
+}
+func (*stepStats) Command(string)                            {}
+func (*stepStats) PeekFinished(string, time.Duration)        {}
+func (*stepStats) ArrangementMaintenance(int, time.Duration) {}

@@ -129,7 +129,10 @@ type Runtime struct {
 	peeks      *peekAggregator
 	maxBytes   atomic.Int64
 	walkBudget atomic.Int64
-	walkMode   atomic.Int64 // an offload.Mode
+	// sourceChunk bounds the items a source produces per step (0:
+	// unbounded); "source_step_items".
+	sourceChunk atomic.Int64
+	walkMode    atomic.Int64 // an offload.Mode
 	// stashThreshold is the chunk size of streamable peeks' walks (0:
 	// never stream), parameter "peek_stash_threshold".
 	stashThreshold atomic.Int64
@@ -185,6 +188,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r.maxBytes.Store(int64(cfg.MaxResultBytes))
 	r.walkBudget.Store(DefaultPeekWalkBudget)
+	r.sourceChunk.Store(DefaultSourceStepItems)
 	r.walkMode.Store(int64(offload.Budgeted))
 	r.offload = offload.NewPool(max(2, cfg.Workers))
 	ws, err := dataflow.New(dataflow.Config{
@@ -291,6 +295,7 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 			Subscribe:    r.subscribeReport,
 			StorageSinks: r.cfg.StorageSinks,
 			Fail:         func(err error) { r.ws.Fail(fmt.Errorf("dataflow %s: %w", desc.DebugName, err)) },
+			SourceChunk:  func() int { return int(r.sourceChunk.Load()) },
 		})
 		if err != nil {
 			return err
@@ -400,10 +405,17 @@ func (r *Runtime) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
 // millisecond or two.
 const DefaultPeekWalkBudget = 10_000
 
+// DefaultSourceStepItems is how many items (a load generator's keys or
+// rewrites, ...) a source produces in one worker step before it yields: a
+// few milliseconds of generation, so that a snapshot of millions of rows
+// leaves the worker to other dataflows, commands and peeks between chunks.
+const DefaultSourceStepItems = 16_384
+
 // UpdateConfiguration applies runtime parameters; unknown names are
 // ignored (they belong to other layers). Known: "max_result_size" (bytes,
 // 0 unbounded), "peek_walk_mode" (inline, budgeted or offload),
-// "peek_walk_budget" (visits on the worker before offloading, 0 unbounded)
+// "peek_walk_budget" (visits on the worker before offloading, 0 unbounded),
+// "source_step_items" (items a source produces per step, 0 unbounded)
 // and "peek_stash_threshold" (bytes of a streamable peek's result a walk
 // buffers before handing a chunk over, 0: never stream).
 func (r *Runtime) UpdateConfiguration(params map[string]string) error {
@@ -421,6 +433,13 @@ func (r *Runtime) UpdateConfiguration(params map[string]string) error {
 			return fmt.Errorf("update configuration: peek_walk_budget %q: want a non-negative integer", v)
 		}
 		r.walkBudget.Store(n)
+	}
+	if v, ok := params["source_step_items"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("update configuration: source_step_items %q: want a non-negative integer", v)
+		}
+		r.sourceChunk.Store(n)
 	}
 	if v, ok := params["peek_stash_threshold"]; ok {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -463,6 +482,11 @@ func (r *Runtime) Peek(p Peek) {
 	r.ws.Broadcast(func(w *dataflow.Worker) {
 		st := r.states[w.Local()]
 		st.peeks = append(st.peeks, &pendingPeek{p: p, maxBytes: maxBytes})
+		// Serve it now if its time is already readable: the command is
+		// handled between two steps, and the next step may be long (a
+		// hydration); waiting for onStep would make the peek wait for all of
+		// it even though the index was sealed at the end of the last one.
+		r.servePeeks(st)
 	})
 }
 
@@ -504,10 +528,16 @@ func (r *Runtime) onStep(w *dataflow.Worker) bool {
 		}
 		r.tracker.update(id, w.Local(), cur[0], cur[1], r.frontiersEmitter(id))
 	}
+	r.servePeeks(st)
+	return false
+}
+
+// servePeeks answers (or hands to the offload pool) every pending peek of
+// the worker whose time is readable; the others keep waiting.
+func (r *Runtime) servePeeks(st *workerState) {
 	if len(st.peeks) == 0 {
-		return false
+		return
 	}
-	more := false
 	budget := int(r.walkBudget.Load())
 	keep := st.peeks[:0]
 	for _, pp := range st.peeks {
@@ -525,7 +555,6 @@ func (r *Runtime) onStep(w *dataflow.Worker) bool {
 	}
 	clear(st.peeks[len(keep):])
 	st.peeks = keep
-	return more
 }
 
 // finishPeek records one worker's answer and, when it completes the peek,
