@@ -131,7 +131,8 @@ func (ci *copyIn) Write(data []byte) error {
 // Done implements CopyIn.
 func (ci *copyIn) Done(ctx context.Context) (*Result, error) {
 	if ci.format.kind == formatBinary {
-		if len(ci.rest) > 0 || !ci.ended {
+		// The trailer is optional: PostgreSQL ends at the end of the data.
+		if len(ci.rest) > 0 || !ci.binaryStarted && !ci.ended {
 			return nil, sqlerr.New(sqlerr.BadCopyFileFormat, "unexpected EOF in COPY data")
 		}
 	} else if err := ci.consumeLines(true); err != nil {
