@@ -8,6 +8,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/parse"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
@@ -214,7 +215,17 @@ func (s *Session) addConstraint(ctx context.Context, sn *snapshot, it *Item, c *
 	if err := validateRows(&next, rows, before, after, rules); err != nil {
 		return err
 	}
-	return s.engine.backend.AlterTable(ctx, next)
+	if err := s.engine.backend.AlterTable(ctx, next); err != nil {
+		return err
+	}
+	if cons.GetContype() != pg.ConstrType_CONSTR_PRIMARY {
+		return nil
+	}
+	sn, cur, err := s.reloadTable(ctx, next.Name)
+	if err != nil {
+		return err
+	}
+	return s.createKeyIndex(ctx, sn, cur)
 }
 
 // validateRows checks a table's existing rows against the constraints
@@ -292,8 +303,14 @@ func (s *Session) addColumn(ctx context.Context, sn *snapshot, it *Item, c *pg.C
 		}
 		return sqlerr.Errorf(sqlerr.DuplicateColumn, "column %q of relation %q already exists", cd.Colname, it.Name)
 	}
-	if err := dependentBlocks(sn, it, "add a column to"); err != nil {
-		return err
+	var owned []*Item
+	for _, d := range sn.dependents(it.ID) {
+		if ownedIndex(d, it) {
+			owned = append(owned, d)
+			continue
+		}
+		return sqlerr.Errorf(sqlerr.DependentObjectsStillExist,
+			"cannot add a column to table %q because %s %q depends on it", it.Name, kindName(d.Kind), d.Name)
 	}
 	before, err := tableDefOf(it)
 	if err != nil {
@@ -322,17 +339,41 @@ func (s *Session) addColumn(ctx context.Context, sn *snapshot, it *Item, c *pg.C
 	if err := validateRows(&next, added, before, after, rules); err != nil {
 		return err
 	}
-	if err := s.engine.backend.AlterTable(ctx, next); err != nil {
+	// The key index maintains rows of the old columns: it is dropped
+	// before the rewrite and built again after it (or after a failure).
+	if len(owned) > 0 {
+		ids := make([]plan.GlobalID, len(owned))
+		for i, o := range owned {
+			ids[i] = o.ID
+		}
+		if err := s.engine.backend.DropItems(ctx, ids); err != nil {
+			return fmt.Errorf("rebuild key index: %w", err)
+		}
+	}
+	rebuilt := func(cause error) error {
+		if len(owned) == 0 {
+			return cause
+		}
+		sn, cur, err := s.reloadTable(ctx, it.Name)
+		if err == nil {
+			err = s.createKeyIndex(ctx, sn, cur)
+		}
+		if cause != nil {
+			return cause
+		}
 		return err
+	}
+	if err := s.engine.backend.AlterTable(ctx, next); err != nil {
+		return rebuilt(err)
 	}
 	if err := s.applyWrites(ctx, []pendingWrite{{id: it.ID, name: it.Name, updates: updates}}); err != nil {
 		// Put the old definition back: the rows still have the old columns.
 		if rerr := s.engine.backend.AlterTable(ctx, *it); rerr != nil {
 			return fmt.Errorf("%w (and restoring the old definition failed: %v)", err, rerr)
 		}
-		return err
+		return rebuilt(err)
 	}
-	return nil
+	return rebuilt(nil)
 }
 
 // rename handles ALTER TABLE t RENAME TO u and RENAME COLUMN a TO b.

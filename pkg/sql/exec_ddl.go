@@ -86,7 +86,11 @@ func (s *Session) createTable(ctx context.Context, c *pg.CreateStmt, text string
 	if _, err := rulesFor(s.planner(sn, nil, nil), &Item{Name: name.Name, Desc: desc, SQL: text}); err != nil {
 		return nil, err
 	}
-	if _, err := s.engine.backend.CreateItem(ctx, Item{Schema: SchemaPublic, Name: name.Name, Kind: KindTable, Desc: desc, SQL: text}); err != nil {
+	it, err := s.engine.backend.CreateItem(ctx, Item{Schema: SchemaPublic, Name: name.Name, Kind: KindTable, Desc: desc, SQL: text})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.createKeyIndex(ctx, sn, &it); err != nil {
 		return nil, err
 	}
 	return tagf("CREATE TABLE"), nil
@@ -364,8 +368,8 @@ func (s *Session) dropNamed(ctx context.Context, kind ItemKind, names []parse.Ob
 			ids[i] = r.ID
 		}
 		for _, dep := range sn.dependents(ids...) {
-			// A source's subsources go with it.
-			if dep.Kind == KindSource && kind == KindSource {
+			// A source's subsources go with it, a table's key index too.
+			if dep.Kind == KindSource && kind == KindSource || ownedIndex(dep, roots...) {
 				continue
 			}
 			return nil, sqlerr.Errorf(sqlerr.DependentObjectsStillExist,
