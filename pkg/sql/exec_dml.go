@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -102,8 +103,13 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*writePlan, 
 			if wp.q, err = pl.PlanInsert(wp.it.Desc, wp.rules.widths, wp.rules.defaults, []string{}, sel); err != nil {
 				return nil, err
 			}
-		} else if wp.q, err = pl.PlanInsert(wp.it.Desc, wp.rules.widths, wp.rules.defaults, cols, sel); err != nil {
-			return nil, err
+		} else {
+			if err := replaceDefaults(wp.it, cols, sel); err != nil {
+				return nil, err
+			}
+			if wp.q, err = pl.PlanInsert(wp.it.Desc, wp.rules.widths, wp.rules.defaults, cols, sel); err != nil {
+				return nil, err
+			}
 		}
 		if ins.OnConflictClause != nil {
 			if wp.conflict, err = planOnConflict(pl, wp.rules, rel, aliasOf(rv), ins.OnConflictClause); err != nil {
@@ -147,6 +153,45 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*writePlan, 
 		}
 	}
 	return wp, nil
+}
+
+// replaceDefaults replaces the DEFAULT items of an INSERT's VALUES lists
+// with the target columns' default expressions (NULL without one).
+func replaceDefaults(it *Item, cols []string, sel *pg.SelectStmt) error {
+	if len(sel.ValuesLists) == 0 {
+		return nil
+	}
+	var def *tableDef
+	for _, vl := range sel.ValuesLists {
+		items := vl.GetList().GetItems()
+		for k, n := range items {
+			if n.GetSetToDefault() == nil {
+				continue
+			}
+			if def == nil {
+				var err error
+				if def, err = tableDefOf(it); err != nil {
+					return err
+				}
+			}
+			col := k
+			if len(cols) > 0 {
+				if k >= len(cols) {
+					continue // too many expressions: PlanInsert reports it
+				}
+				col = slices.Index(it.Desc.Names, cols[k])
+			}
+			if col < 0 || col >= len(def.defaults) {
+				continue
+			}
+			if d := def.defaults[col]; d != nil {
+				items[k] = d
+			} else {
+				items[k] = &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Isnull: true}}}
+			}
+		}
+	}
+	return nil
 }
 
 // lockWrites takes Engine.writeMu unless this session already holds it

@@ -22,7 +22,11 @@ import (
 //     string of several statements, which PostgreSQL runs as one implicit
 //     transaction) are checked at once and buffered; they are applied at
 //     COMMIT (the end of the query string) and discarded by ROLLBACK or
-//     an error. Only INSERT is buffered: its updates only add rows, so
+//     an error. COPY FROM and TRUNCATE are buffered the same way (a
+//     TRUNCATE removes, at COMMIT, the rows the table has then). At
+//     COMMIT the writes are applied under the engine's write lock, after
+//     the tables' keys are checked again against their contents then.
+//     Only INSERT is buffered: its updates only add rows, so
 //     applying them later cannot conflict with other sessions' writes,
 //     whereas an UPDATE's retractions computed now could retract rows
 //     another session has deleted by COMMIT.
