@@ -227,3 +227,33 @@ func TestPsqlCopy(t *testing.T) {
 		t.Fatalf("rows: %d, want 2", got)
 	}
 }
+
+// TestReturningPgx reads RETURNING rows through the extended protocol
+// (Describe reports the RETURNING columns) and checks the command tags.
+func TestReturningPgx(t *testing.T) {
+	c := connect(t, startServer(t, Config{}), "")
+	ctx := context.Background()
+	if _, err := c.Exec(ctx, "CREATE TABLE r (id int PRIMARY KEY, v text DEFAULT 'd')"); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	var v string
+	if err := c.QueryRow(ctx, "INSERT INTO r (id) VALUES ($1) RETURNING id * 10, v", 4).Scan(&id, &v); err != nil || id != 40 || v != "d" {
+		t.Fatalf("INSERT ... RETURNING: %d %q %v", id, v, err)
+	}
+	tag, err := c.Exec(ctx, "INSERT INTO r VALUES (4, 'x'), (5, 'y') ON CONFLICT (id) DO NOTHING")
+	if err != nil || tag.String() != "INSERT 0 1" {
+		t.Fatalf("ON CONFLICT DO NOTHING: %q %v", tag, err)
+	}
+	rows, err := c.Query(ctx, "UPDATE r SET v = v || '!' RETURNING id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	if rows.Err() != nil || n != 2 || rows.CommandTag().String() != "UPDATE 2" {
+		t.Fatalf("UPDATE ... RETURNING: %d rows, tag %q, %v", n, rows.CommandTag(), rows.Err())
+	}
+}
