@@ -171,6 +171,31 @@ func TestConcurrentKeyInserts(t *testing.T) {
 	if got := count(t, c, "SELECT count(*) FROM k"); got != keys {
 		t.Fatalf("rows: %d, want %d", got, keys)
 	}
+	// Two transaction blocks insert one key, both before either commits:
+	// the second COMMIT finds the key taken and fails.
+	a, b := connect(t, addr, ""), connect(t, addr, "")
+	txa, err := a.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txb, err := b.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tx := range []pgx.Tx{txa, txb} {
+		if _, err := tx.Exec(ctx, "INSERT INTO k VALUES (100, 0)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := txa.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := txb.Commit(ctx); pgCode(err) != "23505" {
+		t.Fatalf("second COMMIT of key 100: %v, want 23505", err)
+	}
+	if got := count(t, c, "SELECT count(*) FROM k WHERE id = 100"); got != 1 {
+		t.Fatalf("rows with key 100: %d, want 1", got)
+	}
 }
 
 func insertInTx(ctx context.Context, c *pgx.Conn, key, w int) error {
