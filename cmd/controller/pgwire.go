@@ -13,8 +13,10 @@ import (
 // servePgwire starts the SQL front door over env on addr. Connections
 // without a password are accepted only over loopback (pgwire's default).
 // stop closes the listener and waits for connections to finish.
-func servePgwire(ctx context.Context, addr string, env sql.Backend, log *slog.Logger) (stop func(), listening string, err error) {
-	srv, err := pgwire.NewServer(sql.NewEngine(env), pgwire.Config{Logger: log})
+func servePgwire(ctx context.Context, addr string, env sql.Backend, maxCopyBytes int, log *slog.Logger) (stop func(), listening string, err error) {
+	engine := sql.NewEngine(env)
+	engine.MaxCopyBytes = maxCopyBytes
+	srv, err := pgwire.NewServer(engine, pgwire.Config{Logger: log})
 	if err != nil {
 		return nil, "", err
 	}

@@ -119,7 +119,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		backend = droppingBackend{Environment: env, a: a}
 	}
 
-	stopPgwire, pgwireAddr, err := servePgwire(runCtx, cfg.PgwireListenAddr, backend, slog.New(handler).With("logger", "pgwire"))
+	stopPgwire, pgwireAddr, err := servePgwire(runCtx, cfg.PgwireListenAddr, backend, cfg.MaxCopyBytes, slog.New(handler).With("logger", "pgwire"))
 	if err != nil {
 		return err
 	}
