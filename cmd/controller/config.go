@@ -17,6 +17,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/controller"
 	"github.com/tandemdb/tandem/pkg/pgwire"
+	"github.com/tandemdb/tandem/pkg/sql"
 )
 
 // config is the controller's parsed command line.
@@ -25,10 +26,12 @@ type config struct {
 	PgwireListenAddr  string
 	HTTPListenAddr    string
 	StorageListenAddr string
-	Orchestrator      string
-	ReplicaBinary     string
-	LogLevel          slog.Level
-	ReplicaLogLevel   string
+	// MaxCopyBytes bounds the rows one COPY FROM holds for its atomic write.
+	MaxCopyBytes    int
+	Orchestrator    string
+	ReplicaBinary   string
+	LogLevel        slog.Level
+	ReplicaLogLevel string
 	// ParamDefaults are system parameter defaults for a fresh data
 	// directory, from --system-parameter-default name=value,...
 	ParamDefaults map[string]string
@@ -103,6 +106,7 @@ func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, 
 	fs.StringVar(&cfg.PgwireListenAddr, "pgwire-listen-addr", "127.0.0.1:6875", "address of the PostgreSQL wire protocol endpoint")
 	fs.StringVar(&cfg.HTTPListenAddr, "http-listen-addr", "127.0.0.1:6876", "address of /healthz, /readyz, /metrics and /api/status")
 	fs.StringVar(&cfg.StorageListenAddr, "storage-listen-addr", "127.0.0.1:6877", "address of the table storage gRPC service replicas read from")
+	fs.IntVar(&cfg.MaxCopyBytes, "max-copy-bytes", sql.DefaultMaxCopyBytes, "largest COPY FROM (encoded rows held for its one atomic write), in bytes")
 	fs.StringVar(&cfg.Orchestrator, "orchestrator", "process", "where replicas run: process (local child processes) or kubernetes")
 	fs.StringVar(&cfg.ReplicaBinary, "replica-binary", "", "path of the replica binary (default: `replica` beside this binary)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")

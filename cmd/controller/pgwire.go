@@ -11,17 +11,19 @@ import (
 )
 
 // servePgwire starts the SQL front door over env on addr, with the
-// authentication and TLS of fd. Connections without a password are
-// accepted only over loopback (pgwire's default). stop closes the listener
-// and waits for connections to finish; health reports whether it still
-// accepts connections (/healthz).
-func servePgwire(ctx context.Context, addr string, env sql.Backend, fd frontDoorConfig, log *slog.Logger) (stop func(), health func() error, listening string, err error) {
+// authentication and TLS of fd; a COPY may hold maxCopyBytes. Connections
+// without a password are accepted only over loopback (pgwire's default).
+// stop closes the listener and waits for connections to finish; health
+// reports whether it still accepts connections (/healthz).
+func servePgwire(ctx context.Context, addr string, env sql.Backend, fd frontDoorConfig, maxCopyBytes int, log *slog.Logger) (stop func(), health func() error, listening string, err error) {
 	pcfg, err := fd.pgwireConfig()
 	if err != nil {
 		return nil, nil, "", err
 	}
 	pcfg.Logger = log
-	srv, err := pgwire.NewServer(sql.NewEngine(env), pcfg)
+	engine := sql.NewEngine(env)
+	engine.MaxCopyBytes = maxCopyBytes
+	srv, err := pgwire.NewServer(engine, pcfg)
 	if err != nil {
 		return nil, nil, "", err
 	}

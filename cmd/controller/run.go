@@ -139,7 +139,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		backend = droppingBackend{Environment: env, a: a}
 	}
 
-	stopPgwire, pgwireHealthy, pgwireAddr, err := servePgwire(runCtx, cfg.PgwireListenAddr, backend, cfg.FrontDoor, slog.New(handler).With("logger", "pgwire"))
+	stopPgwire, pgwireHealthy, pgwireAddr, err := servePgwire(runCtx, cfg.PgwireListenAddr, backend, cfg.FrontDoor, cfg.MaxCopyBytes, slog.New(handler).With("logger", "pgwire"))
 	if err != nil {
 		return err
 	}

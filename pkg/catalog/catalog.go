@@ -254,6 +254,27 @@ func (t *Tx) UpdateItem(it Item) error {
 	return putJSON(t.tx.Bucket(bucketItems), u64(it.ID), it)
 }
 
+// RenameItem changes an item's name (ALTER TABLE ... RENAME TO); the new
+// name must be free.
+func (t *Tx) RenameItem(id uint64, name string) error {
+	it, err := t.Item(id)
+	if err != nil {
+		return fmt.Errorf("rename item u%d: %w", id, err)
+	}
+	names := t.tx.Bucket(bucketNames)
+	if names.Get([]byte(name)) != nil {
+		return fmt.Errorf("rename item %q to %q: %w", it.Name, name, ErrExists)
+	}
+	if err := names.Delete([]byte(it.Name)); err != nil {
+		return err
+	}
+	if err := names.Put([]byte(name), u64(id)); err != nil {
+		return err
+	}
+	it.Name = name
+	return putJSON(t.tx.Bucket(bucketItems), u64(id), it)
+}
+
 // DropItem removes an item. Its id stays allocated.
 func (t *Tx) DropItem(id uint64) error {
 	it, err := t.Item(id)

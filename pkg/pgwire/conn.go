@@ -114,7 +114,7 @@ func (c *conn) sendError(err error) {
 	}
 	e := sqlerr.Convert(err)
 	c.be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: e.Code,
-		Message: e.Message, Detail: e.Detail, Hint: e.Hint, Position: int32(e.Position)})
+		Message: e.Message, Detail: e.Detail, Hint: e.Hint, Where: e.Where, Position: int32(e.Position)})
 }
 
 // run processes messages until the client terminates.
@@ -237,6 +237,9 @@ func (c *conn) runStatementUnsafe(ctx context.Context, st parse.Statement, param
 	}
 	if res.Copy != nil {
 		return c.copyOut(ctx, res)
+	}
+	if res.CopyIn != nil {
+		return c.copyIn(ctx, res.CopyIn)
 	}
 	if res.Iter != nil && pt != nil && maxRows > 0 {
 		// A portal fetched in parts keeps its position in Rows.
@@ -378,6 +381,64 @@ func dataRow(r []row.Datum, formats []int16, loc *time.Location) (*pgproto3.Data
 		}
 	}
 	return dr, nil
+}
+
+// copyIn receives the data of a COPY FROM STDIN: CopyInResponse, then
+// CopyData until CopyDone or CopyFail. After an error the rest of the
+// data is read and discarded, as PostgreSQL does, so that the client's
+// CopyDone is not taken for a new command.
+func (c *conn) copyIn(ctx context.Context, ci sql.CopyIn) error {
+	format := int16(0)
+	if ci.Binary() {
+		format = 1
+	}
+	formats := make([]uint16, ci.Columns())
+	for i := range formats {
+		formats[i] = uint16(format)
+	}
+	c.be.Send(&pgproto3.CopyInResponse{OverallFormat: byte(format), ColumnFormatCodes: formats})
+	if err := c.be.Flush(); err != nil {
+		ci.Abort()
+		return fmt.Errorf("flush: %w", err)
+	}
+	var failed error
+	for {
+		msg, err := c.be.Receive()
+		if err != nil {
+			ci.Abort()
+			return fmt.Errorf("receive COPY data: %w", err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			if failed == nil {
+				failed = ci.Write(m.Data)
+			}
+			continue
+		case *pgproto3.CopyDone:
+		case *pgproto3.CopyFail:
+			if failed == nil {
+				failed = sqlerr.Errorf(sqlerr.QueryCanceled, "COPY from stdin failed: %s", m.Message)
+			}
+		case *pgproto3.Flush, *pgproto3.Sync:
+			// Ignored during COPY, as PostgreSQL does.
+			continue
+		default:
+			failed = sqlerr.Errorf(sqlerr.ProtocolViolation, "unexpected message type %T during COPY from stdin", msg)
+		}
+		break
+	}
+	if failed != nil {
+		ci.Abort()
+		return failed
+	}
+	sctx, done := c.statementContext(ctx)
+	res, err := ci.Done(sctx)
+	done()
+	if err != nil {
+		return err
+	}
+	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
+	return nil
 }
 
 // copyOut streams a SUBSCRIBE with COPY TO STDOUT in text format until

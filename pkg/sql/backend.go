@@ -132,6 +132,11 @@ type Catalog interface {
 	// DropItems drops the given items, which the SQL layer has ordered
 	// dependents first and checked to have no other dependents.
 	DropItems(ctx context.Context, ids []plan.GlobalID) error
+	// AlterTable replaces the name, Desc and SQL of the table item.ID
+	// (ALTER TABLE); the SQL layer has checked that no dependent item is
+	// broken by the change and rewrites the table's rows itself. A name
+	// taken by another item is a 42P07 error.
+	AlterTable(ctx context.Context, item Item) error
 }
 
 // Tables is the part of Backend that writes tables.

@@ -64,6 +64,11 @@ func (sn *snapshot) Resolve(schema, name string) (planner.Relation, error) {
 				return rel, nil
 			}
 		}
+		if schema == "information_schema" {
+			if rel, ok := sn.informationSchemaRelation(name); ok {
+				return rel, nil
+			}
+		}
 		if schema == "pg_catalog" || schema == "information_schema" || (schema == "" && strings.HasPrefix(name, "pg_")) {
 			return planner.Relation{}, sqlerr.Errorf(sqlerr.FeatureNotSupported,
 				"system catalog relation %s not supported: Tandem does not emulate pg_catalog; use SHOW TABLES, SHOW VIEWS, SHOW MATERIALIZED VIEWS, SHOW SOURCES, SHOW INDEXES or SHOW COLUMNS FROM <relation>",

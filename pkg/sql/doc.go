@@ -19,6 +19,8 @@
 //     or a storage sink. CreateSource creates a load generator and its
 //     subsources (the backend knows their columns). DropItems drops items
 //     that the SQL layer has ordered dependents-first and checked.
+//     AlterTable replaces a table's name, columns and CREATE TABLE text
+//     (ALTER TABLE).
 //   - Tables: WriteTable appends row diffs to a table at a new timestamp;
 //     a strict serializable read issued after it returns sees the write.
 //   - Reads: Peek answers a query at one timestamp, either by running
@@ -36,10 +38,16 @@
 //
 // # Responsibilities of the SQL layer
 //
-// Name resolution, type checking and SQLSTATE errors; dependency checks
+// Name resolution, type checking and SQLSTATE errors; table constraints
+// (PRIMARY KEY, UNIQUE, NOT NULL, CHECK) and defaults, declared in the
+// table's CREATE TABLE text and enforced on every write under the write
+// lock (keys.go, constraints.go), with a primary key kept as an index
+// (keyindex.go); COPY FROM STDIN parsing (copy.go); dependency checks
 // for DROP (2BP01 without CASCADE) and the order of a cascading drop;
 // read-modify-write of UPDATE and DELETE, serialised per Engine so two
-// sessions cannot interleave between the read and the write; evaluation
+// sessions cannot interleave between the read and the write (every
+// table write, transaction commits included, goes through applyWrites
+// under that lock); evaluation
 // of plans that read no collection (SELECT 1, VALUES) without the
 // backend; the finishing of results (ORDER BY, LIMIT, OFFSET; ORDER BY
 // sorted on disk beyond max_query_memory, results held whole failing

@@ -12,7 +12,6 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/parse"
-	"github.com/tandemdb/tandem/pkg/sql/planner"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
@@ -75,33 +74,23 @@ func (s *Session) createTable(ctx context.Context, c *pg.CreateStmt, text string
 		}
 		return nil, err
 	}
-	desc := row.RelationDesc{}
-	for _, elt := range c.TableElts {
-		cd := elt.GetColumnDef()
-		if cd == nil {
-			return nil, sqlerr.Unsupported("table constraints")
-		}
-		if slices.Contains(desc.Names, cd.Colname) {
-			return nil, sqlerr.Errorf(sqlerr.DuplicateColumn, "column %q specified more than once", cd.Colname)
-		}
-		t, err := planner.TypeFromName(cd.TypeName)
-		if err != nil {
-			return nil, err
-		}
-		ct := row.ColumnType{Type: t, Nullable: true}
-		for _, cons := range cd.Constraints {
-			switch cons.GetConstraint().GetContype() {
-			case pg.ConstrType_CONSTR_NOTNULL:
-				ct.Nullable = false
-			case pg.ConstrType_CONSTR_NULL:
-			default:
-				return nil, sqlerr.Unsupported("column constraint " + strings.TrimPrefix(cons.GetConstraint().GetContype().String(), "CONSTR_"))
-			}
-		}
-		desc.Names = append(desc.Names, cd.Colname)
-		desc.Types = append(desc.Types, ct)
+	if err := checkTableOptions(c.Options); err != nil {
+		return nil, err
 	}
-	if _, err := s.engine.backend.CreateItem(ctx, Item{Schema: SchemaPublic, Name: name.Name, Kind: KindTable, Desc: desc, SQL: text}); err != nil {
+	_, desc, err := declaredConstraints(name.Name, c)
+	if err != nil {
+		return nil, err
+	}
+	// Compile the defaults and checks now, so that a bad one is refused
+	// by CREATE TABLE rather than by every later write.
+	if _, err := rulesFor(s.planner(sn, nil, nil), &Item{Name: name.Name, Desc: desc, SQL: text}); err != nil {
+		return nil, err
+	}
+	it, err := s.engine.backend.CreateItem(ctx, Item{Schema: SchemaPublic, Name: name.Name, Kind: KindTable, Desc: desc, SQL: text})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.createKeyIndex(ctx, sn, &it); err != nil {
 		return nil, err
 	}
 	return tagf("CREATE TABLE"), nil
@@ -382,8 +371,8 @@ func (s *Session) dropNamed(ctx context.Context, kind ItemKind, names []parse.Ob
 			ids[i] = r.ID
 		}
 		for _, dep := range sn.dependents(ids...) {
-			// A source's subsources go with it.
-			if dep.Kind == KindSource && kind == KindSource {
+			// A source's subsources go with it, a table's key index too.
+			if dep.Kind == KindSource && kind == KindSource || ownedIndex(dep, roots...) {
 				continue
 			}
 			return nil, sqlerr.Errorf(sqlerr.DependentObjectsStillExist,

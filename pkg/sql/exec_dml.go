@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -22,7 +23,8 @@ func writeTarget(sn *snapshot, rv *pg.RangeVar) (*Item, planner.Relation, error)
 	if it.Kind != KindTable {
 		return nil, planner.Relation{}, sqlerr.Errorf(sqlerr.WrongObjectType, "cannot write to %s %q: only tables can be written", kindName(it.Kind), it.Name)
 	}
-	return it, planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc}, nil
+	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc, IntWidths: planner.TableIntWidths(it.SQL)}
+	return it, rel, nil
 }
 
 func aliasOf(rv *pg.RangeVar) string {
@@ -32,136 +34,302 @@ func aliasOf(rv *pg.RangeVar) string {
 	return ""
 }
 
-// planWrite plans an INSERT, UPDATE or DELETE; it returns the table and
-// a query whose rows are the rows to add (INSERT), the rows to remove
-// (DELETE) or old and new rows side by side (UPDATE).
-func (s *Session) planWrite(_ context.Context, sn *snapshot, pl *planner.Planner, st *parse.Postgres) error {
-	_, _, err := planWriteQuery(sn, pl, st.Node)
-	return err
+// writePlan is a planned INSERT, UPDATE or DELETE.
+type writePlan struct {
+	it    *Item
+	rules *tableRules
+	// q computes the rows to add (INSERT), the rows to remove (DELETE) or
+	// old and new rows side by side (UPDATE).
+	q         *planner.Query
+	returning *planner.Returning
+	conflict  *onConflict // INSERT ... ON CONFLICT
 }
 
-func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*Item, *planner.Query, error) {
+// planWrite plans an INSERT, UPDATE or DELETE and returns the columns of
+// its RETURNING list (nil without one).
+func (s *Session) planWrite(_ context.Context, sn *snapshot, pl *planner.Planner, st *parse.Postgres) ([]Column, error) {
+	wp, err := planWriteQuery(sn, pl, st.Node)
+	if err != nil {
+		return nil, err
+	}
+	return wp.columns(), nil
+}
+
+func (wp *writePlan) columns() []Column {
+	if wp.returning == nil {
+		return nil
+	}
+	cols := make([]Column, len(wp.returning.Names))
+	for i := range cols {
+		cols[i] = Column{Name: wp.returning.Names[i], Type: wp.returning.Types[i]}
+	}
+	return cols
+}
+
+func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*writePlan, error) {
+	var (
+		rv        *pg.RangeVar
+		returning []*pg.Node
+		wp        = &writePlan{}
+		rel       planner.Relation
+		err       error
+	)
 	switch v := n.Node.(type) {
 	case *pg.Node_InsertStmt:
 		ins := v.InsertStmt
-		if ins.OnConflictClause != nil {
-			return nil, nil, sqlerr.Unsupported("INSERT ... ON CONFLICT")
-		}
-		if len(ins.ReturningList) > 0 {
-			return nil, nil, sqlerr.Unsupported("RETURNING")
-		}
 		if ins.WithClause != nil {
-			return nil, nil, sqlerr.Unsupported("WITH in INSERT")
+			return nil, sqlerr.Unsupported("WITH in INSERT")
 		}
-		it, _, err := writeTarget(sn, ins.Relation)
-		if err != nil {
-			return nil, nil, err
+		rv, returning = ins.Relation, ins.ReturningList
+		if wp.it, rel, err = writeTarget(sn, rv); err != nil {
+			return nil, err
+		}
+		if wp.rules, err = rulesFor(pl, wp.it); err != nil {
+			return nil, err
 		}
 		var cols []string
 		for _, c := range ins.Cols {
 			rt := c.GetResTarget()
 			if rt == nil || len(rt.Indirection) > 0 {
-				return nil, nil, sqlerr.Unsupported("this form of INSERT column list")
+				return nil, sqlerr.Unsupported("this form of INSERT column list")
 			}
 			cols = append(cols, rt.Name)
 		}
 		sel := ins.SelectStmt.GetSelectStmt()
 		if sel == nil {
-			return nil, nil, sqlerr.Unsupported("INSERT ... DEFAULT VALUES")
+			// DEFAULT VALUES: one row of defaults.
+			sel = &pg.SelectStmt{ValuesLists: []*pg.Node{{Node: &pg.Node_List{List: &pg.List{}}}}}
+			cols = nil
+			if wp.q, err = pl.PlanInsert(wp.it.Desc, wp.rules.widths, wp.rules.defaults, []string{}, sel); err != nil {
+				return nil, err
+			}
+		} else {
+			if err := replaceDefaults(wp.it, cols, sel); err != nil {
+				return nil, err
+			}
+			if wp.q, err = pl.PlanInsert(wp.it.Desc, wp.rules.widths, wp.rules.defaults, cols, sel); err != nil {
+				return nil, err
+			}
 		}
-		q, err := pl.PlanInsert(it.Desc, planner.TableIntWidths(it.SQL), cols, sel)
-		return it, q, err
+		if ins.OnConflictClause != nil {
+			if wp.conflict, err = planOnConflict(pl, wp.rules, rel, aliasOf(rv), ins.OnConflictClause); err != nil {
+				return nil, err
+			}
+		}
 	case *pg.Node_UpdateStmt:
 		up := v.UpdateStmt
 		if len(up.FromClause) > 0 {
-			return nil, nil, sqlerr.Unsupported("UPDATE ... FROM")
+			return nil, sqlerr.Unsupported("UPDATE ... FROM")
 		}
-		if len(up.ReturningList) > 0 {
-			return nil, nil, sqlerr.Unsupported("RETURNING")
+		rv, returning = up.Relation, up.ReturningList
+		if wp.it, rel, err = writeTarget(sn, rv); err != nil {
+			return nil, err
 		}
-		it, rel, err := writeTarget(sn, up.Relation)
-		if err != nil {
-			return nil, nil, err
+		if wp.rules, err = rulesFor(pl, wp.it); err != nil {
+			return nil, err
 		}
-		rel.IntWidths = planner.TableIntWidths(it.SQL)
-		q, err := pl.PlanUpdate(rel, aliasOf(up.Relation), up.TargetList, up.WhereClause)
-		return it, q, err
+		if wp.q, err = pl.PlanUpdate(rel, aliasOf(rv), up.TargetList, up.WhereClause); err != nil {
+			return nil, err
+		}
 	case *pg.Node_DeleteStmt:
 		del := v.DeleteStmt
 		if len(del.UsingClause) > 0 {
-			return nil, nil, sqlerr.Unsupported("DELETE ... USING")
+			return nil, sqlerr.Unsupported("DELETE ... USING")
 		}
-		if len(del.ReturningList) > 0 {
-			return nil, nil, sqlerr.Unsupported("RETURNING")
+		rv, returning = del.Relation, del.ReturningList
+		if wp.it, rel, err = writeTarget(sn, rv); err != nil {
+			return nil, err
 		}
-		it, rel, err := writeTarget(sn, del.Relation)
-		if err != nil {
-			return nil, nil, err
+		wp.rules = &tableRules{it: wp.it}
+		if wp.q, err = pl.PlanDelete(rel, aliasOf(rv), del.WhereClause); err != nil {
+			return nil, err
 		}
-		q, err := pl.PlanDelete(rel, aliasOf(del.Relation), del.WhereClause)
-		return it, q, err
+	default:
+		return nil, sqlerr.Unsupported("write statement")
 	}
-	return nil, nil, sqlerr.Unsupported("write statement")
+	if len(returning) > 0 {
+		if wp.returning, err = pl.ReturningList(rel, aliasOf(rv), returning); err != nil {
+			return nil, err
+		}
+	}
+	return wp, nil
+}
+
+// replaceDefaults replaces the DEFAULT items of an INSERT's VALUES lists
+// with the target columns' default expressions (NULL without one).
+func replaceDefaults(it *Item, cols []string, sel *pg.SelectStmt) error {
+	if len(sel.ValuesLists) == 0 {
+		return nil
+	}
+	var def *tableDef
+	for _, vl := range sel.ValuesLists {
+		items := vl.GetList().GetItems()
+		for k, n := range items {
+			if n.GetSetToDefault() == nil {
+				continue
+			}
+			if def == nil {
+				var err error
+				if def, err = tableDefOf(it); err != nil {
+					return err
+				}
+			}
+			col := k
+			if len(cols) > 0 {
+				if k >= len(cols) {
+					continue // too many expressions: PlanInsert reports it
+				}
+				col = slices.Index(it.Desc.Names, cols[k])
+			}
+			if col < 0 || col >= len(def.defaults) {
+				continue
+			}
+			if d := def.defaults[col]; d != nil {
+				items[k] = d
+			} else {
+				items[k] = &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Isnull: true}}}
+			}
+		}
+	}
+	return nil
+}
+
+// lockWrites takes Engine.writeMu unless this session already holds it
+// (a write that reads flushes the transaction's buffered writes, which
+// takes the lock too) and returns its release.
+func (s *Session) lockWrites() func() {
+	if s.writeLocked {
+		return func() {}
+	}
+	s.engine.writeMu.Lock()
+	s.writeLocked = true
+	return func() {
+		s.writeLocked = false
+		s.engine.writeMu.Unlock()
+	}
 }
 
 // write executes INSERT, UPDATE or DELETE: compute the changed rows with
-// a read, then append them to the table. writeMu keeps another writer
-// from changing the table between the read and the append.
+// a read, check the table's constraints, then append them to the table.
+// writeMu keeps another writer from changing the table between the read
+// (and the key check) and the append.
 func (s *Session) write(ctx context.Context, n *pg.Node, params []row.Datum, verb string) (*Result, error) {
-	s.engine.writeMu.Lock()
-	defer s.engine.writeMu.Unlock()
+	defer s.lockWrites()()
 	sn, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	it, q, err := planWriteQuery(sn, s.planner(sn, paramTypesOf(params), params), n)
+	wp, err := planWriteQuery(sn, s.planner(sn, paramTypesOf(params), params), n)
 	if err != nil {
 		return nil, err
 	}
 	// Writes read their own table at the latest time.
-	rows, err := s.readStrict(ctx, sn, q)
+	rows, err := s.readStrict(ctx, sn, wp.q)
 	if err != nil {
 		return nil, err
 	}
-	arity := it.Desc.Arity()
-	var updates []RowDiff
-	check := func(r []row.Datum) error {
-		for i, d := range r {
-			if d.IsNull() && !it.Desc.Types[i].Nullable {
-				return sqlerr.Errorf(sqlerr.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", it.Desc.Name(i), it.Name)
-			}
-		}
-		return nil
-	}
-	for _, r := range rows {
-		switch verb {
-		case "INSERT":
-			if err := check(r); err != nil {
+	arity := wp.it.Desc.Arity()
+	ch := &tableChange{}
+	var out [][]row.Datum // the written rows, for the count and RETURNING
+	switch verb {
+	case "INSERT":
+		if wp.conflict != nil {
+			if ch, out, err = s.resolveConflicts(ctx, sn, wp, rows); err != nil {
 				return nil, err
 			}
-			updates = append(updates, RowDiff{Row: row.Pack(r...), Diff: 1})
-		case "DELETE":
-			updates = append(updates, RowDiff{Row: row.Pack(r...), Diff: -1})
-		case "UPDATE":
-			if err := check(r[arity:]); err != nil {
-				return nil, err
-			}
-			updates = append(updates, RowDiff{Row: row.Pack(r[:arity]...), Diff: -1}, RowDiff{Row: row.Pack(r[arity:]...), Diff: 1})
+		} else {
+			ch.adds, out = rows, rows
 		}
+	case "DELETE":
+		ch.removes, out = rows, rows
+	case "UPDATE":
+		for _, r := range rows {
+			ch.removes = append(ch.removes, r[:arity])
+			ch.adds = append(ch.adds, r[arity:])
+		}
+		out = ch.adds
 	}
-	if verb == "INSERT" && s.tx.buffering() {
-		if err := s.bufferInsert(it, q.DependsOn, updates); err != nil {
+	buffered := verb == "INSERT" && s.tx.buffering()
+	if buffered && len(ch.removes) > 0 {
+		return nil, sqlerr.Unsupported("ON CONFLICT DO UPDATE of existing rows inside a transaction (only inserts are buffered until COMMIT)")
+	}
+	if err := s.checkChange(ctx, sn, wp.rules, ch, buffered); err != nil {
+		return nil, err
+	}
+	updates := ch.updates()
+	if buffered {
+		if err := s.bufferInsert(wp.it, wp.q.DependsOn, updates); err != nil {
 			return nil, err
 		}
 	} else if len(updates) > 0 {
-		if err := s.engine.backend.WriteTable(ctx, it.ID, updates); err != nil {
-			return nil, fmt.Errorf("write %s: %w", it.Name, err)
+		if err := s.applyWrites(ctx, []pendingWrite{{id: wp.it.ID, name: wp.it.Name, updates: updates}}); err != nil {
+			return nil, err
 		}
 	}
+	tag := fmt.Sprintf("%s %d", verb, len(out))
 	if verb == "INSERT" {
-		return tagf("INSERT 0 %d", len(rows)), nil
+		tag = fmt.Sprintf("INSERT 0 %d", len(out))
 	}
-	return tagf("%s %d", verb, len(rows)), nil
+	if wp.returning == nil {
+		return tagf("%s", tag), nil
+	}
+	ret, err := evalReturning(wp.returning, out)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Tag: tag, Columns: wp.columns(), Rows: ret}, nil
+}
+
+// checkChange enforces a table's constraints on a change: NOT NULL and
+// CHECK on each added row, then the keys against the table (and, for a
+// change to be buffered in a transaction, the transaction's earlier
+// writes to it). The caller holds writeMu.
+func (s *Session) checkChange(ctx context.Context, sn *snapshot, rules *tableRules, ch *tableChange, buffered bool) error {
+	for _, a := range ch.adds {
+		if err := rules.checkRow(a); err != nil {
+			return err
+		}
+	}
+	if len(rules.keys) == 0 || len(ch.adds) == 0 {
+		return nil
+	}
+	check := ch
+	if buffered {
+		var err error
+		if check, err = s.withPending(rules.it, ch); err != nil {
+			return err
+		}
+	}
+	return s.checkKeys(ctx, sn, rules, check)
+}
+
+// updates encodes a change as row diffs: removals first.
+func (ch *tableChange) updates() []RowDiff {
+	out := make([]RowDiff, 0, len(ch.adds)+len(ch.removes))
+	for _, r := range ch.removes {
+		out = append(out, RowDiff{Row: row.Pack(r...), Diff: -1})
+	}
+	for _, r := range ch.adds {
+		out = append(out, RowDiff{Row: row.Pack(r...), Diff: 1})
+	}
+	return out
+}
+
+// evalReturning evaluates a RETURNING list over the written rows.
+func evalReturning(r *planner.Returning, rows [][]row.Datum) ([][]row.Datum, error) {
+	out := make([][]row.Datum, len(rows))
+	for i, w := range rows {
+		vals := make([]row.Datum, len(r.Exprs))
+		for j, e := range r.Exprs {
+			v, err := e.Eval(w)
+			if err != nil {
+				return nil, sqlerr.Convert(err)
+			}
+			vals[j] = v
+		}
+		out[i] = vals
+	}
+	return out, nil
 }
 
 // readStrict reads at strict serializability whatever the session's

@@ -106,6 +106,16 @@ func (s *Session) executePostgres(ctx context.Context, st *parse.Postgres, param
 		return tagf("DISCARD ALL"), nil
 	case *pg.Node_DeallocateStmt:
 		return tagf("DEALLOCATE"), nil
+	case *pg.Node_TruncateStmt:
+		return s.truncate(ctx, n.TruncateStmt)
+	case *pg.Node_AlterTableStmt:
+		return s.alterTable(ctx, n.AlterTableStmt)
+	case *pg.Node_RenameStmt:
+		return s.rename(ctx, n.RenameStmt)
+	case *pg.Node_VacuumStmt:
+		return s.vacuum(ctx, n.VacuumStmt)
+	case *pg.Node_CopyStmt:
+		return s.copyFrom(ctx, n.CopyStmt)
 	case *pg.Node_CreateTableAsStmt:
 		return nil, sqlerr.Unsupported("CREATE TABLE AS")
 	}
@@ -136,9 +146,11 @@ func (s *Session) prepare(ctx context.Context, st parse.Statement, paramTypes []
 		}
 		out.Columns = queryColumns(q)
 	case *pg.Node_InsertStmt, *pg.Node_UpdateStmt, *pg.Node_DeleteStmt:
-		if err := s.planWrite(ctx, sn, pl, p); err != nil {
+		cols, err := s.planWrite(ctx, sn, pl, p)
+		if err != nil {
 			return nil, err
 		}
+		out.Columns = cols
 	case *pg.Node_VariableShowStmt:
 		if strings.EqualFold(n.VariableShowStmt.Name, "all") {
 			out.Columns = []Column{{Name: "name", Type: textCol}, {Name: "setting", Type: textCol}}

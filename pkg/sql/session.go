@@ -16,6 +16,9 @@ import (
 // It is safe for concurrent use.
 type Engine struct {
 	backend Backend
+	// MaxCopyBytes bounds the encoded rows one COPY FROM holds before its
+	// atomic write (DefaultMaxCopyBytes when zero). Set before use.
+	MaxCopyBytes int
 	// writeMu serialises statements that read a table and then write it
 	// (UPDATE, DELETE) and DDL that checks the catalog then changes it, so
 	// that two sessions cannot interleave between the check and the change.
@@ -48,6 +51,9 @@ type Result struct {
 	// Copy, when set, streams rows to the client with COPY TO STDOUT
 	// (SUBSCRIBE). The caller must Close it.
 	Copy RowStream
+	// CopyIn, when set, receives the client's data of a COPY FROM STDIN;
+	// the caller ends it with Done or Abort.
+	CopyIn CopyIn
 	// ParameterChanges are session variables whose new value must be
 	// reported to the client (ParameterStatus), by wire name.
 	ParameterChanges map[string]string
@@ -81,6 +87,8 @@ type Session struct {
 	tx      txState
 	// streamRows lets a SELECT return Result.Iter (EnableRowStreaming).
 	streamRows bool
+	// writeLocked: this session holds engine.writeMu (lockWrites).
+	writeLocked bool
 }
 
 // NewSession starts a session for user.

@@ -8,6 +8,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/parse"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
@@ -21,7 +22,11 @@ import (
 //     string of several statements, which PostgreSQL runs as one implicit
 //     transaction) are checked at once and buffered; they are applied at
 //     COMMIT (the end of the query string) and discarded by ROLLBACK or
-//     an error. Only INSERT is buffered: its updates only add rows, so
+//     an error. COPY FROM and TRUNCATE are buffered the same way (a
+//     TRUNCATE removes, at COMMIT, the rows the table has then). At
+//     COMMIT the writes are applied under the engine's write lock, after
+//     the tables' keys are checked again against their contents then.
+//     Only INSERT is buffered: its updates only add rows, so
 //     applying them later cannot conflict with other sessions' writes,
 //     whereas an UPDATE's retractions computed now could retract rows
 //     another session has deleted by COMMIT.
@@ -36,11 +41,14 @@ import (
 //   - An error inside a block aborts it: later statements fail with 25P02
 //     until ROLLBACK or COMMIT (which then rolls back), as in PostgreSQL.
 
-// pendingWrite is a buffered INSERT.
+// pendingWrite is a buffered INSERT, COPY or TRUNCATE.
 type pendingWrite struct {
 	id      plan.GlobalID
 	name    string
 	updates []RowDiff
+	// truncate: the table's rows at COMMIT are removed before updates
+	// are applied.
+	truncate bool
 }
 
 // txState is a session's transaction.
@@ -85,33 +93,129 @@ func (s *Session) EndImplicit(ctx context.Context, failed bool) error {
 	return nil
 }
 
-// flushWrites applies the buffered INSERTs in statement order, merging
-// those of one table into one write. The buffer is cleared whatever
-// happens.
+// flushWrites applies the buffered writes, merging those of one table
+// into one write. It holds writeMu and checks the tables' keys again
+// against their contents now, as other sessions may have written the
+// same keys since the statements were buffered. The buffer is cleared
+// whatever happens.
 func (s *Session) flushWrites(ctx context.Context) error {
 	pending := s.tx.pending
 	s.tx.pending = nil
 	if len(pending) == 0 {
 		return nil
 	}
+	defer s.lockWrites()()
 	var order []plan.GlobalID
 	byID := map[plan.GlobalID]*pendingWrite{}
 	for i := range pending {
 		w := &pending[i]
 		if m, ok := byID[w.id]; ok {
+			if w.truncate {
+				m.updates, m.truncate = nil, true
+			}
 			m.updates = append(m.updates, w.updates...)
 			continue
 		}
 		byID[w.id] = w
 		order = append(order, w.id)
 	}
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	writes := make([]pendingWrite, 0, len(order))
 	for _, id := range order {
-		w := byID[id]
-		if err := s.engine.backend.WriteTable(ctx, id, w.updates); err != nil {
+		w, err := s.prepareCommit(ctx, sn, byID[id])
+		if err != nil {
+			return err
+		}
+		writes = append(writes, w)
+	}
+	return s.applyWrites(ctx, writes)
+}
+
+// prepareCommit turns a table's buffered writes into the write to apply
+// now: a TRUNCATE's removal of the current rows, and the inserted rows
+// after a check of the table's keys. The caller holds writeMu.
+func (s *Session) prepareCommit(ctx context.Context, sn *snapshot, w *pendingWrite) (pendingWrite, error) {
+	it, ok := sn.byID[w.id]
+	if !ok || it.Kind != KindTable {
+		return pendingWrite{}, sqlerr.Errorf(sqlerr.UndefinedTable, "table %q was dropped before the transaction committed", w.name)
+	}
+	out := pendingWrite{id: w.id, name: w.name}
+	ch := &tableChange{truncated: w.truncate}
+	if w.truncate {
+		rows, err := s.tableRows(ctx, it)
+		if err != nil {
+			return pendingWrite{}, err
+		}
+		for _, r := range rows {
+			out.updates = append(out.updates, RowDiff{Row: row.Pack(r...), Diff: -1})
+		}
+	}
+	out.updates = append(out.updates, w.updates...)
+	rules, err := rulesFor(s.planner(sn, nil, nil), it)
+	if err != nil {
+		return pendingWrite{}, err
+	}
+	if len(rules.keys) == 0 {
+		return out, nil
+	}
+	for _, u := range w.updates {
+		r, err := u.Row.Unpack()
+		if err != nil {
+			return pendingWrite{}, fmt.Errorf("decode buffered row: %w", err)
+		}
+		if len(r) != it.Desc.Arity() {
+			return pendingWrite{}, sqlerr.Errorf(sqlerr.InvalidTransactionState, "table %q was altered before the transaction committed", w.name)
+		}
+		ch.adds = append(ch.adds, r)
+	}
+	if err := s.checkKeys(ctx, sn, rules, ch); err != nil {
+		return pendingWrite{}, err
+	}
+	return out, nil
+}
+
+// applyWrites appends each table's updates, one write per table. This is
+// the one place table writes reach the backend: when storage offers an
+// atomic append to several tables at one timestamp, a transaction that
+// wrote several tables commits through it here.
+func (s *Session) applyWrites(ctx context.Context, writes []pendingWrite) error {
+	for _, w := range writes {
+		if len(w.updates) == 0 {
+			continue
+		}
+		if err := s.engine.backend.WriteTable(ctx, w.id, w.updates); err != nil {
 			return fmt.Errorf("write %s: %w", w.name, err)
 		}
 	}
 	return nil
+}
+
+// withPending returns a change to a table extended with the
+// transaction's buffered inserts into it (and whether it truncated it),
+// for the key check of a statement buffered after them.
+func (s *Session) withPending(it *Item, ch *tableChange) (*tableChange, error) {
+	out := &tableChange{removes: ch.removes, truncated: ch.truncated}
+	for _, w := range s.tx.pending {
+		if w.id != it.ID {
+			continue
+		}
+		if w.truncate {
+			out.truncated = true
+			out.adds = nil
+		}
+		for _, u := range w.updates {
+			r, err := u.Row.Unpack()
+			if err != nil {
+				return nil, fmt.Errorf("decode buffered row: %w", err)
+			}
+			out.adds = append(out.adds, r)
+		}
+	}
+	out.adds = append(out.adds, ch.adds...)
+	return out, nil
 }
 
 // hasPendingWrites reports whether the transaction has buffered INSERTs.
@@ -204,7 +308,7 @@ func txKindOf(st parse.Statement) txKind {
 		switch st.Node.Node.(type) {
 		case *pg.Node_SelectStmt, *pg.Node_ExplainStmt, *pg.Node_DeclareCursorStmt:
 			return txRead
-		case *pg.Node_InsertStmt:
+		case *pg.Node_InsertStmt, *pg.Node_TruncateStmt, *pg.Node_CopyStmt:
 			return txInsert
 		case *pg.Node_UpdateStmt, *pg.Node_DeleteStmt:
 			return txModify

@@ -150,7 +150,7 @@ func TableIntWidths(createTable string) []IntWidth {
 	for _, elt := range c.TableElts {
 		cd := elt.GetColumnDef()
 		if cd == nil {
-			return nil
+			continue // a table constraint
 		}
 		out = append(out, IntWidthFromName(cd.TypeName))
 	}

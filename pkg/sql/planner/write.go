@@ -36,9 +36,10 @@ func (p *Planner) IndexKeys(desc row.RelationDesc, nodes []*pg.Node) ([]expr.Exp
 // desc and declared integer widths widths (nil: all bigint): the source
 // query's columns are matched to the named columns (all columns when cols
 // is empty), converted to the column types (range-checked for smallint
-// and integer columns), and the other columns are NULL. The returned plan
+// and integer columns), and the other columns get their default
+// (defaults[i], when defaults is not nil) or NULL. The returned plan
 // produces whole table rows.
-func (p *Planner) PlanInsert(desc row.RelationDesc, widths []IntWidth, cols []string, sel *pg.SelectStmt) (*Query, error) {
+func (p *Planner) PlanInsert(desc row.RelationDesc, widths []IntWidth, defaults []expr.Expr, cols []string, sel *pg.SelectStmt) (*Query, error) {
 	targets := make([]int, 0, desc.Arity())
 	if len(cols) == 0 {
 		for i := range desc.Types {
@@ -84,6 +85,9 @@ func (p *Planner) PlanInsert(desc row.RelationDesc, widths []IntWidth, cols []st
 	s := descScope(desc, widths)
 	for i := range es {
 		es[i] = expr.TypedNull(desc.Types[i].Type)
+		if defaults != nil {
+			es[i] = defaults[i]
+		}
 	}
 	for k := 0; k < r.arity(); k++ {
 		t := targets[k]

@@ -57,6 +57,8 @@ type Error struct {
 	Message string
 	Detail  string
 	Hint    string
+	// Where is the context the error arose in (CONTEXT: a COPY's line).
+	Where string
 	// Position is the 1-based character position in the statement text the
 	// error refers to, or 0 when unknown.
 	Position int
