@@ -162,7 +162,7 @@ func TestRestartRecoversCatalogTablesAndIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.env.WriteTable(ctx, tbl.ID, []sql.RowDiff{{Row: row.Pack(row.Int64(7)), Diff: 2}}); err != nil {
+	if err := s.env.WriteTables(ctx, []sql.TableWrite{{Table: tbl.ID, Updates: []sql.RowDiff{{Row: row.Pack(row.Int64(7)), Diff: 2}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.env.CreateCluster(ctx, "other", nil); err != nil {

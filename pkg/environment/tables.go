@@ -8,21 +8,25 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/catalog"
 
-	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 	"github.com/tandemdb/tandem/pkg/storage"
 )
 
-// WriteTable implements sql.Tables. The write is durable and visible to
-// strict serializable reads when it returns.
-func (e *Environment) WriteTable(ctx context.Context, id plan.GlobalID, updates []sql.RowDiff) error {
-	rows := make([]storage.RowDiff, len(updates))
-	for i, u := range updates {
-		rows[i] = storage.RowDiff{Row: u.Row, Diff: u.Diff}
+// WriteTables implements sql.Tables: one storage commit (AppendMany) at
+// one timestamp, all or nothing across a crash. The write is durable and
+// visible to strict serializable reads when it returns.
+func (e *Environment) WriteTables(ctx context.Context, writes []sql.TableWrite) error {
+	tws := make([]storage.TableWrite, len(writes))
+	for i, w := range writes {
+		rows := make([]storage.RowDiff, len(w.Updates))
+		for j, u := range w.Updates {
+			rows[j] = storage.RowDiff{Row: u.Row, Diff: u.Diff}
+		}
+		tws[i] = storage.TableWrite{Shard: w.Table.String(), Rows: rows}
 	}
-	if _, err := e.cfg.Storage.Append(ctx, id.String(), rows); err != nil {
-		return sqlerr.Convert(fmt.Errorf("write table %s: %w", id, err))
+	if _, err := e.cfg.Storage.AppendMany(ctx, tws); err != nil {
+		return sqlerr.Convert(fmt.Errorf("write tables: %w", err))
 	}
 	return nil
 }

@@ -141,9 +141,16 @@ type Catalog interface {
 
 // Tables is the part of Backend that writes tables.
 type Tables interface {
-	// WriteTable appends updates to a table at one new timestamp; when it
-	// returns, a strict serializable read sees the write.
-	WriteTable(ctx context.Context, id plan.GlobalID, updates []RowDiff) error
+	// WriteTables appends updates to one or more tables at one new
+	// timestamp, all or nothing (also across a crash); when it returns, a
+	// strict serializable read sees the write.
+	WriteTables(ctx context.Context, writes []TableWrite) error
+}
+
+// TableWrite is the updates one WriteTables makes to one table.
+type TableWrite struct {
+	Table   plan.GlobalID
+	Updates []RowDiff
 }
 
 // SystemParameters is the part of Backend holding ALTER SYSTEM settings.

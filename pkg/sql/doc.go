@@ -21,7 +21,7 @@
 //     that the SQL layer has ordered dependents-first and checked.
 //     AlterTable replaces a table's name, columns and CREATE TABLE text
 //     (ALTER TABLE).
-//   - Tables: WriteTable appends row diffs to a table at a new timestamp;
+//   - Tables: WriteTables appends row diffs to tables at one new timestamp;
 //     a strict serializable read issued after it returns sees the write.
 //   - Reads: Peek answers a query at one timestamp, either by running
 //     PeekRequest.Plan in a one-shot dataflow or, on the fast path, by

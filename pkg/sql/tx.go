@@ -13,8 +13,9 @@ import (
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
-// Transactions. Tandem writes a table at one timestamp per WriteTable and
-// cannot undo a write or a catalog change, so a transaction is emulated
+// Transactions. Tandem applies a transaction's writes to all its tables in
+// one WriteTables (one timestamp, all or nothing) and cannot undo a write
+// or a catalog change, so a transaction is emulated
 // the way PostgreSQL clients observe it, as far as that is possible
 // without lying:
 //
@@ -182,13 +183,22 @@ func (s *Session) prepareCommit(ctx context.Context, sn *snapshot, w *pendingWri
 // atomic append to several tables at one timestamp, a transaction that
 // wrote several tables commits through it here.
 func (s *Session) applyWrites(ctx context.Context, writes []pendingWrite) error {
+	// One write for the whole statement or transaction: a COMMIT over
+	// several tables is applied all or nothing, at one timestamp.
+	var tws []TableWrite
+	var names []string
 	for _, w := range writes {
 		if len(w.updates) == 0 {
 			continue
 		}
-		if err := s.engine.backend.WriteTable(ctx, w.id, w.updates); err != nil {
-			return fmt.Errorf("write %s: %w", w.name, err)
-		}
+		tws = append(tws, TableWrite{Table: w.id, Updates: w.updates})
+		names = append(names, w.name)
+	}
+	if len(tws) == 0 {
+		return nil
+	}
+	if err := s.engine.backend.WriteTables(ctx, tws); err != nil {
+		return fmt.Errorf("write %s: %w", strings.Join(names, ", "), err)
 	}
 	return nil
 }

@@ -291,26 +291,38 @@ func (f *Fake) AlterTable(_ context.Context, it sql.Item) error {
 	return nil
 }
 
-// WriteTable implements sql.Backend.
-func (f *Fake) WriteTable(_ context.Context, id plan.GlobalID, ups []sql.RowDiff) error {
+// WriteTable writes one table (WriteTables of one).
+func (f *Fake) WriteTable(ctx context.Context, id plan.GlobalID, ups []sql.RowDiff) error {
+	return f.WriteTables(ctx, []sql.TableWrite{{Table: id, Updates: ups}})
+}
+
+// WriteTables implements sql.Backend: every write is checked before any is
+// applied, then all are applied at one time.
+func (f *Fake) WriteTables(_ context.Context, writes []sql.TableWrite) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	it := f.itemLocked(id)
-	if it == nil || it.Kind != sql.KindTable {
-		return fmt.Errorf("write %s: not a table", id)
+	for _, w := range writes {
+		it := f.itemLocked(w.Table)
+		if it == nil || it.Kind != sql.KindTable {
+			return fmt.Errorf("write %s: not a table", w.Table)
+		}
+		for _, u := range w.Updates {
+			datums, err := u.Row.Unpack()
+			if err != nil {
+				return fmt.Errorf("write %s: %w", w.Table, err)
+			}
+			// Removals may be of rows written before an ALTER TABLE changed
+			// the columns (ADD COLUMN rewrites the rows).
+			if err := it.Desc.Check(datums); err != nil && u.Diff > 0 {
+				return fmt.Errorf("write %s: %w", w.Table, err)
+			}
+		}
 	}
 	f.now++
-	for _, u := range ups {
-		datums, err := u.Row.Unpack()
-		if err != nil {
-			return fmt.Errorf("write %s: %w", id, err)
+	for _, w := range writes {
+		for _, u := range w.Updates {
+			f.updates[w.Table] = append(f.updates[w.Table], reference.Update{Row: u.Row, Time: f.now, Diff: u.Diff})
 		}
-		// Removals may be of rows written before an ALTER TABLE changed
-		// the columns (ADD COLUMN rewrites the rows).
-		if err := it.Desc.Check(datums); err != nil && u.Diff > 0 {
-			return fmt.Errorf("write %s: %w", id, err)
-		}
-		f.updates[id] = append(f.updates[id], reference.Update{Row: u.Row, Time: f.now, Diff: u.Diff})
 	}
 	close(f.changed)
 	f.changed = make(chan struct{})
