@@ -14,8 +14,10 @@
 // Faults, chosen by a seeded generator so a failure replays by its seed:
 // SIGKILL of a replica process, SIGKILL of the controller (restarted on its
 // data directory; its replicas die with it), SIGSTOP of a replica or of the
-// controller for a few seconds, and a drop and re-create of the indexed
-// view's index while the system is busy.
+// controller for a few seconds, a full disk under the storage directory
+// for a few seconds (the controller runs with --storage-fault-injection,
+// whose file layer fails writes with ENOSPC), and a drop and re-create of
+// the indexed view's index while the system is busy.
 //
 // What is checked:
 //   - after each fault (writers paused, the system answering again) and at

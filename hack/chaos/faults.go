@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -29,6 +31,7 @@ var faults = []fault{
 		return sleep(ctx, stopFor(rng))
 	}},
 	{"recreate-index", recreateIndex},
+	{"full-disk", fullDisk},
 }
 
 // stopFor is how long a stopped process stays stopped: a few seconds, long
@@ -99,4 +102,40 @@ func recreateIndex(ctx context.Context, sys *system, _ *load, _ *rand.Rand) erro
 		return fmt.Errorf("create index: %w", err)
 	}
 	return nil
+}
+
+// fullDisk fills the storage directory's disk for a few seconds: writes
+// fail (ENOSPC, or part way through a commit), then space returns and
+// writes must succeed again with nothing partial left behind.
+func fullDisk(ctx context.Context, sys *system, _ *load, rng *rand.Rand) error {
+	if err := sys.limitSpace(ctx, rng.Int64N(4<<10)); err != nil {
+		return err
+	}
+	defer sys.limitSpace(context.Background(), -1)
+	return sleep(ctx, stopFor(rng))
+}
+
+func faultNames() string {
+	var names []string
+	for _, f := range faults {
+		names = append(names, f.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// chooseFaults returns the faults named in only (comma-separated), or all
+// of them when only is empty.
+func chooseFaults(only string) ([]fault, error) {
+	if only == "" {
+		return faults, nil
+	}
+	var out []fault
+	for _, name := range strings.Split(only, ",") {
+		i := slices.IndexFunc(faults, func(f fault) bool { return f.name == strings.TrimSpace(name) })
+		if i < 0 {
+			return nil, fmt.Errorf("--only: unknown fault %q (known: %s)", name, faultNames())
+		}
+		out = append(out, faults[i])
+	}
+	return out, nil
 }

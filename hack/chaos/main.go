@@ -26,6 +26,8 @@ type config struct {
 	// sabotage deletes an acknowledged row behind the clients' back before
 	// the final check, to show that the check catches a lost write.
 	sabotage bool
+	// only limits the faults to these kinds (empty: all).
+	only string
 }
 
 func main() {
@@ -37,6 +39,7 @@ func main() {
 	flag.DurationVar(&cfg.recovery, "recovery", 2*time.Minute, "longest wait for the system to answer again after a fault")
 	flag.StringVar(&cfg.binDir, "bin", "", "directory holding controller and replica (default: build them into a temporary directory)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the data directory (its path is printed)")
+	flag.StringVar(&cfg.only, "only", "", "comma-separated fault kinds to inject (default: all of "+faultNames()+")")
 	flag.BoolVar(&cfg.sabotage, "sabotage", false, "delete one acknowledged row behind the clients' back before the final check; the run must then fail")
 	flag.Parse()
 
@@ -88,6 +91,10 @@ func run(ctx context.Context, cfg config) (sum summary, err error) {
 	}
 	defer sys.stop()
 
+	kinds, err := chooseFaults(cfg.only)
+	if err != nil {
+		return sum, err
+	}
 	rng := rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15))
 	l := newLoad(sys, cfg.writers, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
 	if err := l.setup(ctx); err != nil {
@@ -101,7 +108,7 @@ func run(ctx context.Context, cfg config) (sum summary, err error) {
 		if err := sleep(ctx, cfg.pause); err != nil {
 			return sum, err
 		}
-		f := faults[rng.IntN(len(faults))]
+		f := kinds[rng.IntN(len(kinds))]
 		logf("fault %d/%d: %s", i+1, cfg.faults, f.name)
 		if err := f.inject(ctx, sys, l, rng); err != nil {
 			return sum, fmt.Errorf("fault %d (%s): %w", i+1, f.name, err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"syscall"
 	"time"
@@ -26,7 +27,8 @@ type system struct {
 }
 
 func (s *system) start(ctx context.Context) error {
-	c, err := proc.Start(ctx, proc.Config{BinDir: s.binDir, DataDir: s.dataDir, Keep: true, StartTimeout: 2 * time.Minute})
+	c, err := proc.Start(ctx, proc.Config{BinDir: s.binDir, DataDir: s.dataDir, Keep: true, StartTimeout: 2 * time.Minute,
+		ExtraArgs: []string{"--storage-fault-injection"}})
 	if err != nil {
 		return fmt.Errorf("start controller: %w", err)
 	}
@@ -91,4 +93,23 @@ func (s *system) signalController(sig syscall.Signal) error {
 // replicas returns the pids of the controller's replica processes.
 func (s *system) replicas() ([]int, error) {
 	return s.controller().Children("replica")
+}
+
+// limitSpace lets the controller's storage write n more bytes, then fail
+// with ENOSPC as a full disk does; n < 0 lifts the limit.
+func (s *system) limitSpace(ctx context.Context, n int64) error {
+	url := fmt.Sprintf("http://%s/debug/storage/space?bytes=%d", s.controller().HTTPAddr, n)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("limit storage space: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("limit storage space: %s", resp.Status)
+	}
+	return nil
 }
