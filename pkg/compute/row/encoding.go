@@ -29,6 +29,8 @@ import (
 //	0x30 float64                          8 bytes: order-preserving float bits
 //	0x50 text, 0x60 bytes                 payload with 0x00 escaped as 0x00 0xFF,
 //	                                      terminated by 0x00 0x01
+//	0x70 numeric                          order-preserving decimal key (numeric.go)
+//	0x78 uuid                             16 bytes
 //	0xF0 NULL                             no payload
 //
 // Rows are immutable once built: batches and arrangements share them
@@ -43,6 +45,8 @@ const (
 	tagTimestamp = 0x40
 	tagText      = 0x50
 	tagBytes     = 0x60
+	tagNumeric   = 0x70
+	tagUUID      = 0x78
 	tagNull      = 0xF0
 
 	escByte  = 0x00
@@ -72,6 +76,10 @@ func tagOf(d Datum) byte {
 		return tagText
 	case TypeBytes:
 		return tagBytes
+	case TypeNumeric:
+		return tagNumeric
+	case TypeUUID:
+		return tagUUID
 	default:
 		return tagNull
 	}
@@ -100,6 +108,8 @@ func encodedLen(d Datum) int {
 		return fixedLen
 	case TypeText, TypeBytes:
 		return 1 + len(d.str) + strings.Count(d.str, "\x00") + 2
+	case TypeNumeric, TypeUUID:
+		return 1 + len(d.str)
 	default:
 		return 1
 	}
@@ -127,6 +137,10 @@ func AppendDatum(dst Row, d Datum) Row {
 		}
 		dst = append(dst, s...)
 		dst = append(dst, escByte, escEnd)
+	case tagNumeric, tagUUID:
+		// The numeric key is self-delimiting and order-preserving; a uuid
+		// is fixed width.
+		dst = append(dst, d.str...)
 	}
 	return dst
 }
@@ -155,6 +169,14 @@ func datumLen(b []byte, off int) (n int, escaped bool, err error) {
 			}
 		}
 		return fixedLen, false, nil
+	case tagNumeric:
+		n, err := numericLen(b[1:], off+1)
+		return 1 + n, false, err
+	case tagUUID:
+		if len(b) < 1+uuidLen {
+			return 0, false, corrupt(off, "truncated uuid (%d bytes)", len(b))
+		}
+		return 1 + uuidLen, false, nil
 	case tagText, tagBytes:
 		i := 1
 		for {
@@ -199,6 +221,10 @@ func decodeDatum(b []byte, escaped, alias bool) Datum {
 		return Datum{typ: TypeTimestamp, bits: binary.BigEndian.Uint64(b[1:]) ^ (1 << 63)}
 	case tagFloat64:
 		return Datum{typ: TypeFloat64, bits: floatBitsFromKey(binary.BigEndian.Uint64(b[1:]))}
+	case tagNumeric:
+		return Datum{typ: TypeNumeric, str: string(b[1:])}
+	case tagUUID:
+		return Datum{typ: TypeUUID, str: string(b[1:])}
 	case tagText, tagBytes:
 		typ := TypeText
 		if b[0] == tagBytes {

@@ -11,7 +11,8 @@ import (
 // String returns d in Postgres' text output format: t/f for booleans,
 // shortest round-trip floats with Postgres' exponent rule (Infinity,
 // -Infinity, NaN), timestamps as "YYYY-MM-DD HH:MM:SS[.ffffff]", bytes in
-// hex format ("\x0aff"). NULL, which has no text form in pgwire (it is a
+// hex format ("\x0aff"), numerics without trailing fractional zeros,
+// uuids as 8-4-4-4-12 lower-case hex. NULL, which has no text form in pgwire (it is a
 // length of -1), renders as "NULL".
 func (d Datum) String() string {
 	return string(d.AppendText(nil))
@@ -38,6 +39,10 @@ func (d Datum) AppendText(dst []byte) []byte {
 		return hex.AppendEncode(dst, []byte(d.str))
 	case TypeTimestamp:
 		return AppendTimestamp(dst, d.Timestamp())
+	case TypeNumeric:
+		return AppendNumeric(dst, d, 0)
+	case TypeUUID:
+		return appendUUID(dst, d.str)
 	default:
 		return dst
 	}
@@ -173,6 +178,10 @@ func (d Datum) SQLLiteral() string {
 		return "'" + d.String() + "'::bytea"
 	case TypeTimestamp:
 		return "'" + d.String() + "'::timestamp"
+	case TypeUUID:
+		return "'" + d.String() + "'::uuid"
+	case TypeNumeric:
+		return "'" + d.String() + "'::numeric"
 	case TypeFloat64:
 		f := d.Float64()
 		if math.IsNaN(f) || math.IsInf(f, 0) {

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/cockroachdb/apd/v3"
 )
 
 // datumJSON is the wire form of a datum: JSON null for NULL, otherwise an
@@ -22,6 +24,8 @@ type datumJSON struct {
 	TextBase64 *string `json:"text_base64,omitempty"`
 	Bytes      *string `json:"bytes,omitempty"` // base64
 	Timestamp  *int64  `json:"timestamp,omitempty"`
+	Numeric    *string `json:"numeric,omitempty"`
+	UUID       *string `json:"uuid,omitempty"`
 }
 
 // MarshalJSON encodes d; see datumJSON.
@@ -53,6 +57,13 @@ func (d Datum) MarshalJSON() ([]byte, error) {
 	case TypeTimestamp:
 		t := d.Timestamp()
 		j.Timestamp = &t
+	case TypeNumeric, TypeUUID:
+		s := d.String()
+		if d.Type() == TypeNumeric {
+			j.Numeric = &s
+		} else {
+			j.UUID = &s
+		}
 	}
 	return json.Marshal(j)
 }
@@ -71,7 +82,7 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 	}
 	n := 0
 	for _, set := range []bool{j.Bool != nil, j.Int64 != nil, j.Float64 != nil, j.Text != nil,
-		j.TextBase64 != nil, j.Bytes != nil, j.Timestamp != nil} {
+		j.TextBase64 != nil, j.Bytes != nil, j.Timestamp != nil, j.Numeric != nil, j.UUID != nil} {
 		if set {
 			n++
 		}
@@ -106,6 +117,20 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 		*d = Bytes(raw)
 	case j.Timestamp != nil:
 		*d = Timestamp(*j.Timestamp)
+	case j.Numeric != nil:
+		x, _, err := apd.NewFromString(*j.Numeric)
+		if err != nil {
+			return fmt.Errorf("unmarshal numeric datum: %w", err)
+		}
+		if *d, err = Numeric(x); err != nil {
+			return fmt.Errorf("unmarshal numeric datum: %w", err)
+		}
+	case j.UUID != nil:
+		u, err := ParseUUID(*j.UUID)
+		if err != nil {
+			return fmt.Errorf("unmarshal uuid datum: %w", err)
+		}
+		*d = UUID(u)
 	}
 	return nil
 }

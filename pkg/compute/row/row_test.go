@@ -19,6 +19,10 @@ var sampleDatums = []Datum{
 	Text(""), Text("\x00"), Text("\x00\x00"), Text("a"), Text("a\x00"), Text("a\x00b"), Text("ab"), Text("\xff"),
 	Bytes(nil), Bytes([]byte{0}), Bytes([]byte{0, 1}), Bytes([]byte{1}), Bytes([]byte{0xff}),
 	Timestamp(math.MinInt64), Timestamp(-1), Timestamp(0), Timestamp(1_700_000_000_000_000),
+	MustNumeric("-Infinity"), MustNumeric("-12.5"), MustNumeric("-1"), MustNumeric("-0.001"), MustNumeric("0"),
+	MustNumeric("0.001"), MustNumeric("1"), MustNumeric("1.5"), MustNumeric("10"), MustNumeric("1e100"),
+	MustNumeric("Infinity"), MustNumeric("NaN"),
+	UUID([16]byte{}), UUID([16]byte{0: 1, 15: 0xff}), UUID([16]byte{0: 0xff}),
 }
 
 func TestRoundTrip(t *testing.T) {

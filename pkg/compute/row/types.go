@@ -24,6 +24,12 @@ const (
 	TypeBytes
 	// TypeTimestamp is microseconds since the Unix epoch, without time zone.
 	TypeTimestamp
+	// TypeNumeric is an exact decimal (PostgreSQL's numeric), held as its
+	// order-preserving key; values 8..11 are reserved for the date and
+	// time types.
+	TypeNumeric Type = 12
+	// TypeUUID is a 16-byte uuid.
+	TypeUUID Type = 13
 )
 
 var typeNames = [...]string{
@@ -35,27 +41,32 @@ var typeNames = [...]string{
 	TypeText:      "text",
 	TypeBytes:     "bytes",
 	TypeTimestamp: "timestamp",
+	TypeNumeric:   "numeric",
+	TypeUUID:      "uuid",
 }
 
 // String returns the canonical lower-case name, also used in JSON.
 func (t Type) String() string {
-	if int(t) < len(typeNames) {
+	if int(t) < len(typeNames) && typeNames[t] != "" {
 		return typeNames[t]
 	}
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
 
 // Valid reports whether t is one of the declared types other than
-// TypeInvalid.
-func (t Type) Valid() bool { return t > TypeInvalid && t <= TypeTimestamp }
+// TypeInvalid. The declared values are not contiguous, so a type is valid
+// when it has a name.
+func (t Type) Valid() bool {
+	return t > TypeInvalid && int(t) < len(typeNames) && typeNames[t] != ""
+}
 
-// IsNumeric reports whether t is int64 or float64.
-func (t Type) IsNumeric() bool { return t == TypeInt64 || t == TypeFloat64 }
+// IsNumeric reports whether t is int64, float64 or numeric.
+func (t Type) IsNumeric() bool { return t == TypeInt64 || t == TypeFloat64 || t == TypeNumeric }
 
 // ParseType parses the canonical name of a type.
 func ParseType(s string) (Type, error) {
 	for i, n := range typeNames {
-		if i != int(TypeInvalid) && n == s {
+		if i != int(TypeInvalid) && n != "" && n == s {
 			return Type(i), nil
 		}
 	}
