@@ -128,21 +128,33 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		}
 		g.arg, g.argType, g.argW = x.e, x.t, x.w
 	}
+	var finish row.Type
 	switch name {
 	case "count":
 		g.out = row.ColumnType{Type: row.TypeInt64}
 	case "sum":
 		switch g.argType.Type {
-		case row.TypeInt64, row.TypeFloat64:
+		case row.TypeInt64, row.TypeFloat64, row.TypeNumeric:
 			g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
+			if g.argType.Type == row.TypeInt64 && g.argW == 0 {
+				// sum(bigint) is numeric in Postgres. The engine sums
+				// bigints exactly in 128 bits and fails with 22003 when
+				// the sum leaves bigint's range; the result is then
+				// presented as numeric (docs/sql.md).
+				finish = row.TypeNumeric
+			}
 		default:
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function sum(%s) does not exist", PGTypeName(g.argType.Type))
 		}
 	case "avg":
-		if !g.argType.Type.IsNumeric() {
+		switch g.argType.Type {
+		case row.TypeInt64, row.TypeNumeric:
+			return a.avgNumeric(g)
+		case row.TypeFloat64:
+			g.out = row.ColumnType{Type: row.TypeFloat64, Nullable: true}
+		default:
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function avg(%s) does not exist", PGTypeName(g.argType.Type))
 		}
-		g.out = row.ColumnType{Type: row.TypeFloat64, Nullable: true}
 	case "min", "max":
 		if g.argType.Type == row.TypeNull {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(unknown) is not unique", name)
@@ -150,11 +162,42 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
 		g.outW = g.argW
 	}
+	x := a.add(g)
+	if finish != row.TypeInvalid {
+		x = typed{e: expr.Cast(x.e, finish), t: row.ColumnType{Type: finish, Nullable: x.t.Nullable}}
+	}
+	return x, nil
+}
+
+// add returns the output column of aggregate g, adding it unless the
+// same aggregate is already computed.
+func (a *aggScope) add(g aggregate) typed {
 	for i, h := range a.aggs {
 		if h.fn == g.fn && h.distinct == g.distinct && h.star == g.star && h.arg.Equal(g.arg) {
-			return typed{e: expr.Column(len(a.keys) + i), t: h.out, w: h.outW}, nil
+			return typed{e: expr.Column(len(a.keys) + i), t: h.out, w: h.outW}
 		}
 	}
 	a.aggs = append(a.aggs, g)
-	return typed{e: expr.Column(len(a.keys) + len(a.aggs) - 1), t: g.out, w: g.outW}, nil
+	return typed{e: expr.Column(len(a.keys) + len(a.aggs) - 1), t: g.out, w: g.outW}
+}
+
+// avgNumeric plans avg of integers or numerics as Postgres computes it:
+// the exact numeric sum divided by the count with numeric division (its
+// result scale), so avg(int) is numeric.
+func (a *aggScope) avgNumeric(g aggregate) (typed, error) {
+	sum := g
+	sum.fn = "sum"
+	if g.argType.Type == row.TypeInt64 {
+		sum.arg = expr.Cast(g.arg, row.TypeNumeric)
+	}
+	sum.argType = row.ColumnType{Type: row.TypeNumeric, Nullable: g.argType.Nullable}
+	sum.out = row.ColumnType{Type: row.TypeNumeric, Nullable: true}
+	sum.argW, sum.outW = 0, 0
+	count := g
+	count.fn = "count"
+	count.out = row.ColumnType{Type: row.TypeInt64}
+	count.argW, count.outW = 0, 0
+	s, n := a.add(sum), a.add(count)
+	e := expr.Call(expr.FuncDiv, s.e, expr.Cast(n.e, row.TypeNumeric))
+	return typed{e: e, t: row.ColumnType{Type: row.TypeNumeric, Nullable: true}}, nil
 }
