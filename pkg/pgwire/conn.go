@@ -231,7 +231,7 @@ func (c *conn) runStatement(ctx context.Context, st parse.Statement, params []ro
 		end = start + maxRows
 	}
 	for _, r := range res.Rows[start:end] {
-		dr, err := dataRow(r, formats)
+		dr, err := dataRow(res.Columns, r, formats)
 		if err != nil {
 			return err
 		}
@@ -292,7 +292,7 @@ func (c *conn) streamRows(res *sql.Result, formats []int16) error {
 		if !ok {
 			break
 		}
-		dr, err := dataRow(r, formats)
+		dr, err := dataRow(res.Columns, r, formats)
 		if err != nil {
 			return err
 		}
@@ -312,9 +312,9 @@ func (c *conn) streamRows(res *sql.Result, formats []int16) error {
 func rowDescription(cols []sql.Column, formats []int16) *pgproto3.RowDescription {
 	rd := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(cols))}
 	for i, col := range cols {
-		oid, size := typeOID(col.Type.Type)
+		oid, size, typmod := columnType(col)
 		rd.Fields[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: oid, DataTypeSize: size,
-			TypeModifier: -1, Format: formatOf(formats, i)}
+			TypeModifier: typmod, Format: formatOf(formats, i)}
 	}
 	return rd
 }
@@ -333,20 +333,24 @@ func formatOf(formats []int16, i int) int16 {
 	return 0
 }
 
-func dataRow(r []row.Datum, formats []int16) (*pgproto3.DataRow, error) {
+func dataRow(cols []sql.Column, r []row.Datum, formats []int16) (*pgproto3.DataRow, error) {
 	dr := &pgproto3.DataRow{Values: make([][]byte, len(r))}
 	for i, d := range r {
 		if d.IsNull() {
 			continue
 		}
+		var col sql.Column
+		if i < len(cols) {
+			col = cols[i]
+		}
 		if formatOf(formats, i) == 1 {
-			v, err := encodeBinary(nil, d)
+			v, err := encodeBinary(nil, d, col)
 			if err != nil {
 				return nil, err
 			}
 			dr.Values[i] = v
 		} else {
-			dr.Values[i] = encodeText(make([]byte, 0, 16), d)
+			dr.Values[i] = encodeText(make([]byte, 0, 16), d, col)
 		}
 	}
 	return dr, nil

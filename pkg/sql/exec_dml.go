@@ -69,7 +69,7 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*Item, *plan
 		if sel == nil {
 			return nil, nil, sqlerr.Unsupported("INSERT ... DEFAULT VALUES")
 		}
-		q, err := pl.PlanInsert(it.Desc, planner.TableIntWidths(it.SQL), cols, sel)
+		q, err := pl.PlanInsert(it.Desc, planner.TableIntWidths(it.SQL), planner.TableTypeMods(it.SQL), cols, sel)
 		return it, q, err
 	case *pg.Node_UpdateStmt:
 		up := v.UpdateStmt
@@ -84,6 +84,7 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*Item, *plan
 			return nil, nil, err
 		}
 		rel.IntWidths = planner.TableIntWidths(it.SQL)
+		rel.TypeMods = planner.TableTypeMods(it.SQL)
 		q, err := pl.PlanUpdate(rel, aliasOf(up.Relation), up.TargetList, up.WhereClause)
 		return it, q, err
 	case *pg.Node_DeleteStmt:

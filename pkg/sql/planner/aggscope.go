@@ -20,6 +20,9 @@ type aggregate struct {
 	// min and max keep their argument's, sum(int2/int4) is bigint as in
 	// Postgres.
 	argW, outW IntWidth
+	// argMod and outMod are the type modifiers of the argument and
+	// result: min and max keep their argument's, sum a numeric's scale.
+	argMod, outMod TypeMod
 }
 
 // aggScope maps expressions of a grouped query to the output of its
@@ -84,7 +87,7 @@ func (a *aggScope) match(c *exprCtx, n *pg.Node) (typed, bool, error) {
 	if x, err := inner.lowerTyped(n); err == nil && !x.untyped() {
 		for i, k := range a.keys {
 			if k.e.Equal(x.e) {
-				return typed{e: expr.Column(i), t: k.t, w: k.w}, true, nil
+				return typed{e: expr.Column(i), t: k.t, w: k.w, mod: k.mod}, true, nil
 			}
 		}
 	}
@@ -126,7 +129,7 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		if err != nil {
 			return typed{}, err
 		}
-		g.arg, g.argType, g.argW = x.e, x.t, x.w
+		g.arg, g.argType, g.argW, g.argMod = x.e, x.t, x.w, x.mod
 	}
 	var finish row.Type
 	switch name {
@@ -136,6 +139,9 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		switch g.argType.Type {
 		case row.TypeInt64, row.TypeFloat64, row.TypeNumeric:
 			g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
+			if g.argType.Type == row.TypeNumeric && g.argMod.Kind == ModNumeric {
+				g.outMod = TypeMod{Kind: ModNumeric, Scale: g.argMod.Scale}
+			}
 			if g.argType.Type == row.TypeInt64 && g.argW == 0 {
 				// sum(bigint) is numeric in Postgres. The engine sums
 				// bigints exactly in 128 bits and fails with 22003 when
@@ -161,10 +167,11 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		}
 		g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
 		g.outW = g.argW
+		g.outMod = g.argMod
 	}
 	x := a.add(g)
 	if finish != row.TypeInvalid {
-		x = typed{e: expr.Cast(x.e, finish), t: row.ColumnType{Type: finish, Nullable: x.t.Nullable}}
+		x = typed{e: expr.Cast(x.e, finish), t: row.ColumnType{Type: finish, Nullable: x.t.Nullable}, mod: TypeMod{Kind: ModNumeric}}
 	}
 	return x, nil
 }
@@ -174,11 +181,11 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 func (a *aggScope) add(g aggregate) typed {
 	for i, h := range a.aggs {
 		if h.fn == g.fn && h.distinct == g.distinct && h.star == g.star && h.arg.Equal(g.arg) {
-			return typed{e: expr.Column(len(a.keys) + i), t: h.out, w: h.outW}
+			return typed{e: expr.Column(len(a.keys) + i), t: h.out, w: h.outW, mod: h.outMod}
 		}
 	}
 	a.aggs = append(a.aggs, g)
-	return typed{e: expr.Column(len(a.keys) + len(a.aggs) - 1), t: g.out, w: g.outW}
+	return typed{e: expr.Column(len(a.keys) + len(a.aggs) - 1), t: g.out, w: g.outW, mod: g.outMod}
 }
 
 // avgNumeric plans avg of integers or numerics as Postgres computes it:
@@ -193,10 +200,12 @@ func (a *aggScope) avgNumeric(g aggregate) (typed, error) {
 	sum.argType = row.ColumnType{Type: row.TypeNumeric, Nullable: g.argType.Nullable}
 	sum.out = row.ColumnType{Type: row.TypeNumeric, Nullable: true}
 	sum.argW, sum.outW = 0, 0
+	sum.argMod, sum.outMod = TypeMod{}, TypeMod{}
 	count := g
 	count.fn = "count"
 	count.out = row.ColumnType{Type: row.TypeInt64}
 	count.argW, count.outW = 0, 0
+	count.argMod, count.outMod = TypeMod{}, TypeMod{}
 	s, n := a.add(sum), a.add(count)
 	e := expr.Call(expr.FuncDiv, s.e, expr.Cast(n.e, row.TypeNumeric))
 	return typed{e: e, t: row.ColumnType{Type: row.TypeNumeric, Nullable: true}}, nil

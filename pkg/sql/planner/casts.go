@@ -13,6 +13,37 @@ func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
 	if err != nil {
 		return typed{}, err
 	}
+	mod, err := TypeModFromName(tc.TypeName)
+	if err != nil {
+		return typed{}, err
+	}
+	x, err := c.castTo(tc, to)
+	if err != nil || to == row.TypeInt64 {
+		return x, err
+	}
+	if mod.Kind == ModNone {
+		x.mod = TypeMod{}
+		if to == row.TypeNumeric {
+			// ::numeric keeps the value's display scale where known.
+			if s, ok := displayScale(x); ok {
+				x.mod = TypeMod{Kind: ModNumeric, Scale: s}
+			}
+		}
+		return x, nil
+	}
+	return c.check2(convert(x, mod, true))
+}
+
+// check2 type-checks x's expression, keeping its width and modifier.
+func (c *exprCtx) check2(x typed) (typed, error) {
+	y, err := c.check(x.e)
+	y.w, y.mod = x.w, x.mod
+	return y, err
+}
+
+// castTo lowers the cast of tc's argument to row type to, without the
+// type's modifier.
+func (c *exprCtx) castTo(tc *pg.TypeCast, to row.Type) (typed, error) {
 	x, err := c.lowerTyped(tc.Arg)
 	if err != nil {
 		return typed{}, err
@@ -43,6 +74,11 @@ func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
 		x.w = 0 // ::bigint widens
 		return x, nil
 	}
+	if to == row.TypeNumeric && x.t.Type == row.TypeInt64 {
+		y, err := c.check(expr.Cast(x.e, to))
+		y.mod = TypeMod{Kind: ModNumeric}
+		return y, err
+	}
 	if x.t.Type == row.TypeBool && to == row.TypeText {
 		// Postgres' boolean-to-text cast spells the words out, unlike the
 		// t/f of boolean output.
@@ -65,7 +101,7 @@ func (c *exprCtx) narrowCast(x typed, w IntWidth) (typed, error) {
 			return x, nil
 		}
 		return c.narrow(x, w)
-	case row.TypeFloat64, row.TypeText:
+	case row.TypeFloat64, row.TypeText, row.TypeNumeric:
 		y, err := c.check(expr.Call(intFunc(w), x.e))
 		y.w = w
 		return y, err

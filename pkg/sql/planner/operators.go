@@ -62,6 +62,7 @@ func (c *exprCtx) binary(l, r *pg.Node) (typed, typed, error) {
 	if err != nil {
 		return typed{}, typed{}, err
 	}
+	xs = promoteNumeric(xs)
 	return xs[0], xs[1], nil
 }
 
@@ -80,6 +81,7 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 				if err != nil {
 					return typed{}, err
 				}
+				y.mod = x.mod
 				return c.narrow(y, x.w)
 			case "+":
 				return x, nil
@@ -111,6 +113,9 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 			return typed{}, err
 		}
 		z, err := c.check(expr.Call(f, x.e, y.e))
+		if err == nil && z.t.Type == row.TypeNumeric {
+			z.mod = scaleMod(f, x, y)
+		}
 		if err != nil || !isArithmetic(f) || x.t.Type != row.TypeInt64 || y.t.Type != row.TypeInt64 {
 			return z, err
 		}

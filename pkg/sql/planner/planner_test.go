@@ -123,7 +123,7 @@ func TestUnsupportedIsNamed(t *testing.T) {
 		"SELECT sum(k) OVER () FROM kv":                                                                                        "window functions",
 		"SELECT DISTINCT ON (k) k FROM kv":                                                                                     "DISTINCT ON",
 		"SELECT * FROM kv, LATERAL (SELECT 1) x":                                                                               "LATERAL",
-		"SELECT k::numeric FROM kv":                                                                                            "numeric",
+		"SELECT ln(k::numeric) FROM kv":                                                                                        "ln of numeric values",
 		"SELECT now()":                                                                                                         "time functions (function now)",
 	} {
 		_, err := planSQL(t, &Planner{Catalog: testCatalog()}, sql)

@@ -92,7 +92,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int) (*rel, *orderInfo, i
 	s := &scope{}
 	for _, t := range targets {
 		es = append(es, t.x.e)
-		s.cols = append(s.cols, column{name: t.name, typ: t.x.t, w: t.x.w})
+		s.cols = append(s.cols, column{name: t.name, typ: t.x.t, w: t.x.w, mod: t.x.mod})
 	}
 	for _, x := range extras {
 		es = append(es, x.e)
@@ -305,7 +305,7 @@ func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
 	red := plan.NewReduce(r.plan(), keys, aggs...)
 	s := &scope{}
 	for i, k := range agg.keys {
-		col := column{name: exprName(k.e, agg.input, i), typ: k.t, w: k.w}
+		col := column{name: exprName(k.e, agg.input, i), typ: k.t, w: k.w, mod: k.mod}
 		if k.e.Op == expr.OpColumn && k.e.Index < len(agg.input.cols) {
 			// A grouped column keeps its table, so that a correlated
 			// subquery over the aggregation can name it qualified.
@@ -318,7 +318,7 @@ func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
 		if len(agg.keys) == 0 && g.fn != "count" {
 			t.Nullable = true
 		}
-		s.cols = append(s.cols, column{name: g.fn, typ: t, w: g.outW})
+		s.cols = append(s.cols, column{name: g.fn, typ: t, w: g.outW, mod: g.outMod})
 	}
 	if len(agg.keys) > 0 {
 		return newRel(red, s)
