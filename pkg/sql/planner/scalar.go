@@ -362,11 +362,10 @@ func (c *exprCtx) constant(k *pg.A_Const) (typed, error) {
 	case *pg.A_Const_Fval:
 		s := v.Fval.Fval
 		if !strings.ContainsAny(s, ".eE") {
-			i, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				return typed{}, sqlerr.Errorf(sqlerr.NumericValueOutOfRange, "integer literal %s is out of range for type bigint", s)
+			// An integer literal beyond bigint is numeric, as in Postgres.
+			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return typed{e: expr.Literal(row.Int64(i)), t: row.ColumnType{Type: row.TypeInt64}}, nil
 			}
-			return typed{e: expr.Literal(row.Int64(i)), t: row.ColumnType{Type: row.TypeInt64}}, nil
 		}
 		// Decimal literals are numeric, with the display scale written.
 		d, err := expr.CastDatum(row.Text(s), row.TypeNumeric)
