@@ -63,6 +63,13 @@ func (c *exprCtx) binary(l, r *pg.Node) (typed, typed, error) {
 		return typed{}, typed{}, err
 	}
 	xs = promoteNumeric(xs)
+	// An untyped literal compared with char(n) is char too: its trailing
+	// spaces do not count (char values are stored without them).
+	for i, u := range []typed{a, b} {
+		if o := xs[1-i]; u.untyped() && o.mod.Kind == ModBpchar && xs[i].t.Type == row.TypeText {
+			xs[i] = convert(xs[i], TypeMod{Kind: ModBpchar}, true)
+		}
+	}
 	return xs[0], xs[1], nil
 }
 
