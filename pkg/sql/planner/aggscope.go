@@ -165,6 +165,10 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		if g.argType.Type == row.TypeNull {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(unknown) is not unique", name)
 		}
+		if g.argType.Type == row.TypeUUID {
+			// Postgres 15 has no min or max over uuid.
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(uuid) does not exist", name)
+		}
 		g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
 		g.outW = g.argW
 		g.outMod = g.argMod
