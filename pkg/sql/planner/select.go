@@ -389,7 +389,7 @@ func (p *Planner) targetList(list []*pg.Node, c *exprCtx, in *scope) ([]target, 
 							return nil, err
 						}
 					} else {
-						x = typed{e: expr.Column(i), t: col.typ}
+						x = typed{e: expr.Column(i), t: col.typ, w: col.w, mod: col.mod}
 					}
 					out = append(out, target{name: col.name, x: x})
 				}
