@@ -57,6 +57,15 @@
 // as in Postgres. A width that is not known is bigint: losing one can
 // only omit a check, never add one Postgres does not make.
 //
+// Likewise every value carries a TypeMod (typemod.go): varchar(n),
+// char(n) and numeric(p,s) from declared columns (TableTypeMods) and
+// casts, and numeric display scales from literals and + - * %, round,
+// sum, min and max. Assignment to a column and explicit casts apply the
+// length and scale rules through expr's varchar/bpchar/numeric_typmod
+// functions; the query's output widths and modifiers
+// (Query.ColumnTypes) choose RowDescription's OID and typmod and format
+// numerics with their scale and char(n) with its padding.
+//
 // Anything else (WITH RECURSIVE, other correlated subqueries, window
 // functions, numeric, ...) fails with 0A000 naming the feature. Decimal
 // literals and avg() are float8: Tandem has no exact numeric type.
