@@ -198,6 +198,9 @@ func TestShowAndSet(t *testing.T) {
 	wantRows(t, s, "SHOW TABLES", "t")
 	wantRows(t, s, "SHOW CREATE TABLE t", "t,CREATE TABLE t (a int)")
 	wantRows(t, s, "SHOW COLUMNS FROM bids", "id,false,bigint", "buyer,false,bigint", "auction_id,false,bigint", "amount,false,bigint", "bid_time,false,timestamp without time zone")
+	run(t, s, "CREATE TABLE typed (i int, s smallint, v varchar(30), c char(4), b bpchar, n numeric(10,2), m numeric, u uuid)")
+	wantRows(t, s, "SHOW COLUMNS FROM typed", "i,true,integer", "s,true,smallint", "v,true,character varying(30)", "c,true,character(4)",
+		"b,true,bpchar", "n,true,numeric(10,2)", "m,true,numeric", "u,true,uuid")
 	run(t, s, "SET cluster = c2")
 	wantRows(t, s, "SHOW cluster", "c2")
 	run(t, s, "CREATE DEFAULT INDEX ON t")

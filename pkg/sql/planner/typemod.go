@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -330,4 +331,32 @@ func literalScale(s string) int32 {
 		frac = int64(len(mant) - i - 1)
 	}
 	return int32(min(max(frac-exp, 0), 1000))
+}
+
+// SQLTypeName is Postgres' name of the SQL type of a column of row type
+// t, integer width w and modifier m ("integer", "character varying(30)",
+// "numeric(10,2)"), as format_type prints it.
+func SQLTypeName(t row.Type, w IntWidth, m TypeMod) string {
+	switch m.Kind {
+	case ModVarchar, ModBpchar:
+		name := "character varying"
+		if m.Kind == ModBpchar {
+			name = "character"
+			if m.N == 0 {
+				return "bpchar"
+			}
+		}
+		if m.N > 0 {
+			return fmt.Sprintf("%s(%d)", name, m.N)
+		}
+		return name
+	case ModNumeric:
+		if m.N > 0 {
+			return fmt.Sprintf("numeric(%d,%d)", m.N, m.Scale)
+		}
+	}
+	if t == row.TypeInt64 {
+		return intWidthName(w)
+	}
+	return PGTypeName(t)
 }
