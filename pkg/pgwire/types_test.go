@@ -106,6 +106,29 @@ func TestPgxTypesRoundTrip(t *testing.T) {
 		t.Errorf("text row\n got %s\nwant %s", got, wantText)
 	}
 
+	// Parameters bound in text format with explicit OIDs (numeric, uuid,
+	// varchar, bpchar, int4), results asked for in binary.
+	pc := c.PgConn()
+	res = pc.ExecParams(ctx, `SELECT $1::numeric(6,3) + 1, $2::uuid, $3::varchar(3), $4::char(3), $5::int + 1`,
+		[][]byte{[]byte("2.5"), []byte("A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"), []byte("abcd"), []byte("x"), []byte("41")},
+		[]uint32{1700, 2950, 1043, 1042, 23}, []int16{0}, []int16{1}).Read()
+	if res.Err != nil || len(res.Rows) != 1 {
+		t.Fatalf("text parameters: %v", res.Err)
+	}
+	var bn pgtype.Numeric
+	if err := pgtype.NewMap().Scan(1700, pgtype.BinaryFormatCode, res.Rows[0][0], &bn); err != nil || bn.Int.Int64() != 3500 || bn.Exp != -3 {
+		t.Errorf("binary numeric(6,3) result %v e%d, %v; want 3500e-3", bn.Int, bn.Exp, err)
+	}
+	if got := res.Rows[0][1]; string(got) != string(u[:]) {
+		t.Errorf("binary uuid result %x", got)
+	}
+	if got := string(res.Rows[0][2]) + "|" + string(res.Rows[0][3]); got != "abc|x  " {
+		t.Errorf("varchar/char results %q", got)
+	}
+	if got := res.Rows[0][4]; len(got) != 4 || got[3] != 42 {
+		t.Errorf("binary int4 result %x, want 4 bytes 0000002a", got)
+	}
+
 	// Bad parameters are refused with PostgreSQL's codes, and nothing is
 	// written.
 	for _, tc := range []struct {
