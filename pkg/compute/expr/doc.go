@@ -25,6 +25,14 @@
 //     float8; int64 arithmetic reports overflow ("bigint out of range").
 //     int2(x) and int4(x) range-check values the SQL layer types as
 //     smallint or integer, with Postgres' messages.
+//   - numeric arithmetic (numeric.go) is exact for + - *, and / follows
+//     Postgres' select_div_scale, rounding half away from zero (as do
+//     round, casts to integers and numeric_typmod); NaN and the
+//     infinities follow Postgres' rules rather than apd's. int64 with
+//     numeric computes in numeric, float64 with numeric in float64.
+//   - varchar/bpchar(_assign) apply varchar(n) and char(n) (math.go):
+//     an assignment fails with 22001 unless the excess is spaces;
+//     char(n) values drop their trailing spaces.
 //
 // MFP{Expressions, Predicates, Projection} fuses map, filter and project;
 // MFP.Evaluate applies it to one row with a reusable Scratch, and
