@@ -131,7 +131,6 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		}
 		g.arg, g.argType, g.argW, g.argMod = x.e, x.t, x.w, x.mod
 	}
-	var finish row.Type
 	switch name {
 	case "count":
 		g.out = row.ColumnType{Type: row.TypeInt64}
@@ -142,13 +141,9 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 			if g.argType.Type == row.TypeNumeric && g.argMod.Kind == ModNumeric {
 				g.outMod = TypeMod{Kind: ModNumeric, Scale: g.argMod.Scale}
 			}
-			if g.argType.Type == row.TypeInt64 && g.argW == 0 {
-				// sum(bigint) is numeric in Postgres. The engine sums
-				// bigints exactly in 128 bits and fails with 22003 when
-				// the sum leaves bigint's range; the result is then
-				// presented as numeric (docs/sql.md).
-				finish = row.TypeNumeric
-			}
+			// sum(bigint) stays bigint (Postgres' is numeric): the
+			// engine sums exactly in 128 bits and fails with 22003
+			// when the sum leaves bigint's range (docs/sql.md).
 		default:
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function sum(%s) does not exist", PGTypeName(g.argType.Type))
 		}
@@ -173,11 +168,7 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		g.outW = g.argW
 		g.outMod = g.argMod
 	}
-	x := a.add(g)
-	if finish != row.TypeInvalid {
-		x = typed{e: expr.Cast(x.e, finish), t: row.ColumnType{Type: finish, Nullable: x.t.Nullable}, mod: TypeMod{Kind: ModNumeric}}
-	}
-	return x, nil
+	return a.add(g), nil
 }
 
 // add returns the output column of aggregate g, adding it unless the
