@@ -201,6 +201,9 @@ func TestShowAndSet(t *testing.T) {
 	run(t, s, "CREATE TABLE typed (i int, s smallint, v varchar(30), c char(4), b bpchar, n numeric(10,2), m numeric, u uuid)")
 	wantRows(t, s, "SHOW COLUMNS FROM typed", "i,true,integer", "s,true,smallint", "v,true,character varying(30)", "c,true,character(4)",
 		"b,true,bpchar", "n,true,numeric(10,2)", "m,true,numeric", "u,true,uuid")
+	run(t, s, "CREATE TABLE emp (id int, name varchar(30) NOT NULL, salary numeric(10,2))")
+	run(t, s, "INSERT INTO emp VALUES (1, 'ann', 1500.5)")
+	wantRows(t, s, "SHOW COLUMNS FROM emp", "id,true,integer", "name,false,character varying(30)", "salary,true,numeric(10,2)")
 	run(t, s, "SET cluster = c2")
 	wantRows(t, s, "SHOW cluster", "c2")
 	run(t, s, "CREATE DEFAULT INDEX ON t")
