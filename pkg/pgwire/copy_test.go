@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 func count(t *testing.T, c *pgx.Conn, q string) int64 {
@@ -328,5 +329,14 @@ func TestCopyFromTypedColumns(t *testing.T) {
 	want := []string{"1|ann|ab|1500.50|2024-01-02", "2|bob  |c |0.13|", "5|dee|d ||"}
 	if strings.Join(got, ";") != strings.Join(want, ";") {
 		t.Fatalf("rows = %q; want %q", got, want)
+	}
+	// Binary results through pgx: numeric(10,2) and date.
+	var salary pgtype.Numeric
+	var hired time.Time
+	if err := c.QueryRow(ctx, "SELECT salary, hired FROM emp WHERE id = $1", 1).Scan(&salary, &hired); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := salary.Value(); err != nil || v != "1500.50" || !hired.Equal(time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("binary salary, hired = %v (%v), %v", v, err, hired)
 	}
 }
