@@ -262,7 +262,7 @@ func (c *conn) runStatementUnsafe(ctx context.Context, st parse.Statement, param
 		end = start + maxRows
 	}
 	for _, r := range res.Rows[start:end] {
-		dr, err := dataRow(r, formats, c.location())
+		dr, err := dataRow(res.Columns, r, formats, c.location())
 		if err != nil {
 			return err
 		}
@@ -323,7 +323,7 @@ func (c *conn) streamRows(res *sql.Result, formats []int16) error {
 		if !ok {
 			break
 		}
-		dr, err := dataRow(r, formats, c.location())
+		dr, err := dataRow(res.Columns, r, formats, c.location())
 		if err != nil {
 			return err
 		}
@@ -343,9 +343,9 @@ func (c *conn) streamRows(res *sql.Result, formats []int16) error {
 func rowDescription(cols []sql.Column, formats []int16) *pgproto3.RowDescription {
 	rd := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(cols))}
 	for i, col := range cols {
-		oid, size := typeOID(col.Type.Type)
+		oid, size, typmod := columnType(col)
 		rd.Fields[i] = pgproto3.FieldDescription{Name: []byte(col.Name), DataTypeOID: oid, DataTypeSize: size,
-			TypeModifier: -1, Format: formatOf(formats, i)}
+			TypeModifier: typmod, Format: formatOf(formats, i)}
 	}
 	return rd
 }
@@ -364,20 +364,24 @@ func formatOf(formats []int16, i int) int16 {
 	return 0
 }
 
-func dataRow(r []row.Datum, formats []int16, loc *time.Location) (*pgproto3.DataRow, error) {
+func dataRow(cols []sql.Column, r []row.Datum, formats []int16, loc *time.Location) (*pgproto3.DataRow, error) {
 	dr := &pgproto3.DataRow{Values: make([][]byte, len(r))}
 	for i, d := range r {
 		if d.IsNull() {
 			continue
 		}
+		var col sql.Column
+		if i < len(cols) {
+			col = cols[i]
+		}
 		if formatOf(formats, i) == 1 {
-			v, err := encodeBinary(nil, d)
+			v, err := encodeBinary(nil, d, col)
 			if err != nil {
 				return nil, err
 			}
 			dr.Values[i] = v
 		} else {
-			dr.Values[i] = encodeText(make([]byte, 0, 16), d, loc)
+			dr.Values[i] = encodeText(make([]byte, 0, 16), d, col, loc)
 		}
 	}
 	return dr, nil
@@ -464,7 +468,7 @@ func (c *conn) copyOut(ctx context.Context, res *sql.Result) error {
 			return err
 		}
 		for _, r := range rows {
-			buf = appendCopyRow(buf[:0], r, c.location())
+			buf = appendCopyRow(buf[:0], res.Columns, r, c.location())
 			c.be.Send(&pgproto3.CopyData{Data: append([]byte(nil), buf...)})
 		}
 		if err := c.be.Flush(); err != nil {
@@ -474,8 +478,9 @@ func (c *conn) copyOut(ctx context.Context, res *sql.Result) error {
 }
 
 // appendCopyRow renders one row in COPY text format: tab-separated, \N
-// for NULL, backslash escapes for backslash, tab, newline and CR.
-func appendCopyRow(dst []byte, r []row.Datum, loc *time.Location) []byte {
+// for NULL, backslash escapes for backslash, tab, newline and CR. Values
+// are shown as values of cols (numeric scale, char(n) padding).
+func appendCopyRow(dst []byte, cols []sql.Column, r []row.Datum, loc *time.Location) []byte {
 	for i, d := range r {
 		if i > 0 {
 			dst = append(dst, '\t')
@@ -484,7 +489,11 @@ func appendCopyRow(dst []byte, r []row.Datum, loc *time.Location) []byte {
 			dst = append(dst, `\N`...)
 			continue
 		}
-		for _, b := range row.AppendTextIn(nil, d, loc) {
+		var col sql.Column
+		if i < len(cols) {
+			col = cols[i]
+		}
+		for _, b := range encodeText(nil, d, col, loc) {
 			switch b {
 			case '\\':
 				dst = append(dst, `\\`...)

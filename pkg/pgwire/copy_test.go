@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 func count(t *testing.T, c *pgx.Conn, q string) int64 {
@@ -280,5 +281,62 @@ func TestReturningPgx(t *testing.T) {
 	}
 	if rows.Err() != nil || n != 2 || rows.CommandTag().String() != "UPDATE 2" {
 		t.Fatalf("UPDATE ... RETURNING: %d rows, tag %q, %v", n, rows.CommandTag(), rows.Err())
+	}
+}
+
+// TestCopyFromTypedColumns checks that COPY FROM applies varchar(n),
+// char(n) and numeric(p,s) as INSERT does, in text and binary format.
+func TestCopyFromTypedColumns(t *testing.T) {
+	c := connect(t, startServer(t, Config{}), "")
+	ctx := context.Background()
+	if _, err := c.Exec(ctx, "CREATE TABLE emp (id int PRIMARY KEY, name varchar(5) NOT NULL, code char(2), salary numeric(10,2), hired date)"); err != nil {
+		t.Fatal(err)
+	}
+	tag, err := c.PgConn().CopyFrom(ctx, strings.NewReader("1\tann\tab\t1500.5\t2024-01-02\n2\tbob  \tc \t0.125\t\\N\n"), "COPY emp FROM STDIN")
+	if err != nil || tag.RowsAffected() != 2 {
+		t.Fatalf("text COPY: %v %v", tag, err)
+	}
+	var pe *pgconn.PgError
+	_, err = c.PgConn().CopyFrom(ctx, strings.NewReader("3\ttoolong\tx\t1\t2024-01-01\n"), "COPY emp FROM STDIN")
+	if !errors.As(err, &pe) || pe.Code != "22001" || pe.Where != `COPY emp, line 1, column name: "toolong"` {
+		t.Fatalf("too long name: %#v", err)
+	}
+	_, err = c.PgConn().CopyFrom(ctx, strings.NewReader("3\tcy\tx\t123456789.5\t2024-01-01\n"), "COPY emp FROM STDIN")
+	if !errors.As(err, &pe) || pe.Code != "22003" {
+		t.Fatalf("numeric overflow: %#v", err)
+	}
+	_, err = c.CopyFrom(ctx, pgx.Identifier{"emp"}, []string{"id", "name"}, pgx.CopyFromRows([][]any{{int32(4), "toolong"}}))
+	if pgCode(err) != "22001" {
+		t.Fatalf("binary COPY of a too long name: %v, want 22001", err)
+	}
+	n, err := c.CopyFrom(ctx, pgx.Identifier{"emp"}, []string{"id", "name", "code"}, pgx.CopyFromRows([][]any{{int32(5), "dee", "d   "}}))
+	if err != nil || n != 1 {
+		t.Fatalf("binary COPY: %d, %v", n, err)
+	}
+	// Text results: the numeric column's scale and char(n)'s padding.
+	res, err := c.PgConn().Exec(ctx, "SELECT id, name, code, salary, hired FROM emp ORDER BY id").ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res[0].Rows {
+		var fields []string
+		for _, v := range r {
+			fields = append(fields, string(v))
+		}
+		got = append(got, strings.Join(fields, "|"))
+	}
+	want := []string{"1|ann|ab|1500.50|2024-01-02", "2|bob  |c |0.13|", "5|dee|d ||"}
+	if strings.Join(got, ";") != strings.Join(want, ";") {
+		t.Fatalf("rows = %q; want %q", got, want)
+	}
+	// Binary results through pgx: numeric(10,2) and date.
+	var salary pgtype.Numeric
+	var hired time.Time
+	if err := c.QueryRow(ctx, "SELECT salary, hired FROM emp WHERE id = $1", 1).Scan(&salary, &hired); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := salary.Value(); err != nil || v != "1500.50" || !hired.Equal(time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("binary salary, hired = %v (%v), %v", v, err, hired)
 	}
 }

@@ -272,7 +272,7 @@ func selfSigned(t *testing.T) *tls.Config {
 }
 
 func TestAppendCopyRow(t *testing.T) {
-	got := string(appendCopyRow(nil, []row.Datum{row.Int64(1), row.Null(), row.Text("a\tb\\c\nd")}, time.UTC))
+	got := string(appendCopyRow(nil, nil, []row.Datum{row.Int64(1), row.Null(), row.Text("a\tb\\c\nd")}, time.UTC))
 	if want := "1\t\\N\ta\\tb\\\\c\\nd\n"; got != want {
 		t.Fatalf("got %q want %q", got, want)
 	}

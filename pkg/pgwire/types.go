@@ -4,11 +4,17 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"time"
 
+	"github.com/cockroachdb/apd/v3"
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql"
+	"github.com/tandemdb/tandem/pkg/sql/planner"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
@@ -23,12 +29,15 @@ const (
 	oidFloat4      = 700
 	oidFloat8      = 701
 	oidUnknown     = 705
+	oidBpchar      = 1042
 	oidVarchar     = 1043
 	oidTimestamp   = 1114
 	oidDate        = 1082
 	oidTime        = 1083
 	oidTimestampTZ = 1184
 	oidInterval    = 1186
+	oidNumeric     = 1700
+	oidUUID        = 2950
 )
 
 // typeOID returns the OID a row type is described with, and its size.
@@ -52,8 +61,28 @@ func typeOID(t row.Type) (uint32, int16) {
 		return oidTimestampTZ, 8
 	case row.TypeInterval:
 		return oidInterval, 16
+	case row.TypeNumeric:
+		return oidNumeric, -1
+	case row.TypeUUID:
+		return oidUUID, 16
 	}
 	return oidText, -1
+}
+
+// columnType returns the OID, size and typmod a result column is
+// described with: its SQL type where the planner knows it (int4,
+// varchar(30), numeric(10,2)), else its row type's.
+func columnType(col sql.Column) (oid uint32, size int16, typmod int32) {
+	oid, typmod = planner.PGType(col.Type.Type, col.Width, col.Mod)
+	switch oid {
+	case oidInt2:
+		size = 2
+	case oidInt4:
+		size = 4
+	default:
+		_, size = typeOID(col.Type.Type)
+	}
+	return oid, size, typmod
 }
 
 // oidType maps a parameter type OID sent by a client to a row type;
@@ -68,8 +97,12 @@ func oidType(oid uint32) (row.Type, error) {
 		return row.TypeInt64, nil
 	case oidFloat4, oidFloat8:
 		return row.TypeFloat64, nil
-	case oidText, oidVarchar:
+	case oidText, oidVarchar, oidBpchar:
 		return row.TypeText, nil
+	case oidNumeric:
+		return row.TypeNumeric, nil
+	case oidUUID:
+		return row.TypeUUID, nil
 	case oidBytea:
 		return row.TypeBytes, nil
 	case oidTimestamp:
@@ -94,10 +127,11 @@ const (
 	postgresEpochDays   = 10957
 )
 
-// encodeText appends the text format of d (d not NULL), timestamptz in
-// loc.
-func encodeText(dst []byte, d row.Datum, loc *time.Location) []byte {
-	return row.AppendTextIn(dst, d, loc)
+// encodeText appends the text format of d (d not NULL) as a value of
+// column col: numerics with the column's scale, char(n) padded,
+// timestamptz in loc.
+func encodeText(dst []byte, d row.Datum, col sql.Column, loc *time.Location) []byte {
+	return col.Mod.AppendText(dst, d, loc)
 }
 
 // timestampToPG converts micros since 1970 to Postgres' binary form,
@@ -120,8 +154,9 @@ func timestampFromPG(us int64) (int64, bool) {
 	return r, true
 }
 
-// encodeBinary appends the binary format of d (d not NULL) for type t.
-func encodeBinary(dst []byte, d row.Datum) ([]byte, error) {
+// encodeBinary appends the binary format of d (d not NULL) as a value of
+// column col.
+func encodeBinary(dst []byte, d row.Datum, col sql.Column) ([]byte, error) {
 	switch d.Type() {
 	case row.TypeBool:
 		if d.Bool() {
@@ -129,11 +164,25 @@ func encodeBinary(dst []byte, d row.Datum) ([]byte, error) {
 		}
 		return append(dst, 0), nil
 	case row.TypeInt64:
+		switch col.Width {
+		case planner.IntWidth2:
+			return binary.BigEndian.AppendUint16(dst, uint16(d.Int64())), nil
+		case planner.IntWidth4:
+			return binary.BigEndian.AppendUint32(dst, uint32(d.Int64())), nil
+		}
 		return binary.BigEndian.AppendUint64(dst, uint64(d.Int64())), nil
+	case row.TypeNumeric:
+		return encodeNumericBinary(dst, d, col.Mod)
+	case row.TypeUUID:
+		u := d.UUID()
+		return append(dst, u[:]...), nil
+	case row.TypeText:
+		if col.Mod.Kind == planner.ModBpchar {
+			return col.Mod.AppendText(dst, d, nil), nil
+		}
+		return append(dst, d.Text()...), nil
 	case row.TypeFloat64:
 		return binary.BigEndian.AppendUint64(dst, math.Float64bits(d.Float64())), nil
-	case row.TypeText:
-		return append(dst, d.Text()...), nil
 	case row.TypeBytes:
 		return append(dst, d.BytesString()...), nil
 	case row.TypeTimestamp:
@@ -210,8 +259,15 @@ func decodeParam(v []byte, format int16, t row.Type, oid uint32, loc *time.Locat
 			return bad()
 		}
 		return row.Float64(math.Float64frombits(binary.BigEndian.Uint64(v))), nil
-	case oidText, oidVarchar, 0, oidUnknown:
+	case oidText, oidVarchar, oidBpchar, 0, oidUnknown:
 		return row.Text(string(v)), nil
+	case oidNumeric:
+		return decodeNumericBinary(v)
+	case oidUUID:
+		if len(v) != 16 {
+			return bad()
+		}
+		return row.UUID([16]byte(v)), nil
 	case oidBytea:
 		return row.Bytes(v), nil
 	case oidTimestamp, oidTimestampTZ:
@@ -255,4 +311,75 @@ func decodeParam(v []byte, format int16, t row.Type, oid uint32, loc *time.Locat
 			Days: int32(binary.BigEndian.Uint32(v[8:12])), Months: int32(binary.BigEndian.Uint32(v[12:]))}), nil
 	}
 	return row.Null(), sqlerr.Errorf(sqlerr.FeatureNotSupported, "binary parameters of type OID %s not supported", strconv.Itoa(int(oid)))
+}
+
+// encodeNumericBinary appends PostgreSQL's binary numeric format, with
+// the display scale of the column's modifier when it has one, using
+// pgtype's encoder.
+func encodeNumericBinary(dst []byte, d row.Datum, m planner.TypeMod) ([]byte, error) {
+	x := d.Decimal()
+	var n pgtype.Numeric
+	switch x.Form {
+	case apd.NaN, apd.NaNSignaling:
+		n = pgtype.Numeric{NaN: true, Valid: true}
+	case apd.Infinite:
+		n = pgtype.Numeric{InfinityModifier: pgtype.Infinity, Valid: true}
+		if x.Negative {
+			n.InfinityModifier = pgtype.NegativeInfinity
+		}
+	default:
+		c := x.Coeff.MathBigInt()
+		if x.Negative {
+			c.Neg(c)
+		}
+		exp := x.Exponent
+		if m.Kind == planner.ModNumeric && -exp < m.Scale {
+			// Pad to the display scale: c × 10^(exp+scale) × 10^-scale.
+			c.Mul(c, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(exp+m.Scale)), nil))
+			exp = -m.Scale
+		}
+		n = pgtype.Numeric{Int: c, Exp: exp, Valid: true}
+	}
+	plan := pgtype.NumericCodec{}.PlanEncode(nil, oidNumeric, pgtype.BinaryFormatCode, n)
+	if plan == nil {
+		return nil, fmt.Errorf("no binary numeric encoder")
+	}
+	out, err := plan.Encode(n, dst)
+	if err != nil {
+		return nil, fmt.Errorf("encode numeric: %w", err)
+	}
+	return out, nil
+}
+
+// decodeNumericBinary decodes a binary numeric parameter with pgtype.
+func decodeNumericBinary(v []byte) (row.Datum, error) {
+	var n pgtype.Numeric
+	plan := pgtype.NumericCodec{}.PlanScan(nil, oidNumeric, pgtype.BinaryFormatCode, &n)
+	if plan == nil {
+		return row.Null(), fmt.Errorf("no binary numeric decoder")
+	}
+	if err := plan.Scan(v, &n); err != nil {
+		return row.Null(), sqlerr.Errorf(sqlerr.ProtocolViolation, "invalid binary numeric parameter: %v", err)
+	}
+	x := new(apd.Decimal)
+	switch {
+	case !n.Valid:
+		return row.Null(), nil
+	case n.NaN:
+		x.Form = apd.NaN
+	case n.InfinityModifier == pgtype.Infinity:
+		x.Form = apd.Infinite
+	case n.InfinityModifier == pgtype.NegativeInfinity:
+		x.Form, x.Negative = apd.Infinite, true
+	default:
+		c := new(big.Int).Set(n.Int)
+		x.Negative = c.Sign() < 0
+		x.Coeff.SetMathBigInt(c.Abs(c))
+		x.Exponent = n.Exp
+	}
+	d, err := row.Numeric(x)
+	if err != nil {
+		return row.Null(), sqlerr.Errorf(sqlerr.NumericValueOutOfRange, "%v", err)
+	}
+	return d, nil
 }

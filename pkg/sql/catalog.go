@@ -82,6 +82,7 @@ func (sn *snapshot) Resolve(schema, name string) (planner.Relation, error) {
 	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc}
 	if it.Kind == KindTable {
 		rel.IntWidths = planner.TableIntWidths(it.SQL)
+		rel.TypeMods = planner.TableTypeMods(it.SQL)
 	}
 	if it.Kind == KindView {
 		q, err := viewQuery(it)

@@ -321,7 +321,8 @@ func nodeChildren(n *pg.Node) []*pg.Node {
 type tableRules struct {
 	it       *Item
 	widths   []planner.IntWidth
-	defaults []expr.Expr // per column: the default or a typed NULL
+	mods     []planner.TypeMod // nil: none
+	defaults []expr.Expr       // per column: the default or a typed NULL
 	checks   []compiledCheck
 	keys     []keyDef
 }
@@ -337,12 +338,12 @@ func rulesFor(pl *planner.Planner, it *Item) (*tableRules, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &tableRules{it: it, widths: planner.TableIntWidths(it.SQL), keys: def.keys}
+	r := &tableRules{it: it, widths: planner.TableIntWidths(it.SQL), mods: planner.TableTypeMods(it.SQL), keys: def.keys}
 	r.defaults = make([]expr.Expr, it.Desc.Arity())
 	for i := range r.defaults {
 		r.defaults[i] = expr.TypedNull(it.Desc.Types[i].Type)
 		if i < len(def.defaults) && def.defaults[i] != nil {
-			d, err := pl.ColumnDefault(it.Desc, r.widths, i, def.defaults[i])
+			d, err := pl.ColumnDefault(it.Desc, r.widths, r.mods, i, def.defaults[i])
 			if err != nil {
 				return nil, fmt.Errorf("default of column %s: %w", it.Desc.Name(i), err)
 			}
@@ -350,7 +351,7 @@ func rulesFor(pl *planner.Planner, it *Item) (*tableRules, error) {
 		}
 	}
 	for _, ch := range def.checks {
-		e, err := pl.CheckExpr(it.Desc, r.widths, ch.expr)
+		e, err := pl.CheckExpr(it.Desc, r.widths, r.mods, ch.expr)
 		if err != nil {
 			return nil, err
 		}

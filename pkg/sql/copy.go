@@ -241,7 +241,15 @@ func (ci *copyIn) convert(i int, text string) (row.Datum, error) {
 			return row.Null(), sqlerr.Convert(err)
 		}
 	}
-	return ci.narrow(col, d)
+	d, err := ci.narrow(col, d)
+	if err != nil || col >= len(ci.rules.mods) {
+		return d, err
+	}
+	// varchar(n), char(n) and numeric(p,s) apply as to an INSERT.
+	if d, err = ci.rules.mods[col].AssignDatum(d); err != nil {
+		return row.Null(), sqlerr.Convert(err)
+	}
+	return d, nil
 }
 
 // narrow range-checks a value of a smallint or integer column.

@@ -353,10 +353,24 @@ func (ci *copyIn) binaryTuple(n int) (vals []row.Datum, used int, ok bool, err e
 // epoch, the zero of binary timestamps.
 const postgresEpochMicros = 946684800 * 1_000_000
 
-// binaryValue decodes a binary field of data column i by its column's
+// binaryValue decodes a binary field of data column i and applies the
+// column's varchar(n)/char(n) modifier as an INSERT would.
+func (ci *copyIn) binaryValue(i int, v []byte) (row.Datum, error) {
+	d, err := ci.binaryDatum(i, v)
+	col := ci.cols[i]
+	if err != nil || col >= len(ci.rules.mods) {
+		return d, err
+	}
+	if d, err = ci.rules.mods[col].AssignDatum(d); err != nil {
+		return row.Null(), sqlerr.Convert(err)
+	}
+	return d, nil
+}
+
+// binaryDatum decodes a binary field of data column i by its column's
 // type; integers and floats by their width, as the client may send any
 // of int2/int4/int8 and float4/float8.
-func (ci *copyIn) binaryValue(i int, v []byte) (row.Datum, error) {
+func (ci *copyIn) binaryDatum(i int, v []byte) (row.Datum, error) {
 	col := ci.cols[i]
 	bad := func() (row.Datum, error) {
 		return row.Null(), sqlerr.Errorf(sqlerr.InvalidBinaryRepresentation, "incorrect binary data format (%d bytes)", len(v))
@@ -392,6 +406,11 @@ func (ci *copyIn) binaryValue(i int, v []byte) (row.Datum, error) {
 		return row.Text(string(v)), nil
 	case row.TypeBytes:
 		return row.Bytes(v), nil
+	case row.TypeUUID:
+		if len(v) != 16 {
+			return bad()
+		}
+		return row.UUID([16]byte(v)), nil
 	case row.TypeTimestamp:
 		if len(v) != 8 {
 			return bad()

@@ -23,7 +23,7 @@ func writeTarget(sn *snapshot, rv *pg.RangeVar) (*Item, planner.Relation, error)
 	if it.Kind != KindTable {
 		return nil, planner.Relation{}, sqlerr.Errorf(sqlerr.WrongObjectType, "cannot write to %s %q: only tables can be written", kindName(it.Kind), it.Name)
 	}
-	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc, IntWidths: planner.TableIntWidths(it.SQL)}
+	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc, IntWidths: planner.TableIntWidths(it.SQL), TypeMods: planner.TableTypeMods(it.SQL)}
 	return it, rel, nil
 }
 
@@ -61,7 +61,8 @@ func (wp *writePlan) columns() []Column {
 	}
 	cols := make([]Column, len(wp.returning.Names))
 	for i := range cols {
-		cols[i] = Column{Name: wp.returning.Names[i], Type: wp.returning.Types[i]}
+		cols[i] = Column{Name: wp.returning.Names[i], Type: wp.returning.Types[i],
+			Width: wp.returning.Widths[i], Mod: wp.returning.Mods[i]}
 	}
 	return cols
 }
@@ -100,14 +101,14 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*writePlan, 
 			// DEFAULT VALUES: one row of defaults.
 			sel = &pg.SelectStmt{ValuesLists: []*pg.Node{{Node: &pg.Node_List{List: &pg.List{}}}}}
 			cols = nil
-			if wp.q, err = pl.PlanInsert(wp.it.Desc, wp.rules.widths, wp.rules.defaults, []string{}, sel); err != nil {
+			if wp.q, err = pl.PlanInsert(wp.it.Desc, wp.rules.widths, wp.rules.mods, wp.rules.defaults, []string{}, sel); err != nil {
 				return nil, err
 			}
 		} else {
 			if err := replaceDefaults(wp.it, cols, sel); err != nil {
 				return nil, err
 			}
-			if wp.q, err = pl.PlanInsert(wp.it.Desc, wp.rules.widths, wp.rules.defaults, cols, sel); err != nil {
+			if wp.q, err = pl.PlanInsert(wp.it.Desc, wp.rules.widths, wp.rules.mods, wp.rules.defaults, cols, sel); err != nil {
 				return nil, err
 			}
 		}

@@ -181,9 +181,10 @@ var textCol = row.ColumnType{Type: row.TypeText, Nullable: true}
 
 func queryColumns(q *planner.Query) []Column {
 	names, types := q.Columns()
+	widths, mods := q.ColumnTypes()
 	out := make([]Column, len(names))
 	for i := range names {
-		out[i] = Column{Name: names[i], Type: types[i]}
+		out[i] = Column{Name: names[i], Type: types[i], Width: widths[i], Mod: mods[i]}
 	}
 	return out
 }

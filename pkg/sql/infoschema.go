@@ -47,7 +47,7 @@ func (sn *snapshot) informationSchemaRelation(name string) (planner.Relation, bo
 			if it.Kind == KindIndex {
 				continue
 			}
-			widths := planner.TableIntWidths(it.SQL)
+			widths, mods := planner.TableIntWidths(it.SQL), planner.TableTypeMods(it.SQL)
 			var defaults []string
 			if it.Kind == KindTable {
 				defaults = defaultTexts(&it)
@@ -69,6 +69,15 @@ func (sn *snapshot) informationSchemaRelation(name string) (planner.Relation, bo
 						typ = "smallint"
 					case planner.IntWidth4:
 						typ = "integer"
+					}
+				}
+				if i < len(mods) {
+					// data_type has no length: character varying, character.
+					switch mods[i].Kind {
+					case planner.ModVarchar:
+						typ = "character varying"
+					case planner.ModBpchar:
+						typ = "character"
 					}
 				}
 				add(text(Database), text(schemaOf(&it)), text(it.Name), text(it.Desc.Name(i)), row.Int64(int64(i+1)), def, text(nullable), text(typ))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/parse"
+	"github.com/tandemdb/tandem/pkg/sql/planner"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
@@ -34,6 +35,11 @@ func NewEngine(b Backend) *Engine { return &Engine{backend: b} }
 type Column struct {
 	Name string
 	Type row.ColumnType
+	// Width and Mod are the column's SQL integer width and type modifier
+	// (zero: none), which choose its type OID and typmod and format its
+	// values (planner.PGType, TypeMod.AppendText).
+	Width planner.IntWidth
+	Mod   planner.TypeMod
 }
 
 // Result is the outcome of one statement.

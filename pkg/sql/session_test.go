@@ -118,7 +118,10 @@ func TestErrors(t *testing.T) {
 		{"SELECT row_number() OVER w FROM t WINDOW w AS ()", sqlerr.FeatureNotSupported},
 		{"SELECT row_number() FROM t", sqlerr.WrongObjectType},
 		{"SELECT ARRAY(SELECT 1)", sqlerr.FeatureNotSupported},
-		{"SELECT 1::numeric", sqlerr.FeatureNotSupported},
+		{"SELECT 1::numeric(5, 7)", sqlerr.FeatureNotSupported},
+		{"SELECT 'abc'::numeric", sqlerr.InvalidTextRepresentation},
+		{"SELECT 1e6::numeric(5, 2)", sqlerr.NumericValueOutOfRange},
+		{"SELECT 'x'::uuid", sqlerr.InvalidTextRepresentation},
 		{"SELECT a FROM t UNION SELECT b FROM t", sqlerr.DatatypeMismatch},
 		{"INSERT INTO t VALUES ('x', 'y')", sqlerr.InvalidTextRepresentation},
 		{"SELECT t.a FROM t x", sqlerr.UndefinedTable},
@@ -200,6 +203,12 @@ func TestShowAndSet(t *testing.T) {
 	wantRows(t, s, "SHOW TABLES", "t")
 	wantRows(t, s, "SHOW CREATE TABLE t", "t,CREATE TABLE t (a int)")
 	wantRows(t, s, "SHOW COLUMNS FROM bids", "id,false,bigint", "buyer,false,bigint", "auction_id,false,bigint", "amount,false,bigint", "bid_time,false,timestamp without time zone")
+	run(t, s, "CREATE TABLE typed (i int, s smallint, v varchar(30), c char(4), b bpchar, n numeric(10,2), m numeric, u uuid)")
+	wantRows(t, s, "SHOW COLUMNS FROM typed", "i,true,integer", "s,true,smallint", "v,true,character varying(30)", "c,true,character(4)",
+		"b,true,bpchar", "n,true,numeric(10,2)", "m,true,numeric", "u,true,uuid")
+	run(t, s, "CREATE TABLE emp (id int, name varchar(30) NOT NULL, salary numeric(10,2))")
+	run(t, s, "INSERT INTO emp VALUES (1, 'ann', 1500.5)")
+	wantRows(t, s, "SHOW COLUMNS FROM emp", "id,true,integer", "name,false,character varying(30)", "salary,true,numeric(10,2)")
 	run(t, s, "SET cluster = c2")
 	wantRows(t, s, "SHOW cluster", "c2")
 	run(t, s, "CREATE DEFAULT INDEX ON t")

@@ -103,8 +103,21 @@ func (s *Session) showItems(sn *snapshot, st *parse.Show, add func(...string)) e
 		return nil
 	}
 	if st.Kind == parse.ShowColumns {
+		var widths []planner.IntWidth
+		var mods []planner.TypeMod
+		if on.Kind == KindTable {
+			widths, mods = planner.TableIntWidths(on.SQL), planner.TableTypeMods(on.SQL)
+		}
 		for i, t := range on.Desc.Types {
-			add(on.Desc.Name(i), fmt.Sprint(t.Nullable), planner.PGTypeName(t.Type))
+			var w planner.IntWidth
+			var m planner.TypeMod
+			if i < len(widths) && t.Type == row.TypeInt64 {
+				w = widths[i]
+			}
+			if i < len(mods) {
+				m = mods[i]
+			}
+			add(on.Desc.Name(i), fmt.Sprint(t.Nullable), planner.SQLTypeName(t.Type, w, m))
 		}
 		return nil
 	}

@@ -13,7 +13,8 @@ import (
 // CanCast reports whether CAST(x AS to) is defined for x of type from.
 // Every type casts to itself and to text; text casts to every type; bool
 // and int64 cast to each other; int64 and float64 cast to each other;
-// an untyped NULL casts to anything.
+// int64, float64 and numeric cast to each other; an untyped NULL casts to
+// anything.
 func CanCast(from, to row.Type) bool {
 	if !to.Valid() || to == row.TypeNull {
 		return false
@@ -25,9 +26,11 @@ func CanCast(from, to row.Type) bool {
 	case row.TypeBool:
 		return to == row.TypeInt64
 	case row.TypeInt64:
-		return to == row.TypeBool || to == row.TypeFloat64
+		return to == row.TypeBool || to == row.TypeFloat64 || to == row.TypeNumeric
 	case row.TypeFloat64:
-		return to == row.TypeInt64
+		return to == row.TypeInt64 || to == row.TypeNumeric
+	case row.TypeNumeric:
+		return to == row.TypeInt64 || to == row.TypeFloat64
 	}
 	return canCastTemporal(from, to)
 }
@@ -61,11 +64,30 @@ func CastDatum(d row.Datum, to row.Type) (row.Datum, error) {
 		}
 		return row.Int64(0), nil
 	case row.TypeInt64:
-		if to == row.TypeBool {
+		switch to {
+		case row.TypeBool:
 			return row.Bool(d.Int64() != 0), nil
+		case row.TypeNumeric:
+			return row.NumericFromInt64(d.Int64()), nil
 		}
 		return row.Float64(float64(d.Int64())), nil
+	case row.TypeNumeric:
+		if to == row.TypeFloat64 {
+			f, err := numericToFloat(d.Decimal())
+			if err != nil {
+				return row.Null(), err
+			}
+			return row.Float64(f), nil
+		}
+		i, err := numericToInt(d.Decimal(), "bigint")
+		if err != nil {
+			return row.Null(), err
+		}
+		return row.Int64(i), nil
 	case row.TypeFloat64:
+		if to == row.TypeNumeric {
+			return floatToNumeric(d.Float64())
+		}
 		f := math.RoundToEven(d.Float64())
 		// float64(MaxInt64) rounds up to 2^63, which is out of range.
 		if math.IsNaN(f) || f < math.MinInt64 || f >= math.MaxInt64 {
@@ -132,6 +154,14 @@ func parseText(s string, to row.Type) (row.Datum, error) {
 			return row.Null(), invalidInput(to, s)
 		}
 		return row.Bytes(b), nil
+	case row.TypeNumeric:
+		return parseNumeric(s)
+	case row.TypeUUID:
+		u, err := row.ParseUUID(s)
+		if err != nil {
+			return row.Null(), invalidInput(to, s)
+		}
+		return row.UUID(u), nil
 	}
 	return row.Null(), evalErr(CodeInternal, "cast text to %s not implemented", to)
 }

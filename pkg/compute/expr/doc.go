@@ -34,6 +34,14 @@
 //     functions follow Postgres (datetime.go, datetime_funcs.go,
 //     datetime_make.go, tochar.go); intervals compare by length, so
 //     '1 mon' = '30 days' (see pkg/compute/row/doc.go).
+//   - numeric arithmetic (numeric.go) is exact for + - *, and / follows
+//     Postgres' select_div_scale, rounding half away from zero (as do
+//     round, casts to integers and numeric_typmod); NaN and the
+//     infinities follow Postgres' rules rather than apd's. int64 with
+//     numeric computes in numeric, float64 with numeric in float64.
+//   - varchar/bpchar(_assign) apply varchar(n) and char(n) (math.go):
+//     an assignment fails with 22001 unless the excess is spaces;
+//     char(n) values drop their trailing spaces.
 //
 // MFP{Expressions, Predicates, Projection} fuses map, filter and project;
 // MFP.Evaluate applies it to one row with a reusable Scratch, and

@@ -92,6 +92,27 @@ const (
 	FuncMakeTimestamp  // make_timestamp(year, month, day, hour, min, sec)
 	FuncToTimestamp    // to_timestamp(seconds since the epoch): timestamptz
 	FuncTimePrecision  // time_precision(x, p): x rounded to p fractional digits (timestamp(p) etc.)
+	// More math over int64, float64 and numeric (numeric.go, math.go).
+	FuncTrunc     // trunc(x[, digits]): towards zero
+	FuncSign      // sign(x): -1, 0 or 1 in x's type
+	FuncDivTrunc  // div(x, y): numeric quotient truncated towards zero
+	FuncExp       // exp(x), float64
+	FuncLn        // ln(x), float64
+	FuncLog10     // log(x): base 10, float64
+	FuncTrimScale // trim_scale(x): numeric values are stored without trailing zeros, so the identity
+	// numeric_typmod(x, precision, scale) applies a numeric(p,s) column
+	// type: rounds to scale digits, 22003 when the integer part is wider
+	// than precision - scale.
+	FuncNumericTypmod
+	// varchar(x, n) and bpchar(x, n) are an explicit cast to varchar(n) /
+	// char(n): truncate to n characters (char(n) values are stored without
+	// their padding, see docs/sql.md). varchar_assign and bpchar_assign
+	// are the assignment to such a column: 22001 when the value is longer
+	// unless the excess is spaces.
+	FuncVarchar
+	FuncBpchar
+	FuncVarcharAssign
+	FuncBpcharAssign
 	funcCount
 )
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cockroachdb/apd/v3"
+
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
@@ -31,9 +33,9 @@ var funcs = [funcCount]funcDef{
 
 	FuncAbs:   {name: "abs", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: evalAbs},
 	FuncRound: {name: "round", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeRound, eval1: evalRound1, eval2: evalRound2},
-	FuncFloor: {name: "floor", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: floatUnary(math.Floor)},
-	FuncCeil:  {name: "ceil", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: floatUnary(math.Ceil)},
-	FuncSqrt:  {name: "sqrt", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloat1, eval1: evalSqrt},
+	FuncFloor: {name: "floor", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: floatUnary(math.Floor, false)},
+	FuncCeil:  {name: "ceil", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: floatUnary(math.Ceil, true)},
+	FuncSqrt:  {name: "sqrt", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeSqrt, eval1: evalSqrt},
 	FuncPower: {name: "power", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeFloat2, eval2: evalPower},
 
 	FuncLower:    {name: "lower", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeText(1, row.TypeText), eval1: textUnary(strings.ToLower)},
@@ -71,6 +73,18 @@ var funcs = [funcCount]funcDef{
 	FuncMakeTimestamp:  {name: "make_timestamp", minArgs: 6, maxArgs: 6, strict: true, typeOf: typeMake(row.TypeTimestamp, 5), evalN: evalMakeTimestamp},
 	FuncToTimestamp:    {name: "to_timestamp", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeMake(row.TypeTimestampTZ, 0), eval1: evalToTimestamp},
 	FuncTimePrecision:  {name: "time_precision", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeTimePrecision, eval2: evalTimePrecision},
+	FuncTrunc:          {name: "trunc", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeTrunc, eval1: evalTrunc1, eval2: evalTrunc2},
+	FuncSign:           {name: "sign", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: evalSign},
+	FuncDivTrunc:       {name: "div_trunc", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumericOnly(2), eval2: evalDivTrunc},
+	FuncExp:            {name: "exp", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloat1, eval1: evalExp},
+	FuncLn:             {name: "ln", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloat1, eval1: evalLn},
+	FuncLog10:          {name: "log10", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloat1, eval1: evalLog10},
+	FuncTrimScale:      {name: "trim_scale", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumericOnly(1), eval1: evalTrimScale},
+	FuncNumericTypmod:  {name: "numeric_typmod", minArgs: 3, maxArgs: 3, strict: true, typeOf: typeNumericTypmod, eval3: evalNumericTypmod},
+	FuncVarchar:        {name: "varchar", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCharN, eval2: evalCharN(false, false)},
+	FuncBpchar:         {name: "bpchar", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCharN, eval2: evalCharN(true, false)},
+	FuncVarcharAssign:  {name: "varchar_assign", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCharN, eval2: evalCharN(false, true)},
+	FuncBpcharAssign:   {name: "bpchar_assign", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCharN, eval2: evalCharN(true, true)},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL
@@ -162,6 +176,9 @@ func compareDatums(a, b row.Datum) (int, error) {
 	if ta == row.TypeFloat64 && tb == row.TypeInt64 {
 		return -compareIntFloat(b.Int64(), a.Float64()), nil
 	}
+	if ta == row.TypeNumeric || tb == row.TypeNumeric {
+		return compareNumeric(a, b)
+	}
 	return 0, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", pgName(ta), pgName(tb))
 }
 
@@ -207,6 +224,9 @@ func asFloat(d row.Datum) (float64, bool) {
 		return d.Float64(), true
 	case row.TypeInt64:
 		return float64(d.Int64()), true
+	case row.TypeNumeric:
+		f, err := numericToFloat(d.Decimal())
+		return f, err == nil
 	default:
 		return 0, false
 	}
@@ -221,6 +241,9 @@ func arith(op string, a, b row.Datum, fi func(x, y int64) (int64, error), ff fun
 			return row.Null(), err
 		}
 		return row.Int64(r), nil
+	}
+	if (a.Type() == row.TypeNumeric || b.Type() == row.TypeNumeric) && a.Type() != row.TypeFloat64 && b.Type() != row.TypeFloat64 {
+		return numericArith(op, a, b)
 	}
 	fa, ok1 := asFloat(a)
 	fb, ok2 := asFloat(b)
@@ -351,6 +374,8 @@ func evalNeg(a row.Datum) (row.Datum, error) {
 			return row.Null(), err
 		}
 		return row.IntervalDatum(n), nil
+	case row.TypeNumeric:
+		return numeric(new(apd.Decimal).Neg(a.Decimal()), nil)
 	}
 	return row.Null(), undefinedFunc("neg", a)
 }
@@ -368,19 +393,23 @@ func evalAbs(a row.Datum) (row.Datum, error) {
 		return row.Int64(i), nil
 	case row.TypeFloat64:
 		return row.Float64(math.Abs(a.Float64())), nil
+	case row.TypeNumeric:
+		return numeric(new(apd.Decimal).Abs(a.Decimal()), nil)
 	}
 	return row.Null(), undefinedFunc("abs", a)
 }
 
 // floatUnary applies f to a float64, and is the identity on int64 (floor
-// and ceil of an integer).
-func floatUnary(f func(float64) float64) func(a row.Datum) (row.Datum, error) {
+// and ceil of an integer); a numeric rounds up (ceil) or down.
+func floatUnary(f func(float64) float64, up bool) func(a row.Datum) (row.Datum, error) {
 	return func(a row.Datum) (row.Datum, error) {
 		switch a.Type() {
 		case row.TypeInt64:
 			return a, nil
 		case row.TypeFloat64:
 			return row.Float64(f(a.Float64())), nil
+		case row.TypeNumeric:
+			return numericCeilFloor(a.Decimal(), up)
 		}
 		return row.Null(), undefinedFunc("floor/ceil", a)
 	}
@@ -392,6 +421,8 @@ func evalRound1(a row.Datum) (row.Datum, error) {
 		return a, nil
 	case row.TypeFloat64:
 		return row.Float64(math.RoundToEven(a.Float64())), nil
+	case row.TypeNumeric:
+		return numericRound(a.Decimal(), 0, false)
 	}
 	return row.Null(), undefinedFunc("round", a)
 }
@@ -406,6 +437,8 @@ func evalRound2(a, digits row.Datum) (row.Datum, error) {
 	}
 	n := digits.Int64()
 	switch a.Type() {
+	case row.TypeNumeric:
+		return numericRound(a.Decimal(), n, false)
 	case row.TypeInt64:
 		if n >= 0 {
 			return a, nil
@@ -452,6 +485,9 @@ func evalRound2(a, digits row.Datum) (row.Datum, error) {
 }
 
 func evalSqrt(a row.Datum) (row.Datum, error) {
+	if a.Type() == row.TypeNumeric {
+		return numericSqrt(a.Decimal())
+	}
 	x, ok := asFloat(a)
 	if !ok {
 		return row.Null(), undefinedFunc("sqrt", a)

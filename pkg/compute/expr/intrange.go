@@ -23,7 +23,7 @@ var (
 
 func typeNarrowInt(name string) func(args []row.ColumnType) (row.ColumnType, error) {
 	return func(args []row.ColumnType) (row.ColumnType, error) {
-		if !is(args[0], row.TypeInt64, row.TypeFloat64, row.TypeText) {
+		if !is(args[0], row.TypeInt64, row.TypeFloat64, row.TypeText, row.TypeNumeric) {
 			return row.ColumnType{}, typeSig(name, args)
 		}
 		return row.ColumnType{Type: row.TypeInt64}, nil
@@ -45,6 +45,15 @@ func narrowInt(r *intRange) func(a row.Datum) (row.Datum, error) {
 				return row.Null(), r.errRange
 			}
 			i = int64(f)
+		case row.TypeNumeric:
+			v, err := numericToInt(a.Decimal(), r.name)
+			if err != nil {
+				return row.Null(), err
+			}
+			if v < r.min || v > r.max {
+				return row.Null(), r.errRange
+			}
+			i = v
 		case row.TypeText:
 			d, err := parseText(a.Text(), row.TypeInt64)
 			if Code(err) == CodeNumericValueOutOfRange {

@@ -215,7 +215,7 @@ func typeCompare(args []row.ColumnType) (row.ColumnType, error) {
 }
 
 func typeNumeric1(args []row.ColumnType) (row.ColumnType, error) {
-	if !is(args[0], row.TypeInt64, row.TypeFloat64) {
+	if !is(args[0], row.TypeInt64, row.TypeFloat64, row.TypeNumeric) {
 		return row.ColumnType{}, typeSig("numeric function", args)
 	}
 	return row.ColumnType{Type: args[0].Type}, nil
@@ -223,12 +223,14 @@ func typeNumeric1(args []row.ColumnType) (row.ColumnType, error) {
 
 func typeNumeric2(args []row.ColumnType) (row.ColumnType, error) {
 	a, b := args[0].Type, args[1].Type
-	if !is(args[0], row.TypeInt64, row.TypeFloat64) || !is(args[1], row.TypeInt64, row.TypeFloat64) {
+	if !is(args[0], row.TypeInt64, row.TypeFloat64, row.TypeNumeric) || !is(args[1], row.TypeInt64, row.TypeFloat64, row.TypeNumeric) {
 		return row.ColumnType{}, evalErr(CodeUndefinedFunction, "operator does not exist: %s and %s", a, b)
 	}
 	switch {
 	case a == row.TypeFloat64 || b == row.TypeFloat64:
 		return row.ColumnType{Type: row.TypeFloat64}, nil
+	case a == row.TypeNumeric || b == row.TypeNumeric:
+		return row.ColumnType{Type: row.TypeNumeric}, nil
 	case a == row.TypeInt64 || b == row.TypeInt64:
 		return row.ColumnType{Type: row.TypeInt64}, nil
 	}
@@ -284,10 +286,29 @@ func typeFloat2(args []row.ColumnType) (row.ColumnType, error) {
 }
 
 func typeRound(args []row.ColumnType) (row.ColumnType, error) {
-	if !is(args[0], row.TypeInt64, row.TypeFloat64) || (len(args) == 2 && !is(args[1], row.TypeInt64)) {
+	if !is(args[0], row.TypeInt64, row.TypeFloat64, row.TypeNumeric) || (len(args) == 2 && !is(args[1], row.TypeInt64)) {
 		return row.ColumnType{}, typeSig("round", args)
 	}
 	return row.ColumnType{Type: args[0].Type}, nil
+}
+
+// typeTrunc types trunc(x) (x's type) and trunc(x, digits) (numeric).
+func typeTrunc(args []row.ColumnType) (row.ColumnType, error) {
+	if len(args) == 2 {
+		if !is(args[0], row.TypeInt64, row.TypeNumeric) || !is(args[1], row.TypeInt64) {
+			return row.ColumnType{}, typeSig("trunc", args)
+		}
+		return row.ColumnType{Type: row.TypeNumeric}, nil
+	}
+	return typeRound(args)
+}
+
+// typeSqrt types sqrt: numeric for a numeric, float64 otherwise.
+func typeSqrt(args []row.ColumnType) (row.ColumnType, error) {
+	if args[0].Type == row.TypeNumeric {
+		return row.ColumnType{Type: row.TypeNumeric}, nil
+	}
+	return typeFloat1(args)
 }
 
 // typeText types a function of up to n text arguments returning result;

@@ -19,7 +19,8 @@ const (
 	AggCountStar
 	// AggCount counts non-null arguments.
 	AggCount
-	// AggSum sums int64 (error 22003 on overflow) or float64 arguments.
+	// AggSum sums int64 (error 22003 on overflow), float64 or numeric
+	// (exactly, with PostgreSQL's NaN and infinity rules) arguments.
 	AggSum
 	// AggMin and AggMax return the least / greatest argument in SQL order.
 	AggMin
@@ -141,6 +142,7 @@ func sumOrAvg(a Aggregate, args []argCount) (row.Datum, error) {
 	var (
 		isum  int128
 		fsum  float64
+		nsum  numericSum
 		count int64
 		typ   row.Type
 	)
@@ -167,6 +169,8 @@ func sumOrAvg(a Aggregate, args []argCount) (row.Datum, error) {
 			isum = isum.add(mul64(v.Int64(), n))
 		case t == row.TypeFloat64:
 			fsum += v.Float64() * float64(n)
+		case t == row.TypeNumeric && a.Func == AggSum:
+			nsum.add(v, n)
 		default:
 			return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("%s: cannot sum %s values", a.Func, t)}
 		}
@@ -175,6 +179,9 @@ func sumOrAvg(a Aggregate, args []argCount) (row.Datum, error) {
 	}
 	if count == 0 {
 		return row.Null(), nil
+	}
+	if typ == row.TypeNumeric {
+		return nsum.result()
 	}
 	if typ == row.TypeInt64 {
 		s, ok := isum.int64()

@@ -179,11 +179,11 @@ func (a *Aggregate) AggregateType(in row.RelationDesc) (row.ColumnType, error) {
 		return row.ColumnType{Type: row.TypeInt64}, nil
 	case AggSum:
 		if !t.Type.IsNumeric() {
-			return row.ColumnType{}, fmt.Errorf("sum(%s): argument has type %s, want int64 or float64", a.Expr, t.Type)
+			return row.ColumnType{}, fmt.Errorf("sum(%s): argument has type %s, want int64, float64 or numeric", a.Expr, t.Type)
 		}
 		return row.ColumnType{Type: t.Type, Nullable: t.Nullable}, nil
 	case AggAvg:
-		if !t.Type.IsNumeric() {
+		if !t.Type.IsNumeric() || t.Type == row.TypeNumeric {
 			return row.ColumnType{}, fmt.Errorf("avg(%s): argument has type %s, want int64 or float64", a.Expr, t.Type)
 		}
 		return row.ColumnType{Type: row.TypeFloat64, Nullable: t.Nullable}, nil

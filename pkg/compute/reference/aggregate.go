@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"sort"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
@@ -122,9 +123,23 @@ func aggregate(kind aggKind, distinct bool, name string, vals []weighted, rows i
 				return row.Float64(sum), nil
 			}
 			return row.Float64(sum / float64(count)), nil
-		default:
-			return row.Null(), &evalError{"XX000", fmt.Sprintf("%s: cannot sum %s values", name, args[0].d.Type())}
+		case row.TypeNumeric:
+			if kind != aggSum {
+				break
+			}
+			// The reference sums through the expression layer's numeric
+			// addition, independently of the engine's accumulator.
+			sum := row.NumericFromInt64(0)
+			for _, a := range args {
+				var err error
+				e := expr.Call(expr.FuncAdd, expr.Literal(sum), expr.Call(expr.FuncMul, expr.Literal(a.d), expr.Literal(row.Int64(a.n))))
+				if sum, err = e.Eval(nil); err != nil {
+					return row.Null(), &evalError{expr.Code(err), err.Error()}
+				}
+			}
+			return sum, nil
 		}
+		return row.Null(), &evalError{"XX000", fmt.Sprintf("%s: cannot sum %s values", name, args[0].d.Type())}
 	}
 	return row.Null(), &evalError{"XX000", fmt.Sprintf("unknown aggregate %d", kind)}
 }

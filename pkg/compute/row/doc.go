@@ -1,12 +1,12 @@
 // Package row defines Tandem's values and their binary row encoding.
 //
 // A Datum is one SQL value (NULL, bool, int64, float64, text, bytes,
-// timestamp, date, time, timestamptz, interval) held in a small comparable
-// struct; the zero Datum is NULL. Compare orders datums as SQL does for
-// ORDER BY ... ASC: NULLs last, -0 = 0, NaN equal to itself and above
-// +Infinity (as in Postgres). String prints Postgres' text output format
-// (timestamptz in UTC; AppendTextIn takes a zone). There is no numeric
-// type: avg is computed in float64 by the engine.
+// timestamp, date, time, timestamptz, interval, numeric, uuid) held in a
+// small comparable struct; the zero Datum is NULL. Compare orders datums
+// as SQL does for ORDER BY ... ASC: NULLs last, -0 = 0, NaN equal to
+// itself and above +Infinity (as in Postgres, for float64 and numeric
+// alike). String prints Postgres' text output format (timestamptz in UTC;
+// AppendTextIn takes a zone).
 //
 // Date/time values (datetime.go, interval.go): a date is days since
 // 1970-01-01 (MinInt32/MaxInt32 are -infinity/infinity, as in Postgres),
@@ -28,6 +28,22 @@
 // and join keys, which work on encoded rows, keep the two apart. The
 // encoding (tag 0x44) is the length as whole days and a remainder, then
 // months and days, so that bytewise order is Compare's order.
+//
+// A numeric (numeric.go; arithmetic is apd's, github.com/cockroachdb/apd)
+// is held as its encoding key: a class byte (-Infinity, negative, zero,
+// positive, Infinity, NaN, in that order), and for a non-zero finite
+// value 0.d1d2...dn × 10^w the weight w as a sign-flipped big-endian
+// int32, one byte d+1 per digit and a 0x00 terminator, every byte after
+// the class complemented for a negative value. The digits have no
+// leading or trailing zero, so the key is canonical: 1.0, 1.00 and 1 are
+// one datum and one encoding. That is the choice the row invariants
+// force: Postgres groups, joins and compares 1.0 and 1.00 as equal, so
+// they must be equal bytes, and a display scale kept beside the value
+// would make them unequal. The consequence is that a numeric datum does
+// not know the scale Postgres would print (1.50 in a numeric(10,2)
+// column); the SQL layer prints the scale the value's SQL type declares
+// (planner.TypeMod) and otherwise the digits without trailing zeros. A
+// uuid is its 16 bytes.
 //
 // Type, ColumnType{Type, Nullable} and RelationDesc{Names, Types} describe
 // relations; RelationDesc.Validate and Check catch malformed descriptions

@@ -33,6 +33,8 @@ import (
 //	                                      months and days (4 each, sign flipped)
 //	0x50 text, 0x60 bytes                 payload with 0x00 escaped as 0x00 0xFF,
 //	                                      terminated by 0x00 0x01
+//	0x70 numeric                          order-preserving decimal key (numeric.go)
+//	0x78 uuid                             16 bytes
 //	0xF0 NULL                             no payload
 //
 // Rows are immutable once built: batches and arrangements share them
@@ -51,6 +53,8 @@ const (
 	tagInterval    = 0x44
 	tagText        = 0x50
 	tagBytes       = 0x60
+	tagNumeric     = 0x70
+	tagUUID        = 0x78
 	tagNull        = 0xF0
 
 	escByte  = 0x00
@@ -88,6 +92,10 @@ func tagOf(d Datum) byte {
 		return tagText
 	case TypeBytes:
 		return tagBytes
+	case TypeNumeric:
+		return tagNumeric
+	case TypeUUID:
+		return tagUUID
 	default:
 		return tagNull
 	}
@@ -118,6 +126,8 @@ func encodedLen(d Datum) int {
 		return 1 + intervalEncodedLen
 	case TypeText, TypeBytes:
 		return 1 + len(d.str) + strings.Count(d.str, "\x00") + 2
+	case TypeNumeric, TypeUUID:
+		return 1 + len(d.str)
 	default:
 		return 1
 	}
@@ -147,6 +157,10 @@ func AppendDatum(dst Row, d Datum) Row {
 		}
 		dst = append(dst, s...)
 		dst = append(dst, escByte, escEnd)
+	case tagNumeric, tagUUID:
+		// The numeric key is self-delimiting and order-preserving; a uuid
+		// is fixed width.
+		dst = append(dst, d.str...)
 	}
 	return dst
 }
@@ -193,6 +207,14 @@ func datumLen(b []byte, off int) (n int, escaped bool, err error) {
 			return 0, false, corrupt(off, "non-canonical interval")
 		}
 		return 1 + intervalEncodedLen, false, nil
+	case tagNumeric:
+		n, err := numericLen(b[1:], off+1)
+		return 1 + n, false, err
+	case tagUUID:
+		if len(b) < 1+uuidLen {
+			return 0, false, corrupt(off, "truncated uuid (%d bytes)", len(b))
+		}
+		return 1 + uuidLen, false, nil
 	case tagText, tagBytes:
 		i := 1
 		for {
@@ -246,6 +268,10 @@ func decodeDatum(b []byte, escaped, alias bool) Datum {
 		return IntervalDatum(iv)
 	case tagFloat64:
 		return Datum{typ: TypeFloat64, bits: floatBitsFromKey(binary.BigEndian.Uint64(b[1:]))}
+	case tagNumeric:
+		return Datum{typ: TypeNumeric, str: string(b[1:])}
+	case tagUUID:
+		return Datum{typ: TypeUUID, str: string(b[1:])}
 	case tagText, tagBytes:
 		typ := TypeText
 		if b[0] == tagBytes {

@@ -11,8 +11,9 @@ import (
 // shortest round-trip floats with Postgres' exponent rule (Infinity,
 // -Infinity, NaN), timestamps as "YYYY-MM-DD HH:MM:SS[.ffffff]"
 // (timestamptz in UTC: AppendTextIn shows another zone), intervals in the
-// "postgres" interval style, bytes in
-// hex format ("\x0aff"). NULL, which has no text form in pgwire (it is a
+// "postgres" interval style, bytes in hex format ("\x0aff"), numerics
+// without trailing fractional zeros, uuids as 8-4-4-4-12 lower-case hex.
+// NULL, which has no text form in pgwire (it is a
 // length of -1), renders as "NULL".
 func (d Datum) String() string {
 	return string(d.AppendText(nil))
@@ -47,6 +48,10 @@ func (d Datum) AppendText(dst []byte) []byte {
 		return AppendTimestampTZ(dst, d.TimestampTZ(), nil)
 	case TypeInterval:
 		return AppendInterval(dst, d.Interval())
+	case TypeNumeric:
+		return AppendNumeric(dst, d, 0)
+	case TypeUUID:
+		return appendUUID(dst, d.str)
 	default:
 		return dst
 	}
@@ -106,6 +111,10 @@ func (d Datum) SQLLiteral() string {
 		return "'" + d.String() + "'::bytea"
 	case TypeTimestamp, TypeDate, TypeTime, TypeTimestampTZ, TypeInterval:
 		return "'" + d.String() + "'::" + d.Type().String()
+	case TypeUUID:
+		return "'" + d.String() + "'::uuid"
+	case TypeNumeric:
+		return "'" + d.String() + "'::numeric"
 	case TypeFloat64:
 		f := d.Float64()
 		if math.IsNaN(f) || math.IsInf(f, 0) {

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/cockroachdb/apd/v3"
 )
 
 // datumJSON is the wire form of a datum: JSON null for NULL, otherwise an
@@ -28,6 +30,8 @@ type datumJSON struct {
 	Time        *int64    `json:"time,omitempty"`
 	TimestampTZ *int64    `json:"timestamptz,omitempty"`
 	Interval    *[3]int64 `json:"interval,omitempty"`
+	Numeric     *string   `json:"numeric,omitempty"`
+	UUID        *string   `json:"uuid,omitempty"`
 }
 
 // MarshalJSON encodes d; see datumJSON.
@@ -71,6 +75,13 @@ func (d Datum) MarshalJSON() ([]byte, error) {
 	case TypeInterval:
 		iv := d.Interval()
 		j.Interval = &[3]int64{int64(iv.Months), int64(iv.Days), iv.Micros}
+	case TypeNumeric, TypeUUID:
+		s := d.String()
+		if d.Type() == TypeNumeric {
+			j.Numeric = &s
+		} else {
+			j.UUID = &s
+		}
 	}
 	return json.Marshal(j)
 }
@@ -90,7 +101,7 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 	n := 0
 	for _, set := range []bool{j.Bool != nil, j.Int64 != nil, j.Float64 != nil, j.Text != nil,
 		j.TextBase64 != nil, j.Bytes != nil, j.Timestamp != nil, j.Date != nil, j.Time != nil,
-		j.TimestampTZ != nil, j.Interval != nil} {
+		j.TimestampTZ != nil, j.Interval != nil, j.Numeric != nil, j.UUID != nil} {
 		if set {
 			n++
 		}
@@ -143,6 +154,20 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("unmarshal interval datum: months or days out of range")
 		}
 		*d = IntervalDatum(Interval{Months: int32(iv[0]), Days: int32(iv[1]), Micros: iv[2]})
+	case j.Numeric != nil:
+		x, _, err := apd.NewFromString(*j.Numeric)
+		if err != nil {
+			return fmt.Errorf("unmarshal numeric datum: %w", err)
+		}
+		if *d, err = Numeric(x); err != nil {
+			return fmt.Errorf("unmarshal numeric datum: %w", err)
+		}
+	case j.UUID != nil:
+		u, err := ParseUUID(*j.UUID)
+		if err != nil {
+			return fmt.Errorf("unmarshal uuid datum: %w", err)
+		}
+		*d = UUID(u)
 	}
 	return nil
 }

@@ -28,6 +28,10 @@ var sampleDatums = []Datum{
 	IntervalDatum(Interval{Days: 1, Micros: -MicrosPerDay}), IntervalDatum(Interval{Micros: MicrosPerDay}),
 	IntervalDatum(Interval{Days: 1}),
 	IntervalDatum(Interval{Months: math.MaxInt32, Days: math.MaxInt32, Micros: math.MaxInt64}),
+	MustNumeric("-Infinity"), MustNumeric("-12.5"), MustNumeric("-1"), MustNumeric("-0.001"), MustNumeric("0"),
+	MustNumeric("0.001"), MustNumeric("1"), MustNumeric("1.5"), MustNumeric("10"), MustNumeric("1e100"),
+	MustNumeric("Infinity"), MustNumeric("NaN"),
+	UUID([16]byte{}), UUID([16]byte{0: 1, 15: 0xff}), UUID([16]byte{0: 0xff}),
 }
 
 func TestRoundTrip(t *testing.T) {

@@ -24,6 +24,12 @@ const (
 	TypeBytes
 	// TypeTimestamp is microseconds since the Unix epoch, without time zone.
 	TypeTimestamp
+	// TypeNumeric is an exact decimal (PostgreSQL's numeric), held as its
+	// order-preserving key; values 8..11 are reserved for the date and
+	// time types.
+	TypeNumeric Type = 12
+	// TypeUUID is a 16-byte uuid.
+	TypeUUID Type = 13
 )
 
 // The date/time types have explicit values: values 12 and 13 are
@@ -54,6 +60,8 @@ var typeNames = [...]string{
 	TypeTime:        "time",
 	TypeTimestampTZ: "timestamptz",
 	TypeInterval:    "interval",
+	TypeNumeric:     "numeric",
+	TypeUUID:        "uuid",
 }
 
 // String returns the canonical lower-case name, also used in JSON.
@@ -78,8 +86,8 @@ func (t Type) IsTemporal() bool {
 	return false
 }
 
-// IsNumeric reports whether t is int64 or float64.
-func (t Type) IsNumeric() bool { return t == TypeInt64 || t == TypeFloat64 }
+// IsNumeric reports whether t is int64, float64 or numeric.
+func (t Type) IsNumeric() bool { return t == TypeInt64 || t == TypeFloat64 || t == TypeNumeric }
 
 // ParseType parses the canonical name of a type.
 func ParseType(s string) (Type, error) {

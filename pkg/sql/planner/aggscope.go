@@ -20,6 +20,9 @@ type aggregate struct {
 	// min and max keep their argument's, sum(int2/int4) is bigint as in
 	// Postgres.
 	argW, outW IntWidth
+	// argMod and outMod are the type modifiers of the argument and
+	// result: min and max keep their argument's, sum a numeric's scale.
+	argMod, outMod TypeMod
 }
 
 // aggScope maps expressions of a grouped query to the output of its
@@ -103,7 +106,7 @@ func (a *aggScope) match(c *exprCtx, n *pg.Node) (typed, bool, error) {
 	if x, err := inner.lowerTyped(n); err == nil && !x.untyped() {
 		for i, k := range a.keys {
 			if k.e.Equal(x.e) {
-				return typed{e: expr.Column(i), t: k.t, w: k.w}, true, nil
+				return typed{e: expr.Column(i), t: k.t, w: k.w, mod: k.mod}, true, nil
 			}
 		}
 	}
@@ -145,38 +148,82 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		if err != nil {
 			return typed{}, err
 		}
-		g.arg, g.argType, g.argW = x.e, x.t, x.w
+		g.arg, g.argType, g.argW, g.argMod = x.e, x.t, x.w, x.mod
+	}
+	if err := refuseOuterAggregate(a.input, g.arg); !g.star && err != nil {
+		return typed{}, err
 	}
 	switch name {
 	case "count":
 		g.out = row.ColumnType{Type: row.TypeInt64}
 	case "sum":
 		switch g.argType.Type {
-		case row.TypeInt64, row.TypeFloat64:
+		case row.TypeInt64, row.TypeFloat64, row.TypeNumeric:
 			g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
+			if g.argType.Type == row.TypeNumeric && g.argMod.Kind == ModNumeric {
+				g.outMod = TypeMod{Kind: ModNumeric, Scale: g.argMod.Scale}
+			}
+			// sum(bigint) stays bigint (Postgres' is numeric): the
+			// engine sums exactly in 128 bits and fails with 22003
+			// when the sum leaves bigint's range (docs/sql.md).
 		default:
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function sum(%s) does not exist", PGTypeName(g.argType.Type))
 		}
 	case "avg":
-		if !g.argType.Type.IsNumeric() {
+		switch g.argType.Type {
+		case row.TypeInt64, row.TypeNumeric:
+			return a.avgNumeric(g)
+		case row.TypeFloat64:
+			g.out = row.ColumnType{Type: row.TypeFloat64, Nullable: true}
+		default:
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function avg(%s) does not exist", PGTypeName(g.argType.Type))
 		}
-		g.out = row.ColumnType{Type: row.TypeFloat64, Nullable: true}
 	case "min", "max":
 		if g.argType.Type == row.TypeNull {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(unknown) is not unique", name)
 		}
+		if g.argType.Type == row.TypeUUID {
+			// Postgres 15 has no min or max over uuid.
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(uuid) does not exist", name)
+		}
 		g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
 		g.outW = g.argW
+		g.outMod = g.argMod
 	}
-	if err := refuseOuterAggregate(a.input, g.arg); !g.star && err != nil {
-		return typed{}, err
-	}
+	return a.add(g), nil
+}
+
+// add returns the output column of aggregate g, adding it unless the
+// same aggregate is already computed.
+func (a *aggScope) add(g aggregate) typed {
 	for i, h := range a.aggs {
 		if h.fn == g.fn && h.distinct == g.distinct && h.star == g.star && h.arg.Equal(g.arg) {
-			return typed{e: expr.Column(len(a.keys) + i), t: h.out, w: h.outW}, nil
+			return typed{e: expr.Column(len(a.keys) + i), t: h.out, w: h.outW, mod: h.outMod}
 		}
 	}
 	a.aggs = append(a.aggs, g)
-	return typed{e: expr.Column(len(a.keys) + len(a.aggs) - 1), t: g.out, w: g.outW}, nil
+	return typed{e: expr.Column(len(a.keys) + len(a.aggs) - 1), t: g.out, w: g.outW, mod: g.outMod}
+}
+
+// avgNumeric plans avg of integers or numerics as Postgres computes it:
+// the exact numeric sum divided by the count with numeric division (its
+// result scale), so avg(int) is numeric.
+func (a *aggScope) avgNumeric(g aggregate) (typed, error) {
+	sum := g
+	sum.fn = "sum"
+	if g.argType.Type == row.TypeInt64 {
+		sum.arg = expr.Cast(g.arg, row.TypeNumeric)
+	}
+	sum.argType = row.ColumnType{Type: row.TypeNumeric, Nullable: g.argType.Nullable}
+	sum.out = row.ColumnType{Type: row.TypeNumeric, Nullable: true}
+	sum.argW, sum.outW = 0, 0
+	sum.argMod, sum.outMod = TypeMod{}, TypeMod{}
+	count := g
+	count.fn = "count"
+	count.out = row.ColumnType{Type: row.TypeInt64}
+	count.argW, count.outW = 0, 0
+	count.argMod, count.outMod = TypeMod{}, TypeMod{}
+	s, n := a.add(sum), a.add(count)
+	e := expr.Call(expr.FuncDiv, s.e, expr.Cast(n.e, row.TypeNumeric))
+	return typed{e: e, t: row.ColumnType{Type: row.TypeNumeric, Nullable: true}}, nil
 }

@@ -13,11 +13,40 @@ func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
 	if err != nil {
 		return typed{}, err
 	}
-	y, err := c.castTyped(tc, to)
-	return c.withPrecision(y, err, prec)
+	mod, err := TypeModFromName(tc.TypeName)
+	if err != nil {
+		return typed{}, err
+	}
+	x, err := c.castTyped(tc, to)
+	if err != nil || prec >= 0 {
+		// A date/time precision (timestamp(3)) rounds the value.
+		return c.withPrecision(x, err, prec)
+	}
+	if to == row.TypeInt64 {
+		return x, nil
+	}
+	if mod.Kind == ModNone {
+		x.mod = TypeMod{}
+		if to == row.TypeNumeric {
+			// ::numeric keeps the value's display scale where known.
+			if s, ok := displayScale(x); ok {
+				x.mod = TypeMod{Kind: ModNumeric, Scale: s}
+			}
+		}
+		return x, nil
+	}
+	return c.check2(convert(x, mod, true))
 }
 
-// castTyped lowers CAST(x AS to) without a date/time precision.
+// check2 type-checks x's expression, keeping its width and modifier.
+func (c *exprCtx) check2(x typed) (typed, error) {
+	y, err := c.check(x.e)
+	y.w, y.mod = x.w, x.mod
+	return y, err
+}
+
+// castTyped lowers the cast of tc's argument to row type to, without
+// the type's modifier or date/time precision.
 func (c *exprCtx) castTyped(tc *pg.TypeCast, to row.Type) (typed, error) {
 	x, err := c.lowerTyped(tc.Arg)
 	if err != nil {
@@ -49,6 +78,11 @@ func (c *exprCtx) castTyped(tc *pg.TypeCast, to row.Type) (typed, error) {
 		x.w = 0 // ::bigint widens
 		return x, nil
 	}
+	if to == row.TypeNumeric && x.t.Type == row.TypeInt64 {
+		y, err := c.check(expr.Cast(x.e, to))
+		y.mod = TypeMod{Kind: ModNumeric}
+		return y, err
+	}
 	if x.t.Type == row.TypeBool && to == row.TypeText {
 		// Postgres' boolean-to-text cast spells the words out, unlike the
 		// t/f of boolean output.
@@ -74,7 +108,7 @@ func (c *exprCtx) narrowCast(x typed, w IntWidth) (typed, error) {
 			return x, nil
 		}
 		return c.narrow(x, w)
-	case row.TypeFloat64, row.TypeText:
+	case row.TypeFloat64, row.TypeText, row.TypeNumeric:
 		y, err := c.check(expr.Call(intFunc(w), x.e))
 		y.w = w
 		return y, err

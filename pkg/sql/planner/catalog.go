@@ -33,6 +33,9 @@ type Relation struct {
 	// IntWidths, for a table, are its columns' declared integer widths
 	// (TableIntWidths of its CREATE TABLE); nil reads as all bigint.
 	IntWidths []IntWidth
+	// TypeMods, for a table, are its columns' type modifiers
+	// (TableTypeMods of its CREATE TABLE); nil reads as none.
+	TypeMods []TypeMod
 }
 
 // Index is an index on a relation: its id and key expressions over the

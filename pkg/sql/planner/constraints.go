@@ -15,20 +15,21 @@ import (
 // subqueries are refused (exprCtx without a rel).
 
 // ColumnDefault lowers column col's DEFAULT expression, which may not
-// reference columns, converted to the column's type as an assignment is.
-func (p *Planner) ColumnDefault(desc row.RelationDesc, widths []IntWidth, col int, n *pg.Node) (expr.Expr, error) {
+// reference columns, converted to the column's type (integer width and
+// type modifier: mods may be nil) as an assignment is.
+func (p *Planner) ColumnDefault(desc row.RelationDesc, widths []IntWidth, mods []TypeMod, col int, n *pg.Node) (expr.Expr, error) {
 	c := &exprCtx{p: p, scope: &scope{}, clause: "DEFAULT expressions"}
 	x, err := c.lowerAs(n, desc.Types[col].Type)
 	if err != nil {
 		return expr.Expr{}, err
 	}
-	s := descScope(desc, widths)
-	return assignExpr(x, desc.Types[col].Type, s.cols[col].w, desc.Name(col))
+	s := withTypeMods(descScope(desc, widths), mods)
+	return assignExpr(x, desc.Types[col].Type, s.cols[col].w, s.cols[col].mod, desc.Name(col))
 }
 
 // CheckExpr lowers a CHECK constraint's condition over a table's row.
-func (p *Planner) CheckExpr(desc row.RelationDesc, widths []IntWidth, n *pg.Node) (expr.Expr, error) {
-	c := &exprCtx{p: p, scope: descScope(desc, widths), clause: "check constraints"}
+func (p *Planner) CheckExpr(desc row.RelationDesc, widths []IntWidth, mods []TypeMod, n *pg.Node) (expr.Expr, error) {
+	c := &exprCtx{p: p, scope: withTypeMods(descScope(desc, widths), mods), clause: "check constraints"}
 	x, err := c.lowerAs(n, row.TypeBool)
 	if err != nil {
 		return expr.Expr{}, err
@@ -44,6 +45,10 @@ type Returning struct {
 	Exprs []expr.Expr
 	Names []string
 	Types []row.ColumnType
+	// Widths and Mods are the columns' integer widths and type modifiers
+	// (what RowDescription and the text format need).
+	Widths []IntWidth
+	Mods   []TypeMod
 }
 
 // ReturningList lowers a RETURNING list over a table's row; alias (or
@@ -52,7 +57,7 @@ func (p *Planner) ReturningList(table Relation, alias string, targets []*pg.Node
 	if alias == "" {
 		alias = table.Name
 	}
-	s := descScope(table.Desc, table.IntWidths)
+	s := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
 	for i := range s.cols {
 		s.cols[i].table = alias
 	}
@@ -68,6 +73,8 @@ func (p *Planner) ReturningList(table Relation, alias string, targets []*pg.Node
 				out.Exprs = append(out.Exprs, expr.Column(i))
 				out.Names = append(out.Names, col.name)
 				out.Types = append(out.Types, col.typ)
+				out.Widths = append(out.Widths, col.w)
+				out.Mods = append(out.Mods, col.mod)
 			}
 			continue
 		}
@@ -82,6 +89,8 @@ func (p *Planner) ReturningList(table Relation, alias string, targets []*pg.Node
 		out.Exprs = append(out.Exprs, x.e)
 		out.Names = append(out.Names, name)
 		out.Types = append(out.Types, x.t)
+		out.Widths = append(out.Widths, x.w)
+		out.Mods = append(out.Mods, x.mod)
 	}
 	return out, nil
 }
@@ -111,11 +120,11 @@ func (p *Planner) PlanConflictUpdate(table Relation, alias string, set []*pg.Nod
 	if alias == "" {
 		alias = table.Name
 	}
-	old := descScope(table.Desc, table.IntWidths)
+	old := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
 	for i := range old.cols {
 		old.cols[i].table = alias
 	}
-	ex := descScope(table.Desc, table.IntWidths)
+	ex := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
 	for i := range ex.cols {
 		ex.cols[i].table = "excluded"
 	}
@@ -143,7 +152,7 @@ func (p *Planner) PlanConflictUpdate(table Relation, alias string, set []*pg.Nod
 		if err != nil {
 			return nil, err
 		}
-		e, err := assignExpr(x, table.Desc.Types[col].Type, old.cols[col].w, rt.Name)
+		e, err := assignExpr(x, table.Desc.Types[col].Type, old.cols[col].w, old.cols[col].mod, rt.Name)
 		if err != nil {
 			return nil, err
 		}

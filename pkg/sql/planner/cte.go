@@ -62,7 +62,7 @@ func (p *Planner) pushCTEs(wc *pg.WithClause, depth int) (pop func(), err error)
 		}
 		cols := make([]column, len(r.scope.cols))
 		for i, col := range r.scope.cols {
-			cols[i] = column{name: col.name, typ: col.typ, w: col.w}
+			cols[i] = column{name: col.name, typ: col.typ, w: col.w, mod: col.mod}
 			if i < len(c.Aliascolnames) {
 				cols[i].name = c.Aliascolnames[i].GetString_().GetSval()
 			}

@@ -180,11 +180,17 @@ func (c *exprCtx) binaryOp(op string, l, r *pg.Node) (typed, typed, error) {
 			return a, b, nil
 		}
 	}
-	xs, err := c.unify([]typed{a, b})
-	if err != nil {
-		return typed{}, typed{}, err
+	if op == "*" || op == "/" {
+		// interval * numeric: the numeric is cast to float8, as
+		// Postgres' implicit cast does (there is no interval * numeric).
+		if a.t.Type == row.TypeNumeric && b.t.Type == row.TypeInterval {
+			a = typed{e: expr.Cast(a.e, row.TypeFloat64), t: row.ColumnType{Type: row.TypeFloat64, Nullable: a.t.Nullable}}
+		}
+		if b.t.Type == row.TypeNumeric && a.t.Type == row.TypeInterval {
+			b = typed{e: expr.Cast(b.e, row.TypeFloat64), t: row.ColumnType{Type: row.TypeFloat64, Nullable: b.t.Nullable}}
+		}
 	}
-	return c.promoteDatetimes(xs[0], xs[1])
+	return c.unifyOperands(a, b)
 }
 
 // temporalArith lowers timestamptz ± interval to the zone-aware FuncTZPlus
@@ -308,6 +314,9 @@ func (c *exprCtx) datetimeFunc(name string, args []*pg.Node) (typed, bool, error
 		} else if err = nargs(1, 1); err == nil {
 			var x typed
 			if x, err = c.lowerAs(args[0], row.TypeFloat64); err == nil {
+				if x.t.Type == row.TypeNumeric {
+					x.e = expr.Cast(x.e, row.TypeFloat64) // Postgres' implicit cast
+				}
 				y, err = c.check(expr.Call(expr.FuncToTimestamp, x.e))
 			}
 		}
@@ -440,7 +449,7 @@ func (c *exprCtx) makeFunc(name string, args []*pg.Node) (typed, error) {
 		if err != nil {
 			return typed{}, err
 		}
-		if want == row.TypeFloat64 && x.t.Type == row.TypeInt64 {
+		if want == row.TypeFloat64 && (x.t.Type == row.TypeInt64 || x.t.Type == row.TypeNumeric) {
 			x.e = expr.Cast(x.e, row.TypeFloat64)
 		}
 		es[i] = x.e

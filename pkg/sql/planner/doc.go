@@ -85,7 +85,18 @@
 // are refused (0A000) when Planner.Maintained says the plan is a view,
 // index, materialized view or SUBSCRIBE (docs/design/time.md).
 //
-// Anything else (WITH RECURSIVE, named windows, numeric, ...) fails with
-// 0A000 naming the feature. Decimal
+// Likewise every value carries a TypeMod (typemod.go): varchar(n),
+// char(n) and numeric(p,s) from declared columns (TableTypeMods) and
+// casts, and numeric display scales from literals and + - * %, round,
+// sum, min and max. Assignment to a column and explicit casts apply the
+// length and scale rules through expr's varchar/bpchar/numeric_typmod
+// functions; the query's output widths and modifiers
+// (Query.ColumnTypes) choose RowDescription's OID and typmod and format
+// numerics with their scale and char(n) with its padding. A date/time
+// precision (timestamp(3)) is not a TypeMod: a cast with one rounds the
+// value (time_precision).
+//
+// Anything else (WITH RECURSIVE, named windows, ...) fails with 0A000
+// naming the feature.
 // literals and avg() are float8: Tandem has no exact numeric type.
 package planner

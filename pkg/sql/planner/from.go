@@ -105,7 +105,7 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 		// index already holds its rows, so a read of it can take the
 		// fast path and a dataflow imports the index rather than
 		// recomputing the view.
-		r = newRel(plan.NewGet(item.ID), descScope(item.Desc, item.IntWidths))
+		r = newRel(plan.NewGet(item.ID), withTypeMods(descScope(item.Desc, item.IntWidths), item.TypeMods))
 	case item.View != nil:
 		// The view's names are resolved in the catalog, not among the
 		// CTEs of the query that reads it.
@@ -129,13 +129,13 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 		if !p.ReadIndexedViews {
 			return nil, sqlerr.Errorf(sqlerr.FeatureNotSupported, "%s in views, SUBSCRIBE or writes not supported (it is only emulated for reads)", item.Name)
 		}
-		s := descScope(item.Desc, item.IntWidths)
+		s := withTypeMods(descScope(item.Desc, item.IntWidths), item.TypeMods)
 		for i := range s.cols {
 			s.cols[i].emulated = true
 		}
 		r = newRel(*item.Plan, s)
 	default:
-		r = newRel(plan.NewGet(item.ID), descScope(item.Desc, item.IntWidths))
+		r = newRel(plan.NewGet(item.ID), withTypeMods(descScope(item.Desc, item.IntWidths), item.TypeMods))
 	}
 	return aliased(r, rv.Alias, rv.Relname)
 }
@@ -157,6 +157,16 @@ func descScope(d row.RelationDesc, widths []IntWidth) *scope {
 		s.cols[i] = column{name: d.Name(i), typ: d.Types[i]}
 		if len(widths) == d.Arity() && d.Types[i].Type == row.TypeInt64 {
 			s.cols[i].w = widths[i]
+		}
+	}
+	return s
+}
+
+// withTypeMods gives the columns of s the type modifiers mods (nil: none).
+func withTypeMods(s *scope, mods []TypeMod) *scope {
+	if len(mods) == len(s.cols) {
+		for i := range s.cols {
+			s.cols[i].mod = mods[i]
 		}
 	}
 	return s
@@ -279,15 +289,18 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 				return nil, err
 			}
 			if at.Type != bt.Type {
-				// Keys match by encoded bytes; bring int64 to float64.
-				switch {
-				case at.Type == row.TypeInt64 && bt.Type == row.TypeFloat64:
-					a = expr.Cast(a, row.TypeFloat64)
-				case at.Type == row.TypeFloat64 && bt.Type == row.TypeInt64:
-					b = expr.Cast(b, row.TypeFloat64)
-				default:
+				// Keys match by encoded bytes; bring both to their
+				// common number type.
+				common, ok := numericCommon(at.Type, bt.Type)
+				if !ok {
 					residual = append(residual, cj.e)
 					continue
+				}
+				if at.Type != common {
+					a = expr.Cast(a, common)
+				}
+				if bt.Type != common {
+					b = expr.Cast(b, common)
 				}
 			}
 			lk = append(lk, a)

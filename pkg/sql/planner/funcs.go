@@ -26,6 +26,22 @@ func scalarFunc(name string) (expr.Func, bool) {
 		return expr.FuncSqrt, true
 	case "power", "pow":
 		return expr.FuncPower, true
+	case "trunc":
+		return expr.FuncTrunc, true
+	case "sign":
+		return expr.FuncSign, true
+	case "div":
+		return expr.FuncDivTrunc, true
+	case "mod":
+		return expr.FuncMod, true
+	case "exp":
+		return expr.FuncExp, true
+	case "ln":
+		return expr.FuncLn, true
+	case "log", "log10":
+		return expr.FuncLog10, true
+	case "trim_scale":
+		return expr.FuncTrimScale, true
 	case "lower":
 		return expr.FuncLower, true
 	case "upper":
@@ -149,7 +165,7 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 	xs := make([]typed, len(fc.Args))
 	for i, a := range fc.Args {
 		want := row.TypeText
-		if (f == expr.FuncSubstr || f == expr.FuncRound) && i > 0 {
+		if (f == expr.FuncSubstr || f == expr.FuncRound || f == expr.FuncTrunc) && i > 0 {
 			want = row.TypeInt64
 		}
 		x, err := c.lowerAs(a, want)
@@ -158,9 +174,19 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		}
 		args[i], xs[i] = x.e, x
 	}
+	if isMathFunc(f) {
+		var err error
+		if xs, err = mathArgs(name, f, xs); err != nil {
+			return typed{}, err
+		}
+		args = exprs(xs)
+	}
 	y, err := c.check(expr.Call(f, args...))
 	if err != nil {
 		return typed{}, err
+	}
+	if y.t.Type == row.TypeNumeric {
+		y.mod = mathMod(f, xs)
 	}
 	switch f {
 	case expr.FuncAbs:
@@ -220,4 +246,74 @@ func (c *exprCtx) sqlValueFunction(f *pg.SQLValueFunction) (typed, error) {
 		return y, err
 	}
 	return typed{}, sqlerr.Unsupported("time functions such as " + strings.TrimPrefix(f.Op.String(), "SVFOP_"))
+}
+
+// isMathFunc reports whether f is a math function over numbers, whose
+// arguments mathArgs promotes.
+func isMathFunc(f expr.Func) bool {
+	switch f {
+	case expr.FuncAbs, expr.FuncRound, expr.FuncTrunc, expr.FuncFloor, expr.FuncCeil, expr.FuncSqrt,
+		expr.FuncPower, expr.FuncSign, expr.FuncDivTrunc, expr.FuncMod, expr.FuncExp, expr.FuncLn, expr.FuncLog10:
+		return true
+	}
+	return false
+}
+
+// mathArgs resolves the argument types of a math function as Postgres'
+// overloads do: round(x, n) and trunc(x, n) and div take numerics (an
+// integer x is cast), mod and power take a common type. The logarithms,
+// exp and power over numerics are refused: Postgres computes them in
+// numeric with result scales Tandem does not reproduce (cast to double
+// precision instead).
+func mathArgs(name string, f expr.Func, xs []typed) ([]typed, error) {
+	toNumeric := func(x typed) typed {
+		if x.t.Type != row.TypeInt64 {
+			return x
+		}
+		return typed{e: expr.Cast(x.e, row.TypeNumeric), t: row.ColumnType{Type: row.TypeNumeric, Nullable: x.t.Nullable},
+			mod: TypeMod{Kind: ModNumeric}}
+	}
+	switch f {
+	case expr.FuncRound, expr.FuncTrunc:
+		if len(xs) == 2 {
+			xs[0] = toNumeric(xs[0])
+		}
+	case expr.FuncDivTrunc:
+		xs = promoteNumeric(xs)
+		for i := range xs {
+			xs[i] = toNumeric(xs[i])
+		}
+	case expr.FuncMod, expr.FuncPower:
+		xs = promoteNumeric(xs)
+	}
+	switch f {
+	case expr.FuncPower, expr.FuncExp, expr.FuncLn, expr.FuncLog10:
+		for _, x := range xs {
+			if x.t.Type == row.TypeNumeric {
+				return nil, sqlerr.Unsupported(fmt.Sprintf("%s of numeric values (cast the argument to double precision)", name))
+			}
+		}
+	}
+	return xs, nil
+}
+
+// mathMod is the display scale Postgres gives a math function's numeric
+// result where it follows from the arguments' types.
+func mathMod(f expr.Func, xs []typed) TypeMod {
+	switch f {
+	case expr.FuncAbs:
+		return xs[0].mod
+	case expr.FuncFloor, expr.FuncCeil, expr.FuncSign, expr.FuncDivTrunc:
+		return TypeMod{Kind: ModNumeric}
+	case expr.FuncRound, expr.FuncTrunc:
+		if len(xs) == 1 {
+			return TypeMod{Kind: ModNumeric}
+		}
+		if xs[1].e.Op == expr.OpLiteral && xs[1].e.Value.Type() == row.TypeInt64 {
+			return TypeMod{Kind: ModNumeric, Scale: int32(min(max(xs[1].e.Value.Int64(), 0), 1000))}
+		}
+	case expr.FuncMod:
+		return scaleMod(expr.FuncMod, xs[0], xs[1])
+	}
+	return TypeMod{}
 }

@@ -140,7 +140,7 @@ func TestInsertIntWidths(t *testing.T) {
 		}
 		ins := res.Stmts[0].Stmt.GetInsertStmt()
 		r := cat["ints"]
-		q, err := p.PlanInsert(r.Desc, r.IntWidths, nil, nil, ins.SelectStmt.GetSelectStmt())
+		q, err := p.PlanInsert(r.Desc, r.IntWidths, nil, nil, nil, ins.SelectStmt.GetSelectStmt())
 		if err != nil {
 			t.Fatalf("%s: %v", tc.sql, err)
 		}

@@ -58,9 +58,25 @@ func (c *exprCtx) binary(l, r *pg.Node) (typed, typed, error) {
 	if err != nil {
 		return typed{}, typed{}, err
 	}
+	return c.unifyOperands(a, b)
+}
+
+// unifyOperands settles two lowered operands to a common type: untyped
+// ones to the other's type, integers with numerics to numeric (and
+// either with float8 to float8), an untyped literal next to char(n) to
+// char, and mixed date/timestamp/timestamptz along that order.
+func (c *exprCtx) unifyOperands(a, b typed) (typed, typed, error) {
 	xs, err := c.unify([]typed{a, b})
 	if err != nil {
 		return typed{}, typed{}, err
+	}
+	xs = promoteNumeric(xs)
+	// An untyped literal compared with char(n) is char too: its trailing
+	// spaces do not count (char values are stored without them).
+	for i, u := range []typed{a, b} {
+		if o := xs[1-i]; u.untyped() && o.mod.Kind == ModBpchar && xs[i].t.Type == row.TypeText {
+			xs[i] = convert(xs[i], TypeMod{Kind: ModBpchar}, true)
+		}
 	}
 	return c.promoteDatetimes(xs[0], xs[1])
 }
@@ -80,6 +96,7 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 				if err != nil {
 					return typed{}, err
 				}
+				y.mod = x.mod
 				return c.narrow(y, x.w)
 			case "+":
 				return x, nil
@@ -124,6 +141,9 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 			return z, err
 		}
 		z, err := c.check(expr.Call(f, x.e, y.e))
+		if err == nil && z.t.Type == row.TypeNumeric {
+			z.mod = scaleMod(f, x, y)
+		}
 		if err != nil || !isArithmetic(f) || x.t.Type != row.TypeInt64 || y.t.Type != row.TypeInt64 {
 			return z, err
 		}

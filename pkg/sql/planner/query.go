@@ -59,6 +59,37 @@ type Query struct {
 	FastPath *FastPath
 	// DependsOn are the catalog ids the plan reads.
 	DependsOn []plan.GlobalID
+	// Widths and Mods are the integer widths and type modifiers of Desc's
+	// columns (nil: unknown), which describe and format the result as
+	// Postgres would (int4, varchar(30), numeric(10,2)).
+	Widths []IntWidth
+	Mods   []TypeMod
+}
+
+// ColumnTypes returns the integer widths and type modifiers of the
+// finished result's columns.
+func (q *Query) ColumnTypes() ([]IntWidth, []TypeMod) {
+	ws := make([]IntWidth, len(q.Finishing.Project))
+	ms := make([]TypeMod, len(q.Finishing.Project))
+	for i, c := range q.Finishing.Project {
+		if c < len(q.Widths) {
+			ws[i] = q.Widths[c]
+		}
+		if c < len(q.Mods) {
+			ms[i] = q.Mods[c]
+		}
+	}
+	return ws, ms
+}
+
+// setColumnTypes records r's columns' widths and modifiers in q.
+func (q *Query) setColumnTypes(r *rel) *Query {
+	q.Widths = make([]IntWidth, len(r.scope.cols))
+	q.Mods = make([]TypeMod, len(r.scope.cols))
+	for i, c := range r.scope.cols {
+		q.Widths[i], q.Mods[i] = c.w, c.mod
+	}
+	return q
 }
 
 // Columns returns the names and types of the finished result.
@@ -84,6 +115,7 @@ func (p *Planner) PlanQuery(sel *pg.SelectStmt) (*Query, error) {
 	}
 	pl := r.plan()
 	q := &Query{Plan: pl, Desc: r.desc(), Finishing: fin, DependsOn: pl.DependsOn()}
+	q.setColumnTypes(r)
 	q.FastPath = p.fastPath(r)
 	return q, nil
 }
@@ -98,7 +130,8 @@ func (p *Planner) PlanRelation(sel *pg.SelectStmt) (*Query, error) {
 	}
 	pl := r.plan()
 	d := r.desc()
-	return &Query{Plan: pl, Desc: d, Finishing: identityFinishing(d.Arity()), DependsOn: pl.DependsOn()}, nil
+	q := &Query{Plan: pl, Desc: d, Finishing: identityFinishing(d.Arity()), DependsOn: pl.DependsOn()}
+	return q.setColumnTypes(r), nil
 }
 
 func identityFinishing(n int) Finishing {
@@ -251,6 +284,9 @@ func (p *Planner) values(lists []*pg.Node) (*rel, error) {
 		t := row.ColumnType{Type: row.TypeNull}
 		for i := range rows {
 			rows[i][col] = vals[i]
+			if common, ok := numericCommon(t.Type, vals[i].t.Type); ok {
+				t.Type = common
+			}
 			if t.Type == row.TypeNull {
 				t.Type = vals[i].t.Type
 			}
@@ -271,7 +307,7 @@ func (p *Planner) values(lists []*pg.Node) (*rel, error) {
 				rows[i][col] = typed{e: e, t: t}
 			}
 		}
-		s.cols = append(s.cols, column{name: fmt.Sprintf("column%d", col+1), typ: t, w: widthOf(vals)})
+		s.cols = append(s.cols, column{name: fmt.Sprintf("column%d", col+1), typ: t, w: widthOf(vals), mod: commonMod(vals)})
 	}
 	// Every VALUES row is a constant expression evaluated now; rows whose
 	// evaluation fails report the error (as Postgres does at execution).
@@ -302,8 +338,10 @@ func coerceExpr(x typed, t row.Type, what string) (expr.Expr, error) {
 		return x.e, nil
 	case x.t.Type == row.TypeNull:
 		return expr.Cast(x.e, t), nil
-	case x.t.Type == row.TypeInt64 && t == row.TypeFloat64:
-		return expr.Cast(x.e, t), nil
+	case x.t.Type.IsNumeric() && t.IsNumeric():
+		if common, ok := numericCommon(x.t.Type, t); ok && common == t {
+			return expr.Cast(x.e, t), nil
+		}
 	}
 	return expr.Expr{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "%s types %s and %s cannot be matched",
 		what, PGTypeName(x.t.Type), PGTypeName(t))

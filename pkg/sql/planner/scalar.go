@@ -24,6 +24,9 @@ type typed struct {
 	param int
 	// w is the declared width of an integer value (zero: bigint).
 	w IntWidth
+	// mod is the value's type modifier: varchar(n), char(n), numeric's
+	// display scale.
+	mod TypeMod
 }
 
 func (x typed) untyped() bool { return x.lit != nil || x.param > 0 }
@@ -330,21 +333,32 @@ func (c *exprCtx) lowerList(ns []*pg.Node) ([]typed, error) {
 	return promoteNumeric(xs), nil
 }
 
-// promoteNumeric casts int64 members to float64 when the list mixes the
-// two, as Postgres resolves bigint and double precision to the latter.
+// promoteNumeric casts the numbers of a list mixing integer, numeric and
+// float64 members to the widest, as Postgres resolves a common type:
+// float8 over numeric over the integers.
 func promoteNumeric(xs []typed) []typed {
-	hasFloat, hasInt := false, false
+	hasFloat, hasNumeric, hasInt := false, false, false
 	for _, x := range xs {
 		hasFloat = hasFloat || x.t.Type == row.TypeFloat64
+		hasNumeric = hasNumeric || x.t.Type == row.TypeNumeric
 		hasInt = hasInt || x.t.Type == row.TypeInt64
 	}
-	if !hasFloat || !hasInt {
+	to := row.TypeNumeric
+	switch {
+	case hasFloat && (hasInt || hasNumeric):
+		to = row.TypeFloat64
+	case hasNumeric && hasInt:
+	default:
 		return xs
 	}
 	out := make([]typed, len(xs))
 	for i, x := range xs {
-		if x.t.Type == row.TypeInt64 {
-			x = typed{e: expr.Cast(x.e, row.TypeFloat64), t: row.ColumnType{Type: row.TypeFloat64, Nullable: x.t.Nullable}}
+		if x.t.Type != to && (x.t.Type == row.TypeInt64 || x.t.Type == row.TypeNumeric) {
+			s, known := displayScale(x)
+			x = typed{e: expr.Cast(x.e, to), t: row.ColumnType{Type: to, Nullable: x.t.Nullable}}
+			if to == row.TypeNumeric && known {
+				x.mod = TypeMod{Kind: ModNumeric, Scale: s}
+			}
 		}
 		out[i] = x
 	}
@@ -363,19 +377,17 @@ func (c *exprCtx) constant(k *pg.A_Const) (typed, error) {
 	case *pg.A_Const_Fval:
 		s := v.Fval.Fval
 		if !strings.ContainsAny(s, ".eE") {
-			i, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				return typed{}, sqlerr.Errorf(sqlerr.NumericValueOutOfRange, "integer literal %s is out of range for type bigint", s)
+			// An integer literal beyond bigint is numeric, as in Postgres.
+			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return typed{e: expr.Literal(row.Int64(i)), t: row.ColumnType{Type: row.TypeInt64}}, nil
 			}
-			return typed{e: expr.Literal(row.Int64(i)), t: row.ColumnType{Type: row.TypeInt64}}, nil
 		}
-		// Decimal literals are numeric in Postgres; Tandem has no exact
-		// decimal type and reads them as float8 (docs/sql.md says so).
-		f, err := strconv.ParseFloat(s, 64)
+		// Decimal literals are numeric, with the display scale written.
+		d, err := expr.CastDatum(row.Text(s), row.TypeNumeric)
 		if err != nil {
-			return typed{}, sqlerr.Errorf(sqlerr.InvalidTextRepresentation, "invalid numeric literal %s", s)
+			return typed{}, err
 		}
-		return typed{e: expr.Literal(row.Float64(f)), t: row.ColumnType{Type: row.TypeFloat64}}, nil
+		return typed{e: expr.Literal(d), t: row.ColumnType{Type: row.TypeNumeric}, mod: TypeMod{Kind: ModNumeric, Scale: literalScale(s)}}, nil
 	case *pg.A_Const_Sval:
 		s := v.Sval.Sval
 		return typed{e: expr.Literal(row.Text(s)), t: row.ColumnType{Type: row.TypeText}, lit: &s}, nil
@@ -437,7 +449,7 @@ func (c *exprCtx) columnRef(cr *pg.ColumnRef) (typed, error) {
 		c.p.unresolved = [2]string{table, col}
 		return typed{}, c.p.outerReference(table, col, err)
 	}
-	return typed{e: expr.Column(i), t: c.scope.cols[i].typ, w: c.scope.cols[i].w}, nil
+	return typed{e: expr.Column(i), t: c.scope.cols[i].typ, w: c.scope.cols[i].w, mod: c.scope.cols[i].mod}, nil
 }
 
 func (c *exprCtx) caseExpr(ce *pg.CaseExpr) (typed, error) {

@@ -13,6 +13,9 @@ type column struct {
 	typ   row.ColumnType
 	// w is the declared width of an integer column (zero: bigint).
 	w IntWidth
+	// mod is the column's type modifier (varchar(n), char(n),
+	// numeric(p,s)).
+	mod TypeMod
 	// hidden columns (a USING join's duplicate key) are not expanded by *
 	// but can still be referenced qualified.
 	hidden bool

@@ -129,7 +129,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 	}
 	for _, t := range targets {
 		es = append(es, t.x.e)
-		s.cols = append(s.cols, column{name: t.name, typ: t.x.t, w: t.x.w})
+		s.cols = append(s.cols, column{name: t.name, typ: t.x.t, w: t.x.w, mod: t.x.mod})
 	}
 	for _, x := range extras {
 		es = append(es, x.e)
@@ -417,7 +417,7 @@ func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
 	red := plan.NewReduce(r.plan(), keys, aggs...)
 	s := &scope{}
 	for i, k := range agg.keys {
-		col := column{name: exprName(k.e, agg.input, i), typ: k.t, w: k.w}
+		col := column{name: exprName(k.e, agg.input, i), typ: k.t, w: k.w, mod: k.mod}
 		if k.e.Op == expr.OpColumn && k.e.Index < len(agg.input.cols) {
 			// A grouped column keeps its table, so that a correlated
 			// subquery over the aggregation can name it qualified.
@@ -431,7 +431,7 @@ func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
 		if (len(agg.keys) == 0 || agg.frame != nil) && g.fn != "count" {
 			t.Nullable = true
 		}
-		s.cols = append(s.cols, column{name: g.fn, typ: t, w: g.outW})
+		s.cols = append(s.cols, column{name: g.fn, typ: t, w: g.outW, mod: g.outMod})
 	}
 	if agg.frame != nil {
 		return newRel(perKeyDefaults(agg.frame, red, aggDefaults(agg)), s)
@@ -505,7 +505,7 @@ func (p *Planner) targetList(list []*pg.Node, c *exprCtx, in *scope) ([]target, 
 							return nil, err
 						}
 					} else {
-						x = typed{e: expr.Column(i), t: col.typ}
+						x = typed{e: expr.Column(i), t: col.typ, w: col.w, mod: col.mod}
 					}
 					out = append(out, target{name: col.name, x: x})
 				}

@@ -42,9 +42,11 @@ func (p *Planner) setOp(sel *pg.SelectStmt, depth int, frame *corrFrame) (*rel, 
 		t := lt.Type
 		switch {
 		case lt.Type == rt.Type:
-		case lt.Type == row.TypeNull || (lt.Type == row.TypeInt64 && rt.Type == row.TypeFloat64):
+		case lt.Type == row.TypeNull:
 			t = rt.Type
-		case rt.Type == row.TypeNull || (lt.Type == row.TypeFloat64 && rt.Type == row.TypeInt64):
+		case rt.Type == row.TypeNull:
+		case lt.Type.IsNumeric() && rt.Type.IsNumeric():
+			t, _ = numericCommon(lt.Type, rt.Type)
 		default:
 			return nil, sqlerr.Errorf(sqlerr.DatatypeMismatch, "%s types %s and %s cannot be matched", what, PGTypeName(lt.Type), PGTypeName(rt.Type))
 		}
@@ -61,7 +63,11 @@ func (p *Planner) setOp(sel *pg.SelectStmt, depth int, frame *corrFrame) (*rel, 
 		default:
 			w = wider(l.scope.cols[i].w, r.scope.cols[i].w)
 		}
-		s.cols = append(s.cols, column{name: l.scope.cols[i].name, w: w, typ: row.ColumnType{Type: t, Nullable: lt.Nullable || rt.Nullable || lt.Type == row.TypeNull || rt.Type == row.TypeNull}})
+		var mod TypeMod
+		if l.scope.cols[i].mod == r.scope.cols[i].mod {
+			mod = l.scope.cols[i].mod
+		}
+		s.cols = append(s.cols, column{name: l.scope.cols[i].name, w: w, mod: mod, typ: row.ColumnType{Type: t, Nullable: lt.Nullable || rt.Nullable || lt.Type == row.TypeNull || rt.Type == row.TypeNull}})
 	}
 	lp, rp := castTo(l, s), castTo(r, s)
 	var out plan.Plan

@@ -170,7 +170,7 @@ func settleValueColumn(sub *rel, i int) {
 }
 
 // equalityKeys converts the sides of an equality that a join matches by
-// encoded value to one type (int64 to float64 when they differ).
+// encoded value to one type (their common number type when they differ).
 func equalityKeys(a, b typed) (expr.Expr, expr.Expr, row.ColumnType, error) {
 	t := row.ColumnType{Type: a.t.Type, Nullable: a.t.Nullable || b.t.Nullable}
 	switch {
@@ -179,10 +179,16 @@ func equalityKeys(a, b typed) (expr.Expr, expr.Expr, row.ColumnType, error) {
 		return expr.Cast(a.e, b.t.Type), b.e, row.ColumnType{Type: b.t.Type, Nullable: true}, nil
 	case b.t.Type == row.TypeNull:
 		return a.e, expr.Cast(b.e, a.t.Type), row.ColumnType{Type: a.t.Type, Nullable: true}, nil
-	case a.t.Type == row.TypeInt64 && b.t.Type == row.TypeFloat64:
-		return expr.Cast(a.e, row.TypeFloat64), b.e, row.ColumnType{Type: row.TypeFloat64, Nullable: t.Nullable}, nil
-	case a.t.Type == row.TypeFloat64 && b.t.Type == row.TypeInt64:
-		return a.e, expr.Cast(b.e, row.TypeFloat64), row.ColumnType{Type: row.TypeFloat64, Nullable: t.Nullable}, nil
+	case a.t.Type.IsNumeric() && b.t.Type.IsNumeric():
+		common, _ := numericCommon(a.t.Type, b.t.Type)
+		ae, be := a.e, b.e
+		if a.t.Type != common {
+			ae = expr.Cast(ae, common)
+		}
+		if b.t.Type != common {
+			be = expr.Cast(be, common)
+		}
+		return ae, be, row.ColumnType{Type: common, Nullable: t.Nullable}, nil
 	default:
 		return expr.Expr{}, expr.Expr{}, row.ColumnType{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s = %s",
 			PGTypeName(a.t.Type), PGTypeName(b.t.Type))

@@ -11,9 +11,9 @@ import (
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
-// TypeFromName maps a SQL type name to a row type. Types whose values the
-// engine cannot represent exactly (numeric with its decimal scale, char(n)
-// with its padding, time zones) are refused with 0A000 rather than
+// TypeFromName maps a SQL type name to a row type. varchar(n), char(n)
+// and numeric(p,s) are text and numeric with a TypeMod (TypeModFromName);
+// types the engine cannot represent are refused with 0A000 rather than
 // approximated.
 func TypeFromName(tn *pg.TypeName) (row.Type, error) {
 	t, prec, err := typeAndPrecision(tn)
@@ -66,9 +66,9 @@ func baseType(tn *pg.TypeName) (row.Type, error) {
 		return row.TypeInt64, nil
 	case "float4", "float8", "float", "real", "double precision":
 		return row.TypeFloat64, nil
-	case "text", "varchar", "character varying", "string":
-		if name != "text" && len(tn.Typmods) > 0 {
-			return row.TypeInvalid, sqlerr.Unsupported("varchar with a length limit")
+	case "text", "varchar", "character varying", "string", "bpchar", "char", "character":
+		if _, err := TypeModFromName(tn); err != nil {
+			return row.TypeInvalid, err
 		}
 		return row.TypeText, nil
 	case "bool", "boolean":
@@ -88,7 +88,12 @@ func baseType(tn *pg.TypeName) (row.Type, error) {
 	case "timetz":
 		return row.TypeInvalid, sqlerr.Unsupported("type time with time zone (use timestamptz or time)")
 	case "numeric", "decimal":
-		return row.TypeInvalid, sqlerr.Unsupported("type numeric (use float8 or bigint)")
+		if _, err := TypeModFromName(tn); err != nil {
+			return row.TypeInvalid, err
+		}
+		return row.TypeNumeric, nil
+	case "uuid":
+		return row.TypeUUID, nil
 	}
 	return row.TypeInvalid, sqlerr.Unsupported("type " + name)
 }
@@ -240,6 +245,10 @@ func PGTypeName(t row.Type) string {
 		return "time without time zone"
 	case row.TypeInterval:
 		return "interval"
+	case row.TypeNumeric:
+		return "numeric"
+	case row.TypeUUID:
+		return "uuid"
 	}
 	return "unknown"
 }

@@ -33,13 +33,14 @@ func (p *Planner) IndexKeys(desc row.RelationDesc, nodes []*pg.Node) ([]expr.Exp
 }
 
 // PlanInsert plans the rows an INSERT adds to a table with description
-// desc and declared integer widths widths (nil: all bigint): the source
+// desc, declared integer widths widths (nil: all bigint) and type
+// modifiers mods (nil: none; varchar(n), char(n), numeric(p,s)): the source
 // query's columns are matched to the named columns (all columns when cols
 // is empty), converted to the column types (range-checked for smallint
 // and integer columns), and the other columns get their default
 // (defaults[i], when defaults is not nil) or NULL. The returned plan
 // produces whole table rows.
-func (p *Planner) PlanInsert(desc row.RelationDesc, widths []IntWidth, defaults []expr.Expr, cols []string, sel *pg.SelectStmt) (*Query, error) {
+func (p *Planner) PlanInsert(desc row.RelationDesc, widths []IntWidth, mods []TypeMod, defaults []expr.Expr, cols []string, sel *pg.SelectStmt) (*Query, error) {
 	targets := make([]int, 0, desc.Arity())
 	if len(cols) == 0 {
 		for i := range desc.Types {
@@ -82,7 +83,7 @@ func (p *Planner) PlanInsert(desc row.RelationDesc, widths []IntWidth, defaults 
 		return nil, sqlerr.New(sqlerr.SyntaxError, "INSERT has more target columns than expressions")
 	}
 	es := make([]expr.Expr, desc.Arity())
-	s := descScope(desc, widths)
+	s := withTypeMods(descScope(desc, widths), mods)
 	for i := range es {
 		es[i] = expr.TypedNull(desc.Types[i].Type)
 		if defaults != nil {
@@ -91,8 +92,8 @@ func (p *Planner) PlanInsert(desc row.RelationDesc, widths []IntWidth, defaults 
 	}
 	for k := 0; k < r.arity(); k++ {
 		t := targets[k]
-		x := typed{e: expr.Column(k), t: r.scope.cols[k].typ, w: r.scope.cols[k].w}
-		e, err := assignExpr(x, desc.Types[t].Type, s.cols[t].w, desc.Name(t))
+		x := typed{e: expr.Column(k), t: r.scope.cols[k].typ, w: r.scope.cols[k].w, mod: r.scope.cols[k].mod}
+		e, err := assignExpr(x, desc.Types[t].Type, s.cols[t].w, s.cols[t].mod, desc.Name(t))
 		if err != nil {
 			return nil, err
 		}
@@ -103,20 +104,22 @@ func (p *Planner) PlanInsert(desc row.RelationDesc, widths []IntWidth, defaults 
 	return &Query{Plan: pl, Desc: desc, Finishing: identityFinishing(desc.Arity()), DependsOn: pl.DependsOn()}, nil
 }
 
-// assignExpr converts a value to a column's type (and integer width w)
-// as assignment does: a value wider than a smallint or integer column is
-// range-checked, as Postgres' assignment cast does.
-func assignExpr(x typed, t row.Type, w IntWidth, col string) (expr.Expr, error) {
+// assignExpr converts a value to a column's type (integer width w, type
+// modifier m) as assignment does: a value wider than a smallint or
+// integer column is range-checked, as Postgres' assignment cast does; a
+// value too long for a varchar(n) or char(n) column is 22001, a numeric
+// rounds to a numeric(p,s) column's scale and fails with 22003 when too
+// wide.
+func assignExpr(x typed, t row.Type, w IntWidth, m TypeMod, col string) (expr.Expr, error) {
 	if t == row.TypeInt64 && w != 0 &&
-		(x.t.Type == row.TypeFloat64 || x.t.Type == row.TypeInt64 && (x.w == 0 || x.w > w)) {
+		(x.t.Type == row.TypeFloat64 || x.t.Type == row.TypeNumeric || x.t.Type == row.TypeInt64 && (x.w == 0 || x.w > w)) {
 		return expr.Call(intFunc(w), x.e), nil
 	}
 	if x.t.Type == t {
-		return x.e, nil
+		return convert(x, m, false).e, nil
 	}
-	if x.t.Type == row.TypeNull || (x.t.Type == row.TypeInt64 && t == row.TypeFloat64) ||
-		(x.t.Type == row.TypeFloat64 && t == row.TypeInt64) {
-		return expr.Cast(x.e, t), nil
+	if x.t.Type == row.TypeNull || (x.t.Type.IsNumeric() && t.IsNumeric()) {
+		return convert(typed{e: expr.Cast(x.e, t), t: row.ColumnType{Type: t}}, m, false).e, nil
 	}
 	return expr.Expr{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "column %q is of type %s but expression is of type %s",
 		col, PGTypeName(t), PGTypeName(x.t.Type))
@@ -128,7 +131,7 @@ func (p *Planner) PlanUpdate(table Relation, alias string, set []*pg.Node, where
 	if alias == "" {
 		alias = table.Name
 	}
-	s := descScope(table.Desc, table.IntWidths)
+	s := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
 	for i := range s.cols {
 		s.cols[i].table = alias
 	}
@@ -166,7 +169,7 @@ func (p *Planner) PlanUpdate(table Relation, alias string, set []*pg.Node, where
 		if err != nil {
 			return nil, err
 		}
-		e, err := assignExpr(x, table.Desc.Types[col].Type, s.cols[col].w, rt.Name)
+		e, err := assignExpr(x, table.Desc.Types[col].Type, s.cols[col].w, s.cols[col].mod, rt.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +188,7 @@ func (p *Planner) PlanDelete(table Relation, alias string, where *pg.Node) (*Que
 	if alias == "" {
 		alias = table.Name
 	}
-	s := descScope(table.Desc, table.IntWidths)
+	s := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
 	for i := range s.cols {
 		s.cols[i].table = alias
 	}

@@ -1,0 +1,233 @@
+package expr
+
+import (
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+// CodeStringDataRightTruncation is string_data_right_truncation: a value
+// too long for a varchar(n) or char(n) column.
+const CodeStringDataRightTruncation = "22001"
+
+// CodeInvalidArgumentForLog is invalid_argument_for_logarithm.
+const CodeInvalidArgumentForLog = "2201E"
+
+// compareNumeric compares a numeric with a numeric or an integer exactly;
+// with a float64 the numeric converts to float64, as PostgreSQL resolves
+// numeric = float8 to a float8 comparison.
+func compareNumeric(a, b row.Datum) (int, error) {
+	if a.Type() == row.TypeFloat64 || b.Type() == row.TypeFloat64 {
+		fa, ok1 := asFloat(a)
+		fb, ok2 := asFloat(b)
+		if !ok1 || !ok2 {
+			return 0, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", pgName(a.Type()), pgName(b.Type()))
+		}
+		return row.Compare(row.Float64(fa), row.Float64(fb)), nil
+	}
+	x, ok1 := decimalOf(a)
+	y, ok2 := decimalOf(b)
+	if !ok1 || !ok2 {
+		return 0, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", pgName(a.Type()), pgName(b.Type()))
+	}
+	dx, err := numeric(x, nil)
+	if err != nil {
+		return 0, err
+	}
+	dy, err := numeric(y, nil)
+	if err != nil {
+		return 0, err
+	}
+	return row.Compare(dx, dy), nil
+}
+
+func evalTrunc1(a row.Datum) (row.Datum, error) {
+	switch a.Type() {
+	case row.TypeInt64:
+		return a, nil
+	case row.TypeFloat64:
+		return row.Float64(math.Trunc(a.Float64())), nil
+	case row.TypeNumeric:
+		return numericRound(a.Decimal(), 0, true)
+	}
+	return row.Null(), undefinedFunc("trunc", a)
+}
+
+func evalTrunc2(a, digits row.Datum) (row.Datum, error) {
+	x, ok := decimalOf(a)
+	if !ok || digits.Type() != row.TypeInt64 {
+		return row.Null(), undefinedFunc("trunc", a, digits)
+	}
+	return numericRound(x, digits.Int64(), true)
+}
+
+func evalSign(a row.Datum) (row.Datum, error) {
+	switch a.Type() {
+	case row.TypeInt64:
+		return row.Int64(int64(cmpSign(a.Int64()))), nil
+	case row.TypeFloat64:
+		f := a.Float64()
+		switch {
+		case math.IsNaN(f):
+			return a, nil
+		case f > 0:
+			return row.Float64(1), nil
+		case f < 0:
+			return row.Float64(-1), nil
+		}
+		return row.Float64(0), nil
+	case row.TypeNumeric:
+		x := a.Decimal()
+		if isNaN(x) {
+			return a, nil
+		}
+		return row.NumericFromInt64(int64(x.Sign())), nil
+	}
+	return row.Null(), undefinedFunc("sign", a)
+}
+
+func cmpSign(i int64) int {
+	switch {
+	case i > 0:
+		return 1
+	case i < 0:
+		return -1
+	}
+	return 0
+}
+
+func evalDivTrunc(a, b row.Datum) (row.Datum, error) {
+	x, ok1 := decimalOf(a)
+	y, ok2 := decimalOf(b)
+	if !ok1 || !ok2 {
+		return row.Null(), undefinedFunc("div", a, b)
+	}
+	return numericDivTrunc(x, y)
+}
+
+func evalExp(a row.Datum) (row.Datum, error) {
+	x, ok := asFloat(a)
+	if !ok {
+		return row.Null(), undefinedFunc("exp", a)
+	}
+	r, err := checkFloat(math.Exp(x), math.IsInf(x, 0), math.IsInf(x, -1))
+	if err != nil {
+		return row.Null(), err
+	}
+	return row.Float64(r), nil
+}
+
+// logArg checks the argument of a logarithm as PostgreSQL's dlog1 and
+// dlog10 do.
+func logArg(name string, a row.Datum) (float64, error) {
+	x, ok := asFloat(a)
+	switch {
+	case !ok:
+		return 0, undefinedFunc(name, a)
+	case x == 0:
+		return 0, evalErr(CodeInvalidArgumentForLog, "cannot take logarithm of zero")
+	case x < 0:
+		return 0, evalErr(CodeInvalidArgumentForLog, "cannot take logarithm of a negative number")
+	}
+	return x, nil
+}
+
+func evalLn(a row.Datum) (row.Datum, error) {
+	x, err := logArg("ln", a)
+	if err != nil {
+		return row.Null(), err
+	}
+	return row.Float64(math.Log(x)), nil
+}
+
+func evalLog10(a row.Datum) (row.Datum, error) {
+	x, err := logArg("log", a)
+	if err != nil {
+		return row.Null(), err
+	}
+	return row.Float64(math.Log10(x)), nil
+}
+
+func evalTrimScale(a row.Datum) (row.Datum, error) {
+	if a.Type() != row.TypeNumeric {
+		return row.Null(), undefinedFunc("trim_scale", a)
+	}
+	return a, nil
+}
+
+func evalNumericTypmod(a, p, s row.Datum) (row.Datum, error) {
+	x, ok := decimalOf(a)
+	if !ok || p.Type() != row.TypeInt64 || s.Type() != row.TypeInt64 {
+		return row.Null(), undefinedFunc("numeric_typmod", a, p, s)
+	}
+	d, err := numeric(x, nil)
+	if err != nil {
+		return row.Null(), err
+	}
+	return NumericTypmod(d, p.Int64(), s.Int64())
+}
+
+// evalCharN returns the varchar(n) (bpchar false) or char(n) conversion,
+// explicit (truncating) or an assignment (22001 unless the excess is
+// spaces). char(n) values drop their trailing spaces: the padding is
+// added back on output (docs/sql.md).
+func evalCharN(bpchar, assign bool) func(a, n row.Datum) (row.Datum, error) {
+	return func(a, n row.Datum) (row.Datum, error) {
+		if a.Type() != row.TypeText || n.Type() != row.TypeInt64 {
+			return row.Null(), undefinedFunc("varchar", a, n)
+		}
+		s, limit := a.Text(), n.Int64()
+		if limit > 0 && int64(len(s)) > limit && int64(utf8.RuneCountInString(s)) > limit {
+			cut := cutRunes(s, limit)
+			if assign && strings.TrimLeft(s[cut:], " ") != "" {
+				name := "character varying"
+				if bpchar {
+					name = "character"
+				}
+				return row.Null(), evalErr(CodeStringDataRightTruncation, "value too long for type %s(%d)", name, limit)
+			}
+			s = s[:cut]
+		}
+		if bpchar {
+			s = strings.TrimRight(s, " ")
+		}
+		return row.Text(s), nil
+	}
+}
+
+// cutRunes is the byte offset after the first n characters of s.
+func cutRunes(s string, n int64) int {
+	var i int
+	for k := int64(0); k < n && i < len(s); k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}
+
+func typeNumericOnly(n int) func(args []row.ColumnType) (row.ColumnType, error) {
+	return func(args []row.ColumnType) (row.ColumnType, error) {
+		for _, a := range args[:n] {
+			if !is(a, row.TypeNumeric, row.TypeInt64) {
+				return row.ColumnType{}, typeSig("numeric function", args)
+			}
+		}
+		return row.ColumnType{Type: row.TypeNumeric}, nil
+	}
+}
+
+func typeNumericTypmod(args []row.ColumnType) (row.ColumnType, error) {
+	if !is(args[0], row.TypeNumeric, row.TypeInt64) || !is(args[1], row.TypeInt64) || !is(args[2], row.TypeInt64) {
+		return row.ColumnType{}, typeSig("numeric_typmod", args)
+	}
+	return row.ColumnType{Type: row.TypeNumeric}, nil
+}
+
+func typeCharN(args []row.ColumnType) (row.ColumnType, error) {
+	if !is(args[0], row.TypeText) || !is(args[1], row.TypeInt64) {
+		return row.ColumnType{}, typeSig("varchar", args)
+	}
+	return row.ColumnType{Type: row.TypeText}, nil
+}
