@@ -130,34 +130,11 @@ func (p *Planner) PlanConflictUpdate(table Relation, alias string, set []*pg.Nod
 	}
 	s := old.concat(ex)
 	c := &exprCtx{p: p, scope: s, clause: "ON CONFLICT DO UPDATE"}
-	out := &ConflictUpdate{New: make([]expr.Expr, table.Desc.Arity())}
-	for i := range out.New {
-		out.New[i] = expr.Column(i)
+	newRow, err := c.assignments(table, old, set, "ON CONFLICT DO UPDATE SET")
+	if err != nil {
+		return nil, err
 	}
-	assigned := map[int]bool{}
-	for _, n := range set {
-		rt := n.GetResTarget()
-		if rt == nil || len(rt.Indirection) > 0 {
-			return nil, sqlerr.Unsupported("this form of ON CONFLICT DO UPDATE SET")
-		}
-		col, err := old.resolve("", rt.Name)
-		if err != nil {
-			return nil, err
-		}
-		if assigned[col] {
-			return nil, sqlerr.Errorf(sqlerr.DuplicateColumn, "multiple assignments to same column %q", rt.Name)
-		}
-		assigned[col] = true
-		x, err := c.lowerAs(rt.Val, table.Desc.Types[col].Type)
-		if err != nil {
-			return nil, err
-		}
-		e, err := assignExpr(x, table.Desc.Types[col].Type, old.cols[col].w, old.cols[col].mod, rt.Name)
-		if err != nil {
-			return nil, err
-		}
-		out.New[col] = e
-	}
+	out := &ConflictUpdate{New: newRow}
 	if where != nil {
 		x, err := c.lowerAs(where, row.TypeBool)
 		if err != nil {

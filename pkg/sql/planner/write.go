@@ -143,37 +143,13 @@ func (p *Planner) PlanUpdate(table Relation, alias string, set []*pg.Node, where
 	for i := range table.Desc.Types {
 		es = append(es, expr.Column(i))
 	}
-	newCols := make([]expr.Expr, table.Desc.Arity())
-	for i := range newCols {
-		newCols[i] = expr.Column(i)
-	}
-	assigned := map[int]bool{}
 	// Subqueries in SET add columns to r (its own copy of the scope); the
 	// projection below keeps only the old and new rows.
 	r.scope = &scope{cols: append([]column(nil), s.cols...)}
 	c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "UPDATE"}
-	for _, n := range set {
-		rt := n.GetResTarget()
-		if rt == nil || len(rt.Indirection) > 0 {
-			return nil, sqlerr.Unsupported("this form of UPDATE ... SET")
-		}
-		col, err := s.resolve("", rt.Name)
-		if err != nil {
-			return nil, err
-		}
-		if assigned[col] {
-			return nil, sqlerr.Errorf(sqlerr.DuplicateColumn, "multiple assignments to same column %q", rt.Name)
-		}
-		assigned[col] = true
-		x, err := c.lowerAs(rt.Val, table.Desc.Types[col].Type)
-		if err != nil {
-			return nil, err
-		}
-		e, err := assignExpr(x, table.Desc.Types[col].Type, s.cols[col].w, s.cols[col].mod, rt.Name)
-		if err != nil {
-			return nil, err
-		}
-		newCols[col] = e
+	newCols, err := c.assignments(table, s, set, "UPDATE ... SET")
+	if err != nil {
+		return nil, err
 	}
 	es = append(es, newCols...)
 	out := &scope{cols: append(append([]column(nil), s.cols...), s.cols...)}
@@ -221,4 +197,38 @@ func (p *Planner) whereClause(r *rel, where *pg.Node) error {
 	r.filter(x.e)
 	r.project(columns(n), orig)
 	return nil
+}
+
+// assignments lowers the SET list of an UPDATE or ON CONFLICT DO UPDATE:
+// the new row of table, each column its old value (a column of cols)
+// unless set assigns it, converted to the column's type, width and
+// modifier. form names the statement in refusals.
+func (c *exprCtx) assignments(table Relation, cols *scope, set []*pg.Node, form string) ([]expr.Expr, error) {
+	out := make([]expr.Expr, table.Desc.Arity())
+	for i := range out {
+		out[i] = expr.Column(i)
+	}
+	assigned := map[int]bool{}
+	for _, n := range set {
+		rt := n.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 {
+			return nil, sqlerr.Unsupported("this form of " + form)
+		}
+		col, err := cols.resolve("", rt.Name)
+		if err != nil {
+			return nil, err
+		}
+		if assigned[col] {
+			return nil, sqlerr.Errorf(sqlerr.DuplicateColumn, "multiple assignments to same column %q", rt.Name)
+		}
+		assigned[col] = true
+		x, err := c.lowerAs(rt.Val, table.Desc.Types[col].Type)
+		if err != nil {
+			return nil, err
+		}
+		if out[col], err = assignExpr(x, table.Desc.Types[col].Type, cols.cols[col].w, cols.cols[col].mod, rt.Name); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
