@@ -371,8 +371,9 @@ func (s *Session) dropNamed(ctx context.Context, kind ItemKind, names []parse.Ob
 			ids[i] = r.ID
 		}
 		for _, dep := range sn.dependents(ids...) {
-			// A source's subsources go with it, a table's key index too.
-			if dep.Kind == KindSource && kind == KindSource || ownedIndex(dep, roots...) {
+			// A source's subsources go with it, and a table's or a
+			// materialized view's indexes with it, as in PostgreSQL.
+			if dep.Kind == KindSource && kind == KindSource || ownedIndex(dep, roots...) || indexOn(dep, kind, roots) {
 				continue
 			}
 			return nil, sqlerr.Errorf(sqlerr.DependentObjectsStillExist,
@@ -383,6 +384,16 @@ func (s *Session) dropNamed(ctx context.Context, kind ItemKind, names []parse.Ob
 		return nil, err
 	}
 	return &Result{Tag: tag}, nil
+}
+
+// indexOn reports whether dep is an index directly on one of roots, which
+// are tables or materialized views (kind): PostgreSQL drops those with
+// their relation, without CASCADE.
+func indexOn(dep *Item, kind ItemKind, roots []*Item) bool {
+	if dep.Kind != KindIndex || (kind != KindTable && kind != KindMaterializedView) {
+		return false
+	}
+	return slices.ContainsFunc(roots, func(r *Item) bool { return dep.On == r.ID })
 }
 
 // dropItems drops roots and everything depending on them, dependents
