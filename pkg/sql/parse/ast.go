@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"strings"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -207,12 +205,3 @@ func (s *DropClusterReplica) Text() string     { return s.SQL }
 func (s *Show) Text() string                   { return s.SQL }
 func (s *CreateIndex) Text() string            { return s.SQL }
 func (s *CreateMaterializedView) Text() string { return s.SQL }
-
-// OptionMap returns the options by name; a later duplicate wins.
-func OptionMap(opts []Option) map[string]Option {
-	m := make(map[string]Option, len(opts))
-	for _, o := range opts {
-		m[strings.ToUpper(o.Name)] = o
-	}
-	return m
-}
