@@ -16,8 +16,10 @@ chaos: build-controller
 
 test-chaos: build-controller
 	$(GO) run ./hack/chaos --bin $(BIN) --seed 1 --faults 10
-	@if $(GO) run ./hack/chaos --bin $(BIN) --seed 2 --faults 0 --sabotage >/tmp/tandem-chaos-sabotage.log 2>&1; then \
-		echo "chaos: the sabotaged run passed; the check cannot see a lost write" >&2; cat /tmp/tandem-chaos-sabotage.log >&2; exit 1; \
-	else grep -q 'violations [1-9]' /tmp/tandem-chaos-sabotage.log && echo "chaos: the sabotaged run failed as it must (a lost write was reported)"; fi
+	@log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+	if $(GO) run ./hack/chaos --bin $(BIN) --seed 2 --faults 0 --sabotage >$$log 2>&1; then \
+		echo "chaos: the sabotaged run passed; the check cannot see a lost write" >&2; cat $$log >&2; exit 1; \
+	elif grep -q 'violations [1-9]' $$log; then echo "chaos: the sabotaged run failed as it must (a lost write was reported)"; \
+	else echo "chaos: the sabotaged run failed without reporting a lost write:" >&2; cat $$log >&2; exit 1; fi
 
 EXTRA_TESTS += test-chaos
