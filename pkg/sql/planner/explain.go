@@ -127,6 +127,10 @@ func writePlan(sb *strings.Builder, depth int, p *plan.Plan) {
 		sb.WriteString("Mfp\n")
 		writeMfp(sb, depth+1, n.MFP)
 	case *plan.Join:
+		if len(n.LeftKey) == 0 {
+			sb.WriteString("Cross join (no keys)\n")
+			break
+		}
 		fmt.Fprintf(sb, "Join on %s = %s\n", exprList(n.LeftKey), exprList(n.RightKey))
 	case *plan.Reduce:
 		var aggs []string

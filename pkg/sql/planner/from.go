@@ -288,6 +288,10 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 			if err != nil {
 				return nil, err
 			}
+			if at.Type == bt.Type && !encodedEquality(at.Type) {
+				residual = append(residual, cj.e)
+				continue
+			}
 			if at.Type != bt.Type {
 				// Keys match by encoded bytes; bring both to their
 				// common number type.

@@ -113,7 +113,7 @@ func (p *Planner) PlanQuery(sel *pg.SelectStmt) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := r.plan()
+	pl := p.finalPlan(r)
 	q := &Query{Plan: pl, Desc: r.desc(), Finishing: fin, DependsOn: pl.DependsOn()}
 	q.setColumnTypes(r)
 	q.FastPath = p.fastPath(r)
@@ -128,7 +128,7 @@ func (p *Planner) PlanRelation(sel *pg.SelectStmt) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := r.plan()
+	pl := p.finalPlan(r)
 	d := r.desc()
 	q := &Query{Plan: pl, Desc: d, Finishing: identityFinishing(d.Arity()), DependsOn: pl.DependsOn()}
 	return q.setColumnTypes(r), nil

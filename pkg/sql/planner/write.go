@@ -100,7 +100,7 @@ func (p *Planner) PlanInsert(desc row.RelationDesc, widths []IntWidth, mods []Ty
 		es[t] = e
 	}
 	r.project(es, s)
-	pl := r.plan()
+	pl := p.finalPlan(r)
 	return &Query{Plan: pl, Desc: desc, Finishing: identityFinishing(desc.Arity()), DependsOn: pl.DependsOn()}, nil
 }
 
@@ -154,7 +154,7 @@ func (p *Planner) PlanUpdate(table Relation, alias string, set []*pg.Node, where
 	es = append(es, newCols...)
 	out := &scope{cols: append(append([]column(nil), s.cols...), s.cols...)}
 	r.project(es, out)
-	pl := r.plan()
+	pl := p.finalPlan(r)
 	d := r.desc()
 	return &Query{Plan: pl, Desc: d, Finishing: identityFinishing(d.Arity()), DependsOn: pl.DependsOn()}, nil
 }
@@ -172,7 +172,7 @@ func (p *Planner) PlanDelete(table Relation, alias string, where *pg.Node) (*Que
 	if err := p.whereClause(r, where); err != nil {
 		return nil, err
 	}
-	pl := r.plan()
+	pl := p.finalPlan(r)
 	d := r.desc()
 	return &Query{Plan: pl, Desc: d, Finishing: identityFinishing(d.Arity()), DependsOn: pl.DependsOn()}, nil
 }

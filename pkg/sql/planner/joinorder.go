@@ -1,0 +1,260 @@
+package planner
+
+import (
+	"slices"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+// Join planning (joinorder.go, joinbuild.go). The FROM list is lowered to
+// nested Join nodes in the order written, with nil keys between comma
+// separated items, and WHERE to predicates of the Mfp above them. Planned
+// that way, `FROM t1, t2, t3 WHERE a1 = b2 AND b2 = c3 AND a1 = 5` is a
+// cross product of all three tables filtered afterwards. planJoins
+// rewrites every such cluster of inner joins:
+//
+//   - a cluster is a maximal tree of Join nodes and pure-filter Mfp nodes
+//     (no expressions, identity projection) between them, and the Mfp
+//     above it if any; its leaves are the nodes below (a table, a
+//     subquery, an outer join's Union, ...), its predicates are the
+//     filters' conjuncts in evaluation order;
+//   - a predicate over columns of one leaf is applied to that leaf, below
+//     every join (as PostgreSQL does: the predicate then also runs on
+//     rows that would not have found a partner, which is PostgreSQL's
+//     behaviour for errors too);
+//   - a predicate `a = b` between plain columns of identical types becomes
+//     a key of the join that first brings both sides together, with rows
+//     whose key is NULL filtered out first (SQL equality never matches
+//     NULL, the Join node matches equal encodings);
+//   - the existing keys of keyed joins stay keys (NULL-matching, as the
+//     SQL layer chose them): when the new order cannot place one of them
+//     as a key, the cluster is left as it was;
+//   - the join order is greedy: start from a leaf fixed by `column =
+//     literal` (else the first), then repeatedly add the first leaf
+//     connected to those joined so far by an equality (a leaf fixed by a
+//     literal first), and only when none is connected the next leaf as a
+//     cross product;
+//   - every other predicate is applied right after the join that brings
+//     its columns together, and the cluster's output columns are put back
+//     in their original order by the Mfp above.
+//
+// Outer joins are not Join nodes (they are lowered to a Union of the
+// matched pairs and the padded unmatched rows): they are leaves, and a
+// predicate is never pushed into them, so a filter on an outer join's
+// nullable side still sees the NULL-padded rows.
+
+// joinPlanner rewrites plans with the descriptions of the collections the
+// query reads.
+type joinPlanner struct {
+	env plan.Env
+}
+
+// planJoins returns pl with every cluster of inner joins planned as above.
+func (p *Planner) planJoins(pl plan.Plan) plan.Plan {
+	descs := map[plan.GlobalID]row.RelationDesc{}
+	for id, r := range p.relations {
+		descs[id] = r.Desc
+	}
+	jp := &joinPlanner{env: plan.MapEnv(descs)}
+	return jp.rewrite(pl)
+}
+
+// finalPlan is r's plan after join planning: what a Query carries.
+func (p *Planner) finalPlan(r *rel) plan.Plan {
+	return p.planJoins(r.plan())
+}
+
+// rewrite plans the clusters of pl, top down.
+func (jp *joinPlanner) rewrite(pl plan.Plan) plan.Plan {
+	if isClusterRoot(pl) {
+		if out, ok := jp.cluster(pl); ok {
+			return out
+		}
+	}
+	return jp.rewriteInputs(pl)
+}
+
+// isClusterRoot reports whether pl is a Join or an Mfp over one.
+func isClusterRoot(pl plan.Plan) bool {
+	return pl.Join != nil || (pl.Mfp != nil && pl.Mfp.Input.Join != nil)
+}
+
+// rewriteInputs returns a copy of pl with its inputs rewritten. Plans may
+// share subtrees (an outer join reads its sides twice), so nodes are
+// copied, never changed in place.
+func (jp *joinPlanner) rewriteInputs(pl plan.Plan) plan.Plan {
+	switch n := pl.Node().(type) {
+	case *plan.Mfp:
+		c := *n
+		c.Input = jp.rewritePtr(n.Input)
+		return plan.Plan{Mfp: &c}
+	case *plan.Join:
+		c := *n
+		c.Left, c.Right = jp.rewritePtr(n.Left), jp.rewritePtr(n.Right)
+		return plan.Plan{Join: &c}
+	case *plan.Reduce:
+		c := *n
+		c.Input = jp.rewritePtr(n.Input)
+		return plan.Plan{Reduce: &c}
+	case *plan.Distinct:
+		return plan.Plan{Distinct: &plan.Distinct{Input: jp.rewritePtr(n.Input)}}
+	case *plan.Threshold:
+		return plan.Plan{Threshold: &plan.Threshold{Input: jp.rewritePtr(n.Input)}}
+	case *plan.Negate:
+		return plan.Plan{Negate: &plan.Negate{Input: jp.rewritePtr(n.Input)}}
+	case *plan.TopK:
+		c := *n
+		c.Input = jp.rewritePtr(n.Input)
+		return plan.Plan{TopK: &c}
+	case *plan.Window:
+		c := *n
+		c.Input = jp.rewritePtr(n.Input)
+		return plan.Plan{Window: &c}
+	case *plan.ArrangeBy:
+		c := *n
+		c.Input = jp.rewritePtr(n.Input)
+		return plan.Plan{ArrangeBy: &c}
+	case *plan.Union:
+		ins := make([]plan.Plan, len(n.Inputs))
+		for i, in := range n.Inputs {
+			ins[i] = jp.rewrite(in)
+		}
+		return plan.NewUnion(ins...)
+	}
+	return pl
+}
+
+func (jp *joinPlanner) rewritePtr(p *plan.Plan) *plan.Plan {
+	out := jp.rewrite(*p)
+	return &out
+}
+
+// joinCluster is a flattened cluster: leaves side by side (leaf i owns
+// columns [off[i], off[i]+arity(i))), predicates and existing join keys
+// over those concatenated columns.
+type joinCluster struct {
+	leaves []plan.Plan
+	off    []int
+	types  []row.ColumnType
+	preds  []expr.Expr
+	keys   [][2]expr.Expr
+}
+
+// leafOf returns the leaf owning column c.
+func (c *joinCluster) leafOf(col int) int {
+	i, found := slices.BinarySearch(c.off, col)
+	if found {
+		return i
+	}
+	return i - 1
+}
+
+// leafSet returns the leaves e's columns belong to, as a bit set per
+// leaf index, and false when e references a column beyond the cluster.
+func (c *joinCluster) leafSet(e expr.Expr) (map[int]bool, bool) {
+	set := map[int]bool{}
+	for _, col := range e.Columns() {
+		if col < 0 || col >= len(c.types) {
+			return nil, false
+		}
+		set[c.leafOf(col)] = true
+	}
+	return set, true
+}
+
+// flatten adds the cluster below pl (a Join or pure filter over one) to
+// c, or pl itself as a leaf. It reports false when a leaf's description
+// cannot be inferred.
+func (jp *joinPlanner) flatten(pl plan.Plan, c *joinCluster) bool {
+	off := len(c.types)
+	switch {
+	case pl.Join != nil:
+		j := pl.Join
+		if !jp.flatten(*j.Left, c) {
+			return false
+		}
+		mid := len(c.types)
+		if !jp.flatten(*j.Right, c) {
+			return false
+		}
+		for i := range j.LeftKey {
+			c.keys = append(c.keys, [2]expr.Expr{shift(j.LeftKey[i], off), shift(j.RightKey[i], mid)})
+		}
+		return true
+	case pl.Mfp != nil && pl.Mfp.Input.Join != nil && len(pl.Mfp.MFP.Expressions) == 0:
+		saved := *c
+		if !jp.flatten(*pl.Mfp.Input, c) {
+			return false
+		}
+		if isIdentity(pl.Mfp.MFP.Projection, len(c.types)-off) {
+			for _, pr := range pl.Mfp.MFP.Predicates {
+				c.preds = append(c.preds, splitAnd(shift(pr, off))...)
+			}
+			return true
+		}
+		// A projection: the Mfp is a leaf after all.
+		c.leaves, c.off, c.types = saved.leaves, saved.off, saved.types
+		c.preds, c.keys = saved.preds, saved.keys
+	}
+	d, err := pl.Desc(jp.env)
+	if err != nil {
+		return false
+	}
+	c.leaves = append(c.leaves, pl)
+	c.off = append(c.off, off)
+	c.types = append(c.types, d.Types...)
+	return true
+}
+
+// isIdentity reports whether proj passes n columns through unchanged.
+func isIdentity(proj []int, n int) bool {
+	if len(proj) != n {
+		return false
+	}
+	for i, c := range proj {
+		if c != i {
+			return false
+		}
+	}
+	return true
+}
+
+// cluster plans the cluster rooted at pl (isClusterRoot). It reports false
+// when the cluster is left as it was.
+func (jp *joinPlanner) cluster(pl plan.Plan) (plan.Plan, bool) {
+	var top *expr.MFP
+	body := pl
+	if pl.Mfp != nil {
+		m := pl.Mfp.MFP
+		top, body = &m, *pl.Mfp.Input
+	}
+	c := &joinCluster{}
+	if !jp.flatten(body, c) {
+		return plan.Plan{}, false
+	}
+	for i := range c.leaves {
+		c.leaves[i] = jp.rewrite(c.leaves[i])
+	}
+	n := len(c.types)
+	// The top Mfp's predicates over cluster columns only join the
+	// cluster's; those reading its expressions stay above.
+	var above []expr.Expr
+	if top != nil {
+		for _, pr := range top.Predicates {
+			for _, cj := range splitAnd(pr) {
+				if cj.Support() <= n {
+					c.preds = append(c.preds, cj)
+				} else {
+					above = append(above, cj)
+				}
+			}
+		}
+	}
+	b, ok := c.build()
+	if !ok {
+		return plan.Plan{}, false
+	}
+	return b.finish(top, above, n), true
+}
