@@ -73,13 +73,13 @@ func TestJoinPlanning(t *testing.T) {
 		overUnion    string            // a predicate that must stay above an outer join
 	}{
 		{
-			name: "equalities become keys, the literal-fixed table first",
-			sql:  "SELECT t1.x, t3.x FROM t1, t2, t3 WHERE t3.a = t2.b AND t2.a = 6 AND t1.b = t3.a",
+			name:  "equalities become keys, the literal-fixed table first",
+			sql:   "SELECT t1.x, t3.x FROM t1, t2, t3 WHERE t3.a = t2.b AND t2.a = 6 AND t1.b = t3.a",
 			keyed: 2, leafFilters: map[string]string{"u12": "(#0 = 6)", "u11": "NOT (#1 IS NULL)"},
 		},
 		{
-			name: "single-table filters only: filtered cross products",
-			sql:  "SELECT t1.x FROM t1, t2, t3 WHERE t1.a = 5 AND t2.b > 3 AND 460 = t3.a",
+			name:  "single-table filters only: filtered cross products",
+			sql:   "SELECT t1.x FROM t1, t2, t3 WHERE t1.a = 5 AND t2.b > 3 AND 460 = t3.a",
 			cross: 2, leafFilters: map[string]string{"u11": "(#0 = 5)", "u12": "(#1 > 3)", "u13": "(460 = #0)"},
 		},
 		{
@@ -89,28 +89,28 @@ func TestJoinPlanning(t *testing.T) {
 			keyed: 4, leafFilters: map[string]string{"u15": "(#2 = 'k')"},
 		},
 		{
-			name: "a cycle: the last equality is a filter",
-			sql:  "SELECT t1.x FROM t1, t2, t3 WHERE t1.a = t2.a AND t2.a = t3.a AND t3.a = t1.a",
+			name:  "a cycle: the last equality is a filter",
+			sql:   "SELECT t1.x FROM t1, t2, t3 WHERE t1.a = t2.a AND t2.a = t3.a AND t3.a = t1.a",
 			keyed: 2,
 		},
 		{
-			name: "interval equality is not a key ('1 day' = '24 hours')",
-			sql:  "SELECT t1.x FROM t1, t2 WHERE t1.iv = t2.iv",
+			name:  "interval equality is not a key ('1 day' = '24 hours')",
+			sql:   "SELECT t1.x FROM t1, t2 WHERE t1.iv = t2.iv",
 			cross: 1,
 		},
 		{
-			name: "a disjunction across tables stays above the join",
-			sql:  "SELECT t1.x FROM t1, t2 WHERE t1.a = t2.a OR t1.b = t2.b",
+			name:  "a disjunction across tables stays above the join",
+			sql:   "SELECT t1.x FROM t1, t2 WHERE t1.a = t2.a OR t1.b = t2.b",
 			cross: 1,
 		},
 		{
-			name: "explicit JOIN ON with WHERE on one side",
-			sql:  "SELECT t1.x FROM t1 JOIN t2 ON t1.a = t2.a, t3 WHERE t2.x = 'k' AND t3.b = t2.b",
+			name:  "explicit JOIN ON with WHERE on one side",
+			sql:   "SELECT t1.x FROM t1 JOIN t2 ON t1.a = t2.a, t3 WHERE t2.x = 'k' AND t3.b = t2.b",
 			keyed: 2, leafFilters: map[string]string{"u12": "(#2 = 'k')"},
 		},
 		{
-			name: "a filter on an outer join's nullable side stays above it",
-			sql:  "SELECT t1.x FROM t1 LEFT JOIN t2 ON t1.a = t2.a, t3 WHERE t2.b IS NULL AND t3.a = t1.a AND t1.b > 0",
+			name:  "a filter on an outer join's nullable side stays above it",
+			sql:   "SELECT t1.x FROM t1 LEFT JOIN t2 ON t1.a = t2.a, t3 WHERE t2.b IS NULL AND t3.a = t1.a AND t1.b > 0",
 			keyed: 3, overUnion: "(#5 IS NULL)",
 		},
 	}
