@@ -13,7 +13,7 @@ import (
 // separated items, and WHERE to predicates of the Mfp above them. Planned
 // that way, `FROM t1, t2, t3 WHERE a1 = b2 AND b2 = c3 AND a1 = 5` is a
 // cross product of all three tables filtered afterwards. planJoins
-// rewrites every such cluster of inner joins:
+// (joinPlanner.rewrite) rewrites every such cluster of inner joins:
 //
 //   - a cluster is a maximal tree of Join nodes and pure-filter Mfp nodes
 //     (no expressions, identity projection) between them, and the Mfp
@@ -51,19 +51,20 @@ type joinPlanner struct {
 	env plan.Env
 }
 
-// planJoins returns pl with every cluster of inner joins planned as above.
-func (p *Planner) planJoins(pl plan.Plan) plan.Plan {
+// joinPlanner returns the join planner over the relations p has read.
+func (p *Planner) joinPlanner() *joinPlanner {
 	descs := map[plan.GlobalID]row.RelationDesc{}
 	for id, r := range p.relations {
 		descs[id] = r.Desc
 	}
-	jp := &joinPlanner{env: plan.MapEnv(descs)}
-	return jp.rewrite(pl)
+	return &joinPlanner{env: plan.MapEnv(descs)}
 }
 
-// finalPlan is r's plan after join planning: what a Query carries.
+// finalPlan is r's plan after join planning and the top-k rewrite
+// (windowtopk.go): what a Query carries.
 func (p *Planner) finalPlan(r *rel) plan.Plan {
-	return p.planJoins(r.plan())
+	jp := p.joinPlanner()
+	return windowTopK(jp.rewrite(r.plan()), jp.env)
 }
 
 // rewrite plans the clusters of pl, top down.
@@ -81,54 +82,55 @@ func isClusterRoot(pl plan.Plan) bool {
 	return pl.Join != nil || (pl.Mfp != nil && pl.Mfp.Input.Join != nil)
 }
 
-// rewriteInputs returns a copy of pl with its inputs rewritten. Plans may
-// share subtrees (an outer join reads its sides twice), so nodes are
-// copied, never changed in place.
+// rewriteInputs returns a copy of pl with its inputs rewritten.
 func (jp *joinPlanner) rewriteInputs(pl plan.Plan) plan.Plan {
+	ins := pl.Inputs()
+	out := make([]plan.Plan, len(ins))
+	for i, in := range ins {
+		out[i] = jp.rewrite(*in)
+	}
+	return withInputs(pl, out)
+}
+
+// withInputs returns a copy of pl reading ins instead of its inputs (in
+// the order of Inputs). Plans may share subtrees (an outer join reads its
+// sides twice), so rewrites copy nodes, never change them in place.
+func withInputs(pl plan.Plan, ins []plan.Plan) plan.Plan {
 	switch n := pl.Node().(type) {
 	case *plan.Mfp:
 		c := *n
-		c.Input = jp.rewritePtr(n.Input)
+		c.Input = &ins[0]
 		return plan.Plan{Mfp: &c}
 	case *plan.Join:
 		c := *n
-		c.Left, c.Right = jp.rewritePtr(n.Left), jp.rewritePtr(n.Right)
+		c.Left, c.Right = &ins[0], &ins[1]
 		return plan.Plan{Join: &c}
 	case *plan.Reduce:
 		c := *n
-		c.Input = jp.rewritePtr(n.Input)
+		c.Input = &ins[0]
 		return plan.Plan{Reduce: &c}
 	case *plan.Distinct:
-		return plan.Plan{Distinct: &plan.Distinct{Input: jp.rewritePtr(n.Input)}}
+		return plan.Plan{Distinct: &plan.Distinct{Input: &ins[0]}}
 	case *plan.Threshold:
-		return plan.Plan{Threshold: &plan.Threshold{Input: jp.rewritePtr(n.Input)}}
+		return plan.Plan{Threshold: &plan.Threshold{Input: &ins[0]}}
 	case *plan.Negate:
-		return plan.Plan{Negate: &plan.Negate{Input: jp.rewritePtr(n.Input)}}
+		return plan.Plan{Negate: &plan.Negate{Input: &ins[0]}}
 	case *plan.TopK:
 		c := *n
-		c.Input = jp.rewritePtr(n.Input)
+		c.Input = &ins[0]
 		return plan.Plan{TopK: &c}
 	case *plan.Window:
 		c := *n
-		c.Input = jp.rewritePtr(n.Input)
+		c.Input = &ins[0]
 		return plan.Plan{Window: &c}
 	case *plan.ArrangeBy:
 		c := *n
-		c.Input = jp.rewritePtr(n.Input)
+		c.Input = &ins[0]
 		return plan.Plan{ArrangeBy: &c}
 	case *plan.Union:
-		ins := make([]plan.Plan, len(n.Inputs))
-		for i, in := range n.Inputs {
-			ins[i] = jp.rewrite(in)
-		}
 		return plan.NewUnion(ins...)
 	}
 	return pl
-}
-
-func (jp *joinPlanner) rewritePtr(p *plan.Plan) *plan.Plan {
-	out := jp.rewrite(*p)
-	return &out
 }
 
 // joinCluster is a flattened cluster: leaves side by side (leaf i owns
