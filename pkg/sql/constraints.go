@@ -332,13 +332,18 @@ type compiledCheck struct {
 	e    expr.Expr
 }
 
-// rulesFor compiles a table's declaration with pl.
-func rulesFor(pl *planner.Planner, it *Item) (*tableRules, error) {
+// rulesFor compiles a table's declaration with pl; its keys are its
+// PRIMARY KEY and UNIQUE constraints and the unique indexes on it in sn
+// (uniqueindex.go).
+func rulesFor(pl *planner.Planner, sn *snapshot, it *Item) (*tableRules, error) {
 	def, err := tableDefOf(it)
 	if err != nil {
 		return nil, err
 	}
 	r := &tableRules{it: it, widths: planner.TableIntWidths(it.SQL), mods: planner.TableTypeMods(it.SQL), keys: def.keys}
+	if u := sn.uniqueIndexKeys(it); len(u) > 0 {
+		r.keys = append(slices.Clip(r.keys), u...)
+	}
 	r.defaults = make([]expr.Expr, it.Desc.Arity())
 	for i := range r.defaults {
 		r.defaults[i] = expr.TypedNull(it.Desc.Types[i].Type)

@@ -78,7 +78,7 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	rules, err := rulesFor(s.planner(sn, nil, nil), it)
+	rules, err := rulesFor(s.planner(sn, nil, nil), sn, it)
 	if err != nil {
 		return nil, err
 	}

@@ -183,7 +183,7 @@ func (s *Session) redefine(sn *snapshot, it *Item, c *pg.CreateStmt) (Item, *tab
 	}
 	next := *it
 	next.Desc, next.SQL = desc, text
-	rules, err := rulesFor(s.planner(sn, nil, nil), &next)
+	rules, err := rulesFor(s.planner(sn, nil, nil), sn, &next)
 	if err != nil {
 		return Item{}, nil, nil, err
 	}

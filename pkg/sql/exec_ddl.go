@@ -83,7 +83,7 @@ func (s *Session) createTable(ctx context.Context, c *pg.CreateStmt, text string
 	}
 	// Compile the defaults and checks now, so that a bad one is refused
 	// by CREATE TABLE rather than by every later write.
-	if _, err := rulesFor(s.planner(sn, nil, nil), &Item{Name: name.Name, Desc: desc, SQL: text}); err != nil {
+	if _, err := rulesFor(s.planner(sn, nil, nil), sn, &Item{Name: name.Name, Desc: desc, SQL: text}); err != nil {
 		return nil, err
 	}
 	it, err := s.engine.backend.CreateItem(ctx, Item{Schema: SchemaPublic, Name: name.Name, Kind: KindTable, Desc: desc, SQL: text})
@@ -273,6 +273,11 @@ func (s *Session) createIndex(ctx context.Context, st *parse.CreateIndex) (*Resu
 			return tagf("CREATE INDEX"), nil
 		}
 		return nil, err
+	}
+	if st.Unique {
+		if err := s.checkUniqueIndex(ctx, on, name, keys); err != nil {
+			return nil, err
+		}
 	}
 	// The index maintains its relation: a view's query is inlined, any
 	// other relation is read with a Get.

@@ -85,7 +85,7 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*writePlan, 
 		if wp.it, rel, err = writeTarget(sn, rv); err != nil {
 			return nil, err
 		}
-		if wp.rules, err = rulesFor(pl, wp.it); err != nil {
+		if wp.rules, err = rulesFor(pl, sn, wp.it); err != nil {
 			return nil, err
 		}
 		var cols []string
@@ -126,7 +126,7 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*writePlan, 
 		if wp.it, rel, err = writeTarget(sn, rv); err != nil {
 			return nil, err
 		}
-		if wp.rules, err = rulesFor(pl, wp.it); err != nil {
+		if wp.rules, err = rulesFor(pl, sn, wp.it); err != nil {
 			return nil, err
 		}
 		if wp.q, err = pl.PlanUpdate(rel, aliasOf(rv), up.TargetList, up.WhereClause); err != nil {

@@ -155,7 +155,7 @@ func (s *Session) prepareCommit(ctx context.Context, sn *snapshot, w *pendingWri
 		}
 	}
 	out.updates = append(out.updates, w.updates...)
-	rules, err := rulesFor(s.planner(sn, nil, nil), it)
+	rules, err := rulesFor(s.planner(sn, nil, nil), sn, it)
 	if err != nil {
 		return pendingWrite{}, err
 	}

@@ -149,13 +149,17 @@ type Show struct {
 	Cluster string
 }
 
-// CreateIndex is CREATE [DEFAULT] INDEX [IF NOT EXISTS] [name] [IN CLUSTER
-// c] ON obj [(exprs)] [IN CLUSTER c]. A default index has no expressions:
-// it is keyed by all columns of obj.
+// CreateIndex is CREATE [UNIQUE | DEFAULT] INDEX [IF NOT EXISTS] [name]
+// [IN CLUSTER c] ON obj [(exprs)] [IN CLUSTER c]. A default index has no
+// expressions: it is keyed by all columns of obj. Each key may carry ASC
+// or DESC and NULLS FIRST or LAST, which are accepted and have no effect
+// (an index is an arrangement by the keys' encodings, read by lookup or
+// in full, never in key order).
 type CreateIndex struct {
 	SQL         string
 	Name        string
 	Default     bool
+	Unique      bool
 	IfNotExists bool
 	On          ObjectName
 	Cluster     string

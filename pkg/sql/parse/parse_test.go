@@ -105,6 +105,13 @@ func TestParseTandemStatements(t *testing.T) {
 				t.Fatalf("got %+v", s)
 			}
 		}},
+		{"CREATE UNIQUE INDEX IF NOT EXISTS i ON t (e DESC, d ASC NULLS FIRST, (c + 1) DESC NULLS LAST)", func(t *testing.T, st Statement) {
+			s := st.(*CreateIndex)
+			if !s.Unique || s.Default || !s.IfNotExists || s.Name != "i" || len(s.Exprs) != 3 ||
+				s.Exprs[0].GetColumnRef() == nil || s.Exprs[2].GetAExpr() == nil {
+				t.Fatalf("got %+v", s)
+			}
+		}},
 		{"CREATE INDEX ON v USING btree (a) IN CLUSTER c", func(t *testing.T, st Statement) {
 			if s := st.(*CreateIndex); s.Cluster != "c" || len(s.Exprs) != 1 {
 				t.Fatalf("got %+v", s)
@@ -170,6 +177,11 @@ func TestParseErrors(t *testing.T) {
 		{"SUBSCRIBE (INSERT INTO t VALUES (1))", sqlerr.SyntaxError},
 		{"SHOW COLUMNS t", sqlerr.SyntaxError},
 		{"CREATE DEFAULT INDEX ON v (a)", sqlerr.SyntaxError},
+		{"CREATE UNIQUE DEFAULT INDEX ON v", sqlerr.SyntaxError},
+		{"CREATE INDEX ON t (a USING <)", sqlerr.SyntaxError},
+		{"CREATE INDEX ON t (a DESC DESC)", sqlerr.SyntaxError},
+		{"CREATE INDEX ON t (a) LIMIT 1", sqlerr.SyntaxError},
+		{"CREATE INDEX ON t ()", sqlerr.SyntaxError},
 		{"CREATE SOURCE 'x", sqlerr.SyntaxError},
 		{"SELECT 1; SELECT (", sqlerr.SyntaxError},
 	}

@@ -205,7 +205,8 @@ func preparse(sql string) (Statement, error) {
 		return c.createClusterReplica()
 	case c.accept("create", "cluster"):
 		return c.createCluster()
-	case c.peek().is("create") && (c.peekAt(1).is("index") || c.peekAt(1).is("default") && c.peekAt(2).is("index")):
+	case c.peek().is("create") && (c.peekAt(1).is("index") ||
+		(c.peekAt(1).is("default") || c.peekAt(1).is("unique")) && c.peekAt(2).is("index")):
 		c.i++
 		return c.createIndex()
 	case c.peek().is("create") && (c.peekAt(1).is("materialized") ||
@@ -374,7 +375,8 @@ func (c *cursor) dropClusterReplica() (Statement, error) {
 // createIndex parses after CREATE.
 func (c *cursor) createIndex() (Statement, error) {
 	s := &CreateIndex{SQL: c.sql}
-	s.Default = c.accept("default")
+	s.Unique = c.accept("unique")
+	s.Default = !s.Unique && c.accept("default")
 	if err := c.expect("index"); err != nil {
 		return nil, err
 	}
@@ -413,7 +415,7 @@ func (c *cursor) createIndex() (Statement, error) {
 			return nil, err
 		}
 		inner := c.sql[open.end:c.toks[closeIdx].start]
-		if s.Exprs, err = parseExprList(inner, open.end); err != nil {
+		if s.Exprs, err = parseIndexKeys(inner, open.end); err != nil {
 			return nil, err
 		}
 		c.i = closeIdx + 1
@@ -651,28 +653,30 @@ func parseSelect(text string, offset int) (*pg.SelectStmt, error) {
 	return sel, nil
 }
 
-// parseExprList parses a comma-separated list of expressions by parsing
-// "SELECT list" with the Postgres grammar.
-func parseExprList(text string, offset int) ([]*pg.Node, error) {
-	const prefix = "SELECT "
+// parseIndexKeys parses an index's key list, each key an expression
+// with optional ASC/DESC and NULLS FIRST/LAST, by parsing "SELECT 1 ORDER
+// BY list" with the Postgres grammar. The directions are dropped (see
+// CreateIndex).
+func parseIndexKeys(text string, offset int) ([]*pg.Node, error) {
+	const prefix = "SELECT 1 ORDER BY "
 	res, err := pg.Parse(prefix + text)
 	if err != nil {
 		return nil, convertPGError(err, offset-len(prefix))
 	}
 	if len(res.Stmts) != 1 {
-		return nil, syntaxErr(offset, "expected an expression list")
+		return nil, syntaxErr(offset, "expected a list of index keys")
 	}
 	sel := res.Stmts[0].GetStmt().GetSelectStmt()
-	if sel == nil || len(sel.FromClause) > 0 || sel.WhereClause != nil || len(sel.TargetList) == 0 {
-		return nil, syntaxErr(offset, "expected an expression list")
+	if sel == nil || len(sel.SortClause) == 0 || sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.LockingClause) > 0 {
+		return nil, syntaxErr(offset, "expected a list of index keys")
 	}
-	out := make([]*pg.Node, 0, len(sel.TargetList))
-	for _, t := range sel.TargetList {
-		rt := t.GetResTarget()
-		if rt == nil || rt.Name != "" {
-			return nil, syntaxErr(offset, "expected an expression list")
+	out := make([]*pg.Node, 0, len(sel.SortClause))
+	for _, n := range sel.SortClause {
+		sb := n.GetSortBy()
+		if sb == nil || sb.SortbyDir == pg.SortByDir_SORTBY_USING {
+			return nil, syntaxErr(offset, "expected a list of index keys")
 		}
-		out = append(out, rt.Val)
+		out = append(out, sb.Node)
 	}
 	return out, nil
 }
