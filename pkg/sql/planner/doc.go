@@ -61,6 +61,14 @@
 //   - ORDER BY / LIMIT / OFFSET of the outermost query to a Finishing
 //     applied to the result, and inside subqueries to TopK.
 //
+// The lowered plan is then rewritten (finalPlan): every cluster of inner
+// joins gets its single-table predicates applied below the joins, its
+// column = column equalities as join keys and a greedy join order
+// (joinorder.go, joinbuild.go), and `WHERE rn <= k` over row_number()
+// puts a TopK under the Window (windowtopk.go). Both rewrites copy the
+// nodes they change (plans share subtrees) and leave the output columns
+// as they were.
+//
 // A top-level query that is a map/filter/project of one collection with
 // an index on the session's cluster becomes a FastPath: a key lookup when
 // the filter fixes every key column to literals (= or IN), otherwise a
