@@ -19,8 +19,12 @@ import (
 type Fixpoint struct {
 	Rec    *plan.Recursive
 	Inputs []*plan.Plan
-	step   *fixNode
-	tags   [][]byte
+	// Stop, when set, is polled before every round; once it reports true
+	// the re-derivation is abandoned (the dataflow is being dropped) by
+	// unwinding to the stateful operator's step (stepAbandoned).
+	Stop func() bool
+	step *fixNode
+	tags [][]byte
 }
 
 // fixNode is one node of the step: a leaf reading the binding or an input,
@@ -115,6 +119,9 @@ func (fp *Fixpoint) Run(inputs [][]operators.ValDiff) ([]operators.ValDiff, erro
 		total[string(v.Val)] += v.Diff
 	}
 	for rounds := int64(0); len(work) > 0; rounds++ {
+		if fp.Stop != nil && fp.Stop() {
+			panic(stepAbandoned{})
+		}
 		if rounds == fp.Rec.MaxIterations {
 			code, msg := fp.Rec.LimitError()
 			return nil, operators.Error{Code: code, Message: msg}

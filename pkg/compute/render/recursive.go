@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/operators"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -36,7 +37,15 @@ func (r *planRenderer) recursive(rec *plan.Recursive) (rendered, error) {
 		tagged[i] = tagInput(r.b, fmt.Sprintf("%s-input%d", name, i), c.ok, i)
 	}
 	arr := Arrange(r.b, name, Concat(r.b, name+"-inputs", tagged), r.fail)
-	out := Stateful(r.b, name, []*Arranged{arr}, GroupStep(FixpointLogic(fp)), r.fail)
+	logic := FixpointLogic(fp)
+	step := func(old, fresh [][]*batch.Batch, e *emitter) {
+		// A re-derivation can take many rounds: poll the dataflow's drop
+		// between rounds, as the emitter does between output rows.
+		fp.Stop = func() bool { return e.stop != nil && e.stop() }
+		defer func() { fp.Stop = nil }()
+		operators.ReduceGroups(old[0], fresh[0], logic, e.emit, e.emitErr)
+	}
+	out := Stateful(r.b, name, []*Arranged{arr}, step, r.fail)
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 }
 
