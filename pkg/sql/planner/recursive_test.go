@@ -57,8 +57,12 @@ func TestPlanRecursive(t *testing.T) {
 			if _, err := q.Plan.Desc(plan.MapEnv(nil)); err == nil && len(q.DependsOn) > 0 {
 				t.Errorf("plan validates without its inputs")
 			}
-			if ex := Explain(q); !strings.Contains(ex, tc.explain) {
+			ex := Explain(q)
+			if !strings.Contains(ex, tc.explain) {
 				t.Errorf("EXPLAIN lacks %q:\n%s", tc.explain, ex)
+			}
+			if tc.nodes > 0 && (!strings.Contains(ex, "non-recursive term:") || !strings.Contains(ex, "recursive term (each round")) {
+				t.Errorf("EXPLAIN does not label the terms:\n%s", ex)
 			}
 		})
 	}
