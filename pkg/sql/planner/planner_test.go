@@ -106,18 +106,18 @@ func TestParamInference(t *testing.T) {
 
 func TestUnsupportedIsNamed(t *testing.T) {
 	for sql, feature := range map[string]string{
-		"WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT n FROM x) SEARCH DEPTH FIRST BY n SET o SELECT * FROM x": "SEARCH and CYCLE",
-		"WITH x AS (INSERT INTO kv VALUES (1) RETURNING k) SELECT * FROM x":                                         "data-modifying statements in WITH",
-		"SELECT k FROM kv WHERE v LIKE ALL (SELECT v FROM kv)":                                                      "~~ ALL (subquery)",
-		"SELECT k FROM kv WHERE v LIKE ANY (SELECT v FROM kv)":                                                      "~~ ANY (subquery)",
-		"SELECT ARRAY(SELECT k FROM kv)":                                                                            "ARRAY(subquery)",
-		"SELECT (SELECT max(a.k) FROM kv b) FROM kv a":                                                              "aggregates over only outer columns",
-		"SELECT k FROM kv a WHERE (a.k, a.v) IN (SELECT k, v FROM kv)":                                              "row constructors",
-		"SELECT sum(k) OVER w FROM kv WINDOW w AS ()":                                                               "named windows",
-		"SELECT sum(k) OVER (ORDER BY k RANGE 1 PRECEDING) FROM kv":                                                 "RANGE frames with an offset",
-		"SELECT ln(k::numeric) FROM kv":                                                                             "ln of numeric values",
-		"SELECT now()":                                                                                              "now() is not allowed in a view",
-		"SELECT justify_days(interval '1 day')":                                                                     "time functions (function justify_days)",
+		"WITH RECURSIVE x AS (SELECT 1) CYCLE a SET b USING c TABLE x":      "SEARCH and CYCLE",
+		"WITH x AS (INSERT INTO kv VALUES (1) RETURNING k) SELECT * FROM x": "data-modifying statements in WITH",
+		"SELECT k FROM kv WHERE v LIKE ALL (SELECT v FROM kv)":              "~~ ALL (subquery)",
+		"SELECT k FROM kv WHERE v LIKE ANY (SELECT v FROM kv)":              "~~ ANY (subquery)",
+		"SELECT ARRAY(SELECT k FROM kv)":                                    "ARRAY(subquery)",
+		"SELECT (SELECT max(a.k) FROM kv b) FROM kv a":                      "aggregates over only outer columns",
+		"SELECT k FROM kv a WHERE (a.k, a.v) IN (SELECT k, v FROM kv)":      "row constructors",
+		"SELECT sum(k) OVER w FROM kv WINDOW w AS ()":                       "named windows",
+		"SELECT sum(k) OVER (ORDER BY k RANGE 1 PRECEDING) FROM kv":         "RANGE frames with an offset",
+		"SELECT ln(k::numeric) FROM kv":                                     "ln of numeric values",
+		"SELECT now()":                                                      "now() is not allowed in a view",
+		"SELECT justify_days(interval '1 day')":                             "time functions (function justify_days)",
 	} {
 		_, err := planSQL(t, &Planner{Catalog: testCatalog()}, sql)
 		if err == nil || !strings.Contains(err.Error(), feature) {
