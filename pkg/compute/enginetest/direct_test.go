@@ -106,6 +106,9 @@ func (ev *stepEval) release() {
 }
 
 func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
+	if p.Recursive != nil {
+		return ev.recursive(p.Recursive)
+	}
 	var ins []stepNode
 	for _, in := range p.Inputs() {
 		n, err := ev.build(in)
@@ -356,4 +359,42 @@ func (ev *stepEval) stateful(ins []stepNode, specs []keySpec, run func(old, fres
 		}
 		return out, errs, nil
 	})
+}
+
+// recursive builds a Recursive node as the renderer does: its inputs (the
+// base and the step's subtrees that do not read the binding) tagged with
+// their number, arranged under one key and reduced by the fixpoint logic.
+func (ev *stepEval) recursive(rec *plan.Recursive) (stepNode, error) {
+	fp, err := render.CompileRecursive(rec)
+	if err != nil {
+		return nil, err
+	}
+	var ins []stepNode
+	for i, in := range fp.Inputs {
+		n, err := ev.build(in)
+		if err != nil {
+			return nil, err
+		}
+		tag := render.FixpointTag(i)
+		ins = append(ins, stepFunc(func(lower, upper frontier.Time) ([]reference.Update, []reference.Update, error) {
+			ok, errs, err := n.step(lower, upper)
+			out := make([]reference.Update, len(ok))
+			for j, u := range ok {
+				out[j] = reference.Update{Row: append(append(row.Row(nil), tag...), u.Row...), Time: u.Time, Diff: u.Diff}
+			}
+			return out, errs, err
+		}))
+	}
+	union := stepFunc(func(lower, upper frontier.Time) ([]reference.Update, []reference.Update, error) {
+		var oks, errs []reference.Update
+		for _, in := range ins {
+			ok, e, err := in.step(lower, upper)
+			if err != nil {
+				return nil, nil, err
+			}
+			oks, errs = append(oks, ok...), append(errs, e...)
+		}
+		return oks, errs, nil
+	})
+	return ev.group(union, keySpec{key: []expr.Expr{}}, render.FixpointLogic(fp)), nil
 }

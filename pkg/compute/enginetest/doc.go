@@ -4,7 +4,8 @@
 //   - TestEngineMatchesReference: random update streams and random plans
 //     built from every plan operator (Get, Constant, Mfp, Join, Reduce with
 //     every aggregate and DISTINCT, Distinct, Threshold, Union, Negate, TopK,
-//     ArrangeBy, Window with every function and random frames) are run through the real runtime (runtime/runtimetest:
+//     ArrangeBy, Window with every function and random frames, Recursive
+//     with random steps and iteration limits) are run through the real runtime (runtime/runtimetest:
 //     workers, exchange, arrangements, operators, peeks) on 1, 2 or 4
 //     workers and 1 or 2 processes, with random batch boundaries, random
 //     as_of, reads at random times (complete ones, and not yet complete ones
@@ -16,6 +17,10 @@
 //     time, or fail when the reference says the read reports an error or
 //     negative multiplicities; a subscribe's updates accumulated through
 //     each time must equal the reference's collection at that time.
+//   - TestRecursiveMatchesReference: WITH RECURSIVE shapes (transitive
+//     closure, reachability, bounded and diverging walks) over a random
+//     changing edge table through the runtime, compared like the above
+//     (random Recursive nodes are also among the main property's plans).
 //   - TestCompactionPreservesReads: a trace with random batches, merge work,
 //     logical holds and a held physical cut; reads at or after since equal
 //     the accumulated updates after every action, reads before it fail, and

@@ -102,7 +102,9 @@ func TestEngineMatchesReference(t *testing.T) {
 			engines[si] = newEngine(t, shapes[si], &stats, fresh)
 		}
 		rt.Logf("runtime: %d workers x %d processes", shapes[si].workers, shapes[si].processes)
-		fx := newFixture(rt, engines[si], fresh)
+		fx := newFixture(rt, engines[si], fresh, func(g *planGen) plan.Plan {
+			return g.plan(rapid.IntRange(1, 3).Draw(rt, "depth"), "plan")
+		})
 		fx.run(rt)
 	})
 	t.Logf("reads compared: %d (%d with rows, %d reporting evaluation errors, %d reporting invalid data); subscribe times compared: %d",
@@ -112,10 +114,11 @@ func TestEngineMatchesReference(t *testing.T) {
 	}
 }
 
-func newFixture(rt *rapid.T, e *engine, fresh func() plan.GlobalID) *fixture {
+// newFixture draws a case whose main plan is draw's over the two sources.
+func newFixture(rt *rapid.T, e *engine, fresh func() plan.GlobalID, draw func(*planGen) plan.Plan) *fixture {
 	srcA, srcB := e.srcs[0], e.srcs[1]
 	g := &planGen{t: rt, sources: map[plan.GlobalID]row.RelationDesc{srcA: descA, srcB: descB}, ids: []plan.GlobalID{srcA, srcB}}
-	p := g.plan(rapid.IntRange(1, 3).Draw(rt, "depth"), "plan")
+	p := draw(g)
 	d := g.desc(p)
 	obj, idx := fresh(), fresh()
 	indexKey := g.columnKey(d, 1, "index_key")

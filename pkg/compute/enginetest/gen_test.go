@@ -48,6 +48,11 @@ type planGen struct {
 	t       *rapid.T
 	sources map[plan.GlobalID]row.RelationDesc
 	ids     []plan.GlobalID
+	// locals counts the local ids of Recursive nodes drawn so far (shared
+	// with the generators of their steps); inStep says the plan is a
+	// step, which must not nest a Recursive node reading its binding.
+	locals *int
+	inStep bool
 }
 
 func (g *planGen) desc(p plan.Plan) row.RelationDesc {
@@ -116,7 +121,7 @@ func (g *planGen) columnKey(d row.RelationDesc, minLen int, label string) []expr
 	return key
 }
 
-var planKinds = []string{"get", "constant", "mfp", "join", "reduce", "distinct", "threshold", "union", "negate", "top_k", "arrange_by", "window"}
+var planKinds = []string{"get", "constant", "mfp", "join", "reduce", "distinct", "threshold", "union", "negate", "top_k", "arrange_by", "window", "recursive"}
 
 // plan draws a plan of at most the given depth.
 func (g *planGen) plan(depth int, label string) plan.Plan {
@@ -240,6 +245,11 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 		return plan.NewTopK(in, group, order, limit, int64(rapid.IntRange(0, 2).Draw(g.t, label+"_offset")))
 	case "window":
 		return g.window(depth, label)
+	case "recursive":
+		if g.inStep {
+			return plan.NewDistinct(g.plan(depth-1, label+"_in"))
+		}
+		return g.recursive(depth, label)
 	case "arrange_by":
 		in := g.plan(depth-1, label+"_in")
 		return plan.NewArrangeBy(in, g.columnKey(g.desc(in), 1, label+"_key"))

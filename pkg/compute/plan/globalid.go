@@ -6,8 +6,9 @@ import (
 )
 
 // GlobalID names a collection, index or sink: a namespace and a number,
-// printed "u12" (user), "s3" (system/introspection) or "t7" (transient:
-// one-shot reads). The printed form is canonical everywhere (logs,
+// printed "u12" (user), "s3" (system/introspection), "t7" (transient:
+// one-shot reads) or "l1" (local: a Recursive node's working table, read
+// only inside that node's Step). The printed form is canonical everywhere (logs,
 // metrics, SQL, the wire): no sign, no leading zeros.
 type GlobalID struct {
 	Kind byte
@@ -19,17 +20,19 @@ const (
 	KindUser      byte = 'u'
 	KindSystem    byte = 's'
 	KindTransient byte = 't'
+	KindLocal     byte = 'l'
 )
 
 // User, System and Transient construct ids in their namespace.
 func User(n uint64) GlobalID      { return GlobalID{Kind: KindUser, N: n} }
 func System(n uint64) GlobalID    { return GlobalID{Kind: KindSystem, N: n} }
 func Transient(n uint64) GlobalID { return GlobalID{Kind: KindTransient, N: n} }
+func Local(n uint64) GlobalID     { return GlobalID{Kind: KindLocal, N: n} }
 
 // Valid reports whether id has a known namespace. The zero GlobalID is
 // not valid, so a forgotten id is caught.
 func (id GlobalID) Valid() bool {
-	return id.Kind == KindUser || id.Kind == KindSystem || id.Kind == KindTransient
+	return id.Kind == KindUser || id.Kind == KindSystem || id.Kind == KindTransient || id.Kind == KindLocal
 }
 
 // IsZero reports whether id is the zero value.
@@ -67,7 +70,7 @@ func ParseGlobalID(s string) (GlobalID, error) {
 	}
 	id := GlobalID{Kind: s[0]}
 	if !id.Valid() {
-		return GlobalID{}, fmt.Errorf("parse global id %q: unknown namespace %q (want u, s or t)", s, s[0])
+		return GlobalID{}, fmt.Errorf("parse global id %q: unknown namespace %q (want u, s, t or l)", s, s[0])
 	}
 	digits := s[1:]
 	if len(digits) > 1 && digits[0] == '0' {

@@ -30,6 +30,7 @@ type Plan struct {
 	TopK      *TopK      `json:"top_k,omitempty"`
 	ArrangeBy *ArrangeBy `json:"arrange_by,omitempty"`
 	Window    *Window    `json:"window,omitempty"`
+	Recursive *Recursive `json:"recursive,omitempty"`
 }
 
 // Get reads a collection imported into (or built earlier in) the
@@ -185,6 +186,7 @@ func (p Plan) kind() (string, int) {
 	set(p.TopK != nil, "top_k")
 	set(p.ArrangeBy != nil, "arrange_by")
 	set(p.Window != nil, "window")
+	set(p.Recursive != nil, "recursive")
 	return kind, n
 }
 
@@ -217,6 +219,8 @@ func (p Plan) Node() any {
 		return p.TopK
 	case p.Window != nil:
 		return p.Window
+	case p.Recursive != nil:
+		return p.Recursive
 	default:
 		return p.ArrangeBy
 	}
@@ -243,6 +247,8 @@ func (p Plan) Inputs() []*Plan {
 		return []*Plan{n.Input}
 	case *ArrangeBy:
 		return []*Plan{n.Input}
+	case *Recursive:
+		return []*Plan{n.Base, n.Step}
 	case *Union:
 		out := make([]*Plan, len(n.Inputs))
 		for i := range n.Inputs {
@@ -254,7 +260,8 @@ func (p Plan) Inputs() []*Plan {
 }
 
 // DependsOn returns the ids the plan reads with Get, each once, in the
-// order first read.
+// order first read; a Recursive node's own binding (a local id read inside
+// its Step) is not a dependency.
 func (p Plan) DependsOn() []GlobalID {
 	var out []GlobalID
 	seen := map[GlobalID]bool{}
@@ -266,6 +273,16 @@ func (p Plan) DependsOn() []GlobalID {
 		if q.Get != nil && !seen[q.Get.ID] {
 			seen[q.Get.ID] = true
 			out = append(out, q.Get.ID)
+		}
+		if q.Recursive != nil {
+			// The binding is not a dependency: mark it seen while its
+			// scope is walked.
+			bound := seen[q.Recursive.ID]
+			seen[q.Recursive.ID] = true
+			walk(q.Recursive.Base)
+			walk(q.Recursive.Step)
+			seen[q.Recursive.ID] = bound
+			return
 		}
 		for _, in := range q.Inputs() {
 			walk(in)

@@ -128,3 +128,55 @@ func TestPlanHelpers(t *testing.T) {
 		t.Error("Node of an empty plan is not nil")
 	}
 }
+
+func TestRecursiveDesc(t *testing.T) {
+	binding := Local(1)
+	// WITH RECURSIVE r(k, v) AS (SELECT k, v FROM u2 UNION SELECT k + 1, v FROM r WHERE k < 3)
+	step := NewMfp(NewGet(binding), expr.MFP{
+		Expressions: []expr.Expr{expr.Add(col(0), lit(row.Int64(1)))},
+		Predicates:  []expr.Expr{expr.Lt(col(0), lit(row.Int64(3)))},
+		Projection:  []int{2, 1}})
+	good := NewRecursive(binding, "r", NewGet(User(2)), step, true, 10)
+	d, err := good.Desc(MapEnv(descs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []row.ColumnType{tIntNull, tIntNull}; !equalTypes(d.Types, want) {
+		t.Errorf("types %v, want %v (nullable where the step is)", d.Types, want)
+	}
+	if deps := good.DependsOn(); len(deps) != 1 || deps[0] != User(2) {
+		t.Errorf("DependsOn = %v, want [u2] (the binding is not a dependency)", deps)
+	}
+	if !good.Reads(binding) || NewGet(User(2)).Reads(binding) {
+		t.Errorf("Reads")
+	}
+	bad := []struct {
+		name string
+		p    Plan
+		want string
+	}{
+		{"not local", NewRecursive(User(9), "r", NewGet(User(2)), NewGet(User(9)), false, 10), "not a local id"},
+		{"no limit", NewRecursive(binding, "r", NewGet(User(2)), step, false, 0), "iteration limit"},
+		{"arity", NewRecursive(binding, "r", NewGet(User(1)), NewMfp(NewGet(binding), expr.MFP{Projection: []int{0}}), false, 5), "step has 1 columns"},
+		{"types", NewRecursive(binding, "r", NewGet(User(1)), NewMfp(NewGet(binding), expr.MFP{Projection: []int{1, 0}}), false, 5), "step column 0"},
+		{"binding outside", NewGet(binding), "unknown id"},
+		{"rebound", NewRecursive(binding, "r", NewGet(User(2)), NewRecursive(binding, "s", NewGet(binding), NewGet(binding), false, 5), false, 5), "already bound"},
+	}
+	for _, tt := range bad {
+		if _, err := tt.p.Desc(MapEnv(descs)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func equalTypes(a, b []row.ColumnType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -41,6 +41,15 @@
 //     and computes every function from its definition at every position
 //     (rank by counting rows ordered before, frames by testing every
 //     row), independently of the operator's peer-group arithmetic.
+//   - Recursive iterates as PostgreSQL does (recursive.go): the working
+//     table starts as the base (distinct for UNION), each round evaluates
+//     the step over it with the binding set to it, the rows it adds
+//     (UNION: new distinct rows only) become the next working table. The
+//     step's subtrees that do not read the binding are evaluated once and
+//     their errors pass through; an error elsewhere in the step, a
+//     negative multiplicity or more than MaxIterations rounds make the
+//     output one error (the smallest of the first failing round, or
+//     LimitError) and no rows.
 //   - An index export holds its collection's rows; rows whose export key
 //     fails to evaluate are errors of the index.
 //

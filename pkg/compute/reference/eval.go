@@ -115,6 +115,9 @@ func Evaluate(desc *plan.DataflowDescription, inputs map[plan.GlobalID]Result) (
 
 // EvalPlan evaluates one plan over the collections in env.
 func EvalPlan(p *plan.Plan, env map[plan.GlobalID]Result) (Result, error) {
+	if p.Recursive != nil {
+		return evalRecursive(p.Recursive, env)
+	}
 	inputs := make([]Result, 0, 2)
 	for _, in := range p.Inputs() {
 		if in == nil {
@@ -126,6 +129,11 @@ func EvalPlan(p *plan.Plan, env map[plan.GlobalID]Result) (Result, error) {
 		}
 		inputs = append(inputs, r)
 	}
+	return applyNode(p, inputs, env)
+}
+
+// applyNode evaluates one node over its evaluated inputs.
+func applyNode(p *plan.Plan, inputs []Result, env map[plan.GlobalID]Result) (Result, error) {
 	out := newResult()
 	// Every operator passes its inputs' errors through unchanged (Negate
 	// too: an error stays an error) and adds its own.

@@ -41,6 +41,14 @@
 // shows repeats (a one-shot count(*) then holds one pending update, not
 // one per row; distinct updates are never sorted for nothing).
 //
+// Recursion. A Recursive node renders as a fixpoint operator
+// (recursive.go, fixpoint.go): its base and the binding-free subtrees of
+// its step are ordinary dataflows whose rows are tagged with their input
+// number and arranged under one empty key (so on one worker); the group
+// logic re-derives the fixed point with a small evaluator of the step
+// (reusing the operators' group logics) at every time an input changed,
+// and the group stepper emits the difference, retractions included.
+//
 // Dropping. A stateful operator's step (a join's or reduction's whole
 // output over [f0, f1)) runs in one Schedule call and buffers its output
 // until the step ends; for a cross join that can be minutes and gigabytes.

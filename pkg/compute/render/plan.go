@@ -59,28 +59,14 @@ func (r *planRenderer) render(p *plan.Plan) (rendered, error) {
 		return rendered{ok: ok, errs: append(clip(in.errs), errs)}, nil
 	case p.Join != nil:
 		return r.join(p.Join)
-	case p.Reduce != nil:
-		return r.reduce(p.Reduce)
-	case p.Distinct != nil:
-		return r.group(p.Distinct.Input, "distinct", KeySpec{RowKey: true, EmptyVal: true}, operators.DistinctLogic())
-	case p.Threshold != nil:
-		return r.group(p.Threshold.Input, "threshold", KeySpec{RowKey: true, EmptyVal: true}, operators.ThresholdLogic())
-	case p.TopK != nil:
-		t := p.TopK
-		spec := operators.TopKSpec{Limit: -1, Offset: t.Offset}
-		if t.Limit != nil {
-			spec.Limit = *t.Limit
+	case p.Reduce != nil, p.Distinct != nil, p.Threshold != nil, p.TopK != nil, p.Window != nil:
+		g, err := groupOf(p)
+		if err != nil {
+			return rendered{}, err
 		}
-		for _, o := range t.Order {
-			spec.Order = append(spec.Order, operators.OrderColumn{Column: o.Column, Desc: o.Desc, NullsFirst: !o.NullsLast})
-		}
-		key := make([]expr.Expr, len(t.GroupKey))
-		for i, c := range t.GroupKey {
-			key[i] = expr.Column(c)
-		}
-		return r.group(t.Input, "topk", KeySpec{Key: key}, operators.TopKLogic(spec))
-	case p.Window != nil:
-		return r.window(p.Window)
+		return r.group(g.input, g.kind, g.spec, g.logic)
+	case p.Recursive != nil:
+		return r.recursive(p.Recursive)
 	case p.Union != nil:
 		var out rendered
 		var oks []dataflow.Stream
@@ -142,13 +128,62 @@ var aggFuncs = map[plan.AggregateFunc]operators.AggFunc{
 	plan.AggAvg:       operators.AggAvg,
 }
 
-func (r *planRenderer) reduce(red *plan.Reduce) (rendered, error) {
+// groupNode is a reduction-shaped node: its input keyed by spec, reduced
+// per key by logic.
+type groupNode struct {
+	input *plan.Plan
+	kind  string
+	spec  KeySpec
+	logic operators.GroupLogic
+}
+
+// groupOf describes a Reduce, Distinct, Threshold, TopK or Window node as
+// a reduction (the dataflow and the fixpoint evaluator share it).
+func groupOf(p *plan.Plan) (groupNode, error) {
+	switch {
+	case p.Reduce != nil:
+		return reduceGroup(p.Reduce)
+	case p.Distinct != nil:
+		return groupNode{p.Distinct.Input, "distinct", KeySpec{RowKey: true, EmptyVal: true}, operators.DistinctLogic()}, nil
+	case p.Threshold != nil:
+		return groupNode{p.Threshold.Input, "threshold", KeySpec{RowKey: true, EmptyVal: true}, operators.ThresholdLogic()}, nil
+	case p.TopK != nil:
+		t := p.TopK
+		spec := operators.TopKSpec{Limit: -1, Offset: t.Offset}
+		if t.Limit != nil {
+			spec.Limit = *t.Limit
+		}
+		for _, o := range t.Order {
+			spec.Order = append(spec.Order, operators.OrderColumn{Column: o.Column, Desc: o.Desc, NullsFirst: !o.NullsLast})
+		}
+		return groupNode{t.Input, "topk", KeySpec{Key: columnExprs(t.GroupKey)}, operators.TopKLogic(spec)}, nil
+	case p.Window != nil:
+		spec, err := WindowSpec(p.Window)
+		if err != nil {
+			return groupNode{}, err
+		}
+		// Keyed by the partition columns, the whole row as value,
+		// recomputed per partition.
+		return groupNode{p.Window.Input, "window", KeySpec{Key: columnExprs(p.Window.PartitionBy)}, operators.WindowLogic(spec)}, nil
+	}
+	return groupNode{}, fmt.Errorf("render: plan node %q is not a reduction", p.Kind())
+}
+
+func columnExprs(cols []int) []expr.Expr {
+	key := make([]expr.Expr, len(cols))
+	for i, c := range cols {
+		key[i] = expr.Column(c)
+	}
+	return key
+}
+
+func reduceGroup(red *plan.Reduce) (groupNode, error) {
 	var aggs []operators.Aggregate
 	var vals []expr.Expr
 	for i, a := range red.Aggregates {
 		f, ok := aggFuncs[a.Func]
 		if !ok {
-			return rendered{}, fmt.Errorf("reduce: unknown aggregate %q", a.Func)
+			return groupNode{}, fmt.Errorf("reduce: unknown aggregate %q", a.Func)
 		}
 		aggs = append(aggs, operators.Aggregate{Func: f, Column: i, Distinct: a.Distinct})
 		if a.Func == plan.AggCountStar {
@@ -161,7 +196,7 @@ func (r *planRenderer) reduce(red *plan.Reduce) (rendered, error) {
 	if vals == nil {
 		vals = []expr.Expr{}
 	}
-	return r.group(red.Input, "reduce", KeySpec{Key: red.GroupKey, Val: vals}, operators.AggregateLogic(aggs))
+	return groupNode{red.Input, "reduce", KeySpec{Key: red.GroupKey, Val: vals}, operators.AggregateLogic(aggs)}, nil
 }
 
 // group renders a reduction-shaped operator: key the input, arrange it, run

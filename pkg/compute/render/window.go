@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 
-	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/operators"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 )
@@ -62,18 +61,4 @@ func WindowSpec(w *plan.Window) (operators.WindowSpec, error) {
 		spec.Funcs = append(spec.Funcs, of)
 	}
 	return spec, nil
-}
-
-// window renders a Window: keyed by the partition columns, the whole row
-// as value, recomputed per partition.
-func (r *planRenderer) window(w *plan.Window) (rendered, error) {
-	spec, err := WindowSpec(w)
-	if err != nil {
-		return rendered{}, err
-	}
-	key := make([]expr.Expr, len(w.PartitionBy))
-	for i, c := range w.PartitionBy {
-		key[i] = expr.Column(c)
-	}
-	return r.group(w.Input, "window", KeySpec{Key: key}, operators.WindowLogic(spec))
 }

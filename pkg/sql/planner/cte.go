@@ -21,55 +21,76 @@ type cteFrame map[string]cte
 
 // pushCTEs plans the WITH list of a query and makes its names visible to
 // the rest of the query (and to subqueries in it) until pop is called.
-// Each CTE sees the ones before it in the list, as in Postgres; a CTE
-// cannot see itself (that would be WITH RECURSIVE).
+// Each CTE sees the ones before it in the list, as in Postgres, and with
+// RECURSIVE every one, itself included.
 func (p *Planner) pushCTEs(wc *pg.WithClause, depth int) (pop func(), err error) {
-	if wc.Recursive {
-		return nil, sqlerr.Unsupported("WITH RECURSIVE")
-	}
 	frame := cteFrame{}
 	p.ctes = append(p.ctes, frame)
 	n := len(p.ctes)
 	pop = func() { p.ctes = p.ctes[:n-1] }
-	for _, node := range wc.Ctes {
+	if err := p.planCTEs(wc, frame, depth); err != nil {
+		pop()
+		return nil, err
+	}
+	return pop, nil
+}
+
+// planCTEs plans a WITH list into frame: in list order, or for WITH
+// RECURSIVE in dependency order (every CTE sees every other there), a
+// CTE that reads itself becoming a Recursive node (recursive.go).
+func (p *Planner) planCTEs(wc *pg.WithClause, frame cteFrame, depth int) error {
+	ctes := make([]*pg.CommonTableExpr, len(wc.Ctes))
+	seen := map[string]bool{}
+	for i, node := range wc.Ctes {
 		c := node.GetCommonTableExpr()
 		if c == nil {
-			pop()
-			return nil, sqlerr.New(sqlerr.SyntaxError, "malformed WITH list")
+			return sqlerr.New(sqlerr.SyntaxError, "malformed WITH list")
 		}
-		if _, dup := frame[c.Ctename]; dup {
-			pop()
-			return nil, sqlerr.Errorf("42712", "WITH query name %q specified more than once", c.Ctename)
+		if seen[c.Ctename] {
+			return sqlerr.Errorf("42712", "WITH query name %q specified more than once", c.Ctename)
 		}
-		sel := c.Ctequery.GetSelectStmt()
-		if sel == nil {
-			pop()
-			return nil, sqlerr.Unsupported("data-modifying statements in WITH")
+		seen[c.Ctename] = true
+		if c.Ctequery.GetSelectStmt() == nil {
+			return sqlerr.Unsupported("data-modifying statements in WITH")
 		}
 		if c.SearchClause != nil || c.CycleClause != nil {
-			pop()
-			return nil, sqlerr.Unsupported("SEARCH and CYCLE clauses")
+			return sqlerr.Unsupported("SEARCH and CYCLE clauses")
+		}
+		ctes[i] = c
+	}
+	order := make([]int, len(ctes))
+	for i := range order {
+		order[i] = i
+	}
+	self := make([]bool, len(ctes))
+	if wc.Recursive {
+		var err error
+		if order, self, err = recursiveOrder(ctes); err != nil {
+			return err
+		}
+	}
+	for _, i := range order {
+		c := ctes[i]
+		sel := c.Ctequery.GetSelectStmt()
+		if self[i] {
+			planned, err := p.planRecursiveCTE(c, sel, frame, depth)
+			if err != nil {
+				return err
+			}
+			frame[c.Ctename] = planned
+			continue
 		}
 		r, err := p.planSubquery(sel, depth+1)
 		if err != nil {
-			pop()
-			return nil, err
+			return err
 		}
-		if len(c.Aliascolnames) > r.arity() {
-			pop()
-			return nil, sqlerr.Errorf("42P10", "WITH query %q has %d columns available but %d columns specified",
-				c.Ctename, r.arity(), len(c.Aliascolnames))
-		}
-		cols := make([]column, len(r.scope.cols))
-		for i, col := range r.scope.cols {
-			cols[i] = column{name: col.name, typ: col.typ, w: col.w, mod: col.mod}
-			if i < len(c.Aliascolnames) {
-				cols[i].name = c.Aliascolnames[i].GetString_().GetSval()
-			}
+		cols, err := cteColumns(c, r)
+		if err != nil {
+			return err
 		}
 		frame[c.Ctename] = cte{plan: r.plan(), cols: cols}
 	}
-	return pop, nil
+	return nil
 }
 
 // lookupCTE finds an unqualified name among the CTEs in scope, innermost

@@ -24,7 +24,10 @@
 //     over empty input;
 //   - WITH lists to plans inlined at every reference (the IR has no
 //     shared bindings); a view's definition never sees the CTEs of the
-//     query reading it;
+//     query reading it; a WITH RECURSIVE CTE that reads itself to a
+//     plan.Recursive node (recursive.go: PostgreSQL's well-formedness
+//     rules and errors, dependency order, column types from the
+//     non-recursive term, the iteration limit);
 //   - x IN (SELECT ...) and EXISTS / NOT EXISTS conjuncts of WHERE to
 //     semi-joins (Join with the distinct subquery keys) and anti-joins
 //     (Union with the Negate of the semi-join);
@@ -104,7 +107,7 @@
 // precision (timestamp(3)) is not a TypeMod: a cast with one rounds the
 // value (time_precision).
 //
-// Anything else (WITH RECURSIVE, named windows, ...) fails with 0A000
+// Anything else (SEARCH/CYCLE, named windows, ...) fails with 0A000
 // naming the feature.
 // literals and avg() are float8: Tandem has no exact numeric type.
 package planner

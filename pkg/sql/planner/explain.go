@@ -155,6 +155,15 @@ func writePlan(sb *strings.Builder, depth int, p *plan.Plan) {
 	case *plan.Window:
 		fmt.Fprintf(sb, "Window partition_by=%v order=%v funcs=[%s] (recomputed per changed partition)\n",
 			n.PartitionBy, n.OrderBy, windowFuncs(n.Funcs))
+	case *plan.Recursive:
+		sb.WriteString(explainRecursive(n) + "\n")
+		indent(sb, depth+1)
+		sb.WriteString("non-recursive term:\n")
+		writePlan(sb, depth+2, n.Base)
+		indent(sb, depth+1)
+		fmt.Fprintf(sb, "recursive term (each round, over the rows %s the last round added):\n", n.ID)
+		writePlan(sb, depth+2, n.Step)
+		return
 	default:
 		sb.WriteString(strings.ToUpper(p.Kind()[:1]) + p.Kind()[1:] + "\n")
 	}

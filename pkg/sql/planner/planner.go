@@ -44,6 +44,9 @@ type Planner struct {
 	// time passes (a view, index, materialized view or SUBSCRIBE): now()
 	// is refused there, since its value would be fixed at creation.
 	Maintained bool
+	// RecursionLimit is how many rounds a WITH RECURSIVE query may
+	// iterate before failing with 54000 (0: DefaultRecursionLimit).
+	RecursionLimit int64
 
 	// valuesHint types the columns of a VALUES list an INSERT inserts, so
 	// that untyped literals take the target columns' types.
@@ -68,6 +71,8 @@ type Planner struct {
 	// (table, column): apply.go tells a name of an outer query from a
 	// misspelt one by it.
 	unresolved [2]string
+	// locals counts the local ids given to WITH RECURSIVE bindings.
+	locals uint64
 }
 
 // Referenced returns the ids of every catalog relation the planned

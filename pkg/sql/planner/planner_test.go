@@ -106,7 +106,7 @@ func TestParamInference(t *testing.T) {
 
 func TestUnsupportedIsNamed(t *testing.T) {
 	for sql, feature := range map[string]string{
-		"WITH RECURSIVE x AS (SELECT 1) SELECT * FROM x":                    "WITH RECURSIVE",
+		"WITH RECURSIVE x AS (SELECT 1) CYCLE a SET b USING c TABLE x":      "SEARCH and CYCLE",
 		"WITH x AS (INSERT INTO kv VALUES (1) RETURNING k) SELECT * FROM x": "data-modifying statements in WITH",
 		"SELECT k FROM kv WHERE v LIKE ALL (SELECT v FROM kv)":              "~~ ALL (subquery)",
 		"SELECT k FROM kv WHERE v LIKE ANY (SELECT v FROM kv)":              "~~ ANY (subquery)",

@@ -1,0 +1,131 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/tandemdb/tandem/pkg/compute/batch"
+	"github.com/tandemdb/tandem/pkg/compute/operators"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+)
+
+// recursive renders a Recursive node as a fixpoint operator. Its inputs
+// are the node's Base (input 0) and the maximal subtrees of its Step that
+// do not read the binding (inputs 1..n), each rendered as an ordinary
+// dataflow. Their rows are tagged with the input's number and arranged
+// under one empty key, so that the whole fixpoint is one group on one
+// worker; the group logic (FixpointLogic) re-derives the fixed point from
+// the inputs' current contents whenever one of them changes, and the group
+// stepper emits the difference from the previous output, retractions
+// included.
+func (r *planRenderer) recursive(rec *plan.Recursive) (rendered, error) {
+	fp, err := CompileRecursive(rec)
+	if err != nil {
+		return rendered{}, err
+	}
+	name := r.name("recursive")
+	var errs []dataflow.Stream
+	tagged := make([]dataflow.Stream, len(fp.Inputs))
+	for i, in := range fp.Inputs {
+		c, err := r.render(in)
+		if err != nil {
+			return rendered{}, err
+		}
+		errs = append(errs, c.errs...)
+		tagged[i] = tagInput(r.b, fmt.Sprintf("%s-input%d", name, i), c.ok, i)
+	}
+	arr := Arrange(r.b, name, Concat(r.b, name+"-inputs", tagged), r.fail)
+	logic := FixpointLogic(fp)
+	step := func(old, fresh [][]*batch.Batch, e *emitter) {
+		// A re-derivation can take many rounds: poll the dataflow's drop
+		// between rounds, as the emitter does between output rows.
+		fp.Stop = func() bool { return e.stop != nil && e.stop() }
+		defer func() { fp.Stop = nil }()
+		operators.ReduceGroups(old[0], fresh[0], logic, e.emit, e.emitErr)
+	}
+	out := Stateful(r.b, name, []*Arranged{arr}, step, r.fail)
+	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
+}
+
+// fixpointKey is the one key every fixpoint input row is arranged under.
+var fixpointKey = row.Pack()
+
+// FixpointTag is the prefix of input i's rows in the fixpoint operator's
+// input: the row (i), so that a tagged row is a row (i, columns...).
+func FixpointTag(i int) []byte { return row.Pack(row.Int64(int64(i))) }
+
+// tagInput keys every row under fixpointKey with the value
+// FixpointTag(input) ++ row.
+func tagInput(b *dataflow.Builder, name string, in dataflow.Stream, input int) dataflow.Stream {
+	tag := FixpointTag(input)
+	return b.AddOperator("Tag "+name, []dataflow.Connection{{From: in}}, 1, dataflow.LogicFunc(func(op *dataflow.Operator) {
+		for _, d := range op.Input(0).Take() {
+			in := d.([]dataflow.Update)
+			out := make([]dataflow.Update, len(in))
+			for i, u := range in {
+				val := append(append(make([]byte, 0, len(tag)+len(u.Val)), tag...), u.Val...)
+				out[i] = dataflow.Update{Key: fixpointKey, Val: val, Time: u.Time, Diff: u.Diff}
+			}
+			op.Output(0).Send(out)
+		}
+	})).Stream(0)
+}
+
+// FixpointLogic returns the group logic of a compiled Recursive node: its
+// input is every tagged input row (see recursive); its output the fixed
+// point, or the node's error. The last input and its result are kept, so
+// that the group stepper's recomputation of the previous state costs a
+// comparison rather than a second fixpoint.
+func FixpointLogic(fp *Fixpoint) operators.GroupLogic {
+	var (
+		lastIn  []operators.ValDiff
+		lastOut []operators.ValDiff
+		lastErr error
+		valid   bool
+	)
+	return func(_ []byte, input []operators.ValDiff) ([]operators.ValDiff, error) {
+		if valid && sameValDiffs(lastIn, input) {
+			return lastOut, lastErr
+		}
+		inputs, err := fp.split(input)
+		var out []operators.ValDiff
+		if err == nil {
+			out, err = fp.Run(inputs)
+		}
+		lastIn = append(lastIn[:0], input...)
+		lastOut, lastErr, valid = out, err, true
+		return out, err
+	}
+}
+
+func sameValDiffs(a, b []operators.ValDiff) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Diff != b[i].Diff || !bytes.Equal(a[i].Val, b[i].Val) {
+			return false
+		}
+	}
+	return true
+}
+
+// split separates the tagged input rows by input.
+func (fp *Fixpoint) split(input []operators.ValDiff) ([][]operators.ValDiff, error) {
+	out := make([][]operators.ValDiff, len(fp.Inputs))
+	for _, v := range input {
+		d, err := row.Row(v.Val).Column(0)
+		if err != nil || d.Type() != row.TypeInt64 || d.Int64() < 0 || d.Int64() >= int64(len(out)) {
+			return nil, operators.Error{Code: operators.CodeInternal, Message: "recursive: malformed input tag"}
+		}
+		i := d.Int64()
+		tag := fp.tags[i]
+		if !bytes.HasPrefix(v.Val, tag) {
+			return nil, operators.Error{Code: operators.CodeInternal, Message: "recursive: malformed input tag"}
+		}
+		out[i] = append(out[i], operators.ValDiff{Val: v.Val[len(tag):], Diff: v.Diff})
+	}
+	return out, nil
+}
