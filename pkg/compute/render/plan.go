@@ -26,6 +26,16 @@ type planRenderer struct {
 	objects map[plan.GlobalID]rendered
 	fail    func(error)
 	n       int
+	// imports are the dataflow's index imports by the collection they
+	// index (flattened on first use as a collection).
+	imports map[plan.GlobalID]*importedIndex
+	// snapshot: the dataflow is read only at snapshotAt (snapshotTime),
+	// so reductions over imports read them through cursors.
+	snapshot   bool
+	snapshotAt frontier.Time
+	// memo holds snapshot reductions already rendered, by plan encoding:
+	// a global aggregate's plan holds its reduction twice.
+	memo map[string]rendered
 }
 
 func (r *planRenderer) name(kind string) string {
@@ -36,11 +46,13 @@ func (r *planRenderer) name(kind string) string {
 func (r *planRenderer) render(p *plan.Plan) (rendered, error) {
 	switch {
 	case p.Get != nil:
-		c, ok := r.objects[p.Get.ID]
-		if !ok {
-			return rendered{}, fmt.Errorf("get %s: not imported or built before", p.Get.ID)
+		if c, ok := r.objects[p.Get.ID]; ok {
+			return c, nil
 		}
-		return c, nil
+		if imp, ok := r.imports[p.Get.ID]; ok {
+			return r.flattenImport(p.Get.ID, imp), nil
+		}
+		return rendered{}, fmt.Errorf("get %s: not imported or built before", p.Get.ID)
 	case p.Constant != nil:
 		var ups []dataflow.Update
 		if t, ok := r.asOf.Time(); ok {
@@ -60,7 +72,15 @@ func (r *planRenderer) render(p *plan.Plan) (rendered, error) {
 	case p.Join != nil:
 		return r.join(p.Join)
 	case p.Reduce != nil:
-		return r.reduce(p.Reduce)
+		key, memo := r.memoKey(p)
+		if c, ok := r.memo[key]; memo && ok {
+			return c, nil
+		}
+		c, err := r.reduce(p.Reduce)
+		if err == nil && memo {
+			r.memo[key] = c
+		}
+		return c, err
 	case p.Distinct != nil:
 		return r.group(p.Distinct.Input, "distinct", KeySpec{RowKey: true, EmptyVal: true}, operators.DistinctLogic())
 	case p.Threshold != nil:
@@ -167,6 +187,9 @@ func (r *planRenderer) reduce(red *plan.Reduce) (rendered, error) {
 // group renders a reduction-shaped operator: key the input, arrange it, run
 // the group logic.
 func (r *planRenderer) group(input *plan.Plan, kind string, spec KeySpec, logic operators.GroupLogic) (rendered, error) {
+	if out, ok, err := r.snapshotGroup(input, kind, spec, logic); ok || err != nil {
+		return out, err
+	}
 	in, err := r.render(input)
 	if err != nil {
 		return rendered{}, err

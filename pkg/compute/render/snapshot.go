@@ -1,0 +1,321 @@
+package render
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/tandemdb/tandem/pkg/compute/batch"
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+	"github.com/tandemdb/tandem/pkg/compute/trace"
+)
+
+// ImportCounters counts how the index imports of built dataflows were read,
+// one count per import per worker. Safe for concurrent use.
+type ImportCounters struct {
+	// Cursor imports were read only by snapshot operators, through cursors
+	// over the imported batches (no row update per indexed row).
+	Cursor atomic.Uint64
+	// Flattened imports became a collection of row updates (Flatten).
+	Flattened atomic.Uint64
+}
+
+// snapshotTime returns the one time desc's outputs are read at, when they
+// are read at no other: a one-shot read (peeked once at its as_of, then
+// dropped) or a dataflow whose until is just past its as_of. Such a
+// dataflow need not produce changes after its as_of, so an operator may
+// read its imports once, at the as_of, and then release them.
+func snapshotTime(desc *plan.DataflowDescription) (frontier.Time, bool) {
+	t, ok := desc.AsOf.Time()
+	if !ok {
+		return 0, false
+	}
+	if desc.Class == plan.ClassOneShotRead || desc.Until.LessEqual(frontier.At(t+1)) {
+		return t, true
+	}
+	return 0, false
+}
+
+// snapshotFuel is how many imported (key, value) pairs a snapshot operator
+// reads per schedule: a pair costs a cursor step, a decode of the columns
+// read and a map lookup, and allocates nothing, so a slice takes about a
+// millisecond and the worker interleaves other dataflows between slices.
+const snapshotFuel = 1 << 14
+
+// snapshotFlushAt is how many distinct (key, value) pairs a snapshot
+// operator consolidates before it sends them on: a high-cardinality group
+// key would otherwise hold a map entry per indexed row.
+const snapshotFlushAt = 1 << 16
+
+// snapshotStage is one map/filter/project applied to the imported rows,
+// innermost first, with its own scratch space.
+type snapshotStage struct {
+	mfp     preparedMFP
+	scratch expr.Scratch
+}
+
+// snapshotKeyLogic reads an imported arrangement once, as of the dataflow's
+// as_of, through a cursor over its batches: for each row it applies the
+// MFPs and the KeySpec of the consuming reduction and sums the multiplicities
+// of equal (key, value) pairs, emitting the consolidated keyed updates (and
+// error rows) at the as_of when the walk ends. It replaces Flatten, Mfp and
+// KeyBy for a reduction over an import: what reaches the reduction is one
+// update per distinct (group, arguments), not one per row.
+//
+// Invariants: it reads the batches only once the import's upper is past
+// the as_of and only if every batch (and the trace) is compacted no further
+// than the as_of, else it fails the dataflow (ErrCompacted); its trace handle
+// holds compaction from build until the walk ends and is then released; its
+// output frontier is held at the as_of until everything is sent.
+type snapshotKeyLogic struct {
+	name   string
+	handle *trace.Handle
+	asOf   frontier.Time
+	stages []snapshotStage
+	spec   KeySpec
+	// needRow: the key or value is the (mapped) row itself; decode: some
+	// expression reads the row's columns.
+	needRow, decode bool
+	dec             rowDecoder
+	fuel            int
+	fail            func(error)
+
+	started, done bool
+	cl            *batch.CursorList
+	datums        []row.Datum
+	keyBuf        []row.Datum
+	valBuf        []row.Datum
+	rowBuf        []byte
+	keyBytes      []byte
+	kvBuf         []byte
+
+	index   map[string]int32
+	entries []snapEntry
+	arena   []byte
+	errRows map[string]int64
+}
+
+// snapEntry is one consolidated (key, value) pair, its bytes in the arena.
+type snapEntry struct {
+	off, klen, vlen int
+	diff            int64
+}
+
+// SnapshotKeyBy renders the snapshot read of an imported arrangement for a
+// reduction (see snapshotKeyLogic): mfps are applied innermost first, then
+// spec keys the rows. It returns the keyed stream (ready for Arrange) and
+// the stream of evaluation errors, both at asOf only.
+func SnapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, fail func(error)) (keyed, errs dataflow.Stream) {
+	return snapshotKeyBy(b, name, in, asOf, mfps, spec, snapshotFuel, fail)
+}
+
+func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, fuel int, fail func(error)) (keyed, errs dataflow.Stream) {
+	lg := &snapshotKeyLogic{
+		name: name, handle: in.Trace.NewHandle("snapshot " + name), asOf: asOf, spec: spec,
+		needRow: spec.RowKey || (spec.Val == nil && !spec.EmptyVal),
+		fuel:    max(fuel, 1), fail: fail, index: map[string]int32{}, errRows: map[string]int64{},
+	}
+	for _, m := range mfps {
+		lg.stages = append(lg.stages, snapshotStage{mfp: preparedMFP{mfp: m}})
+	}
+	exprs := append(append([]expr.Expr(nil), spec.Key...), spec.Val...)
+	lg.decode = len(mfps) > 0 || !spec.RowKey || spec.Val != nil
+	if len(mfps) > 0 {
+		lg.dec = *mfpDecoder(mfps[0])
+	} else {
+		lg.dec = rowDecoder{used: usedColumns(exprs, nil)}
+	}
+	op := b.AddOperator("SnapshotKeyBy "+name, []dataflow.Connection{{From: in.Stream}}, 2, lg)
+	op.SetHold(frontier.At(asOf))
+	return op.Stream(0), op.Stream(1)
+}
+
+func (lg *snapshotKeyLogic) Schedule(op *dataflow.Operator) {
+	if lg.done {
+		return
+	}
+	if !lg.started {
+		if !op.InputFrontier().IsComplete(lg.asOf) {
+			return // the import is not sealed at the as_of yet
+		}
+		if err := lg.start(); err != nil {
+			lg.done = true
+			lg.fail(fmt.Errorf("%s: %w", lg.name, err))
+			return
+		}
+	}
+	if !lg.walk(op) {
+		op.Activate()
+		return
+	}
+	lg.flush(op)
+	lg.sendErrors(op)
+	lg.done, lg.cl = true, nil
+	lg.handle.Release()
+	op.SetHold(frontier.Closed())
+}
+
+// start captures the import's batches, refusing them if any was compacted
+// past the as_of (its accumulations there would be wrong).
+func (lg *snapshotKeyLogic) start() error {
+	tr := lg.handle.Trace()
+	if since := tr.Since(); !since.LessEqualTime(lg.asOf) {
+		return fmt.Errorf("read at %d (since %v): %w", lg.asOf, since, trace.ErrCompacted)
+	}
+	batches := tr.Snapshot().Batches
+	for _, bt := range batches {
+		if since := bt.Description().Since; !since.LessEqualTime(lg.asOf) {
+			return fmt.Errorf("read at %d (batch since %v): %w", lg.asOf, since, trace.ErrCompacted)
+		}
+	}
+	lg.cl = batch.NewCursorList(batches)
+	lg.started = true
+	return nil
+}
+
+// walk consolidates up to fuel (key, value) pairs and reports whether the
+// import is exhausted.
+func (lg *snapshotKeyLogic) walk(op *dataflow.Operator) bool {
+	cl := lg.cl
+	for n := 0; cl.KeyValid(); cl.StepKey() {
+		for cl.ValValid() {
+			if n >= lg.fuel {
+				return false
+			}
+			if m := cl.Accumulate(lg.asOf); m != 0 {
+				lg.add(cl.Val(), m)
+			}
+			cl.StepVal()
+			n++
+		}
+		if len(lg.entries) >= snapshotFlushAt {
+			lg.flush(op)
+		}
+	}
+	return true
+}
+
+// add maps, keys and consolidates one imported row of multiplicity m.
+func (lg *snapshotKeyLogic) add(r []byte, m int64) {
+	var err error
+	datums := lg.datums
+	if lg.decode {
+		if datums, err = lg.dec.decode(row.Row(r), datums[:0]); err != nil {
+			lg.addError(err, m)
+			return
+		}
+		lg.datums = datums
+	}
+	for i := range lg.stages {
+		st := &lg.stages[i]
+		out, keep, err := st.mfp.evaluate(datums, &st.scratch)
+		if err != nil {
+			lg.addError(err, m)
+			return
+		}
+		if !keep {
+			return
+		}
+		datums = out
+	}
+	whole := r
+	if lg.needRow && len(lg.stages) > 0 {
+		lg.rowBuf = row.AppendDatums(lg.rowBuf[:0], datums...)
+		whole = lg.rowBuf
+	}
+	key := whole
+	if !lg.spec.RowKey {
+		if lg.keyBuf, err = evalInto(lg.spec.Key, datums, lg.keyBuf); err != nil {
+			lg.addError(err, m)
+			return
+		}
+		lg.keyBytes = row.AppendDatums(lg.keyBytes[:0], lg.keyBuf...)
+		key = lg.keyBytes
+	}
+	var valDatums []row.Datum
+	if lg.spec.Val != nil {
+		if lg.valBuf, err = evalInto(lg.spec.Val, datums, lg.valBuf); err != nil {
+			lg.addError(err, m)
+			return
+		}
+		valDatums = lg.valBuf
+	}
+	// kv is uvarint(len(key)) ++ key ++ val: keys are not self-delimiting.
+	kv := binary.AppendUvarint(lg.kvBuf[:0], uint64(len(key)))
+	kv = append(kv, key...)
+	switch {
+	case lg.spec.EmptyVal:
+	case lg.spec.Val != nil:
+		kv = row.AppendDatums(kv, valDatums...)
+	default:
+		kv = append(kv, whole...)
+	}
+	lg.kvBuf = kv
+	lg.consolidate(kv, m)
+}
+
+func evalInto(exprs []expr.Expr, datums, dst []row.Datum) ([]row.Datum, error) {
+	dst = dst[:0]
+	for i := range exprs {
+		v, err := exprs[i].Eval(datums)
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, v)
+	}
+	return dst, nil
+}
+
+func (lg *snapshotKeyLogic) consolidate(kv []byte, m int64) {
+	if i, ok := lg.index[string(kv)]; ok {
+		lg.entries[i].diff += m
+		return
+	}
+	klen, n := binary.Uvarint(kv)
+	off := len(lg.arena)
+	lg.arena = append(lg.arena, kv[n:]...)
+	lg.index[string(kv)] = int32(len(lg.entries))
+	lg.entries = append(lg.entries, snapEntry{off: off, klen: int(klen), vlen: len(kv) - n - int(klen), diff: m})
+}
+
+func (lg *snapshotKeyLogic) addError(err error, m int64) {
+	lg.errRows[string(ErrorRow(err))] += m
+}
+
+// flush sends the consolidated pairs at the as_of and starts a new arena
+// (the sent updates point into the old one).
+func (lg *snapshotKeyLogic) flush(op *dataflow.Operator) {
+	if len(lg.entries) == 0 {
+		return
+	}
+	out := make([]dataflow.Update, 0, len(lg.entries))
+	for _, e := range lg.entries {
+		if e.diff == 0 {
+			continue
+		}
+		k := lg.arena[e.off : e.off+e.klen : e.off+e.klen]
+		v := lg.arena[e.off+e.klen : e.off+e.klen+e.vlen : e.off+e.klen+e.vlen]
+		out = append(out, dataflow.Update{Key: k, Val: v, Time: lg.asOf, Diff: e.diff})
+	}
+	op.Output(0).SendUpdates(out)
+	clear(lg.index)
+	lg.entries = lg.entries[:0]
+	lg.arena = nil
+}
+
+func (lg *snapshotKeyLogic) sendErrors(op *dataflow.Operator) {
+	var out []dataflow.Update
+	for r, d := range lg.errRows {
+		if d != 0 {
+			out = append(out, dataflow.Update{Val: []byte(r), Time: lg.asOf, Diff: d})
+		}
+	}
+	op.Output(1).SendUpdates(out)
+}
+
+// Drop releases the operator's trace handle.
+func (lg *snapshotKeyLogic) Drop() { lg.handle.Release() }
