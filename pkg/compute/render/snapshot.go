@@ -1,8 +1,10 @@
 package render
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
@@ -51,6 +53,12 @@ const snapshotFuel = 1 << 14
 // key would otherwise hold a map entry per indexed row.
 const snapshotFlushAt = 1 << 16
 
+// snapshotSample is how many rows a snapshot operator consolidates before
+// it decides whether consolidating pays: when almost all of them are
+// distinct pairs it sends the rest on as they come, one slice per
+// schedule, and leaves consolidation to the arrangement.
+const snapshotSample = 1 << 12
+
 // snapshotStage is one map/filter/project applied to the imported rows,
 // innermost first, with its own scratch space.
 type snapshotStage struct {
@@ -80,9 +88,12 @@ type snapshotKeyLogic struct {
 	// needRow: the key or value is the (mapped) row itself; decode: some
 	// expression reads the row's columns.
 	needRow, decode bool
-	dec             rowDecoder
-	fuel            int
-	fail            func(error)
+	// constant: every row has the same key and value (start sums the
+	// batches' multiplicities instead of walking them).
+	constant bool
+	dec      rowDecoder
+	fuel     int
+	fail     func(error)
 
 	started, done bool
 	cl            *batch.CursorList
@@ -92,11 +103,16 @@ type snapshotKeyLogic struct {
 	rowBuf        []byte
 	keyBytes      []byte
 	kvBuf         []byte
+	lastKV        []byte // the pair of the last entry consolidate added
 
-	index   map[string]int32
-	entries []snapEntry
-	arena   []byte
-	errRows map[string]int64
+	// sampled counts rows consolidated until snapshotSample; streaming:
+	// pairs are no longer consolidated here.
+	sampled   int
+	streaming bool
+	index     map[string]int32
+	entries   []snapEntry
+	arena     []byte
+	errRows   map[string]int64
 }
 
 // snapEntry is one consolidated (key, value) pair, its bytes in the arena.
@@ -123,12 +139,15 @@ func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier
 		lg.stages = append(lg.stages, snapshotStage{mfp: preparedMFP{mfp: m}})
 	}
 	exprs := append(append([]expr.Expr(nil), spec.Key...), spec.Val...)
-	lg.decode = len(mfps) > 0 || !spec.RowKey || spec.Val != nil
 	if len(mfps) > 0 {
 		lg.dec = *mfpDecoder(mfps[0])
 	} else {
 		lg.dec = rowDecoder{used: usedColumns(exprs, nil)}
 	}
+	lg.decode = len(mfps) > 0 || (!spec.RowKey && slices.Contains(lg.dec.used, true))
+	// Keys and values that read no column are the same for every row: the
+	// rows need not be walked, only their multiplicities summed.
+	lg.constant = len(mfps) == 0 && !lg.needRow && !lg.decode
 	op := b.AddOperator("SnapshotKeyBy "+name, []dataflow.Connection{{From: in.Stream}}, 2, lg)
 	op.SetHold(frontier.At(asOf))
 	return op.Stream(0), op.Stream(1)
@@ -172,8 +191,19 @@ func (lg *snapshotKeyLogic) start() error {
 			return fmt.Errorf("read at %d (batch since %v): %w", lg.asOf, since, trace.ErrCompacted)
 		}
 	}
-	lg.cl = batch.NewCursorList(batches)
 	lg.started = true
+	if lg.constant {
+		var total int64
+		for _, bt := range batches {
+			total += bt.AccumulateAll(lg.asOf)
+		}
+		if total != 0 {
+			lg.add(nil, total)
+		}
+		lg.cl = batch.NewCursorList(nil)
+		return nil
+	}
+	lg.cl = batch.NewCursorList(batches)
 	return nil
 }
 
@@ -184,6 +214,9 @@ func (lg *snapshotKeyLogic) walk(op *dataflow.Operator) bool {
 	for n := 0; cl.KeyValid(); cl.StepKey() {
 		for cl.ValValid() {
 			if n >= lg.fuel {
+				if lg.streaming {
+					lg.flush(op)
+				}
 				return false
 			}
 			if m := cl.Accumulate(lg.asOf); m != 0 {
@@ -255,7 +288,17 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 		kv = append(kv, whole...)
 	}
 	lg.kvBuf = kv
+	if lg.streaming {
+		lg.push(kv, m)
+		return
+	}
 	lg.consolidate(kv, m)
+	if lg.sampled++; lg.sampled == snapshotSample && len(lg.entries) > snapshotSample-snapshotSample/8 {
+		// Almost every pair is distinct (a group key or argument per
+		// row): the map would cost more than it saves.
+		lg.streaming = true
+		clear(lg.index)
+	}
 }
 
 func evalInto(exprs []expr.Expr, datums, dst []row.Datum) ([]row.Datum, error) {
@@ -271,14 +314,27 @@ func evalInto(exprs []expr.Expr, datums, dst []row.Datum) ([]row.Datum, error) {
 }
 
 func (lg *snapshotKeyLogic) consolidate(kv []byte, m int64) {
-	if i, ok := lg.index[string(kv)]; ok {
-		lg.entries[i].diff += m
+	// Consecutive rows often share a pair (a low-cardinality group
+	// key): compare with the last one before hashing.
+	if n := len(lg.entries); n > 0 && bytes.Equal(kv, lg.lastKV) {
+		lg.entries[n-1].diff += m
 		return
 	}
+	i, ok := lg.index[string(kv)]
+	if !ok {
+		lg.index[string(kv)] = int32(len(lg.entries))
+		lg.push(kv, m)
+		lg.lastKV = append(lg.lastKV[:0], kv...)
+		return
+	}
+	lg.entries[i].diff += m
+}
+
+// push appends the pair kv to the entries, its bytes to the arena.
+func (lg *snapshotKeyLogic) push(kv []byte, m int64) {
 	klen, n := binary.Uvarint(kv)
 	off := len(lg.arena)
 	lg.arena = append(lg.arena, kv[n:]...)
-	lg.index[string(kv)] = int32(len(lg.entries))
 	lg.entries = append(lg.entries, snapEntry{off: off, klen: int(klen), vlen: len(kv) - n - int(klen), diff: m})
 }
 
