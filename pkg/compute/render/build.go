@@ -58,6 +58,9 @@ type Env struct {
 	// dataflows (every import is flattened, as for maintained ones): the
 	// reference the snapshot path is tested against.
 	NoSnapshotReads bool
+	// snapshotTuning, if set, replaces the snapshot operators' sizes
+	// (tests).
+	snapshotTuning *snapshotTuning
 }
 
 // Built is one worker's copy of a built dataflow.
@@ -93,7 +96,10 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 	r := &planRenderer{b: b, asOf: desc.AsOf, objects: map[plan.GlobalID]rendered{}, fail: env.Fail,
 		imports: map[plan.GlobalID]*importedIndex{}, memo: map[string]rendered{}}
 	if t, ok := snapshotTime(desc); ok && !env.NoSnapshotReads {
-		r.snapshot, r.snapshotAt = true, t
+		r.snapshot, r.snapshotAt, r.tune = true, t, defaultSnapshotTuning
+		if env.snapshotTuning != nil {
+			r.tune = *env.snapshotTuning
+		}
 	}
 	defer r.countImports(env.Imports)
 	built := &Built{Indexes: map[plan.GlobalID]*Index{}}

@@ -86,7 +86,7 @@ func BenchmarkOneShotAggregate(b *testing.B) {
 							b.Fatalf("answers differ: %s, then %s", want, got)
 						}
 					}
-					b.ReportMetric((cpuTime() - cpu0).Seconds()/float64(b.N), "cpu-s/op")
+					b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 				})
 			}
 		}

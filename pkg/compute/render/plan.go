@@ -33,6 +33,7 @@ type planRenderer struct {
 	// so reductions over imports read them through cursors.
 	snapshot   bool
 	snapshotAt frontier.Time
+	tune       snapshotTuning
 	// memo holds snapshot reductions already rendered, by plan encoding:
 	// a global aggregate's plan holds its reduction twice.
 	memo map[string]rendered

@@ -59,6 +59,14 @@ const snapshotFlushAt = 1 << 16
 // schedule, and leaves consolidation to the arrangement.
 const snapshotSample = 1 << 12
 
+// snapshotTuning sizes a snapshot operator's work; tests shrink it to
+// exercise slicing, flushing and streaming on small inputs.
+type snapshotTuning struct {
+	fuel, sample, flushAt int
+}
+
+var defaultSnapshotTuning = snapshotTuning{fuel: snapshotFuel, sample: snapshotSample, flushAt: snapshotFlushAt}
+
 // snapshotStage is one map/filter/project applied to the imported rows,
 // innermost first, with its own scratch space.
 type snapshotStage struct {
@@ -92,7 +100,7 @@ type snapshotKeyLogic struct {
 	// batches' multiplicities instead of walking them).
 	constant bool
 	dec      rowDecoder
-	fuel     int
+	tune     snapshotTuning
 	fail     func(error)
 
 	started, done bool
@@ -126,14 +134,14 @@ type snapEntry struct {
 // spec keys the rows. It returns the keyed stream (ready for Arrange) and
 // the stream of evaluation errors, both at asOf only.
 func SnapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, fail func(error)) (keyed, errs dataflow.Stream) {
-	return snapshotKeyBy(b, name, in, asOf, mfps, spec, snapshotFuel, fail)
+	return snapshotKeyBy(b, name, in, asOf, mfps, spec, defaultSnapshotTuning, fail)
 }
 
-func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, fuel int, fail func(error)) (keyed, errs dataflow.Stream) {
+func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, tune snapshotTuning, fail func(error)) (keyed, errs dataflow.Stream) {
 	lg := &snapshotKeyLogic{
 		name: name, handle: in.Trace.NewHandle("snapshot " + name), asOf: asOf, spec: spec,
 		needRow: spec.RowKey || (spec.Val == nil && !spec.EmptyVal),
-		fuel:    max(fuel, 1), fail: fail, index: map[string]int32{}, errRows: map[string]int64{},
+		tune:    tune, fail: fail, index: map[string]int32{}, errRows: map[string]int64{},
 	}
 	for _, m := range mfps {
 		lg.stages = append(lg.stages, snapshotStage{mfp: preparedMFP{mfp: m}})
@@ -213,7 +221,7 @@ func (lg *snapshotKeyLogic) walk(op *dataflow.Operator) bool {
 	cl := lg.cl
 	for n := 0; cl.KeyValid(); cl.StepKey() {
 		for cl.ValValid() {
-			if n >= lg.fuel {
+			if n >= lg.tune.fuel {
 				if lg.streaming {
 					lg.flush(op)
 				}
@@ -225,7 +233,7 @@ func (lg *snapshotKeyLogic) walk(op *dataflow.Operator) bool {
 			cl.StepVal()
 			n++
 		}
-		if len(lg.entries) >= snapshotFlushAt {
+		if len(lg.entries) >= lg.tune.flushAt {
 			lg.flush(op)
 		}
 	}
@@ -293,7 +301,7 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 		return
 	}
 	lg.consolidate(kv, m)
-	if lg.sampled++; lg.sampled == snapshotSample && len(lg.entries) > snapshotSample-snapshotSample/8 {
+	if lg.sampled++; lg.sampled == lg.tune.sample && len(lg.entries) > lg.sampled-lg.sampled/8 {
 		// Almost every pair is distinct (a group key or argument per
 		// row): the map would cost more than it saves.
 		lg.streaming = true

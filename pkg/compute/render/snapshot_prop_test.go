@@ -114,7 +114,12 @@ func TestSnapshotReadsMatchFlattened(t *testing.T) {
 				}
 				want := fx.install(p, readerOpts{asOf: asOf, class: class, flatten: true})
 				var counters ImportCounters
-				got := fx.install(p, readerOpts{asOf: asOf, class: class, counters: &counters})
+				var tuning *snapshotTuning
+				if seed%2 == 0 {
+					// Slices of a few rows, early flushes, streaming.
+					tuning = &snapshotTuning{fuel: 1 + rng.IntN(8), sample: 1 + rng.IntN(40), flushAt: 1 + rng.IntN(30)}
+				}
+				got := fx.install(p, readerOpts{asOf: asOf, class: class, counters: &counters, tuning: tuning})
 				if g, w := got.result(), want.result(); g != w {
 					t.Errorf("%s at %d (%s):\n snapshot: %s\nflattened: %s", name, asOf, class, g, w)
 				}

@@ -111,6 +111,7 @@ type readerOpts struct {
 	until    frontier.Frontier // zero: asOf+1 for maintained, closed for one-shot
 	flatten  bool              // Env.NoSnapshotReads
 	counters *ImportCounters
+	tuning   *snapshotTuning
 }
 
 // reader is one installed reader dataflow: its export per worker.
@@ -152,7 +153,7 @@ func (fx *indexFixture) install(p plan.Plan, o readerOpts) *reader {
 		idx := fx.indexes[bl.Worker().Index()]
 		fx.mu.Unlock()
 		built, err := Build(bl, desc, Env{Indexes: map[plan.GlobalID]*Index{fixIdx: idx}, Fail: fx.fail,
-			NoSnapshotReads: o.flatten, Imports: o.counters})
+			NoSnapshotReads: o.flatten, Imports: o.counters, snapshotTuning: o.tuning})
 		if err != nil {
 			return err
 		}

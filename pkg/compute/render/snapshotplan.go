@@ -84,7 +84,7 @@ func (r *planRenderer) snapshotGroup(input *plan.Plan, kind string, spec KeySpec
 	}
 	imp.cursors++
 	name := r.name(kind)
-	keyed, keyErrs := SnapshotKeyBy(r.b, name, imp.ok, r.snapshotAt, mfps, spec, r.fail)
+	keyed, keyErrs := snapshotKeyBy(r.b, name, imp.ok, r.snapshotAt, mfps, spec, r.tune, r.fail)
 	arr := Arrange(r.b, name, keyed, r.fail)
 	out := Stateful(r.b, r.name(kind), []*Arranged{arr}, GroupStep(logic), r.fail)
 	return rendered{ok: out.Ok, errs: []dataflow.Stream{imp.errs, keyErrs, out.Err}}, true, nil
