@@ -56,4 +56,3 @@ func TestOneShotReductionReadsImportThroughCursors(t *testing.T) {
 		})
 	}
 }
-
