@@ -147,9 +147,12 @@ func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier
 		lg.stages = append(lg.stages, snapshotStage{mfp: preparedMFP{mfp: m}})
 	}
 	exprs := append(append([]expr.Expr(nil), spec.Key...), spec.Val...)
-	if len(mfps) > 0 {
+	switch {
+	case len(mfps) == 1 && !lg.needRow:
+		lg.dec = rowDecoder{used: prunedMFPColumns(mfps[0], usedColumns(exprs, nil))}
+	case len(mfps) > 0:
 		lg.dec = *mfpDecoder(mfps[0])
-	} else {
+	default:
 		lg.dec = rowDecoder{used: usedColumns(exprs, nil)}
 	}
 	lg.decode = len(mfps) > 0 || (!spec.RowKey && slices.Contains(lg.dec.used, true))
@@ -159,6 +162,22 @@ func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier
 	op := b.AddOperator("SnapshotKeyBy "+name, []dataflow.Connection{{From: in.Stream}}, 2, lg)
 	op.SetHold(frontier.At(asOf))
 	return op.Stream(0), op.Stream(1)
+}
+
+// prunedMFPColumns returns the input columns m needs when only its output
+// columns out are read afterwards: those its expressions and predicates
+// read, and those it projects to a read output. A projected column nobody
+// reads stays NULL (decoding a bytes or text datum may copy it). A
+// projection index may name one of m's expressions rather than an input
+// column; marking it as an input column too only decodes more.
+func prunedMFPColumns(m *expr.MFP, out columnSet) columnSet {
+	var cols []int
+	for i, c := range m.Projection {
+		if i < len(out) && out[i] {
+			cols = append(cols, c)
+		}
+	}
+	return usedColumns(append(append([]expr.Expr(nil), m.Expressions...), m.Predicates...), cols)
 }
 
 func (lg *snapshotKeyLogic) Schedule(op *dataflow.Operator) {
