@@ -139,19 +139,34 @@ func (r *planRenderer) arrange(in dataflow.Stream, kind string, spec KeySpec, er
 }
 
 func (r *planRenderer) join(j *plan.Join) (rendered, error) {
-	l, err := r.render(j.Left)
+	var errs []dataflow.Stream
+	la, err := r.joinInput(j.Left, j.LeftKey, "join-left", &errs)
 	if err != nil {
 		return rendered{}, err
 	}
-	rt, err := r.render(j.Right)
+	ra, err := r.joinInput(j.Right, j.RightKey, "join-right", &errs)
 	if err != nil {
 		return rendered{}, err
 	}
-	errs := append(clip(l.errs), rt.errs...)
-	la := r.arrange(l.ok, "join-left", KeySpec{Key: j.LeftKey}, &errs)
-	ra := r.arrange(rt.ok, "join-right", KeySpec{Key: j.RightKey}, &errs)
 	out := Stateful(r.b, r.name("join"), []*Arranged{la, ra}, JoinStep, r.fail)
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
+}
+
+// joinInput arranges one input of a join by its join key: an import
+// already arranged by that key is used as it is in a dataflow read only at
+// its as_of (arrangedImport), anything else is rendered and arranged.
+func (r *planRenderer) joinInput(p *plan.Plan, key []expr.Expr, kind string, errs *[]dataflow.Stream) (*Arranged, error) {
+	if imp := r.arrangedImport(p, key); imp != nil {
+		imp.cursors++
+		*errs = append(*errs, imp.errs)
+		return imp.ok, nil
+	}
+	in, err := r.render(p)
+	if err != nil {
+		return nil, err
+	}
+	*errs = append(*errs, in.errs...)
+	return r.arrange(in.ok, kind, KeySpec{Key: key}, errs), nil
 }
 
 var aggFuncs = map[plan.AggregateFunc]operators.AggFunc{

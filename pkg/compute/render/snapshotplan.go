@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"reflect"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/operators"
@@ -14,6 +15,7 @@ import (
 // one, and its error rows (always flattened; an index rarely holds any).
 type importedIndex struct {
 	name    string
+	key     []expr.Expr // the index key
 	ok      *Arranged
 	errs    dataflow.Stream
 	rows    *rendered // the flattened collection, once made
@@ -88,6 +90,25 @@ func (r *planRenderer) snapshotGroup(input *plan.Plan, kind string, spec KeySpec
 	arr := Arrange(r.b, name, keyed, r.fail)
 	out := Stateful(r.b, r.name(kind), []*Arranged{arr}, GroupStep(logic), r.fail)
 	return rendered{ok: out.Ok, errs: []dataflow.Stream{imp.errs, keyErrs, out.Err}}, true, nil
+}
+
+// arrangedImport returns the import p reads when p is a plain Get of an
+// import arranged by exactly key, in a dataflow read only at its as_of: a
+// join can then read the index's own batches through cursors instead of
+// flattening and re-arranging them. The index's rows are keyed as KeyBy
+// would key them (the packed key expressions, the whole row as value) and
+// sharded by the same key hash, so the arrangement is the one the join
+// would have built; its updates keep their times, which are at or before
+// the as_of and accumulate to the same collection there.
+func (r *planRenderer) arrangedImport(p *plan.Plan, key []expr.Expr) *importedIndex {
+	if !r.snapshot || p.Get == nil {
+		return nil
+	}
+	imp, ok := r.imports[p.Get.ID]
+	if !ok || len(imp.key) == 0 || !reflect.DeepEqual(imp.key, key) {
+		return nil
+	}
+	return imp
 }
 
 // memoKey returns the key under which a reduction of a snapshot dataflow
