@@ -86,7 +86,7 @@ func (fx *indexFixture) failures() error {
 // waitUpper waits until every worker's index is complete through t.
 func (fx *indexFixture) waitUpper(t frontier.Time) {
 	fx.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		fx.mu.Lock()
 		ready := len(fx.indexes) == fx.w
@@ -175,7 +175,7 @@ func (fx *indexFixture) install(p plan.Plan, o readerOpts) *reader {
 func (rd *reader) result() string {
 	fx := rd.fx
 	fx.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if err := fx.failures(); err != nil {
 			return "failed: " + err.Error()
