@@ -138,7 +138,7 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 		// The ok rows are flattened when a plan first reads them as a
 		// collection (planRenderer.imported); snapshot operators read
 		// the arrangement itself.
-		r.imports[imp.On] = &importedIndex{name: imp.ID.String(), key: imp.Key, ok: ok, errs: errRows}
+		r.imports[imp.On] = &importedIndex{name: imp.ID.String(), key: imp.Key, desc: imp.Desc, ok: ok, errs: errRows}
 	}
 	for i := range desc.ObjectsToBuild {
 		obj := &desc.ObjectsToBuild[i]

@@ -113,6 +113,12 @@ type snapshotKeyLogic struct {
 	kvBuf         []byte
 	lastKV        []byte // the pair of the last entry consolidate added
 
+	// seeks, when not nil, are the only index keys whose rows the first
+	// MFP can keep (seekKeys); seekPos is the next, inKey: the walk is
+	// inside seeks[seekPos].
+	seeks   [][]byte
+	seekPos int
+	inKey   bool
 	// sampled counts rows consolidated until snapshotSample; streaming:
 	// pairs are no longer consolidated here.
 	sampled   int
@@ -134,14 +140,14 @@ type snapEntry struct {
 // spec keys the rows. It returns the keyed stream (ready for Arrange) and
 // the stream of evaluation errors, both at asOf only.
 func SnapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, fail func(error)) (keyed, errs dataflow.Stream) {
-	return snapshotKeyBy(b, name, in, asOf, mfps, spec, defaultSnapshotTuning, fail)
+	return snapshotKeyBy(b, name, in, asOf, mfps, spec, defaultSnapshotTuning, nil, fail)
 }
 
-func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, tune snapshotTuning, fail func(error)) (keyed, errs dataflow.Stream) {
+func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, tune snapshotTuning, seeks [][]byte, fail func(error)) (keyed, errs dataflow.Stream) {
 	lg := &snapshotKeyLogic{
 		name: name, handle: in.Trace.NewHandle("snapshot " + name), asOf: asOf, spec: spec,
 		needRow: spec.RowKey || (spec.Val == nil && !spec.EmptyVal),
-		tune:    tune, fail: fail, index: map[string]int32{}, errRows: map[string]int64{},
+		tune:    tune, fail: fail, seeks: seeks, index: map[string]int32{}, errRows: map[string]int64{},
 	}
 	for _, m := range mfps {
 		lg.stages = append(lg.stages, snapshotStage{mfp: preparedMFP{mfp: m}})
@@ -237,6 +243,9 @@ func (lg *snapshotKeyLogic) start() error {
 // walk consolidates up to fuel (key, value) pairs and reports whether the
 // import is exhausted.
 func (lg *snapshotKeyLogic) walk(op *dataflow.Operator) bool {
+	if lg.seeks != nil {
+		return lg.walkSeeks(op)
+	}
 	cl := lg.cl
 	for n := 0; cl.KeyValid(); cl.StepKey() {
 		for cl.ValValid() {
@@ -254,6 +263,32 @@ func (lg *snapshotKeyLogic) walk(op *dataflow.Operator) bool {
 		}
 		if len(lg.entries) >= lg.tune.flushAt {
 			lg.flush(op)
+		}
+	}
+	return true
+}
+
+// walkSeeks is walk over the keys of lg.seeks only (ascending, so the
+// cursor only moves forward).
+func (lg *snapshotKeyLogic) walkSeeks(op *dataflow.Operator) bool {
+	cl := lg.cl
+	for n := 0; lg.seekPos < len(lg.seeks); lg.seekPos, lg.inKey = lg.seekPos+1, false {
+		if !lg.inKey {
+			k := lg.seeks[lg.seekPos]
+			if cl.SeekKey(k); !cl.KeyValid() || !bytes.Equal(cl.Key(), k) {
+				continue
+			}
+			lg.inKey = true
+		}
+		for cl.ValValid() {
+			if n >= lg.tune.fuel {
+				return false
+			}
+			if m := cl.Accumulate(lg.asOf); m != 0 {
+				lg.add(cl.Val(), m)
+			}
+			cl.StepVal()
+			n++
 		}
 	}
 	return true

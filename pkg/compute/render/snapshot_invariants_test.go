@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -139,5 +140,43 @@ func TestSnapshotCountAllocatesPerBatchNotPerRow(t *testing.T) {
 	t.Logf("flattened count(*): %.0f allocations over 2,000 rows, %.0f over 40,000", fsmall, flarge)
 	if flarge-fsmall < 10_000 {
 		t.Errorf("flattened count(*) grew by only %.0f allocations for 38,000 more rows: the measurement cannot see per-row allocation", flarge-fsmall)
+	}
+}
+
+// TestSeekKeys: only an equality or IN list of literals on the one key
+// column, of a type whose equality is byte equality, turns into seeks.
+func TestSeekKeys(t *testing.T) {
+	desc := row.NewRelationDesc([]string{"k", "n"}, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeNumeric}})
+	key := []expr.Expr{expr.Column(0)}
+	lit := func(v int64) expr.Expr { return expr.Literal(row.Int64(v)) }
+	for _, tc := range []struct {
+		name string
+		pred expr.Expr
+		key  []expr.Expr
+		want string
+	}{
+		{"equality", expr.Eq(expr.Column(0), lit(5)), key, "[(5)]"},
+		{"reversed, inside AND", expr.And(expr.Gt(expr.Column(1), lit(0)), expr.Eq(lit(7), expr.Column(0))), key, "[(7)]"},
+		{"IN, sorted and distinct", expr.In(expr.Column(0), lit(9), lit(2), lit(9)), key, "[(2) (9)]"},
+		{"other column", expr.Eq(expr.Column(1), lit(5)), key, "none"},
+		{"OR", expr.Or(expr.Eq(expr.Column(0), lit(5)), expr.Eq(expr.Column(0), lit(6))), key, "none"},
+		{"numeric key (1.0 = 1.00)", expr.Eq(expr.Column(1), lit(5)), []expr.Expr{expr.Column(1)}, "none"},
+		{"literal of another type", expr.Eq(expr.Column(0), expr.Literal(row.Text("5"))), key, "none"},
+		{"expression key", expr.Eq(expr.Column(0), lit(5)), []expr.Expr{expr.Add(expr.Column(0), lit(1))}, "none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			keys, ok := seekKeys(&expr.MFP{Predicates: []expr.Expr{tc.pred}}, tc.key, desc)
+			got := "none"
+			if ok {
+				var rs []string
+				for _, k := range keys {
+					rs = append(rs, row.Row(k).String())
+				}
+				got = fmt.Sprint(rs)
+			}
+			if got != tc.want {
+				t.Fatalf("seekKeys = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -75,6 +75,9 @@ func snapshotPlans(rng *rand.Rand) map[string]plan.Plan {
 		{Func: plan.AggCount, Expr: expr.Column(1), Distinct: true},
 	}
 	limit := int64(2)
+	k := func() expr.Expr { return expr.Literal(row.Int64(1 + rng.Int64N(120))) }
+	lookup := plan.NewMfp(get, expr.MFP{Predicates: []expr.Expr{expr.Eq(k(), expr.Column(0))}, Projection: []int{0, 1, 2, 3}})
+	in := plan.NewMfp(get, expr.MFP{Predicates: []expr.Expr{expr.And(expr.In(expr.Column(0), k(), k(), k(), k(), expr.Literal(row.Null())), expr.Gt(expr.Column(2), expr.Literal(row.Int64(0))))}, Projection: []int{0, 1, 2, 3}})
 	return map[string]plan.Plan{
 		"count":          globalAgg(get, plan.Aggregate{Func: plan.AggCountStar}),
 		"all aggregates": globalAgg(get, all...),
@@ -88,6 +91,8 @@ func snapshotPlans(rng *rand.Rand) map[string]plan.Plan {
 		"distinct rows":  plan.NewDistinct(get),
 		"topk":           plan.NewTopK(plan.NewMfp(get, expr.MFP{Projection: []int{1, 0}}), []int{0}, []plan.ColumnOrder{{Column: 1, Desc: true}}, &limit, 0),
 		"join":           plan.NewJoin(get, filter, []expr.Expr{expr.Column(0)}, []expr.Expr{expr.Column(0)}),
+		"key lookup":     globalAgg(lookup, plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(2)}),
+		"key in":         plan.NewReduce(in, []expr.Expr{expr.Column(1)}, plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggMin, Expr: expr.Column(0)}),
 		"self join":      plan.NewReduce(plan.NewJoin(get, get, []expr.Expr{expr.Column(0)}, []expr.Expr{expr.Column(0)}), []expr.Expr{expr.Column(1)}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(6)}),
 		"join by group":  plan.NewJoin(filter, get, []expr.Expr{expr.Column(1)}, []expr.Expr{expr.Column(1)}),
 	}
@@ -107,6 +112,8 @@ func TestSnapshotReadsMatchFlattened(t *testing.T) {
 			const times = 6
 			randomHistory(t, rng, tbl, times, seed%3 == 2)
 			fx := newIndexFixture(t, w, tbl)
+			fx.desc = row.NewRelationDesc([]string{"k", "g", "v", "f"}, []row.ColumnType{
+				{Type: row.TypeInt64}, {Type: row.TypeInt64}, {Type: row.TypeInt64, Nullable: true}, {Type: row.TypeFloat64}})
 			fx.waitUpper(times)
 			for name, p := range snapshotPlans(rng) {
 				asOf := frontier.Time(1 + rng.IntN(times))

@@ -29,6 +29,8 @@ type indexFixture struct {
 	indexes map[int]*Index // by worker
 	fails   []error
 	nextID  uint64
+	// desc describes the indexed collection to readers (IndexImport.Desc).
+	desc row.RelationDesc
 }
 
 var (
@@ -141,7 +143,7 @@ func (fx *indexFixture) install(p plan.Plan, o readerOpts) *reader {
 		}
 	}
 	desc := &plan.DataflowDescription{
-		IndexImports:   []plan.IndexImport{{ID: fixIdx, On: fixSrc, Key: []expr.Expr{expr.Column(0)}}},
+		IndexImports:   []plan.IndexImport{{ID: fixIdx, On: fixSrc, Key: []expr.Expr{expr.Column(0)}, Desc: fx.desc}},
 		ObjectsToBuild: []plan.Build{{ID: out, Plan: p}},
 		IndexExports:   []plan.IndexExport{{ID: out, On: out, Key: []expr.Expr{expr.Column(0)}}},
 		AsOf:           frontier.At(o.asOf), Until: until, Class: class,

@@ -7,6 +7,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/operators"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
 )
 
@@ -16,6 +17,7 @@ import (
 type importedIndex struct {
 	name    string
 	key     []expr.Expr // the index key
+	desc    row.RelationDesc
 	ok      *Arranged
 	errs    dataflow.Stream
 	rows    *rendered // the flattened collection, once made
@@ -86,7 +88,11 @@ func (r *planRenderer) snapshotGroup(input *plan.Plan, kind string, spec KeySpec
 	}
 	imp.cursors++
 	name := r.name(kind)
-	keyed, keyErrs := snapshotKeyBy(r.b, name, imp.ok, r.snapshotAt, mfps, spec, r.tune, r.fail)
+	var seeks [][]byte
+	if len(mfps) > 0 {
+		seeks, _ = seekKeys(mfps[0], imp.key, imp.desc)
+	}
+	keyed, keyErrs := snapshotKeyBy(r.b, name, imp.ok, r.snapshotAt, mfps, spec, r.tune, seeks, r.fail)
 	arr := Arrange(r.b, name, keyed, r.fail)
 	out := Stateful(r.b, r.name(kind), []*Arranged{arr}, GroupStep(logic), r.fail)
 	return rendered{ok: out.Ok, errs: []dataflow.Stream{imp.errs, keyErrs, out.Err}}, true, nil
