@@ -38,6 +38,7 @@ func oneShotQueries(n int) map[string]plan.Plan {
 	get := plan.NewGet(fixSrc)
 	return map[string]plan.Plan{
 		"count": globalAgg(get, plan.Aggregate{Func: plan.AggCountStar}),
+		"groupcount": plan.NewReduce(get, []expr.Expr{expr.Column(1)}, plan.Aggregate{Func: plan.AggCountStar}),
 		"groupby": plan.NewReduce(get, []expr.Expr{expr.Column(1)},
 			plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(0)}),
 		"filtered": globalAgg(plan.NewMfp(get, expr.MFP{
