@@ -37,7 +37,7 @@ func keyValueTable(tb testing.TB, n, partitions int) *MemoryTable {
 func oneShotQueries(n int) map[string]plan.Plan {
 	get := plan.NewGet(fixSrc)
 	return map[string]plan.Plan{
-		"count": globalAgg(get, plan.Aggregate{Func: plan.AggCountStar}),
+		"count":      globalAgg(get, plan.Aggregate{Func: plan.AggCountStar}),
 		"groupcount": plan.NewReduce(get, []expr.Expr{expr.Column(1)}, plan.Aggregate{Func: plan.AggCountStar}),
 		"groupby": plan.NewReduce(get, []expr.Expr{expr.Column(1)},
 			plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(0)}),
