@@ -197,13 +197,15 @@ func (r *planRenderer) reduce(red *plan.Reduce) (rendered, error) {
 	if vals == nil {
 		vals = []expr.Expr{}
 	}
-	return r.group(red.Input, "reduce", KeySpec{Key: red.GroupKey, Val: vals}, operators.AggregateLogic(aggs))
+	return r.group(red.Input, "reduce", KeySpec{Key: red.GroupKey, Val: vals}, operators.AggregateLogic(aggs), aggs...)
 }
 
 // group renders a reduction-shaped operator: key the input, arrange it, run
 // the group logic.
-func (r *planRenderer) group(input *plan.Plan, kind string, spec KeySpec, logic operators.GroupLogic) (rendered, error) {
-	if out, ok, err := r.snapshotGroup(input, kind, spec, logic); ok || err != nil {
+// fold, for a SQL reduction, are its aggregates (a snapshot read may fold
+// them, fold.go).
+func (r *planRenderer) group(input *plan.Plan, kind string, spec KeySpec, logic operators.GroupLogic, fold ...operators.Aggregate) (rendered, error) {
+	if out, ok, err := r.snapshotGroup(input, kind, spec, logic, fold); ok || err != nil {
 		return out, err
 	}
 	in, err := r.render(input)

@@ -10,6 +10,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/operators"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
@@ -119,6 +120,16 @@ type snapshotKeyLogic struct {
 	seeks   [][]byte
 	seekPos int
 	inKey   bool
+	// fold are the reduction's aggregates when they may be folded
+	// (fold.go); folding until a row cannot be, which sets restart.
+	fold      []operators.Aggregate
+	folding   bool
+	restart   bool
+	batches   []*batch.Batch
+	groups    map[string]int32
+	folds     []groupFold
+	foldArena []byte
+	datumBuf  []byte
 	// sampled counts rows consolidated until snapshotSample; streaming:
 	// pairs are no longer consolidated here.
 	sampled   int
@@ -140,10 +151,10 @@ type snapEntry struct {
 // spec keys the rows. It returns the keyed stream (ready for Arrange) and
 // the stream of evaluation errors, both at asOf only.
 func SnapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, fail func(error)) (keyed, errs dataflow.Stream) {
-	return snapshotKeyBy(b, name, in, asOf, mfps, spec, defaultSnapshotTuning, nil, fail)
+	return snapshotKeyBy(b, name, in, asOf, mfps, spec, defaultSnapshotTuning, nil, nil, fail)
 }
 
-func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, tune snapshotTuning, seeks [][]byte, fail func(error)) (keyed, errs dataflow.Stream) {
+func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, tune snapshotTuning, seeks [][]byte, fold []operators.Aggregate, fail func(error)) (keyed, errs dataflow.Stream) {
 	lg := &snapshotKeyLogic{
 		name: name, handle: in.Trace.NewHandle("snapshot " + name), asOf: asOf, spec: spec,
 		needRow: spec.RowKey || (spec.Val == nil && !spec.EmptyVal),
@@ -165,6 +176,9 @@ func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier
 	// Keys and values that read no column are the same for every row: the
 	// rows need not be walked, only their multiplicities summed.
 	lg.constant = len(mfps) == 0 && !lg.needRow && !lg.decode
+	if !lg.constant && !spec.RowKey && len(spec.Val) == len(fold) && foldable(fold) {
+		lg.fold, lg.folding, lg.groups = fold, true, map[string]int32{}
+	}
 	op := b.AddOperator("SnapshotKeyBy "+name, []dataflow.Connection{{From: in.Stream}}, 2, lg)
 	op.SetHold(frontier.At(asOf))
 	return op.Stream(0), op.Stream(1)
@@ -204,6 +218,9 @@ func (lg *snapshotKeyLogic) Schedule(op *dataflow.Operator) {
 		op.Activate()
 		return
 	}
+	if lg.folding {
+		lg.emitFolds()
+	}
 	lg.flush(op)
 	lg.sendErrors(op)
 	lg.done, lg.cl = true, nil
@@ -236,6 +253,7 @@ func (lg *snapshotKeyLogic) start() error {
 		lg.cl = batch.NewCursorList(nil)
 		return nil
 	}
+	lg.batches = batches
 	lg.cl = batch.NewCursorList(batches)
 	return nil
 }
@@ -256,7 +274,11 @@ func (lg *snapshotKeyLogic) walk(op *dataflow.Operator) bool {
 				return false
 			}
 			if m := cl.Accumulate(lg.asOf); m != 0 {
-				lg.add(cl.Val(), m)
+				if lg.add(cl.Val(), m); lg.restart {
+					lg.restart = false
+					lg.stopFolding()
+					return false
+				}
 			}
 			cl.StepVal()
 			n++
@@ -285,7 +307,11 @@ func (lg *snapshotKeyLogic) walkSeeks(op *dataflow.Operator) bool {
 				return false
 			}
 			if m := cl.Accumulate(lg.asOf); m != 0 {
-				lg.add(cl.Val(), m)
+				if lg.add(cl.Val(), m); lg.restart {
+					lg.restart = false
+					lg.stopFolding()
+					return false
+				}
 			}
 			cl.StepVal()
 			n++
@@ -338,6 +364,10 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 			return
 		}
 		valDatums = lg.valBuf
+	}
+	if lg.folding {
+		lg.restart = !lg.foldRow(key, valDatums, m)
+		return
 	}
 	// kv is uvarint(len(key)) ++ key ++ val: keys are not self-delimiting.
 	kv := binary.AppendUvarint(lg.kvBuf[:0], uint64(len(key)))

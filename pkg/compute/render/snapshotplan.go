@@ -81,7 +81,7 @@ func (r *planRenderer) snapshotImport(p *plan.Plan) (*importedIndex, []*expr.MFP
 // cursors and consolidated per (group, arguments) before it is arranged
 // (SnapshotKeyBy), so the reduction sees one update per distinct pair
 // instead of one per indexed row. ok is false for other shapes.
-func (r *planRenderer) snapshotGroup(input *plan.Plan, kind string, spec KeySpec, logic operators.GroupLogic) (rendered, bool, error) {
+func (r *planRenderer) snapshotGroup(input *plan.Plan, kind string, spec KeySpec, logic operators.GroupLogic, fold []operators.Aggregate) (rendered, bool, error) {
 	imp, mfps, ok := r.snapshotImport(input)
 	if !ok {
 		return rendered{}, false, nil
@@ -92,7 +92,7 @@ func (r *planRenderer) snapshotGroup(input *plan.Plan, kind string, spec KeySpec
 	if len(mfps) > 0 {
 		seeks, _ = seekKeys(mfps[0], imp.key, imp.desc)
 	}
-	keyed, keyErrs := snapshotKeyBy(r.b, name, imp.ok, r.snapshotAt, mfps, spec, r.tune, seeks, r.fail)
+	keyed, keyErrs := snapshotKeyBy(r.b, name, imp.ok, r.snapshotAt, mfps, spec, r.tune, seeks, fold, r.fail)
 	arr := Arrange(r.b, name, keyed, r.fail)
 	out := Stateful(r.b, r.name(kind), []*Arranged{arr}, GroupStep(logic), r.fail)
 	return rendered{ok: out.Ok, errs: []dataflow.Stream{imp.errs, keyErrs, out.Err}}, true, nil
