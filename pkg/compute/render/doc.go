@@ -38,9 +38,11 @@
 // Snapshot reads. A dataflow read only at its as_of (class OneShotRead, or
 // until = as_of+1; snapshotTime) renders a reduction over (MFPs over) an
 // import as SnapshotKeyBy, which walks the import's batches once through a
-// cursor as of the as_of and sends consolidated (group, arguments) pairs
-// to the reduction's arrangement, and a join on an import arranged by the
-// join key reads that arrangement directly. Imports are flattened lazily,
+// cursor as of the as_of (seeking the keys an equality on the index key
+// allows, seek.go) and sends consolidated (group, arguments) pairs, or for
+// count/sum/avg/min/max folded per group (fold.go), to the reduction's
+// arrangement; a join on an import arranged by the join key reads that
+// arrangement directly. Imports are flattened lazily,
 // only when a plan reads them as a collection; ImportCounters counts which.
 //
 // Memory. Operators decode only the columns their expressions read
