@@ -239,3 +239,26 @@ func registerWalkCounters(reg prometheus.Registerer, role string, counts func() 
 		}))
 	}
 }
+
+// registerImportCounters exports how the index imports of a runtime's
+// dataflows were read: through cursors only (one-shot reductions) or
+// flattened into row updates.
+func registerImportCounters(reg prometheus.Registerer, role string, counts func() (cursor, flattened uint64)) {
+	for _, how := range []string{"cursor", "flattened"} {
+		l := prometheus.Labels{"read": how}
+		if role != "solo" {
+			l["role"] = role
+		}
+		flattened := how == "flattened"
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "tandem_compute_index_imports_total", Help: "Index imports of built dataflows, per worker, by how they were read: cursor (only through cursors, by one-shot reductions) or flattened (into row updates).",
+			ConstLabels: l,
+		}, func() float64 {
+			c, f := counts()
+			if flattened {
+				return float64(f)
+			}
+			return float64(c)
+		}))
+	}
+}

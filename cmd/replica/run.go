@@ -154,6 +154,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		eng.Attach(rt)
 		runtimes = append(runtimes, rt)
 		registerWalkCounters(reg, runtime.Solo.String(), rt.WalkCounts)
+		registerImportCounters(reg, runtime.Solo.String(), rt.ImportCounts)
 	} else {
 		shared := sharing.NewRegistry()
 		var inter *placement.Interactive
@@ -181,7 +182,9 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		eng.Attach(mux)
 		runtimes = append(runtimes, mrt, irt)
 		registerWalkCounters(reg, runtime.Maintenance.String(), mrt.WalkCounts)
+		registerImportCounters(reg, runtime.Maintenance.String(), mrt.ImportCounts)
 		registerWalkCounters(reg, runtime.Interactive.String(), irt.WalkCounts)
+		registerImportCounters(reg, runtime.Interactive.String(), irt.ImportCounts)
 		sm := newSharingMetrics(reg, mux.Routed)
 		go reportHoldGaps(rtCtx, shared, sm, holdGapInterval)
 	}

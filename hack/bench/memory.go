@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tandemdb/tandem/hack/bench/internal/plot"
 	"github.com/tandemdb/tandem/hack/bench/internal/report"
 	"github.com/tandemdb/tandem/hack/bench/internal/stats"
@@ -19,71 +21,116 @@ import (
 )
 
 // runMemory measures whether one-shot dataflows that import a published
-// index copy it: 48 concurrent clients run an aggregate over the index
-// (each execution builds a one-shot dataflow importing it) while the
-// replica's resident set is sampled. The growth is reported against the
-// index's own size, taken as the resident growth its hydration caused.
+// index copy it: 48 concurrent clients run count(*) over the index (each
+// execution builds a one-shot dataflow importing it) while the replica's
+// resident set and Go heap are sampled. The growth is reported against
+// the index's logical size (introspection.arrangements) and, as before,
+// against the resident growth its hydration caused. Arms: solo (one
+// runtime renders everything) and two_runtime (enable_compute_interactive_
+// dataflows on: the interactive runtime renders the readers over the
+// index the maintenance runtime publishes). No admission limit exists on
+// this tree: all 48 readers run at once.
 func runMemory(ctx context.Context, e *env) (*result, error) {
-	keys := pick(e, 20_000, 200_000)
+	rep := &report.Report{}
+	var figs []figure
+	for _, arm := range []struct {
+		name        string
+		interactive bool
+	}{{"solo", false}, {"two_runtime", true}} {
+		a, samples, err := memoryArm(ctx, e, arm.name, arm.interactive)
+		if err != nil {
+			return nil, fmt.Errorf("arm %s: %w", arm.name, err)
+		}
+		rep.Arms = append(rep.Arms, a)
+		name := arm.name
+		figs = append(figs, figure{"rss-" + name, func(w ioWriter) error {
+			// Resident MiB over time, drawn on the timeline (its y axis is
+			// labelled in ms; the title says what is plotted).
+			return plot.Timeline(w, fmt.Sprintf("memory (%s): replica resident MiB under 48 concurrent one-shot dataflows", name),
+				[]plot.Series{{Name: "resident MiB", Points: samples}}, nil)
+		}})
+	}
+	return &result{report: rep, figures: figs}, nil
+}
+
+// memoryArm runs the memory scenario on a fresh controller with the
+// interactive runtime on or off.
+func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*report.Arm, []plot.Point, error) {
+	keys := pick(e, 20_000, 1_000_000)
 	const valueSize = 1024
 	clientsN := 48
 	runFor := pick(e, 20*time.Second, 60*time.Second)
 
 	c, admin, stop, err := e.startWithAdmin(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer stop()
+	if err := setInteractive(ctx, e, c, admin, interactive); err != nil {
+		return nil, nil, err
+	}
 	if err := require(ctx, admin, "KEY VALUE load generator source",
 		fmt.Sprintf("CREATE SOURCE big FROM LOAD GENERATOR KEY VALUE (KEYS %d, VALUE SIZE %d)", keys, valueSize)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pid, err := replicaPID(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	addrs, err := replicaMetricsAddrs(ctx, c)
+	if err != nil {
+		return nil, nil, err
 	}
 	time.Sleep(2 * time.Second) // let the unindexed source settle
 	before, err := rssBytes(pid)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	e.logf("memory: replica pid %d at %d MiB; indexing %d keys of %d bytes", pid, before>>20, keys, valueSize)
+	e.logf("memory %s: replica pid %d at %d MiB; indexing %d keys of %d bytes", name, pid, before>>20, keys, valueSize)
 	if err := require(ctx, admin, "CREATE INDEX on a source", "CREATE INDEX big_idx ON big (key)"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := waitQuery(ctx, admin, "point read through a hydrated index", "SELECT value FROM big WHERE key = 1", 1, pick(e, 2*time.Minute, 10*time.Minute)); err != nil {
-		return nil, err
+	if err := waitQuery(ctx, admin, "point read through a hydrated index", "SELECT value FROM big WHERE key = 1", 1, pick(e, 2*time.Minute, 20*time.Minute)); err != nil {
+		return nil, nil, err
 	}
 	time.Sleep(3 * time.Second) // hydration's transient allocations settle
 	after, err := rssBytes(pid)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	heapAfter, err := heapInUse(ctx, addrs)
+	if err != nil {
+		return nil, nil, err
 	}
 	indexBytes := after - before
-	e.logf("memory: index hydrated, replica at %d MiB (index ~%d MiB)", after>>20, indexBytes>>20)
-	if indexBytes <= 0 {
-		return nil, fmt.Errorf("resident set did not grow when the index hydrated (%d -> %d bytes): cannot size the index", before, after)
+	logical, err := indexLogicalBytes(ctx, admin)
+	if err != nil {
+		return nil, nil, err
 	}
+	e.logf("memory %s: index hydrated, replica at %d MiB (resident growth %d MiB, logical size %d MiB, heap in use %d MiB)",
+		name, after>>20, indexBytes>>20, logical>>20, heapAfter>>20)
+	imports0, _ := scrapeCounterAt(ctx, addrs, "tandem_compute_index_imports_total", "read")
 
 	readers, err := openClients(ctx, clientsN, serializable(c))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer readers.close()
-	const query = "SELECT count(*) FROM big"
-	if _, err := readers.query(ctx, 0, query); err != nil {
-		return nil, &missingError{feature: "aggregate over an indexed source (one-shot dataflow)", cause: err}
+	if err := checkCount(ctx, readers, 0, int64(keys)); err != nil {
+		return nil, nil, err
 	}
 
 	runCtx, cancel := context.WithTimeout(ctx, runFor)
 	defer cancel()
 	var (
-		mu      sync.Mutex
-		lat     stats.Series
-		errs    int
-		first   error
-		peak    = after
-		samples []plot.Point
+		mu       sync.Mutex
+		lat      stats.Series
+		errs     int
+		wrong    int
+		first    error
+		peak     = after
+		peakHeap = heapAfter
+		samples  []plot.Point
 	)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -93,14 +140,18 @@ func runMemory(ctx context.Context, e *env) (*result, error) {
 			defer wg.Done()
 			for runCtx.Err() == nil {
 				begin := time.Now()
-				_, err := readers.query(runCtx, w, query)
+				err := checkCount(runCtx, readers, w, int64(keys))
 				mu.Lock()
+				var we *wrongAnswer
 				switch {
 				case err == nil:
 					lat.Record(time.Since(begin))
 				case runCtx.Err() != nil:
 					// Cut off by the end of the run: a lower bound.
 					lat.RecordCensored(time.Since(begin))
+				case errors.As(err, &we):
+					wrong++
+					first = err
 				default:
 					errs++
 					if first == nil {
@@ -112,15 +163,20 @@ func runMemory(ctx context.Context, e *env) (*result, error) {
 		}()
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
-	for runCtx.Err() == nil {
+	for i := 0; runCtx.Err() == nil; i++ {
 		select {
 		case <-tick.C:
 			rss, err := rssBytes(pid)
 			if err != nil {
 				break
 			}
+			var heap int64
+			if i%5 == 0 {
+				heap, _ = heapInUse(runCtx, addrs)
+			}
 			mu.Lock()
 			peak = max(peak, rss)
+			peakHeap = max(peakHeap, heap)
 			samples = append(samples, plot.Point{T: time.Since(start).Seconds(), Ms: float64(rss) / (1 << 20)})
 			mu.Unlock()
 		case <-runCtx.Done():
@@ -129,24 +185,80 @@ func runMemory(ctx context.Context, e *env) (*result, error) {
 	tick.Stop()
 	wg.Wait()
 	if lat.Count() == 0 {
-		return nil, fmt.Errorf("no one-shot query completed: %d errors, first: %v", errs, first)
+		return nil, nil, fmt.Errorf("no one-shot query completed: %d errors, first: %v", errs, first)
 	}
-	growth := peak - after
-	e.logf("memory: %d queries, peak %d MiB, growth %d MiB", lat.Count(), peak>>20, growth>>20)
-	arm := report.NewArm("solo").
-		Int("index_bytes", indexBytes).
+	if wrong > 0 {
+		return nil, nil, fmt.Errorf("%d wrong answers: %v", wrong, first)
+	}
+	imports1, _ := scrapeCounterAt(ctx, addrs, "tandem_compute_index_imports_total", "read")
+	growth, heapGrowth := peak-after, peakHeap-heapAfter
+	e.logf("memory %s: %d queries, peak %d MiB, growth %d MiB (%.3f of the logical index), heap growth %d MiB",
+		name, lat.Count(), peak>>20, growth>>20, float64(growth)/float64(logical), heapGrowth>>20)
+	gogc := os.Getenv("GOGC")
+	if gogc == "" {
+		gogc = "100 (default)"
+	}
+	arm := report.NewArm(name).
+		Int("index_logical_bytes", logical).
+		Int("index_rss_bytes", indexBytes).
 		Int("rss_growth_bytes", growth).
-		Float("rss_growth_ratio", round(float64(growth)/float64(indexBytes), 4)).
+		Float("rss_growth_ratio", round(float64(growth)/float64(logical), 4)).
+		Int("heap_inuse_after_index_bytes", heapAfter).
+		Int("heap_inuse_growth_bytes", heapGrowth).
+		Float("heap_growth_ratio", round(float64(heapGrowth)/float64(logical), 4)).
 		Int("concurrent_dataflows", int64(clientsN)).
+		Int("cursor_imports", int64(imports1["cursor"]-imports0["cursor"])).
+		Int("flattened_imports", int64(imports1["flattened"]-imports0["flattened"])).
+		String("gogc", gogc).
 		Latency("oneshot_query", lat.Summary()).
 		Int("errors", int64(errs))
-	rep := &report.Report{Arms: []*report.Arm{arm}}
-	return &result{report: rep, figures: []figure{{"rss", func(w ioWriter) error {
-		// Resident MiB over time, drawn on the timeline (its y axis is
-		// labelled in ms; the title says what is plotted).
-		return plot.Timeline(w, fmt.Sprintf("memory: replica resident MiB under %d concurrent one-shot dataflows (index ~%d MiB)", clientsN, indexBytes>>20),
-			[]plot.Series{{Name: "resident MiB", Points: samples}}, nil)
-	}}}}, nil
+	return arm, samples, nil
+}
+
+// wrongAnswer is a count(*) that did not return the index's row count.
+type wrongAnswer struct{ got, want int64 }
+
+func (w *wrongAnswer) Error() string {
+	return fmt.Sprintf("SELECT count(*) FROM big returned %d, want %d", w.got, w.want)
+}
+
+// checkCount runs SELECT count(*) FROM big on client w and checks it.
+func checkCount(ctx context.Context, cs *clients, w int, want int64) error {
+	conn, err := cs.conn(ctx, w)
+	if err != nil {
+		return err
+	}
+	var got int64
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM big").Scan(&got); err != nil {
+		return err
+	}
+	if got != want {
+		return &wrongAnswer{got: got, want: want}
+	}
+	return nil
+}
+
+// indexLogicalBytes is the largest arrangement's size in
+// introspection.arrangements (summed over workers): the index's.
+func indexLogicalBytes(ctx context.Context, admin *pgx.Conn) (int64, error) {
+	var b int64
+	err := admin.QueryRow(ctx, "SELECT max(b)::bigint FROM (SELECT id, sum(bytes) AS b FROM introspection.arrangements GROUP BY id) t").Scan(&b)
+	if err != nil {
+		return 0, &missingError{feature: "introspection.arrangements (the index's logical size)", cause: err}
+	}
+	if b <= 0 {
+		return 0, fmt.Errorf("introspection.arrangements reports %d bytes for the largest arrangement", b)
+	}
+	return b, nil
+}
+
+// heapInUse is the replica's go_memstats_heap_inuse_bytes.
+func heapInUse(ctx context.Context, addrs []string) (int64, error) {
+	g, err := scrapeGauge(ctx, addrs, "go_memstats_heap_inuse_bytes")
+	if err != nil {
+		return 0, err
+	}
+	return int64(g[""]), nil
 }
 
 // replicaPID is the process id of the (single) replica process.

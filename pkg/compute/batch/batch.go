@@ -280,3 +280,37 @@ func clip[S ~[]E, E any](s S) S {
 	}
 	return s
 }
+
+// AccumulateAll returns the sum of the diffs of every update at a time <= t:
+// the total multiplicity of the batch's collection as of t. It reads only
+// the time and diff columns, and a batch whose times and diffs are constant
+// (a settled snapshot) answers without a loop.
+func (b *Batch) AccumulateAll(t frontier.Time) int64 {
+	if b.n == 0 {
+		return 0
+	}
+	if b.constTimes {
+		if b.times[0] > t {
+			return 0
+		}
+		if b.constDiffs {
+			return b.diffs[0] * int64(b.n)
+		}
+		var sum int64
+		for _, d := range b.diffs {
+			sum += d
+		}
+		return sum
+	}
+	var sum int64
+	for i, ut := range b.times {
+		if ut <= t {
+			if b.constDiffs {
+				sum += b.diffs[0]
+			} else {
+				sum += b.diffs[i]
+			}
+		}
+	}
+	return sum
+}

@@ -482,3 +482,33 @@ func TestSeekKeyIndexed(t *testing.T) {
 		}
 	}
 }
+
+// TestAccumulateAllMatchesNaive: a batch's total multiplicity as of t is
+// the sum of its accumulated (key, val) multiplicities, also after a merge
+// compacted its times (constant time and diff columns).
+func TestAccumulateAllMatchesNaive(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		const maxTime = 12
+		upds := genUpdates(t, maxTime)
+		since := frontier.Time(rapid.IntRange(0, maxTime+3).Draw(t, "since"))
+		b := build(t, upds, desc(0, maxTime))
+		m, err := NewMerger(b, Empty(desc(maxTime, maxTime+1)), frontier.At(since))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for fuel := 1 << 20; !m.Work(&fuel); fuel = 1 << 20 {
+		}
+		for _, bt := range []*Batch{b, m.Result()} {
+			from, _ := bt.Description().Since.Time()
+			for tm := from; tm <= maxTime+3; tm++ {
+				var want int64
+				for _, d := range accumulate(upds, tm) {
+					want += d
+				}
+				if got := bt.AccumulateAll(tm); got != want {
+					t.Fatalf("AccumulateAll(%d) = %d, want %d", tm, got, want)
+				}
+			}
+		}
+	})
+}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -49,6 +50,13 @@ func FromPlan(d *plan.DataflowDescription) (Dataflow, error) {
 			// The zero frontier is [0], which would end the dataflow at once;
 			// an unset until means forever.
 			c.Until = frontier.Closed()
+		}
+		if d.Class == plan.ClassOneShotRead && c.Until.IsClosed() && asOf < frontier.Time(math.MaxUint64) {
+			// A one-shot read is peeked at its as_of and dropped; saying
+			// so lets the replica read its imports once, as of then,
+			// wherever it is rendered (render.snapshotTime), also when
+			// the interactive flag is off and it runs as Maintained.
+			c.Until = frontier.At(asOf + 1)
 		}
 		c.Class = plan.DataflowClass(class)
 		return plan.Marshal(&c)

@@ -51,6 +51,16 @@ type Env struct {
 	// SourceChunk, if set, returns how many items a source may produce in
 	// one step (SourceContext.Chunk); nil or 0 means unbounded.
 	SourceChunk func() int
+	// Imports, if set, counts how index imports were read (flattened or
+	// through cursors only).
+	Imports *ImportCounters
+	// NoSnapshotReads turns off the snapshot operators of one-shot
+	// dataflows (every import is flattened, as for maintained ones): the
+	// reference the snapshot path is tested against.
+	NoSnapshotReads bool
+	// snapshotTuning, if set, replaces the snapshot operators' sizes
+	// (tests).
+	snapshotTuning *snapshotTuning
 }
 
 // Built is one worker's copy of a built dataflow.
@@ -83,7 +93,15 @@ func Check(desc *plan.DataflowDescription, hasIndex func(plan.GlobalID) bool, so
 // Build renders desc on the worker of b: sources, index imports, objects
 // in order, then index exports and subscribe sinks.
 func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built, error) {
-	r := &planRenderer{b: b, asOf: desc.AsOf, objects: map[plan.GlobalID]rendered{}, fail: env.Fail}
+	r := &planRenderer{b: b, asOf: desc.AsOf, objects: map[plan.GlobalID]rendered{}, fail: env.Fail,
+		imports: map[plan.GlobalID]*importedIndex{}, memo: map[string]rendered{}}
+	if t, ok := snapshotTime(desc); ok && !env.NoSnapshotReads {
+		r.snapshot, r.snapshotAt, r.tune = true, t, defaultSnapshotTuning
+		if env.snapshotTuning != nil {
+			r.tune = *env.snapshotTuning
+		}
+	}
+	defer r.countImports(env.Imports)
 	built := &Built{Indexes: map[plan.GlobalID]*Index{}}
 	for _, imp := range desc.SourceImports {
 		imp := imp
@@ -116,9 +134,11 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 		ok := Import(b, imp.ID.String(), idx.Ok)
 		errs := Import(b, imp.ID.String()+" errors", idx.Err)
 		built.Inputs = append(built.Inputs, ok.Stream.Operator(), errs.Stream.Operator())
-		okRows := Flatten(b, "Flatten "+imp.ID.String(), ok, desc.AsOf, false, env.Fail)
 		errRows := Flatten(b, "Flatten errors "+imp.ID.String(), errs, desc.AsOf, true, env.Fail)
-		r.objects[imp.On] = rendered{ok: okRows, errs: []dataflow.Stream{errRows}}
+		// The ok rows are flattened when a plan first reads them as a
+		// collection (planRenderer.imported); snapshot operators read
+		// the arrangement itself.
+		r.imports[imp.On] = &importedIndex{name: imp.ID.String(), key: imp.Key, desc: imp.Desc, ok: ok, errs: errRows}
 	}
 	for i := range desc.ObjectsToBuild {
 		obj := &desc.ObjectsToBuild[i]

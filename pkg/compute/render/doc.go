@@ -23,8 +23,9 @@
 //
 // Dataflows. Build renders a plan.DataflowDescription: source imports
 // (SourceFactory; MemorySources for tests), index imports (an Import
-// operator follows the exporting trace's upper, activated by it; Flatten
-// walks the shared trace's batches in slices of flattenFuel updates, one
+// operator follows the exporting trace's upper, activated by it; Flatten,
+// where a plan reads the import as a collection, walks the shared trace's
+// batches in slices of flattenFuel updates, one
 // slice per schedule, holding its frontier at the walk's lower bound, so a
 // reader never materialises a snapshot's worth of row updates at once),
 // objects in order, index exports
@@ -33,6 +34,16 @@
 // sinks (with a Shard: storage sinks, storagesink.go, whose whole output
 // goes to worker 0's StorageSinkWriter). Constants are emitted at as_of by worker 0. Updates at or beyond
 // Until are dropped at exports.
+//
+// Snapshot reads. A dataflow read only at its as_of (class OneShotRead, or
+// until = as_of+1; snapshotTime) renders a reduction over (MFPs over) an
+// import as SnapshotKeyBy, which walks the import's batches once through a
+// cursor as of the as_of (seeking the keys an equality on the index key
+// allows, seek.go) and sends consolidated (group, arguments) pairs, or for
+// count/sum/avg/min/max folded per group (fold.go), to the reduction's
+// arrangement; a join on an import arranged by the join key reads that
+// arrangement directly. Imports are flattened lazily,
+// only when a plan reads them as a collection; ImportCounters counts which.
 //
 // Memory. Operators decode only the columns their expressions read
 // (rowDecoder): decoding a text or bytes datum with an escaped byte copies

@@ -62,9 +62,10 @@ func liveHeap() uint64 {
 
 // BenchmarkOneShotReaderMemory measures what one-shot readers of one index
 // cost in heap: an index of N rows (int64 key, 1 KiB random value) is built, then
-// R reader dataflows import it at once (locally, as a Solo runtime does, or
-// through shared mirrors, as the interactive runtime does) and run a read
-// plan to completion. With the collector at GOGC=10 during the readers, the
+// R reader dataflows (TANDEM_BENCH_READERS, default 16) import it at once
+// (locally, as a Solo runtime does, or through shared mirrors, as the
+// interactive runtime does) and run a read plan to completion, flattening
+// the import or through the snapshot operators. With the collector at GOGC=10 during the readers, the
 // sampled peak of heap objects tracks the live peak; reported per reader,
 // relative to the index's own live heap. TANDEM_BENCH_ROWS overrides N.
 func BenchmarkOneShotReaderMemory(b *testing.B) {
@@ -76,7 +77,14 @@ func BenchmarkOneShotReaderMemory(b *testing.B) {
 		}
 		n = v
 	}
-	const readers = 16
+	readers := 16
+	if s := os.Getenv("TANDEM_BENCH_READERS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			b.Fatalf("TANDEM_BENCH_READERS: %v", err)
+		}
+		readers = v
+	}
 	plans := []struct {
 		name string
 		plan func(on plan.GlobalID) plan.Plan
@@ -93,23 +101,26 @@ func BenchmarkOneShotReaderMemory(b *testing.B) {
 		}},
 	}
 	for _, mode := range []string{"local", "shared"} {
-		for _, p := range plans {
-			b.Run(mode+"/"+p.name, func(b *testing.B) {
-				for i := 0; i < b.N; i++ {
-					indexBytes, peak, total := runOneShotReaders(b, n, readers, mode == "shared", p.plan)
-					b.ReportMetric(float64(indexBytes), "index-B")
-					b.ReportMetric(float64(peak)/readers, "peak-B/reader")
-					b.ReportMetric(float64(peak)/readers/float64(indexBytes), "peak-per-reader/index")
-					b.ReportMetric(float64(total)/readers/float64(indexBytes), "alloc-per-reader/index")
-				}
-			})
+		for _, read := range []string{"flattened", "snapshot"} {
+			for _, p := range plans {
+				b.Run(mode+"/"+read+"/"+p.name, func(b *testing.B) {
+					for i := 0; i < b.N; i++ {
+						indexBytes, peak, total := runOneShotReaders(b, n, readers, mode == "shared", read == "snapshot", p.plan)
+						b.ReportMetric(float64(indexBytes), "index-B")
+						b.ReportMetric(float64(peak)/float64(readers), "peak-B/reader")
+						b.ReportMetric(float64(peak)/float64(indexBytes), "peak-all-readers/index")
+						b.ReportMetric(float64(peak)/float64(readers)/float64(indexBytes), "peak-per-reader/index")
+						b.ReportMetric(float64(total)/float64(readers)/float64(indexBytes), "alloc-per-reader/index")
+					}
+				})
+			}
 		}
 	}
 }
 
 // runOneShotReaders returns the index's live heap, the peak heap growth
 // while the readers ran, and the bytes they allocated.
-func runOneShotReaders(b *testing.B, n, readers int, shared bool, readPlan func(plan.GlobalID) plan.Plan) (indexBytes, peak, total uint64) {
+func runOneShotReaders(b *testing.B, n, readers int, shared, snapshot bool, readPlan func(plan.GlobalID) plan.Plan) (indexBytes, peak, total uint64) {
 	b.Helper()
 	src, idxID, onID := plan.User(1), plan.User(2), plan.User(1)
 	ws, err := dataflow.New(dataflow.Config{Workers: 1})
@@ -212,10 +223,10 @@ func runOneShotReaders(b *testing.B, n, readers int, shared bool, readPlan func(
 			IndexImports:   []plan.IndexImport{{ID: idxID, On: onID, Key: []expr.Expr{expr.Column(0)}}},
 			ObjectsToBuild: []plan.Build{{ID: outID, Plan: readPlan(onID)}},
 			IndexExports:   []plan.IndexExport{{ID: outID, On: outID}},
-			AsOf:           frontier.At(0), Until: frontier.Closed(),
+			AsOf:           frontier.At(0), Until: frontier.Closed(), Class: plan.ClassOneShotRead,
 		}
 		seq := ws.Install(fmt.Sprintf("reader %d", r), func(bl *dataflow.Builder) error {
-			env := Env{Fail: fail}
+			env := Env{Fail: fail, NoSnapshotReads: !snapshot}
 			if shared {
 				env.Shared = imports
 			} else {

@@ -26,6 +26,17 @@ type planRenderer struct {
 	objects map[plan.GlobalID]rendered
 	fail    func(error)
 	n       int
+	// imports are the dataflow's index imports by the collection they
+	// index (flattened on first use as a collection).
+	imports map[plan.GlobalID]*importedIndex
+	// snapshot: the dataflow is read only at snapshotAt (snapshotTime),
+	// so reductions over imports read them through cursors.
+	snapshot   bool
+	snapshotAt frontier.Time
+	tune       snapshotTuning
+	// memo holds snapshot reductions already rendered, by plan encoding:
+	// a global aggregate's plan holds its reduction twice.
+	memo map[string]rendered
 }
 
 func (r *planRenderer) name(kind string) string {
@@ -36,11 +47,13 @@ func (r *planRenderer) name(kind string) string {
 func (r *planRenderer) render(p *plan.Plan) (rendered, error) {
 	switch {
 	case p.Get != nil:
-		c, ok := r.objects[p.Get.ID]
-		if !ok {
-			return rendered{}, fmt.Errorf("get %s: not imported or built before", p.Get.ID)
+		if c, ok := r.objects[p.Get.ID]; ok {
+			return c, nil
 		}
-		return c, nil
+		if imp, ok := r.imports[p.Get.ID]; ok {
+			return r.flattenImport(p.Get.ID, imp), nil
+		}
+		return rendered{}, fmt.Errorf("get %s: not imported or built before", p.Get.ID)
 	case p.Constant != nil:
 		var ups []dataflow.Update
 		if t, ok := r.asOf.Time(); ok {
@@ -60,11 +73,22 @@ func (r *planRenderer) render(p *plan.Plan) (rendered, error) {
 	case p.Join != nil:
 		return r.join(p.Join)
 	case p.Reduce != nil, p.Distinct != nil, p.Threshold != nil, p.TopK != nil, p.Window != nil:
+		// A global aggregate's plan holds its reduction twice: a snapshot
+		// read renders it once (memoKey).
+		key, memo := r.memoKey(p)
+		memo = memo && p.Reduce != nil
+		if c, ok := r.memo[key]; memo && ok {
+			return c, nil
+		}
 		g, err := groupOf(p)
 		if err != nil {
 			return rendered{}, err
 		}
-		return r.group(g.input, g.kind, g.spec, g.logic)
+		c, err := r.group(g.input, g.kind, g.spec, g.logic, g.fold...)
+		if err == nil && memo {
+			r.memo[key] = c
+		}
+		return c, err
 	case p.Recursive != nil:
 		return r.recursive(p.Recursive)
 	case p.Union != nil:
@@ -104,19 +128,34 @@ func (r *planRenderer) arrange(in dataflow.Stream, kind string, spec KeySpec, er
 }
 
 func (r *planRenderer) join(j *plan.Join) (rendered, error) {
-	l, err := r.render(j.Left)
+	var errs []dataflow.Stream
+	la, err := r.joinInput(j.Left, j.LeftKey, "join-left", &errs)
 	if err != nil {
 		return rendered{}, err
 	}
-	rt, err := r.render(j.Right)
+	ra, err := r.joinInput(j.Right, j.RightKey, "join-right", &errs)
 	if err != nil {
 		return rendered{}, err
 	}
-	errs := append(clip(l.errs), rt.errs...)
-	la := r.arrange(l.ok, "join-left", KeySpec{Key: j.LeftKey}, &errs)
-	ra := r.arrange(rt.ok, "join-right", KeySpec{Key: j.RightKey}, &errs)
 	out := Stateful(r.b, r.name("join"), []*Arranged{la, ra}, JoinStep, r.fail)
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
+}
+
+// joinInput arranges one input of a join by its join key: an import
+// already arranged by that key is used as it is in a dataflow read only at
+// its as_of (arrangedImport), anything else is rendered and arranged.
+func (r *planRenderer) joinInput(p *plan.Plan, key []expr.Expr, kind string, errs *[]dataflow.Stream) (*Arranged, error) {
+	if imp := r.arrangedImport(p, key); imp != nil {
+		imp.cursors++
+		*errs = append(*errs, imp.errs)
+		return imp.ok, nil
+	}
+	in, err := r.render(p)
+	if err != nil {
+		return nil, err
+	}
+	*errs = append(*errs, in.errs...)
+	return r.arrange(in.ok, kind, KeySpec{Key: key}, errs), nil
 }
 
 var aggFuncs = map[plan.AggregateFunc]operators.AggFunc{
@@ -135,6 +174,9 @@ type groupNode struct {
 	kind  string
 	spec  KeySpec
 	logic operators.GroupLogic
+	// fold, for a SQL reduction, are its aggregates (a snapshot read may
+	// fold them, fold.go).
+	fold []operators.Aggregate
 }
 
 // groupOf describes a Reduce, Distinct, Threshold, TopK or Window node as
@@ -144,9 +186,9 @@ func groupOf(p *plan.Plan) (groupNode, error) {
 	case p.Reduce != nil:
 		return reduceGroup(p.Reduce)
 	case p.Distinct != nil:
-		return groupNode{p.Distinct.Input, "distinct", KeySpec{RowKey: true, EmptyVal: true}, operators.DistinctLogic()}, nil
+		return groupNode{p.Distinct.Input, "distinct", KeySpec{RowKey: true, EmptyVal: true}, operators.DistinctLogic(), nil}, nil
 	case p.Threshold != nil:
-		return groupNode{p.Threshold.Input, "threshold", KeySpec{RowKey: true, EmptyVal: true}, operators.ThresholdLogic()}, nil
+		return groupNode{p.Threshold.Input, "threshold", KeySpec{RowKey: true, EmptyVal: true}, operators.ThresholdLogic(), nil}, nil
 	case p.TopK != nil:
 		t := p.TopK
 		spec := operators.TopKSpec{Limit: -1, Offset: t.Offset}
@@ -156,7 +198,7 @@ func groupOf(p *plan.Plan) (groupNode, error) {
 		for _, o := range t.Order {
 			spec.Order = append(spec.Order, operators.OrderColumn{Column: o.Column, Desc: o.Desc, NullsFirst: !o.NullsLast})
 		}
-		return groupNode{t.Input, "topk", KeySpec{Key: columnExprs(t.GroupKey)}, operators.TopKLogic(spec)}, nil
+		return groupNode{t.Input, "topk", KeySpec{Key: columnExprs(t.GroupKey)}, operators.TopKLogic(spec), nil}, nil
 	case p.Window != nil:
 		spec, err := WindowSpec(p.Window)
 		if err != nil {
@@ -164,7 +206,7 @@ func groupOf(p *plan.Plan) (groupNode, error) {
 		}
 		// Keyed by the partition columns, the whole row as value,
 		// recomputed per partition.
-		return groupNode{p.Window.Input, "window", KeySpec{Key: columnExprs(p.Window.PartitionBy)}, operators.WindowLogic(spec)}, nil
+		return groupNode{p.Window.Input, "window", KeySpec{Key: columnExprs(p.Window.PartitionBy)}, operators.WindowLogic(spec), nil}, nil
 	}
 	return groupNode{}, fmt.Errorf("render: plan node %q is not a reduction", p.Kind())
 }
@@ -196,12 +238,17 @@ func reduceGroup(red *plan.Reduce) (groupNode, error) {
 	if vals == nil {
 		vals = []expr.Expr{}
 	}
-	return groupNode{red.Input, "reduce", KeySpec{Key: red.GroupKey, Val: vals}, operators.AggregateLogic(aggs)}, nil
+	return groupNode{red.Input, "reduce", KeySpec{Key: red.GroupKey, Val: vals}, operators.AggregateLogic(aggs), aggs}, nil
 }
 
 // group renders a reduction-shaped operator: key the input, arrange it, run
 // the group logic.
-func (r *planRenderer) group(input *plan.Plan, kind string, spec KeySpec, logic operators.GroupLogic) (rendered, error) {
+// fold, for a SQL reduction, are its aggregates (a snapshot read may fold
+// them, fold.go).
+func (r *planRenderer) group(input *plan.Plan, kind string, spec KeySpec, logic operators.GroupLogic, fold ...operators.Aggregate) (rendered, error) {
+	if out, ok, err := r.snapshotGroup(input, kind, spec, logic, fold); ok || err != nil {
+		return out, err
+	}
 	in, err := r.render(input)
 	if err != nil {
 		return rendered{}, err

@@ -137,6 +137,8 @@ type Runtime struct {
 	// never stream), parameter "peek_stash_threshold".
 	stashThreshold atomic.Int64
 	offload        *offload.Pool
+	// imports counts how built dataflows read their index imports.
+	imports render.ImportCounters
 	// peekHist[i] counts answered peeks that took [2^(i-1), 2^i) ns.
 	peekHist [64]atomic.Int64
 	foreign  foreignPeeks
@@ -296,6 +298,7 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 			StorageSinks: r.cfg.StorageSinks,
 			Fail:         func(err error) { r.ws.Fail(fmt.Errorf("dataflow %s: %w", desc.DebugName, err)) },
 			SourceChunk:  func() int { return int(r.sourceChunk.Load()) },
+			Imports:      &r.imports,
 		})
 		if err != nil {
 			return err
@@ -566,6 +569,13 @@ func (r *Runtime) finishPeek(uuid string, rows []peek.RowCount, err error, maxBy
 			r.resp.push(resp)
 		}
 	}
+}
+
+// ImportCounts returns how many index imports (per worker) built dataflows
+// read only through cursors (one-shot reductions) and how many they
+// flattened into row updates.
+func (r *Runtime) ImportCounts() (cursor, flattened uint64) {
+	return r.imports.Cursor.Load(), r.imports.Flattened.Load()
 }
 
 // WalkCounts returns how many peek walks finished on their worker and how
