@@ -176,7 +176,8 @@ func (g *scriptGen) joinQuery() string {
 // topKQuery is the row_number top-k pattern over one table, with a total
 // order (all three columns) so that PostgreSQL's numbering is determined,
 // sometimes beside other window functions, and sometimes rank() or
-// dense_rank() filtered instead (kept as windows).
+// dense_rank() over an order with ties filtered instead (kept as
+// windows).
 func (g *scriptGen) topKQuery() string {
 	t := fmt.Sprintf("g%d", 1+g.r.IntN(genTables))
 	dirs := func() string {
@@ -189,11 +190,15 @@ func (g *scriptGen) topKQuery() string {
 		over = "(ORDER BY " + order + ")"
 	}
 	fn := "row_number()"
-	switch g.r.IntN(6) {
-	case 0:
-		fn = "rank()"
-	case 1:
-		fn = "dense_rank()"
+	switch g.r.IntN(5) {
+	case 0, 1:
+		// rank() and dense_rank() number ties alike, so ordering by b
+		// alone (many ties) still has one answer; they must keep every
+		// tied row.
+		fn = []string{"rank()", "dense_rank()"}[g.r.IntN(2)]
+		over = "(PARTITION BY a ORDER BY b" + dirs() + ")"
+		k := 1 + g.r.IntN(3)
+		return fmt.Sprintf("SELECT * FROM (SELECT a, b, c, %s OVER %s AS rn FROM %s) x WHERE rn <= %d", fn, over, t, k)
 	}
 	extra := ""
 	switch g.r.IntN(4) {
