@@ -44,12 +44,24 @@ func TestOracle(t *testing.T) {
 	defer admin.Close(ctx)
 
 	total := 0
-	for i, path := range scripts {
-		name := strings.TrimSuffix(filepath.Base(path), ".slt")
+	// Generated scripts (generated_test.go) run after the files, each in
+	// its own database like them.
+	gens := generatedScripts(t)
+	for i := range len(scripts) + len(gens) {
+		var name, path string
+		var text []byte
+		if i < len(scripts) {
+			path = scripts[i]
+			name = strings.TrimSuffix(filepath.Base(path), ".slt")
+		} else {
+			name, path, text = gens[i-len(scripts)].name, gens[i-len(scripts)].name, []byte(gens[i-len(scripts)].text)
+		}
 		t.Run(name, func(t *testing.T) {
-			text, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
+			if text == nil {
+				var err error
+				if text, err = os.ReadFile(path); err != nil {
+					t.Fatal(err)
+				}
 			}
 			recs, err := ParseScript(string(text))
 			if err != nil {
@@ -75,7 +87,7 @@ func TestOracle(t *testing.T) {
 			total += n
 		})
 	}
-	t.Logf("compared %d queries over %d scripts", total, len(scripts))
+	t.Logf("compared %d queries over %d scripts", total, len(scripts)+len(gens))
 }
 
 // tandemTarget connects to the Tandem under test: the running server at

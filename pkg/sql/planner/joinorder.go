@@ -1,7 +1,7 @@
 package planner
 
 import (
-	"slices"
+	"sort"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -144,17 +144,14 @@ type joinCluster struct {
 	keys   [][2]expr.Expr
 }
 
-// leafOf returns the leaf owning column c.
+// leafOf returns the leaf owning column col: the last one starting at or
+// before it (a leaf without columns starts where the next one does).
 func (c *joinCluster) leafOf(col int) int {
-	i, found := slices.BinarySearch(c.off, col)
-	if found {
-		return i
-	}
-	return i - 1
+	return sort.Search(len(c.off), func(i int) bool { return c.off[i] > col }) - 1
 }
 
-// leafSet returns the leaves e's columns belong to, as a bit set per
-// leaf index, and false when e references a column beyond the cluster.
+// leafSet returns the set of leaves e's columns belong to, and false when
+// e references a column beyond the cluster.
 func (c *joinCluster) leafSet(e expr.Expr) (map[int]bool, bool) {
 	set := map[int]bool{}
 	for _, col := range e.Columns() {

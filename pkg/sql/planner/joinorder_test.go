@@ -109,6 +109,11 @@ func TestJoinPlanning(t *testing.T) {
 			keyed: 2, leafFilters: map[string]string{"u12": "(#2 = 'k')"},
 		},
 		{
+			name:  "a leaf without columns",
+			sql:   "SELECT t1.x FROM t1, (SELECT FROM t2) s, t3 WHERE t3.a = t1.b AND t3.x = 'k'",
+			cross: 1, keyed: 1, leafFilters: map[string]string{"u13": "(#2 = 'k')"},
+		},
+		{
 			name:  "a filter on an outer join's nullable side stays above it",
 			sql:   "SELECT t1.x FROM t1 LEFT JOIN t2 ON t1.a = t2.a, t3 WHERE t2.b IS NULL AND t3.a = t1.a AND t1.b > 0",
 			keyed: 3, overUnion: "(#5 IS NULL)",
