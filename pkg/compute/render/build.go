@@ -149,7 +149,7 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 		r.objects[obj.ID] = c
 	}
 	for _, ex := range desc.IndexExports {
-		c, ok := r.objects[ex.On]
+		c, ok := r.collection(ex.On)
 		if !ok {
 			return nil, fmt.Errorf("index export %s: collection %s not in the dataflow", ex.ID, ex.On)
 		}
@@ -163,7 +163,7 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 		built.Indexes[ex.ID] = idx
 	}
 	for _, s := range desc.SubscribeSinks {
-		c, ok := r.objects[s.From]
+		c, ok := r.collection(s.From)
 		if !ok {
 			return nil, fmt.Errorf("subscribe %s: collection %s not in the dataflow", s.ID, s.From)
 		}

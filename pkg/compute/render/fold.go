@@ -25,6 +25,13 @@ import (
 // encodings (numeric 1.0 and 1.00). When any of these fails, or the
 // groups outgrow tune.flushAt, the walk restarts from the first row
 // without folding (pairs, as before), so the answer never depends on it.
+//
+// One limit: each worker decides alone. A collection with a negative
+// multiplicity (never a valid SQL collection: a bug upstream) makes that
+// worker restart unfolded while others fold, so its negative rows no
+// longer cancel against equal arguments from other workers. The
+// reduction then reports its negative-multiplicity error (XX000) for a
+// group where the flattened path might have found none.
 
 // foldable reports whether aggs can be folded.
 func foldable(aggs []operators.Aggregate) bool {

@@ -47,11 +47,8 @@ func (r *planRenderer) name(kind string) string {
 func (r *planRenderer) render(p *plan.Plan) (rendered, error) {
 	switch {
 	case p.Get != nil:
-		if c, ok := r.objects[p.Get.ID]; ok {
+		if c, ok := r.collection(p.Get.ID); ok {
 			return c, nil
-		}
-		if imp, ok := r.imports[p.Get.ID]; ok {
-			return r.flattenImport(p.Get.ID, imp), nil
 		}
 		return rendered{}, fmt.Errorf("get %s: not imported or built before", p.Get.ID)
 	case p.Constant != nil:

@@ -180,3 +180,47 @@ func TestSeekKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestExportOfAnImportedCollection: a dataflow may export an index on an
+// imported collection itself (a second index of a table that already has
+// one); the import is flattened for it, in a maintained dataflow and in a
+// one-shot one.
+func TestExportOfAnImportedCollection(t *testing.T) {
+	tbl := NewMemoryTable()
+	appendRows(t, tbl, 0, 30, 1, 2)
+	fx := newIndexFixture(t, 2, tbl)
+	fx.waitUpper(1)
+	for _, class := range []plan.DataflowClass{plan.ClassMaintained, plan.ClassOneShotRead} {
+		fx.nextID++
+		out := plan.Transient(fx.nextID)
+		desc := &plan.DataflowDescription{
+			IndexImports: []plan.IndexImport{{ID: fixIdx, On: fixSrc, Key: []expr.Expr{expr.Column(0)}}},
+			IndexExports: []plan.IndexExport{{ID: out, On: fixSrc, Key: []expr.Expr{expr.Column(1)}}},
+			AsOf:         frontier.At(1), Until: frontier.Closed(), Class: class,
+		}
+		rd := &reader{fx: fx, asOf: 1, exports: map[int]*Index{}}
+		built := make(chan error, fx.w)
+		rd.seq = fx.ws.Install("second index", func(bl *dataflow.Builder) error {
+			fx.mu.Lock()
+			idx := fx.indexes[bl.Worker().Index()]
+			fx.mu.Unlock()
+			b, err := Build(bl, desc, Env{Indexes: map[plan.GlobalID]*Index{fixIdx: idx}, Fail: fx.fail})
+			if err != nil {
+				return err
+			}
+			rd.mu.Lock()
+			rd.exports[bl.Worker().Index()] = b.Indexes[out]
+			rd.mu.Unlock()
+			return nil
+		}, func(_ *dataflow.Worker, err error) { built <- err })
+		for range fx.w {
+			if err := <-built; err != nil {
+				t.Fatalf("%s: %v", class, err)
+			}
+		}
+		if got := rd.result(); strings.Count(got, " x1") != 30 {
+			t.Fatalf("%s: second index holds %s, want the 30 rows", class, got)
+		}
+		rd.drop()
+	}
+}

@@ -35,6 +35,18 @@ func (r *planRenderer) flattenImport(id plan.GlobalID, imp *importedIndex) rende
 	return *imp.rows
 }
 
+// collection returns the collection id names in the dataflow: built,
+// or an import (flattened on first use).
+func (r *planRenderer) collection(id plan.GlobalID) (rendered, bool) {
+	if c, ok := r.objects[id]; ok {
+		return c, true
+	}
+	if imp, ok := r.imports[id]; ok {
+		return r.flattenImport(id, imp), true
+	}
+	return rendered{}, false
+}
+
 // countImports adds the dataflow's imports to c: flattened if anything
 // read them as a collection, cursor if only snapshot operators read them.
 func (r *planRenderer) countImports(c *ImportCounters) {
