@@ -40,6 +40,12 @@ var params = map[string]string{
 	// one worker step before it yields; 0 turns the bound off
 	// (docs/design/runtime.md, "Bounded steps").
 	"source_step_items": "16384",
+	// Read admission per cluster (docs/design/controller.md, "Read
+	// admission"): reads running at once by kind (0: unbounded) and reads
+	// waiting per kind before a read is refused with 53000.
+	controller.ParamMaxConcurrentPeeks:        strconv.Itoa(controller.DefaultMaxConcurrentPeeks),
+	controller.ParamMaxConcurrentOneShotReads: strconv.Itoa(controller.DefaultMaxConcurrentOneShotReads),
+	controller.ParamMaxQueuedReads:            strconv.Itoa(controller.DefaultMaxQueuedReads),
 }
 
 // replicaParams are the parameters replicas need even at their default,
@@ -84,7 +90,7 @@ func normalizeParam(name, value string) (string, error) {
 			return "", fmt.Errorf("parameter %q requires an integer between 1 and %d", name, maxConnectionsLimit)
 		}
 		return strconv.Itoa(n), nil
-	case "source_step_items":
+	case "source_step_items", controller.ParamMaxConcurrentPeeks, controller.ParamMaxConcurrentOneShotReads, controller.ParamMaxQueuedReads:
 		n, err := strconv.Atoi(value)
 		if err != nil || n < 0 {
 			return "", fmt.Errorf("parameter %q requires a non-negative integer", name)

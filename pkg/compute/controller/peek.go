@@ -169,9 +169,14 @@ func (p *peek) discardAnswersLocked() {
 }
 
 // Peek reads an existing index at a timestamp chosen by req.Isolation (the
-// fast path). The read hold on the index is released only after the
+// fast path), once the cluster's read admission lets it run (admission.go). The read hold on the index is released only after the
 // result is delivered or the peek abandoned.
 func (c *Controller) Peek(ctx context.Context, req PeekRequest) (PeekResult, error) {
+	release, err := c.admit.acquire(ctx, req.Cluster, readPeek)
+	if err != nil {
+		return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, err)
+	}
+	defer release()
 	c.mu.Lock()
 	col, ok := c.collections[req.Target]
 	if !ok || col.kind != kindCompute || col.cluster != req.Cluster {

@@ -13,7 +13,9 @@ import (
 // exports one transient index, at a timestamp chosen by iso over df's
 // imports; peeks the export once at that timestamp; and drops the
 // dataflow. With enable_compute_interactive_dataflows on, the dataflow is
-// tagged OneShotRead. Every hold taken is released on every path.
+// tagged OneShotRead. Every hold taken is released on every path. Nothing
+// is installed before the cluster's read admission lets the read run
+// (admission.go).
 func (c *Controller) PeekDataflow(ctx context.Context, cluster string, df Dataflow, iso Isolation, finishing *computepb.RowSetFinishing) (PeekResult, error) {
 	return c.PeekDataflowOn(ctx, cluster, "", df, iso, finishing, "")
 }
@@ -29,6 +31,11 @@ func (c *Controller) PeekDataflowOn(ctx context.Context, cluster, replica string
 		return PeekResult{}, fmt.Errorf("peek dataflow %s: want exactly one index export", df.ID)
 	}
 	target := df.IndexExports[0]
+	release, err := c.admit.acquire(ctx, cluster, readOneShot)
+	if err != nil {
+		return PeekResult{}, fmt.Errorf("peek dataflow %s: %w", df.ID, err)
+	}
+	defer release()
 	c.mu.Lock()
 	cl, err := c.clusterLocked(cluster)
 	if err != nil {
