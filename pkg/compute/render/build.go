@@ -51,6 +51,10 @@ type Env struct {
 	// SourceChunk, if set, returns how many items a source may produce in
 	// one step (SourceContext.Chunk); nil or 0 means unbounded.
 	SourceChunk func() int
+	// ArrangeFuel, if set, returns how many updates an arrangement's batch
+	// build may sort or merge in one step (ArrangeFueled); nil is
+	// DefaultArrangeStepUpdates, 0 unbounded.
+	ArrangeFuel func() int
 }
 
 // Built is one worker's copy of a built dataflow.
@@ -83,7 +87,7 @@ func Check(desc *plan.DataflowDescription, hasIndex func(plan.GlobalID) bool, so
 // Build renders desc on the worker of b: sources, index imports, objects
 // in order, then index exports and subscribe sinks.
 func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built, error) {
-	r := &planRenderer{b: b, asOf: desc.AsOf, objects: map[plan.GlobalID]rendered{}, fail: env.Fail}
+	r := &planRenderer{b: b, asOf: desc.AsOf, objects: map[plan.GlobalID]rendered{}, fail: env.Fail, arrangeFuel: env.ArrangeFuel}
 	built := &Built{Indexes: map[plan.GlobalID]*Index{}}
 	for _, imp := range desc.SourceImports {
 		imp := imp
@@ -137,7 +141,7 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 		errs := clip(c.errs)
 		okArr := r.arrange(untilFilter(b, name, c.ok, desc.Until), "export "+name, KeySpec{Key: ex.Key}, &errs)
 		errStream := untilFilter(b, name+" errors", Concat(b, name+" errors", errs), desc.Until)
-		errArr := Arrange(b, "export errors "+name, keyErrors(b, name, errStream), env.Fail)
+		errArr := ArrangeFueled(b, "export errors "+name, keyErrors(b, name, errStream), env.Fail, env.ArrangeFuel)
 		idx := newIndex(name, okArr, errArr, desc.AsOf, desc.Until, built.Inputs)
 		b.OnDrop(idx.release)
 		built.Indexes[ex.ID] = idx
