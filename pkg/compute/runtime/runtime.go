@@ -403,6 +403,19 @@ func (r *Runtime) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
 	return nil
 }
 
+// OnWorkers runs fn on every local worker of this process, on the worker
+// goroutine between steps, after every command issued before it; an error
+// is fatal for the runtime. The interactive wrapper advances its standing
+// holds on peer indexes there, so that they move when this runtime's
+// workers get to the compaction, not when it is dispatched.
+func (r *Runtime) OnWorkers(fn func(local int) error) {
+	r.ws.Broadcast(func(w *dataflow.Worker) {
+		if err := fn(w.Local()); err != nil {
+			r.ws.Fail(err)
+		}
+	})
+}
+
 // DefaultPeekWalkBudget is the number of (key, value) pairs a peek walk
 // visits on its worker before the rest of the walk moves to the offload pool
 // (mode "budgeted"): a point lookup finishes on the worker, while a scan or a
