@@ -14,13 +14,15 @@ import (
 // authentication and TLS of fd; a COPY may hold maxCopyBytes. Connections
 // without a password are accepted only over loopback (pgwire's default).
 // stop closes the listener and waits for connections to finish; health
-// reports whether it still accepts connections (/healthz).
-func servePgwire(ctx context.Context, addr string, env sql.Backend, fd frontDoorConfig, maxCopyBytes int, log *slog.Logger) (stop func(), health func() error, listening string, err error) {
+// reports whether it still accepts connections (/healthz). stages, if not
+// nil, receives every read's stage times.
+func servePgwire(ctx context.Context, addr string, env sql.Backend, fd frontDoorConfig, maxCopyBytes int, log *slog.Logger, stages pgwire.ReadStages) (stop func(), health func() error, listening string, err error) {
 	pcfg, err := fd.pgwireConfig()
 	if err != nil {
 		return nil, nil, "", err
 	}
 	pcfg.Logger = log
+	pcfg.ReadStages = stages
 	engine := sql.NewEngine(env)
 	engine.MaxCopyBytes = maxCopyBytes
 	srv, err := pgwire.NewServer(engine, pcfg)

@@ -24,6 +24,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/controller"
 	"github.com/tandemdb/tandem/pkg/environment"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
+	"github.com/tandemdb/tandem/pkg/readtrace"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/storage"
 )
@@ -139,7 +140,8 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		backend = droppingBackend{Environment: env, a: a}
 	}
 
-	stopPgwire, pgwireHealthy, pgwireAddr, err := servePgwire(runCtx, cfg.PgwireListenAddr, backend, cfg.FrontDoor, cfg.MaxCopyBytes, slog.New(handler).With("logger", "pgwire"))
+	stopPgwire, pgwireHealthy, pgwireAddr, err := servePgwire(runCtx, cfg.PgwireListenAddr, backend, cfg.FrontDoor, cfg.MaxCopyBytes, slog.New(handler).With("logger", "pgwire"),
+		readtrace.NewHistogram(reg))
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func TestFrontDoor(t *testing.T) {
 	fd := frontDoorConfig{TLSCert: certFile, TLSKey: keyFile, RequireTLS: true, Superuser: "tandem", SuperuserPassword: "s3cret"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop, _, addr, err := servePgwire(ctx, "127.0.0.1:0", sqltest.New(), fd, 0, slog.New(slog.DiscardHandler))
+	stop, _, addr, err := servePgwire(ctx, "127.0.0.1:0", sqltest.New(), fd, 0, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

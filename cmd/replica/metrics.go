@@ -22,6 +22,7 @@ type metrics struct {
 	runtimePeeks    *prometheus.HistogramVec
 	collections     *prometheus.GaugeVec
 	reconciliations *prometheus.CounterVec
+	readStages      *prometheus.HistogramVec
 
 	// Materialized-view sinks (pkg/compute/sink); only the Solo or
 	// maintenance runtime writes them.
@@ -74,6 +75,10 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 		reconciliations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tandem_compute_reconciliation_dataflows_total", Help: "Dataflows at reconciliation, by outcome (reused, replaced, dropped).",
 		}, []string{"outcome"}),
+		readStages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "tandem_compute_read_stage_seconds", Help: "Time one peek spent in each stage on the replica: command (off the gRPC stream to the runtime), runtime (to the runtime's answer).",
+			Buckets: latency,
+		}, []string{"stage"}),
 		sinkAppends: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tandem_compute_sink_appends_total",
 			Help: "Compare-and-append calls by materialized-view sink writers, by result: appended, lost_race (another writer moved the shard's upper first), error (storage failed; retried with backoff). Their sum is the appends attempted.",
@@ -103,7 +108,7 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 		Name: "tandem_compute_worker_max_step_seconds",
 		Help: "Longest worker run-loop step of the runtime since the process started or POST /api/reset-max-step on this port.",
 	}, m.maxStep.seconds)
-	r.MustRegister(maxStepGauge, m.commands, m.runtimeCommands, m.workerStep, m.maintenance, m.peeks, m.runtimePeeks, m.collections, m.reconciliations,
+	r.MustRegister(maxStepGauge, m.commands, m.runtimeCommands, m.workerStep, m.maintenance, m.peeks, m.runtimePeeks, m.collections, m.reconciliations, m.readStages,
 		m.sinkAppends, m.sinkUpdates, m.sinkAppendTime, m.sinkReads, m.sinkLag, m.sinkPersisted)
 	m.collections.WithLabelValues("hydrated")
 	m.collections.WithLabelValues("hydrating")
@@ -125,6 +130,9 @@ type serverMetrics struct{ m *metrics }
 func (s serverMetrics) CommandReceived(kind string) { s.m.commands.WithLabelValues(kind).Inc() }
 func (s serverMetrics) PeekFinished(result string, d time.Duration) {
 	s.m.peeks.WithLabelValues(result).Observe(d.Seconds())
+}
+func (s serverMetrics) ReadStage(stage string, d time.Duration) {
+	s.m.readStages.WithLabelValues(stage).Observe(d.Seconds())
 }
 func (s serverMetrics) Reconciled(reused, replaced, dropped int) {
 	s.m.reconciliations.WithLabelValues("reused").Add(float64(reused))

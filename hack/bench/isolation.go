@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -266,6 +267,9 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 			return nil, nil, nil, err
 		}
 	}
+	if err := addLimits(ctx, arm, admin); err != nil {
+		return nil, nil, nil, err
+	}
 	maxSteps, err := replicaMaxSteps(ctx, c)
 	if err != nil {
 		return nil, nil, nil, err
@@ -356,4 +360,26 @@ func tableRows(n int) string {
 		fmt.Fprintf(&b, "(%d, 'v%d')", k, k)
 	}
 	return b.String()
+}
+
+// benchLimits are the system parameters that bound reads and steps; each
+// arm states the values it ran with.
+var benchLimits = []string{"max_concurrent_peeks", "max_concurrent_one_shot_reads", "max_queued_reads",
+	"source_step_items", "arrange_step_updates"}
+
+// addLimits records the read-admission and step bounds in force as
+// integer metrics of the arm (limit_<parameter>).
+func addLimits(ctx context.Context, arm *report.Arm, admin *pgx.Conn) error {
+	for _, name := range benchLimits {
+		var v string
+		if err := admin.QueryRow(ctx, "SHOW "+name).Scan(&v); err != nil {
+			return fmt.Errorf("SHOW %s: %w", name, err)
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("SHOW %s = %q: %w", name, v, err)
+		}
+		arm.Int("limit_"+name, n)
+	}
+	return nil
 }

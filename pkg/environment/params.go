@@ -40,6 +40,16 @@ var params = map[string]string{
 	// one worker step before it yields; 0 turns the bound off
 	// (docs/design/runtime.md, "Bounded steps").
 	"source_step_items": "16384",
+	// How many updates an arrangement's batch build sorts or merges in one
+	// worker step before it yields; 0 turns the bound off
+	// (docs/design/runtime.md, "Bounded steps").
+	"arrange_step_updates": "65536",
+	// Read admission per cluster (docs/design/controller.md, "Read
+	// admission"): reads running at once by kind (0: unbounded) and reads
+	// waiting per kind before a read is refused with 53000.
+	controller.ParamMaxConcurrentPeeks:        strconv.Itoa(controller.DefaultMaxConcurrentPeeks),
+	controller.ParamMaxConcurrentOneShotReads: strconv.Itoa(controller.DefaultMaxConcurrentOneShotReads),
+	controller.ParamMaxQueuedReads:            strconv.Itoa(controller.DefaultMaxQueuedReads),
 }
 
 // replicaParams are the parameters replicas need even at their default,
@@ -84,7 +94,7 @@ func normalizeParam(name, value string) (string, error) {
 			return "", fmt.Errorf("parameter %q requires an integer between 1 and %d", name, maxConnectionsLimit)
 		}
 		return strconv.Itoa(n), nil
-	case "source_step_items":
+	case "source_step_items", "arrange_step_updates", controller.ParamMaxConcurrentPeeks, controller.ParamMaxConcurrentOneShotReads, controller.ParamMaxQueuedReads:
 		n, err := strconv.Atoi(value)
 		if err != nil || n < 0 {
 			return "", fmt.Errorf("parameter %q requires a non-negative integer", name)

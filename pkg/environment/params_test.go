@@ -22,13 +22,23 @@ func TestNormalizeLimitParams(t *testing.T) {
 		{"max_connections", "0", "", true},
 		{"max_connections", "262144", "", true},
 		{"max_connections", "many", "", true},
+		{"max_concurrent_peeks", "0", "0", false},
+		{"max_concurrent_peeks", "16", "16", false},
+		{"max_concurrent_peeks", "-1", "", true},
+		{"max_concurrent_one_shot_reads", "4", "4", false},
+		{"max_concurrent_one_shot_reads", "few", "", true},
+		{"max_queued_reads", "0", "0", false},
+		{"max_queued_reads", "-5", "", true},
+		{"arrange_step_updates", "0", "0", false},
+		{"arrange_step_updates", "-1", "", true},
 	} {
 		got, err := normalizeParam(tc.name, tc.value)
 		if (err != nil) != tc.wantErr || got != tc.want {
 			t.Errorf("normalizeParam(%s, %q) = %q, %v; want %q (error %v)", tc.name, tc.value, got, err, tc.want, tc.wantErr)
 		}
 	}
-	for _, name := range []string{"max_result_size", "max_query_memory", "max_connections"} {
+	for _, name := range []string{"max_result_size", "max_query_memory", "max_connections",
+		"max_concurrent_peeks", "max_concurrent_one_shot_reads", "max_queued_reads", "arrange_step_updates"} {
 		if _, err := normalizeParam(name, params[name]); err != nil {
 			t.Errorf("default of %s (%q) is invalid: %v", name, params[name], err)
 		}

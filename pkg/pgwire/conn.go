@@ -14,6 +14,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/readtrace"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/sql/parse"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
@@ -54,6 +55,11 @@ type conn struct {
 
 	mu      sync.Mutex
 	running context.CancelFunc
+
+	// received is when the message being served arrived (or the previous
+	// statement of a simple query ended): the start of a read's pgwire
+	// stage.
+	received time.Time
 }
 
 // cancelRunning cancels the statement being executed, if any.
@@ -121,6 +127,7 @@ func (c *conn) sendError(err error) {
 func (c *conn) run(ctx context.Context) error {
 	for {
 		msg, err := c.be.Receive()
+		c.received = time.Now()
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
 				return nil
@@ -214,11 +221,14 @@ func (c *conn) runStatement(ctx context.Context, st parse.Statement, params []ro
 }
 
 func (c *conn) runStatementUnsafe(ctx context.Context, st parse.Statement, params []row.Datum, formats []int16, maxRows int, pt *portal) error {
+	tr := readtrace.New()
+	tr.Add(readtrace.PgWire, time.Since(c.received))
+	defer c.recordRead(tr)
 	var res *sql.Result
 	if pt != nil && pt.result != nil {
 		res = pt.result
 	} else {
-		sctx, done := c.statementContext(ctx)
+		sctx, done := c.statementContext(readtrace.With(ctx, tr))
 		r, err := c.session.Execute(sctx, st, params)
 		done()
 		if err != nil {
@@ -277,6 +287,24 @@ func (c *conn) runStatementUnsafe(ctx context.Context, st parse.Statement, param
 	}
 	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
 	return nil
+}
+
+// recordRead ends a statement's trace: for a read (one that reached a
+// replica), the response stage runs from the replica's answer to now, when
+// the last row went to the connection, and the trace is recorded. The
+// next statement's pgwire stage starts now.
+func (c *conn) recordRead(tr *readtrace.Trace) {
+	now := time.Now()
+	c.received = now
+	if !tr.IsRead() {
+		return
+	}
+	if at, ok := tr.Answered(); ok {
+		tr.Add(readtrace.Response, now.Sub(at))
+	}
+	if rs := c.server.cfg.ReadStages; rs != nil {
+		rs.Record(tr)
+	}
 }
 
 // sameResultType checks that a prepared statement executed now returns

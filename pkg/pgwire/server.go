@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/tandemdb/tandem/pkg/readtrace"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
@@ -44,6 +45,15 @@ type Config struct {
 	// noticed within about 2×KeepAlive and its running statement
 	// cancelled. Zero means DefaultKeepAlive; negative disables probes.
 	KeepAlive time.Duration
+	// ReadStages, when set, receives the stage times of every statement
+	// that read from a replica (pkg/readtrace), once the last row went to
+	// the client's connection.
+	ReadStages ReadStages
+}
+
+// ReadStages records the stage times of one read.
+type ReadStages interface {
+	Record(t *readtrace.Trace)
 }
 
 // DefaultKeepAlive is Config.KeepAlive's default: a vanished client is

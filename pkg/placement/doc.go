@@ -31,5 +31,7 @@
 // materialises: its walk hands chunks over through a two-chunk buffer and
 // blocks while it is full; a cancel or an error after that ends the stream
 // rather than sending a second response, and releases the reader holds
-// (peerstream_test.go, with a backpressure sabotage).
+// (peerstream_test.go, with a backpressure sabotage). The standing hold on
+// a peer index advances when the interactive runtime's workers apply the
+// compaction, not at dispatch (holdgap_test.go, with a sabotage).
 package placement

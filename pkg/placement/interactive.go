@@ -136,15 +136,34 @@ func (x *Interactive) CreateDataflow(desc plan.DataflowDescription) error {
 func (x *Interactive) advanceStanding(id plan.GlobalID, inc uint64, f frontier.Frontier) error {
 	var errs []error
 	for _, w := range x.workers {
-		for _, e := range []bool{false, true} {
-			errs = append(errs, x.reg.AdvanceStandingHold(x.key(id, inc, w, e), f))
-		}
+		errs = append(errs, x.advanceWorker(id, inc, w, f))
 	}
 	return errors.Join(errs...)
 }
 
+// advanceWorker advances the standing hold on global worker w's points.
+func (x *Interactive) advanceWorker(id plan.GlobalID, inc uint64, w int, f frontier.Frontier) error {
+	var errs []error
+	for _, e := range []bool{false, true} {
+		errs = append(errs, x.reg.AdvanceStandingHold(x.key(id, inc, w, e), f))
+	}
+	return errors.Join(errs...)
+}
+
+// WorkerRunner is implemented by an inner runtime whose workers can run a
+// function between their steps (*runtime.Runtime): the standing holds
+// then advance there.
+type WorkerRunner interface {
+	OnWorkers(fn func(local int) error)
+}
+
 // AllowCompaction advances the standing hold of a peer index, or goes to
-// the inner runtime for what it renders.
+// the inner runtime for what it renders. The standing hold advances when
+// the inner runtime's workers apply the compaction (each worker its own
+// points, between its steps), not when the command is dispatched: while
+// the interactive runtime is stalled (a long step), its holds stay where
+// it last got to and the publisher's hold gap shows it. An inner target
+// without workers (tests) advances them at once.
 func (x *Interactive) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
 	x.mu.Lock()
 	inc, peer := x.peers[id]
@@ -156,6 +175,15 @@ func (x *Interactive) AllowCompaction(id plan.GlobalID, f frontier.Frontier) err
 	x.mu.Unlock()
 	switch {
 	case peer:
+		if wr, ok := x.inner.(WorkerRunner); ok {
+			wr.OnWorkers(func(local int) error {
+				if local >= len(x.workers) {
+					return nil
+				}
+				return x.advanceWorker(id, inc, x.workers[local], f)
+			})
+			return nil
+		}
 		return x.advanceStanding(id, inc, f)
 	case sink:
 		return nil

@@ -14,12 +14,14 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/reference"
 	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/readtrace"
 	"github.com/tandemdb/tandem/pkg/sql/parse"
 	"github.com/tandemdb/tandem/pkg/sql/planner"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
 func (s *Session) selectStmt(ctx context.Context, sel *pg.SelectStmt, params []row.Datum) (*Result, error) {
+	start := time.Now()
 	sn, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -28,6 +30,7 @@ func (s *Session) selectStmt(ctx context.Context, sel *pg.SelectStmt, params []r
 	if err != nil {
 		return nil, err
 	}
+	readtrace.Observe(ctx, readtrace.Planning, start)
 	pr, err := s.peekRows(ctx, sn, q)
 	if err != nil {
 		return nil, err

@@ -512,3 +512,26 @@ func TestAccumulateAllMatchesNaive(t *testing.T) {
 		}
 	})
 }
+
+// TestRunMerger: two runs of one interval merge into the batch one Build of
+// all their updates gives (equal triples summed, cancellations dropped);
+// runs of different intervals are refused.
+func TestRunMerger(t *testing.T) {
+	d := desc(0, 10)
+	x := []update{{"a", "v", 1, 1}, {"k", "v", 2, 1}, {"k", "w", 3, 1}}
+	y := []update{{"k", "v", 2, 2}, {"k", "w", 3, -1}, {"z", "v", 4, 1}, {"a", "v", 5, 1}}
+	m, err := NewRunMerger(build(t, x, d), build(t, y, d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for fuel := 1; !m.Work(&fuel); fuel = 1 {
+	}
+	got := m.Result()
+	checkInvariants(t, got)
+	if want := build(t, append(slices.Clone(x), y...), d); !slices.Equal(contents(got), contents(want)) || got.Description() != d {
+		t.Fatalf("merged runs %v %v, want %v", contents(got), got.Description(), contents(want))
+	}
+	if _, err := NewRunMerger(Empty(desc(0, 5)), Empty(desc(0, 6))); !errors.Is(err, ErrNotSameInterval) {
+		t.Fatalf("runs of different intervals: %v", err)
+	}
+}

@@ -45,6 +45,25 @@ func NewMerger(older, newer *Batch, since frontier.Frontier) (*Merger, error) {
 	if older.desc.Upper != newer.desc.Lower {
 		return nil, fmt.Errorf("merge %v with %v: %w", older.desc, newer.desc, ErrNotAdjacent)
 	}
+	return newMerger(older, newer, since)
+}
+
+// ErrNotSameInterval reports a merge of runs whose descriptions differ.
+var ErrNotSameInterval = errors.New("batch: merging runs of different intervals")
+
+// NewRunMerger prepares the merge of two runs of one interval: batches with
+// equal descriptions, each sorted and consolidated, holding parts of the
+// updates of that interval (a fuelled build's sorted runs). The result has
+// the same description and is the batch one Build of all their updates
+// would give. No time is advanced.
+func NewRunMerger(a, b *Batch) (*Merger, error) {
+	if a.desc != b.desc {
+		return nil, fmt.Errorf("merge run %v with run %v: %w", a.desc, b.desc, ErrNotSameInterval)
+	}
+	return newMerger(a, b, frontier.Minimum())
+}
+
+func newMerger(older, newer *Batch, since frontier.Frontier) (*Merger, error) {
 	if len(older.keyData)+len(newer.keyData) > maxOffset ||
 		len(older.valData)+len(newer.valData) > maxOffset ||
 		older.Len()+newer.Len() > maxOffset {

@@ -149,6 +149,8 @@ type Controller struct {
 	policiesPaused bool
 	// hooks are test-only sabotage switches; always zero in production.
 	hooks testHooks
+	// admit bounds the reads running and queued per cluster (admission.go).
+	admit *admission
 }
 
 // testHooks lets tests remove one mechanism to show a test catches it.
@@ -185,6 +187,7 @@ func New(cfg Config) *Controller {
 		nextTransient: 1,
 		compactions:   map[string]frontier.Time{},
 		compactWake:   make(chan struct{}, 1),
+		admit:         newAdmission(params, cfg.Metrics),
 	}
 }
 

@@ -38,6 +38,12 @@
 //     replica's processes (54000); a peek pending on replicas that lost
 //     their connection MaxPeekRestarts times while it ran fails instead
 //     of being re-sent again.
+//   - Read admission (admission.go): per cluster, at most the kind's
+//     bound of reads (fast-path peeks, one-shot dataflows) run at once and
+//     at most max_queued_reads of a kind wait; a read waits before it takes
+//     a timestamp, a hold or a dataflow, is refused with 53000 when the
+//     queue is full, and leaves the queue holding nothing when its context
+//     ends.
 //   - Introspection indexes (EnableIntrospection) are sent in every
 //     replica's CreateInstance; they take no part in hydration status or
 //     rollouts, and go with their cluster.

@@ -145,6 +145,8 @@ type fakeReplica struct {
 	// peekErr answers peeks with an error when set.
 	peekErr *computepb.PeekError
 	pending map[string]*computepb.Peek
+	// maxPending is the most peeks ever pending at once.
+	maxPending int
 	// autoReport reports frontiers write=output=as_of+1 on CreateDataflow.
 	autoReport bool
 	// stashChunk, when positive, answers peeks from rows as stashed chunks
@@ -215,6 +217,7 @@ func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
 				Uuid: pk.GetUuid(), Result: &computepb.PeekResponse_Rows{Rows: &computepb.PeekRows{Rows: rows}}}}})
 		default:
 			f.pending[pk.GetUuid()] = pk
+			f.maxPending = max(f.maxPending, len(f.pending))
 		}
 	case *computepb.Command_CancelPeek:
 		if _, ok := f.pending[k.CancelPeek.GetUuid()]; ok {
@@ -341,14 +344,21 @@ func (o *fixedOracle) ReadTS() frontier.Time { o.mu.Lock(); defer o.mu.Unlock();
 // ApplyRead leaves the fixed time alone: tests set it by hand.
 func (o *fixedOracle) ApplyRead(frontier.Time) {}
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, nil) }
+
+// newHarnessWith is newHarness with the config changed by edit first.
+func newHarnessWith(t *testing.T, edit func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, dialer: &fakeDialer{replicas: map[string]*fakeReplica{}}, orch: newFakeOrchestrator(), oracle: &fixedOracle{t: 1000}}
-	h.c = New(Config{
+	cfg := Config{
 		Log: testr.New(t), Orchestrator: h.orch, Dialer: h.dialer, Oracle: h.oracle,
 		ReadPolicyLag: 10 * time.Millisecond, MinReconnectBackoff: 5 * time.Millisecond, MaxReconnectBackoff: 20 * time.Millisecond,
 		Parameters: testparams.Parameters(t),
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	h.c = New(cfg)
 	t.Cleanup(h.c.Close)
 	if err := h.c.CreateCluster("default"); err != nil {
 		t.Fatal(err)

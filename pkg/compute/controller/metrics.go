@@ -19,6 +19,10 @@ type Metrics struct {
 	history      prometheus.Gauge
 	hydrated     *prometheus.GaugeVec
 	holds        prometheus.Gauge
+	admRunning   *prometheus.GaugeVec
+	admQueued    *prometheus.GaugeVec
+	admRefused   *prometheus.CounterVec
+	admAbandoned *prometheus.CounterVec
 }
 
 // NewMetrics registers the controller's metrics with reg.
@@ -55,9 +59,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		holds: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "tandem_controller_read_holds", Help: "Read holds outstanding, including the controller's own.",
 		}),
+		admRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tandem_controller_read_admission_running", Help: "Reads admitted and running, per cluster and kind (peek, one_shot).",
+		}, []string{"cluster", "kind"}),
+		admQueued: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tandem_controller_read_admission_queued", Help: "Reads waiting for admission, per cluster and kind (peek, one_shot).",
+		}, []string{"cluster", "kind"}),
+		admRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tandem_controller_read_admission_refused_total", Help: "Reads refused with 53000 because the admission queue was full.",
+		}, []string{"cluster", "kind"}),
+		admAbandoned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tandem_controller_read_admission_abandoned_total", Help: "Reads whose context ended (statement_timeout, cancel) while they waited for admission.",
+		}, []string{"cluster", "kind"}),
 	}
 	reg.MustRegister(m.commands, m.responses, m.peeks, m.peekDuration, m.replicaCount, m.connected,
-		m.collections, m.history, m.hydrated, m.holds)
+		m.collections, m.history, m.hydrated, m.holds, m.admRunning, m.admQueued, m.admRefused, m.admAbandoned)
 	return m
 }
 
@@ -77,6 +93,25 @@ func (m *Metrics) peek(result string, d time.Duration) {
 	if m != nil {
 		m.peeks.WithLabelValues(result).Inc()
 		m.peekDuration.Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) admission(cluster, kind string, running, queued int) {
+	if m != nil {
+		m.admRunning.WithLabelValues(cluster, kind).Set(float64(running))
+		m.admQueued.WithLabelValues(cluster, kind).Set(float64(queued))
+	}
+}
+
+func (m *Metrics) admissionRefused(cluster, kind string) {
+	if m != nil {
+		m.admRefused.WithLabelValues(cluster, kind).Inc()
+	}
+}
+
+func (m *Metrics) admissionAbandoned(cluster, kind string) {
+	if m != nil {
+		m.admAbandoned.WithLabelValues(cluster, kind).Inc()
 	}
 }
 

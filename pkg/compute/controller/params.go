@@ -55,6 +55,9 @@ func (c *Controller) SetParameter(name, value string) {
 		return
 	}
 	c.params[name] = value
+	if isAdmissionParam(name) {
+		c.admit.setLimits(limitsFrom(c.params))
+	}
 	cmd := &computepb.Command{Kind: &computepb.Command_UpdateConfiguration{UpdateConfiguration: &computepb.UpdateConfiguration{
 		Parameters: map[string]string{name: value},
 	}}}

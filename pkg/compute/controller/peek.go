@@ -8,6 +8,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+	"github.com/tandemdb/tandem/pkg/readtrace"
 )
 
 // RowCount is a result row with its multiplicity.
@@ -169,9 +170,17 @@ func (p *peek) discardAnswersLocked() {
 }
 
 // Peek reads an existing index at a timestamp chosen by req.Isolation (the
-// fast path). The read hold on the index is released only after the
+// fast path), once the cluster's read admission lets it run (admission.go). The read hold on the index is released only after the
 // result is delivered or the peek abandoned.
 func (c *Controller) Peek(ctx context.Context, req PeekRequest) (PeekResult, error) {
+	start := time.Now()
+	release, err := c.admit.acquire(ctx, req.Cluster, readPeek)
+	if err != nil {
+		return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, err)
+	}
+	defer release()
+	readtrace.Observe(ctx, readtrace.Admission, start)
+	start = time.Now()
 	c.mu.Lock()
 	col, ok := c.collections[req.Target]
 	if !ok || col.kind != kindCompute || col.cluster != req.Cluster {
@@ -211,14 +220,16 @@ func (c *Controller) Peek(ctx context.Context, req PeekRequest) (PeekResult, err
 		class = col.dataflow.class
 	}
 	c.mu.Unlock()
-	return c.peekHeld(ctx, req, hold, class)
+	readtrace.Observe(ctx, readtrace.Timestamp, start)
+	return c.peekHeld(ctx, req, hold, class, time.Now())
 }
 
 // peekHeld issues a peek under an acquired hold and releases the hold
 // after the result is delivered (or the peek abandoned), on every path.
-func (c *Controller) peekHeld(ctx context.Context, req PeekRequest, hold *ReadHold, class computepb.DataflowClass) (PeekResult, error) {
+// ctlStart is when the read's controller stage began (readtrace).
+func (c *Controller) peekHeld(ctx context.Context, req PeekRequest, hold *ReadHold, class computepb.DataflowClass, ctlStart time.Time) (PeekResult, error) {
 	start := time.Now()
-	res, err := c.issuePeek(ctx, req, hold.Since(), class)
+	res, err := c.issuePeek(ctx, req, hold.Since(), class, ctlStart)
 	// The result has been handed to us: only now may the index compact
 	// past the peek's time.
 	if !c.hooks.skipPeekHoldRelease {
@@ -235,7 +246,7 @@ func (c *Controller) peekHeld(ctx context.Context, req PeekRequest, hold *ReadHo
 	return res, err
 }
 
-func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier.Time, class computepb.DataflowClass) (PeekResult, error) {
+func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier.Time, class computepb.DataflowClass, ctlStart time.Time) (PeekResult, error) {
 	c.mu.Lock()
 	cl, err := c.clusterLocked(req.Cluster)
 	if err != nil {
@@ -269,9 +280,12 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 		}
 	}
 	c.mu.Unlock()
+	readtrace.Observe(ctx, readtrace.Controller, ctlStart)
+	sent := time.Now()
 
 	select {
 	case res := <-p.result:
+		readtrace.Observe(ctx, readtrace.Replica, sent)
 		if res.err != nil {
 			return PeekResult{}, res.err
 		}
@@ -294,6 +308,7 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 		c.mu.Unlock()
 		// The answer raced with the cancellation: it was delivered, use it.
 		res := <-p.result
+		readtrace.Observe(ctx, readtrace.Replica, sent)
 		if res.err != nil {
 			return PeekResult{}, res.err
 		}

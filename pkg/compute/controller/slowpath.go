@@ -3,9 +3,11 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+	"github.com/tandemdb/tandem/pkg/readtrace"
 )
 
 // PeekDataflow answers a read that no index serves (the slow path): it
@@ -13,7 +15,9 @@ import (
 // exports one transient index, at a timestamp chosen by iso over df's
 // imports; peeks the export once at that timestamp; and drops the
 // dataflow. With enable_compute_interactive_dataflows on, the dataflow is
-// tagged OneShotRead. Every hold taken is released on every path.
+// tagged OneShotRead. Every hold taken is released on every path. Nothing
+// is installed before the cluster's read admission lets the read run
+// (admission.go).
 func (c *Controller) PeekDataflow(ctx context.Context, cluster string, df Dataflow, iso Isolation, finishing *computepb.RowSetFinishing) (PeekResult, error) {
 	return c.PeekDataflowOn(ctx, cluster, "", df, iso, finishing, "")
 }
@@ -29,6 +33,14 @@ func (c *Controller) PeekDataflowOn(ctx context.Context, cluster, replica string
 		return PeekResult{}, fmt.Errorf("peek dataflow %s: want exactly one index export", df.ID)
 	}
 	target := df.IndexExports[0]
+	start := time.Now()
+	release, err := c.admit.acquire(ctx, cluster, readOneShot)
+	if err != nil {
+		return PeekResult{}, fmt.Errorf("peek dataflow %s: %w", df.ID, err)
+	}
+	defer release()
+	readtrace.Observe(ctx, readtrace.Admission, start)
+	start = time.Now()
 	c.mu.Lock()
 	cl, err := c.clusterLocked(cluster)
 	if err != nil {
@@ -51,6 +63,8 @@ func (c *Controller) PeekDataflowOn(ctx context.Context, cluster, replica string
 		c.mu.Unlock()
 		return PeekResult{}, fmt.Errorf("peek dataflow %s: %w", df.ID, err)
 	}
+	readtrace.Observe(ctx, readtrace.Timestamp, start)
+	ctlStart := time.Now()
 	df.Class = computepb.DataflowClass_DATAFLOW_CLASS_MAINTAINED
 	if c.interactiveLocked() {
 		df.Class = computepb.DataflowClass_DATAFLOW_CLASS_ONE_SHOT_READ
@@ -73,5 +87,5 @@ func (c *Controller) PeekDataflowOn(ctx context.Context, cluster, replica string
 	class := df.Class
 	c.mu.Unlock()
 	return c.peekHeld(ctx, PeekRequest{Cluster: cluster, Target: target, Isolation: iso, Finishing: finishing, Replica: replica,
-		SpillDir: spillDir}, hold, class)
+		SpillDir: spillDir}, hold, class, ctlStart)
 }

@@ -43,7 +43,9 @@ func keyHash(u dataflow.Update) uint64 { return row.Hash(u.Key) }
 
 // arrangeLogic buffers keyed updates and, each time its input frontier
 // advances from f0 to f1, seals the updates in [f0, f1) into one batch of the
-// trace, making the trace's upper f1.
+// trace, making the trace's upper f1. The seal runs on fuel (batchBuild):
+// a big one takes several steps, during which the operator holds its output
+// frontier at the trace's upper and reschedules itself.
 type arrangeLogic struct {
 	name      string
 	tr        *trace.Trace
@@ -54,6 +56,16 @@ type arrangeLogic struct {
 	fail      func(error)
 	// consolidateAt is the pending length that triggers consolidation.
 	consolidateAt int
+	// fuel returns the build's work per step (0: unbounded); nil is
+	// DefaultArrangeStepUpdates.
+	fuel func() int
+	// build is the seal in progress, nil between seals.
+	build *batchBuild
+	// failed is set once the trace could not take a batch: the output
+	// frontier stays held for good.
+	failed bool
+	// onBuilt, if set, sees every finished build (tests).
+	onBuilt func(*batchBuild)
 }
 
 // minConsolidate is the least pending length worth consolidating.
@@ -104,9 +116,17 @@ func consolidateUpdates(ups []dataflow.Update) []dataflow.Update {
 }
 
 // Arrange exchanges a keyed update stream (Key set) by key hash and arranges
-// it on each worker.
+// it on each worker, sealing batches with DefaultArrangeStepUpdates of fuel
+// per step.
 func Arrange(b *dataflow.Builder, name string, keyed dataflow.Stream, fail func(error)) *Arranged {
-	a, _ := arrange(b, name, keyed, fail)
+	return ArrangeFueled(b, name, keyed, fail, nil)
+}
+
+// ArrangeFueled is Arrange with the build fuel per step read from fuel at
+// every step (nil: DefaultArrangeStepUpdates; 0 turns the bound off).
+func ArrangeFueled(b *dataflow.Builder, name string, keyed dataflow.Stream, fail func(error), fuel func() int) *Arranged {
+	a, lg := arrange(b, name, keyed, fail)
+	lg.fuel = fuel
 	return a
 }
 
@@ -120,6 +140,10 @@ func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
 	in := op.Input(0)
 	for _, d := range in.Take() {
 		lg.pending = append(lg.pending, d.([]dataflow.Update)...)
+	}
+	if lg.failed {
+		lg.pending = nil
+		return
 	}
 	if len(lg.pending) >= lg.consolidateAt {
 		// Updates wait here until the frontier passes their time; a
@@ -135,40 +159,90 @@ func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
 		lg.consolidateAt = max(2*len(lg.pending), minConsolidate)
 	}
 	f1 := in.Frontier()
-	if lg.lower.Less(f1) {
-		keep := lg.pending[:0]
-		for _, u := range lg.pending {
-			if f1.LessEqualTime(u.Time) {
-				keep = append(keep, u)
-				continue
-			}
-			lg.builder.Push(u.Key, u.Val, u.Time, u.Diff)
-		}
-		clear(lg.pending[len(keep):])
-		lg.pending = keep
-		lg.consolidateAt = max(2*len(keep), minConsolidate)
-		bat, err := lg.builder.Build(batch.Description{Lower: lg.lower, Upper: f1, Since: frontier.Minimum()})
-		lg.builder.Reset()
-		if err == nil {
-			err = lg.tr.Insert(bat)
-		}
-		if err != nil {
-			// Only a bug or an oversized batch gets here; the arrangement
-			// can no longer be trusted, so its dataflow must not report
-			// progress past it.
-			lg.fail(fmt.Errorf("arrange %s: %w", lg.name, err))
-			op.SetHold(lg.lower)
-			return
-		}
-		lg.lower = f1
-		for _, f := range lg.listeners {
-			if f != nil {
-				f()
-			}
-		}
+	if lg.build == nil && lg.lower.Less(f1) {
+		lg.startBuild(f1)
+	}
+	built := lg.build == nil || lg.stepBuild(op)
+	// The stream's frontier is the trace's upper: consumers never see a
+	// frontier whose batch is still being built.
+	op.SetHold(lg.lower)
+	if lg.failed || op.Dropping() {
+		return
+	}
+	if !built || lg.lower.Less(f1) {
+		op.Activate() // the build goes on (or the next one starts) next step
+		return
 	}
 	fuel := exertFuel
 	if lg.tr.Exert(&fuel) {
 		op.Activate()
 	}
+}
+
+// startBuild takes the pending updates before f1 into a new build of
+// [lower, f1).
+func (lg *arrangeLogic) startBuild(f1 frontier.Frontier) {
+	ready := 0
+	for _, u := range lg.pending {
+		if !f1.LessEqualTime(u.Time) {
+			ready++
+		}
+	}
+	var ups []dataflow.Update
+	if ready == len(lg.pending) {
+		ups, lg.pending = lg.pending, nil
+	} else {
+		ups = make([]dataflow.Update, 0, ready)
+		keep := lg.pending[:0]
+		for _, u := range lg.pending {
+			if f1.LessEqualTime(u.Time) {
+				keep = append(keep, u)
+			} else {
+				ups = append(ups, u)
+			}
+		}
+		clear(lg.pending[len(keep):])
+		lg.pending = keep
+	}
+	lg.consolidateAt = max(2*len(lg.pending), minConsolidate)
+	lg.build = newBatchBuild(batch.Description{Lower: lg.lower, Upper: f1, Since: frontier.Minimum()}, ups)
+}
+
+// stepBuild spends one step's fuel on the build; when it completes, the
+// batch goes into the trace, lower advances and the listeners run, and it
+// returns true.
+func (lg *arrangeLogic) stepBuild(op *dataflow.Operator) bool {
+	if op.Dropping() {
+		return false // nothing built now would be read
+	}
+	fuel := DefaultArrangeStepUpdates
+	if lg.fuel != nil {
+		fuel = lg.fuel()
+	}
+	bat, err := lg.build.work(&lg.builder, fuel)
+	if err == nil && bat == nil {
+		return false
+	}
+	if err == nil {
+		err = lg.tr.Insert(bat)
+	}
+	if err != nil {
+		// Only a bug or an oversized batch gets here; the arrangement
+		// can no longer be trusted, so its dataflow must not report
+		// progress past it.
+		lg.fail(fmt.Errorf("arrange %s: %w", lg.name, err))
+		lg.failed, lg.build, lg.pending = true, nil, nil
+		return false
+	}
+	if lg.onBuilt != nil {
+		lg.onBuilt(lg.build)
+	}
+	lg.lower = bat.Upper()
+	lg.build = nil
+	for _, f := range lg.listeners {
+		if f != nil {
+			f()
+		}
+	}
+	return true
 }

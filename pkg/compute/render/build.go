@@ -61,6 +61,10 @@ type Env struct {
 	// snapshotTuning, if set, replaces the snapshot operators' sizes
 	// (tests).
 	snapshotTuning *snapshotTuning
+	// ArrangeFuel, if set, returns how many updates an arrangement's batch
+	// build may sort or merge in one step (ArrangeFueled); nil is
+	// DefaultArrangeStepUpdates, 0 unbounded.
+	ArrangeFuel func() int
 }
 
 // Built is one worker's copy of a built dataflow.
@@ -94,7 +98,7 @@ func Check(desc *plan.DataflowDescription, hasIndex func(plan.GlobalID) bool, so
 // in order, then index exports and subscribe sinks.
 func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built, error) {
 	r := &planRenderer{b: b, asOf: desc.AsOf, objects: map[plan.GlobalID]rendered{}, fail: env.Fail,
-		imports: map[plan.GlobalID]*importedIndex{}, memo: map[string]rendered{}}
+		imports: map[plan.GlobalID]*importedIndex{}, memo: map[string]rendered{}, arrangeFuel: env.ArrangeFuel}
 	if t, ok := snapshotTime(desc); ok && !env.NoSnapshotReads {
 		r.snapshot, r.snapshotAt, r.tune = true, t, defaultSnapshotTuning
 		if env.snapshotTuning != nil {
@@ -157,7 +161,7 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 		errs := clip(c.errs)
 		okArr := r.arrange(untilFilter(b, name, c.ok, desc.Until), "export "+name, KeySpec{Key: ex.Key}, &errs)
 		errStream := untilFilter(b, name+" errors", Concat(b, name+" errors", errs), desc.Until)
-		errArr := Arrange(b, "export errors "+name, keyErrors(b, name, errStream), env.Fail)
+		errArr := ArrangeFueled(b, "export errors "+name, keyErrors(b, name, errStream), env.Fail, env.ArrangeFuel)
 		idx := newIndex(name, okArr, errArr, desc.AsOf, desc.Until, built.Inputs)
 		b.OnDrop(idx.release)
 		built.Indexes[ex.ID] = idx

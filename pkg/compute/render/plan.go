@@ -37,6 +37,8 @@ type planRenderer struct {
 	// memo holds snapshot reductions already rendered, by plan encoding:
 	// a global aggregate's plan holds its reduction twice.
 	memo map[string]rendered
+	// arrangeFuel is the arrangement build fuel per step (Env.ArrangeFuel).
+	arrangeFuel func() int
 }
 
 func (r *planRenderer) name(kind string) string {
@@ -121,7 +123,7 @@ func (r *planRenderer) arrange(in dataflow.Stream, kind string, spec KeySpec, er
 	name := r.name(kind)
 	keyed, keyErrs := KeyBy(r.b, name, in, spec)
 	*errs = append(*errs, keyErrs)
-	return Arrange(r.b, name, keyed, r.fail)
+	return ArrangeFueled(r.b, name, keyed, r.fail, r.arrangeFuel)
 }
 
 func (r *planRenderer) join(j *plan.Join) (rendered, error) {

@@ -138,3 +138,52 @@ func TestSnapshotIngestionYieldsTheWorker(t *testing.T) {
 		t.Fatalf("the last key after the chunked snapshot: %v %v", rows, err)
 	}
 }
+
+// TestArrangementBuildYieldsTheWorker hydrates a 50,000-key index on one
+// worker with the source unbounded (its snapshot arrives in one Poll), so
+// what is left of the hydration is the arrangement's batch build. With
+// arrange_step_updates 4,096 the build spans at least a dozen more worker
+// steps than with the bound off (0), which seals it in one; both answer
+// every key.
+func TestArrangementBuildYieldsTheWorker(t *testing.T) {
+	const keys = 50_000
+	steps := map[string]int64{}
+	for _, fuel := range []string{"0", "4096"} {
+		stats := &stepStats{}
+		h := runtimetest.New(t, runtimetest.Options{Workers: 1, Metrics: stats,
+			Sources: render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}})
+		if err := h.RTs[0].UpdateConfiguration(map[string]string{"source_step_items": "0", "arrange_step_updates": fuel}); err != nil {
+			t.Fatal(err)
+		}
+		// Tick 1, the snapshot, is a second ago; tick 2 is far off, so
+		// nothing but the snapshot is generated.
+		const tick = 1_000_000
+		start := frontier.Time(time.Now().UnixMilli()) - tick - 1000
+		src, idx := plan.User(100), plan.User(101)
+		h.MustCreate(plan.DataflowDescription{
+			ID: plan.Transient(1), DebugName: "kv hydration", Class: plan.ClassMaintained,
+			SourceImports: []plan.SourceImport{{ID: src,
+				Desc: row.NewRelationDesc([]string{"key", "partition", "value"},
+					[]row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}, {Type: row.TypeBytes}}),
+				Connection: plan.SourceConnection{Kind: plan.SourceLoadGen, Options: map[string]string{
+					"generator": "KEY VALUE", "keys": strconv.Itoa(keys), "value_size": "16",
+					"tick_ms": strconv.Itoa(tick), "start": fmt.Sprint(start)}}}},
+			IndexExports: []plan.IndexExport{{ID: idx, On: src, Key: []expr.Expr{expr.Column(0)}}},
+			AsOf:         frontier.At(start), Until: frontier.Closed(),
+		})
+		if err := h.WaitFrontier(idx, frontier.At(start+tick+1)); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := h.Peek(idx, start+tick, nil)
+		// Read after the peek: a step is counted after it reports.
+		steps[fuel] = stats.n.Load()
+		if err != nil || len(rows) != keys {
+			t.Fatalf("arrange_step_updates=%s: %d rows, %v; want %d", fuel, len(rows), err, keys)
+		}
+	}
+	t.Logf("worker steps to hydrate: %v (by arrange_step_updates)", steps)
+	if steps["4096"] < steps["0"]+keys/4096 {
+		t.Errorf("hydration took %d worker steps with the build bounded and %d without; want at least %d more",
+			steps["4096"], steps["0"], keys/4096)
+	}
+}

@@ -22,25 +22,30 @@ import (
 // snapshot is generated, exchanged by key and arranged. TANDEM_BENCH_KEYS
 // sets the key count (default 1M; docs/benchmarks.md records 10M);
 // TANDEM_BENCH_SOURCE_STEP_ITEMS sets source_step_items (default the
-// runtime's; 0 turns the bound off). It also reports the longest worker
+// runtime's; 0 turns the bound off); TANDEM_BENCH_ARRANGE_STEP_UPDATES
+// sets arrange_step_updates the same way. It also reports the longest worker
 // step (max-step-ms) and the number of steps.
 func BenchmarkHydrateKeyValue(b *testing.B) {
 	keys := 1_000_000
 	if v, err := strconv.Atoi(os.Getenv("TANDEM_BENCH_KEYS")); err == nil && v > 0 {
 		keys = v
 	}
-	stepItems := os.Getenv("TANDEM_BENCH_SOURCE_STEP_ITEMS")
+	params := map[string]string{}
+	if v := os.Getenv("TANDEM_BENCH_SOURCE_STEP_ITEMS"); v != "" {
+		params["source_step_items"] = v
+	}
+	if v := os.Getenv("TANDEM_BENCH_ARRANGE_STEP_UPDATES"); v != "" {
+		params["arrange_step_updates"] = v
+	}
 	for _, w := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("W%d", w), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				steps := &stepStats{}
 				h := runtimetest.New(b, runtimetest.Options{Workers: w, Timeout: 10 * time.Minute, Metrics: steps,
 					Sources: render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}})
-				if stepItems != "" {
-					for _, rt := range h.RTs {
-						if err := rt.UpdateConfiguration(map[string]string{"source_step_items": stepItems}); err != nil {
-							b.Fatal(err)
-						}
+				for _, rt := range h.RTs {
+					if err := rt.UpdateConfiguration(params); err != nil {
+						b.Fatal(err)
 					}
 				}
 				// Ticks in the past are generated at once: the snapshot of

@@ -132,6 +132,9 @@ type Runtime struct {
 	// sourceChunk bounds the items a source produces per step (0:
 	// unbounded); "source_step_items".
 	sourceChunk atomic.Int64
+	// arrangeFuel bounds the updates an arrangement's batch build sorts or
+	// merges per step (0: unbounded); "arrange_step_updates".
+	arrangeFuel atomic.Int64
 	walkMode    atomic.Int64 // an offload.Mode
 	// stashThreshold is the chunk size of streamable peeks' walks (0:
 	// never stream), parameter "peek_stash_threshold".
@@ -191,6 +194,7 @@ func New(cfg Config) (*Runtime, error) {
 	r.maxBytes.Store(int64(cfg.MaxResultBytes))
 	r.walkBudget.Store(DefaultPeekWalkBudget)
 	r.sourceChunk.Store(DefaultSourceStepItems)
+	r.arrangeFuel.Store(render.DefaultArrangeStepUpdates)
 	r.walkMode.Store(int64(offload.Budgeted))
 	r.offload = offload.NewPool(max(2, cfg.Workers))
 	ws, err := dataflow.New(dataflow.Config{
@@ -299,6 +303,7 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 			Fail:         func(err error) { r.ws.Fail(fmt.Errorf("dataflow %s: %w", desc.DebugName, err)) },
 			SourceChunk:  func() int { return int(r.sourceChunk.Load()) },
 			Imports:      &r.imports,
+			ArrangeFuel:  func() int { return int(r.arrangeFuel.Load()) },
 		})
 		if err != nil {
 			return err
@@ -401,6 +406,19 @@ func (r *Runtime) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
 	return nil
 }
 
+// OnWorkers runs fn on every local worker of this process, on the worker
+// goroutine between steps, after every command issued before it; an error
+// is fatal for the runtime. The interactive wrapper advances its standing
+// holds on peer indexes there, so that they move when this runtime's
+// workers get to the compaction, not when it is dispatched.
+func (r *Runtime) OnWorkers(fn func(local int) error) {
+	r.ws.Broadcast(func(w *dataflow.Worker) {
+		if err := fn(w.Local()); err != nil {
+			r.ws.Fail(err)
+		}
+	})
+}
+
 // DefaultPeekWalkBudget is the number of (key, value) pairs a peek walk
 // visits on its worker before the rest of the walk moves to the offload pool
 // (mode "budgeted"): a point lookup finishes on the worker, while a scan or a
@@ -443,6 +461,13 @@ func (r *Runtime) UpdateConfiguration(params map[string]string) error {
 			return fmt.Errorf("update configuration: source_step_items %q: want a non-negative integer", v)
 		}
 		r.sourceChunk.Store(n)
+	}
+	if v, ok := params["arrange_step_updates"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("update configuration: arrange_step_updates %q: want a non-negative integer", v)
+		}
+		r.arrangeFuel.Store(n)
 	}
 	if v, ok := params["peek_stash_threshold"]; ok {
 		n, err := strconv.ParseInt(v, 10, 64)

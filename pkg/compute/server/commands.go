@@ -34,6 +34,7 @@ func (s *Server) handleRequest(ctx context.Context, r request) {
 		if st.conn != r.conn {
 			return // a command of a superseded connection
 		}
+		st.received = r.received
 		s.command(ctx, r.conn, r.cmd)
 	}
 }

@@ -24,6 +24,29 @@ type Metrics interface {
 	Collections(hydrated, hydrating int)
 }
 
+// StageMetrics is implemented by a Metrics that also times the stages of
+// a read on the replica: "command" (from the peek coming off the gRPC
+// stream to its hand-over to the runtime: the server's command queue,
+// decoding and checks) and "runtime" (from there to the runtime's answer:
+// routing, waiting for the time to be sealed, the walk). The controller
+// times the whole round trip (pkg/readtrace, stage "replica").
+type StageMetrics interface {
+	ReadStage(stage string, d time.Duration)
+}
+
+// Read stages on the replica, as metric labels.
+const (
+	stageCommand = "command"
+	stageRuntime = "runtime"
+)
+
+// readStage records a stage when the metrics time stages.
+func (s *Server) readStage(stage string, d time.Duration) {
+	if sm, ok := s.metrics.(StageMetrics); ok {
+		sm.ReadStage(stage, d)
+	}
+}
+
 type nopMetrics struct{}
 
 func (nopMetrics) CommandReceived(string)             {}

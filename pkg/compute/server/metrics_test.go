@@ -15,10 +15,17 @@ type recordingMetrics struct {
 	commands   map[string]int
 	peeks      map[string]int
 	reconciled [][3]int
+	stages     map[string]int
 }
 
 func newRecordingMetrics() *recordingMetrics {
-	return &recordingMetrics{commands: map[string]int{}, peeks: map[string]int{}}
+	return &recordingMetrics{commands: map[string]int{}, peeks: map[string]int{}, stages: map[string]int{}}
+}
+
+func (m *recordingMetrics) ReadStage(stage string, _ time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.stages[stage]++
 }
 
 func (m *recordingMetrics) CommandReceived(kind string) {
@@ -110,5 +117,29 @@ func TestMetricsCountReconciliationAndPeekResults(t *testing.T) {
 	m.mu.Unlock()
 	if len(got) != 2 || got[0] != [3]int{0, 0, 0} || got[1] != [3]int{1, 1, 1} {
 		t.Fatalf("reconciliations (reused, replaced, dropped) = %v, want [0 0 0] then [1 1 1]", got)
+	}
+}
+
+// TestPeekRecordsReplicaStagesOnce: a peek answered by the runtime records
+// the replica's command and runtime stages once each; one refused before
+// the runtime (unknown index) records neither.
+func TestPeekRecordsReplicaStagesOnce(t *testing.T) {
+	m := newRecordingMetrics()
+	h := newHarnessWith(t, m)
+	s := h.ready("n1", &computepb.CreateInstance{}, testDataflow{Name: "d", Indexes: []string{"u1"}, AsOf: 5, Plan: "p1"})
+	h.rt.expect(t, "create d")
+	s.send(peekCmd(uuidN(1), "u404", 5))
+	peekError(t, s.recv(), CodeUndefinedObject)
+	s.send(peekCmd(uuidN(2), "u1", 5))
+	h.rt.expect(t, "peek "+uuidN(2))
+	h.srv.Deliver(&PeekResult{UUID: uuidN(2), Rows: []RowCount{{Row: row.Pack(row.Int64(1)), Count: 1}}})
+	if s.recv().GetPeekResponse().GetRows() == nil {
+		t.Fatal("want rows")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	want := map[string]int{stageCommand: 1, stageRuntime: 1}
+	if len(m.stages) != len(want) || m.stages[stageCommand] != 1 || m.stages[stageRuntime] != 1 {
+		t.Errorf("stages recorded %v, want %v", m.stages, want)
 	}
 }

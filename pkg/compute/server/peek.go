@@ -39,6 +39,10 @@ func (s *Server) peek(ctx context.Context, c *conn, p *computepb.Peek) {
 		s.finishPeek(c, uuid, nil, err)
 		return
 	}
+	pending.dispatched = s.now()
+	if !s.st.received.IsZero() {
+		s.readStage(stageCommand, pending.dispatched.Sub(s.st.received))
+	}
 	if err := s.rt.Peek(ctx, decodePeek(p)); err != nil {
 		s.finishPeek(c, uuid, nil, fmt.Errorf("peek %s: %w", uuid, err))
 	}
@@ -73,6 +77,9 @@ func (s *Server) peekResult(r *PeekResult) {
 			r.Stream.Close() // nobody will read it: stop its producers
 		}
 		return
+	}
+	if !p.dispatched.IsZero() {
+		s.readStage(stageRuntime, s.now().Sub(p.dispatched))
 	}
 	if r.Stream != nil && r.Err == nil {
 		s.stash(p, p.conn, r.UUID, streamSource{r.Stream})

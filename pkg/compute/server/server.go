@@ -90,11 +90,12 @@ func (s *Server) Deliver(ev Event) { s.events.push(ev) }
 
 // request is one input from a connection goroutine to the loop.
 type request struct {
-	conn    *conn
-	connect chan error // set for a new connection: the loop answers on it
-	cmd     *computepb.Command
-	closed  bool           // the connection's stream ended
-	stashed *stashFinished // a stash job ended
+	received time.Time // when a command came off the stream
+	conn     *conn
+	connect  chan error // set for a new connection: the loop answers on it
+	cmd      *computepb.Command
+	closed   bool           // the connection's stream ended
+	stashed  *stashFinished // a stash job ended
 }
 
 type stashFinished struct {
@@ -175,7 +176,7 @@ func (s *Server) CommandStream(stream computepb.Compute_CommandStreamServer) err
 				cancel(fmt.Errorf("%w: %w", errReceive, err))
 				return
 			}
-			if !s.send(ctx, request{conn: c, cmd: cmd}) {
+			if !s.send(ctx, request{conn: c, cmd: cmd, received: s.now()}) {
 				return
 			}
 		}

@@ -73,6 +73,9 @@ type pendingPeek struct {
 	conn    *conn
 	started time.Time
 	stash   *stashJob // set once its result is streaming
+	// dispatched is when the peek went to the runtime (the start of its
+	// runtime stage); zero if it was refused before.
+	dispatched time.Time
 }
 
 // state is the replica's state, owned by the loop.
@@ -81,6 +84,8 @@ type state struct {
 	dataflows   map[*dataflowState]struct{}
 	collections map[string]*collection
 	peeks       map[string]*pendingPeek
+	// received is when the command being handled came off the stream.
+	received time.Time
 }
 
 func newState() state {

@@ -1,0 +1,94 @@
+package render
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tandemdb/tandem/pkg/compute/batch"
+	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+)
+
+// DefaultArrangeStepUpdates is the default fuel of an arrangement's batch
+// build per worker step ("arrange_step_updates"): a build sorts at most this
+// many updates into a run, or merges about this many updates of runs, per
+// step.
+const DefaultArrangeStepUpdates = 1 << 16
+
+// batchBuild seals the updates of one interval [lower, upper) of an
+// arrangement into one batch, a bounded amount of work per call, so that a
+// hydration's snapshot (millions of updates at one time) does not hold its
+// worker for the whole sort. With fuel F it sorts the updates into runs of
+// at most F (batch.Builder), then merges the runs two at a time, oldest
+// first (batch.NewRunMerger), each call spending about F units (an update
+// sorted into a run, or read by a merge) and stopping between values. The
+// result is the batch one Build of every update would give; the extra work
+// is about N*log2(N/F) merge units for N updates. Fuel 0 builds everything
+// in one call, as without the bound.
+type batchBuild struct {
+	desc  batch.Description
+	todo  []dataflow.Update // updates not yet in a run
+	runs  []*batch.Batch    // sorted runs, oldest first
+	merge *batch.Merger
+	// calls and maxWork count the calls and the most work one call did,
+	// for tests.
+	calls, maxWork int
+}
+
+func newBatchBuild(desc batch.Description, ups []dataflow.Update) *batchBuild {
+	return &batchBuild{desc: desc, todo: ups}
+}
+
+// work spends up to fuel (0: unbounded) on the build with b (a reusable
+// builder, left reset) and returns the batch once it is complete.
+func (bb *batchBuild) work(b *batch.Builder, fuel int) (*batch.Batch, error) {
+	bb.calls++
+	if fuel <= 0 {
+		fuel = math.MaxInt // everything left in this call
+	}
+	left := fuel
+	defer func() { bb.maxWork = max(bb.maxWork, fuel-left) }()
+	for {
+		switch {
+		case len(bb.todo) == 0 && bb.merge == nil && len(bb.runs) <= 1:
+			if len(bb.runs) == 1 {
+				return bb.runs[0], nil
+			}
+			return b.Build(bb.desc) // no update: an empty batch
+		case left <= 0:
+			return nil, nil
+		case len(bb.todo) > 0:
+			n := min(len(bb.todo), left)
+			run, err := bb.sortRun(b, bb.todo[:n])
+			if err != nil {
+				return nil, err
+			}
+			clear(bb.todo[:n]) // let the input buffers go as they are sorted
+			bb.todo = bb.todo[n:]
+			bb.runs = append(bb.runs, run)
+			left -= n
+		case bb.merge != nil:
+			if bb.merge.Work(&left) {
+				bb.runs = append(bb.runs, bb.merge.Result())
+				bb.merge = nil
+			}
+		default:
+			m, err := batch.NewRunMerger(bb.runs[0], bb.runs[1])
+			if err != nil {
+				return nil, fmt.Errorf("merge runs: %w", err)
+			}
+			bb.runs[0], bb.runs[1] = nil, nil
+			bb.runs = bb.runs[2:]
+			bb.merge = m
+		}
+	}
+}
+
+// sortRun builds one sorted, consolidated run of ups.
+func (bb *batchBuild) sortRun(b *batch.Builder, ups []dataflow.Update) (*batch.Batch, error) {
+	for _, u := range ups {
+		b.Push(u.Key, u.Val, u.Time, u.Diff)
+	}
+	run, err := b.Build(bb.desc)
+	b.Reset()
+	return run, err
+}
