@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -17,7 +18,7 @@ import (
 func (s *Session) planner(sn *snapshot, paramTypes []row.Type, params []row.Datum) *planner.Planner {
 	cluster, _ := s.vars.Get(VarCluster)
 	zone, _ := s.vars.Get(VarTimeZone)
-	return &planner.Planner{
+	p := &planner.Planner{
 		Catalog: sn,
 		Session: planner.SessionInfo{User: s.user, Database: Database, ServerVersion: ServerVersion,
 			TimeZone: zone, Now: s.statementTime()},
@@ -25,6 +26,9 @@ func (s *Session) planner(sn *snapshot, paramTypes []row.Type, params []row.Datu
 		ParamValues: params,
 		Cluster:     cluster,
 	}
+	limit, _ := s.vars.Get(VarMaxRecursionIterations)
+	p.RecursionLimit, _ = strconv.ParseInt(limit, 10, 64) // checked by SET; 0 means the default
+	return p
 }
 
 // readPlanner is the planner for reads: indexed views are read from their

@@ -116,6 +116,7 @@ func TestErrors(t *testing.T) {
 		{"SELECT * FROM t WHERE count(*) > 1", sqlerr.GroupingError},
 		{"WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT n FROM x) CYCLE n SET c USING p SELECT * FROM x", sqlerr.FeatureNotSupported},
 		{"WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT n FROM x) SELECT * FROM x", "54000"},
+		{"SET max_recursion_iterations = 0", sqlerr.InvalidParameterValue},
 		{"SELECT row_number() OVER w FROM t WINDOW w AS ()", sqlerr.FeatureNotSupported},
 		{"SELECT row_number() FROM t", sqlerr.WrongObjectType},
 		{"SELECT ARRAY(SELECT 1)", sqlerr.FeatureNotSupported},
@@ -322,4 +323,19 @@ func TestStatementTimeout(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("read without a limit: %v", err)
 	}
+}
+
+// TestMaxRecursionIterations: the session's max_recursion_iterations is
+// the limit a WITH RECURSIVE query is planned with.
+func TestMaxRecursionIterations(t *testing.T) {
+	s, _ := newSession(t)
+	count := "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT max(n) FROM r"
+	wantRows(t, s, "SHOW max_recursion_iterations", "10000")
+	wantRows(t, s, count, "5")
+	run(t, s, "SET max_recursion_iterations = 5")
+	wantRows(t, s, count, "5")
+	run(t, s, "SET max_recursion_iterations = 4")
+	wantCode(t, s, count, "54000")
+	run(t, s, "RESET max_recursion_iterations")
+	wantRows(t, s, count, "5")
 }

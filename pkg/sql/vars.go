@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tandemdb/tandem/pkg/sql/planner"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
@@ -18,6 +19,9 @@ const (
 	// VarStatementTimeout bounds how long Execute may take (see
 	// Session.Execute); 0 means no limit.
 	VarStatementTimeout = "statement_timeout"
+	// VarMaxRecursionIterations bounds the rounds of a WITH RECURSIVE
+	// query planned in the session (planner.DefaultRecursionLimit).
+	VarMaxRecursionIterations = "max_recursion_iterations"
 )
 
 // Transaction isolation levels.
@@ -64,6 +68,15 @@ func parseDurationMS(s string) (time.Duration, error) {
 			"invalid value for parameter %q: %q (a duration such as 5000, 500ms, 5s or 1min; 0 disables it)", VarStatementTimeout, s)
 	}
 	return time.Duration(v * float64(scale)), nil
+}
+
+// positiveIntValue accepts an integer from 1 to 2^31-1.
+func positiveIntValue(s string) (string, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+	if err != nil || n < 1 {
+		return "", sqlerr.Errorf(sqlerr.InvalidParameterValue, "invalid value %q (an integer from 1 to %d)", s, math.MaxInt32)
+	}
+	return strconv.FormatInt(n, 10), nil
 }
 
 func fixedValue(allowed ...string) func(string) (string, error) {
@@ -114,6 +127,7 @@ func sessionVars() map[string]sessionVar {
 		"is_superuser":                {def: "off", reportStatus: true, check: nil},
 		"max_identifier_length":       {def: "63", check: nil},
 		"database":                    {def: Database, check: nil},
+		VarMaxRecursionIterations:     {def: strconv.Itoa(planner.DefaultRecursionLimit), check: positiveIntValue},
 	}
 }
 

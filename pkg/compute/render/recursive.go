@@ -49,24 +49,21 @@ func (r *planRenderer) recursive(rec *plan.Recursive) (rendered, error) {
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 }
 
-// fixpointKey is the one key every fixpoint input row is arranged under.
-var fixpointKey = row.Pack()
-
 // FixpointTag is the prefix of input i's rows in the fixpoint operator's
 // input: the row (i), so that a tagged row is a row (i, columns...).
 func FixpointTag(i int) []byte { return row.Pack(row.Int64(int64(i))) }
 
-// tagInput keys every row under fixpointKey with the value
-// FixpointTag(input) ++ row.
+// tagInput keys every row under the empty key (the one key of the
+// fixpoint's arrangement) with the value FixpointTag(input) ++ row.
 func tagInput(b *dataflow.Builder, name string, in dataflow.Stream, input int) dataflow.Stream {
-	tag := FixpointTag(input)
+	tag, key := FixpointTag(input), row.Pack()
 	return b.AddOperator("Tag "+name, []dataflow.Connection{{From: in}}, 1, dataflow.LogicFunc(func(op *dataflow.Operator) {
 		for _, d := range op.Input(0).Take() {
 			in := d.([]dataflow.Update)
 			out := make([]dataflow.Update, len(in))
 			for i, u := range in {
 				val := append(append(make([]byte, 0, len(tag)+len(u.Val)), tag...), u.Val...)
-				out[i] = dataflow.Update{Key: fixpointKey, Val: val, Time: u.Time, Diff: u.Diff}
+				out[i] = dataflow.Update{Key: key, Val: val, Time: u.Time, Diff: u.Diff}
 			}
 			op.Output(0).Send(out)
 		}
