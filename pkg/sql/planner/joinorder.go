@@ -69,7 +69,7 @@ func (p *Planner) finalPlan(r *rel) plan.Plan {
 
 // rewrite plans the clusters of pl, top down.
 func (jp *joinPlanner) rewrite(pl plan.Plan) plan.Plan {
-	if isClusterRoot(pl) {
+	if isClusterRoot(pl) && worthPlanning(pl) {
 		if out, ok := jp.cluster(pl); ok {
 			return out
 		}
@@ -77,17 +77,54 @@ func (jp *joinPlanner) rewrite(pl plan.Plan) plan.Plan {
 	return jp.rewriteInputs(pl)
 }
 
+// worthPlanning reports whether the cluster rooted at pl has something
+// to plan: a join without keys or a filter. Keyed joins with nothing
+// above but a projection (most of what decorrelation builds) are left
+// as they are, and cost no copying.
+func worthPlanning(pl plan.Plan) bool {
+	if pl.Mfp != nil {
+		if len(pl.Mfp.MFP.Predicates) > 0 {
+			return true
+		}
+		pl = *pl.Mfp.Input
+	}
+	var walk func(p plan.Plan) bool
+	walk = func(p plan.Plan) bool {
+		switch {
+		case p.Join != nil:
+			return len(p.Join.LeftKey) == 0 || walk(*p.Join.Left) || walk(*p.Join.Right)
+		case p.Mfp != nil && p.Mfp.Input.Join != nil && len(p.Mfp.MFP.Expressions) == 0:
+			return len(p.Mfp.MFP.Predicates) > 0 || walk(*p.Mfp.Input)
+		}
+		return false
+	}
+	return walk(pl)
+}
+
 // isClusterRoot reports whether pl is a Join or an Mfp over one.
 func isClusterRoot(pl plan.Plan) bool {
 	return pl.Join != nil || (pl.Mfp != nil && pl.Mfp.Input.Join != nil)
 }
 
-// rewriteInputs returns a copy of pl with its inputs rewritten.
+// rewriteInputs returns pl with its inputs rewritten: a copy when one of
+// them changed, pl itself otherwise.
 func (jp *joinPlanner) rewriteInputs(pl plan.Plan) plan.Plan {
+	return mapInputs(pl, jp.rewrite)
+}
+
+// mapInputs returns pl with f applied to each input: pl itself when f
+// returns every input unchanged (a plan is a struct of pointers, so ==
+// is identity), else a copy.
+func mapInputs(pl plan.Plan, f func(plan.Plan) plan.Plan) plan.Plan {
 	ins := pl.Inputs()
 	out := make([]plan.Plan, len(ins))
+	changed := false
 	for i, in := range ins {
-		out[i] = jp.rewrite(*in)
+		out[i] = f(*in)
+		changed = changed || out[i] != *in
+	}
+	if !changed {
+		return pl
 	}
 	return withInputs(pl, out)
 }

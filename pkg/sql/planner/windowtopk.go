@@ -28,14 +28,9 @@ import (
 // rows of `rn = k` before the k-th).
 
 // windowTopK returns pl with the top-k pattern planned as a TopK. It
-// copies the nodes it changes (plans share subtrees).
+// copies the nodes it changes (plans share subtrees) and only those.
 func windowTopK(pl plan.Plan, env plan.Env) plan.Plan {
-	ins := pl.Inputs()
-	rewritten := make([]plan.Plan, len(ins))
-	for i, in := range ins {
-		rewritten[i] = windowTopK(*in, env)
-	}
-	pl = withInputs(pl, rewritten)
+	pl = mapInputs(pl, func(in plan.Plan) plan.Plan { return windowTopK(in, env) })
 	if pl.Mfp == nil || pl.Mfp.Input.Window == nil {
 		return pl
 	}
