@@ -134,12 +134,17 @@ func (r *planRenderer) join(j *plan.Join) (rendered, error) {
 }
 
 var aggFuncs = map[plan.AggregateFunc]operators.AggFunc{
-	plan.AggCount:     operators.AggCount,
-	plan.AggCountStar: operators.AggCountStar,
-	plan.AggSum:       operators.AggSum,
-	plan.AggMin:       operators.AggMin,
-	plan.AggMax:       operators.AggMax,
-	plan.AggAvg:       operators.AggAvg,
+	plan.AggCount:      operators.AggCount,
+	plan.AggCountStar:  operators.AggCountStar,
+	plan.AggSum:        operators.AggSum,
+	plan.AggMin:        operators.AggMin,
+	plan.AggMax:        operators.AggMax,
+	plan.AggAvg:        operators.AggAvg,
+	plan.AggStringAgg:  operators.AggStringAgg,
+	plan.AggVarPop:     operators.AggVarPop,
+	plan.AggVarSamp:    operators.AggVarSamp,
+	plan.AggStddevPop:  operators.AggStddevPop,
+	plan.AggStddevSamp: operators.AggStddevSamp,
 }
 
 func (r *planRenderer) reduce(red *plan.Reduce) (rendered, error) {
@@ -156,6 +161,21 @@ func (r *planRenderer) reduce(red *plan.Reduce) (rendered, error) {
 			vals = append(vals, expr.Literal(row.Null()))
 		} else {
 			vals = append(vals, a.Expr)
+		}
+	}
+	// string_agg's separator and order expressions follow the arguments.
+	for i, a := range red.Aggregates {
+		if a.Func != plan.AggStringAgg {
+			continue
+		}
+		if a.Sep == nil {
+			return rendered{}, fmt.Errorf("reduce: string_agg without a separator")
+		}
+		aggs[i].Sep = len(vals)
+		vals = append(vals, *a.Sep)
+		for _, o := range a.OrderBy {
+			aggs[i].Order = append(aggs[i].Order, operators.OrderColumn{Column: len(vals), Desc: o.Desc, NullsFirst: !o.NullsLast})
+			vals = append(vals, o.Expr)
 		}
 	}
 	if vals == nil {
