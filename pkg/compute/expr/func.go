@@ -113,6 +113,10 @@ const (
 	FuncBpchar
 	FuncVarcharAssign
 	FuncBpcharAssign
+	// numeric_var(n, sum, sum of squares, kind, scale): the variance or
+	// standard deviation of integers and numerics from their count and
+	// exact sums (numeric_var.go).
+	FuncNumericVar
 	funcCount
 )
 

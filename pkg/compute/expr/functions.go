@@ -85,6 +85,7 @@ var funcs = [funcCount]funcDef{
 	FuncBpchar:         {name: "bpchar", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCharN, eval2: evalCharN(true, false)},
 	FuncVarcharAssign:  {name: "varchar_assign", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCharN, eval2: evalCharN(false, true)},
 	FuncBpcharAssign:   {name: "bpchar_assign", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCharN, eval2: evalCharN(true, true)},
+	FuncNumericVar:     {name: "numeric_var", minArgs: 5, maxArgs: 5, strict: true, typeOf: typeNumericVar, evalN: evalNumericVar},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL

@@ -72,7 +72,8 @@ func scalarFunc(name string) (expr.Func, bool) {
 // knows.
 func isAggregate(name string) bool {
 	switch name {
-	case "count", "sum", "min", "max", "avg":
+	case "count", "sum", "min", "max", "avg", "bool_and", "bool_or", "every", "string_agg",
+		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
 		return true
 	}
 	return false
