@@ -204,3 +204,31 @@ func (a *aggScope) numericVariance(g aggregate, kind int64) (typed, error) {
 	e := expr.Call(expr.FuncNumericVar, n.e, s.e, ss.e, expr.Literal(row.Int64(kind)), expr.Literal(row.Int64(scale)))
 	return typed{e: e, t: num}, nil
 }
+
+// stringAggExplain is string_agg's separator and ORDER BY as EXPLAIN
+// shows them.
+func stringAggExplain(a plan.Aggregate) string {
+	if a.Sep == nil {
+		return ""
+	}
+	s := ", " + a.Sep.String()
+	for i, o := range a.OrderBy {
+		if i == 0 {
+			s += " order by "
+		} else {
+			s += ", "
+		}
+		s += o.Expr.String()
+		if o.Desc {
+			s += " desc"
+		}
+		if o.NullsLast != !o.Desc {
+			if o.NullsLast {
+				s += " nulls last"
+			} else {
+				s += " nulls first"
+			}
+		}
+	}
+	return s
+}
