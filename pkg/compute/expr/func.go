@@ -117,6 +117,28 @@ const (
 	// standard deviation of integers and numerics from their count and
 	// exact sums (numeric_var.go).
 	FuncNumericVar
+	// Text functions (text_funcs.go, format.go, regexp.go), as PostgreSQL's.
+	FuncSplitPart     // split_part(s, delim, n)
+	FuncConcatWS      // concat_ws(sep, args...): NULL arguments skipped
+	FuncLPad          // lpad(s, n[, fill])
+	FuncRPad          // rpad(s, n[, fill])
+	FuncLeft          // left(s, n)
+	FuncRight         // right(s, n)
+	FuncInitcap       // initcap(s)
+	FuncMD5           // md5(text or bytea): hex digest
+	FuncFormat        // format(fmt, args...)
+	FuncRegexpReplace // regexp_replace(s, pattern, replacement[, flags])
+	FuncRegexpLike    // regexp_like(s, pattern[, flags])
+	FuncRepeat        // repeat(s, n)
+	FuncReverse       // reverse(s)
+	FuncTranslate     // translate(s, from, to)
+	FuncASCII         // ascii(s)
+	FuncChr           // chr(n)
+	FuncStartsWith    // starts_with(s, prefix)
+	// numeric_text(x, scale): a numeric's text at a display scale the SQL
+	// layer knows (values are stored without trailing zeros), for concat
+	// and format.
+	FuncNumericText
 	funcCount
 )
 

@@ -64,6 +64,40 @@ func scalarFunc(name string) (expr.Func, bool) {
 		return expr.FuncGreatest, true
 	case "least":
 		return expr.FuncLeast, true
+	case "split_part":
+		return expr.FuncSplitPart, true
+	case "concat_ws":
+		return expr.FuncConcatWS, true
+	case "lpad":
+		return expr.FuncLPad, true
+	case "rpad":
+		return expr.FuncRPad, true
+	case "left":
+		return expr.FuncLeft, true
+	case "right":
+		return expr.FuncRight, true
+	case "initcap":
+		return expr.FuncInitcap, true
+	case "md5":
+		return expr.FuncMD5, true
+	case "format":
+		return expr.FuncFormat, true
+	case "regexp_replace":
+		return expr.FuncRegexpReplace, true
+	case "regexp_like":
+		return expr.FuncRegexpLike, true
+	case "repeat":
+		return expr.FuncRepeat, true
+	case "reverse":
+		return expr.FuncReverse, true
+	case "translate":
+		return expr.FuncTranslate, true
+	case "ascii":
+		return expr.FuncASCII, true
+	case "chr":
+		return expr.FuncChr, true
+	case "starts_with":
+		return expr.FuncStartsWith, true
 	}
 	return expr.FuncInvalid, false
 }
@@ -166,7 +200,7 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 	xs := make([]typed, len(fc.Args))
 	for i, a := range fc.Args {
 		want := row.TypeText
-		if (f == expr.FuncSubstr || f == expr.FuncRound || f == expr.FuncTrunc) && i > 0 {
+		if intArg(f, i) {
 			want = row.TypeInt64
 		}
 		x, err := c.lowerAs(a, want)
@@ -174,6 +208,11 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 			return typed{}, err
 		}
 		args[i], xs[i] = x.e, x
+	}
+	if f == expr.FuncConcat || f == expr.FuncConcatWS || f == expr.FuncFormat {
+		for i, x := range xs {
+			args[i] = numericAsText(x)
+		}
 	}
 	if isMathFunc(f) {
 		var err error
@@ -317,4 +356,32 @@ func mathMod(f expr.Func, xs []typed) TypeMod {
 		return scaleMod(expr.FuncMod, xs[0], xs[1])
 	}
 	return TypeMod{}
+}
+
+// intArg reports whether argument i of f is an integer (which untyped
+// literals and parameters become); the others are text.
+func intArg(f expr.Func, i int) bool {
+	switch f {
+	case expr.FuncSubstr, expr.FuncRound, expr.FuncTrunc:
+		return i > 0
+	case expr.FuncLPad, expr.FuncRPad, expr.FuncLeft, expr.FuncRight, expr.FuncRepeat:
+		return i == 1
+	case expr.FuncSplitPart:
+		return i == 2
+	case expr.FuncChr:
+		return i == 0
+	}
+	return false
+}
+
+// numericAsText is x, or for a numeric of known display scale its text at
+// that scale, as concat and format print their arguments.
+func numericAsText(x typed) expr.Expr {
+	if x.t.Type != row.TypeNumeric {
+		return x.e
+	}
+	if s, ok := displayScale(x); ok {
+		return expr.Call(expr.FuncNumericText, x.e, expr.Literal(row.Int64(int64(s))))
+	}
+	return x.e
 }
