@@ -98,6 +98,14 @@ func scalarFunc(name string) (expr.Func, bool) {
 		return expr.FuncChr, true
 	case "starts_with":
 		return expr.FuncStartsWith, true
+	case "cbrt":
+		return expr.FuncCbrt, true
+	case "degrees":
+		return expr.FuncDegrees, true
+	case "radians":
+		return expr.FuncRadians, true
+	case "pi":
+		return expr.FuncPi, true
 	}
 	return expr.FuncInvalid, false
 }
@@ -188,6 +196,9 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		return y, err
 	}
 	f, ok := scalarFunc(name)
+	if name == "log" && len(fc.Args) == 2 {
+		f = expr.FuncLog // log(b, x); log(x) is base 10
+	}
 	if !ok {
 		if feature := unsupportedFunction(name); feature == "window functions" {
 			return typed{}, sqlerr.Errorf(sqlerr.WrongObjectType, "window function %s requires an OVER clause", name)
@@ -199,11 +210,26 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 	args := make([]expr.Expr, len(fc.Args))
 	xs := make([]typed, len(fc.Args))
 	for i, a := range fc.Args {
-		want := row.TypeText
+		x, err := c.lowerTyped(a)
+		if err != nil {
+			return typed{}, err
+		}
+		xs[i] = x
+	}
+	// An untyped argument of a math function next to a numeric is a
+	// numeric (power(2.0, 'NaN')), as Postgres resolves the overload.
+	untypedMath := row.TypeText
+	for _, x := range xs {
+		if isMathFunc(f) && !x.untyped() && x.t.Type == row.TypeNumeric {
+			untypedMath = row.TypeNumeric
+		}
+	}
+	for i, x := range xs {
+		want := untypedMath
 		if intArg(f, i) {
 			want = row.TypeInt64
 		}
-		x, err := c.lowerAs(a, want)
+		x, err := c.settle(x, want)
 		if err != nil {
 			return typed{}, err
 		}
@@ -293,7 +319,8 @@ func (c *exprCtx) sqlValueFunction(f *pg.SQLValueFunction) (typed, error) {
 func isMathFunc(f expr.Func) bool {
 	switch f {
 	case expr.FuncAbs, expr.FuncRound, expr.FuncTrunc, expr.FuncFloor, expr.FuncCeil, expr.FuncSqrt,
-		expr.FuncPower, expr.FuncSign, expr.FuncDivTrunc, expr.FuncMod, expr.FuncExp, expr.FuncLn, expr.FuncLog10:
+		expr.FuncPower, expr.FuncSign, expr.FuncDivTrunc, expr.FuncMod, expr.FuncExp, expr.FuncLn, expr.FuncLog10,
+		expr.FuncLog, expr.FuncCbrt, expr.FuncDegrees, expr.FuncRadians:
 		return true
 	}
 	return false
@@ -301,10 +328,8 @@ func isMathFunc(f expr.Func) bool {
 
 // mathArgs resolves the argument types of a math function as Postgres'
 // overloads do: round(x, n) and trunc(x, n) and div take numerics (an
-// integer x is cast), mod and power take a common type. The logarithms,
-// exp and power over numerics are refused: Postgres computes them in
-// numeric with result scales Tandem does not reproduce (cast to double
-// precision instead).
+// integer x is cast), mod and power take a common type, log(b, x) takes
+// numerics only.
 func mathArgs(name string, f expr.Func, xs []typed) ([]typed, error) {
 	toNumeric := func(x typed) typed {
 		if x.t.Type != row.TypeInt64 {
@@ -318,6 +343,16 @@ func mathArgs(name string, f expr.Func, xs []typed) ([]typed, error) {
 		if len(xs) == 2 {
 			xs[0] = toNumeric(xs[0])
 		}
+	case expr.FuncLog:
+		for _, x := range xs {
+			if x.t.Type != row.TypeInt64 && x.t.Type != row.TypeNumeric && x.t.Type != row.TypeNull {
+				return nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function log(%s, %s) does not exist",
+					PGTypeName(xs[0].t.Type), PGTypeName(xs[1].t.Type))
+			}
+		}
+		for i := range xs {
+			xs[i] = toNumeric(xs[i])
+		}
 	case expr.FuncDivTrunc:
 		xs = promoteNumeric(xs)
 		for i := range xs {
@@ -325,14 +360,6 @@ func mathArgs(name string, f expr.Func, xs []typed) ([]typed, error) {
 		}
 	case expr.FuncMod, expr.FuncPower:
 		xs = promoteNumeric(xs)
-	}
-	switch f {
-	case expr.FuncPower, expr.FuncExp, expr.FuncLn, expr.FuncLog10:
-		for _, x := range xs {
-			if x.t.Type == row.TypeNumeric {
-				return nil, sqlerr.Unsupported(fmt.Sprintf("%s of numeric values (cast the argument to double precision)", name))
-			}
-		}
 	}
 	return xs, nil
 }

@@ -270,6 +270,9 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 			return typed{}, err
 		}
 		x, err := c.check(expr.Coalesce(exprs(xs)...))
+		if x.t.Type == row.TypeNumeric {
+			x.mod = sameScaleMod(xs)
+		}
 		return withWidth(x, err, widthOf(xs))
 	case *pg.Node_MinMaxExpr:
 		xs, err := c.lowerList(v.MinMaxExpr.Args)
@@ -281,6 +284,9 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 			f = expr.FuncLeast
 		}
 		x, err := c.check(expr.Call(f, exprs(xs)...))
+		if x.t.Type == row.TypeNumeric {
+			x.mod = sameScaleMod(xs)
+		}
 		return withWidth(x, err, widthOf(xs))
 	case *pg.Node_TypeCast:
 		return c.typeCast(v.TypeCast)
@@ -330,7 +336,47 @@ func (c *exprCtx) lowerList(ns []*pg.Node) ([]typed, error) {
 	if err != nil {
 		return nil, err
 	}
-	return promoteNumeric(xs), nil
+	return c.promoteDatetimeList(promoteNumeric(xs))
+}
+
+// promoteDatetimeList casts the dates, timestamps and timestamptzs of a
+// list mixing them to the latest of those types, as Postgres resolves a
+// common type (date < timestamp < timestamptz).
+func (c *exprCtx) promoteDatetimeList(xs []typed) ([]typed, error) {
+	top := 0
+	for _, x := range xs {
+		top = max(top, datetimeRank(x.t.Type))
+	}
+	for i, x := range xs {
+		if r := datetimeRank(x.t.Type); r > 0 && r < top {
+			y, err := c.castTo(x, [...]row.Type{1: row.TypeDate, 2: row.TypeTimestamp, 3: row.TypeTimestampTZ}[top])
+			if err != nil {
+				return nil, err
+			}
+			xs[i] = y
+		}
+	}
+	return xs, nil
+}
+
+// sameScaleMod is the display scale of a numeric chosen among xs
+// (COALESCE, GREATEST, LEAST) when all of theirs are known and equal.
+// PostgreSQL prints each value at its own scale; when they differ a
+// column has none to give, and values print without trailing zeros
+// (docs/sql.md).
+func sameScaleMod(xs []typed) TypeMod {
+	m, seen := TypeMod{Kind: ModNumeric}, false
+	for _, x := range xs {
+		if x.t.Type == row.TypeNull {
+			continue
+		}
+		s, ok := displayScale(x)
+		if !ok || (seen && s != m.Scale) {
+			return TypeMod{}
+		}
+		m.Scale, seen = s, true
+	}
+	return m
 }
 
 // promoteNumeric casts the numbers of a list mixing integer, numeric and
