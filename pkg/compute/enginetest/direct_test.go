@@ -206,6 +206,7 @@ func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
 				plan.AggCountStar: operators.AggCountStar, plan.AggCount: operators.AggCount, plan.AggSum: operators.AggSum,
 				plan.AggMin: operators.AggMin, plan.AggMax: operators.AggMax, plan.AggAvg: operators.AggAvg,
 				plan.AggStringAgg: operators.AggStringAgg, plan.AggVarSamp: operators.AggVarSamp, plan.AggStddevPop: operators.AggStddevPop,
+				plan.AggSumSquares: operators.AggSumSquares,
 			}[a.Func]
 			if !ok {
 				return nil, fmt.Errorf("unknown aggregate %q", a.Func)

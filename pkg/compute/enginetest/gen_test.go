@@ -179,7 +179,7 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 		for i := range rapid.IntRange(0, 3).Draw(g.t, label+"_aggs") {
 			lab := fmt.Sprintf("%s_agg%d", label, i)
 			f := rapid.SampledFrom([]plan.AggregateFunc{plan.AggCountStar, plan.AggCount, plan.AggSum, plan.AggMin, plan.AggMax, plan.AggAvg,
-				plan.AggStringAgg, plan.AggVarSamp, plan.AggStddevPop}).Draw(g.t, lab)
+				plan.AggStringAgg, plan.AggVarSamp, plan.AggStddevPop, plan.AggSumSquares}).Draw(g.t, lab)
 			if f == plan.AggCountStar || d.Arity() == 0 {
 				aggs = append(aggs, plan.Aggregate{Func: plan.AggCountStar})
 				continue
@@ -189,7 +189,7 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 				aggs = append(aggs, a)
 				continue
 			}
-			if f == plan.AggStringAgg || f == plan.AggVarSamp || f == plan.AggStddevPop {
+			if f == plan.AggStringAgg || f == plan.AggVarSamp || f == plan.AggStddevPop || f == plan.AggSumSquares {
 				f = plan.AggCount
 			}
 			if (f == plan.AggSum || f == plan.AggAvg) && !d.Types[c].Type.IsNumeric() {
@@ -257,8 +257,9 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 }
 
 // moreAggregate draws string_agg over a text column (a constant, NULL or
-// column separator, maybe an ORDER BY) or a variance over an integer
-// column cast to float64; ok is false when column c does not fit f.
+// column separator, maybe an ORDER BY), a variance over an integer
+// column cast to float64 or a sum of squares of one cast to numeric; ok
+// is false when column c does not fit f.
 func (g *planGen) moreAggregate(d row.RelationDesc, f plan.AggregateFunc, c int, lab string) (plan.Aggregate, bool) {
 	distinct := rapid.IntRange(0, 3).Draw(g.t, lab+"_distinct") == 0
 	switch {
@@ -273,6 +274,8 @@ func (g *planGen) moreAggregate(d row.RelationDesc, f plan.AggregateFunc, c int,
 		return a, true
 	case (f == plan.AggVarSamp || f == plan.AggStddevPop) && d.Types[c].Type == row.TypeInt64:
 		return plan.Aggregate{Func: f, Expr: expr.Cast(expr.Column(c), row.TypeFloat64), Distinct: distinct}, true
+	case f == plan.AggSumSquares && d.Types[c].Type == row.TypeInt64:
+		return plan.Aggregate{Func: f, Expr: expr.Cast(expr.Column(c), row.TypeNumeric), Distinct: distinct}, true
 	}
 	return plan.Aggregate{}, false
 }

@@ -41,10 +41,15 @@ const (
 	AggVarSamp
 	AggStddevPop
 	AggStddevSamp
+	// AggSumSquares is the exact sum of the squares of numeric arguments
+	// (NaN if one is NaN, Infinity if one is infinite): with count and
+	// sum, what the SQL layer computes numeric variances from; under
+	// Distinct it squares the distinct arguments.
+	AggSumSquares
 )
 
 var aggNames = [...]string{"invalid", "count(*)", "count", "sum", "min", "max", "avg",
-	"string_agg", "var_pop", "var_samp", "stddev_pop", "stddev_samp"}
+	"string_agg", "var_pop", "var_samp", "stddev_pop", "stddev_samp", "sum_squares"}
 
 func (f AggFunc) String() string {
 	if int(f) < len(aggNames) {
@@ -124,6 +129,8 @@ func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) 
 		return sumOrAvg(a, args)
 	case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
 		return floatVariance(a, args)
+	case AggSumSquares:
+		return sumSquares(a, args)
 	default:
 		return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("unknown aggregate function %s", a.Func)}
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/big"
 
+	"github.com/cockroachdb/apd/v3"
+
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
@@ -70,4 +72,46 @@ func floatVariance(a Aggregate, args []argCount) (row.Datum, error) {
 		f = math.Sqrt(f)
 	}
 	return row.Float64(f), nil
+}
+
+// sumSquares is the exact sum of x² over numeric arguments.
+func sumSquares(a Aggregate, args []argCount) (row.Datum, error) {
+	var (
+		s     numericSum
+		found bool
+	)
+	for i, v := range args {
+		if v.d.IsNull() {
+			continue
+		}
+		w := multiplicity(a, args, i)
+		if w == 0 {
+			continue
+		}
+		if v.d.Type() != row.TypeNumeric {
+			return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("%s: cannot aggregate %s values", a.Func, v.d.Type())}
+		}
+		x := v.d.Decimal()
+		sq := new(apd.Decimal)
+		switch x.Form {
+		case apd.Finite:
+			if _, err := exactCtx.Mul(sq, x, x); err != nil {
+				return row.Null(), Error{Code: CodeNumericOutOfRange, Message: "value overflows numeric format"}
+			}
+		case apd.Infinite:
+			sq.Form = apd.Infinite
+		default:
+			sq.Form = apd.NaN
+		}
+		d, err := row.Numeric(sq)
+		if err != nil {
+			return row.Null(), Error{Code: CodeNumericOutOfRange, Message: "value overflows numeric format"}
+		}
+		s.add(d, w)
+		found = true
+	}
+	if !found {
+		return row.Null(), nil
+	}
+	return s.result()
 }

@@ -194,6 +194,11 @@ func (a *Aggregate) AggregateType(in row.RelationDesc) (row.ColumnType, error) {
 		return t, nil
 	case AggStringAgg:
 		return a.stringAggType(in, t)
+	case AggSumSquares:
+		if t.Type != row.TypeNumeric {
+			return row.ColumnType{}, fmt.Errorf("%s(%s): argument has type %s, want numeric", a.Func, a.Expr, t.Type)
+		}
+		return row.ColumnType{Type: row.TypeNumeric, Nullable: true}, nil
 	case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
 		if t.Type != row.TypeFloat64 {
 			return row.ColumnType{}, fmt.Errorf("%s(%s): argument has type %s, want float64", a.Func, a.Expr, t.Type)

@@ -93,6 +93,9 @@ const (
 	AggVarSamp    AggregateFunc = "var_samp"
 	AggStddevPop  AggregateFunc = "stddev_pop"
 	AggStddevSamp AggregateFunc = "stddev_samp"
+	// sum_squares is the exact sum of the squares of numeric values
+	// (numeric), from which the SQL layer computes numeric variances.
+	AggSumSquares AggregateFunc = "sum_squares"
 )
 
 // AggOrder is one term of an ORDER BY inside an aggregate call.

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -153,4 +154,25 @@ func variance(kind aggKind, name string, args []weighted) (row.Datum, error) {
 		f = math.Sqrt(f)
 	}
 	return row.Float64(f), nil
+}
+
+// sumSquares adds x*x times its count over the distinct non-null values,
+// through the expression layer's numeric arithmetic.
+func sumSquares(name string, args []weighted) (row.Datum, error) {
+	if len(args) == 0 {
+		return row.Null(), nil
+	}
+	sum := row.NumericFromInt64(0)
+	for _, a := range args {
+		if a.d.Type() != row.TypeNumeric {
+			return row.Null(), &evalError{"XX000", fmt.Sprintf("%s: cannot aggregate %s values", name, a.d.Type())}
+		}
+		sq := expr.Call(expr.FuncMul, expr.Literal(a.d), expr.Literal(a.d))
+		e := expr.Call(expr.FuncAdd, expr.Literal(sum), expr.Call(expr.FuncMul, sq, expr.Literal(row.Int64(a.n))))
+		var err error
+		if sum, err = e.Eval(nil); err != nil {
+			return row.Null(), &evalError{expr.Code(err), err.Error()}
+		}
+	}
+	return sum, nil
 }

@@ -223,7 +223,7 @@ var aggKinds = map[plan.AggregateFunc]aggKind{
 	plan.AggCountStar: aggCountStar, plan.AggCount: aggCount, plan.AggSum: aggSum,
 	plan.AggMin: aggMin, plan.AggMax: aggMax, plan.AggAvg: aggAvg,
 	plan.AggStringAgg: aggStringAgg, plan.AggVarPop: aggVarPop, plan.AggVarSamp: aggVarSamp,
-	plan.AggStddevPop: aggStddevPop, plan.AggStddevSamp: aggStddevSamp,
+	plan.AggStddevPop: aggStddevPop, plan.AggStddevSamp: aggStddevSamp, plan.AggSumSquares: aggSumSquares,
 }
 
 func evalReduce(red *plan.Reduce, in Result, out *Result) {

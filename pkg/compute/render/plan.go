@@ -145,6 +145,7 @@ var aggFuncs = map[plan.AggregateFunc]operators.AggFunc{
 	plan.AggVarSamp:    operators.AggVarSamp,
 	plan.AggStddevPop:  operators.AggStddevPop,
 	plan.AggStddevSamp: operators.AggStddevSamp,
+	plan.AggSumSquares: operators.AggSumSquares,
 }
 
 func (r *planRenderer) reduce(red *plan.Reduce) (rendered, error) {

@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"fmt"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
@@ -183,12 +181,10 @@ func (a *aggScope) moreAggregates(g aggregate) (typed, bool, error) {
 }
 
 // numericVariance plans a variance of integers or numerics as PostgreSQL
-// computes it: from the count and the exact sums of x and x² (numeric),
-// with numeric_var's division and square root.
+// computes it: from the count and the exact sums of x and x² (numeric,
+// each over the distinct values under DISTINCT), with numeric_var's
+// division and square root.
 func (a *aggScope) numericVariance(g aggregate, kind int64) (typed, error) {
-	if g.distinct {
-		return typed{}, sqlerr.Unsupported(fmt.Sprintf("%s(DISTINCT ...) of integer or numeric values (cast to double precision)", g.fn))
-	}
 	x := g.arg
 	scale := int64(0)
 	if g.argType.Type == row.TypeInt64 {
@@ -197,9 +193,9 @@ func (a *aggScope) numericVariance(g aggregate, kind int64) (typed, error) {
 		scale = int64(g.argMod.Scale)
 	}
 	num := row.ColumnType{Type: row.TypeNumeric, Nullable: true}
-	count := aggregate{fn: "count", arg: x, argType: num, out: row.ColumnType{Type: row.TypeInt64}}
-	sum := aggregate{fn: "sum", arg: x, argType: num, out: num}
-	sq := aggregate{fn: "sum", arg: expr.Call(expr.FuncMul, x, x), argType: num, out: num}
+	count := aggregate{fn: "count", arg: x, argType: num, out: row.ColumnType{Type: row.TypeInt64}, distinct: g.distinct}
+	sum := aggregate{fn: "sum", arg: x, argType: num, out: num, distinct: g.distinct}
+	sq := aggregate{fn: string(plan.AggSumSquares), arg: x, argType: num, out: num, distinct: g.distinct}
 	n, s, ss := a.add(count), a.add(sum), a.add(sq)
 	e := expr.Call(expr.FuncNumericVar, n.e, s.e, ss.e, expr.Literal(row.Int64(kind)), expr.Literal(row.Int64(scale)))
 	return typed{e: e, t: num}, nil
