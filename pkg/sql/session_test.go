@@ -138,7 +138,7 @@ func TestErrors(t *testing.T) {
 		{"SELECT 'yesterday'::date", sqlerr.FeatureNotSupported},
 		{"SET TimeZone = 'Nowhere/Land'", sqlerr.InvalidParameterValue},
 		{"SELECT generate_series(1, 3)", sqlerr.FeatureNotSupported},
-		{"SELECT string_agg(b, ',') FROM t", sqlerr.FeatureNotSupported},
+		{"SELECT bit_and(a) FROM t", sqlerr.FeatureNotSupported},
 		{"SELECT no_such_function(1)", sqlerr.UndefinedFunction},
 		// $n without bound values (simple protocol) is an error, not NULL.
 		{"SELECT $1", sqlerr.UndefinedParameterRef},

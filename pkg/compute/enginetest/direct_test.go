@@ -208,6 +208,8 @@ func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
 			f, ok := map[plan.AggregateFunc]operators.AggFunc{
 				plan.AggCountStar: operators.AggCountStar, plan.AggCount: operators.AggCount, plan.AggSum: operators.AggSum,
 				plan.AggMin: operators.AggMin, plan.AggMax: operators.AggMax, plan.AggAvg: operators.AggAvg,
+				plan.AggStringAgg: operators.AggStringAgg, plan.AggVarSamp: operators.AggVarSamp, plan.AggStddevPop: operators.AggStddevPop,
+				plan.AggSumSquares: operators.AggSumSquares,
 			}[a.Func]
 			if !ok {
 				return nil, fmt.Errorf("unknown aggregate %q", a.Func)
@@ -217,6 +219,16 @@ func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
 				vals = append(vals, expr.Literal(row.Null()))
 			} else {
 				vals = append(vals, a.Expr)
+			}
+		}
+		for i, a := range n.Aggregates {
+			if a.Func == plan.AggStringAgg {
+				aggs[i].Sep = len(vals)
+				vals = append(vals, *a.Sep)
+				for _, o := range a.OrderBy {
+					aggs[i].Order = append(aggs[i].Order, operators.OrderColumn{Column: len(vals), Desc: o.Desc, NullsFirst: !o.NullsLast})
+					vals = append(vals, o.Expr)
+				}
 			}
 		}
 		return ev.group(ins[0], keySpec{key: n.GroupKey, val: vals, hasVal: true}, operators.AggregateLogic(aggs)), nil

@@ -183,12 +183,20 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 		var aggs []plan.Aggregate
 		for i := range rapid.IntRange(0, 3).Draw(g.t, label+"_aggs") {
 			lab := fmt.Sprintf("%s_agg%d", label, i)
-			f := rapid.SampledFrom([]plan.AggregateFunc{plan.AggCountStar, plan.AggCount, plan.AggSum, plan.AggMin, plan.AggMax, plan.AggAvg}).Draw(g.t, lab)
+			f := rapid.SampledFrom([]plan.AggregateFunc{plan.AggCountStar, plan.AggCount, plan.AggSum, plan.AggMin, plan.AggMax, plan.AggAvg,
+				plan.AggStringAgg, plan.AggVarSamp, plan.AggStddevPop, plan.AggSumSquares}).Draw(g.t, lab)
 			if f == plan.AggCountStar || d.Arity() == 0 {
 				aggs = append(aggs, plan.Aggregate{Func: plan.AggCountStar})
 				continue
 			}
 			c := rapid.IntRange(0, d.Arity()-1).Draw(g.t, lab+"_col")
+			if a, ok := g.moreAggregate(d, f, c, lab); ok {
+				aggs = append(aggs, a)
+				continue
+			}
+			if f == plan.AggStringAgg || f == plan.AggVarSamp || f == plan.AggStddevPop || f == plan.AggSumSquares {
+				f = plan.AggCount
+			}
 			if (f == plan.AggSum || f == plan.AggAvg) && !d.Types[c].Type.IsNumeric() {
 				f = plan.AggCount
 			}
@@ -256,4 +264,28 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 	default:
 		return plan.NewGet(rapid.SampledFrom(g.ids).Draw(g.t, label+"_src"))
 	}
+}
+
+// moreAggregate draws string_agg over a text column (a constant, NULL or
+// column separator, maybe an ORDER BY), a variance over an integer
+// column cast to float64 or a sum of squares of one cast to numeric; ok
+// is false when column c does not fit f.
+func (g *planGen) moreAggregate(d row.RelationDesc, f plan.AggregateFunc, c int, lab string) (plan.Aggregate, bool) {
+	distinct := rapid.IntRange(0, 3).Draw(g.t, lab+"_distinct") == 0
+	switch {
+	case f == plan.AggStringAgg && d.Types[c].Type == row.TypeText:
+		seps := []expr.Expr{expr.Literal(row.Text(",")), expr.Literal(row.Text("")), expr.TypedNull(row.TypeText), expr.Column(c)}
+		sep := seps[rapid.IntRange(0, len(seps)-1).Draw(g.t, lab+"_sep")]
+		a := plan.Aggregate{Func: f, Expr: expr.Column(c), Sep: &sep, Distinct: distinct}
+		if !distinct && rapid.Bool().Draw(g.t, lab+"_ordered") {
+			o := rapid.IntRange(0, d.Arity()-1).Draw(g.t, lab+"_ordercol")
+			a.OrderBy = []plan.AggOrder{{Expr: expr.Column(o), Desc: rapid.Bool().Draw(g.t, lab+"_desc"), NullsLast: rapid.Bool().Draw(g.t, lab+"_nullslast")}}
+		}
+		return a, true
+	case (f == plan.AggVarSamp || f == plan.AggStddevPop) && d.Types[c].Type == row.TypeInt64:
+		return plan.Aggregate{Func: f, Expr: expr.Cast(expr.Column(c), row.TypeFloat64), Distinct: distinct}, true
+	case f == plan.AggSumSquares && d.Types[c].Type == row.TypeInt64:
+		return plan.Aggregate{Func: f, Expr: expr.Cast(expr.Column(c), row.TypeNumeric), Distinct: distinct}, true
+	}
+	return plan.Aggregate{}, false
 }

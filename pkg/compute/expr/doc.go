@@ -39,6 +39,13 @@
 //     round, casts to integers and numeric_typmod); NaN and the
 //     infinities follow Postgres' rules rather than apd's. int64 with
 //     numeric computes in numeric, float64 with numeric in float64.
+//   - ln, log, exp and power of numerics round once to Postgres' result
+//     scale (numeric_math.go); numeric_var is the variance/stddev of a
+//     group from its count and exact sums (numeric_var.go).
+//   - Text functions count characters, not bytes (text_funcs.go,
+//     format.go); regular expressions run on RE2 with '.' matching a
+//     newline as in Postgres, and Postgres syntax RE2 lacks
+//     (backreferences, lookaround) is 2201B (regexp.go).
 //   - varchar/bpchar(_assign) apply varchar(n) and char(n) (math.go):
 //     an assignment fails with 22001 unless the excess is spaces;
 //     char(n) values drop their trailing spaces.

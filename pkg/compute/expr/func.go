@@ -40,7 +40,7 @@ const (
 	FuncFloor
 	FuncCeil
 	FuncSqrt
-	FuncPower // always float64
+	FuncPower // float64, or numeric when an argument is numeric
 	// Strings (lengths and positions count characters, not bytes).
 	FuncLower
 	FuncUpper
@@ -96,9 +96,9 @@ const (
 	FuncTrunc     // trunc(x[, digits]): towards zero
 	FuncSign      // sign(x): -1, 0 or 1 in x's type
 	FuncDivTrunc  // div(x, y): numeric quotient truncated towards zero
-	FuncExp       // exp(x), float64
-	FuncLn        // ln(x), float64
-	FuncLog10     // log(x): base 10, float64
+	FuncExp       // exp(x): float64, or numeric of a numeric
+	FuncLn        // ln(x): float64, or numeric of a numeric
+	FuncLog10     // log(x): base 10, float64 or numeric
 	FuncTrimScale // trim_scale(x): numeric values are stored without trailing zeros, so the identity
 	// numeric_typmod(x, precision, scale) applies a numeric(p,s) column
 	// type: rounds to scale digits, 22003 when the integer part is wider
@@ -113,6 +113,38 @@ const (
 	FuncBpchar
 	FuncVarcharAssign
 	FuncBpcharAssign
+	// numeric_var(n, sum, sum of squares, kind, scale): the variance or
+	// standard deviation of integers and numerics from their count and
+	// exact sums (numeric_var.go).
+	FuncNumericVar
+	// Text functions (text_funcs.go, format.go, regexp.go), as PostgreSQL's.
+	FuncSplitPart     // split_part(s, delim, n)
+	FuncConcatWS      // concat_ws(sep, args...): NULL arguments skipped
+	FuncLPad          // lpad(s, n[, fill])
+	FuncRPad          // rpad(s, n[, fill])
+	FuncLeft          // left(s, n)
+	FuncRight         // right(s, n)
+	FuncInitcap       // initcap(s)
+	FuncMD5           // md5(text or bytea): hex digest
+	FuncFormat        // format(fmt, args...)
+	FuncRegexpReplace // regexp_replace(s, pattern, replacement[, flags])
+	FuncRegexpLike    // regexp_like(s, pattern[, flags])
+	FuncRepeat        // repeat(s, n)
+	FuncReverse       // reverse(s)
+	FuncTranslate     // translate(s, from, to)
+	FuncASCII         // ascii(s)
+	FuncChr           // chr(n)
+	FuncStartsWith    // starts_with(s, prefix)
+	// numeric_text(x, scale): a numeric's text at a display scale the SQL
+	// layer knows (values are stored without trailing zeros), for concat
+	// and format.
+	FuncNumericText
+	// More math (math.go, numeric_math.go).
+	FuncLog     // log(b, x) over numerics
+	FuncCbrt    // cbrt(x), float64
+	FuncDegrees // degrees(x), float64
+	FuncRadians // radians(x), float64
+	FuncPi      // pi(), float64
 	funcCount
 )
 

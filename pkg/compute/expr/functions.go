@@ -36,13 +36,13 @@ var funcs = [funcCount]funcDef{
 	FuncFloor: {name: "floor", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: floatUnary(math.Floor, false)},
 	FuncCeil:  {name: "ceil", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: floatUnary(math.Ceil, true)},
 	FuncSqrt:  {name: "sqrt", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeSqrt, eval1: evalSqrt},
-	FuncPower: {name: "power", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeFloat2, eval2: evalPower},
+	FuncPower: {name: "power", minArgs: 2, maxArgs: 2, strict: true, typeOf: typePower, eval2: evalPower},
 
 	FuncLower:    {name: "lower", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeText(1, row.TypeText), eval1: textUnary(strings.ToLower)},
 	FuncUpper:    {name: "upper", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeText(1, row.TypeText), eval1: textUnary(strings.ToUpper)},
 	FuncLength:   {name: "length", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeLength, eval1: evalLength},
 	FuncConcatOp: {name: "concat_op", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeAnyToText, eval2: evalConcatOp},
-	FuncConcat:   {name: "concat", minArgs: 0, maxArgs: -1, typeOf: typeConcat, evalN: evalConcat},
+	FuncConcat:   {name: "concat", minArgs: 1, maxArgs: -1, typeOf: typeConcat, evalN: evalConcat},
 	FuncTrim:     {name: "btrim", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeText), eval1: trim1(strings.Trim), eval2: trim2(strings.Trim)},
 	FuncLTrim:    {name: "ltrim", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeText), eval1: trim1(strings.TrimLeft), eval2: trim2(strings.TrimLeft)},
 	FuncRTrim:    {name: "rtrim", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeText), eval1: trim1(strings.TrimRight), eval2: trim2(strings.TrimRight)},
@@ -76,15 +76,39 @@ var funcs = [funcCount]funcDef{
 	FuncTrunc:          {name: "trunc", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeTrunc, eval1: evalTrunc1, eval2: evalTrunc2},
 	FuncSign:           {name: "sign", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumeric1, eval1: evalSign},
 	FuncDivTrunc:       {name: "div_trunc", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumericOnly(2), eval2: evalDivTrunc},
-	FuncExp:            {name: "exp", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloat1, eval1: evalExp},
-	FuncLn:             {name: "ln", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloat1, eval1: evalLn},
-	FuncLog10:          {name: "log10", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloat1, eval1: evalLog10},
+	FuncExp:            {name: "exp", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeSqrt, eval1: evalExp},
+	FuncLn:             {name: "ln", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeSqrt, eval1: evalLn},
+	FuncLog10:          {name: "log10", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeSqrt, eval1: evalLog10},
 	FuncTrimScale:      {name: "trim_scale", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumericOnly(1), eval1: evalTrimScale},
 	FuncNumericTypmod:  {name: "numeric_typmod", minArgs: 3, maxArgs: 3, strict: true, typeOf: typeNumericTypmod, eval3: evalNumericTypmod},
 	FuncVarchar:        {name: "varchar", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCharN, eval2: evalCharN(false, false)},
 	FuncBpchar:         {name: "bpchar", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCharN, eval2: evalCharN(true, false)},
 	FuncVarcharAssign:  {name: "varchar_assign", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCharN, eval2: evalCharN(false, true)},
 	FuncBpcharAssign:   {name: "bpchar_assign", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeCharN, eval2: evalCharN(true, true)},
+	FuncNumericVar:     {name: "numeric_var", minArgs: 5, maxArgs: 5, strict: true, typeOf: typeNumericVar, evalN: evalNumericVar},
+	FuncSplitPart:      {name: "split_part", minArgs: 3, maxArgs: 3, strict: true, typeOf: typeArgs("split_part", row.TypeText, row.TypeText, row.TypeText, row.TypeInt64), eval3: evalSplitPart},
+	FuncConcatWS:       {name: "concat_ws", minArgs: 1, maxArgs: -1, typeOf: typeConcat, evalN: evalConcatWS},
+	FuncLPad:           {name: "lpad", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeTextIntText, evalN: padFunc(true)},
+	FuncRPad:           {name: "rpad", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeTextIntText, evalN: padFunc(false)},
+	FuncLeft:           {name: "left", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeTextInt, eval2: leftRight(true)},
+	FuncRight:          {name: "right", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeTextInt, eval2: leftRight(false)},
+	FuncInitcap:        {name: "initcap", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeText(1, row.TypeText), eval1: evalInitcap},
+	FuncMD5:            {name: "md5", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeMD5, eval1: evalMD5},
+	FuncFormat:         {name: "format", minArgs: 1, maxArgs: -1, typeOf: typeConcat, evalN: evalFormat},
+	FuncRegexpReplace:  {name: "regexp_replace", minArgs: 3, maxArgs: 4, strict: true, typeOf: typeText(4, row.TypeText), evalN: evalRegexpReplace},
+	FuncRegexpLike:     {name: "regexp_like", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeText(3, row.TypeBool), evalN: evalRegexpLike},
+	FuncRepeat:         {name: "repeat", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeTextInt, eval2: evalRepeat},
+	FuncReverse:        {name: "reverse", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeText(1, row.TypeText), eval1: evalReverse},
+	FuncTranslate:      {name: "translate", minArgs: 3, maxArgs: 3, strict: true, typeOf: typeText(3, row.TypeText), eval3: evalTranslate},
+	FuncASCII:          {name: "ascii", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeText(1, row.TypeInt64), eval1: evalASCII},
+	FuncChr:            {name: "chr", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeArgs("chr", row.TypeText, row.TypeInt64), eval1: evalChr},
+	FuncNumericText:    {name: "numeric_text", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArgs("numeric_text", row.TypeText, row.TypeNumeric, row.TypeInt64), eval2: evalNumericText},
+	FuncLog:            {name: "log", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumericOnly(2), eval2: evalLog},
+	FuncCbrt:           {name: "cbrt", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloatAny1, eval1: floatMath("cbrt", math.Cbrt)},
+	FuncDegrees:        {name: "degrees", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloatAny1, eval1: floatMath("degrees", func(x float64) float64 { return x / radiansPerDegree })},
+	FuncRadians:        {name: "radians", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloatAny1, eval1: floatMath("radians", func(x float64) float64 { return x * radiansPerDegree })},
+	FuncPi:             {name: "pi", minArgs: 0, maxArgs: 0, typeOf: typePi, evalN: evalPi},
+	FuncStartsWith:     {name: "starts_with", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeBool), eval2: evalStartsWith},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL
@@ -499,6 +523,14 @@ func evalSqrt(a row.Datum) (row.Datum, error) {
 }
 
 func evalPower(a, b row.Datum) (row.Datum, error) {
+	if a.Type() == row.TypeNumeric || b.Type() == row.TypeNumeric {
+		dx, ok1 := decimalOf(a)
+		dy, ok2 := decimalOf(b)
+		if !ok1 || !ok2 {
+			return row.Null(), undefinedFunc("power", a, b)
+		}
+		return numericPower(dx, dy)
+	}
 	x, ok1 := asFloat(a)
 	y, ok2 := asFloat(b)
 	if !ok1 || !ok2 {

@@ -2,6 +2,8 @@ package expr
 
 import (
 	"math"
+
+	"github.com/cockroachdb/apd/v3"
 	"strings"
 	"unicode/utf8"
 
@@ -108,6 +110,9 @@ func evalDivTrunc(a, b row.Datum) (row.Datum, error) {
 }
 
 func evalExp(a row.Datum) (row.Datum, error) {
+	if a.Type() == row.TypeNumeric {
+		return numericExp(a.Decimal())
+	}
 	x, ok := asFloat(a)
 	if !ok {
 		return row.Null(), undefinedFunc("exp", a)
@@ -135,6 +140,9 @@ func logArg(name string, a row.Datum) (float64, error) {
 }
 
 func evalLn(a row.Datum) (row.Datum, error) {
+	if a.Type() == row.TypeNumeric {
+		return numericLn(a.Decimal())
+	}
 	x, err := logArg("ln", a)
 	if err != nil {
 		return row.Null(), err
@@ -143,6 +151,9 @@ func evalLn(a row.Datum) (row.Datum, error) {
 }
 
 func evalLog10(a row.Datum) (row.Datum, error) {
+	if a.Type() == row.TypeNumeric {
+		return numericLog(apd.New(10, 0), a.Decimal())
+	}
 	x, err := logArg("log", a)
 	if err != nil {
 		return row.Null(), err
@@ -230,4 +241,59 @@ func typeCharN(args []row.ColumnType) (row.ColumnType, error) {
 		return row.ColumnType{}, typeSig("varchar", args)
 	}
 	return row.ColumnType{Type: row.TypeText}, nil
+}
+
+// evalLog is log(b, x) over numerics (integers are exact numerics).
+func evalLog(b, x row.Datum) (row.Datum, error) {
+	db, ok1 := decimalOf(b)
+	dx, ok2 := decimalOf(x)
+	if !ok1 || !ok2 {
+		return row.Null(), undefinedFunc("log", b, x)
+	}
+	return numericLog(db, dx)
+}
+
+// radiansPerDegree is PostgreSQL's RADIANS_PER_DEGREE.
+const radiansPerDegree = 0.0174532925199432957692
+
+// floatMath applies f to a number as float64, with PostgreSQL's overflow
+// check (an infinite result from a finite argument is 22003).
+func floatMath(name string, f func(float64) float64) func(a row.Datum) (row.Datum, error) {
+	return func(a row.Datum) (row.Datum, error) {
+		x, ok := asFloat(a)
+		if !ok {
+			return row.Null(), undefinedFunc(name, a)
+		}
+		r, err := checkFloat(f(x), math.IsInf(x, 0), true)
+		if err != nil {
+			return row.Null(), err
+		}
+		return row.Float64(r), nil
+	}
+}
+
+func evalPi(args []row.Datum) (row.Datum, error) { return row.Float64(math.Pi), nil }
+
+func typePi(args []row.ColumnType) (row.ColumnType, error) {
+	return row.ColumnType{Type: row.TypeFloat64}, nil
+}
+
+// typeFloatAny1 types a double precision function of one number.
+func typeFloatAny1(args []row.ColumnType) (row.ColumnType, error) {
+	if !is(args[0], row.TypeInt64, row.TypeFloat64, row.TypeNumeric) {
+		return row.ColumnType{}, typeSig("math function", args)
+	}
+	return row.ColumnType{Type: row.TypeFloat64}, nil
+}
+
+// typePower is numeric when an argument is (the SQL layer promotes both),
+// double precision otherwise.
+func typePower(args []row.ColumnType) (row.ColumnType, error) {
+	if args[0].Type == row.TypeNumeric || args[1].Type == row.TypeNumeric {
+		if !is(args[0], row.TypeNumeric, row.TypeInt64) || !is(args[1], row.TypeNumeric, row.TypeInt64) {
+			return row.ColumnType{}, typeSig("power", args)
+		}
+		return row.ColumnType{Type: row.TypeNumeric}, nil
+	}
+	return typeFloat2(args)
 }

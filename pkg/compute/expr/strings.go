@@ -2,7 +2,6 @@ package expr
 
 import (
 	"math"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -102,20 +101,6 @@ func likeFunc(fold bool) func(s, pattern row.Datum) (row.Datum, error) {
 // in time and memory linear in the pattern, and matches in linear time,
 // so a bound on the pattern bounds the work per row.
 const maxRegexLen = 4096
-
-func evalRegexMatch(s, pattern row.Datum) (row.Datum, error) {
-	if s.Type() != row.TypeText || pattern.Type() != row.TypeText {
-		return row.Null(), undefinedFunc("regex_match", s, pattern)
-	}
-	if len(pattern.Text()) > maxRegexLen {
-		return row.Null(), evalErr(CodeInvalidRegex, "invalid regular expression: pattern longer than %d bytes", maxRegexLen)
-	}
-	re, err := regexp.Compile(pattern.Text())
-	if err != nil {
-		return row.Null(), evalErr(CodeInvalidRegex, "invalid regular expression: %v", err)
-	}
-	return row.Bool(re.MatchString(s.Text())), nil
-}
 
 // likeMatch matches s against a LIKE pattern: % matches any run of
 // characters, _ one character, and a backslash makes the next pattern

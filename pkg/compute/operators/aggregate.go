@@ -28,9 +28,28 @@ const (
 	// AggAvg returns float64(sum) / float64(count) of the non-null
 	// arguments; an int64 sum that overflows is error 22003.
 	AggAvg
+	// AggStringAgg concatenates the non-null text arguments, each but the
+	// first preceded by its own row's separator (column Sep; a NULL
+	// separator adds nothing), ordered by Order, then by value and
+	// separator (stringagg.go).
+	AggStringAgg
+	// AggVarPop, AggVarSamp, AggStddevPop and AggStddevSamp are the
+	// population and sample variance and standard deviation of float64
+	// arguments, computed exactly and rounded once (variance.go). The SQL
+	// layer computes those of integers and numerics from sums instead.
+	AggVarPop
+	AggVarSamp
+	AggStddevPop
+	AggStddevSamp
+	// AggSumSquares is the exact sum of the squares of numeric arguments
+	// (NaN if one is NaN, Infinity if one is infinite): with count and
+	// sum, what the SQL layer computes numeric variances from; under
+	// Distinct it squares the distinct arguments.
+	AggSumSquares
 )
 
-var aggNames = [...]string{"invalid", "count(*)", "count", "sum", "min", "max", "avg"}
+var aggNames = [...]string{"invalid", "count(*)", "count", "sum", "min", "max", "avg",
+	"string_agg", "var_pop", "var_samp", "stddev_pop", "stddev_samp", "sum_squares"}
 
 func (f AggFunc) String() string {
 	if int(f) < len(aggNames) {
@@ -42,10 +61,14 @@ func (f AggFunc) String() string {
 // Aggregate is one aggregate of a Reduce: a function over argument column
 // Column of the reduce input's values. Distinct applies the function to the
 // set of distinct non-null arguments (count(distinct x), sum(distinct x)).
+// Sep and Order are read by AggStringAgg only: the separator column and
+// the ORDER BY inside the call, over columns of the same values.
 type Aggregate struct {
 	Func     AggFunc
 	Column   int
 	Distinct bool
+	Sep      int
+	Order    []OrderColumn
 }
 
 func (a Aggregate) String() string {
@@ -73,16 +96,7 @@ func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) 
 	if a.Func == AggCountStar {
 		return row.Int64(rows), nil
 	}
-	// Distinct collapses equal neighbours to one occurrence each.
-	mult := func(i int) int64 {
-		if a.Distinct {
-			if i > 0 && row.Equal(args[i-1].d, args[i].d) {
-				return 0
-			}
-			return 1
-		}
-		return args[i].n
-	}
+	mult := func(i int) int64 { return multiplicity(a, args, i) }
 	switch a.Func {
 	case AggCount:
 		var n int64
@@ -113,9 +127,26 @@ func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) 
 		return best, nil
 	case AggSum, AggAvg:
 		return sumOrAvg(a, args)
+	case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
+		return floatVariance(a, args)
+	case AggSumSquares:
+		return sumSquares(a, args)
 	default:
 		return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("unknown aggregate function %s", a.Func)}
 	}
+}
+
+// multiplicity is the weight of args[i] in a: its count, or under
+// Distinct 1 for the first of a run of equal values (args sorted) and 0
+// for the rest.
+func multiplicity(a Aggregate, args []argCount, i int) int64 {
+	if a.Distinct {
+		if i > 0 && row.Equal(args[i-1].d, args[i].d) {
+			return 0
+		}
+		return 1
+	}
+	return args[i].n
 }
 
 // needsSorted reports whether evalAggregate needs args sorted: DISTINCT

@@ -136,9 +136,10 @@ func equalCounts(a, b map[string]int64) bool {
 
 func TestReduceGroupsMatchesRecomputation(t *testing.T) {
 	type named struct {
-		name  string
-		vals  bool
-		logic func() GroupLogic
+		name   string
+		vals   bool
+		logic  func() GroupLogic
+		retype func(kv) kv
 	}
 	ops := []named{
 		{"aggregates", true, func() GroupLogic {
@@ -146,16 +147,28 @@ func TestReduceGroupsMatchesRecomputation(t *testing.T) {
 				{Func: AggCountStar}, {Func: AggCount, Column: 1}, {Func: AggSum}, {Func: AggMin, Column: 1},
 				{Func: AggMax}, {Func: AggAvg, Column: 1}, {Func: AggCount, Column: 0, Distinct: true},
 			})
-		}},
-		{"distinct", false, DistinctLogic},
-		{"threshold", false, ThresholdLogic},
+		}, nil},
+		{"text and float aggregates", true, func() GroupLogic {
+			return AggregateLogic([]Aggregate{
+				{Func: AggStringAgg, Column: 0, Sep: 2}, {Func: AggStringAgg, Column: 0, Sep: 0, Distinct: true},
+				{Func: AggStringAgg, Column: 0, Sep: 2, Order: []OrderColumn{{Column: 1, Desc: true}}},
+				{Func: AggVarSamp, Column: 1}, {Func: AggStddevPop, Column: 1, Distinct: true},
+			})
+		}, textFloatVals},
+		{"distinct", false, DistinctLogic, nil},
+		{"threshold", false, ThresholdLogic, nil},
 		{"topk", true, func() GroupLogic {
 			return TopKLogic(TopKSpec{Order: []OrderColumn{{Column: 1, Desc: true}}, Limit: 2, Offset: 1})
-		}},
+		}, nil},
 	}
 	for _, op := range ops {
 		t.Run(op.name, rapid.MakeCheck(func(t *rapid.T) {
 			upds := genUpdates(t, "in", op.vals)
+			for i := range upds {
+				if op.retype != nil {
+					upds[i] = op.retype(upds[i])
+				}
+			}
 			cuts := genCuts(t)
 			bs := batchesAt(t, cuts, upds)
 			var out timedCollector
@@ -256,4 +269,26 @@ func TestJoinMatchesRecomputation(t *testing.T) {
 			}
 		}
 	})
+}
+
+// textFloatVals turns a generated value (v0, v1) of small integers into
+// (text v0, float64 v1 / 4, separator), NULLs kept, for the text and
+// float aggregates.
+func textFloatVals(u kv) kv {
+	ds, err := row.Row(u.val).Unpack()
+	if err != nil {
+		panic(err)
+	}
+	t, f, sep := row.Null(), row.Null(), row.Text(",")
+	if !ds[0].IsNull() {
+		t = row.Text(fmt.Sprint("v", ds[0].Int64()))
+		if ds[0].Int64() == 0 {
+			sep = row.Null()
+		}
+	}
+	if !ds[1].IsNull() {
+		f = row.Float64(float64(ds[1].Int64()) / 4)
+	}
+	u.val = pack(t, f, sep)
+	return u
 }

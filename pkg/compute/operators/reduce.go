@@ -75,6 +75,14 @@ func AggregateLogic(aggs []Aggregate) GroupLogic {
 		}
 		out = out[:0]
 		for _, a := range aggs {
+			if a.Func == AggStringAgg {
+				d, err := stringAgg(a, datums[:len(input)], input)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, d)
+				continue
+			}
 			args = args[:0]
 			if a.Func != AggCountStar {
 				for i, ds := range datums[:len(input)] {

@@ -194,8 +194,43 @@ func (a *Aggregate) AggregateType(in row.RelationDesc) (row.ColumnType, error) {
 			return row.ColumnType{}, fmt.Errorf("%s(%s): argument has no type", a.Func, a.Expr)
 		}
 		return t, nil
+	case AggStringAgg:
+		return a.stringAggType(in, t)
+	case AggSumSquares:
+		if t.Type != row.TypeNumeric {
+			return row.ColumnType{}, fmt.Errorf("%s(%s): argument has type %s, want numeric", a.Func, a.Expr, t.Type)
+		}
+		return row.ColumnType{Type: row.TypeNumeric, Nullable: true}, nil
+	case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
+		if t.Type != row.TypeFloat64 {
+			return row.ColumnType{}, fmt.Errorf("%s(%s): argument has type %s, want float64", a.Func, a.Expr, t.Type)
+		}
+		return row.ColumnType{Type: row.TypeFloat64, Nullable: true}, nil
 	}
 	return row.ColumnType{}, fmt.Errorf("unknown aggregate function %q", a.Func)
+}
+
+// stringAggType checks string_agg's separator and order expressions.
+func (a *Aggregate) stringAggType(in row.RelationDesc, t row.ColumnType) (row.ColumnType, error) {
+	if t.Type != row.TypeText && t.Type != row.TypeBytes {
+		return row.ColumnType{}, fmt.Errorf("string_agg(%s): argument has type %s, want text or bytes", a.Expr, t.Type)
+	}
+	if a.Sep == nil {
+		return row.ColumnType{}, fmt.Errorf("string_agg(%s): no separator", a.Expr)
+	}
+	st, err := a.Sep.Type(in.Types)
+	if err != nil {
+		return row.ColumnType{}, fmt.Errorf("string_agg separator %s: %w", a.Sep, err)
+	}
+	if st.Type != t.Type && st.Type != row.TypeNull {
+		return row.ColumnType{}, fmt.Errorf("string_agg(%s, %s): separator has type %s, want %s", a.Expr, a.Sep, st.Type, t.Type)
+	}
+	for _, o := range a.OrderBy {
+		if _, err := o.Expr.Type(in.Types); err != nil {
+			return row.ColumnType{}, fmt.Errorf("string_agg order %s: %w", o.Expr, err)
+		}
+	}
+	return row.ColumnType{Type: t.Type, Nullable: true}, nil
 }
 
 func (r *Reduce) desc(env Env) (row.RelationDesc, error) {

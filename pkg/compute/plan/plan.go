@@ -84,7 +84,27 @@ const (
 	AggMin       AggregateFunc = "min"
 	AggMax       AggregateFunc = "max"
 	AggAvg       AggregateFunc = "avg"
+	// string_agg concatenates text (or bytea) values with the separator
+	// Sep, in OrderBy order (then by value and separator); NULL values
+	// are skipped. It is text, NULL when no value is non-NULL.
+	AggStringAgg AggregateFunc = "string_agg"
+	// The variance and standard deviation of float64 values (float64,
+	// NULL for fewer than one value, two for the sample statistics).
+	AggVarPop     AggregateFunc = "var_pop"
+	AggVarSamp    AggregateFunc = "var_samp"
+	AggStddevPop  AggregateFunc = "stddev_pop"
+	AggStddevSamp AggregateFunc = "stddev_samp"
+	// sum_squares is the exact sum of the squares of numeric values
+	// (numeric), from which the SQL layer computes numeric variances.
+	AggSumSquares AggregateFunc = "sum_squares"
 )
+
+// AggOrder is one term of an ORDER BY inside an aggregate call.
+type AggOrder struct {
+	Expr      expr.Expr `json:"expr"`
+	Desc      bool      `json:"desc,omitempty"`
+	NullsLast bool      `json:"nulls_last,omitempty"`
+}
 
 // Aggregate is one aggregate of a Reduce. Distinct aggregates over the
 // distinct non-NULL values of Expr in the group.
@@ -92,6 +112,9 @@ type Aggregate struct {
 	Func     AggregateFunc `json:"func"`
 	Expr     expr.Expr     `json:"expr,omitzero"`
 	Distinct bool          `json:"distinct,omitempty"`
+	// Sep and OrderBy belong to string_agg only.
+	Sep     *expr.Expr `json:"sep,omitempty"`
+	OrderBy []AggOrder `json:"order_by,omitempty"`
 }
 
 // Reduce groups Input by GroupKey and computes Aggregates per group. The

@@ -19,6 +19,12 @@ const (
 	aggMin
 	aggMax
 	aggAvg
+	aggStringAgg
+	aggVarPop
+	aggVarSamp
+	aggStddevPop
+	aggStddevSamp
+	aggSumSquares
 )
 
 // weighted is one argument value of a group with its multiplicity.
@@ -140,6 +146,10 @@ func aggregate(kind aggKind, distinct bool, name string, vals []weighted, rows i
 			return sum, nil
 		}
 		return row.Null(), &evalError{"XX000", fmt.Sprintf("%s: cannot sum %s values", name, args[0].d.Type())}
+	case aggVarPop, aggVarSamp, aggStddevPop, aggStddevSamp:
+		return variance(kind, name, args)
+	case aggSumSquares:
+		return sumSquares(name, args)
 	}
 	return row.Null(), &evalError{"XX000", fmt.Sprintf("unknown aggregate %d", kind)}
 }

@@ -30,7 +30,10 @@
 //     DISTINCT collapses equal arguments; int64 sums are exact and
 //     range-checked at the end, avg is float64(sum)/float64(count), float
 //     sums add value*multiplicity in ascending value order (the engine's
-//     definition of a deterministic float sum).
+//     definition of a deterministic float sum); string_agg sorts the
+//     expanded rows by its ORDER BY, value and separator and joins them;
+//     float variances divide the exact sum of squared deviations from
+//     the exact mean (aggregate_more.go).
 //   - Distinct outputs rows with positive multiplicity once (negative:
 //     error XX000 "distinct: negative multiplicity in input", once per
 //     row); Threshold keeps positive multiplicities; TopK orders each

@@ -230,6 +230,8 @@ func evalJoin(j *plan.Join, left, right Result, out *Result) {
 var aggKinds = map[plan.AggregateFunc]aggKind{
 	plan.AggCountStar: aggCountStar, plan.AggCount: aggCount, plan.AggSum: aggSum,
 	plan.AggMin: aggMin, plan.AggMax: aggMax, plan.AggAvg: aggAvg,
+	plan.AggStringAgg: aggStringAgg, plan.AggVarPop: aggVarPop, plan.AggVarSamp: aggVarSamp,
+	plan.AggStddevPop: aggStddevPop, plan.AggStddevSamp: aggStddevSamp, plan.AggSumSquares: aggSumSquares,
 }
 
 func evalReduce(red *plan.Reduce, in Result, out *Result) {
@@ -250,6 +252,9 @@ func evalReduce(red *plan.Reduce, in Result, out *Result) {
 					break
 				}
 				args = append(args, v)
+			}
+			if err == nil {
+				args, err = appendStringAggArgs(red, ds, args)
 			}
 		}
 		if err != nil {
@@ -287,6 +292,14 @@ func reduceGroup(red *plan.Reduce, g Collection) ([]row.Datum, error) {
 		kind, ok := aggKinds[a.Func]
 		if !ok {
 			return nil, &evalError{"XX000", fmt.Sprintf("unknown aggregate %q", a.Func)}
+		}
+		if kind == aggStringAgg {
+			d, err := stringAgg(red, i, g)
+			if err != nil {
+				return nil, err
+			}
+			res = append(res, d)
+			continue
 		}
 		var vals []weighted
 		for k, n := range g {

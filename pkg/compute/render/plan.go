@@ -158,12 +158,18 @@ func (r *planRenderer) joinInput(p *plan.Plan, key []expr.Expr, kind string, err
 }
 
 var aggFuncs = map[plan.AggregateFunc]operators.AggFunc{
-	plan.AggCount:     operators.AggCount,
-	plan.AggCountStar: operators.AggCountStar,
-	plan.AggSum:       operators.AggSum,
-	plan.AggMin:       operators.AggMin,
-	plan.AggMax:       operators.AggMax,
-	plan.AggAvg:       operators.AggAvg,
+	plan.AggCount:      operators.AggCount,
+	plan.AggCountStar:  operators.AggCountStar,
+	plan.AggSum:        operators.AggSum,
+	plan.AggMin:        operators.AggMin,
+	plan.AggMax:        operators.AggMax,
+	plan.AggAvg:        operators.AggAvg,
+	plan.AggStringAgg:  operators.AggStringAgg,
+	plan.AggVarPop:     operators.AggVarPop,
+	plan.AggVarSamp:    operators.AggVarSamp,
+	plan.AggStddevPop:  operators.AggStddevPop,
+	plan.AggStddevSamp: operators.AggStddevSamp,
+	plan.AggSumSquares: operators.AggSumSquares,
 }
 
 // groupNode is a reduction-shaped node: its input keyed by spec, reduced
@@ -232,6 +238,21 @@ func reduceGroup(red *plan.Reduce) (groupNode, error) {
 			vals = append(vals, expr.Literal(row.Null()))
 		} else {
 			vals = append(vals, a.Expr)
+		}
+	}
+	// string_agg's separator and order expressions follow the arguments.
+	for i, a := range red.Aggregates {
+		if a.Func != plan.AggStringAgg {
+			continue
+		}
+		if a.Sep == nil {
+			return rendered{}, fmt.Errorf("reduce: string_agg without a separator")
+		}
+		aggs[i].Sep = len(vals)
+		vals = append(vals, *a.Sep)
+		for _, o := range a.OrderBy {
+			aggs[i].Order = append(aggs[i].Order, operators.OrderColumn{Column: len(vals), Desc: o.Desc, NullsFirst: !o.NullsLast})
+			vals = append(vals, o.Expr)
 		}
 	}
 	if vals == nil {

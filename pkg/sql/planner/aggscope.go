@@ -4,6 +4,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
@@ -23,6 +24,9 @@ type aggregate struct {
 	// argMod and outMod are the type modifiers of the argument and
 	// result: min and max keep their argument's, sum a numeric's scale.
 	argMod, outMod TypeMod
+	// sep and order are string_agg's separator and ORDER BY (aggfuncs.go).
+	sep   *expr.Expr
+	order []plan.AggOrder
 }
 
 // aggScope maps expressions of a grouped query to the output of its
@@ -128,12 +132,6 @@ func (a *aggScope) match(c *exprCtx, n *pg.Node) (typed, bool, error) {
 }
 
 func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (typed, error) {
-	if fc.AggFilter != nil {
-		return typed{}, sqlerr.Unsupported("aggregate FILTER")
-	}
-	if len(fc.AggOrder) > 0 {
-		return typed{}, sqlerr.Unsupported("ORDER BY in aggregate calls")
-	}
 	g := aggregate{fn: name, distinct: fc.AggDistinct, star: fc.AggStar}
 	switch {
 	case fc.AggStar:
@@ -141,17 +139,34 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 			return typed{}, sqlerr.Errorf(sqlerr.SyntaxError, "%s(*) is not valid", name)
 		}
 		g.distinct = false
+	case name == "string_agg":
+		if err := a.stringAggArgs(inner, &g, fc); err != nil {
+			return typed{}, err
+		}
 	case len(fc.Args) != 1:
 		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes exactly one argument", name)
 	default:
-		x, err := inner.lower(fc.Args[0])
+		want := row.TypeText
+		if name == "bool_and" || name == "bool_or" || name == "every" {
+			want = row.TypeBool
+		}
+		x, err := inner.lowerAs(fc.Args[0], want)
 		if err != nil {
 			return typed{}, err
 		}
 		g.arg, g.argType, g.argW, g.argMod = x.e, x.t, x.w, x.mod
 	}
+	if err := a.aggOrder(inner, &g, fc); err != nil {
+		return typed{}, err
+	}
+	if err := a.aggFilter(inner, &g, fc.AggFilter); err != nil {
+		return typed{}, err
+	}
 	if err := refuseOuterAggregate(a.input, g.arg); !g.star && err != nil {
 		return typed{}, err
+	}
+	if y, ok, err := a.moreAggregates(g); ok {
+		return y, err
 	}
 	switch name {
 	case "count":
@@ -197,7 +212,7 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 // same aggregate is already computed.
 func (a *aggScope) add(g aggregate) typed {
 	for i, h := range a.aggs {
-		if h.fn == g.fn && h.distinct == g.distinct && h.star == g.star && h.arg.Equal(g.arg) {
+		if h.fn == g.fn && h.distinct == g.distinct && h.star == g.star && h.arg.Equal(g.arg) && sameStringAgg(h, g) {
 			return typed{e: expr.Column(len(a.keys) + i), t: h.out, w: h.outW, mod: h.outMod}
 		}
 	}

@@ -141,7 +141,7 @@ func writePlan(sb *strings.Builder, depth int, p *plan.Plan) {
 				if a.Distinct {
 					d = "distinct "
 				}
-				s += "(" + d + a.Expr.String() + ")"
+				s += "(" + d + a.Expr.String() + stringAggExplain(a) + ")"
 			}
 			aggs = append(aggs, s)
 		}

@@ -64,6 +64,48 @@ func scalarFunc(name string) (expr.Func, bool) {
 		return expr.FuncGreatest, true
 	case "least":
 		return expr.FuncLeast, true
+	case "split_part":
+		return expr.FuncSplitPart, true
+	case "concat_ws":
+		return expr.FuncConcatWS, true
+	case "lpad":
+		return expr.FuncLPad, true
+	case "rpad":
+		return expr.FuncRPad, true
+	case "left":
+		return expr.FuncLeft, true
+	case "right":
+		return expr.FuncRight, true
+	case "initcap":
+		return expr.FuncInitcap, true
+	case "md5":
+		return expr.FuncMD5, true
+	case "format":
+		return expr.FuncFormat, true
+	case "regexp_replace":
+		return expr.FuncRegexpReplace, true
+	case "regexp_like":
+		return expr.FuncRegexpLike, true
+	case "repeat":
+		return expr.FuncRepeat, true
+	case "reverse":
+		return expr.FuncReverse, true
+	case "translate":
+		return expr.FuncTranslate, true
+	case "ascii":
+		return expr.FuncASCII, true
+	case "chr":
+		return expr.FuncChr, true
+	case "starts_with":
+		return expr.FuncStartsWith, true
+	case "cbrt":
+		return expr.FuncCbrt, true
+	case "degrees":
+		return expr.FuncDegrees, true
+	case "radians":
+		return expr.FuncRadians, true
+	case "pi":
+		return expr.FuncPi, true
 	}
 	return expr.FuncInvalid, false
 }
@@ -72,7 +114,8 @@ func scalarFunc(name string) (expr.Func, bool) {
 // knows.
 func isAggregate(name string) bool {
 	switch name {
-	case "count", "sum", "min", "max", "avg":
+	case "count", "sum", "min", "max", "avg", "bool_and", "bool_or", "every", "string_agg",
+		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
 		return true
 	}
 	return false
@@ -153,6 +196,9 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		return y, err
 	}
 	f, ok := scalarFunc(name)
+	if name == "log" && len(fc.Args) == 2 {
+		f = expr.FuncLog // log(b, x); log(x) is base 10
+	}
 	if !ok {
 		if feature := unsupportedFunction(name); feature == "window functions" {
 			return typed{}, sqlerr.Errorf(sqlerr.WrongObjectType, "window function %s requires an OVER clause", name)
@@ -164,15 +210,35 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 	args := make([]expr.Expr, len(fc.Args))
 	xs := make([]typed, len(fc.Args))
 	for i, a := range fc.Args {
-		want := row.TypeText
-		if (f == expr.FuncSubstr || f == expr.FuncRound || f == expr.FuncTrunc) && i > 0 {
+		x, err := c.lowerTyped(a)
+		if err != nil {
+			return typed{}, err
+		}
+		xs[i] = x
+	}
+	// An untyped argument of a math function next to a numeric is a
+	// numeric (power(2.0, 'NaN')), as Postgres resolves the overload.
+	untypedMath := row.TypeText
+	for _, x := range xs {
+		if isMathFunc(f) && !x.untyped() && x.t.Type == row.TypeNumeric {
+			untypedMath = row.TypeNumeric
+		}
+	}
+	for i, x := range xs {
+		want := untypedMath
+		if intArg(f, i) {
 			want = row.TypeInt64
 		}
-		x, err := c.lowerAs(a, want)
+		x, err := c.settle(x, want)
 		if err != nil {
 			return typed{}, err
 		}
 		args[i], xs[i] = x.e, x
+	}
+	if f == expr.FuncConcat || f == expr.FuncConcatWS || f == expr.FuncFormat {
+		for i, x := range xs {
+			args[i] = numericAsText(x)
+		}
 	}
 	if isMathFunc(f) {
 		var err error
@@ -253,7 +319,8 @@ func (c *exprCtx) sqlValueFunction(f *pg.SQLValueFunction) (typed, error) {
 func isMathFunc(f expr.Func) bool {
 	switch f {
 	case expr.FuncAbs, expr.FuncRound, expr.FuncTrunc, expr.FuncFloor, expr.FuncCeil, expr.FuncSqrt,
-		expr.FuncPower, expr.FuncSign, expr.FuncDivTrunc, expr.FuncMod, expr.FuncExp, expr.FuncLn, expr.FuncLog10:
+		expr.FuncPower, expr.FuncSign, expr.FuncDivTrunc, expr.FuncMod, expr.FuncExp, expr.FuncLn, expr.FuncLog10,
+		expr.FuncLog, expr.FuncCbrt, expr.FuncDegrees, expr.FuncRadians:
 		return true
 	}
 	return false
@@ -261,10 +328,8 @@ func isMathFunc(f expr.Func) bool {
 
 // mathArgs resolves the argument types of a math function as Postgres'
 // overloads do: round(x, n) and trunc(x, n) and div take numerics (an
-// integer x is cast), mod and power take a common type. The logarithms,
-// exp and power over numerics are refused: Postgres computes them in
-// numeric with result scales Tandem does not reproduce (cast to double
-// precision instead).
+// integer x is cast), mod and power take a common type, log(b, x) takes
+// numerics only.
 func mathArgs(name string, f expr.Func, xs []typed) ([]typed, error) {
 	toNumeric := func(x typed) typed {
 		if x.t.Type != row.TypeInt64 {
@@ -278,6 +343,16 @@ func mathArgs(name string, f expr.Func, xs []typed) ([]typed, error) {
 		if len(xs) == 2 {
 			xs[0] = toNumeric(xs[0])
 		}
+	case expr.FuncLog:
+		for _, x := range xs {
+			if x.t.Type != row.TypeInt64 && x.t.Type != row.TypeNumeric && x.t.Type != row.TypeNull {
+				return nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function log(%s, %s) does not exist",
+					PGTypeName(xs[0].t.Type), PGTypeName(xs[1].t.Type))
+			}
+		}
+		for i := range xs {
+			xs[i] = toNumeric(xs[i])
+		}
 	case expr.FuncDivTrunc:
 		xs = promoteNumeric(xs)
 		for i := range xs {
@@ -285,14 +360,6 @@ func mathArgs(name string, f expr.Func, xs []typed) ([]typed, error) {
 		}
 	case expr.FuncMod, expr.FuncPower:
 		xs = promoteNumeric(xs)
-	}
-	switch f {
-	case expr.FuncPower, expr.FuncExp, expr.FuncLn, expr.FuncLog10:
-		for _, x := range xs {
-			if x.t.Type == row.TypeNumeric {
-				return nil, sqlerr.Unsupported(fmt.Sprintf("%s of numeric values (cast the argument to double precision)", name))
-			}
-		}
 	}
 	return xs, nil
 }
@@ -316,4 +383,32 @@ func mathMod(f expr.Func, xs []typed) TypeMod {
 		return scaleMod(expr.FuncMod, xs[0], xs[1])
 	}
 	return TypeMod{}
+}
+
+// intArg reports whether argument i of f is an integer (which untyped
+// literals and parameters become); the others are text.
+func intArg(f expr.Func, i int) bool {
+	switch f {
+	case expr.FuncSubstr, expr.FuncRound, expr.FuncTrunc:
+		return i > 0
+	case expr.FuncLPad, expr.FuncRPad, expr.FuncLeft, expr.FuncRight, expr.FuncRepeat:
+		return i == 1
+	case expr.FuncSplitPart:
+		return i == 2
+	case expr.FuncChr:
+		return i == 0
+	}
+	return false
+}
+
+// numericAsText is x, or for a numeric of known display scale its text at
+// that scale, as concat and format print their arguments.
+func numericAsText(x typed) expr.Expr {
+	if x.t.Type != row.TypeNumeric {
+		return x.e
+	}
+	if s, ok := displayScale(x); ok {
+		return expr.Call(expr.FuncNumericText, x.e, expr.Literal(row.Int64(int64(s))))
+	}
+	return x.e
 }

@@ -171,6 +171,7 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 			return typed{}, err
 		}
 		z, err := c.check(expr.NullIf(x.e, y.e))
+		z.mod = x.mod
 		return withWidth(z, err, x.w)
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		x, y, err := c.binary(a.Lexpr, a.Rexpr)

@@ -270,6 +270,9 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 			return typed{}, err
 		}
 		x, err := c.check(expr.Coalesce(exprs(xs)...))
+		if x.t.Type == row.TypeNumeric {
+			x.mod = sameScaleMod(xs)
+		}
 		return withWidth(x, err, widthOf(xs))
 	case *pg.Node_MinMaxExpr:
 		xs, err := c.lowerList(v.MinMaxExpr.Args)
@@ -281,6 +284,9 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 			f = expr.FuncLeast
 		}
 		x, err := c.check(expr.Call(f, exprs(xs)...))
+		if x.t.Type == row.TypeNumeric {
+			x.mod = sameScaleMod(xs)
+		}
 		return withWidth(x, err, widthOf(xs))
 	case *pg.Node_TypeCast:
 		return c.typeCast(v.TypeCast)
@@ -330,7 +336,47 @@ func (c *exprCtx) lowerList(ns []*pg.Node) ([]typed, error) {
 	if err != nil {
 		return nil, err
 	}
-	return promoteNumeric(xs), nil
+	return c.promoteDatetimeList(promoteNumeric(xs))
+}
+
+// promoteDatetimeList casts the dates, timestamps and timestamptzs of a
+// list mixing them to the latest of those types, as Postgres resolves a
+// common type (date < timestamp < timestamptz).
+func (c *exprCtx) promoteDatetimeList(xs []typed) ([]typed, error) {
+	top := 0
+	for _, x := range xs {
+		top = max(top, datetimeRank(x.t.Type))
+	}
+	for i, x := range xs {
+		if r := datetimeRank(x.t.Type); r > 0 && r < top {
+			y, err := c.castTo(x, [...]row.Type{1: row.TypeDate, 2: row.TypeTimestamp, 3: row.TypeTimestampTZ}[top])
+			if err != nil {
+				return nil, err
+			}
+			xs[i] = y
+		}
+	}
+	return xs, nil
+}
+
+// sameScaleMod is the display scale of a numeric chosen among xs
+// (COALESCE, GREATEST, LEAST) when all of theirs are known and equal.
+// PostgreSQL prints each value at its own scale; when they differ a
+// column has none to give, and values print without trailing zeros
+// (docs/sql.md).
+func sameScaleMod(xs []typed) TypeMod {
+	m, seen := TypeMod{Kind: ModNumeric}, false
+	for _, x := range xs {
+		if x.t.Type == row.TypeNull {
+			continue
+		}
+		s, ok := displayScale(x)
+		if !ok || (seen && s != m.Scale) {
+			return TypeMod{}
+		}
+		m.Scale, seen = s, true
+	}
+	return m
 }
 
 // promoteNumeric casts the numbers of a list mixing integer, numeric and
@@ -538,16 +584,15 @@ func unsupportedFunction(name string) string {
 	case "generate_series", "unnest", "regexp_split_to_table", "regexp_matches", "generate_subscripts",
 		"json_each", "jsonb_each", "json_array_elements", "jsonb_array_elements":
 		return "set-returning functions"
-	case "array_agg", "string_agg", "json_agg", "jsonb_agg", "bool_and", "bool_or", "every",
-		"stddev", "variance", "stddev_pop", "stddev_samp", "var_pop", "var_samp", "bit_and", "bit_or":
-		return "aggregate functions other than count, sum, min, max and avg"
+	case "array_agg", "json_agg", "jsonb_agg", "bit_and", "bit_or":
+		return "aggregate functions returning arrays or json, and bitwise aggregates"
 	case "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
 		"first_value", "last_value", "nth_value":
 		return "window functions"
 	case "random", "setseed", "gen_random_uuid":
 		return "random functions"
 	case "to_json", "to_jsonb", "json_build_object", "jsonb_build_object", "json_build_array", "jsonb_build_array",
-		"array_length", "array_upper", "array_lower", "cardinality", "array_to_string", "string_to_array":
+		"array_length", "array_upper", "array_lower", "cardinality", "array_to_string", "string_to_array", "regexp_match":
 		return "json and array functions"
 	case "nextval", "currval", "setval", "lastval":
 		return "sequences"

@@ -411,7 +411,7 @@ func (p *Planner) reduce(r *rel, agg *aggScope) *rel {
 		case g.star:
 			aggs[i] = plan.Aggregate{Func: plan.AggCountStar}
 		default:
-			aggs[i] = plan.Aggregate{Func: plan.AggregateFunc(g.fn), Expr: g.arg, Distinct: g.distinct}
+			aggs[i] = plan.Aggregate{Func: plan.AggregateFunc(g.fn), Expr: g.arg, Distinct: g.distinct, Sep: g.sep, OrderBy: g.order}
 		}
 	}
 	red := plan.NewReduce(r.plan(), keys, aggs...)

@@ -344,6 +344,11 @@ func (c *exprCtx) windowInt(n *pg.Node, name string) (int64, error) {
 // windowAggregate types an aggregate over a window frame.
 func (c *exprCtx) windowAggregate(call *winCall, fc *pg.FuncCall, name string) error {
 	call.fn.Func = plan.WinAggregate
+	switch name {
+	case "count", "sum", "avg", "min", "max":
+	default:
+		return sqlerr.Unsupported(name + " as a window function")
+	}
 	if fc.AggStar {
 		if name != "count" {
 			return sqlerr.Errorf(sqlerr.SyntaxError, "%s(*) is not valid", name)

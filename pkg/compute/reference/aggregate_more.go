@@ -1,0 +1,178 @@
+package reference
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strings"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+// appendStringAggArgs appends, after one argument per aggregate, each
+// string_agg's separator and ORDER BY values over input row ds.
+func appendStringAggArgs(red *plan.Reduce, ds, args []row.Datum) ([]row.Datum, error) {
+	for _, a := range red.Aggregates {
+		if a.Func != plan.AggStringAgg {
+			continue
+		}
+		if a.Sep == nil {
+			return nil, &evalError{"XX000", "string_agg without a separator"}
+		}
+		v, err := a.Sep.Eval(ds)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, v)
+		for _, o := range a.OrderBy {
+			if v, err = o.Expr.Eval(ds); err != nil {
+				return nil, err
+			}
+			args = append(args, v)
+		}
+	}
+	return args, nil
+}
+
+// stringAgg computes aggregate i, a string_agg, over group g (argument
+// tuples as appendStringAggArgs lays them out): expand every tuple to its
+// multiplicity, sort by the ORDER BY terms, then value, then separator,
+// drop NULL values (and under DISTINCT repeated (value, separator)
+// pairs), and join each value to the previous with its own separator.
+func stringAgg(red *plan.Reduce, i int, g Collection) (row.Datum, error) {
+	at := len(red.Aggregates)
+	for _, a := range red.Aggregates[:i] {
+		if a.Func == plan.AggStringAgg {
+			at += 1 + len(a.OrderBy)
+		}
+	}
+	a := red.Aggregates[i]
+	type item struct {
+		v, sep row.Datum
+		keys   []row.Datum
+	}
+	var items []item
+	for k, n := range g {
+		ds := unpack(k)
+		it := item{v: ds[i], sep: ds[at], keys: ds[at+1 : at+1+len(a.OrderBy)]}
+		if it.v.IsNull() {
+			continue
+		}
+		for range n {
+			items = append(items, it)
+		}
+	}
+	sort.SliceStable(items, func(x, y int) bool {
+		for j, o := range a.OrderBy {
+			p, q := items[x].keys[j], items[y].keys[j]
+			if p.IsNull() != q.IsNull() {
+				return p.IsNull() != o.NullsLast
+			}
+			if p.IsNull() {
+				continue
+			}
+			c := row.CompareOrder(p, q)
+			if o.Desc {
+				c = -c
+			}
+			if c != 0 {
+				return c < 0
+			}
+		}
+		if c := row.Compare(items[x].v, items[y].v); c != 0 {
+			return c < 0
+		}
+		return row.Compare(items[x].sep, items[y].sep) < 0
+	})
+	if len(items) == 0 {
+		return row.Null(), nil
+	}
+	var parts []string
+	for j, it := range items {
+		if a.Distinct && j > 0 && row.Equal(items[j-1].v, it.v) && row.Equal(items[j-1].sep, it.sep) {
+			continue
+		}
+		if len(parts) > 0 && !it.sep.IsNull() {
+			parts = append(parts, raw(it.sep))
+		}
+		parts = append(parts, raw(it.v))
+	}
+	if items[0].v.Type() == row.TypeBytes {
+		return row.BytesString(strings.Join(parts, "")), nil
+	}
+	return row.Text(strings.Join(parts, "")), nil
+}
+
+func raw(d row.Datum) string {
+	if d.Type() == row.TypeBytes {
+		return d.BytesString()
+	}
+	return d.Text()
+}
+
+// variance computes the variance kinds over non-null args (distinct
+// values with counts) by definition: the exact mean, then the exact sum
+// of squared deviations, divided by n or n-1 and rounded once.
+func variance(kind aggKind, name string, args []weighted) (row.Datum, error) {
+	var n int64
+	for _, a := range args {
+		n += a.n
+	}
+	sample := kind == aggVarSamp || kind == aggStddevSamp
+	if n == 0 || (sample && n == 1) {
+		return row.Null(), nil
+	}
+	mean := new(big.Rat)
+	for _, a := range args {
+		if a.d.Type() != row.TypeFloat64 {
+			return row.Null(), &evalError{"XX000", fmt.Sprintf("%s: cannot aggregate %s values", name, a.d.Type())}
+		}
+		f := a.d.Float64()
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return row.Float64(math.NaN()), nil
+		}
+		mean.Add(mean, new(big.Rat).Mul(new(big.Rat).SetFloat64(f), new(big.Rat).SetInt64(a.n)))
+	}
+	mean.Quo(mean, new(big.Rat).SetInt64(n))
+	ss := new(big.Rat)
+	for _, a := range args {
+		d := new(big.Rat).Sub(new(big.Rat).SetFloat64(a.d.Float64()), mean)
+		ss.Add(ss, d.Mul(d, d).Mul(d, new(big.Rat).SetInt64(a.n)))
+	}
+	div := n
+	if sample {
+		div = n - 1
+	}
+	f, _ := ss.Quo(ss, new(big.Rat).SetInt64(div)).Float64()
+	if math.IsInf(f, 0) {
+		return row.Null(), &evalError{"22003", "value out of range: overflow"}
+	}
+	if kind == aggStddevPop || kind == aggStddevSamp {
+		f = math.Sqrt(f)
+	}
+	return row.Float64(f), nil
+}
+
+// sumSquares adds x*x times its count over the distinct non-null values,
+// through the expression layer's numeric arithmetic.
+func sumSquares(name string, args []weighted) (row.Datum, error) {
+	if len(args) == 0 {
+		return row.Null(), nil
+	}
+	sum := row.NumericFromInt64(0)
+	for _, a := range args {
+		if a.d.Type() != row.TypeNumeric {
+			return row.Null(), &evalError{"XX000", fmt.Sprintf("%s: cannot aggregate %s values", name, a.d.Type())}
+		}
+		sq := expr.Call(expr.FuncMul, expr.Literal(a.d), expr.Literal(a.d))
+		e := expr.Call(expr.FuncAdd, expr.Literal(sum), expr.Call(expr.FuncMul, sq, expr.Literal(row.Int64(a.n))))
+		var err error
+		if sum, err = e.Eval(nil); err != nil {
+			return row.Null(), &evalError{expr.Code(err), err.Error()}
+		}
+	}
+	return sum, nil
+}
