@@ -30,6 +30,7 @@ type Plan struct {
 	TopK      *TopK      `json:"top_k,omitempty"`
 	ArrangeBy *ArrangeBy `json:"arrange_by,omitempty"`
 	Window    *Window    `json:"window,omitempty"`
+	FlatMap   *FlatMap   `json:"flat_map,omitempty"`
 }
 
 // Get reads a collection imported into (or built earlier in) the
@@ -185,6 +186,7 @@ func (p Plan) kind() (string, int) {
 	set(p.TopK != nil, "top_k")
 	set(p.ArrangeBy != nil, "arrange_by")
 	set(p.Window != nil, "window")
+	set(p.FlatMap != nil, "flat_map")
 	return kind, n
 }
 
@@ -217,6 +219,8 @@ func (p Plan) Node() any {
 		return p.TopK
 	case p.Window != nil:
 		return p.Window
+	case p.FlatMap != nil:
+		return p.FlatMap
 	default:
 		return p.ArrangeBy
 	}
@@ -240,6 +244,8 @@ func (p Plan) Inputs() []*Plan {
 	case *TopK:
 		return []*Plan{n.Input}
 	case *Window:
+		return []*Plan{n.Input}
+	case *FlatMap:
 		return []*Plan{n.Input}
 	case *ArrangeBy:
 		return []*Plan{n.Input}

@@ -184,6 +184,25 @@ func EvalPlan(p *plan.Plan, env map[plan.GlobalID]Result) (Result, error) {
 		evalTopK(n, inputs[0], &out)
 	case *plan.Window:
 		evalWindow(n, inputs[0], &out)
+	case *plan.FlatMap:
+		for k, c := range inputs[0].Rows {
+			var rows []string
+			err := n.Call.Eval(unpack(k), func(ds []row.Datum) error {
+				r := row.Pack(ds...)
+				if n.Ordinality {
+					r = row.AppendDatum(r, row.Int64(int64(len(rows)+1)))
+				}
+				rows = append(rows, k+string(r))
+				return nil
+			})
+			if err != nil {
+				out.Errors.add(string(ErrorRow(err)), c)
+				continue
+			}
+			for _, r := range rows {
+				out.Rows.add(r, c)
+			}
+		}
 	case *plan.ArrangeBy:
 		out.Rows.addAll(inputs[0].Rows)
 	default:

@@ -81,6 +81,13 @@ func (r *planRenderer) render(p *plan.Plan) (rendered, error) {
 		return r.group(t.Input, "topk", KeySpec{Key: key}, operators.TopKLogic(spec))
 	case p.Window != nil:
 		return r.window(p.Window)
+	case p.FlatMap != nil:
+		in, err := r.render(p.FlatMap.Input)
+		if err != nil {
+			return rendered{}, err
+		}
+		ok, errs := FlatMap(r.b, r.name("flat_map"), in.ok, p.FlatMap)
+		return rendered{ok: ok, errs: append(clip(in.errs), errs)}, nil
 	case p.Union != nil:
 		var out rendered
 		var oks []dataflow.Stream

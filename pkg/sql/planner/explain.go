@@ -151,6 +151,12 @@ func writePlan(sb *strings.Builder, depth int, p *plan.Plan) {
 	case *plan.Window:
 		fmt.Fprintf(sb, "Window partition_by=%v order=%v funcs=[%s] (recomputed per changed partition)\n",
 			n.PartitionBy, n.OrderBy, windowFuncs(n.Funcs))
+	case *plan.FlatMap:
+		ord := ""
+		if n.Ordinality {
+			ord = " with ordinality"
+		}
+		fmt.Fprintf(sb, "FlatMap %s%s\n", n.Call, ord)
 	default:
 		sb.WriteString(strings.ToUpper(p.Kind()[:1]) + p.Kind()[1:] + "\n")
 	}
