@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -159,6 +160,9 @@ func seriesInt(start, stop, step int64, emit func([]row.Datum) error) error {
 	if step == 0 {
 		return errZeroStep
 	}
+	if n := seriesLen(start, stop, step); n > MaxTableFuncRows {
+		return evalErr(CodeProgramLimitExceeded, "generate_series would produce more than %d rows", MaxTableFuncRows)
+	}
 	out := make([]row.Datum, 1)
 	for v := start; (step > 0 && v <= stop) || (step < 0 && v >= stop); {
 		out[0] = row.Int64(v)
@@ -172,6 +176,21 @@ func seriesInt(start, stop, step int64, emit func([]row.Datum) error) error {
 		v = next
 	}
 	return nil
+}
+
+// seriesLen is how many values seriesInt produces (step is not zero),
+// computed in unsigned arithmetic so that no span overflows.
+func seriesLen(start, stop, step int64) uint64 {
+	var q uint64
+	switch {
+	case step > 0 && stop >= start:
+		q = (uint64(stop) - uint64(start)) / uint64(step)
+	case step < 0 && stop <= start:
+		q = (uint64(start) - uint64(stop)) / (uint64(-(step + 1)) + 1)
+	default:
+		return 0
+	}
+	return min(q, math.MaxUint64-1) + 1
 }
 
 // seriesTimestamp steps a timestamp (wall clock) or a timestamptz
