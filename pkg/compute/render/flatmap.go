@@ -64,4 +64,3 @@ func (lg *flatMapLogic) apply(in row.Row) ([]row.Row, error) {
 	}
 	return outs, nil
 }
-
