@@ -26,15 +26,24 @@ const (
 // JSON is a decoded jsonb value. An object's keys are unique and held in
 // jsonb's storage order (shorter keys first, then bytewise), which is
 // also the order jsonb prints them in; Vals[i] is the value of Keys[i].
-// A number is a numeric datum (so 1.0 and 1 are one value, see doc.go).
+// A number is a numeric datum and the display scale it prints with
+// (jsonb keeps the digits written: 2.50 prints as 2.50), at least the
+// value's own scale (JSONNum).
 type JSON struct {
 	Kind  JSONKind
 	Bool  bool
 	Str   string
 	Num   Datum
+	Scale int
 	Elems []JSON
 	Keys  []string
 	Vals  []JSON
+}
+
+// JSONNum returns a number with display scale scale (raised to the
+// value's own scale).
+func JSONNum(num Datum, scale int) JSON {
+	return JSON{Kind: JSONNumber, Num: num, Scale: max(scale, num.NumericScale(), 0)}
 }
 
 // JSONKeyLess is jsonb's storage order of object keys: by length, then
@@ -93,12 +102,17 @@ func (j JSON) Lookup(key string) (JSON, bool) {
 // empty array sorts before every scalar and every scalar before a
 // non-empty array. Elements, tagged in jsonb's order of kinds:
 //
-//	0x01 null  0x02 string (escaped, 0x00 0x01 terminated)  0x03 number (numeric key)
+//	0x01 null  0x02 string (escaped, 0x00 0x01 terminated)
+//	0x03 number: numeric key, then the display scale (uint16)
 //	0x04 false  0x05 true  0x06 n(uint32) element*n  0x07 n(uint32) (string element)*n
 //
 // Object pairs are in storage order with unique keys, so the encoding is
 // canonical; strings compare bytewise (PostgreSQL compares them in the
-// database collation: Tandem's is C).
+// database collation: Tandem's is C). A number's display scale follows
+// its value, so it only breaks ties between equal numbers (2.5, 2.50):
+// like intervals ('1 mon', '30 days'), such values are distinct bytes
+// that SQL's = and containment treat as equal (CompareJSONB), while
+// GROUP BY, DISTINCT and join keys keep them apart.
 const (
 	jsonTopArray  = 0x01
 	jsonTopObject = 0x02
@@ -117,30 +131,44 @@ const (
 )
 
 // JSONB returns a jsonb datum holding j.
-func JSONB(j JSON) Datum { return Datum{typ: TypeJSONB, str: string(appendJSONTop(nil, j))} }
+func JSONB(j JSON) Datum { return Datum{typ: TypeJSONB, str: string(appendJSONTop(nil, j, true))} }
 
-func appendJSONTop(dst []byte, j JSON) []byte {
+// CompareJSONB compares two jsonb datums as SQL's = and < do: numbers by
+// value whatever their display scale.
+func CompareJSONB(a, b Datum) int {
+	if a.str == b.str {
+		return 0
+	}
+	return bytes.Compare(appendJSONTop(nil, a.JSON(), false), appendJSONTop(nil, b.JSON(), false))
+}
+
+// JSONEqual reports whether two values are equal as jsonb's = says.
+func JSONEqual(a, b JSON) bool {
+	return bytes.Equal(appendJSONTop(nil, a, false), appendJSONTop(nil, b, false))
+}
+
+func appendJSONTop(dst []byte, j JSON, scale bool) []byte {
 	switch j.Kind {
 	case JSONObject:
-		return appendJSONPairs(append(dst, jsonTopObject), j)
+		return appendJSONPairs(append(dst, jsonTopObject), j, scale)
 	case JSONArray:
 		dst = binary.BigEndian.AppendUint32(append(dst, jsonTopArray), uint32(len(j.Elems)))
 		dst = append(dst, 0x01)
 		for _, e := range j.Elems {
-			dst = appendJSONElem(dst, e)
+			dst = appendJSONElem(dst, e, scale)
 		}
 		return dst
 	default:
 		dst = binary.BigEndian.AppendUint32(append(dst, jsonTopArray), 1)
-		return appendJSONElem(append(dst, 0x00), j)
+		return appendJSONElem(append(dst, 0x00), j, scale)
 	}
 }
 
-func appendJSONPairs(dst []byte, j JSON) []byte {
+func appendJSONPairs(dst []byte, j JSON, scale bool) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(j.Keys)))
 	for i, k := range j.Keys {
 		dst = appendJSONString(dst, k)
-		dst = appendJSONElem(dst, j.Vals[i])
+		dst = appendJSONElem(dst, j.Vals[i], scale)
 	}
 	return dst
 }
@@ -157,12 +185,17 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(append(dst, s...), escByte, escEnd)
 }
 
-func appendJSONElem(dst []byte, j JSON) []byte {
+func appendJSONElem(dst []byte, j JSON, scale bool) []byte {
 	switch j.Kind {
 	case JSONString:
 		return appendJSONString(append(dst, jsonElemString), j.Str)
 	case JSONNumber:
-		return append(append(dst, jsonElemNumber), j.Num.str...)
+		dst = append(append(dst, jsonElemNumber), j.Num.str...)
+		s := 0
+		if scale {
+			s = max(j.Scale, j.Num.NumericScale(), 0)
+		}
+		return binary.BigEndian.AppendUint16(dst, uint16(s))
 	case JSONBool:
 		if j.Bool {
 			return append(dst, jsonElemTrue)
@@ -171,11 +204,11 @@ func appendJSONElem(dst []byte, j JSON) []byte {
 	case JSONArray:
 		dst = binary.BigEndian.AppendUint32(append(dst, jsonElemArray), uint32(len(j.Elems)))
 		for _, e := range j.Elems {
-			dst = appendJSONElem(dst, e)
+			dst = appendJSONElem(dst, e, scale)
 		}
 		return dst
 	case JSONObject:
-		return appendJSONPairs(append(dst, jsonElemObject), j)
+		return appendJSONPairs(append(dst, jsonElemObject), j, scale)
 	default:
 		return append(dst, jsonElemNull)
 	}
@@ -319,7 +352,15 @@ func decodeJSONElem(b []byte, off, depth int) (JSON, int, error) {
 		if c := b[1]; c == numNaN || c == numNegInf || c == numPosInf {
 			return JSON{}, 0, corrupt(off, "jsonb number is not finite")
 		}
-		return JSON{Kind: JSONNumber, Num: Datum{typ: TypeNumeric, str: string(b[1 : 1+l])}}, 1 + l, nil
+		if len(b) < 1+l+2 {
+			return JSON{}, 0, corrupt(off, "truncated jsonb number")
+		}
+		num := Datum{typ: TypeNumeric, str: string(b[1 : 1+l])}
+		scale := int(binary.BigEndian.Uint16(b[1+l:]))
+		if scale > NumericMaxScale || scale < num.NumericScale() {
+			return JSON{}, 0, corrupt(off, "jsonb number scale %d invalid", scale)
+		}
+		return JSON{Kind: JSONNumber, Num: num, Scale: scale}, 1 + l + 2, nil
 	case jsonElemArray, jsonElemObject:
 		if len(b) < 5 {
 			return JSON{}, 0, corrupt(off, "truncated jsonb container")

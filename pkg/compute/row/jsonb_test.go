@@ -17,7 +17,10 @@ func TestParseJSON(t *testing.T) {
 		{` true `, `true`},
 		{`"a\"b\\c\/\n\u00e9\ud83d\ude00\u001f"`, `"a\"b\\c/\né😀\u001f"`},
 		{`-0`, `0`},
-		{`1.50`, `1.5`},
+		{`1.50`, `1.50`},
+		{`-0.0`, `0.0`},
+		{`1.5e-3`, `0.0015`},
+		{`2.500e1`, `25.00`},
 		{`1e3`, `1000`},
 		{`-12.5E-1`, `-1.25`},
 		{`[]`, `[]`},
@@ -218,6 +221,24 @@ func TestJSONBOrderProperty(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestJSONBNumberScale: a number keeps the digits written, which only
+// break ties: SQL's = (CompareJSONB) sees 2.5 and 2.50 as equal.
+func TestJSONBNumberScale(t *testing.T) {
+	a, _ := ParseJSON(`{"p": [2.5]}`)
+	b, _ := ParseJSON(`{"p": [2.50]}`)
+	c, _ := ParseJSON(`{"p": [2.51]}`)
+	da, db, dc := JSONB(a), JSONB(b), JSONB(c)
+	if da == db || CompareJSONB(da, db) != 0 || !JSONEqual(a, b) {
+		t.Fatalf("2.5 and 2.50: distinct bytes, equal values wanted")
+	}
+	if Compare(da, db) >= 0 || Compare(db, dc) >= 0 || CompareJSONB(db, dc) >= 0 {
+		t.Fatalf("order 2.5 < 2.50 < 2.51 wanted")
+	}
+	if db.String() != `{"p": [2.50]}` {
+		t.Fatalf("prints %s", db)
+	}
 }
 
 func TestJSONBCorrupt(t *testing.T) {

@@ -195,20 +195,23 @@ func (p *jsonParser) number() (JSON, error) {
 	} else if digits() == 0 {
 		return JSON{}, p.fail("Token is invalid.")
 	}
+	frac, exp := 0, int64(0)
 	if p.i < len(p.s) && p.s[p.i] == '.' {
 		p.i++
-		if digits() == 0 {
+		if frac = digits(); frac == 0 {
 			return JSON{}, p.fail("Token is invalid.")
 		}
 	}
 	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
 		p.i++
+		es := p.i
 		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
 			p.i++
 		}
 		if digits() == 0 {
 			return JSON{}, p.fail("Token is invalid.")
 		}
+		exp, _ = strconv.ParseInt(p.s[es:p.i], 10, 64) // a huge exponent overflows numeric below
 	}
 	if p.i < len(p.s) && isJSONWordByte(p.s[p.i]) {
 		return JSON{}, p.fail("Token is invalid.")
@@ -221,7 +224,9 @@ func (p *jsonParser) number() (JSON, error) {
 	if err != nil {
 		return JSON{}, err
 	}
-	return JSON{Kind: JSONNumber, Num: d}, nil
+	// The display scale numeric input gives: the fraction digits less
+	// the exponent.
+	return JSONNum(d, int(min(max(int64(frac)-exp, 0), NumericMaxScale))), nil
 }
 
 func (p *jsonParser) str() (string, error) {
@@ -319,7 +324,7 @@ func (j JSON) AppendText(dst []byte) []byte {
 	case JSONString:
 		return AppendJSONString(dst, j.Str)
 	case JSONNumber:
-		return AppendNumeric(dst, j.Num, 0)
+		return AppendNumeric(dst, j.Num, j.Scale)
 	case JSONBool:
 		return strconv.AppendBool(dst, j.Bool)
 	case JSONArray:

@@ -182,9 +182,9 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		if g.argType.Type == row.TypeNull {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(unknown) is not unique", name)
 		}
-		if g.argType.Type == row.TypeUUID {
-			// Postgres 15 has no min or max over uuid.
-			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(uuid) does not exist", name)
+		if g.argType.Type == row.TypeUUID || g.argType.Type == row.TypeJSONB {
+			// Postgres 15 has no min or max over uuid or jsonb.
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, PGTypeName(g.argType.Type))
 		}
 		g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
 		g.outW = g.argW

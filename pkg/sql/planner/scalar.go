@@ -546,7 +546,7 @@ func unsupportedFunction(name string) string {
 		return "window functions"
 	case "random", "setseed", "gen_random_uuid":
 		return "random functions"
-	case "to_json", "to_jsonb", "json_build_object", "jsonb_build_object", "json_build_array", "jsonb_build_array",
+	case "to_json", "json_build_object", "json_build_array",
 		"array_length", "array_upper", "array_lower", "cardinality", "array_to_string", "string_to_array":
 		return "json and array functions"
 	case "nextval", "currval", "setval", "lastval":
