@@ -20,6 +20,14 @@ const (
 	// timestamptz, whose day and month steps are calendar steps in zone
 	// (the SQL layer passes the session's TimeZone).
 	TableGenerateSeries TableFunc = "generate_series"
+	// jsonb_array_elements(j) is each element of an array (column
+	// value), jsonb_array_elements_text as text; jsonb_each(j) each pair
+	// of an object (columns key, value), jsonb_each_text with text
+	// values. Other kinds of jsonb fail with 22023.
+	TableJSONArrayElements     TableFunc = "jsonb_array_elements"
+	TableJSONArrayElementsText TableFunc = "jsonb_array_elements_text"
+	TableJSONEach              TableFunc = "jsonb_each"
+	TableJSONEachText          TableFunc = "jsonb_each_text"
 )
 
 // MaxTableFuncRows bounds the rows one call of a table function may
@@ -103,7 +111,68 @@ type tableFuncDef struct {
 }
 
 var tableFuncs = map[TableFunc]tableFuncDef{
-	TableGenerateSeries: {typeOf: typeGenerateSeries, eval: evalGenerateSeries},
+	TableGenerateSeries:        {typeOf: typeGenerateSeries, eval: evalGenerateSeries},
+	TableJSONArrayElements:     {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeJSONB}), eval: jsonElements(false)},
+	TableJSONArrayElementsText: {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeText, Nullable: true}), eval: jsonElements(true)},
+	TableJSONEach:              {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeText}, row.ColumnType{Type: row.TypeJSONB}), eval: jsonEach(false)},
+	TableJSONEachText:          {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeText}, row.ColumnType{Type: row.TypeText, Nullable: true}), eval: jsonEach(true)},
+}
+
+func typeJSONTable(cols ...row.ColumnType) func([]row.Type) ([]row.ColumnType, error) {
+	return func(args []row.Type) ([]row.ColumnType, error) {
+		if len(args) != 1 || args[0] != row.TypeJSONB && args[0] != row.TypeNull {
+			return nil, evalErr(CodeUndefinedFunction, "function does not exist: jsonb table function(%s)", typeList(args))
+		}
+		return cols, nil
+	}
+}
+
+func jsonElements(asText bool) func([]row.Datum, func([]row.Datum) error) error {
+	return func(args []row.Datum, emit func([]row.Datum) error) error {
+		j := args[0].JSON()
+		switch j.Kind {
+		case row.JSONObject:
+			return &EvalError{Code: CodeInvalidParameterValue, Msg: "cannot extract elements from an object"}
+		case row.JSONArray:
+		default:
+			return &EvalError{Code: CodeInvalidParameterValue, Msg: "cannot extract elements from a scalar"}
+		}
+		out := make([]row.Datum, 1)
+		for _, e := range j.Elems {
+			out[0] = row.JSONB(e)
+			if asText {
+				out[0] = jsonText(e)
+			}
+			if err := emit(out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func jsonEach(asText bool) func([]row.Datum, func([]row.Datum) error) error {
+	name := "jsonb_each"
+	if asText {
+		name = "jsonb_each_text"
+	}
+	return func(args []row.Datum, emit func([]row.Datum) error) error {
+		j := args[0].JSON()
+		if j.Kind != row.JSONObject {
+			return evalErr(CodeInvalidParameterValue, "cannot call %s on a non-object", name)
+		}
+		out := make([]row.Datum, 2)
+		for i, k := range j.Keys {
+			out[0], out[1] = row.Text(k), row.JSONB(j.Vals[i])
+			if asText {
+				out[1] = jsonText(j.Vals[i])
+			}
+			if err := emit(out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 func nonNull(t row.Type) []row.ColumnType { return []row.ColumnType{{Type: t}} }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -50,7 +51,10 @@ func (p *Planner) rangeFunction(base *rel, rf *pg.RangeFunction, depth int) (*re
 		cols = append(cols, column{name: "ordinality", typ: row.ColumnType{Type: row.TypeInt64}})
 	}
 	fn := &rel{scope: &scope{cols: cols}, mfp: expr.Identity(len(cols))}
-	if err := aliasFunction(fn, rf.Alias, name, rf.Ordinality); err != nil {
+	// Functions with a named output column (jsonb_each's key and value)
+	// keep its name under an alias.
+	outNamed := strings.HasPrefix(name, "jsonb_")
+	if err := aliasFunction(fn, rf.Alias, name, rf.Ordinality, !outNamed); err != nil {
 		return nil, nil, err
 	}
 	out := newRel(plan.NewFlatMap(base.plan(), call, rf.Ordinality), base.scope.concat(fn.scope))
@@ -61,9 +65,9 @@ func (p *Planner) rangeFunction(base *rel, rf *pg.RangeFunction, depth int) (*re
 // else a function of one column (plus ordinality) names it after the
 // alias, as PostgreSQL does; the table name is the alias or the
 // function's name.
-func aliasFunction(fn *rel, a *pg.Alias, name string, ordinality bool) error {
+func aliasFunction(fn *rel, a *pg.Alias, name string, ordinality, byAlias bool) error {
 	single := len(fn.scope.cols) == 1 || ordinality && len(fn.scope.cols) == 2
-	if a != nil && len(a.Colnames) == 0 && single {
+	if a != nil && len(a.Colnames) == 0 && single && byAlias {
 		fn.scope.cols[0].name = a.Aliasname
 	}
 	_, err := aliased(fn, a, name)
@@ -76,6 +80,8 @@ func (c *exprCtx) tableCall(name string, args []*pg.Node) (expr.TableCall, []col
 	switch name {
 	case "generate_series":
 		return c.generateSeries(args)
+	case "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_each", "jsonb_each_text":
+		return c.jsonbTable(name, args)
 	}
 	if unsupportedFunction(name) != "" {
 		return expr.TableCall{}, nil, sqlerr.Unsupported(fmt.Sprintf("function %s in FROM", name))
@@ -165,4 +171,32 @@ func (c *exprCtx) generateSeries(args []*pg.Node) (expr.TableCall, []column, err
 		es = append(es, c.zone())
 	}
 	return out(expr.TableCall{Func: expr.TableGenerateSeries, Args: es}, t, 0)
+}
+
+// jsonbTable lowers jsonb_array_elements(_text) and jsonb_each(_text).
+func (c *exprCtx) jsonbTable(name string, args []*pg.Node) (expr.TableCall, []column, error) {
+	if len(args) != 1 {
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(args))
+	}
+	x, err := c.lowerAs(args[0], row.TypeJSONB)
+	if err != nil {
+		return expr.TableCall{}, nil, err
+	}
+	if x.t.Type != row.TypeJSONB && x.t.Type != row.TypeNull {
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, PGTypeName(x.t.Type))
+	}
+	call := expr.TableCall{Func: expr.TableFunc(name), Args: []expr.Expr{x.e}}
+	types, err := call.OutputTypes(c.scope.types())
+	if err != nil {
+		return expr.TableCall{}, nil, err
+	}
+	names := []string{"value"}
+	if len(types) == 2 {
+		names = []string{"key", "value"}
+	}
+	cols := make([]column, len(types))
+	for i, t := range types {
+		cols[i] = column{name: names[i], typ: t}
+	}
+	return call, cols, nil
 }
