@@ -28,9 +28,13 @@ const (
 	// AggAvg returns float64(sum) / float64(count) of the non-null
 	// arguments; an int64 sum that overflows is error 22003.
 	AggAvg
+	// AggJSONAgg and AggJSONObjectAgg are jsonb_agg and
+	// jsonb_object_agg over jsonb arguments (jsonagg.go).
+	AggJSONAgg
+	AggJSONObjectAgg
 )
 
-var aggNames = [...]string{"invalid", "count(*)", "count", "sum", "min", "max", "avg"}
+var aggNames = [...]string{"invalid", "count(*)", "count", "sum", "min", "max", "avg", "jsonb_agg", "jsonb_object_agg"}
 
 func (f AggFunc) String() string {
 	if int(f) < len(aggNames) {
@@ -113,6 +117,8 @@ func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) 
 		return best, nil
 	case AggSum, AggAvg:
 		return sumOrAvg(a, args)
+	case AggJSONAgg, AggJSONObjectAgg:
+		return jsonAggregate(a, args, mult)
 	default:
 		return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("unknown aggregate function %s", a.Func)}
 	}
@@ -124,7 +130,7 @@ func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) 
 // exact integer sums do not care, and skipping the sort is most of the cost
 // of a count or sum over a large group.
 func needsSorted(a Aggregate, args []argCount) bool {
-	if a.Distinct {
+	if a.Distinct || a.Func == AggJSONAgg || a.Func == AggJSONObjectAgg {
 		return true
 	}
 	if a.Func != AggSum && a.Func != AggAvg {

@@ -194,6 +194,11 @@ func (a *Aggregate) AggregateType(in row.RelationDesc) (row.ColumnType, error) {
 			return row.ColumnType{}, fmt.Errorf("%s(%s): argument has no type", a.Func, a.Expr)
 		}
 		return t, nil
+	case AggJSONAgg, AggJSONObjectAgg:
+		if t.Type != row.TypeJSONB && t.Type != row.TypeNull {
+			return row.ColumnType{}, fmt.Errorf("%s(%s): argument has type %s, want jsonb", a.Func, a.Expr, t.Type)
+		}
+		return row.ColumnType{Type: row.TypeJSONB, Nullable: true}, nil
 	}
 	return row.ColumnType{}, fmt.Errorf("unknown aggregate function %q", a.Func)
 }

@@ -84,6 +84,11 @@ const (
 	AggMin       AggregateFunc = "min"
 	AggMax       AggregateFunc = "max"
 	AggAvg       AggregateFunc = "avg"
+	// jsonb_agg is the jsonb array of its (jsonb or NULL) arguments in
+	// value order; jsonb_object_agg merges its one-pair jsonb objects.
+	// Both are NULL over a group without arguments.
+	AggJSONAgg       AggregateFunc = "jsonb_agg"
+	AggJSONObjectAgg AggregateFunc = "jsonb_object_agg"
 )
 
 // Aggregate is one aggregate of a Reduce. Distinct aggregates over the

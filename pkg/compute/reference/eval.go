@@ -241,6 +241,7 @@ func evalJoin(j *plan.Join, left, right Result, out *Result) {
 var aggKinds = map[plan.AggregateFunc]aggKind{
 	plan.AggCountStar: aggCountStar, plan.AggCount: aggCount, plan.AggSum: aggSum,
 	plan.AggMin: aggMin, plan.AggMax: aggMax, plan.AggAvg: aggAvg,
+	plan.AggJSONAgg: aggJSONAgg, plan.AggJSONObjectAgg: aggJSONObjectAgg,
 }
 
 func evalReduce(red *plan.Reduce, in Result, out *Result) {

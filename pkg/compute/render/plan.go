@@ -147,6 +147,9 @@ var aggFuncs = map[plan.AggregateFunc]operators.AggFunc{
 	plan.AggMin:       operators.AggMin,
 	plan.AggMax:       operators.AggMax,
 	plan.AggAvg:       operators.AggAvg,
+
+	plan.AggJSONAgg:       operators.AggJSONAgg,
+	plan.AggJSONObjectAgg: operators.AggJSONObjectAgg,
 }
 
 func (r *planRenderer) reduce(red *plan.Reduce) (rendered, error) {

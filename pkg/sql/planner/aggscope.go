@@ -134,6 +134,9 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 	if len(fc.AggOrder) > 0 {
 		return typed{}, sqlerr.Unsupported("ORDER BY in aggregate calls")
 	}
+	if name == "jsonb_agg" || name == "jsonb_object_agg" {
+		return a.jsonbAggregate(inner, name, fc)
+	}
 	g := aggregate{fn: name, distinct: fc.AggDistinct, star: fc.AggStar}
 	switch {
 	case fc.AggStar:

@@ -72,7 +72,7 @@ func scalarFunc(name string) (expr.Func, bool) {
 // knows.
 func isAggregate(name string) bool {
 	switch name {
-	case "count", "sum", "min", "max", "avg":
+	case "count", "sum", "min", "max", "avg", "jsonb_agg", "jsonb_object_agg":
 		return true
 	}
 	return false

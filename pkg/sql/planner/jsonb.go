@@ -286,3 +286,56 @@ func (c *exprCtx) jsonbConcat(x, y typed) (typed, error) {
 	}
 	return c.check(expr.Call(expr.FuncJSONConcat, x.e, y.e))
 }
+
+// jsonbValue converts x to the jsonb value to_jsonb gives it: jsonb as
+// is, a numeric with its SQL type's display scale, NULL as SQL NULL.
+func (c *exprCtx) jsonbValue(x typed) (expr.Expr, error) {
+	switch {
+	case x.t.Type == row.TypeJSONB:
+		return x.e, nil
+	case x.t.Type == row.TypeNull:
+		return expr.TypedNull(row.TypeJSONB), nil
+	case x.t.Type == row.TypeTimestampTZ:
+		return expr.Expr{}, sqlerr.Unsupported("timestamp with time zone values in jsonb")
+	case x.t.Type == row.TypeNumeric && x.mod.Kind == ModNumeric && x.mod.Scale > 0:
+		return expr.Call(expr.FuncJSONNumber, x.e, expr.Literal(row.Int64(int64(x.mod.Scale)))), nil
+	}
+	return expr.Call(expr.FuncToJSONB, x.e), nil
+}
+
+// jsonbAggregate plans jsonb_agg(x) and jsonb_object_agg(k, v): the
+// engine aggregates jsonb values (x as to_jsonb gives it, a one-pair
+// object for jsonb_object_agg), in value order (docs/sql.md).
+func (a *aggScope) jsonbAggregate(inner *exprCtx, name string, fc *pg.FuncCall) (typed, error) {
+	want := 1
+	if name == "jsonb_object_agg" {
+		want = 2
+	}
+	if fc.AggStar || len(fc.Args) != want {
+		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes exactly %d argument(s)", name, want)
+	}
+	xs := make([]typed, len(fc.Args))
+	for i, n := range fc.Args {
+		x, err := inner.lower(n)
+		if err != nil {
+			return typed{}, err
+		}
+		xs[i] = x
+	}
+	v, err := inner.jsonbValue(xs[len(xs)-1])
+	if err != nil {
+		return typed{}, err
+	}
+	arg := v
+	if want == 2 {
+		if xs[0].t.Type == row.TypeJSONB || xs[0].t.Type == row.TypeTimestampTZ {
+			return typed{}, sqlerr.Errorf(sqlerr.InvalidParameterValue, "key value must be scalar, not array, composite, or json")
+		}
+		arg = expr.Call(expr.FuncJSONBuildObject, xs[0].e, v)
+	}
+	if err := refuseOuterAggregate(a.input, arg); err != nil {
+		return typed{}, err
+	}
+	jt := row.ColumnType{Type: row.TypeJSONB, Nullable: true}
+	return a.add(aggregate{fn: name, distinct: fc.AggDistinct, arg: arg, argType: jt, out: jt}), nil
+}

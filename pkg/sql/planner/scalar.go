@@ -538,7 +538,7 @@ func unsupportedFunction(name string) string {
 	case "generate_series", "unnest", "regexp_split_to_table", "regexp_matches", "generate_subscripts",
 		"json_each", "jsonb_each", "json_array_elements", "jsonb_array_elements":
 		return "set-returning functions"
-	case "array_agg", "string_agg", "json_agg", "jsonb_agg", "bool_and", "bool_or", "every",
+	case "array_agg", "string_agg", "json_agg", "bool_and", "bool_or", "every",
 		"stddev", "variance", "stddev_pop", "stddev_samp", "var_pop", "var_samp", "bit_and", "bit_or":
 		return "aggregate functions other than count, sum, min, max and avg"
 	case "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
