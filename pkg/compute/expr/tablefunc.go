@@ -96,6 +96,15 @@ func (c TableCall) Eval(datums []row.Datum, emit func([]row.Datum) error) error 
 		}
 		args[i] = d
 	}
+	// Check the arguments' types, so that a malformed call is an error
+	// and never a panic (the invariant of package expr).
+	types := make([]row.Type, len(args))
+	for i, d := range args {
+		types[i] = d.Type()
+	}
+	if _, err := def.typeOf(types); err != nil {
+		return err
+	}
 	n := 0
 	return def.eval(args, func(out []row.Datum) error {
 		if n++; n > MaxTableFuncRows {

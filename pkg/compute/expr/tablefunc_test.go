@@ -98,3 +98,20 @@ func TestTableCallTypes(t *testing.T) {
 		t.Fatalf("round trip %s: %v %s", b, err, back)
 	}
 }
+
+// TestTableCallMalformed: a call whose arguments do not fit the function
+// is an error, never a panic.
+func TestTableCallMalformed(t *testing.T) {
+	ts := Literal(row.Timestamp(0))
+	for _, c := range []TableCall{
+		{Func: TableGenerateSeries, Args: []Expr{ts}},
+		{Func: TableGenerateSeries, Args: []Expr{ts, ts}},
+		{Func: TableGenerateSeries, Args: []Expr{Literal(row.Int64(1)), ts}},
+		{Func: TableJSONEach, Args: []Expr{Literal(row.Int64(1))}},
+		{Func: TableJSONArrayElements, Args: nil},
+	} {
+		if err := c.Eval(nil, func([]row.Datum) error { return nil }); err == nil {
+			t.Errorf("%s: no error", c)
+		}
+	}
+}
