@@ -229,5 +229,8 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 		}
 		return c.check(e)
 	}
+	if ok, all := anyAllKind(a.Kind); ok {
+		return c.anyAll(op, all, a.Lexpr, a.Rexpr)
+	}
 	return typed{}, sqlerr.Unsupported("operator form " + strings.TrimPrefix(a.Kind.String(), "AEXPR_"))
 }
