@@ -38,6 +38,8 @@ const (
 	oidInterval    = 1186
 	oidNumeric     = 1700
 	oidUUID        = 2950
+	oidJSON        = 114
+	oidJSONB       = 3802
 )
 
 // typeOID returns the OID a row type is described with, and its size.
@@ -65,6 +67,8 @@ func typeOID(t row.Type) (uint32, int16) {
 		return oidNumeric, -1
 	case row.TypeUUID:
 		return oidUUID, 16
+	case row.TypeJSONB:
+		return oidJSONB, -1
 	}
 	return oidText, -1
 }
@@ -103,6 +107,8 @@ func oidType(oid uint32) (row.Type, error) {
 		return row.TypeNumeric, nil
 	case oidUUID:
 		return row.TypeUUID, nil
+	case oidJSONB, oidJSON:
+		return row.TypeJSONB, nil
 	case oidBytea:
 		return row.TypeBytes, nil
 	case oidTimestamp:
@@ -176,6 +182,9 @@ func encodeBinary(dst []byte, d row.Datum, col sql.Column) ([]byte, error) {
 	case row.TypeUUID:
 		u := d.UUID()
 		return append(dst, u[:]...), nil
+	case row.TypeJSONB:
+		// Binary jsonb is a version byte (1) and the text form.
+		return d.JSON().AppendText(append(dst, 1)), nil
 	case row.TypeText:
 		if col.Mod.Kind == planner.ModBpchar {
 			return col.Mod.AppendText(dst, d, nil), nil
@@ -268,6 +277,16 @@ func decodeParam(v []byte, format int16, t row.Type, oid uint32, loc *time.Locat
 			return bad()
 		}
 		return row.UUID([16]byte(v)), nil
+	case oidJSONB, oidJSON:
+		// Binary jsonb is a version byte (1) and the text form; binary
+		// json is the text form.
+		if oid == oidJSONB {
+			if len(v) == 0 || v[0] != 1 {
+				return row.Null(), sqlerr.Errorf(sqlerr.ProtocolViolation, "unsupported jsonb version number %d", firstByte(v))
+			}
+			v = v[1:]
+		}
+		return expr.CastDatum(row.Text(string(v)), row.TypeJSONB)
 	case oidBytea:
 		return row.Bytes(v), nil
 	case oidTimestamp, oidTimestampTZ:
@@ -382,4 +401,11 @@ func decodeNumericBinary(v []byte) (row.Datum, error) {
 		return row.Null(), sqlerr.Errorf(sqlerr.NumericValueOutOfRange, "%v", err)
 	}
 	return d, nil
+}
+
+func firstByte(v []byte) int {
+	if len(v) == 0 {
+		return -1
+	}
+	return int(v[0])
 }

@@ -411,6 +411,12 @@ func (ci *copyIn) binaryDatum(i int, v []byte) (row.Datum, error) {
 			return bad()
 		}
 		return row.UUID([16]byte(v)), nil
+	case row.TypeJSONB:
+		// Binary jsonb is a version byte (1) and the text form.
+		if len(v) == 0 || v[0] != 1 {
+			return bad()
+		}
+		return ci.convert(i, string(v[1:]))
 	case row.TypeTimestamp:
 		if len(v) != 8 {
 			return bad()

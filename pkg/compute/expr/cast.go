@@ -31,6 +31,8 @@ func CanCast(from, to row.Type) bool {
 		return to == row.TypeInt64 || to == row.TypeNumeric
 	case row.TypeNumeric:
 		return to == row.TypeInt64 || to == row.TypeFloat64
+	case row.TypeJSONB:
+		return to == row.TypeBool || to == row.TypeInt64 || to == row.TypeFloat64 || to == row.TypeNumeric
 	}
 	return canCastTemporal(from, to)
 }
@@ -96,6 +98,8 @@ func CastDatum(d row.Datum, to row.Type) (row.Datum, error) {
 		return row.Int64(int64(f)), nil
 	case row.TypeText:
 		return parseText(d.Text(), to)
+	case row.TypeJSONB:
+		return castFromJSONB(d, to)
 	}
 	if from.IsTemporal() {
 		return castTemporal(d, to)
@@ -156,6 +160,8 @@ func parseText(s string, to row.Type) (row.Datum, error) {
 		return row.Bytes(b), nil
 	case row.TypeNumeric:
 		return parseNumeric(s)
+	case row.TypeJSONB:
+		return parseJSONB(s)
 	case row.TypeUUID:
 		u, err := row.ParseUUID(s)
 		if err != nil {

@@ -50,6 +50,12 @@
 //     an assignment fails with 22001 unless the excess is spaces;
 //     char(n) values drop their trailing spaces.
 //
+// jsonb operators and functions (jsonb.go) follow PostgreSQL 15; a
+// TableCall (tablefunc.go) is a table function of argument expressions
+// (generate_series, jsonb_array_elements(_text), jsonb_each(_text)),
+// strict, checked against its argument types before it runs, and bounded
+// to MaxTableFuncRows rows per call (54000 beyond).
+//
 // MFP{Expressions, Predicates, Projection} fuses map, filter and project;
 // MFP.Evaluate applies it to one row with a reusable Scratch, and
 // MFP.Prepare checks it once against an input arity for per-row loops.

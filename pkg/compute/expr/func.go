@@ -145,6 +145,26 @@ const (
 	FuncDegrees // degrees(x), float64
 	FuncRadians // radians(x), float64
 	FuncPi      // pi(), float64
+	// jsonb (jsonb.go): -> and ->> by key (text) or index (int), #> and
+	// #>> as jsonb_extract_path(_text)(j, path...), @> (<@ with the
+	// arguments swapped), ?, || and - of jsonb, and its functions.
+	FuncJSONGet
+	FuncJSONGetText
+	FuncJSONPath
+	FuncJSONPathText
+	FuncJSONContains
+	FuncJSONExists
+	FuncJSONConcat
+	FuncJSONDelete
+	FuncJSONTypeof
+	FuncJSONArrayLength
+	FuncToJSONB
+	FuncJSONBuildArray
+	FuncJSONBuildObject
+	// jsonb_number(x numeric, scale) is x as a jsonb number printed with
+	// the display scale its SQL type gives it (numeric datums do not
+	// carry one), as PostgreSQL's to_jsonb(2.50) is 2.50.
+	FuncJSONNumber
 	funcCount
 )
 

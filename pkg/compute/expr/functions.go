@@ -109,6 +109,21 @@ var funcs = [funcCount]funcDef{
 	FuncRadians:        {name: "radians", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloatAny1, eval1: floatMath("radians", func(x float64) float64 { return x * radiansPerDegree })},
 	FuncPi:             {name: "pi", minArgs: 0, maxArgs: 0, typeOf: typePi, evalN: evalPi},
 	FuncStartsWith:     {name: "starts_with", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeText(2, row.TypeBool), eval2: evalStartsWith},
+
+	FuncJSONGet:         {name: "jsonb_get", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeJSONGet(row.TypeJSONB), eval2: evalJSONGet},
+	FuncJSONGetText:     {name: "jsonb_get_text", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeJSONGet(row.TypeText), eval2: evalJSONGetText},
+	FuncJSONPath:        {name: "jsonb_extract_path", minArgs: 1, maxArgs: -1, strict: true, typeOf: typeJSONPath(row.TypeJSONB), evalN: evalJSONPath},
+	FuncJSONPathText:    {name: "jsonb_extract_path_text", minArgs: 1, maxArgs: -1, strict: true, typeOf: typeJSONPath(row.TypeText), evalN: evalJSONPathText},
+	FuncJSONContains:    {name: "jsonb_contains", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeJSONB, row.TypeJSONB, row.TypeBool), eval2: evalJSONContains},
+	FuncJSONExists:      {name: "jsonb_exists", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeJSONB, row.TypeText, row.TypeBool), eval2: evalJSONExists},
+	FuncJSONConcat:      {name: "jsonb_concat", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeJSONB, row.TypeJSONB, row.TypeJSONB), eval2: evalJSONConcat},
+	FuncJSONDelete:      {name: "jsonb_delete", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeJSONDelete, eval2: evalJSONDelete},
+	FuncJSONTypeof:      {name: "jsonb_typeof", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeSig1(row.TypeJSONB, row.TypeText), eval1: evalJSONTypeof},
+	FuncJSONArrayLength: {name: "jsonb_array_length", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeSig1(row.TypeJSONB, row.TypeInt64), eval1: evalJSONArrayLength},
+	FuncToJSONB:         {name: "to_jsonb", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeToJSONB, eval1: evalToJSONB},
+	FuncJSONBuildArray:  {name: "jsonb_build_array", minArgs: 0, maxArgs: -1, typeOf: typeToJSONB, evalN: evalJSONBuildArray},
+	FuncJSONBuildObject: {name: "jsonb_build_object", minArgs: 0, maxArgs: -1, typeOf: typeToJSONB, evalN: evalJSONBuildObject},
+	FuncJSONNumber:      {name: "jsonb_number", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeNumeric, row.TypeInt64, row.TypeJSONB), eval2: evalJSONNumber},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL
@@ -191,6 +206,10 @@ func compareDatums(a, b row.Datum) (int, error) {
 		if ta == row.TypeInterval {
 			// Postgres compares intervals by length: '1 mon' = '30 days'.
 			return a.Interval().CompareLength(b.Interval()), nil
+		}
+		if ta == row.TypeJSONB {
+			// jsonb numbers compare by value: 2.5 = 2.50.
+			return row.CompareJSONB(a, b), nil
 		}
 		return row.Compare(a, b), nil
 	}

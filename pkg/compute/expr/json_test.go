@@ -120,6 +120,8 @@ func FuzzExprJSON(f *testing.F) {
 		Case([][2]Expr{{Gt(Column(0), i64(0)), Cast(Column(0), row.TypeText)}}, Column(1)),
 		In(Column(0), i64(1), null(row.TypeInt64)),
 		Call(FuncRound, f64(2.5), Column(0)),
+		Call(FuncJSONGet, Cast(txt(`{"a": [1, 2.50]}`), row.TypeJSONB), txt("a")),
+		Call(FuncJSONContains, Call(FuncJSONBuildObject, Column(1), Column(0)), Call(FuncToJSONB, Column(2))),
 	}
 	for _, s := range seeds {
 		b, err := json.Marshal(s)

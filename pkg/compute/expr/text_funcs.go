@@ -10,8 +10,9 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
-// CodeProgramLimitExceeded is program_limit_exceeded: a result too large,
-// or a character chr cannot make.
+// CodeProgramLimitExceeded is program_limit_exceeded: a result too large
+// (a string, or a table function call over MaxTableFuncRows rows), or a
+// character chr cannot make.
 const CodeProgramLimitExceeded = "54000"
 
 // maxTextBytes bounds the strings repeat, lpad and rpad build, as

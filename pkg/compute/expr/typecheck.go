@@ -55,7 +55,9 @@ func (e *Expr) typ(input []row.ColumnType) (row.ColumnType, error) {
 			return row.ColumnType{}, err
 		}
 		if def.strict {
-			t.Nullable = anyNullable(args)
+			// A strict function is NULL on NULL input, and may be NULL
+			// otherwise when its type says so (jsonb's ->).
+			t.Nullable = t.Nullable || anyNullable(args)
 		}
 		return t, nil
 	case OpAnd, OpOr:

@@ -46,10 +46,14 @@ const (
 	// sum, what the SQL layer computes numeric variances from; under
 	// Distinct it squares the distinct arguments.
 	AggSumSquares
+	// AggJSONAgg and AggJSONObjectAgg are jsonb_agg and
+	// jsonb_object_agg over jsonb arguments (jsonagg.go).
+	AggJSONAgg
+	AggJSONObjectAgg
 )
 
 var aggNames = [...]string{"invalid", "count(*)", "count", "sum", "min", "max", "avg",
-	"string_agg", "var_pop", "var_samp", "stddev_pop", "stddev_samp", "sum_squares"}
+	"string_agg", "var_pop", "var_samp", "stddev_pop", "stddev_samp", "sum_squares", "jsonb_agg", "jsonb_object_agg"}
 
 func (f AggFunc) String() string {
 	if int(f) < len(aggNames) {
@@ -131,6 +135,8 @@ func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) 
 		return floatVariance(a, args)
 	case AggSumSquares:
 		return sumSquares(a, args)
+	case AggJSONAgg, AggJSONObjectAgg:
+		return jsonAggregate(a, args, mult)
 	default:
 		return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("unknown aggregate function %s", a.Func)}
 	}
@@ -155,7 +161,7 @@ func multiplicity(a Aggregate, args []argCount, i int) int64 {
 // exact integer sums do not care, and skipping the sort is most of the cost
 // of a count or sum over a large group.
 func needsSorted(a Aggregate, args []argCount) bool {
-	if a.Distinct {
+	if a.Distinct || a.Func == AggJSONAgg || a.Func == AggJSONObjectAgg {
 		return true
 	}
 	if a.Func != AggSum && a.Func != AggAvg {

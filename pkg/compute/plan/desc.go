@@ -70,6 +70,8 @@ func (p Plan) Desc(env Env) (row.RelationDesc, error) {
 		return n.desc(env)
 	case *Recursive:
 		return n.desc(env)
+	case *FlatMap:
+		return n.desc(env)
 	case *ArrangeBy:
 		in, err := inputDesc("arrange_by", n.Input, env)
 		if err != nil {
@@ -206,6 +208,11 @@ func (a *Aggregate) AggregateType(in row.RelationDesc) (row.ColumnType, error) {
 			return row.ColumnType{}, fmt.Errorf("%s(%s): argument has type %s, want float64", a.Func, a.Expr, t.Type)
 		}
 		return row.ColumnType{Type: row.TypeFloat64, Nullable: true}, nil
+	case AggJSONAgg, AggJSONObjectAgg:
+		if t.Type != row.TypeJSONB && t.Type != row.TypeNull {
+			return row.ColumnType{}, fmt.Errorf("%s(%s): argument has type %s, want jsonb", a.Func, a.Expr, t.Type)
+		}
+		return row.ColumnType{Type: row.TypeJSONB, Nullable: true}, nil
 	}
 	return row.ColumnType{}, fmt.Errorf("unknown aggregate function %q", a.Func)
 }

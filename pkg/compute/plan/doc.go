@@ -7,11 +7,13 @@
 //   - Plan: a tagged union (exactly one field set) of Get, Constant, Mfp,
 //     Join (inner equi-join; output = left columns then right), Reduce
 //     (output = group key then aggregates), Distinct, Threshold, Union,
-//     Negate, TopK, ArrangeBy and Window (window functions per partition;
-//     output = input columns then one per function; window.go) and
-//     Recursive (WITH RECURSIVE's fixed point over a local binding that
-//     only its step reads; recursive.go). Outer joins are lowered by the SQL layer
-//     to inner joins plus Negate/Union/Distinct/Threshold. Plan.Desc
+//     Negate, TopK, ArrangeBy, Window (window functions per partition;
+//     output = input columns then one per function; window.go), FlatMap
+//     (a table function per input row; output = input columns then the
+//     function's, with the input's multiplicity; flatmap.go) and Recursive
+//     (WITH RECURSIVE's fixed point over a local binding that only its step
+//     reads; recursive.go). Outer joins are lowered by the SQL layer to
+//     inner joins plus Negate/Union/Distinct/Threshold. Plan.Desc
 //     infers the output RelationDesc from the descs of the ids it reads
 //     and reports precise errors with the path to the failing node.
 //   - DataflowDescription: imports (sources, indexes), ObjectsToBuild in

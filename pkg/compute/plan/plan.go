@@ -31,6 +31,7 @@ type Plan struct {
 	ArrangeBy *ArrangeBy `json:"arrange_by,omitempty"`
 	Window    *Window    `json:"window,omitempty"`
 	Recursive *Recursive `json:"recursive,omitempty"`
+	FlatMap   *FlatMap   `json:"flat_map,omitempty"`
 }
 
 // Get reads a collection imported into (or built earlier in) the
@@ -97,6 +98,11 @@ const (
 	// sum_squares is the exact sum of the squares of numeric values
 	// (numeric), from which the SQL layer computes numeric variances.
 	AggSumSquares AggregateFunc = "sum_squares"
+	// jsonb_agg is the jsonb array of its (jsonb or NULL) arguments in
+	// value order; jsonb_object_agg merges its one-pair jsonb objects.
+	// Both are NULL over a group without arguments.
+	AggJSONAgg       AggregateFunc = "jsonb_agg"
+	AggJSONObjectAgg AggregateFunc = "jsonb_object_agg"
 )
 
 // AggOrder is one term of an ORDER BY inside an aggregate call.
@@ -210,6 +216,7 @@ func (p Plan) kind() (string, int) {
 	set(p.ArrangeBy != nil, "arrange_by")
 	set(p.Window != nil, "window")
 	set(p.Recursive != nil, "recursive")
+	set(p.FlatMap != nil, "flat_map")
 	return kind, n
 }
 
@@ -244,6 +251,8 @@ func (p Plan) Node() any {
 		return p.Window
 	case p.Recursive != nil:
 		return p.Recursive
+	case p.FlatMap != nil:
+		return p.FlatMap
 	default:
 		return p.ArrangeBy
 	}
@@ -267,6 +276,8 @@ func (p Plan) Inputs() []*Plan {
 	case *TopK:
 		return []*Plan{n.Input}
 	case *Window:
+		return []*Plan{n.Input}
+	case *FlatMap:
 		return []*Plan{n.Input}
 	case *ArrangeBy:
 		return []*Plan{n.Input}

@@ -25,6 +25,8 @@ const (
 	aggStddevPop
 	aggStddevSamp
 	aggSumSquares
+	aggJSONAgg
+	aggJSONObjectAgg
 )
 
 // weighted is one argument value of a group with its multiplicity.
@@ -51,6 +53,9 @@ func (e *evalError) SQLState() string { return e.code }
 func aggregate(kind aggKind, distinct bool, name string, vals []weighted, rows int64) (row.Datum, error) {
 	if kind == aggCountStar {
 		return row.Int64(rows), nil
+	}
+	if kind == aggJSONAgg || kind == aggJSONObjectAgg {
+		return jsonAggregate(kind, distinct, vals)
 	}
 	// The multiset of non-null arguments, as (value, count) with distinct
 	// values; DISTINCT sets every count to 1.

@@ -192,6 +192,25 @@ func applyNode(p *plan.Plan, inputs []Result, env map[plan.GlobalID]Result) (Res
 		evalTopK(n, inputs[0], &out)
 	case *plan.Window:
 		evalWindow(n, inputs[0], &out)
+	case *plan.FlatMap:
+		for k, c := range inputs[0].Rows {
+			var rows []string
+			err := n.Call.Eval(unpack(k), func(ds []row.Datum) error {
+				r := row.Pack(ds...)
+				if n.Ordinality {
+					r = row.AppendDatum(r, row.Int64(int64(len(rows)+1)))
+				}
+				rows = append(rows, k+string(r))
+				return nil
+			})
+			if err != nil {
+				out.Errors.add(string(ErrorRow(err)), c)
+				continue
+			}
+			for _, r := range rows {
+				out.Rows.add(r, c)
+			}
+		}
 	case *plan.ArrangeBy:
 		out.Rows.addAll(inputs[0].Rows)
 	default:
@@ -232,6 +251,7 @@ var aggKinds = map[plan.AggregateFunc]aggKind{
 	plan.AggMin: aggMin, plan.AggMax: aggMax, plan.AggAvg: aggAvg,
 	plan.AggStringAgg: aggStringAgg, plan.AggVarPop: aggVarPop, plan.AggVarSamp: aggVarSamp,
 	plan.AggStddevPop: aggStddevPop, plan.AggStddevSamp: aggStddevSamp, plan.AggSumSquares: aggSumSquares,
+	plan.AggJSONAgg: aggJSONAgg, plan.AggJSONObjectAgg: aggJSONObjectAgg,
 }
 
 func evalReduce(red *plan.Reduce, in Result, out *Result) {

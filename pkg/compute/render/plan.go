@@ -90,6 +90,13 @@ func (r *planRenderer) render(p *plan.Plan) (rendered, error) {
 		return c, err
 	case p.Recursive != nil:
 		return r.recursive(p.Recursive)
+	case p.FlatMap != nil:
+		in, err := r.render(p.FlatMap.Input)
+		if err != nil {
+			return rendered{}, err
+		}
+		ok, errs := FlatMap(r.b, r.name("flat_map"), in.ok, p.FlatMap)
+		return rendered{ok: ok, errs: append(clip(in.errs), errs)}, nil
 	case p.Union != nil:
 		var out rendered
 		var oks []dataflow.Stream
@@ -170,6 +177,9 @@ var aggFuncs = map[plan.AggregateFunc]operators.AggFunc{
 	plan.AggStddevPop:  operators.AggStddevPop,
 	plan.AggStddevSamp: operators.AggStddevSamp,
 	plan.AggSumSquares: operators.AggSumSquares,
+
+	plan.AggJSONAgg:       operators.AggJSONAgg,
+	plan.AggJSONObjectAgg: operators.AggJSONObjectAgg,
 }
 
 // groupNode is a reduction-shaped node: its input keyed by spec, reduced
@@ -246,7 +256,7 @@ func reduceGroup(red *plan.Reduce) (groupNode, error) {
 			continue
 		}
 		if a.Sep == nil {
-			return rendered{}, fmt.Errorf("reduce: string_agg without a separator")
+			return groupNode{}, fmt.Errorf("reduce: string_agg without a separator")
 		}
 		aggs[i].Sep = len(vals)
 		vals = append(vals, *a.Sep)

@@ -133,6 +133,10 @@ func upd(t frontier.Time, d int64, ds ...row.Datum) dataflow.Update {
 
 func i64(v int64) row.Datum { return row.Int64(v) }
 
+func series(args ...expr.Expr) expr.TableCall {
+	return expr.TableCall{Func: expr.TableGenerateSeries, Args: args}
+}
+
 func TestRenderPlans(t *testing.T) {
 	u1, u2 := plan.User(1), plan.User(2)
 	get1, get2 := plan.NewGet(u1), plan.NewGet(u2)
@@ -194,6 +198,29 @@ func TestRenderPlans(t *testing.T) {
 			u1a:   []dataflow.Update{upd(1, 1, i64(1), i64(10)), upd(1, 1, i64(1), i64(30)), upd(1, 1, i64(2), i64(5))},
 			u1b:   []dataflow.Update{upd(14, -1, i64(1), i64(30))},
 			want9: "(1, 30) x1; (2, 5) x1", want19: "(1, 10) x1; (2, 5) x1",
+		},
+		{
+			// A retracted input row retracts the rows it produced.
+			name:  "flat_map generate_series retracts with its input",
+			plan:  plan.NewFlatMap(get1, series(expr.Column(1), expr.Column(2)), false),
+			u1a:   []dataflow.Update{upd(1, 1, i64(1), i64(1), i64(2)), upd(2, 2, i64(2), i64(5), i64(5))},
+			u1b:   []dataflow.Update{upd(11, -1, i64(1), i64(1), i64(2)), upd(12, 1, i64(3), i64(7), i64(6))},
+			want9: "(1, 1, 2, 1) x1; (1, 1, 2, 2) x1; (2, 5, 5, 5) x2", want19: "(2, 5, 5, 5) x2",
+		},
+		{
+			name:  "flat_map with ordinality",
+			plan:  plan.NewFlatMap(get1, series(expr.Column(0), expr.Literal(i64(30)), expr.Literal(i64(10))), true),
+			u1a:   []dataflow.Update{upd(1, 1, i64(10))},
+			u1b:   []dataflow.Update{upd(11, 1, i64(25))},
+			want9: "(10, 10, 1) x1; (10, 20, 2) x1; (10, 30, 3) x1", want19: "(10, 10, 1) x1; (10, 20, 2) x1; (10, 30, 3) x1; (25, 25, 1) x1",
+		},
+		{
+			// An error (a zero step) is retracted with its input row too.
+			name:  "flat_map error retracts with its input",
+			plan:  plan.NewFlatMap(get1, series(expr.Literal(i64(1)), expr.Literal(i64(2)), expr.Column(0)), false),
+			u1a:   []dataflow.Update{upd(1, 1, i64(0))},
+			u1b:   []dataflow.Update{upd(11, -1, i64(0)), upd(11, 1, i64(1))},
+			want9: "error step size cannot equal zero (SQLSTATE 22023) x1", want19: "(1, 1) x1; (1, 2) x1",
 		},
 		{
 			name:  "constant",

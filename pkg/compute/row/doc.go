@@ -1,7 +1,7 @@
 // Package row defines Tandem's values and their binary row encoding.
 //
 // A Datum is one SQL value (NULL, bool, int64, float64, text, bytes,
-// timestamp, date, time, timestamptz, interval, numeric, uuid) held in a
+// timestamp, date, time, timestamptz, interval, numeric, uuid, jsonb) held in a
 // small comparable struct; the zero Datum is NULL. Compare orders datums
 // as SQL does for ORDER BY ... ASC: NULLs last, -0 = 0, NaN equal to
 // itself and above +Infinity (as in Postgres, for float64 and numeric
@@ -44,6 +44,14 @@
 // column); the SQL layer prints the scale the value's SQL type declares
 // (planner.TypeMod) and otherwise the digits without trailing zeros. A
 // uuid is its 16 bytes.
+//
+// A jsonb (jsonb.go, jsonbtext.go) is held as its order-preserving key,
+// whose byte order is PostgreSQL's jsonb order (the empty array, then
+// scalars null < string < number < boolean, then arrays by length and
+// elements, then objects by pair count and pairs in storage order);
+// TestJSONBOrderExhaustive checks it against a transcription of
+// PostgreSQL's compareJsonbContainers. Its numbers are numerics, so a
+// jsonb does not keep their trailing zeros (1.50 prints as 1.5).
 //
 // Type, ColumnType{Type, Nullable} and RelationDesc{Names, Types} describe
 // relations; RelationDesc.Validate and Check catch malformed descriptions

@@ -35,6 +35,7 @@ import (
 //	                                      terminated by 0x00 0x01
 //	0x70 numeric                          order-preserving decimal key (numeric.go)
 //	0x78 uuid                             16 bytes
+//	0x7A jsonb                            order-preserving jsonb key (jsonb.go)
 //	0xF0 NULL                             no payload
 //
 // Rows are immutable once built: batches and arrangements share them
@@ -55,6 +56,7 @@ const (
 	tagBytes       = 0x60
 	tagNumeric     = 0x70
 	tagUUID        = 0x78
+	tagJSONB       = 0x7A
 	tagNull        = 0xF0
 
 	escByte  = 0x00
@@ -96,6 +98,8 @@ func tagOf(d Datum) byte {
 		return tagNumeric
 	case TypeUUID:
 		return tagUUID
+	case TypeJSONB:
+		return tagJSONB
 	default:
 		return tagNull
 	}
@@ -126,7 +130,7 @@ func encodedLen(d Datum) int {
 		return 1 + intervalEncodedLen
 	case TypeText, TypeBytes:
 		return 1 + len(d.str) + strings.Count(d.str, "\x00") + 2
-	case TypeNumeric, TypeUUID:
+	case TypeNumeric, TypeUUID, TypeJSONB:
 		return 1 + len(d.str)
 	default:
 		return 1
@@ -157,9 +161,9 @@ func AppendDatum(dst Row, d Datum) Row {
 		}
 		dst = append(dst, s...)
 		dst = append(dst, escByte, escEnd)
-	case tagNumeric, tagUUID:
-		// The numeric key is self-delimiting and order-preserving; a uuid
-		// is fixed width.
+	case tagNumeric, tagUUID, tagJSONB:
+		// The numeric and jsonb keys are self-delimiting and
+		// order-preserving; a uuid is fixed width.
 		dst = append(dst, d.str...)
 	}
 	return dst
@@ -209,6 +213,9 @@ func datumLen(b []byte, off int) (n int, escaped bool, err error) {
 		return 1 + intervalEncodedLen, false, nil
 	case tagNumeric:
 		n, err := numericLen(b[1:], off+1)
+		return 1 + n, false, err
+	case tagJSONB:
+		n, err := jsonbLen(b[1:], off+1)
 		return 1 + n, false, err
 	case tagUUID:
 		if len(b) < 1+uuidLen {
@@ -272,6 +279,8 @@ func decodeDatum(b []byte, escaped, alias bool) Datum {
 		return Datum{typ: TypeNumeric, str: string(b[1:])}
 	case tagUUID:
 		return Datum{typ: TypeUUID, str: string(b[1:])}
+	case tagJSONB:
+		return Datum{typ: TypeJSONB, str: string(b[1:])}
 	case tagText, tagBytes:
 		typ := TypeText
 		if b[0] == tagBytes {

@@ -52,6 +52,8 @@ func (d Datum) AppendText(dst []byte) []byte {
 		return AppendNumeric(dst, d, 0)
 	case TypeUUID:
 		return appendUUID(dst, d.str)
+	case TypeJSONB:
+		return d.JSON().AppendText(dst)
 	default:
 		return dst
 	}
@@ -113,6 +115,8 @@ func (d Datum) SQLLiteral() string {
 		return "'" + d.String() + "'::" + d.Type().String()
 	case TypeUUID:
 		return "'" + d.String() + "'::uuid"
+	case TypeJSONB:
+		return "'" + strings.ReplaceAll(d.String(), "'", "''") + "'::jsonb"
 	case TypeNumeric:
 		return "'" + d.String() + "'::numeric"
 	case TypeFloat64:

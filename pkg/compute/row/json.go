@@ -32,6 +32,7 @@ type datumJSON struct {
 	Interval    *[3]int64 `json:"interval,omitempty"`
 	Numeric     *string   `json:"numeric,omitempty"`
 	UUID        *string   `json:"uuid,omitempty"`
+	JSONB       *string   `json:"jsonb,omitempty"`
 }
 
 // MarshalJSON encodes d; see datumJSON.
@@ -75,6 +76,9 @@ func (d Datum) MarshalJSON() ([]byte, error) {
 	case TypeInterval:
 		iv := d.Interval()
 		j.Interval = &[3]int64{int64(iv.Months), int64(iv.Days), iv.Micros}
+	case TypeJSONB:
+		s := d.String()
+		j.JSONB = &s
 	case TypeNumeric, TypeUUID:
 		s := d.String()
 		if d.Type() == TypeNumeric {
@@ -101,7 +105,7 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 	n := 0
 	for _, set := range []bool{j.Bool != nil, j.Int64 != nil, j.Float64 != nil, j.Text != nil,
 		j.TextBase64 != nil, j.Bytes != nil, j.Timestamp != nil, j.Date != nil, j.Time != nil,
-		j.TimestampTZ != nil, j.Interval != nil, j.Numeric != nil, j.UUID != nil} {
+		j.TimestampTZ != nil, j.Interval != nil, j.Numeric != nil, j.UUID != nil, j.JSONB != nil} {
 		if set {
 			n++
 		}
@@ -168,6 +172,12 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("unmarshal uuid datum: %w", err)
 		}
 		*d = UUID(u)
+	case j.JSONB != nil:
+		v, err := parseJSON(*j.JSONB, true)
+		if err != nil {
+			return fmt.Errorf("unmarshal jsonb datum: %w", err)
+		}
+		*d = JSONB(v)
 	}
 	return nil
 }

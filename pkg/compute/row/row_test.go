@@ -32,6 +32,9 @@ var sampleDatums = []Datum{
 	MustNumeric("0.001"), MustNumeric("1"), MustNumeric("1.5"), MustNumeric("10"), MustNumeric("1e100"),
 	MustNumeric("Infinity"), MustNumeric("NaN"),
 	UUID([16]byte{}), UUID([16]byte{0: 1, 15: 0xff}), UUID([16]byte{0: 0xff}),
+	JSONB(JSON{Kind: JSONArray}), JSONB(JSON{Kind: JSONNull}), JSONB(JSON{Kind: JSONString, Str: "a\x00"}),
+	JSONB(JSON{Kind: JSONArray, Elems: []JSON{{Kind: JSONNumber, Num: MustNumeric("-1.5")}}}),
+	JSONB(JSONObjectOf([]string{"b", "a"}, []JSON{{Kind: JSONBool, Bool: true}, {Kind: JSONObject}})),
 }
 
 func TestRoundTrip(t *testing.T) {

@@ -30,6 +30,9 @@ const (
 	TypeNumeric Type = 12
 	// TypeUUID is a 16-byte uuid.
 	TypeUUID Type = 13
+	// TypeJSONB is a jsonb document, held as its order-preserving key
+	// (jsonb.go).
+	TypeJSONB Type = 14
 )
 
 // The date/time types have explicit values: values 12 and 13 are
@@ -62,6 +65,7 @@ var typeNames = [...]string{
 	TypeInterval:    "interval",
 	TypeNumeric:     "numeric",
 	TypeUUID:        "uuid",
+	TypeJSONB:       "jsonb",
 }
 
 // String returns the canonical lower-case name, also used in JSON.

@@ -132,6 +132,17 @@ func (a *aggScope) match(c *exprCtx, n *pg.Node) (typed, bool, error) {
 }
 
 func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (typed, error) {
+	if name == "jsonb_agg" || name == "jsonb_object_agg" {
+		// FILTER cannot be a CASE over the argument here: these aggregate
+		// NULL arguments too; their order is value order (docs/sql.md).
+		if fc.AggFilter != nil {
+			return typed{}, sqlerr.Unsupported("FILTER in " + name)
+		}
+		if len(fc.AggOrder) > 0 {
+			return typed{}, sqlerr.Unsupported("ORDER BY in " + name)
+		}
+		return a.jsonbAggregate(inner, name, fc)
+	}
 	g := aggregate{fn: name, distinct: fc.AggDistinct, star: fc.AggStar}
 	switch {
 	case fc.AggStar:
@@ -197,9 +208,9 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		if g.argType.Type == row.TypeNull {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(unknown) is not unique", name)
 		}
-		if g.argType.Type == row.TypeUUID {
-			// Postgres 15 has no min or max over uuid.
-			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(uuid) does not exist", name)
+		if g.argType.Type == row.TypeUUID || g.argType.Type == row.TypeJSONB {
+			// Postgres 15 has no min or max over uuid or jsonb.
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, PGTypeName(g.argType.Type))
 		}
 		g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
 		g.outW = g.argW

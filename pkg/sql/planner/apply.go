@@ -319,10 +319,13 @@ func (p *Planner) framedFrom(items []*pg.Node, depth int, f *corrFrame) (r *rel,
 			if !isUndefinedName(err) && !isCorrelationRefusal(err) {
 				return nil, false, err
 			}
-			rs, je := it.GetRangeSubselect(), it.GetJoinExpr()
+			rs, je, rf := it.GetRangeSubselect(), it.GetJoinExpr(), it.GetRangeFunction()
 			switch {
 			case rs != nil && !rs.Lateral && rs.Subquery.GetSelectStmt() != nil:
 				part, err = p.framedSubselect(rs, depth, f)
+			case rf != nil && isUndefinedName(err) && p.namesOuter(f):
+				// A function of outer values: its rows follow the frame's keys.
+				part, _, err = p.rangeFunction(newRel(f.d, f.s), rf, depth)
 			case je != nil && isUndefinedName(err) && p.namesOuter(f):
 				p.onFrame = f
 				part, err = p.join(je, depth)

@@ -116,6 +116,11 @@ func (c *exprCtx) narrowCast(x typed, w IntWidth) (typed, error) {
 		y, err := c.check(expr.Cast(x.e, row.TypeInt64))
 		y.w = w
 		return y, err
+	case row.TypeJSONB:
+		// A jsonb number, rounded as numeric to integer is.
+		y, err := c.check(expr.Call(intFunc(w), expr.Cast(x.e, row.TypeNumeric)))
+		y.w = w
+		return y, err
 	case row.TypeBool:
 		// Postgres casts boolean to integer but not to smallint.
 		if w == IntWidth4 {

@@ -147,6 +147,8 @@ func operandTypeFor(op string, t row.Type) row.Type {
 		return row.TypeInterval
 	case (op == "*" || op == "/") && t == row.TypeInterval:
 		return row.TypeFloat64
+	case op == "-" && t == row.TypeJSONB:
+		return row.TypeText // jsonb - key
 	}
 	return row.TypeInvalid
 }

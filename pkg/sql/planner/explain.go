@@ -164,6 +164,12 @@ func writePlan(sb *strings.Builder, depth int, p *plan.Plan) {
 		fmt.Fprintf(sb, "recursive term (each round, over the rows %s the last round added):\n", n.ID)
 		writePlan(sb, depth+2, n.Step)
 		return
+	case *plan.FlatMap:
+		ord := ""
+		if n.Ordinality {
+			ord = " with ordinality"
+		}
+		fmt.Fprintf(sb, "FlatMap %s%s\n", n.Call, ord)
 	default:
 		sb.WriteString(strings.ToUpper(p.Kind()[:1]) + p.Kind()[1:] + "\n")
 	}

@@ -26,6 +26,15 @@ func (p *Planner) fromClause(items []*pg.Node, depth int) (*rel, error) {
 			out = lat
 			continue
 		}
+		if rf := it.GetRangeFunction(); rf != nil && out != nil {
+			// A function in FROM sees the items to its left (tablefunc.go).
+			lat, _, err := p.rangeFunction(out, rf, depth)
+			if err != nil {
+				return nil, err
+			}
+			out = lat
+			continue
+		}
 		r, err := p.fromItem(it, depth)
 		if err != nil {
 			return nil, err
@@ -58,7 +67,8 @@ func (p *Planner) fromItem(n *pg.Node, depth int) (*rel, error) {
 	case *pg.Node_JoinExpr:
 		return p.join(v.JoinExpr, depth)
 	case *pg.Node_RangeFunction:
-		return nil, sqlerr.Unsupported("functions in FROM")
+		r, _, err := p.rangeFunction(constRel(), v.RangeFunction, depth)
+		return r, err
 	}
 	return nil, sqlerr.Unsupported("FROM item " + nodeName(n))
 }
@@ -202,6 +212,8 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 			return nil, sqlerr.New("42P10", "the combining JOIN type must be INNER or LEFT for a LATERAL reference")
 		}
 		lat, r, err = p.lateral(l, rs, depth)
+	} else if rf := j.Rarg.GetRangeFunction(); rf != nil && (j.Jointype == pg.JoinType_JOIN_INNER || j.Jointype == pg.JoinType_JOIN_LEFT) {
+		lat, r, err = p.rangeFunction(l, rf, depth)
 	} else {
 		r, err = p.fromItem(j.Rarg, depth)
 	}

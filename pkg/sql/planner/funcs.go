@@ -115,7 +115,7 @@ func scalarFunc(name string) (expr.Func, bool) {
 func isAggregate(name string) bool {
 	switch name {
 	case "count", "sum", "min", "max", "avg", "bool_and", "bool_or", "every", "string_agg",
-		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
+		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "jsonb_agg", "jsonb_object_agg":
 		return true
 	}
 	return false
@@ -191,6 +191,9 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		}
 		// position(sub IN s) arrives as position(s, sub), like strpos(s, sub).
 		return c.check(expr.Call(expr.FuncPosition, xs[1].e, xs[0].e))
+	}
+	if y, ok, err := c.jsonbFunc(name, fc.Args); ok {
+		return y, err
 	}
 	if y, ok, err := c.datetimeFunc(name, fc.Args); ok {
 		return y, err

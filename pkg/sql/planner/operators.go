@@ -107,18 +107,30 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 		case "~", "!~", "~*", "!~*":
 			return c.regexMatch(op, a.Lexpr, a.Rexpr)
 		}
+		if y, ok, err := c.jsonbOp(op, a.Lexpr, a.Rexpr); ok {
+			return y, err
+		}
 		f, ok := binaryFunc(op)
 		if !ok {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s", op)
 		}
 		if op == "||" {
-			// Untyped operands of || are text whatever the other side is.
-			x, err := c.lowerAs(a.Lexpr, row.TypeText)
+			x, err := c.lowerTyped(a.Lexpr)
 			if err != nil {
 				return typed{}, err
 			}
-			y, err := c.lowerAs(a.Rexpr, row.TypeText)
+			y, err := c.lowerTyped(a.Rexpr)
 			if err != nil {
+				return typed{}, err
+			}
+			if x.t.Type == row.TypeJSONB && (y.t.Type == row.TypeJSONB || y.untyped()) || y.t.Type == row.TypeJSONB && x.untyped() {
+				return c.jsonbConcat(x, y)
+			}
+			// Untyped operands of || are text whatever the other side is.
+			if x, err = c.settle(x, row.TypeText); err != nil {
+				return typed{}, err
+			}
+			if y, err = c.settle(y, row.TypeText); err != nil {
 				return typed{}, err
 			}
 			// A timestamptz operand prints in the session's zone.
@@ -139,6 +151,9 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 		}
 		if z, ok, err := c.temporalArith(f, x, y); ok {
 			return z, err
+		}
+		if f == expr.FuncSub && x.t.Type == row.TypeJSONB {
+			return c.check(expr.Call(expr.FuncJSONDelete, x.e, y.e))
 		}
 		z, err := c.check(expr.Call(f, x.e, y.e))
 		if err == nil && z.t.Type == row.TypeNumeric {
@@ -214,6 +229,9 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 			e = expr.Not(e)
 		}
 		return c.check(e)
+	}
+	if ok, all := anyAllKind(a.Kind); ok {
+		return c.anyAll(op, all, a.Lexpr, a.Rexpr)
 	}
 	return typed{}, sqlerr.Unsupported("operator form " + strings.TrimPrefix(a.Kind.String(), "AEXPR_"))
 }

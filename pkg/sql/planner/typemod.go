@@ -209,6 +209,8 @@ func PGType(t row.Type, w IntWidth, m TypeMod) (oid uint32, typmod int32) {
 		return oidNumeric, -1
 	case row.TypeUUID:
 		return 2950, -1
+	case row.TypeJSONB:
+		return 3802, -1
 	}
 	return 25, -1
 }

@@ -94,6 +94,10 @@ func baseType(tn *pg.TypeName) (row.Type, error) {
 		return row.TypeNumeric, nil
 	case "uuid":
 		return row.TypeUUID, nil
+	case "jsonb":
+		return row.TypeJSONB, nil
+	case "json":
+		return row.TypeInvalid, sqlerr.Unsupported("type json (use jsonb)")
 	}
 	return row.TypeInvalid, sqlerr.Unsupported("type " + name)
 }
@@ -249,6 +253,8 @@ func PGTypeName(t row.Type) string {
 		return "numeric"
 	case row.TypeUUID:
 		return "uuid"
+	case row.TypeJSONB:
+		return "jsonb"
 	}
 	return "unknown"
 }

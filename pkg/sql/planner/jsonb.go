@@ -1,0 +1,341 @@
+package planner
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// jsonbOp lowers the jsonb operators ->, ->>, #>, #>>, @>, <@, ?, ?| and
+// ?&; ok is false for other operators.
+func (c *exprCtx) jsonbOp(op string, l, r *pg.Node) (typed, bool, error) {
+	switch op {
+	case "->", "->>", "#>", "#>>", "@>", "<@", "?", "?|", "?&":
+	default:
+		return typed{}, false, nil
+	}
+	x, err := c.lowerAs(l, row.TypeJSONB)
+	if err != nil {
+		return typed{}, true, err
+	}
+	if x.t.Type != row.TypeJSONB && x.t.Type != row.TypeNull {
+		return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s %s unknown", pgTypeName(x), op)
+	}
+	switch op {
+	case "->", "->>":
+		y, err := c.lowerAs(r, row.TypeText)
+		if err != nil {
+			return typed{}, true, err
+		}
+		f := expr.FuncJSONGet
+		if op == "->>" {
+			f = expr.FuncJSONGetText
+		}
+		z, err := c.check(expr.Call(f, x.e, y.e))
+		return z, true, err
+	case "#>", "#>>":
+		path, err := c.textArrayOperand(r, op)
+		if err != nil {
+			return typed{}, true, err
+		}
+		f := expr.FuncJSONPath
+		if op == "#>>" {
+			f = expr.FuncJSONPathText
+		}
+		z, err := c.check(expr.Call(f, append([]expr.Expr{x.e}, path...)...))
+		return z, true, err
+	case "@>", "<@":
+		y, err := c.lowerAs(r, row.TypeJSONB)
+		if err != nil {
+			return typed{}, true, err
+		}
+		if op == "<@" {
+			x, y = y, x
+		}
+		z, err := c.check(expr.Call(expr.FuncJSONContains, x.e, y.e))
+		return z, true, err
+	case "?":
+		y, err := c.lowerAs(r, row.TypeText)
+		if err != nil {
+			return typed{}, true, err
+		}
+		z, err := c.check(expr.Call(expr.FuncJSONExists, x.e, y.e))
+		return z, true, err
+	}
+	// ?| and ?&: any or all of the keys (NULL keys are skipped, as in
+	// PostgreSQL); NULL when the jsonb is.
+	keys, err := c.textArrayOperand(r, op)
+	if err != nil {
+		return typed{}, true, err
+	}
+	tests := make([]expr.Expr, len(keys))
+	for i, k := range keys {
+		skip := expr.Literal(row.Bool(op == "?&"))
+		tests[i] = expr.Coalesce(expr.Call(expr.FuncJSONExists, x.e, k), skip)
+	}
+	var all expr.Expr
+	switch {
+	case len(tests) == 0:
+		all = expr.Literal(row.Bool(op == "?&"))
+	case op == "?|":
+		all = expr.Or(tests...)
+	default:
+		all = expr.And(tests...)
+	}
+	z, err := c.check(expr.If(expr.IsNull(x.e), expr.TypedNull(row.TypeBool), all))
+	return z, true, err
+}
+
+func pgTypeName(x typed) string {
+	if x.t.Type == row.TypeInt64 {
+		return intWidthName(x.w)
+	}
+	return x.t.Type.String()
+}
+
+// textArrayOperand lowers the text[] operand of #>, #>>, ?| and ?& to its
+// elements: an array literal ('{a,b}') or an ARRAY[...] constructor. Other
+// array values need array types, which Tandem does not have yet.
+func (c *exprCtx) textArrayOperand(n *pg.Node, op string) ([]expr.Expr, error) {
+	if arr := n.GetAArrayExpr(); arr != nil {
+		xs := make([]expr.Expr, len(arr.Elements))
+		for i, el := range arr.Elements {
+			x, err := c.lowerAs(el, row.TypeText)
+			if err != nil {
+				return nil, err
+			}
+			if x.t.Type != row.TypeText && x.t.Type != row.TypeNull {
+				return nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: jsonb %s %s[]", op, pgTypeName(x))
+			}
+			xs[i] = x.e
+		}
+		return xs, nil
+	}
+	x, err := c.lowerTyped(n)
+	if err != nil {
+		return nil, err
+	}
+	if x.lit == nil {
+		return nil, sqlerr.Unsupported("a text[] operand of jsonb's " + op + " other than an array literal or ARRAY[...]")
+	}
+	elems, err := parseTextArray(*x.lit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]expr.Expr, len(elems))
+	for i, e := range elems {
+		out[i] = expr.TypedNull(row.TypeText)
+		if e != nil {
+			out[i] = expr.Literal(row.Text(*e))
+		}
+	}
+	return out, nil
+}
+
+// parseTextArray parses a one-dimensional text array literal as
+// PostgreSQL's array_in does: {a, "b c", NULL, "x\"y"}; nil elements are
+// NULL.
+func parseTextArray(s string) ([]*string, error) {
+	bad := func() error {
+		return sqlerr.Errorf(sqlerr.InvalidTextRepresentation, "malformed array literal: %q", s)
+	}
+	t := strings.TrimSpace(s)
+	if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+		return nil, bad()
+	}
+	body := t[1 : len(t)-1]
+	if strings.TrimSpace(body) == "" {
+		return nil, nil
+	}
+	var out []*string
+	i := 0
+	for {
+		for i < len(body) && isArraySpace(body[i]) {
+			i++
+		}
+		var sb strings.Builder
+		quoted := false
+		if i < len(body) && body[i] == '"' {
+			quoted = true
+			i++
+			for {
+				if i >= len(body) {
+					return nil, bad()
+				}
+				ch := body[i]
+				if ch == '"' {
+					i++
+					break
+				}
+				if ch == '\\' {
+					i++
+					if i >= len(body) {
+						return nil, bad()
+					}
+					ch = body[i]
+				}
+				sb.WriteByte(ch)
+				i++
+			}
+			for i < len(body) && isArraySpace(body[i]) {
+				i++
+			}
+		} else {
+			for i < len(body) && body[i] != ',' {
+				ch := body[i]
+				switch ch {
+				case '{', '}', '"':
+					return nil, bad()
+				case '\\':
+					i++
+					if i >= len(body) {
+						return nil, bad()
+					}
+					ch = body[i]
+				}
+				sb.WriteByte(ch)
+				i++
+			}
+		}
+		v := sb.String()
+		if !quoted {
+			v = strings.TrimRight(v, " \t\n\r\v\f")
+			if v == "" {
+				return nil, bad()
+			}
+		}
+		if !quoted && strings.EqualFold(v, "null") {
+			out = append(out, nil)
+		} else {
+			out = append(out, &v)
+		}
+		if i >= len(body) {
+			return out, nil
+		}
+		if body[i] != ',' {
+			return nil, bad()
+		}
+		i++
+	}
+}
+
+func isArraySpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
+}
+
+// jsonbFunc lowers the jsonb functions; ok is false for other names.
+func (c *exprCtx) jsonbFunc(name string, args []*pg.Node) (typed, bool, error) {
+	var f expr.Func
+	switch name {
+	case "jsonb_build_object":
+		f = expr.FuncJSONBuildObject
+	case "jsonb_build_array":
+		f = expr.FuncJSONBuildArray
+	case "to_jsonb":
+		f = expr.FuncToJSONB
+	case "jsonb_typeof":
+		f = expr.FuncJSONTypeof
+	case "jsonb_array_length":
+		f = expr.FuncJSONArrayLength
+	case "jsonb_extract_path":
+		f = expr.FuncJSONPath
+	case "jsonb_extract_path_text":
+		f = expr.FuncJSONPathText
+	default:
+		return typed{}, false, nil
+	}
+	es := make([]expr.Expr, len(args))
+	for i, a := range args {
+		want := row.TypeText
+		if i == 0 && (f == expr.FuncJSONTypeof || f == expr.FuncJSONArrayLength || f == expr.FuncJSONPath || f == expr.FuncJSONPathText) {
+			want = row.TypeJSONB
+		}
+		x, err := c.lowerAs(a, want)
+		if err != nil {
+			return typed{}, true, err
+		}
+		if x.t.Type == row.TypeTimestampTZ && (f == expr.FuncToJSONB || f == expr.FuncJSONBuildArray || f == expr.FuncJSONBuildObject) {
+			return typed{}, true, sqlerr.Unsupported("timestamp with time zone values in jsonb")
+		}
+		es[i] = x.e
+		value := f == expr.FuncToJSONB || f == expr.FuncJSONBuildArray || f == expr.FuncJSONBuildObject && i%2 == 1
+		if value && x.t.Type == row.TypeNumeric && x.mod.Kind == ModNumeric && x.mod.Scale > 0 {
+			// The display scale of its SQL type (2.50, numeric(10,2)).
+			es[i] = expr.Call(expr.FuncJSONNumber, x.e, expr.Literal(row.Int64(int64(x.mod.Scale))))
+		}
+	}
+	y, err := c.check(expr.Call(f, es...))
+	if f == expr.FuncJSONArrayLength {
+		y.w = IntWidth4
+	}
+	return y, true, err
+}
+
+// jsonbConcat is jsonb || jsonb; an untyped operand is jsonb.
+func (c *exprCtx) jsonbConcat(x, y typed) (typed, error) {
+	var err error
+	if x, err = c.settle(x, row.TypeJSONB); err != nil {
+		return typed{}, err
+	}
+	if y, err = c.settle(y, row.TypeJSONB); err != nil {
+		return typed{}, err
+	}
+	return c.check(expr.Call(expr.FuncJSONConcat, x.e, y.e))
+}
+
+// jsonbValue converts x to the jsonb value to_jsonb gives it: jsonb as
+// is, a numeric with its SQL type's display scale, NULL as SQL NULL.
+func (c *exprCtx) jsonbValue(x typed) (expr.Expr, error) {
+	switch {
+	case x.t.Type == row.TypeJSONB:
+		return x.e, nil
+	case x.t.Type == row.TypeNull:
+		return expr.TypedNull(row.TypeJSONB), nil
+	case x.t.Type == row.TypeTimestampTZ:
+		return expr.Expr{}, sqlerr.Unsupported("timestamp with time zone values in jsonb")
+	case x.t.Type == row.TypeNumeric && x.mod.Kind == ModNumeric && x.mod.Scale > 0:
+		return expr.Call(expr.FuncJSONNumber, x.e, expr.Literal(row.Int64(int64(x.mod.Scale)))), nil
+	}
+	return expr.Call(expr.FuncToJSONB, x.e), nil
+}
+
+// jsonbAggregate plans jsonb_agg(x) and jsonb_object_agg(k, v): the
+// engine aggregates jsonb values (x as to_jsonb gives it, a one-pair
+// object for jsonb_object_agg), in value order (docs/sql.md).
+func (a *aggScope) jsonbAggregate(inner *exprCtx, name string, fc *pg.FuncCall) (typed, error) {
+	want := 1
+	if name == "jsonb_object_agg" {
+		want = 2
+	}
+	if fc.AggStar || len(fc.Args) != want {
+		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes exactly %d argument(s)", name, want)
+	}
+	xs := make([]typed, len(fc.Args))
+	for i, n := range fc.Args {
+		x, err := inner.lower(n)
+		if err != nil {
+			return typed{}, err
+		}
+		xs[i] = x
+	}
+	v, err := inner.jsonbValue(xs[len(xs)-1])
+	if err != nil {
+		return typed{}, err
+	}
+	arg := v
+	if want == 2 {
+		if xs[0].t.Type == row.TypeJSONB || xs[0].t.Type == row.TypeTimestampTZ {
+			return typed{}, sqlerr.Errorf(sqlerr.InvalidParameterValue, "key value must be scalar, not array, composite, or json")
+		}
+		arg = expr.Call(expr.FuncJSONBuildObject, xs[0].e, v)
+	}
+	if err := refuseOuterAggregate(a.input, arg); err != nil {
+		return typed{}, err
+	}
+	jt := row.ColumnType{Type: row.TypeJSONB, Nullable: true}
+	return a.add(aggregate{fn: name, distinct: fc.AggDistinct, arg: arg, argType: jt, out: jt}), nil
+}
