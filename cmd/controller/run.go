@@ -98,6 +98,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	env, err := environment.Open(ctx, environment.Config{
 		Log: log.WithName("environment"), Catalog: cat, Storage: store, Compute: ctl, ReplicaLogLevel: cfg.ReplicaLogLevel,
 		ParamDefaults: cfg.ParamDefaults, SpillDir: filepath.Join(cfg.DataDir, "spill"),
+		Superuser: cfg.FrontDoor.Superuser,
 	})
 	if err != nil {
 		return err

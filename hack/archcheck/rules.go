@@ -75,6 +75,10 @@ func Rules() []Rule {
 			From: "pkg/catalog", Forbidden: []string{"pkg/sql", "pkg/environment", "pkg/storage", "pkg/compute", "pkg/placement", "google.golang.org/grpc", "k8s.io/"},
 		},
 		{
+			Name: "SCRAM is a leaf: the pgwire front door and the SQL layer share it",
+			From: "pkg/scram", Forbidden: []string{"pkg/", "cmd", "operator", "apis", "hack"},
+		},
+		{
 			Name: "the orchestrator interface is below the controller",
 			From: "pkg/orchestrator", Forbidden: []string{"pkg/sql", "pkg/environment", "pkg/storage", "pkg/catalog", "pkg/compute", "pkg/placement", "operator", "cmd"},
 		},

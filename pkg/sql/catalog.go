@@ -20,6 +20,11 @@ type snapshot struct {
 	items  []Item
 	byID   map[plan.GlobalID]*Item
 	byName map[string]*Item // "schema.name"
+	// user is the session's user; roles by name and grants by object
+	// (privileges.go).
+	user   string
+	roles  map[string]Role
+	grants map[string][]Grant
 }
 
 func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
@@ -27,7 +32,7 @@ func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
 	}
-	sn := &snapshot{items: items, byID: map[plan.GlobalID]*Item{}, byName: map[string]*Item{}}
+	sn := &snapshot{items: items, byID: map[plan.GlobalID]*Item{}, byName: map[string]*Item{}, user: s.user}
 	for i := range items {
 		it := &items[i]
 		schema := it.Schema
@@ -36,6 +41,9 @@ func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
 		}
 		sn.byID[it.ID] = it
 		sn.byName[schema+"."+it.Name] = it
+	}
+	if err := sn.loadAuthz(ctx, s.engine.backend); err != nil {
+		return nil, err
 	}
 	return sn, nil
 }
@@ -62,6 +70,9 @@ func (sn *snapshot) Resolve(schema, name string) (planner.Relation, error) {
 		if schema == "pg_catalog" || schema == "" {
 			if rel, ok := sn.pgCatalogRelation(name); ok {
 				return rel, nil
+			}
+			if rel, ok, err := sn.roleRelation(name); ok {
+				return rel, err
 			}
 		}
 		if schema == "information_schema" {

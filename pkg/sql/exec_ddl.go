@@ -44,7 +44,7 @@ func (s *Session) createSource(ctx context.Context, st *parse.CreateSource) (*Re
 		opts[o.Name] = o.Value
 	}
 	if _, err := s.engine.backend.CreateSource(ctx, SourceSpec{
-		Name: st.Name.Name, Cluster: cluster, Generator: st.Generator, Options: opts, SQL: st.SQL,
+		Name: st.Name.Name, Cluster: cluster, Generator: st.Generator, Options: opts, SQL: st.SQL, Owner: s.user,
 	}); err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (s *Session) createTable(ctx context.Context, c *pg.CreateStmt, text string
 	if _, err := rulesFor(s.planner(sn, nil, nil), &Item{Name: name.Name, Desc: desc, SQL: text}); err != nil {
 		return nil, err
 	}
-	it, err := s.engine.backend.CreateItem(ctx, Item{Schema: SchemaPublic, Name: name.Name, Kind: KindTable, Desc: desc, SQL: text})
+	it, err := s.engine.backend.CreateItem(ctx, Item{Schema: SchemaPublic, Name: name.Name, Kind: KindTable, Desc: desc, SQL: text, Owner: s.user})
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func (s *Session) createView(ctx context.Context, v *pg.ViewStmt, text string) (
 		return nil, err
 	}
 	if _, err := s.engine.backend.CreateItem(ctx, Item{
-		Schema: SchemaPublic, Name: name.Name, Kind: KindView, Desc: desc, SQL: text, DependsOn: pl.Referenced(),
+		Schema: SchemaPublic, Name: name.Name, Kind: KindView, Desc: desc, SQL: text, DependsOn: pl.Referenced(), Owner: s.user,
 	}); err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func (s *Session) createMaterializedView(ctx context.Context, st *parse.CreateMa
 	p := q.Plan
 	if _, err := s.engine.backend.CreateItem(ctx, Item{
 		Schema: SchemaPublic, Name: st.Name.Name, Kind: KindMaterializedView, Desc: desc, SQL: st.SQL,
-		Cluster: cluster, Plan: &p, DependsOn: pl.Referenced(),
+		Cluster: cluster, Plan: &p, DependsOn: pl.Referenced(), Owner: s.user,
 	}); err != nil {
 		return nil, err
 	}
@@ -293,7 +293,7 @@ func (s *Session) createIndex(ctx context.Context, st *parse.CreateIndex) (*Resu
 	}
 	if _, err := s.engine.backend.CreateItem(ctx, Item{
 		Schema: SchemaPublic, Name: name, Kind: KindIndex, Desc: on.Desc, SQL: st.SQL, Cluster: cluster,
-		On: on.ID, Keys: keys, Plan: &p, DependsOn: deps,
+		On: on.ID, Keys: keys, Plan: &p, DependsOn: deps, Owner: on.Owner,
 	}); err != nil {
 		return nil, err
 	}

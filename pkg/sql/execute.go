@@ -20,7 +20,7 @@ func (s *Session) planner(sn *snapshot, paramTypes []row.Type, params []row.Datu
 	return &planner.Planner{
 		Catalog: sn,
 		Session: planner.SessionInfo{User: s.user, Database: Database, ServerVersion: ServerVersion,
-			TimeZone: zone, Now: s.statementTime()},
+			TimeZone: zone, Now: s.statementTime(), RoleNames: sn.roleNames()},
 		ParamTypes:  append([]row.Type(nil), paramTypes...),
 		ParamValues: params,
 		Cluster:     cluster,
@@ -116,6 +116,12 @@ func (s *Session) executePostgres(ctx context.Context, st *parse.Postgres, param
 		return s.vacuum(ctx, n.VacuumStmt)
 	case *pg.Node_CopyStmt:
 		return s.copyFrom(ctx, n.CopyStmt)
+	case *pg.Node_CreateRoleStmt:
+		return s.createRole(ctx, n.CreateRoleStmt)
+	case *pg.Node_AlterRoleStmt:
+		return s.alterRole(ctx, n.AlterRoleStmt)
+	case *pg.Node_DropRoleStmt:
+		return s.dropRole(ctx, n.DropRoleStmt)
 	case *pg.Node_CreateTableAsStmt:
 		return nil, sqlerr.Unsupported("CREATE TABLE AS")
 	}

@@ -243,3 +243,19 @@ const ParamMaxQueryMemory = "max_query_memory"
 
 // DefaultMaxQueryMemory is max_query_memory's default: 256 MiB.
 const DefaultMaxQueryMemory = 256 << 20
+
+// Role returns user's role in the catalog; known is false when the catalog
+// has none (the front door authenticates such a user only by a configured
+// password, or trusts it).
+func (e *Engine) Role(ctx context.Context, user string) (r Role, known bool, err error) {
+	roles, err := e.backend.Roles(ctx)
+	if err != nil {
+		return Role{}, false, err
+	}
+	for _, r := range roles {
+		if r.Name == user {
+			return r, true, nil
+		}
+	}
+	return Role{}, false, nil
+}

@@ -144,3 +144,9 @@ const (
 	TooManyConnections   = "53300"
 	ProgramLimitExceeded = "54000"
 )
+
+// Codes of roles and privileges.
+const (
+	ObjectInUse  = "55006"
+	ReservedName = "42939"
+)
