@@ -24,6 +24,9 @@ type snapshot struct {
 	// (privileges.go).
 	user   string
 	roles  map[string]Role
+	// skipChecks: the statement defines rather than reads (CREATE VIEW),
+	// so its relations need no SELECT now; the view's readers are checked.
+	skipChecks bool
 	grants map[string][]Grant
 }
 
@@ -62,8 +65,29 @@ func undefinedRelation(name parse.ObjectName) error {
 	return sqlerr.Errorf(sqlerr.UndefinedTable, "relation %q does not exist", name.String())
 }
 
-// Resolve implements planner.Catalog.
+// Resolve implements planner.Catalog: a relation read by the statement
+// needs SELECT for the session's user (unless the statement does not read,
+// skipChecks).
 func (sn *snapshot) Resolve(schema, name string) (planner.Relation, error) {
+	return sn.resolveAs(schema, name, sn.user, !sn.skipChecks)
+}
+
+// viewCatalog resolves a view's names while the planner inlines it: its
+// reads are checked against the view owner's privileges, as PostgreSQL
+// does.
+type viewCatalog struct {
+	sn    *snapshot
+	owner string
+	check bool
+}
+
+func (c viewCatalog) Resolve(schema, name string) (planner.Relation, error) {
+	return c.sn.resolveAs(schema, name, c.owner, c.check)
+}
+
+// resolveAs resolves a relation read by user as; check says whether the
+// read needs SELECT.
+func (sn *snapshot) resolveAs(schema, name, as string, check bool) (planner.Relation, error) {
 	on := parse.ObjectName{Schema: schema, Name: name}
 	it, ok := sn.lookup(on)
 	if !ok {
@@ -90,6 +114,14 @@ func (sn *snapshot) Resolve(schema, name string) (planner.Relation, error) {
 	if it.Kind == KindIndex {
 		return planner.Relation{}, sqlerr.Errorf(sqlerr.WrongObjectType, "%q is an index, not a relation", name)
 	}
+	if check {
+		if err := sn.checkRelation(as, it, privSelect); err != nil {
+			return planner.Relation{}, err
+		}
+		if err := sn.checkViewReads(it, map[plan.GlobalID]bool{}); err != nil {
+			return planner.Relation{}, err
+		}
+	}
 	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc}
 	if it.Kind == KindTable {
 		rel.IntWidths = planner.TableIntWidths(it.SQL)
@@ -101,6 +133,7 @@ func (sn *snapshot) Resolve(schema, name string) (planner.Relation, error) {
 			return planner.Relation{}, err
 		}
 		rel.View = q
+		rel.ViewCatalog = viewCatalog{sn: sn, owner: it.Owner, check: check}
 	}
 	for _, ix := range sn.items {
 		if ix.Kind == KindIndex && ix.On == it.ID {

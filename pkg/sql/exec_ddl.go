@@ -39,6 +39,9 @@ func (s *Session) createSource(ctx context.Context, st *parse.CreateSource) (*Re
 	if cluster == "" {
 		cluster, _ = s.vars.Get(VarCluster)
 	}
+	if err := sn.checkCreateOn(s.user, cluster); err != nil {
+		return nil, err
+	}
 	opts := map[string]string{}
 	for _, o := range st.Options {
 		opts[o.Name] = o.Value
@@ -75,6 +78,9 @@ func (s *Session) createTable(ctx context.Context, c *pg.CreateStmt, text string
 		return nil, err
 	}
 	if err := checkTableOptions(c.Options); err != nil {
+		return nil, err
+	}
+	if err := sn.checkCreate(s.user); err != nil {
 		return nil, err
 	}
 	_, desc, err := declaredConstraints(name.Name, c)
@@ -120,6 +126,10 @@ func (s *Session) createView(ctx context.Context, v *pg.ViewStmt, text string) (
 	if sel == nil {
 		return nil, sqlerr.Unsupported("views over non-SELECT statements")
 	}
+	if err := sn.checkCreate(s.user); err != nil {
+		return nil, err
+	}
+	sn.skipChecks = true
 	pl := s.planner(sn, nil, nil)
 	pl.Maintained = true
 	q, err := pl.PlanRelation(sel)
@@ -198,6 +208,9 @@ func (s *Session) createMaterializedView(ctx context.Context, st *parse.CreateMa
 	if err := s.checkCluster(ctx, cluster); err != nil {
 		return nil, err
 	}
+	if err := sn.checkCreateOn(s.user, cluster); err != nil {
+		return nil, err
+	}
 	pl := s.planner(sn, nil, nil)
 	pl.Maintained = true
 	q, err := pl.PlanRelation(st.Query)
@@ -240,6 +253,12 @@ func (s *Session) createIndex(ctx context.Context, st *parse.CreateIndex) (*Resu
 		cluster, _ = s.vars.Get(VarCluster)
 	}
 	if err := s.checkCluster(ctx, cluster); err != nil {
+		return nil, err
+	}
+	if err := sn.checkOwner(s.user, on); err != nil {
+		return nil, err
+	}
+	if err := sn.checkUsage(s.user, cluster); err != nil {
 		return nil, err
 	}
 	// Key expressions are planned as a SELECT list over the relation, so
@@ -359,6 +378,9 @@ func (s *Session) dropNamed(ctx context.Context, kind ItemKind, names []parse.Ob
 		}
 		if it.Schema == SchemaIntrospection {
 			return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "cannot drop introspection relation %q", n.String())
+		}
+		if err := sn.checkOwner(s.user, it); err != nil {
+			return nil, err
 		}
 		roots = append(roots, it)
 	}

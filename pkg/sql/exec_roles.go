@@ -242,3 +242,37 @@ func (s *Session) dropRole(ctx context.Context, n *pg.DropRoleStmt) (*Result, er
 	}
 	return tagf("DROP ROLE"), nil
 }
+
+// setRole executes SET ROLE name | NONE and RESET ROLE: the session acts
+// as another role. The user who logged in must be a superuser or that
+// role itself (Tandem has no role membership).
+func (s *Session) setRole(ctx context.Context, v *pg.VariableSetStmt) (*Result, error) {
+	switch v.Kind {
+	case pg.VariableSetKind_VAR_RESET, pg.VariableSetKind_VAR_SET_DEFAULT:
+		s.user = s.sessionUser
+		return tagf("RESET"), nil
+	case pg.VariableSetKind_VAR_SET_VALUE:
+	default:
+		return nil, sqlerr.Unsupported("this form of SET ROLE")
+	}
+	name, err := setValue(v.Args)
+	if err != nil {
+		return nil, err
+	}
+	if strings.EqualFold(name, "none") {
+		s.user = s.sessionUser
+		return tagf("SET"), nil
+	}
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := sn.roles[name]; !ok {
+		return nil, sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", name)
+	}
+	if name != s.sessionUser && !sn.superuser(s.sessionUser) {
+		return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied to set role %q", name)
+	}
+	s.user = name
+	return tagf("SET"), nil
+}

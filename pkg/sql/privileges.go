@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/sql/parse"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
@@ -34,11 +35,13 @@ const (
 	privDelete = 'd'
 	privCreate = 'C'
 	privUsage  = 'U'
+	// privTruncate is TRUNCATE's letter (PostgreSQL's D).
+	privTruncate = 'D'
 )
 
 // privNames names the privilege letters in messages and GRANT.
 var privNames = map[byte]string{privSelect: "SELECT", privInsert: "INSERT", privUpdate: "UPDATE",
-	privDelete: "DELETE", privCreate: "CREATE", privUsage: "USAGE"}
+	privDelete: "DELETE", privCreate: "CREATE", privUsage: "USAGE", privTruncate: "TRUNCATE"}
 
 // Object names of grants.
 func relationObject(id plan.GlobalID) string { return "relation:" + id.String() }
@@ -187,4 +190,89 @@ func withDetail(e *sqlerr.Error, detail string) *sqlerr.Error {
 
 func slicesSortRoles(rs []Role) {
 	slices.SortFunc(rs, func(a, b Role) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// checkViewReads checks, for a view, that its owner may read what it reads
+// (and so on down through views), so that a view read from its index is
+// refused exactly when its inlined query would be.
+func (sn *snapshot) checkViewReads(v *Item, seen map[plan.GlobalID]bool) error {
+	if v.Kind != KindView || seen[v.ID] {
+		return nil
+	}
+	seen[v.ID] = true
+	for _, id := range v.DependsOn {
+		dep, ok := sn.byID[id]
+		if !ok {
+			continue
+		}
+		if err := sn.checkRelation(v.Owner, dep, privSelect); err != nil {
+			return err
+		}
+		if err := sn.checkViewReads(dep, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkUsage checks USAGE on cluster for the session's user, reading the
+// current roles and grants.
+func (s *Session) checkUsage(ctx context.Context, cluster string) error {
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	return sn.checkUsage(s.user, cluster)
+}
+
+// checkWrite checks priv on a written table for the session's user, and
+// SELECT too when the statement reads the table's columns (a WHERE clause,
+// RETURNING), as PostgreSQL does.
+func (sn *snapshot) checkWrite(it *Item, priv byte, reads bool) error {
+	if err := sn.checkRelation(sn.user, it, priv); err != nil {
+		return err
+	}
+	if reads {
+		return sn.checkRelation(sn.user, it, privSelect)
+	}
+	return nil
+}
+
+// checkCreateOn checks what creating a maintained object (a materialized
+// view, a source) needs: CREATE on schema public and USAGE on its cluster.
+func (sn *snapshot) checkCreateOn(user, cluster string) error {
+	if err := sn.checkCreate(user); err != nil {
+		return err
+	}
+	return sn.checkUsage(user, cluster)
+}
+
+// checkSuperuserOnly refuses, with 42501, statements only superusers may
+// run: cluster and replica DDL (clusters spend the operator's machines)
+// and ALTER SYSTEM, as in PostgreSQL.
+func (s *Session) checkSuperuserOnly(ctx context.Context, st parse.Statement) error {
+	what := ""
+	switch st := st.(type) {
+	case *parse.CreateCluster, *parse.CreateClusterReplica, *parse.DropCluster, *parse.DropClusterReplica:
+		what = strings.ToLower(statementName(st))
+	case *parse.Postgres:
+		if st.Node.GetAlterSystemStmt() != nil {
+			return s.requireSuperuser(ctx, "must be superuser to execute ALTER SYSTEM command")
+		}
+	}
+	if what == "" {
+		return nil
+	}
+	return s.requireSuperuser(ctx, "permission denied to "+what)
+}
+
+func (s *Session) requireSuperuser(ctx context.Context, msg string) error {
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if !sn.superuser(s.user) {
+		return sqlerr.New(sqlerr.InsufficientPrivilege, msg)
+	}
+	return nil
 }

@@ -86,8 +86,12 @@ type Prepared struct {
 // Session is one client's connection state: variables, open cursors,
 // transaction status. It is not safe for concurrent use.
 type Session struct {
-	engine  *Engine
-	user    string
+	engine *Engine
+	// user is the current role, whose privileges are checked and who owns
+	// what the session creates; sessionUser is who logged in (SET ROLE
+	// changes user, RESET ROLE restores it).
+	user        string
+	sessionUser string
 	vars    *Vars
 	cursors map[string]*cursor
 	tx      txState
@@ -99,7 +103,7 @@ type Session struct {
 
 // NewSession starts a session for user.
 func (e *Engine) NewSession(user string) *Session {
-	return &Session{engine: e, user: user, vars: newVars(), cursors: map[string]*cursor{}}
+	return &Session{engine: e, user: user, sessionUser: user, vars: newVars(), cursors: map[string]*cursor{}}
 }
 
 // Vars returns the session's variables.

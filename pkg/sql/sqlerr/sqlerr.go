@@ -150,3 +150,6 @@ const (
 	ObjectInUse  = "55006"
 	ReservedName = "42939"
 )
+
+// InvalidGrantOperation is a privilege that does not apply to the object.
+const InvalidGrantOperation = "0LP01"
