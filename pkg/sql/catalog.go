@@ -22,12 +22,12 @@ type snapshot struct {
 	byName map[string]*Item // "schema.name"
 	// user is the session's user; roles by name and grants by object
 	// (privileges.go).
-	user   string
-	roles  map[string]Role
+	user  string
+	roles map[string]Role
 	// skipChecks: the statement defines rather than reads (CREATE VIEW),
 	// so its relations need no SELECT now; the view's readers are checked.
 	skipChecks bool
-	grants map[string][]Grant
+	grants     map[string][]Grant
 }
 
 func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {

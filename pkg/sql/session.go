@@ -92,9 +92,9 @@ type Session struct {
 	// changes user, RESET ROLE restores it).
 	user        string
 	sessionUser string
-	vars    *Vars
-	cursors map[string]*cursor
-	tx      txState
+	vars        *Vars
+	cursors     map[string]*cursor
+	tx          txState
 	// streamRows lets a SELECT return Result.Iter (EnableRowStreaming).
 	streamRows bool
 	// writeLocked: this session holds engine.writeMu (lockWrites).
