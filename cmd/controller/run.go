@@ -24,6 +24,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/controller"
 	"github.com/tandemdb/tandem/pkg/environment"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
+	"github.com/tandemdb/tandem/pkg/pprofserver"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/storage"
 )
@@ -124,6 +125,14 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	httpSrv := &http.Server{Handler: httpHandler, ReadHeaderTimeout: 10 * time.Second}
 	go httpSrv.Serve(httpLis)
 	defer httpSrv.Close()
+	if cfg.PprofListenAddr != "" {
+		addr, stopPprof, err := pprofserver.Serve(ctx, cfg.PprofListenAddr)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+		log.Info("Serving profiles on loopback", "addr", addr)
+	}
 
 	var backend sql.Backend = env
 	// Replicas users applied for the catalog's clusters join the catalog: once before

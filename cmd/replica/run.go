@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/signal"
 	goruntime "runtime"
@@ -30,6 +29,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/server"
 	"github.com/tandemdb/tandem/pkg/compute/sink"
 	"github.com/tandemdb/tandem/pkg/placement"
+	"github.com/tandemdb/tandem/pkg/pprofserver"
 	"github.com/tandemdb/tandem/pkg/sharing"
 	"github.com/tandemdb/tandem/pkg/storage/tablesource"
 )
@@ -103,6 +103,14 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		defer cancel()
 		_ = httpSrv.Shutdown(sctx)
 	}()
+	if cfg.PprofListenAddr != "" {
+		addr, stopPprof, err := pprofserver.Serve(ctx, cfg.PprofListenAddr)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+		log.Info("Serving profiles on loopback", "addr", addr)
+	}
 
 	baseLog := log
 	log = log.WithValues("role", serverRole.String())
@@ -253,8 +261,9 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	return nil
 }
 
-// internalMux serves /metrics, /healthz, /readyz, /debug/pprof and
-// POST /api/reset-max-step (the maxima of maxSteps).
+// internalMux serves /metrics, /healthz, /readyz and POST
+// /api/reset-max-step (the maxima of maxSteps). Profiles are not here:
+// --pprof-listen-addr serves them on loopback only (pkg/pprofserver).
 func internalMux(reg *prometheus.Registry, ready *atomic.Bool, maxSteps ...*maxStep) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/reset-max-step", resetMaxStepHandler(maxSteps...))
@@ -269,11 +278,6 @@ func internalMux(reg *prometheus.Registry, ready *atomic.Bool, maxSteps ...*maxS
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
 }
 

@@ -79,6 +79,10 @@ func Rules() []Rule {
 			From: "pkg/scram", Forbidden: []string{"pkg/", "cmd", "operator", "apis", "hack"},
 		},
 		{
+			Name: "the profile server is a leaf both binaries use",
+			From: "pkg/pprofserver", Forbidden: []string{"pkg/", "cmd", "operator", "apis", "hack"},
+		},
+		{
 			Name: "the orchestrator interface is below the controller",
 			From: "pkg/orchestrator", Forbidden: []string{"pkg/sql", "pkg/environment", "pkg/storage", "pkg/catalog", "pkg/compute", "pkg/placement", "operator", "cmd"},
 		},
