@@ -29,6 +29,10 @@ type config struct {
 	StorageListenAddr string
 	// PprofListenAddr, when set, is the loopback address of /debug/pprof.
 	PprofListenAddr string
+	// InternalTLS authenticates the storage service and the compute
+	// protocol connections with mutual TLS under a CA in the data
+	// directory (the process orchestrator's replicas get its files).
+	InternalTLS bool
 	// MaxCopyBytes bounds the rows one COPY FROM holds for its atomic write.
 	MaxCopyBytes    int
 	Orchestrator    string
@@ -128,6 +132,8 @@ func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, 
 	fs.StringVar(&fd.Superuser, "superuser", "tandem", "user name the superuser password lets in")
 	var passwordFile string
 	fs.StringVar(&passwordFile, "superuser-password-file", "", "file holding the superuser's password (or set "+envSuperuserPassword+"); with a password every SQL client authenticates with SCRAM-SHA-256, without one only loopback clients are accepted")
+	var internalTLS string
+	fs.StringVar(&internalTLS, "internal-tls", "auto", "mutual TLS on the storage service and the connections to replicas, under a CA generated in the data directory: on, off, or auto (on with the process orchestrator; the kubernetes orchestrator does not distribute certificates yet)")
 	fs.StringVar(&cfg.PprofListenAddr, "pprof-listen-addr", "", "loopback address serving /debug/pprof (e.g. 127.0.0.1:6060; default: profiles off)")
 	fs.BoolVar(&cfg.StorageFaultInjection, "storage-fault-injection", false, "testing only: storage writes go through a layer that POST /debug/storage/space?bytes=N on the HTTP port can make fail with ENOSPC")
 	var paramDefaults string
@@ -174,6 +180,18 @@ func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, 
 	}
 	if cfg.DataDir == "" {
 		return nil, errors.New("--data-dir must not be empty")
+	}
+	switch internalTLS {
+	case "auto":
+		cfg.InternalTLS = cfg.Orchestrator == "process"
+	case "on":
+		if cfg.Orchestrator != "process" {
+			return nil, errors.New("--internal-tls=on needs --orchestrator=process (kubernetes replicas do not get the certificates yet)")
+		}
+		cfg.InternalTLS = true
+	case "off":
+	default:
+		return nil, fmt.Errorf("--internal-tls=%q: want on, off or auto", internalTLS)
 	}
 	if cfg.PprofListenAddr != "" {
 		if err := pprofserver.CheckAddr(cfg.PprofListenAddr); err != nil {

@@ -64,12 +64,16 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("storage listener: %w", err)
 	}
-	grpcSrv := grpc.NewServer()
+	tlsSetup, err := setUpInternalTLS(cfg, reg, log.WithName("internal-tls"))
+	if err != nil {
+		return err
+	}
+	grpcSrv := grpc.NewServer(tlsSetup.storageOptions...)
 	storage.NewService(store).Register(grpcSrv)
 	go grpcSrv.Serve(storageLis)
 	defer grpcSrv.Stop()
 
-	orch, err := newOrchestrator(runCtx, cfg, log.WithName("orchestrator"), storageLis.Addr().String(), cat)
+	orch, err := newOrchestrator(runCtx, cfg, log.WithName("orchestrator"), storageLis.Addr().String(), tlsSetup.replicaEnv, cat)
 	if err != nil {
 		return err
 	}
@@ -82,7 +86,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		Storage:      store,
 		Oracle:       store.Oracle(),
 		Metrics:      controller.NewMetrics(reg),
-		Dialer:       cfg.dialer,
+		Dialer:       cmp.Or[controller.Dialer](cfg.dialer, tlsSetup.dialer),
 	})
 	ctl.Start()
 	defer ctl.Close()

@@ -127,7 +127,11 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	// runtime renders them (placement), so their series carry its role.
 	var sinks render.StorageSinkFactory
 	if cfg.StorageAddr != "" {
-		client, closeStorage, err := tablesource.DialStorage(cfg.StorageAddr)
+		storageTLS, err := internalClientTLS(cfg)
+		if err != nil {
+			return err
+		}
+		client, closeStorage, err := tablesource.DialStorage(cfg.StorageAddr, storageTLS)
 		if err != nil {
 			return err
 		}
@@ -214,7 +218,15 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen for the controller: %w", err)
 	}
-	gs := grpc.NewServer(grpc.MaxRecvMsgSize(64 << 20))
+	gopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20)}
+	if cfg.InternalTLS.Cert != "" {
+		creds, err := internalServerCreds(cfg, reg, log)
+		if err != nil {
+			return err
+		}
+		gopts = append(gopts, grpc.Creds(creds))
+	}
+	gs := grpc.NewServer(gopts...)
 	computepb.RegisterComputeServer(gs, srv)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(grpcLis) }()
