@@ -79,6 +79,10 @@ func Rules() []Rule {
 			From: "pkg/scram", Forbidden: []string{"pkg/", "cmd", "operator", "apis", "hack"},
 		},
 		{
+			Name: "the internal links' TLS is a leaf both binaries use",
+			From: "pkg/internaltls", Forbidden: []string{"pkg/", "cmd", "operator", "apis", "hack"},
+		},
+		{
 			Name: "the profile server is a leaf both binaries use",
 			From: "pkg/pprofserver", Forbidden: []string{"pkg/", "cmd", "operator", "apis", "hack"},
 		},
