@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/tandemdb/tandem/pkg/compute/mesh"
 	"github.com/tandemdb/tandem/pkg/internaltls"
 )
 
@@ -38,4 +39,23 @@ func internalServerCreds(cfg *config, reg prometheus.Registerer, log logr.Logger
 		c.Inc()
 		log.Info("Refused a connection to the compute protocol port without the deployment's certificate", "err", err.Error())
 	}), nil
+}
+
+// meshTLS makes the mesh between the replica's processes mutual TLS under
+// the deployment's CA when --internal-tls-* are set.
+func meshTLS(cfg *config, m *mesh.Config, log logr.Logger) error {
+	if cfg.InternalTLS.Cert == "" {
+		return nil
+	}
+	var err error
+	if m.ServerTLS, err = internaltls.ServerConfig(cfg.InternalTLS); err != nil {
+		return err
+	}
+	if m.ClientTLS, err = internaltls.ClientConfig(cfg.InternalTLS); err != nil {
+		return err
+	}
+	m.OnRefused = func(err error) {
+		log.Info("Refused a mesh connection without the deployment's certificate", "err", err.Error())
+	}
+	return nil
 }

@@ -328,9 +328,12 @@ func connectMesh(ctx context.Context, cfg *config, peers []string, listen string
 	}
 	mctx, cancel := context.WithTimeout(ctx, cfg.PeerConnectTimeout)
 	defer cancel()
-	msh, err := mesh.Connect(mctx, mesh.Config{
-		Process: cfg.Process, Peers: peers, Workers: cfg.Workers, Listener: lis, OnLost: onLost, Log: log,
-	})
+	mcfg := mesh.Config{Process: cfg.Process, Peers: peers, Workers: cfg.Workers, Listener: lis, OnLost: onLost, Log: log}
+	if err := meshTLS(cfg, &mcfg, log); err != nil {
+		lis.Close()
+		return nil, nil, err
+	}
+	msh, err := mesh.Connect(mctx, mcfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect mesh: %w", err)
 	}
