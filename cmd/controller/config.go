@@ -17,6 +17,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/controller"
 	"github.com/tandemdb/tandem/pkg/pgwire"
+	"github.com/tandemdb/tandem/pkg/pprofserver"
 	"github.com/tandemdb/tandem/pkg/sql"
 )
 
@@ -26,6 +27,12 @@ type config struct {
 	PgwireListenAddr  string
 	HTTPListenAddr    string
 	StorageListenAddr string
+	// PprofListenAddr, when set, is the loopback address of /debug/pprof.
+	PprofListenAddr string
+	// InternalTLS authenticates the storage service and the compute
+	// protocol connections with mutual TLS under a CA in the data
+	// directory (the process orchestrator's replicas get its files).
+	InternalTLS bool
 	// MaxCopyBytes bounds the rows one COPY FROM holds for its atomic write.
 	MaxCopyBytes    int
 	Orchestrator    string
@@ -125,6 +132,9 @@ func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, 
 	fs.StringVar(&fd.Superuser, "superuser", "tandem", "user name the superuser password lets in")
 	var passwordFile string
 	fs.StringVar(&passwordFile, "superuser-password-file", "", "file holding the superuser's password (or set "+envSuperuserPassword+"); with a password every SQL client authenticates with SCRAM-SHA-256, without one only loopback clients are accepted")
+	var internalTLS string
+	fs.StringVar(&internalTLS, "internal-tls", "auto", "mutual TLS on the storage service and the connections to replicas, under a CA generated in the data directory: on, off, or auto (on with the process orchestrator; the kubernetes orchestrator does not distribute certificates yet)")
+	fs.StringVar(&cfg.PprofListenAddr, "pprof-listen-addr", "", "loopback address serving /debug/pprof (e.g. 127.0.0.1:6060; default: profiles off)")
 	fs.BoolVar(&cfg.StorageFaultInjection, "storage-fault-injection", false, "testing only: storage writes go through a layer that POST /debug/storage/space?bytes=N on the HTTP port can make fail with ENOSPC")
 	var paramDefaults string
 	fs.StringVar(&paramDefaults, "system-parameter-default", "", "comma-separated name=value system parameter defaults applied when the data directory is new (e.g. enable_compute_interactive_dataflows=on)")
@@ -170,6 +180,23 @@ func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, 
 	}
 	if cfg.DataDir == "" {
 		return nil, errors.New("--data-dir must not be empty")
+	}
+	switch internalTLS {
+	case "auto":
+		cfg.InternalTLS = cfg.Orchestrator == "process"
+	case "on":
+		if cfg.Orchestrator != "process" {
+			return nil, errors.New("--internal-tls=on needs --orchestrator=process (kubernetes replicas do not get the certificates yet)")
+		}
+		cfg.InternalTLS = true
+	case "off":
+	default:
+		return nil, fmt.Errorf("--internal-tls=%q: want on, off or auto", internalTLS)
+	}
+	if cfg.PprofListenAddr != "" {
+		if err := pprofserver.CheckAddr(cfg.PprofListenAddr); err != nil {
+			return nil, fmt.Errorf("--pprof-listen-addr: %w", err)
+		}
 	}
 	if err := fd.complete(passwordFile, getenv(envSuperuserPassword), readFile); err != nil {
 		return nil, err

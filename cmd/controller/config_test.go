@@ -18,7 +18,7 @@ func TestParseConfig(t *testing.T) {
 		wantErr error
 	}{
 		{name: "defaults", check: func(c *config) bool {
-			return c.DataDir == "data" && c.PgwireListenAddr == "127.0.0.1:6875" && c.HTTPListenAddr == "127.0.0.1:6876" && c.Orchestrator == "process" && c.LogLevel == slog.LevelInfo
+			return c.DataDir == "data" && c.PgwireListenAddr == "127.0.0.1:6875" && c.HTTPListenAddr == "127.0.0.1:6876" && c.Orchestrator == "process" && c.LogLevel == slog.LevelInfo && c.PprofListenAddr == ""
 		}},
 		{name: "env fallback", env: map[string]string{"TANDEM_DATA_DIR": "/tmp/x", "TANDEM_LOG_LEVEL": "debug"}, check: func(c *config) bool {
 			return c.DataDir == "/tmp/x" && c.LogLevel == slog.LevelDebug
@@ -44,6 +44,9 @@ func TestParseConfig(t *testing.T) {
 		{name: "unknown orchestrator", args: []string{"--orchestrator=nomad"}},
 		{name: "bad log level", args: []string{"--log-level=loud"}},
 		{name: "stray argument", args: []string{"x"}},
+		{name: "profiles on loopback", args: []string{"--pprof-listen-addr=127.0.0.1:6060"}, check: func(c *config) bool { return c.PprofListenAddr == "127.0.0.1:6060" }},
+		{name: "profiles on every interface refused", args: []string{"--pprof-listen-addr=:6060"}},
+		{name: "profiles on a pod IP refused", env: map[string]string{"TANDEM_PPROF_LISTEN_ADDR": "10.1.2.3:6060"}},
 		{name: "no password: loopback only", check: func(c *config) bool {
 			return c.FrontDoor.SuperuserPassword == "" && c.FrontDoor.Superuser == "tandem" && c.FrontDoor.TLSCert == ""
 		}},

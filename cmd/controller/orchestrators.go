@@ -30,7 +30,7 @@ type replicaOrchestrator struct {
 
 // newOrchestrator builds the orchestrator cfg selects. Reads and watches of
 // the kubernetes orchestrator last until ctx ends.
-func newOrchestrator(ctx context.Context, cfg *config, log logr.Logger, storageAddr string, cat *catalog.Catalog) (*replicaOrchestrator, error) {
+func newOrchestrator(ctx context.Context, cfg *config, log logr.Logger, storageAddr string, replicaEnv []string, cat *catalog.Catalog) (*replicaOrchestrator, error) {
 	switch cfg.Orchestrator {
 	case "kubernetes":
 		return newKubernetesOrchestrator(ctx, cfg, log, cat)
@@ -39,8 +39,9 @@ func newOrchestrator(ctx context.Context, cfg *config, log logr.Logger, storageA
 			ReplicaBinary: cfg.ReplicaBinary,
 			Log:           log,
 			LogDir:        filepath.Join(cfg.DataDir, "logs"),
-			// Replicas find table storage through this variable.
-			Env: []string{"TANDEM_STORAGE_ADDR=" + storageAddr},
+			// Replicas find table storage through this variable, and
+			// their internal certificate through replicaEnv.
+			Env: append([]string{"TANDEM_STORAGE_ADDR=" + storageAddr}, replicaEnv...),
 		})
 		if err != nil {
 			return nil, err

@@ -24,6 +24,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/controller"
 	"github.com/tandemdb/tandem/pkg/environment"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
+	"github.com/tandemdb/tandem/pkg/pprofserver"
 	"github.com/tandemdb/tandem/pkg/readtrace"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/storage"
@@ -64,12 +65,16 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("storage listener: %w", err)
 	}
-	grpcSrv := grpc.NewServer()
+	tlsSetup, err := setUpInternalTLS(cfg, reg, log.WithName("internal-tls"))
+	if err != nil {
+		return err
+	}
+	grpcSrv := grpc.NewServer(tlsSetup.storageOptions...)
 	storage.NewService(store).Register(grpcSrv)
 	go grpcSrv.Serve(storageLis)
 	defer grpcSrv.Stop()
 
-	orch, err := newOrchestrator(runCtx, cfg, log.WithName("orchestrator"), storageLis.Addr().String(), cat)
+	orch, err := newOrchestrator(runCtx, cfg, log.WithName("orchestrator"), storageLis.Addr().String(), tlsSetup.replicaEnv, cat)
 	if err != nil {
 		return err
 	}
@@ -82,7 +87,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		Storage:      store,
 		Oracle:       store.Oracle(),
 		Metrics:      controller.NewMetrics(reg),
-		Dialer:       cfg.dialer,
+		Dialer:       cmp.Or[controller.Dialer](cfg.dialer, tlsSetup.dialer),
 	})
 	ctl.Start()
 	defer ctl.Close()
@@ -99,6 +104,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	env, err := environment.Open(ctx, environment.Config{
 		Log: log.WithName("environment"), Catalog: cat, Storage: store, Compute: ctl, ReplicaLogLevel: cfg.ReplicaLogLevel,
 		ParamDefaults: cfg.ParamDefaults, SpillDir: filepath.Join(cfg.DataDir, "spill"),
+		Superuser: cfg.FrontDoor.Superuser,
 	})
 	if err != nil {
 		return err
@@ -124,6 +130,14 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	httpSrv := &http.Server{Handler: httpHandler, ReadHeaderTimeout: 10 * time.Second}
 	go httpSrv.Serve(httpLis)
 	defer httpSrv.Close()
+	if cfg.PprofListenAddr != "" {
+		addr, stopPprof, err := pprofserver.Serve(ctx, cfg.PprofListenAddr)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+		log.Info("Serving profiles on loopback", "addr", addr)
+	}
 
 	var backend sql.Backend = env
 	// Replicas users applied for the catalog's clusters join the catalog: once before

@@ -11,13 +11,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tandemdb/tandem/pkg/internaltls"
+	"github.com/tandemdb/tandem/pkg/pprofserver"
 )
 
 // config is the replica's parsed command line.
 type config struct {
 	ControllerListenAddr   string
 	InternalHTTPListenAddr string
-	ComputeListenAddr      string
+	// PprofListenAddr, when set, is the loopback address of /debug/pprof.
+	PprofListenAddr string
+	// InternalTLS, when its files are set, authenticates the compute
+	// protocol port and the storage connection with mutual TLS.
+	InternalTLS       internaltls.Files
+	ComputeListenAddr string
 	// InteractiveListenAddr is where the interactive runtime's mesh
 	// listens; set when --interactive-peers is given.
 	InteractiveListenAddr string
@@ -53,7 +61,11 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	var peers, interactive, logLevel, memLimit string
 	process := -1
 	fs.StringVar(&cfg.ControllerListenAddr, "controller-listen-addr", ":2100", "address of the compute protocol gRPC endpoint")
-	fs.StringVar(&cfg.InternalHTTPListenAddr, "internal-http-listen-addr", ":6878", "address of /metrics, /healthz, /readyz and /debug/pprof")
+	fs.StringVar(&cfg.InternalHTTPListenAddr, "internal-http-listen-addr", ":6878", "address of /metrics, /healthz and /readyz")
+	fs.StringVar(&cfg.InternalTLS.CA, "internal-tls-ca", "", "CA certificate of the deployment's internal links: with --internal-tls-cert and --internal-tls-key, the compute protocol port requires a client certificate it signed and the storage connection presents one")
+	fs.StringVar(&cfg.InternalTLS.Cert, "internal-tls-cert", "", "this replica's internal certificate (see --internal-tls-ca)")
+	fs.StringVar(&cfg.InternalTLS.Key, "internal-tls-key", "", "key of --internal-tls-cert")
+	fs.StringVar(&cfg.PprofListenAddr, "pprof-listen-addr", "", "loopback address serving /debug/pprof (e.g. 127.0.0.1:6060; default: profiles off)")
 	fs.StringVar(&cfg.ComputeListenAddr, "compute-listen-addr", "", "address the compute mesh listens on (default: all interfaces, on the port of this process's --compute-peers entry)")
 	fs.StringVar(&cfg.StorageAddr, "storage-addr", "", "address of the controller's table storage gRPC service (tables are unreadable without it)")
 	fs.IntVar(&cfg.Workers, "workers", 1, "worker goroutines per process")
@@ -84,6 +96,14 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	}
 	if err := cfg.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	if t := cfg.InternalTLS; (t.CA == "") != (t.Cert == "") || (t.Cert == "") != (t.Key == "") {
+		return nil, errors.New("--internal-tls-ca, --internal-tls-cert and --internal-tls-key go together")
+	}
+	if cfg.PprofListenAddr != "" {
+		if err := pprofserver.CheckAddr(cfg.PprofListenAddr); err != nil {
+			return nil, fmt.Errorf("--pprof-listen-addr: %w", err)
+		}
 	}
 	if memLimit != "" {
 		n, err := parseMemory(memLimit)

@@ -58,6 +58,18 @@ func TestParseConfig(t *testing.T) {
 		{name: "zero workers", args: []string{"--workers", "0"}, err: "--workers"},
 		{name: "bad env", env: map[string]string{"TANDEM_WORKERS": "many"}, err: "TANDEM_WORKERS"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, err: "--log-level"},
+		{name: "profiles off by default", check: func(t *testing.T, c *config) {
+			if c.PprofListenAddr != "" {
+				t.Errorf("pprof on by default: %q", c.PprofListenAddr)
+			}
+		}},
+		{name: "profiles on loopback", args: []string{"--pprof-listen-addr", "127.0.0.1:6060"}, check: func(t *testing.T, c *config) {
+			if c.PprofListenAddr != "127.0.0.1:6060" {
+				t.Errorf("pprof %q", c.PprofListenAddr)
+			}
+		}},
+		{name: "profiles on every interface refused", args: []string{"--pprof-listen-addr", ":6060"}, err: "loopback only"},
+		{name: "profiles on a pod IP refused", env: map[string]string{"TANDEM_PPROF_LISTEN_ADDR": "10.0.0.5:6060"}, err: "loopback only"},
 		{name: "interactive peers must match processes", args: []string{"--compute-peers", "a:1,b:2", "--process", "0", "--interactive-peers", "a:3"}, err: "both runtimes must span the same processes"},
 		{name: "one-process interactive", args: []string{"--interactive-peers", "a:7"}, check: func(t *testing.T, c *config) {
 			if c.InteractiveListenAddr != ":7" || len(c.InteractivePeers) != 1 {

@@ -103,8 +103,10 @@ func TestInternalEndpoints(t *testing.T) {
 	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, `tandem_compute_collections{hydration="hydrated",role="maintenance"}`) {
 		t.Errorf("/metrics %d", code)
 	}
-	if code, _ := get("/debug/pprof/"); code != 200 {
-		t.Errorf("/debug/pprof/ %d", code)
+	// Profiles are not on the internal port (--pprof-listen-addr serves
+	// them on loopback only).
+	if code, _ := get("/debug/pprof/"); code != 404 {
+		t.Errorf("/debug/pprof/ on the internal port: %d, want 404", code)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/signal"
 	goruntime "runtime"
@@ -30,6 +29,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/server"
 	"github.com/tandemdb/tandem/pkg/compute/sink"
 	"github.com/tandemdb/tandem/pkg/placement"
+	"github.com/tandemdb/tandem/pkg/pprofserver"
 	"github.com/tandemdb/tandem/pkg/sharing"
 	"github.com/tandemdb/tandem/pkg/storage/tablesource"
 )
@@ -103,6 +103,14 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		defer cancel()
 		_ = httpSrv.Shutdown(sctx)
 	}()
+	if cfg.PprofListenAddr != "" {
+		addr, stopPprof, err := pprofserver.Serve(ctx, cfg.PprofListenAddr)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+		log.Info("Serving profiles on loopback", "addr", addr)
+	}
 
 	baseLog := log
 	log = log.WithValues("role", serverRole.String())
@@ -119,7 +127,11 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	// runtime renders them (placement), so their series carry its role.
 	var sinks render.StorageSinkFactory
 	if cfg.StorageAddr != "" {
-		client, closeStorage, err := tablesource.DialStorage(cfg.StorageAddr)
+		storageTLS, err := internalClientTLS(cfg)
+		if err != nil {
+			return err
+		}
+		client, closeStorage, err := tablesource.DialStorage(cfg.StorageAddr, storageTLS)
 		if err != nil {
 			return err
 		}
@@ -209,7 +221,15 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen for the controller: %w", err)
 	}
-	gs := grpc.NewServer(grpc.MaxRecvMsgSize(64 << 20))
+	gopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20)}
+	if cfg.InternalTLS.Cert != "" {
+		creds, err := internalServerCreds(cfg, reg, log)
+		if err != nil {
+			return err
+		}
+		gopts = append(gopts, grpc.Creds(creds))
+	}
+	gs := grpc.NewServer(gopts...)
 	computepb.RegisterComputeServer(gs, srv)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(grpcLis) }()
@@ -256,8 +276,9 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	return nil
 }
 
-// internalMux serves /metrics, /healthz, /readyz, /debug/pprof and
-// POST /api/reset-max-step (the maxima of maxSteps).
+// internalMux serves /metrics, /healthz, /readyz and POST
+// /api/reset-max-step (the maxima of maxSteps). Profiles are not here:
+// --pprof-listen-addr serves them on loopback only (pkg/pprofserver).
 func internalMux(reg *prometheus.Registry, ready *atomic.Bool, maxSteps ...*maxStep) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/reset-max-step", resetMaxStepHandler(maxSteps...))
@@ -272,11 +293,6 @@ func internalMux(reg *prometheus.Registry, ready *atomic.Bool, maxSteps ...*maxS
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
 }
 
@@ -315,9 +331,12 @@ func connectMesh(ctx context.Context, cfg *config, peers []string, listen string
 	}
 	mctx, cancel := context.WithTimeout(ctx, cfg.PeerConnectTimeout)
 	defer cancel()
-	msh, err := mesh.Connect(mctx, mesh.Config{
-		Process: cfg.Process, Peers: peers, Workers: cfg.Workers, Listener: lis, OnLost: onLost, Log: log,
-	})
+	mcfg := mesh.Config{Process: cfg.Process, Peers: peers, Workers: cfg.Workers, Listener: lis, OnLost: onLost, Log: log}
+	if err := meshTLS(cfg, &mcfg, log); err != nil {
+		lis.Close()
+		return nil, nil, err
+	}
+	msh, err := mesh.Connect(mctx, mcfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect mesh: %w", err)
 	}

@@ -75,6 +75,18 @@ func Rules() []Rule {
 			From: "pkg/catalog", Forbidden: []string{"pkg/sql", "pkg/environment", "pkg/storage", "pkg/compute", "pkg/placement", "google.golang.org/grpc", "k8s.io/"},
 		},
 		{
+			Name: "SCRAM is a leaf: the pgwire front door and the SQL layer share it",
+			From: "pkg/scram", Forbidden: []string{"pkg/", "cmd", "operator", "apis", "hack"},
+		},
+		{
+			Name: "the internal links' TLS is a leaf both binaries use",
+			From: "pkg/internaltls", Forbidden: []string{"pkg/", "cmd", "operator", "apis", "hack"},
+		},
+		{
+			Name: "the profile server is a leaf both binaries use",
+			From: "pkg/pprofserver", Forbidden: []string{"pkg/", "cmd", "operator", "apis", "hack"},
+		},
+		{
 			Name: "the orchestrator interface is below the controller",
 			From: "pkg/orchestrator", Forbidden: []string{"pkg/sql", "pkg/environment", "pkg/storage", "pkg/catalog", "pkg/compute", "pkg/placement", "operator", "cmd"},
 		},

@@ -29,6 +29,8 @@ var (
 	bucketItems    = []byte("items")
 	bucketNames    = []byte("item_names")
 	bucketParams   = []byte("params")
+	bucketRoles    = []byte("roles")
+	bucketGrants   = []byte("grants")
 
 	keyNextUserID = []byte("next_user_id")
 	keyVersion    = []byte("version")
@@ -84,6 +86,9 @@ type Item struct {
 	DependsOn []uint64 `json:"depends_on,omitempty"`
 	// Options holds kind-specific settings (e.g. a load generator's name).
 	Options map[string]string `json:"options,omitempty"`
+	// Owner is the role that owns the item (empty for items created before
+	// roles existed, which only superusers own).
+	Owner string `json:"owner,omitempty"`
 	// Created is when the item was created (wall clock, informational).
 	Created time.Time `json:"created"`
 }
@@ -104,7 +109,7 @@ func Open(dataDir string) (*Catalog, error) {
 		return nil, fmt.Errorf("open catalog %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketClusters, bucketReplicas, bucketItems, bucketNames, bucketParams} {
+		for _, b := range [][]byte{bucketMeta, bucketClusters, bucketReplicas, bucketItems, bucketNames, bucketParams, bucketRoles, bucketGrants} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -179,6 +184,9 @@ func (t *Tx) DropCluster(name string) error {
 		if err := t.DropReplica(r.Cluster, r.Name); err != nil {
 			return err
 		}
+	}
+	if err := t.dropGrantsOn(ClusterObject(name)); err != nil {
+		return err
 	}
 	return b.Delete([]byte(name))
 }
@@ -282,6 +290,9 @@ func (t *Tx) DropItem(id uint64) error {
 		return fmt.Errorf("drop item u%d: %w", id, err)
 	}
 	if err := t.tx.Bucket(bucketNames).Delete([]byte(it.Name)); err != nil {
+		return err
+	}
+	if err := t.dropGrantsOn(ItemObject(id)); err != nil {
 		return err
 	}
 	return t.tx.Bucket(bucketItems).Delete(u64(id))

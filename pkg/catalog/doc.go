@@ -1,7 +1,8 @@
 // Package catalog is the controller's durable catalog: clusters, replicas,
 // catalog items (sources, tables, views, materialized views, indexes, with
 // their SQL, relation description and plan as opaque JSON), system
-// parameters, and the allocator of user GlobalIds. It is stored in one bbolt
+// parameters, roles (with SCRAM-SHA-256 verifiers, never passwords) and
+// the privileges granted on objects, and the allocator of user GlobalIds. It is stored in one bbolt
 // file under the controller's data directory.
 //
 // Invariants:
@@ -10,6 +11,9 @@
 //   - GlobalIds are allocated durably and never reused, even for dropped
 //     items, so an id seen by a replica or a client names one object forever.
 //   - Item names are unique; ids are unique per namespace.
+//   - Role names are unique. A grant names an object and a grantee; the
+//     grants on an item are dropped with it, and a role that owns items
+//     or holds grants cannot be dropped (ErrInUse).
 //   - The catalog stores plans as bytes and never interprets them; the
 //     compute and SQL layers own their meaning.
 package catalog

@@ -42,6 +42,10 @@ type Config struct {
 	// controller.PeekRequest.SpillDir); empty means a directory under the
 	// system's temporary directory. Left-over files are removed at Open.
 	SpillDir string
+	// Superuser, when set, is the bootstrap superuser: Open makes sure the
+	// catalog has it as a role with SUPERUSER and LOGIN (its password is
+	// the front door's to check, not the catalog's).
+	Superuser string
 }
 
 // Environment implements sql.Backend over the catalog, storage and the
@@ -90,6 +94,9 @@ func Open(ctx context.Context, cfg Config) (*Environment, error) {
 	if err := e.bootstrap(); err != nil {
 		return nil, err
 	}
+	if err := e.ensureSuperuser(); err != nil {
+		return nil, err
+	}
 	if err := e.recover(ctx); err != nil {
 		return nil, err
 	}
@@ -103,6 +110,12 @@ func (e *Environment) bootstrap() error {
 			return err
 		}
 		if err := tx.PutCluster(catalog.Cluster{Name: DefaultCluster}); err != nil {
+			return err
+		}
+		// Every role may use the first cluster, as every role may use a
+		// fresh PostgreSQL database's public schema's functions: reads need
+		// somewhere to run.
+		if err := tx.SetGrant(catalog.Grant{Object: catalog.ClusterObject(DefaultCluster), Privileges: "U"}); err != nil {
 			return err
 		}
 		for name, value := range e.cfg.ParamDefaults {

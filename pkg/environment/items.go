@@ -40,7 +40,7 @@ func (e *Environment) Items(ctx context.Context) ([]sql.Item, error) {
 }
 
 func fromCatalog(ci catalog.Item) (sql.Item, error) {
-	it := sql.Item{ID: plan.User(ci.ID), Name: ci.Name, Kind: sql.ItemKind(ci.Kind), SQL: ci.SQL, Cluster: ci.Cluster, Schema: sql.SchemaPublic}
+	it := sql.Item{ID: plan.User(ci.ID), Name: ci.Name, Kind: sql.ItemKind(ci.Kind), SQL: ci.SQL, Cluster: ci.Cluster, Schema: sql.SchemaPublic, Owner: ci.Owner}
 	if len(ci.Desc) > 0 {
 		if err := json.Unmarshal(ci.Desc, &it.Desc); err != nil {
 			return sql.Item{}, fmt.Errorf("decode item %s desc: %w", ci.Name, err)
@@ -140,7 +140,7 @@ func (e *Environment) CreateItem(ctx context.Context, item sql.Item) (sql.Item, 
 		if err != nil {
 			return err
 		}
-		stored = catalog.Item{ID: id, Name: item.Name, Kind: catalog.Kind(item.Kind), Cluster: item.Cluster, SQL: item.SQL, Desc: desc, Plan: planJSON}
+		stored = catalog.Item{ID: id, Name: item.Name, Kind: catalog.Kind(item.Kind), Cluster: item.Cluster, SQL: item.SQL, Desc: desc, Plan: planJSON, Owner: item.Owner}
 		if item.On.Valid() {
 			stored.On = item.On.N
 		}
@@ -402,7 +402,7 @@ func (e *Environment) CreateSource(ctx context.Context, spec sql.SourceSpec) ([]
 			if err != nil {
 				return err
 			}
-			ci := catalog.Item{ID: id, Name: m.name, Kind: catalog.KindSource, Cluster: spec.Cluster, SQL: spec.SQL, Desc: desc, Options: m.opts}
+			ci := catalog.Item{ID: id, Name: m.name, Kind: catalog.KindSource, Cluster: spec.Cluster, SQL: spec.SQL, Desc: desc, Options: m.opts, Owner: spec.Owner}
 			if err := tx.CreateItem(ci); err != nil {
 				return err
 			}

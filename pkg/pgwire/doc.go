@@ -2,8 +2,11 @@
 // sql.Engine, so that psql, pgx, pgbench and other Postgres clients work.
 //
 // It supports TLS (offered on SSLRequest, optionally required), SCRAM-
-// SHA-256 password authentication when passwords are configured (and only
-// loopback clients otherwise, unless configured to trust the network), the
+// SHA-256 password authentication when passwords are configured, against
+// the configured password or else the SCRAM verifier of the user's role in
+// the engine's catalog (and only loopback clients otherwise, unless
+// configured to trust the network; a catalog role without LOGIN is
+// refused in every mode), the
 // simple and the extended query protocol (Parse/Bind/Describe/Execute/
 // Sync with parameters in text or binary format, portals with row limits),
 // results in text or binary format, ErrorResponse with SQLSTATE, COPY TO

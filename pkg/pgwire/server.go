@@ -17,15 +17,21 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/tandemdb/tandem/pkg/readtrace"
+	"github.com/tandemdb/tandem/pkg/scram"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
 // Config configures a Server.
 type Config struct {
-	// Passwords maps user names to passwords. When it is not empty every
-	// connection authenticates with SCRAM-SHA-256; when empty, any user
-	// may connect, but only over loopback unless AllowRemoteWithoutAuth.
+	// Passwords maps user names to passwords (the bootstrap superuser's).
+	// When it is not empty every connection authenticates with
+	// SCRAM-SHA-256: these users with these passwords, every other user
+	// against the SCRAM verifier of its role in the engine's catalog (a
+	// role without LOGIN or without a password cannot log in). When
+	// empty, any user may connect without a password, but only over
+	// loopback unless AllowRemoteWithoutAuth, and a catalog role without
+	// LOGIN is still refused.
 	Passwords map[string]string
 	// AllowRemoteWithoutAuth accepts unauthenticated connections from
 	// non-loopback addresses (for a trusted network, e.g. inside a pod).
@@ -75,7 +81,7 @@ func keepAliveConfig(d time.Duration) net.KeepAliveConfig {
 type Server struct {
 	engine  *sql.Engine
 	cfg     Config
-	secrets map[string]scramSecret
+	secrets map[string]scram.Verifier
 	// mockKey derives the fake salt shown to an unknown user, so that the
 	// exchange of an unknown user looks like a wrong password's.
 	mockKey []byte
@@ -110,7 +116,7 @@ const MaxConnectionsParam = "max_connections"
 
 // NewServer returns a server executing statements with engine.
 func NewServer(engine *sql.Engine, cfg Config) (*Server, error) {
-	s := &Server{engine: engine, cfg: cfg, secrets: map[string]scramSecret{}, conns: map[string]*conn{}, log: cfg.Logger}
+	s := &Server{engine: engine, cfg: cfg, secrets: map[string]scram.Verifier{}, conns: map[string]*conn{}, log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -125,7 +131,7 @@ func NewServer(engine *sql.Engine, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("pgwire: mock authentication key: %w", err)
 	}
 	for user, pw := range cfg.Passwords {
-		sec, err := newSCRAMSecret(pw)
+		sec, err := scram.NewVerifier(pw)
 		if err != nil {
 			return nil, fmt.Errorf("pgwire: user %s: %w", user, err)
 		}
@@ -383,12 +389,21 @@ func (s *Server) open(ctx context.Context, nc net.Conn, in *clientReader, be *pg
 	if s.cfg.RequireTLS && !usingTLS {
 		return nil, fatal(be, sqlerr.InvalidAuthorization, "TLS is required")
 	}
+	role, known, err := s.engine.Role(ctx, user)
+	if err != nil {
+		s.log.Error("Reading the catalog's roles failed", "err", err)
+		return nil, fatal(be, sqlerr.InternalError, "could not read the catalog's roles")
+	}
 	if len(s.secrets) > 0 {
-		if err := s.authenticate(be, user); err != nil {
+		verifier, ok := s.verifier(user, role, known)
+		if err := s.authenticate(be, user, verifier, ok); err != nil {
 			return nil, err
 		}
 	} else if !isLoopback(nc.RemoteAddr()) && !s.cfg.AllowRemoteWithoutAuth {
 		return nil, fatal(be, sqlerr.InvalidAuthorization, "no authentication is configured, so only loopback connections are accepted")
+	}
+	if known && !role.Login {
+		return nil, fatal(be, sqlerr.InvalidAuthorization, fmt.Sprintf("role %q is not permitted to log in", user))
 	}
 	c = &conn{server: s, nc: nc, in: in, be: be, session: s.engine.NewSession(user),
 		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
@@ -419,12 +434,30 @@ func (s *Server) open(ctx context.Context, nc net.Conn, in *clientReader, be *pg
 	return c, nil
 }
 
-// authenticate runs SCRAM-SHA-256.
-func (s *Server) authenticate(be *pgproto3.Backend, user string) error {
+// verifier returns the SCRAM verifier user authenticates against: its
+// configured password's, else its catalog role's; ok is false when there
+// is none (unknown user, no password, an unreadable stored verifier).
+func (s *Server) verifier(user string, role sql.Role, known bool) (scram.Verifier, bool) {
+	if v, ok := s.secrets[user]; ok {
+		return v, true
+	}
+	if !known || role.Password == "" {
+		return scram.Verifier{}, false
+	}
+	v, err := scram.Parse(role.Password)
+	if err != nil {
+		s.log.Error("A role's stored password verifier does not parse", "role", user, "err", err)
+		return scram.Verifier{}, false
+	}
+	return v, true
+}
+
+// authenticate runs SCRAM-SHA-256 against secret; without one (known
+// false) the exchange runs in full against a mock and fails at the proof.
+func (s *Server) authenticate(be *pgproto3.Backend, user string, secret scram.Verifier, known bool) error {
 	fail := func() error {
 		return fatal(be, sqlerr.InvalidPassword, fmt.Sprintf("password authentication failed for user %q", user))
 	}
-	secret, known := s.secrets[user]
 	be.Send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{"SCRAM-SHA-256"}})
 	if err := be.Flush(); err != nil {
 		return err
@@ -444,10 +477,10 @@ func (s *Server) authenticate(be *pgproto3.Backend, user string) error {
 		// Run the whole exchange against a secret no proof matches, with a
 		// salt that is the same at every attempt, so that a client cannot
 		// tell an unknown user from a wrong password.
-		secret = mockSCRAMSecret(s.mockKey, user)
+		secret = scram.Mock(s.mockKey, user)
 	}
-	srv := &scramServer{secret: secret}
-	first, err := srv.first(string(init.Data))
+	srv := &scram.Server{Verifier: secret}
+	first, err := srv.First(string(init.Data))
 	if err != nil {
 		return fatal(be, sqlerr.ProtocolViolation, err.Error())
 	}
@@ -466,7 +499,7 @@ func (s *Server) authenticate(be *pgproto3.Backend, user string) error {
 	if !ok {
 		return fatal(be, sqlerr.ProtocolViolation, "expected a SASL response")
 	}
-	final, err := srv.final(string(resp.Data))
+	final, err := srv.Final(string(resp.Data))
 	if err != nil {
 		return fail()
 	}

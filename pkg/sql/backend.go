@@ -63,6 +63,9 @@ type Item struct {
 	// exists). The collections a Plan reads are its Gets (Plan.DependsOn),
 	// which never name views: views are inlined.
 	DependsOn []plan.GlobalID
+	// Owner is the role that owns the item (the creating session's user);
+	// empty for items created before roles, which only superusers own.
+	Owner string
 }
 
 // RowDiff is one change to a collection: an encoded row and a count.
@@ -110,6 +113,8 @@ type SourceSpec struct {
 	// ("TICK INTERVAL", "MAX CARDINALITY", "KEYS").
 	Options map[string]string
 	SQL     string
+	// Owner owns the source and its subsources.
+	Owner string
 }
 
 // Catalog is the part of Backend that stores items: reads, creation of
@@ -264,4 +269,5 @@ type Backend interface {
 	Reads
 	SystemParameters
 	Clusters
+	Roles
 }

@@ -20,6 +20,14 @@ type snapshot struct {
 	items  []Item
 	byID   map[plan.GlobalID]*Item
 	byName map[string]*Item // "schema.name"
+	// user is the session's user; roles by name and grants by object
+	// (privileges.go).
+	user  string
+	roles map[string]Role
+	// skipChecks: the statement defines rather than reads (CREATE VIEW),
+	// so its relations need no SELECT now; the view's readers are checked.
+	skipChecks bool
+	grants     map[string][]Grant
 }
 
 func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
@@ -27,7 +35,7 @@ func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
 	}
-	sn := &snapshot{items: items, byID: map[plan.GlobalID]*Item{}, byName: map[string]*Item{}}
+	sn := &snapshot{items: items, byID: map[plan.GlobalID]*Item{}, byName: map[string]*Item{}, user: s.user}
 	for i := range items {
 		it := &items[i]
 		schema := it.Schema
@@ -36,6 +44,9 @@ func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
 		}
 		sn.byID[it.ID] = it
 		sn.byName[schema+"."+it.Name] = it
+	}
+	if err := sn.loadAuthz(ctx, s.engine.backend); err != nil {
+		return nil, err
 	}
 	return sn, nil
 }
@@ -54,14 +65,38 @@ func undefinedRelation(name parse.ObjectName) error {
 	return sqlerr.Errorf(sqlerr.UndefinedTable, "relation %q does not exist", name.String())
 }
 
-// Resolve implements planner.Catalog.
+// Resolve implements planner.Catalog: a relation read by the statement
+// needs SELECT for the session's user (unless the statement does not read,
+// skipChecks).
 func (sn *snapshot) Resolve(schema, name string) (planner.Relation, error) {
+	return sn.resolveAs(schema, name, sn.user, !sn.skipChecks)
+}
+
+// viewCatalog resolves a view's names while the planner inlines it: its
+// reads are checked against the view owner's privileges, as PostgreSQL
+// does.
+type viewCatalog struct {
+	sn    *snapshot
+	owner string
+	check bool
+}
+
+func (c viewCatalog) Resolve(schema, name string) (planner.Relation, error) {
+	return c.sn.resolveAs(schema, name, c.owner, c.check)
+}
+
+// resolveAs resolves a relation read by user as; check says whether the
+// read needs SELECT.
+func (sn *snapshot) resolveAs(schema, name, as string, check bool) (planner.Relation, error) {
 	on := parse.ObjectName{Schema: schema, Name: name}
 	it, ok := sn.lookup(on)
 	if !ok {
 		if schema == "pg_catalog" || schema == "" {
 			if rel, ok := sn.pgCatalogRelation(name); ok {
 				return rel, nil
+			}
+			if rel, ok, err := sn.roleRelation(name); ok {
+				return rel, err
 			}
 		}
 		if schema == "information_schema" {
@@ -79,6 +114,14 @@ func (sn *snapshot) Resolve(schema, name string) (planner.Relation, error) {
 	if it.Kind == KindIndex {
 		return planner.Relation{}, sqlerr.Errorf(sqlerr.WrongObjectType, "%q is an index, not a relation", name)
 	}
+	if check {
+		if err := sn.checkRelation(as, it, privSelect); err != nil {
+			return planner.Relation{}, err
+		}
+		if err := sn.checkViewReads(it, map[plan.GlobalID]bool{}); err != nil {
+			return planner.Relation{}, err
+		}
+	}
 	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc}
 	if it.Kind == KindTable {
 		rel.IntWidths = planner.TableIntWidths(it.SQL)
@@ -90,6 +133,7 @@ func (sn *snapshot) Resolve(schema, name string) (planner.Relation, error) {
 			return planner.Relation{}, err
 		}
 		rel.View = q
+		rel.ViewCatalog = viewCatalog{sn: sn, owner: it.Owner, check: check}
 	}
 	for _, ix := range sn.items {
 		if ix.Kind == KindIndex && ix.On == it.ID {

@@ -78,6 +78,9 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := sn.checkRelation(s.user, it, privInsert); err != nil {
+		return nil, err
+	}
 	rules, err := rulesFor(s.planner(sn, nil, nil), sn, it)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@
 //
 // Backend is everything the SQL layer needs from the rest of the system;
 // in production the controller implements it, in tests sqltest.Fake. It is
-// defined here, by its consumer, and kept small. It has five parts:
+// defined here, by its consumer, and kept small. It has six parts:
 //
 //   - Catalog: Items lists every item (user items u<N> in schema public,
 //     introspection relations s<N> in schema introspection). CreateItem
@@ -31,6 +31,10 @@
 //   - SystemParameters: ALTER SYSTEM SET/RESET and SHOW of parameters such
 //     as enable_compute_interactive_dataflows; unknown names are 42704.
 //   - Clusters: clusters and their replicas.
+//   - Roles: roles (SCRAM verifiers, never passwords) and the privileges
+//     granted on objects; the SQL layer decides who may do what
+//     (privileges.go: PostgreSQL's rules, a view reading with its owner's
+//     privileges through planner.Relation.ViewCatalog).
 //
 // Every Backend method may return errors carrying a SQLSTATE (a
 // *sqlerr.Error or any error with a SQLState method); other errors reach
@@ -56,7 +60,10 @@
 // variables Postgres drivers expect); cursors, including cursors over
 // SUBSCRIBE.
 //
-// Invariants: an unsupported feature fails with 0A000 naming it rather
+// Invariants: every relation a statement reads is checked for SELECT when
+// the planner resolves it (snapshot.Resolve), so no read path (fast path,
+// one-shot dataflow, SUBSCRIBE, cursors, COPY TO) can skip the check; an
+// unsupported feature fails with 0A000 naming it rather
 // than returning a different answer than Postgres would; every error
 // returned by Session.Execute is a *sqlerr.Error with a SQLSTATE, or a
 // *sqlerr.PanicError (XX000) when the statement panicked.

@@ -84,6 +84,9 @@ func (s *Session) truncate(ctx context.Context, t *pg.TruncateStmt) (*Result, er
 		if err != nil {
 			return nil, err
 		}
+		if err := sn.checkRelation(s.user, it, privTruncate); err != nil {
+			return nil, err
+		}
 		its = append(its, it)
 	}
 	if s.tx.buffering() {
@@ -150,6 +153,9 @@ func (s *Session) alterTable(ctx context.Context, a *pg.AlterTableStmt) (*Result
 	}
 	if it.Kind != KindTable {
 		return nil, sqlerr.Errorf(sqlerr.WrongObjectType, "%q is not a table", it.Name)
+	}
+	if err := sn.checkOwner(s.user, it); err != nil {
+		return nil, err
 	}
 	cmd := a.Cmds[0].GetAlterTableCmd()
 	c, err := parseCreateTable(it.SQL)
@@ -395,6 +401,9 @@ func (s *Session) rename(ctx context.Context, r *pg.RenameStmt) (*Result, error)
 	}
 	if it.Kind != KindTable {
 		return nil, sqlerr.Unsupported("renaming a " + kindName(it.Kind))
+	}
+	if err := sn.checkOwner(s.user, it); err != nil {
+		return nil, err
 	}
 	// Views are re-planned from their text, which names the table and
 	// its columns.

@@ -39,12 +39,15 @@ func (s *Session) createSource(ctx context.Context, st *parse.CreateSource) (*Re
 	if cluster == "" {
 		cluster, _ = s.vars.Get(VarCluster)
 	}
+	if err := sn.checkCreateOn(s.user, cluster); err != nil {
+		return nil, err
+	}
 	opts := map[string]string{}
 	for _, o := range st.Options {
 		opts[o.Name] = o.Value
 	}
 	if _, err := s.engine.backend.CreateSource(ctx, SourceSpec{
-		Name: st.Name.Name, Cluster: cluster, Generator: st.Generator, Options: opts, SQL: st.SQL,
+		Name: st.Name.Name, Cluster: cluster, Generator: st.Generator, Options: opts, SQL: st.SQL, Owner: s.user,
 	}); err != nil {
 		return nil, err
 	}
@@ -77,6 +80,9 @@ func (s *Session) createTable(ctx context.Context, c *pg.CreateStmt, text string
 	if err := checkTableOptions(c.Options); err != nil {
 		return nil, err
 	}
+	if err := sn.checkCreate(s.user); err != nil {
+		return nil, err
+	}
 	_, desc, err := declaredConstraints(name.Name, c)
 	if err != nil {
 		return nil, err
@@ -86,7 +92,7 @@ func (s *Session) createTable(ctx context.Context, c *pg.CreateStmt, text string
 	if _, err := rulesFor(s.planner(sn, nil, nil), sn, &Item{Name: name.Name, Desc: desc, SQL: text}); err != nil {
 		return nil, err
 	}
-	it, err := s.engine.backend.CreateItem(ctx, Item{Schema: SchemaPublic, Name: name.Name, Kind: KindTable, Desc: desc, SQL: text})
+	it, err := s.engine.backend.CreateItem(ctx, Item{Schema: SchemaPublic, Name: name.Name, Kind: KindTable, Desc: desc, SQL: text, Owner: s.user})
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +126,10 @@ func (s *Session) createView(ctx context.Context, v *pg.ViewStmt, text string) (
 	if sel == nil {
 		return nil, sqlerr.Unsupported("views over non-SELECT statements")
 	}
+	if err := sn.checkCreate(s.user); err != nil {
+		return nil, err
+	}
+	sn.skipChecks = true
 	pl := s.planner(sn, nil, nil)
 	pl.Maintained = true
 	q, err := pl.PlanRelation(sel)
@@ -131,7 +141,7 @@ func (s *Session) createView(ctx context.Context, v *pg.ViewStmt, text string) (
 		return nil, err
 	}
 	if _, err := s.engine.backend.CreateItem(ctx, Item{
-		Schema: SchemaPublic, Name: name.Name, Kind: KindView, Desc: desc, SQL: text, DependsOn: pl.Referenced(),
+		Schema: SchemaPublic, Name: name.Name, Kind: KindView, Desc: desc, SQL: text, DependsOn: pl.Referenced(), Owner: s.user,
 	}); err != nil {
 		return nil, err
 	}
@@ -198,6 +208,9 @@ func (s *Session) createMaterializedView(ctx context.Context, st *parse.CreateMa
 	if err := s.checkCluster(ctx, cluster); err != nil {
 		return nil, err
 	}
+	if err := sn.checkCreateOn(s.user, cluster); err != nil {
+		return nil, err
+	}
 	pl := s.planner(sn, nil, nil)
 	pl.Maintained = true
 	q, err := pl.PlanRelation(st.Query)
@@ -211,7 +224,7 @@ func (s *Session) createMaterializedView(ctx context.Context, st *parse.CreateMa
 	p := q.Plan
 	if _, err := s.engine.backend.CreateItem(ctx, Item{
 		Schema: SchemaPublic, Name: st.Name.Name, Kind: KindMaterializedView, Desc: desc, SQL: st.SQL,
-		Cluster: cluster, Plan: &p, DependsOn: pl.Referenced(),
+		Cluster: cluster, Plan: &p, DependsOn: pl.Referenced(), Owner: s.user,
 	}); err != nil {
 		return nil, err
 	}
@@ -240,6 +253,12 @@ func (s *Session) createIndex(ctx context.Context, st *parse.CreateIndex) (*Resu
 		cluster, _ = s.vars.Get(VarCluster)
 	}
 	if err := s.checkCluster(ctx, cluster); err != nil {
+		return nil, err
+	}
+	if err := sn.checkOwner(s.user, on); err != nil {
+		return nil, err
+	}
+	if err := sn.checkUsage(s.user, cluster); err != nil {
 		return nil, err
 	}
 	// Key expressions are planned as a SELECT list over the relation, so
@@ -298,7 +317,7 @@ func (s *Session) createIndex(ctx context.Context, st *parse.CreateIndex) (*Resu
 	}
 	if _, err := s.engine.backend.CreateItem(ctx, Item{
 		Schema: SchemaPublic, Name: name, Kind: KindIndex, Desc: on.Desc, SQL: st.SQL, Cluster: cluster,
-		On: on.ID, Keys: keys, Plan: &p, DependsOn: deps,
+		On: on.ID, Keys: keys, Plan: &p, DependsOn: deps, Owner: on.Owner,
 	}); err != nil {
 		return nil, err
 	}
@@ -364,6 +383,9 @@ func (s *Session) dropNamed(ctx context.Context, kind ItemKind, names []parse.Ob
 		}
 		if it.Schema == SchemaIntrospection {
 			return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "cannot drop introspection relation %q", n.String())
+		}
+		if err := sn.checkOwner(s.user, it); err != nil {
+			return nil, err
 		}
 		roots = append(roots, it)
 	}

@@ -85,6 +85,14 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*writePlan, 
 		if wp.it, rel, err = writeTarget(sn, rv); err != nil {
 			return nil, err
 		}
+		if err := sn.checkWrite(wp.it, privInsert, len(returning) > 0); err != nil {
+			return nil, err
+		}
+		if oc := ins.OnConflictClause; oc != nil && oc.Action == pg.OnConflictAction_ONCONFLICT_UPDATE {
+			if err := sn.checkWrite(wp.it, privUpdate, false); err != nil {
+				return nil, err
+			}
+		}
 		if wp.rules, err = rulesFor(pl, sn, wp.it); err != nil {
 			return nil, err
 		}
@@ -126,6 +134,9 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*writePlan, 
 		if wp.it, rel, err = writeTarget(sn, rv); err != nil {
 			return nil, err
 		}
+		if err := sn.checkWrite(wp.it, privUpdate, up.WhereClause != nil || len(returning) > 0); err != nil {
+			return nil, err
+		}
 		if wp.rules, err = rulesFor(pl, sn, wp.it); err != nil {
 			return nil, err
 		}
@@ -139,6 +150,9 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*writePlan, 
 		}
 		rv, returning = del.Relation, del.ReturningList
 		if wp.it, rel, err = writeTarget(sn, rv); err != nil {
+			return nil, err
+		}
+		if err := sn.checkWrite(wp.it, privDelete, del.WhereClause != nil || len(returning) > 0); err != nil {
 			return nil, err
 		}
 		wp.rules = &tableRules{it: wp.it}

@@ -70,6 +70,7 @@ func (s *Session) set(v *pg.VariableSetStmt) (*Result, error) {
 		}
 	case pg.VariableSetKind_VAR_RESET_ALL:
 		s.vars = newVars()
+		s.user = s.sessionUser
 		res.Tag = "RESET"
 	case pg.VariableSetKind_VAR_SET_MULTI:
 		// SET TRANSACTION ISOLATION LEVEL x and friends.

@@ -200,6 +200,9 @@ func (s *Session) peekRows(ctx context.Context, sn *snapshot, q *planner.Query) 
 		return nil, err
 	}
 	cluster, _ := s.vars.Get(VarCluster)
+	if err := sn.checkUsage(s.user, cluster); err != nil {
+		return nil, err
+	}
 	isolation, _ := s.vars.Get(VarTransactionIsolation)
 	req := PeekRequest{Cluster: cluster, Desc: q.Desc, Isolation: isolation}
 	for _, id := range q.DependsOn {

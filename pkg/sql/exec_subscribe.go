@@ -30,6 +30,8 @@ func (s *Session) subscribePlan(ctx context.Context, st *parse.Subscribe) (*plan
 		return nil, err
 	}
 	if rel.View != nil {
+		// The view's reads are its owner's (viewCatalog).
+		pl.Catalog = rel.ViewCatalog
 		return pl.PlanRelation(rel.View)
 	}
 	p := plan.NewGet(rel.ID)
@@ -98,6 +100,9 @@ func (s *Session) startSubscribe(ctx context.Context, st *parse.Subscribe) (*sub
 		return nil, nil, err
 	}
 	cluster, _ := s.vars.Get(VarCluster)
+	if err := s.checkUsage(ctx, cluster); err != nil {
+		return nil, nil, err
+	}
 	p := q.Plan
 	sub, err := s.engine.backend.Subscribe(ctx, SubscribeRequest{
 		Cluster: cluster, Plan: &p, Desc: q.Desc, Snapshot: opts.snapshot, AsOf: opts.asOf,

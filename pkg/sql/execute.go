@@ -21,7 +21,7 @@ func (s *Session) planner(sn *snapshot, paramTypes []row.Type, params []row.Datu
 	p := &planner.Planner{
 		Catalog: sn,
 		Session: planner.SessionInfo{User: s.user, Database: Database, ServerVersion: ServerVersion,
-			TimeZone: zone, Now: s.statementTime()},
+			TimeZone: zone, Now: s.statementTime(), RoleNames: sn.roleNames()},
 		ParamTypes:  append([]row.Type(nil), paramTypes...),
 		ParamValues: params,
 		Cluster:     cluster,
@@ -41,6 +41,9 @@ func (s *Session) readPlanner(sn *snapshot, paramTypes []row.Type, params []row.
 
 // execute dispatches one statement.
 func (s *Session) execute(ctx context.Context, st parse.Statement, params []row.Datum) (*Result, error) {
+	if err := s.checkSuperuserOnly(ctx, st); err != nil {
+		return nil, err
+	}
 	switch st := st.(type) {
 	case *parse.Postgres:
 		return s.executePostgres(ctx, st, params)
@@ -68,6 +71,8 @@ func (s *Session) execute(ctx context.Context, st parse.Statement, params []row.
 		return s.createIndex(ctx, st)
 	case *parse.CreateMaterializedView:
 		return s.createMaterializedView(ctx, st)
+	case *parse.GrantCluster:
+		return s.grantCluster(ctx, st)
 	}
 	return nil, sqlerr.Unsupported(fmt.Sprintf("statement %T", st))
 }
@@ -91,6 +96,9 @@ func (s *Session) executePostgres(ctx context.Context, st *parse.Postgres, param
 	case *pg.Node_DropStmt:
 		return s.drop(ctx, n.DropStmt)
 	case *pg.Node_VariableSetStmt:
+		if strings.EqualFold(n.VariableSetStmt.Name, "role") {
+			return s.setRole(ctx, n.VariableSetStmt)
+		}
 		return s.set(n.VariableSetStmt)
 	case *pg.Node_VariableShowStmt:
 		return s.showVariable(ctx, n.VariableShowStmt.Name)
@@ -107,6 +115,7 @@ func (s *Session) executePostgres(ctx context.Context, st *parse.Postgres, param
 	case *pg.Node_DiscardStmt:
 		s.Close()
 		s.vars = newVars()
+		s.user = s.sessionUser
 		return tagf("DISCARD ALL"), nil
 	case *pg.Node_DeallocateStmt:
 		return tagf("DEALLOCATE"), nil
@@ -120,6 +129,14 @@ func (s *Session) executePostgres(ctx context.Context, st *parse.Postgres, param
 		return s.vacuum(ctx, n.VacuumStmt)
 	case *pg.Node_CopyStmt:
 		return s.copyFrom(ctx, n.CopyStmt)
+	case *pg.Node_GrantStmt:
+		return s.grant(ctx, n.GrantStmt)
+	case *pg.Node_CreateRoleStmt:
+		return s.createRole(ctx, n.CreateRoleStmt)
+	case *pg.Node_AlterRoleStmt:
+		return s.alterRole(ctx, n.AlterRoleStmt)
+	case *pg.Node_DropRoleStmt:
+		return s.dropRole(ctx, n.DropRoleStmt)
 	case *pg.Node_CreateTableAsStmt:
 		return nil, sqlerr.Unsupported("CREATE TABLE AS")
 	}

@@ -64,7 +64,7 @@ func (s *Session) createKeyIndex(ctx context.Context, sn *snapshot, table *Item)
 		text := fmt.Sprintf("CREATE INDEX %s IN CLUSTER %s ON %s (%s)%s", k.name, cluster, table.Name, strings.Join(names, ", "), keyIndexMarker)
 		if _, err := s.engine.backend.CreateItem(ctx, Item{
 			Schema: SchemaPublic, Name: k.name, Kind: KindIndex, Desc: table.Desc, SQL: text, Cluster: cluster,
-			On: table.ID, Keys: keys, Plan: &p, DependsOn: []plan.GlobalID{table.ID},
+			On: table.ID, Keys: keys, Plan: &p, DependsOn: []plan.GlobalID{table.ID}, Owner: table.Owner,
 		}); err != nil {
 			return fmt.Errorf("create index of primary key %s: %w", k.name, err)
 		}

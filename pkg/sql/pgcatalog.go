@@ -88,7 +88,7 @@ func (sn *snapshot) pgCatalogRelation(name string) (planner.Relation, bool) {
 			case KindIndex:
 				am = oidBtree
 			}
-			add(row.Int64(itemOID(it.ID)), row.Text(it.Name), row.Int64(ns), row.Text(relkind(it.Kind)), row.Int64(10), row.Int64(am))
+			add(row.Int64(itemOID(it.ID)), row.Text(it.Name), row.Int64(ns), row.Text(relkind(it.Kind)), row.Int64(roleOID(it.Owner)), row.Int64(am))
 		}
 	default:
 		return planner.Relation{}, false

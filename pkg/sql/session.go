@@ -86,11 +86,15 @@ type Prepared struct {
 // Session is one client's connection state: variables, open cursors,
 // transaction status. It is not safe for concurrent use.
 type Session struct {
-	engine  *Engine
-	user    string
-	vars    *Vars
-	cursors map[string]*cursor
-	tx      txState
+	engine *Engine
+	// user is the current role, whose privileges are checked and who owns
+	// what the session creates; sessionUser is who logged in (SET ROLE
+	// changes user, RESET ROLE restores it).
+	user        string
+	sessionUser string
+	vars        *Vars
+	cursors     map[string]*cursor
+	tx          txState
 	// streamRows lets a SELECT return Result.Iter (EnableRowStreaming).
 	streamRows bool
 	// writeLocked: this session holds engine.writeMu (lockWrites).
@@ -99,7 +103,7 @@ type Session struct {
 
 // NewSession starts a session for user.
 func (e *Engine) NewSession(user string) *Session {
-	return &Session{engine: e, user: user, vars: newVars(), cursors: map[string]*cursor{}}
+	return &Session{engine: e, user: user, sessionUser: user, vars: newVars(), cursors: map[string]*cursor{}}
 }
 
 // Vars returns the session's variables.
@@ -243,3 +247,19 @@ const ParamMaxQueryMemory = "max_query_memory"
 
 // DefaultMaxQueryMemory is max_query_memory's default: 256 MiB.
 const DefaultMaxQueryMemory = 256 << 20
+
+// Role returns user's role in the catalog; known is false when the catalog
+// has none (the front door authenticates such a user only by a configured
+// password, or trusts it).
+func (e *Engine) Role(ctx context.Context, user string) (r Role, known bool, err error) {
+	roles, err := e.backend.Roles(ctx)
+	if err != nil {
+		return Role{}, false, err
+	}
+	for _, r := range roles {
+		if r.Name == user {
+			return r, true, nil
+		}
+	}
+	return Role{}, false, nil
+}

@@ -3,9 +3,11 @@ package controller
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"fmt"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
@@ -24,12 +26,19 @@ type Dialer interface {
 	Dial(ctx context.Context, addr string) (Stream, error)
 }
 
-// GRPCDialer dials a replica's computectl endpoint over plaintext gRPC.
-type GRPCDialer struct{}
+// GRPCDialer dials a replica's computectl endpoint over gRPC: with mutual
+// TLS when TLS is set, plaintext otherwise.
+type GRPCDialer struct {
+	TLS *tls.Config
+}
 
 // Dial implements Dialer.
-func (GRPCDialer) Dial(ctx context.Context, addr string) (Stream, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+func (d GRPCDialer) Dial(ctx context.Context, addr string) (Stream, error) {
+	creds := insecure.NewCredentials()
+	if d.TLS != nil {
+		creds = credentials.NewTLS(d.TLS)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20)))
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)

@@ -6,7 +6,11 @@
 // and accepts from each j > i. A connection starts with a symmetric
 // handshake (magic, version, process count, process index, workers per
 // process); a mismatch of count or workers, or an unexpected index, fails
-// Connect on both sides with an error saying what differs.
+// Connect on both sides with an error saying what differs. With
+// Config.ServerTLS and ClientTLS the connection is TLS before the
+// handshake (the replica passes its internal certificate, so peers
+// authenticate each other under the deployment's CA); a peer that fails
+// TLS fails Connect like a bad handshake and is reported to OnRefused.
 //
 // After the handshake, messages are length-framed. Each connection has one
 // writer goroutine draining an unbounded queue, so Send never blocks a

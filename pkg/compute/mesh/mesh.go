@@ -3,6 +3,7 @@ package mesh
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -30,6 +31,12 @@ type Config struct {
 	// protocol error (and so a lost peer).
 	MaxFrame uint32
 	Log      logr.Logger
+	// ServerTLS and ClientTLS, when set, wrap every accepted and dialled
+	// connection in TLS before the hello (mutual TLS when ServerTLS
+	// requires client certificates); a failed TLS handshake fails the
+	// mesh like a bad hello, and is reported to OnRefused.
+	ServerTLS, ClientTLS *tls.Config
+	OnRefused            func(error)
 }
 
 // Mesh is one process's connections to its peers. It implements
@@ -186,6 +193,16 @@ func (m *Mesh) handshake(ctx context.Context, c net.Conn, want int) (*peer, erro
 		deadline = d
 	}
 	_ = c.SetDeadline(deadline)
+	if tc := m.wrapTLS(c, want); tc != nil {
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			if m.cfg.OnRefused != nil {
+				m.cfg.OnRefused(err)
+			}
+			return nil, fmt.Errorf("%w with %s: TLS: %w", ErrHandshake, c.RemoteAddr(), err)
+		}
+		c = tc
+	}
 	out := make([]byte, helloLen)
 	copy(out, magic)
 	binary.BigEndian.PutUint16(out[4:], version)
@@ -224,6 +241,19 @@ func (m *Mesh) handshake(ctx context.Context, c net.Conn, want int) (*peer, erro
 	}
 	_ = c.SetDeadline(time.Time{})
 	return &peer{index: index, conn: c, notify: make(chan struct{}, 1)}, nil
+}
+
+// wrapTLS returns c wrapped in TLS when the mesh is configured for it:
+// the server side for an accepted connection (want < 0), the client side
+// for a dialled one; nil without TLS.
+func (m *Mesh) wrapTLS(c net.Conn, want int) *tls.Conn {
+	switch {
+	case want < 0 && m.cfg.ServerTLS != nil:
+		return tls.Server(c, m.cfg.ServerTLS)
+	case want >= 0 && m.cfg.ClientTLS != nil:
+		return tls.Client(c, m.cfg.ClientTLS)
+	}
+	return nil
 }
 
 // peer is the connection to one other process.

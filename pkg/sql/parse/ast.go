@@ -209,3 +209,19 @@ func (s *DropClusterReplica) Text() string     { return s.SQL }
 func (s *Show) Text() string                   { return s.SQL }
 func (s *CreateIndex) Text() string            { return s.SQL }
 func (s *CreateMaterializedView) Text() string { return s.SQL }
+
+// GrantCluster is GRANT privileges ON CLUSTER names TO roles, or REVOKE
+// privileges ON CLUSTER names FROM roles (clusters are not PostgreSQL
+// objects, so its grammar does not have them).
+type GrantCluster struct {
+	SQL    string
+	Revoke bool
+	// Privileges are upper case (USAGE, CREATE); empty means ALL.
+	Privileges []string
+	Clusters   []string
+	// Grantees are role names; "" is PUBLIC.
+	Grantees []string
+}
+
+// Text implements Statement.
+func (s *GrantCluster) Text() string { return s.SQL }

@@ -219,6 +219,8 @@ func preparse(sql string) (Statement, error) {
 		return c.dropCluster()
 	case c.accept("drop", "source"):
 		return c.dropSource()
+	case (c.peek().is("grant") || c.peek().is("revoke")) && c.onCluster():
+		return c.grantCluster()
 	case c.peek().is("subscribe"):
 		c.i++
 		return c.subscribe()

@@ -23,6 +23,10 @@ type Relation struct {
 	// View, for a (non-materialized) view, is its defining query, which
 	// the planner inlines.
 	View *pg.SelectStmt
+	// ViewCatalog, when set, is the catalog a view's names resolve in
+	// while its query is inlined (the SQL layer checks a view's reads
+	// against the view owner's privileges through it).
+	ViewCatalog Catalog
 	// Plan, when set, computes the relation in place of a Get of ID (the
 	// SQL layer's emulated pg_catalog relations are constants as of the
 	// statement). Only reads (ReadIndexedViews) may use it: a view,

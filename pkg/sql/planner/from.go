@@ -119,10 +119,13 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 	case item.View != nil:
 		// The view's names are resolved in the catalog, not among the
 		// CTEs of the query that reads it.
-		ctes := p.ctes
+		ctes, cat := p.ctes, p.Catalog
 		p.ctes = nil
+		if item.ViewCatalog != nil {
+			p.Catalog = item.ViewCatalog
+		}
 		r, err = p.planSubquery(item.View, depth+1)
-		p.ctes = ctes
+		p.ctes, p.Catalog = ctes, cat
 		if err != nil {
 			return nil, fmt.Errorf("view %s: %w", item.Name, err)
 		}

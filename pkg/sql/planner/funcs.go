@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -161,7 +162,8 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 	case "current_user", "session_user":
 		return c.sessionText(len(fc.Args), c.p.Session.User)
 	case "pg_get_userbyid":
-		// Tandem has no roles: every relation belongs to whoever asks.
+		// The SQL layer names the oids of roles and of item owners; any
+		// other oid reads as the session's user.
 		if len(fc.Args) != 1 {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes 1 argument", name)
 		}
@@ -169,7 +171,16 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		if err != nil {
 			return typed{}, err
 		}
-		return c.check(expr.If(expr.IsNull(x.e), expr.TypedNull(row.TypeText), expr.Literal(row.Text(c.p.Session.User))))
+		name := expr.Literal(row.Text(c.p.Session.User))
+		oids := make([]int64, 0, len(c.p.Session.RoleNames))
+		for oid := range c.p.Session.RoleNames {
+			oids = append(oids, oid)
+		}
+		slices.Sort(oids)
+		for _, oid := range oids {
+			name = expr.If(expr.Eq(x.e, expr.Literal(row.Int64(oid))), expr.Literal(row.Text(c.p.Session.RoleNames[oid])), name)
+		}
+		return c.check(expr.If(expr.IsNull(x.e), expr.TypedNull(row.TypeText), name))
 	case "pg_table_is_visible":
 		// Relations of the search path (schema public) have the oids
 		// the SQL layer's pg_class emulation gives user items.

@@ -19,6 +19,9 @@ type SessionInfo struct {
 	// now() and current_timestamp return; zero when the statement may
 	// not read the clock (see Planner.Maintained).
 	Now int64
+	// RoleNames names role oids for pg_get_userbyid; an oid it does not
+	// name reads as User.
+	RoleNames map[int64]string
 }
 
 // Planner plans one statement. It is not safe for concurrent use; make

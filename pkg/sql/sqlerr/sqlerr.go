@@ -144,3 +144,12 @@ const (
 	TooManyConnections   = "53300"
 	ProgramLimitExceeded = "54000"
 )
+
+// Codes of roles and privileges.
+const (
+	ObjectInUse  = "55006"
+	ReservedName = "42939"
+)
+
+// InvalidGrantOperation is a privilege that does not apply to the object.
+const InvalidGrantOperation = "0LP01"

@@ -36,6 +36,9 @@ type Fake struct {
 	// gate, when set, holds every peek until it is closed or the peek's
 	// context ends (BlockPeeks).
 	gate chan struct{}
+	// roles and grants (roles.go), grants keyed by object and grantee.
+	roles  map[string]sql.Role
+	grants map[[2]string]sql.Grant
 }
 
 // BlockPeeks holds every later peek until the returned release is called
@@ -121,6 +124,8 @@ func New() *Fake {
 		params:   DefaultParams(),
 		clusters: []sql.Cluster{{Name: "default", Replicas: []sql.Replica{{Name: "r1", Size: "1", Processes: 1, Workers: 1, Status: "ready"}}}},
 		peeks:    map[string]int{},
+		// Every role may use the default cluster, as in the environment.
+		grants: map[[2]string]sql.Grant{{"cluster:default", ""}: {Object: "cluster:default", Privileges: "U"}},
 	}
 }
 
@@ -234,14 +239,14 @@ func (f *Fake) CreateSource(_ context.Context, spec sql.SourceSpec) ([]sql.Item,
 	}
 	var out []sql.Item
 	if len(names) > 1 {
-		it, err := f.createLocked(sql.Item{Name: spec.Name, Kind: sql.KindSource, Desc: row.RelationDesc{}, SQL: spec.SQL, Cluster: spec.Cluster})
+		it, err := f.createLocked(sql.Item{Name: spec.Name, Kind: sql.KindSource, Desc: row.RelationDesc{}, SQL: spec.SQL, Cluster: spec.Cluster, Owner: spec.Owner})
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, it)
 	}
 	for k, n := range names {
-		it := sql.Item{Name: n, Kind: sql.KindSource, Desc: descs[k], SQL: spec.SQL, Cluster: spec.Cluster}
+		it := sql.Item{Name: n, Kind: sql.KindSource, Desc: descs[k], SQL: spec.SQL, Cluster: spec.Cluster, Owner: spec.Owner}
 		if len(out) > 0 {
 			it.DependsOn = []plan.GlobalID{out[0].ID}
 		}
@@ -270,6 +275,7 @@ func (f *Fake) DropItems(_ context.Context, ids []plan.GlobalID) error {
 		}
 		f.items = slices.Delete(f.items, i, i+1)
 		delete(f.updates, id)
+		f.dropGrantsLocked("relation:" + id.String())
 	}
 	return nil
 }

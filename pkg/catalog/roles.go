@@ -1,0 +1,164 @@
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrInUse is returned when dropping a role that owns items or holds
+// grants.
+var ErrInUse = errors.New("catalog: in use")
+
+// Role is a database role. Password is its SCRAM-SHA-256 verifier in
+// PostgreSQL's text form (empty: no password); the catalog never sees a
+// password.
+type Role struct {
+	Name      string    `json:"name"`
+	Superuser bool      `json:"superuser,omitempty"`
+	Login     bool      `json:"login,omitempty"`
+	Password  string    `json:"password,omitempty"`
+	Created   time.Time `json:"created"`
+}
+
+// Grant is the privileges one grantee holds on one object. Privileges are
+// PostgreSQL's ACL letters (r SELECT, a INSERT, w UPDATE, d DELETE,
+// C CREATE, U USAGE); Grantee "" is PUBLIC.
+type Grant struct {
+	Object     string `json:"object"`
+	Grantee    string `json:"grantee"`
+	Privileges string `json:"privileges"`
+	Grantor    string `json:"grantor,omitempty"`
+}
+
+// ItemObject names an item as the object of a grant.
+func ItemObject(id uint64) string { return "item:" + strconv.FormatUint(id, 10) }
+
+// ClusterObject names a cluster as the object of a grant.
+func ClusterObject(name string) string { return "cluster:" + name }
+
+// CreateRole stores a new role; its name must be free.
+func (t *Tx) CreateRole(r Role) error {
+	if r.Name == "" {
+		return errors.New("create role: empty name")
+	}
+	b := t.tx.Bucket(bucketRoles)
+	if b.Get([]byte(r.Name)) != nil {
+		return fmt.Errorf("create role %q: %w", r.Name, ErrExists)
+	}
+	if r.Created.IsZero() {
+		r.Created = time.Now().UTC()
+	}
+	return putJSON(b, []byte(r.Name), r)
+}
+
+// UpdateRole replaces an existing role's attributes and password.
+func (t *Tx) UpdateRole(r Role) error {
+	old, err := t.Role(r.Name)
+	if err != nil {
+		return fmt.Errorf("update role: %w", err)
+	}
+	r.Created = old.Created
+	return putJSON(t.tx.Bucket(bucketRoles), []byte(r.Name), r)
+}
+
+// Role returns the named role.
+func (t *Tx) Role(name string) (Role, error) {
+	v := t.tx.Bucket(bucketRoles).Get([]byte(name))
+	if v == nil {
+		return Role{}, fmt.Errorf("role %q: %w", name, ErrNotFound)
+	}
+	var r Role
+	if err := json.Unmarshal(v, &r); err != nil {
+		return Role{}, fmt.Errorf("decode role %q: %w", name, err)
+	}
+	return r, nil
+}
+
+// Roles lists the roles sorted by name.
+func (t *Tx) Roles() ([]Role, error) {
+	return listJSON[Role](t.tx.Bucket(bucketRoles), nil)
+}
+
+// DropRole removes a role that owns no item and holds no grant.
+func (t *Tx) DropRole(name string) error {
+	b := t.tx.Bucket(bucketRoles)
+	if b.Get([]byte(name)) == nil {
+		return fmt.Errorf("drop role %q: %w", name, ErrNotFound)
+	}
+	items, err := t.Items()
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if it.Owner == name {
+			return fmt.Errorf("drop role %q: owner of %s %q: %w", name, it.Kind, it.Name, ErrInUse)
+		}
+	}
+	grants, err := t.Grants()
+	if err != nil {
+		return err
+	}
+	for _, g := range grants {
+		if g.Grantee == name {
+			return fmt.Errorf("drop role %q: privileges on %s: %w", name, g.Object, ErrInUse)
+		}
+	}
+	return b.Delete([]byte(name))
+}
+
+func grantKey(object, grantee string) []byte {
+	// NUL cannot appear in an identifier, so it separates unambiguously.
+	return []byte(object + "\x00" + grantee)
+}
+
+// SetGrant stores what g.Grantee holds on g.Object, replacing what it held;
+// empty Privileges removes the grant.
+func (t *Tx) SetGrant(g Grant) error {
+	if g.Object == "" {
+		return errors.New("set grant: empty object")
+	}
+	b := t.tx.Bucket(bucketGrants)
+	k := grantKey(g.Object, g.Grantee)
+	if g.Privileges == "" {
+		return b.Delete(k)
+	}
+	return putJSON(b, k, g)
+}
+
+// Grants lists every grant, by object then grantee.
+func (t *Tx) Grants() ([]Grant, error) {
+	return listJSON[Grant](t.tx.Bucket(bucketGrants), nil)
+}
+
+// dropGrantsOn removes every grant on object.
+func (t *Tx) dropGrantsOn(object string) error {
+	b := t.tx.Bucket(bucketGrants)
+	prefix := []byte(object + "\x00")
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && strings.HasPrefix(string(k), string(prefix)); k, _ = c.Next() {
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Roles lists every role.
+func (c *Catalog) Roles() (rs []Role, err error) {
+	err = c.View(func(tx *Tx) error { rs, err = tx.Roles(); return err })
+	return rs, err
+}
+
+// Grants lists every grant.
+func (c *Catalog) Grants() (gs []Grant, err error) {
+	err = c.View(func(tx *Tx) error { gs, err = tx.Grants(); return err })
+	return gs, err
+}

@@ -1,0 +1,143 @@
+package environment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tandemdb/tandem/pkg/catalog"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/sql"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// ensureSuperuser makes the configured bootstrap superuser a catalog role
+// with SUPERUSER and LOGIN, restoring those attributes if they were taken
+// away, so that the environment always has a way in.
+func (e *Environment) ensureSuperuser() error {
+	name := e.cfg.Superuser
+	if name == "" {
+		return nil
+	}
+	return e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
+		r, err := tx.Role(name)
+		switch {
+		case errors.Is(err, catalog.ErrNotFound):
+			return tx.CreateRole(catalog.Role{Name: name, Superuser: true, Login: true})
+		case err != nil:
+			return err
+		case r.Superuser && r.Login:
+			return nil
+		}
+		r.Superuser, r.Login = true, true
+		return tx.UpdateRole(r)
+	})
+}
+
+// Roles implements sql.Roles.
+func (e *Environment) Roles(context.Context) ([]sql.Role, error) {
+	rs, err := e.cfg.Catalog.Roles()
+	if err != nil {
+		return nil, fmt.Errorf("read roles: %w", err)
+	}
+	out := make([]sql.Role, len(rs))
+	for i, r := range rs {
+		out[i] = sql.Role{Name: r.Name, Superuser: r.Superuser, Login: r.Login, Password: r.Password}
+	}
+	return out, nil
+}
+
+// CreateRole implements sql.Roles.
+func (e *Environment) CreateRole(_ context.Context, r sql.Role) error {
+	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
+		return tx.CreateRole(catalog.Role{Name: r.Name, Superuser: r.Superuser, Login: r.Login, Password: r.Password})
+	})
+	if errors.Is(err, catalog.ErrExists) {
+		return sqlerr.Errorf(sqlerr.DuplicateObject, "role %q already exists", r.Name)
+	}
+	return err
+}
+
+// AlterRole implements sql.Roles.
+func (e *Environment) AlterRole(_ context.Context, r sql.Role) error {
+	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
+		return tx.UpdateRole(catalog.Role{Name: r.Name, Superuser: r.Superuser, Login: r.Login, Password: r.Password})
+	})
+	if errors.Is(err, catalog.ErrNotFound) {
+		return sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", r.Name)
+	}
+	return err
+}
+
+// DropRole implements sql.Roles.
+func (e *Environment) DropRole(_ context.Context, name string) error {
+	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error { return tx.DropRole(name) })
+	switch {
+	case errors.Is(err, catalog.ErrNotFound):
+		return sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", name)
+	case errors.Is(err, catalog.ErrInUse):
+		return sqlerr.Errorf(sqlerr.DependentObjectsStillExist, "role %q cannot be dropped because some objects depend on it", name)
+	}
+	return err
+}
+
+// Grants implements sql.Roles.
+func (e *Environment) Grants(context.Context) ([]sql.Grant, error) {
+	gs, err := e.cfg.Catalog.Grants()
+	if err != nil {
+		return nil, fmt.Errorf("read grants: %w", err)
+	}
+	out := make([]sql.Grant, 0, len(gs))
+	for _, g := range gs {
+		obj, err := sqlObject(g.Object)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sql.Grant{Object: obj, Grantee: g.Grantee, Privileges: g.Privileges, Grantor: g.Grantor})
+	}
+	return out, nil
+}
+
+// SetGrants implements sql.Roles.
+func (e *Environment) SetGrants(_ context.Context, gs []sql.Grant) error {
+	return e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
+		for _, g := range gs {
+			obj, err := catalogObject(g.Object)
+			if err != nil {
+				return err
+			}
+			if err := tx.SetGrant(catalog.Grant{Object: obj, Grantee: g.Grantee, Privileges: g.Privileges, Grantor: g.Grantor}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// catalogObject names the SQL layer's grant object as the catalog does:
+// relations by their catalog id ("item:N", so that the grants on an item
+// go with it), everything else as it is.
+func catalogObject(obj string) (string, error) {
+	id, ok := strings.CutPrefix(obj, "relation:")
+	if !ok {
+		return obj, nil
+	}
+	gid, err := plan.ParseGlobalID(id)
+	if err != nil || gid.Kind != plan.KindUser {
+		return "", fmt.Errorf("grant on %q: only user relations take grants", obj)
+	}
+	return catalog.ItemObject(gid.N), nil
+}
+
+func sqlObject(obj string) (string, error) {
+	n, ok := strings.CutPrefix(obj, "item:")
+	if !ok {
+		return obj, nil
+	}
+	var id uint64
+	if _, err := fmt.Sscan(n, &id); err != nil {
+		return "", fmt.Errorf("decode grant object %q: %w", obj, err)
+	}
+	return "relation:" + plan.User(id).String(), nil
+}

@@ -1,0 +1,135 @@
+package internaltls
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ServerName is the name every internal certificate is valid for and every
+// internal client verifies.
+const ServerName = "tandem-internal"
+
+// File names inside an authority's directory.
+const (
+	CAFile    = "ca.crt"
+	caKeyFile = "ca.key"
+)
+
+// validity of generated certificates.
+const validity = 10 * 365 * 24 * time.Hour
+
+// Authority is a certificate authority that issues internal certificates.
+type Authority struct {
+	dir  string
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+// EnsureAuthority loads the authority in dir, creating it on first use.
+func EnsureAuthority(dir string) (*Authority, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("internal TLS directory: %w", err)
+	}
+	certPath, keyPath := filepath.Join(dir, CAFile), filepath.Join(dir, caKeyFile)
+	if _, err := os.Stat(certPath); errors.Is(err, os.ErrNotExist) {
+		if err := createAuthority(certPath, keyPath); err != nil {
+			return nil, err
+		}
+	}
+	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("load the internal CA: %w", err)
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, fmt.Errorf("parse the internal CA: %w", err)
+	}
+	key, ok := pair.PrivateKey.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, errors.New("the internal CA's key is not ECDSA")
+	}
+	return &Authority{dir: dir, cert: cert, key: key}, nil
+}
+
+func serial() (*big.Int, error) {
+	return rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+}
+
+func createAuthority(certPath, keyPath string) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return fmt.Errorf("generate the internal CA key: %w", err)
+	}
+	sn, err := serial()
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: sn, Subject: pkix.Name{CommonName: "Tandem internal CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validity),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return fmt.Errorf("create the internal CA: %w", err)
+	}
+	return writePair(certPath, keyPath, der, key)
+}
+
+func writePair(certPath, keyPath string, der []byte, key *ecdsa.PrivateKey) error {
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", keyPath, err)
+	}
+	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", certPath, err)
+	}
+	return nil
+}
+
+// Files names a certificate, its key and the authority that signed it.
+type Files struct {
+	CA, Cert, Key string
+}
+
+// Issue writes a certificate for name (a file name prefix: "controller",
+// "replica"), valid as client and server for ServerName, and returns its
+// files.
+func (a *Authority) Issue(name string) (Files, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Files{}, fmt.Errorf("generate the %s key: %w", name, err)
+	}
+	sn, err := serial()
+	if err != nil {
+		return Files{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: sn, Subject: pkix.Name{CommonName: name}, DNSNames: []string{ServerName},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validity),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
+	if err != nil {
+		return Files{}, fmt.Errorf("issue the %s certificate: %w", name, err)
+	}
+	f := Files{CA: filepath.Join(a.dir, CAFile), Cert: filepath.Join(a.dir, name+".crt"), Key: filepath.Join(a.dir, name+".key")}
+	return f, writePair(f.Cert, f.Key, der, key)
+}

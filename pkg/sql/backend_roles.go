@@ -1,0 +1,49 @@
+package sql
+
+import "context"
+
+// Role is a database role as the backend stores it.
+type Role struct {
+	Name      string
+	Superuser bool
+	Login     bool
+	// Password is the role's SCRAM-SHA-256 verifier in PostgreSQL's text
+	// form (package scram); empty means the role has no password. The
+	// backend never sees a password.
+	Password string
+}
+
+// Grant is the privileges one grantee holds on one object.
+type Grant struct {
+	// Object names the object: "relation:<GlobalID>", "cluster:<name>",
+	// "database:<name>" or "schema:<name>" (objectRef builds them).
+	Object string
+	// Grantee is the role holding the privileges; "" is PUBLIC.
+	Grantee string
+	// Privileges are PostgreSQL's ACL letters: r SELECT, a INSERT,
+	// w UPDATE, d DELETE, C CREATE, U USAGE. Empty means none.
+	Privileges string
+	// Grantor is the role that granted them.
+	Grantor string
+}
+
+// Roles is the part of Backend that stores roles and privileges.
+type Roles interface {
+	// Roles returns every role, sorted by name.
+	Roles(ctx context.Context) ([]Role, error)
+	// CreateRole stores a new role; a taken name is a 42710 error.
+	CreateRole(ctx context.Context, r Role) error
+	// AlterRole replaces an existing role's attributes and password; a
+	// missing role is a 42704 error.
+	AlterRole(ctx context.Context, r Role) error
+	// DropRole drops a role, which the SQL layer has checked owns nothing
+	// and holds no privileges; a missing role is a 42704 error.
+	DropRole(ctx context.Context, name string) error
+	// Grants returns every grant.
+	Grants(ctx context.Context) ([]Grant, error)
+	// SetGrants stores each grant as what its grantee holds on its object
+	// (replacing what it held; no privileges removes it), all in one
+	// durable change. The grants on an item go with the item when it is
+	// dropped.
+	SetGrants(ctx context.Context, gs []Grant) error
+}

@@ -1,0 +1,250 @@
+package sql
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/sql/parse"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// grantTarget is one object of a GRANT or REVOKE: its grant name, what
+// privileges it takes, and who may grant on it.
+type grantTarget struct {
+	object string
+	kind   string // "table", "schema", "database", "cluster": for messages
+	name   string
+	owner  string // "" for objects only superusers own
+	item   *Item  // for relations
+}
+
+// Privileges each kind of object takes, and what ALL means for it.
+var (
+	relationPrivs = map[string]byte{"SELECT": privSelect, "INSERT": privInsert, "UPDATE": privUpdate,
+		"DELETE": privDelete, "TRUNCATE": privTruncate}
+	schemaPrivs   = map[string]byte{"CREATE": privCreate, "USAGE": privUsage}
+	databasePrivs = map[string]byte{"CREATE": privCreate}
+	clusterPrivs  = map[string]byte{"USAGE": privUsage, "CREATE": privCreate}
+)
+
+// privilegeLetters turns privilege names into ACL letters for an object
+// kind; no names means ALL.
+func privilegeLetters(names []string, valid map[string]byte, kind string) (string, error) {
+	if len(names) == 0 {
+		var all []byte
+		for _, l := range valid {
+			all = append(all, l)
+		}
+		slices.Sort(all)
+		return string(all), nil
+	}
+	var out []byte
+	for _, n := range names {
+		l, ok := valid[n]
+		if !ok {
+			if kind == "table" && (n == "REFERENCES" || n == "TRIGGER") || n == "CONNECT" || n == "TEMPORARY" || n == "TEMP" {
+				return "", sqlerr.Unsupported(n + " privileges")
+			}
+			return "", sqlerr.Errorf(sqlerr.InvalidGrantOperation, "invalid privilege type %s for %s", n, kind)
+		}
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return string(out), nil
+}
+
+// grant executes GRANT and REVOKE of privileges on relations, schema
+// public and the database.
+func (s *Session) grant(ctx context.Context, n *pg.GrantStmt) (*Result, error) {
+	tag := map[bool]string{true: "GRANT", false: "REVOKE"}[n.IsGrant]
+	if n.GrantOption {
+		return nil, sqlerr.Unsupported("WITH GRANT OPTION")
+	}
+	if n.Grantor != nil {
+		return nil, sqlerr.Unsupported("GRANTED BY")
+	}
+	var names []string
+	for _, p := range n.Privileges {
+		ap := p.GetAccessPriv()
+		if ap == nil {
+			return nil, sqlerr.Unsupported("this privilege")
+		}
+		if len(ap.Cols) > 0 {
+			return nil, sqlerr.Unsupported("column privileges")
+		}
+		names = append(names, strings.ToUpper(ap.PrivName))
+	}
+	defer s.lockWrites()()
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	targets, valid, kind, err := sn.grantTargets(n)
+	if err != nil {
+		return nil, err
+	}
+	letters, err := privilegeLetters(names, valid, kind)
+	if err != nil {
+		return nil, err
+	}
+	grantees, err := s.grantees(sn, n.Grantees)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.applyGrants(ctx, sn, targets, letters, grantees, n.IsGrant); err != nil {
+		return nil, err
+	}
+	return tagf("%s", tag), nil
+}
+
+// grantTargets resolves a GrantStmt's objects.
+func (sn *snapshot) grantTargets(n *pg.GrantStmt) ([]grantTarget, map[string]byte, string, error) {
+	var out []grantTarget
+	switch {
+	case n.Objtype == pg.ObjectType_OBJECT_TABLE && n.Targtype == pg.GrantTargetType_ACL_TARGET_ALL_IN_SCHEMA:
+		for _, o := range n.Objects {
+			if schema := o.GetString_().GetSval(); schema != SchemaPublic {
+				return nil, nil, "", sqlerr.Errorf(sqlerr.UndefinedObject, "schema %q does not exist", schema)
+			}
+		}
+		for i := range sn.items {
+			it := &sn.items[i]
+			if it.Kind != KindIndex && schemaOf(it) == SchemaPublic {
+				out = append(out, relationTarget(it))
+			}
+		}
+		return out, relationPrivs, "table", nil
+	case n.Targtype != pg.GrantTargetType_ACL_TARGET_OBJECT:
+		return nil, nil, "", sqlerr.Unsupported("ALTER DEFAULT PRIVILEGES")
+	case n.Objtype == pg.ObjectType_OBJECT_TABLE:
+		for _, o := range n.Objects {
+			rv := o.GetRangeVar()
+			if rv == nil {
+				return nil, nil, "", sqlerr.Unsupported("this GRANT object")
+			}
+			name := rangeVarName(rv)
+			it, ok := sn.lookup(name)
+			if !ok {
+				return nil, nil, "", undefinedRelation(name)
+			}
+			if it.Kind == KindIndex {
+				return nil, nil, "", sqlerr.Errorf(sqlerr.WrongObjectType, "%q is an index", it.Name)
+			}
+			out = append(out, relationTarget(it))
+		}
+		return out, relationPrivs, "table", nil
+	case n.Objtype == pg.ObjectType_OBJECT_SCHEMA:
+		for _, o := range n.Objects {
+			schema := o.GetString_().GetSval()
+			if schema != SchemaPublic {
+				return nil, nil, "", sqlerr.Errorf(sqlerr.UndefinedObject, "schema %q does not exist", schema)
+			}
+			out = append(out, grantTarget{object: schemaObject(schema), kind: "schema", name: schema})
+		}
+		return out, schemaPrivs, "schema", nil
+	case n.Objtype == pg.ObjectType_OBJECT_DATABASE:
+		for _, o := range n.Objects {
+			db := o.GetString_().GetSval()
+			if db != Database {
+				return nil, nil, "", sqlerr.Errorf(sqlerr.InvalidCatalogName, "database %q does not exist", db)
+			}
+			out = append(out, grantTarget{object: databaseObject(db), kind: "database", name: db})
+		}
+		return out, databasePrivs, "database", nil
+	}
+	return nil, nil, "", sqlerr.Unsupported("GRANT on " + strings.ToLower(strings.TrimPrefix(n.Objtype.String(), "OBJECT_")))
+}
+
+func relationTarget(it *Item) grantTarget {
+	return grantTarget{object: relationObject(it.ID), kind: pgKindName(it.Kind), name: it.Name, owner: it.Owner, item: it}
+}
+
+// grantees resolves GRANT's role list; PUBLIC is "".
+func (s *Session) grantees(sn *snapshot, nodes []*pg.Node) ([]string, error) {
+	var out []string
+	for _, n := range nodes {
+		name, err := s.roleSpecName(n.GetRoleSpec())
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := sn.roles[name]; name != "" && !ok {
+			return nil, sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", name)
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+// applyGrants adds (grant) or removes (revoke) letters for every grantee
+// on every target, in one durable change. Only an object's owner or a
+// superuser may grant on it (Tandem has no grant options).
+func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grantTarget, letters string, grantees []string, grant bool) error {
+	var changes []Grant
+	for _, t := range targets {
+		if !sn.superuser(s.user) && (t.owner == "" || t.owner != s.user) {
+			return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
+		}
+		for _, g := range grantees {
+			held := ""
+			for _, old := range sn.grants[t.object] {
+				if old.Grantee == g {
+					held = old.Privileges
+				}
+			}
+			changes = append(changes, Grant{Object: t.object, Grantee: g, Privileges: mergeLetters(held, letters, grant), Grantor: s.user})
+		}
+	}
+	return s.engine.backend.SetGrants(ctx, changes)
+}
+
+// mergeLetters adds or removes privilege letters, keeping them sorted.
+func mergeLetters(held, letters string, add bool) string {
+	set := []byte(held)
+	for i := 0; i < len(letters); i++ {
+		l := letters[i]
+		k := slices.Index(set, l)
+		switch {
+		case add && k < 0:
+			set = append(set, l)
+		case !add && k >= 0:
+			set = slices.Delete(set, k, k+1)
+		}
+	}
+	slices.Sort(set)
+	return string(set)
+}
+
+// grantCluster executes GRANT/REVOKE ... ON CLUSTER.
+func (s *Session) grantCluster(ctx context.Context, st *parse.GrantCluster) (*Result, error) {
+	defer s.lockWrites()()
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	letters, err := privilegeLetters(st.Privileges, clusterPrivs, "cluster")
+	if err != nil {
+		return nil, err
+	}
+	var targets []grantTarget
+	for _, name := range st.Clusters {
+		if err := s.checkCluster(ctx, name); err != nil {
+			return nil, err
+		}
+		targets = append(targets, grantTarget{object: clusterObject(name), kind: "cluster", name: name})
+	}
+	var grantees []string
+	for _, g := range st.Grantees {
+		if _, ok := sn.roles[g]; g != "" && !ok {
+			return nil, sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", g)
+		}
+		grantees = append(grantees, g)
+	}
+	if err := s.applyGrants(ctx, sn, targets, letters, grantees, !st.Revoke); err != nil {
+		return nil, err
+	}
+	return tagf("%s", map[bool]string{false: "GRANT", true: "REVOKE"}[st.Revoke]), nil
+}

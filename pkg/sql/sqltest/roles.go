@@ -1,0 +1,98 @@
+package sqltest
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/tandemdb/tandem/pkg/sql"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// Roles implements sql.Backend.
+func (f *Fake) Roles(context.Context) ([]sql.Role, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]sql.Role, 0, len(f.roles))
+	for _, r := range f.roles {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b sql.Role) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// CreateRole implements sql.Backend.
+func (f *Fake) CreateRole(_ context.Context, r sql.Role) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.roles[r.Name]; ok {
+		return sqlerr.Errorf(sqlerr.DuplicateObject, "role %q already exists", r.Name)
+	}
+	if f.roles == nil {
+		f.roles = map[string]sql.Role{}
+	}
+	f.roles[r.Name] = r
+	return nil
+}
+
+// AlterRole implements sql.Backend.
+func (f *Fake) AlterRole(_ context.Context, r sql.Role) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.roles[r.Name]; !ok {
+		return sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", r.Name)
+	}
+	f.roles[r.Name] = r
+	return nil
+}
+
+// DropRole implements sql.Backend.
+func (f *Fake) DropRole(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.roles[name]; !ok {
+		return sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", name)
+	}
+	delete(f.roles, name)
+	return nil
+}
+
+// Grants implements sql.Backend.
+func (f *Fake) Grants(context.Context) ([]sql.Grant, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]sql.Grant, 0, len(f.grants))
+	for _, g := range f.grants {
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(a, b sql.Grant) int {
+		return strings.Compare(a.Object+"\x00"+a.Grantee, b.Object+"\x00"+b.Grantee)
+	})
+	return out, nil
+}
+
+// SetGrants implements sql.Backend.
+func (f *Fake) SetGrants(_ context.Context, gs []sql.Grant) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.grants == nil {
+		f.grants = map[[2]string]sql.Grant{}
+	}
+	for _, g := range gs {
+		k := [2]string{g.Object, g.Grantee}
+		if g.Privileges == "" {
+			delete(f.grants, k)
+			continue
+		}
+		f.grants[k] = g
+	}
+	return nil
+}
+
+func (f *Fake) dropGrantsLocked(object string) {
+	for k := range f.grants {
+		if k[0] == object {
+			delete(f.grants, k)
+		}
+	}
+}
