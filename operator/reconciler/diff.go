@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	v1alpha1 "github.com/tandemdb/tandem/apis/compute/v1alpha1"
+	"github.com/tandemdb/tandem/operator/render"
 )
 
 // operatorConditions are the condition types the operator owns on a ComputeReplica.
@@ -31,50 +32,11 @@ func upToDate(want map[string]any, observed runtime.Object) (bool, error) {
 		return false, fmt.Errorf("convert %T for comparison: %w", observed, err)
 	}
 	for _, k := range []string{"metadata", "spec"} {
-		if !covers(want[k], got[k]) {
+		if !render.Covers(want[k], got[k]) {
 			return false, nil
 		}
 	}
 	return true, nil
-}
-
-// covers says whether got carries every field of want with the same value.
-func covers(want, got any) bool {
-	switch w := want.(type) {
-	case nil:
-		return got == nil
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return len(w) == 0 && got == nil
-		}
-		for k, wv := range w {
-			gv, present := g[k]
-			if !present && wv != nil {
-				return false
-			}
-			if !covers(wv, gv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		g, ok := got.([]any)
-		if !ok {
-			return len(w) == 0 && got == nil
-		}
-		if len(g) != len(w) {
-			return false
-		}
-		for i := range w {
-			if !covers(w[i], g[i]) {
-				return false
-			}
-		}
-		return true
-	default:
-		return want == got
-	}
 }
 
 // statusUpToDate says whether the observed status already is what applying want (the
@@ -85,6 +47,7 @@ func statusUpToDate(observed, want v1alpha1.ComputeReplicaStatus) bool {
 	if observed.ObservedGeneration != want.ObservedGeneration || observed.UpdateHash != want.UpdateHash ||
 		observed.CurrentHash != want.CurrentHash || observed.ReadyProcesses != want.ReadyProcesses ||
 		!slices.Equal(observed.ComputectlAddresses, want.ComputectlAddresses) ||
+		!slices.Equal(observed.RolloutReasons, want.RolloutReasons) ||
 		!timesEqual(observed.RolloutStartTime, want.RolloutStartTime) {
 		return false
 	}

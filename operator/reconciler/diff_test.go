@@ -8,32 +8,6 @@ import (
 	v1alpha1 "github.com/tandemdb/tandem/apis/compute/v1alpha1"
 )
 
-func TestCovers(t *testing.T) {
-	tests := []struct {
-		name      string
-		want, got any
-		ok        bool
-	}{
-		{"equal scalars", "a", "a", true},
-		{"different scalars", int64(1), int64(2), false},
-		{"extra observed field", map[string]any{"a": "x"}, map[string]any{"a": "x", "b": "defaulted"}, true},
-		{"missing field", map[string]any{"a": "x"}, map[string]any{}, false},
-		{"nested difference", map[string]any{"a": map[string]any{"b": true}}, map[string]any{"a": map[string]any{"b": false}}, false},
-		{"list element carries more", []any{map[string]any{"n": "c"}}, []any{map[string]any{"n": "c", "p": int64(1)}}, true},
-		{"list shorter", []any{"a", "b"}, []any{"a"}, false},
-		{"list longer", []any{"a"}, []any{"a", "b"}, false},
-		{"nil wanted, absent", map[string]any{"a": nil}, map[string]any{}, true},
-		{"empty map, absent", map[string]any{}, nil, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := covers(tc.want, tc.got); got != tc.ok {
-				t.Errorf("covers(%v, %v) = %v, want %v", tc.want, tc.got, got, tc.ok)
-			}
-		})
-	}
-}
-
 func TestStatusUpToDate(t *testing.T) {
 	t0 := metav1.Now()
 	base := func() v1alpha1.ComputeReplicaStatus {

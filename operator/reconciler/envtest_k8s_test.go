@@ -352,6 +352,7 @@ func TestPausedAndDeadline(t *testing.T)        { scenarioPausedAndDeadline(t, n
 func TestRestartMidRollout(t *testing.T)        { scenarioRestartMidRollout(t, newClient(t)) }
 func TestNameConflict(t *testing.T)             { scenarioNameConflict(t, newClient(t)) }
 func TestNoOpReconciles(t *testing.T)           { scenarioNoOpReconciles(t, newClient(t)) }
+func TestRollReasons(t *testing.T)              { scenarioRollReasons(t, newClient(t)) }
 
 // TestRejectedTemplate checks specs the CRD admits but the API server refuses once rendered
 // (a CPU request above its limit): the reconcile succeeds, the replica reports

@@ -38,3 +38,5 @@ func TestFakeInvalidSpec(t *testing.T)       { scenarioInvalidSpec(t, newFakeCli
 func TestFakeNameConflict(t *testing.T) { scenarioNameConflict(t, newFakeClient(t)) }
 
 func TestFakeNoOpReconciles(t *testing.T) { scenarioNoOpReconciles(t, newFakeClient(t)) }
+
+func TestFakeRollReasons(t *testing.T) { scenarioRollReasons(t, newFakeClient(t)) }

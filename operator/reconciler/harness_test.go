@@ -700,3 +700,58 @@ func scenarioNoOpReconciles(t *testing.T, c client.Client) {
 		t.Errorf("a pass after a spec change wrote nothing")
 	}
 }
+
+// scenarioRollReasons changes the workers of one replica and the image of another and
+// checks that each rollout names its cause: in status.rolloutReasons, in the Progressing
+// message, and as an event (SizeChanged, ImageChanged) on the ComputeReplica; and that the
+// causes are cleared once the rollout completes.
+func scenarioRollReasons(t *testing.T, c client.Client) {
+	cl := newCluster(t, "w", c)
+	mk := func(name string) *v1alpha1.ComputeReplica {
+		return &v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "w", Image: "img:1", Processes: 2, Workers: 2}}
+	}
+	cl.create(mk("a"), mk("b"))
+	for range 3 {
+		cl.step(true)
+	}
+	a, b := cl.get("a"), cl.get("b")
+	a.Spec.Workers = 4
+	b.Spec.Image = "img:2"
+	for _, cr := range []*v1alpha1.ComputeReplica{a, b} {
+		if err := cl.c.Update(cl.ctx, cr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.reconcile()
+	if got := cl.get("a").Status.RolloutReasons; !slices.Equal(got, []string{"SizeChanged"}) {
+		t.Errorf("a rolloutReasons %v, want [SizeChanged]", got)
+	}
+	if p := cl.condition("a", v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonRolloutStarted || !strings.HasPrefix(p.Message, "SizeChanged: ") {
+		t.Errorf("a progressing %+v, want RolloutStarted naming SizeChanged", p)
+	}
+	if p := cl.condition("b", v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonWaitingForTurn || !strings.HasPrefix(p.Message, "ImageChanged: waiting for a") {
+		t.Errorf("b progressing %+v, want WaitingForTurn naming ImageChanged", p)
+	}
+	var sizeEvent *recordedEvent
+	for i, e := range cl.rec.events {
+		if e.object == "a" && e.reason == "SizeChanged" {
+			sizeEvent = &cl.rec.events[i]
+		}
+	}
+	if sizeEvent == nil || sizeEvent.typ != corev1.EventTypeNormal || !strings.Contains(sizeEvent.note, "workers 2 -> 4") {
+		t.Errorf("no SizeChanged event naming the workers on a: %+v", cl.rec.events)
+	}
+	for range 8 {
+		cl.step(true)
+	}
+	if n := countReason(cl.rec.reasons("b"), "ImageChanged"); n != 1 {
+		t.Errorf("%d ImageChanged events on b, want 1: %v", n, cl.rec.reasons("b"))
+	}
+	for _, n := range []string{"a", "b"} {
+		cr := cl.get(n)
+		if p := cl.condition(n, v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonRolloutComplete || len(cr.Status.RolloutReasons) != 0 {
+			t.Errorf("%s progressing %+v, rolloutReasons %v: want complete and cleared", n, p, cr.Status.RolloutReasons)
+		}
+	}
+}

@@ -203,8 +203,16 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 		in.Hydrated, in.HydratedGeneration = c.Status == metav1.ConditionTrue, c.ObservedGeneration
 	}
 
+	in.Reasons = cr.Status.RolloutReasons
 	if sts := objs.sts; sts != nil {
+		for _, c := range render.TemplateChanges(sts, st.sts) {
+			in.Changes = append(in.Changes, rollout.Change{Reason: c.Reason, Message: c.Message})
+		}
 		in.AppliedHash = sts.Spec.Template.Labels[render.LabelPodTemplateHash]
+		if in.AppliedHash != st.hash && len(in.Changes) == 0 {
+			// Only the hash differs (a hash computed differently by another version).
+			in.Changes = []rollout.Change{{Reason: render.ReasonTemplateChanged, Message: "the pod-template hash differs"}}
+		}
 		if in.AppliedHash == "" {
 			// A StatefulSet without our hash (made by someone else, or an older operator)
 			// is outdated rather than missing.
@@ -369,6 +377,7 @@ func (r *Reconciler) writeInvalid(ctx context.Context, st *replicaState) error {
 		start := t.Time
 		d.RolloutStart = &start
 	}
+	d.Reasons = st.cr.Status.RolloutReasons
 	// Every pod event of the cluster reconciles it again; one event per distinct refusal.
 	if c := meta.FindStatusCondition(st.cr.Status.Conditions, v1alpha1.ConditionDegraded); c == nil ||
 		c.Reason != reason || c.Message != msg || c.ObservedGeneration != st.cr.Generation {
@@ -394,6 +403,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, st *replicaState, d rollou
 		ObservedGeneration: cr.Generation,
 		Conditions:         mine,
 		UpdateHash:         st.hash,
+		RolloutReasons:     d.Reasons,
 	}
 	if st.renderEr == nil {
 		status.ComputectlAddresses = render.ComputectlAddresses(cr, r.Render)

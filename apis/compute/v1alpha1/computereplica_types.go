@@ -225,6 +225,13 @@ type ComputeReplicaStatus struct {
 	//
 	// +optional
 	RolloutStartTime *metav1.Time `json:"rolloutStartTime,omitempty"`
+	// RolloutReasons say why the replica rolls (or waits to): what changed between the
+	// pod template its pods run and the desired one (ImageChanged, SizeChanged,
+	// InteractiveRuntimeChanged, ...). Set while a rollout is pending or under way.
+	//
+	// +optional
+	// +listType=atomic
+	RolloutReasons []string `json:"rolloutReasons,omitempty"`
 	// ComputectlAddresses are the host:port computectl endpoints of the processes, in
 	// process order; the controller dials them.
 	//

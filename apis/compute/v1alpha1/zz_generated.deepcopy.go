@@ -102,6 +102,11 @@ func (in *ComputeReplicaStatus) DeepCopyInto(out *ComputeReplicaStatus) {
 		in, out := &in.RolloutStartTime, &out.RolloutStartTime
 		*out = (*in).DeepCopy()
 	}
+	if in.RolloutReasons != nil {
+		in, out := &in.RolloutReasons, &out.RolloutReasons
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.ComputectlAddresses != nil {
 		in, out := &in.ComputectlAddresses, &out.ComputectlAddresses
 		*out = make([]string, len(*in))
