@@ -22,6 +22,11 @@ const (
 	// generation of the spec whose pods the controller hydrated; the operator ignores a
 	// Hydrated condition older than the generation that triggered a rollout.
 	ConditionHydrated = "Hydrated"
+	// ConditionAdopted is written by the controller on a ComputeReplica a user applied for
+	// a cluster of its catalog: True once it manages the replica and has it in its catalog,
+	// False with the reason it cannot (DuplicateReplica, ShapeMismatch, ImportFailed,
+	// AdoptionRejected).
+	ConditionAdopted = "Adopted"
 )
 
 // LabelManagedBy marks a ComputeReplica whose cluster is managed by a Tandem controller; the
