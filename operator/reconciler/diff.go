@@ -19,6 +19,7 @@ import (
 // operatorConditions are the condition types the operator owns on a ComputeReplica.
 var operatorConditions = []string{
 	v1alpha1.ConditionAvailable, v1alpha1.ConditionProgressing, v1alpha1.ConditionDegraded,
+	v1alpha1.ConditionDisruptionAllowed,
 }
 
 // upToDate says whether the observed object already carries every field the apply

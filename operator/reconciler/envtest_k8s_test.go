@@ -510,3 +510,6 @@ func TestPrinterColumns(t *testing.T) {
 		t.Errorf("printer columns\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestDrain runs scenarioDrain against a real API server (CRD default Wait, PDB schema).
+func TestDrain(t *testing.T) { scenarioDrain(t, newClient(t)) }

@@ -149,6 +149,8 @@ type cluster struct {
 	clock *fakeClock
 	rec   *fakeRecorder
 	r     *Reconciler
+	// nodeOf, when set, names the node a pod created by playStatefulSets runs on.
+	nodeOf func(pod string) string
 }
 
 func newCluster(t *testing.T, name string, c client.Client) *cluster {
@@ -192,6 +194,9 @@ func (cl *cluster) playStatefulSets(ready bool) {
 				pod = corev1.Pod{
 					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cl.ns, Labels: sts.Spec.Template.Labels},
 					Spec:       sts.Spec.Template.Spec,
+				}
+				if cl.nodeOf != nil {
+					pod.Spec.NodeName = cl.nodeOf(name)
 				}
 				if err := cl.c.Create(cl.ctx, &pod); err != nil {
 					cl.t.Fatal(err)
@@ -545,16 +550,11 @@ type countingClient struct {
 
 func (c *countingClient) record(verb string, obj any) {
 	name := fmt.Sprintf("%T", obj)
-	switch o := obj.(type) {
-	case client.Object:
-		name += " " + o.GetName()
-	case interface {
-		GetKind() *string
-		GetName() *string
-	}:
-		if o.GetKind() != nil && o.GetName() != nil {
-			name = *o.GetKind() + " " + *o.GetName()
+	if o, ok := obj.(client.Object); ok {
+		if k := o.GetObjectKind().GroupVersionKind().Kind; k != "" {
+			name = k
 		}
+		name += " " + o.GetName()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

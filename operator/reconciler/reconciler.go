@@ -83,6 +83,10 @@ type replicaState struct {
 	// owned are the replica's objects as observed; a write is skipped when the observed
 	// object already carries everything it would set.
 	owned owned
+	// drainingNodes are the cordoned nodes running its live pods; maxUnavailable is the
+	// budget decided for it.
+	drainingNodes  []string
+	maxUnavailable int32
 }
 
 // invalid is why the replica cannot be acted on, or nil.
@@ -127,13 +131,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		peers[st.cr.Name] = rollout.Peer{Name: st.cr.Name, Rolling: st.cr.Status.RolloutStartTime != nil, Available: available}
 	}
 
-	var requeue time.Duration
-	decided := map[string]bool{}
+	// Decide every replica first (rollouts, then budgets, which depend on the rollouts),
+	// then act: budgets closing before anything else, so two are never open at once.
+	decisions := map[string]*rollout.Decision{}
 	for _, st := range states {
 		if st.invalid() != nil {
-			if err := r.writeInvalid(ctx, st); err != nil {
-				return reconcile.Result{}, err
-			}
 			continue
 		}
 		var others []rollout.Peer
@@ -145,21 +147,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		d := rollout.Decide(now, st.input, others)
 		d.Events = unreported(st.cr, d.Events)
 		peers[st.cr.Name] = rollout.Peer{Name: st.cr.Name, Rolling: d.Rolling, Available: d.Available}
-		if err := r.act(ctx, st, d); apierrors.IsInvalid(err) {
+		decisions[st.cr.Name] = &d
+	}
+	budgets := decideDisruption(req.Name, states, decisions)
+	if err := r.closeBudgets(ctx, states, budgets); err != nil {
+		return reconcile.Result{}, err
+	}
+
+	var requeue time.Duration
+	decided := map[string]bool{}
+	for _, st := range states {
+		d := decisions[st.cr.Name]
+		if d == nil {
+			if err := r.writeInvalid(ctx, st); err != nil {
+				return reconcile.Result{}, err
+			}
+			continue
+		}
+		st.maxUnavailable = int32(budgets[st.cr.Name].MaxUnavailable)
+		withDisruption(st.cr, d, budgets[st.cr.Name])
+		if err := r.act(ctx, st, *d); apierrors.IsInvalid(err) {
 			// Rejected by the API server (a dry run passed, or there was none because the
 			// template did not change): hold this replica and carry on with the others.
 			st.rejected, st.rejectReason = err, ReasonInvalidSpec
 			if err := r.writeInvalid(ctx, st); err != nil {
 				return reconcile.Result{}, err
 			}
-			// writeInvalid kept the rollout state the pass started from; so do the peers.
-			_, available, _ := rollout.Observe(now, st.input)
-			peers[st.cr.Name] = rollout.Peer{Name: st.cr.Name, Rolling: st.cr.Status.RolloutStartTime != nil, Available: available}
 			continue
 		} else if err != nil {
 			return reconcile.Result{}, err
 		}
-		r.Metrics.observeDecision(st.cr, d)
+		r.Metrics.observeDecision(st.cr, *d)
 		decided[st.cr.Name] = true
 		if d.RequeueAfter > 0 && (requeue == 0 || d.RequeueAfter < requeue) {
 			requeue = d.RequeueAfter
@@ -235,6 +253,9 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 	if err := r.Client.List(ctx, &pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.SelectorLabels(cr))); err != nil {
 		return nil, fmt.Errorf("list pods of computereplica %s/%s: %w", cr.Namespace, cr.Name, err)
 	}
+	if st.drainingNodes, err = r.drainingNodes(ctx, pods.Items); err != nil {
+		return nil, err
+	}
 	st.podUIDs = make(map[string]types.UID, len(pods.Items))
 	for i := range pods.Items {
 		p := &pods.Items[i]
@@ -294,7 +315,7 @@ func (r *Reconciler) act(ctx context.Context, st *replicaState, d rollout.Decisi
 	if err := r.applyObject(ctx, render.Service(cr), optional(st.owned.svc)); err != nil {
 		return err
 	}
-	if err := r.applyObject(ctx, render.PodDisruptionBudget(cr), optional(st.owned.pdb)); err != nil {
+	if err := r.applyObject(ctx, render.PodDisruptionBudget(cr, st.maxUnavailable), optional(st.owned.pdb)); err != nil {
 		return err
 	}
 	// Record the rollout before touching pods.
