@@ -6,6 +6,9 @@
 //   - rollout: the policy deciding, for one replica of a cluster, whether to create, wait,
 //     start rolling, finish rolling or hold, as one exhaustive switch with an injectable
 //     clock; every decision names a condition reason.
+//   - disruption: the policy deciding which replica of a cluster a node drain may evict
+//     (its PodDisruptionBudget opened), one at a time and only while the others are
+//     hydrated; pure, table-tested.
 //   - reconciler: the controller-runtime reconciler that observes a cluster's replicas,
 //     asks rollout what to do, applies the rendered objects with server-side apply and
 //     writes status conditions and events.

@@ -40,6 +40,13 @@ type adoptedLister interface {
 	AdoptedReplicas(ctx context.Context) ([]orchestrator.ReplicaConfig, error)
 }
 
+// importReporter, when the orchestrator implements it, publishes the outcome of an import
+// on the replica's object (a condition and an event), beside the log.
+type importReporter interface {
+	ImportFailed(ctx context.Context, id orchestrator.ReplicaID, cause error) error
+	Imported(ctx context.Context, id orchestrator.ReplicaID) error
+}
+
 // replicaCreator is what the adopter needs of the environment.
 type replicaCreator interface {
 	CreateReplica(ctx context.Context, cluster string, spec sql.ReplicaSpec) error
@@ -109,10 +116,20 @@ func (a *adopter) importOnce(ctx context.Context) error {
 			// A concurrent CREATE CLUSTER REPLICA of the same name, or a shape the catalog
 			// refuses: log and let the next round look again.
 			a.log.Error(err, "Failed to import a user-applied replica", "replica", id.String())
+			if r, ok := a.src.(importReporter); ok {
+				if rerr := r.ImportFailed(ctx, id, err); rerr != nil {
+					a.log.Error(rerr, "Failed to record an import failure", "replica", id.String())
+				}
+			}
 			continue
 		}
 		a.log.Info("Imported a user-applied replica into the catalog", "replica", id.String(),
 			"processes", cfg.Processes, "workers", cfg.Workers)
+		if r, ok := a.src.(importReporter); ok {
+			if err := r.Imported(ctx, id); err != nil {
+				a.log.Error(err, "Failed to record an import", "replica", id.String())
+			}
+		}
 	}
 	return nil
 }

@@ -100,3 +100,61 @@ func TestAdopterImportsOnlyWhatNoDropIsRemoving(t *testing.T) {
 		t.Fatalf("after the grace imported %v, want %v (dev's failed drop keeps d1 out)", creator.created, want)
 	}
 }
+
+// reportingLister is an adoptedLister that also records import outcomes, as the
+// kubernetes orchestrator does on the ComputeReplicas.
+type reportingLister struct {
+	fakeAdoptedLister
+	failed, imported []string
+}
+
+func (r *reportingLister) ImportFailed(_ context.Context, id orchestrator.ReplicaID, cause error) error {
+	r.failed = append(r.failed, id.String()+": "+cause.Error())
+	return nil
+}
+
+func (r *reportingLister) Imported(_ context.Context, id orchestrator.ReplicaID) error {
+	r.imported = append(r.imported, id.String())
+	return nil
+}
+
+// refusingCreator refuses the replicas named in refuse and creates the others.
+type refusingCreator struct {
+	recordingCreator
+	refuse string
+}
+
+func (r *refusingCreator) CreateReplica(ctx context.Context, cluster string, spec sql.ReplicaSpec) error {
+	if spec.Name == r.refuse {
+		return errors.New("replica name refused")
+	}
+	return r.recordingCreator.CreateReplica(ctx, cluster, spec)
+}
+
+// TestAdopterReportsImportOutcomes checks that an import the catalog refuses is reported to
+// the orchestrator (which records an event and a condition), not only logged, and that a
+// successful import is reported too.
+func TestAdopterReportsImportOutcomes(t *testing.T) {
+	cat, err := catalog.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	if err := cat.Update(func(tx *catalog.Tx) error { return tx.PutCluster(catalog.Cluster{Name: "prod"}) }); err != nil {
+		t.Fatal(err)
+	}
+	cfg := func(name string) orchestrator.ReplicaConfig {
+		return orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "prod", Replica: name}, Processes: 1, Workers: 1}
+	}
+	lister := &reportingLister{fakeAdoptedLister: fakeAdoptedLister{cfg("good"), cfg("bad")}}
+	a := newAdopter(lister, cat, &refusingCreator{recordingCreator: recordingCreator{cat: cat}, refuse: "bad"}, testr.New(t))
+	if err := a.importOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"prod/bad: replica name refused"}; !slices.Equal(lister.failed, want) {
+		t.Errorf("reported failures %q, want %q", lister.failed, want)
+	}
+	if want := []string{"prod/good"}; !slices.Equal(lister.imported, want) {
+		t.Errorf("reported imports %q, want %q", lister.imported, want)
+	}
+}

@@ -70,6 +70,7 @@ func TestSimulatedCluster(t *testing.T) {
 		{"RollWithPauseAndLeaderCrash", st.rollWithPauseAndLeaderCrash},
 		{"ProgressDeadline", st.progressDeadline},
 		{"HelmUpgradeCRD", st.helmUpgradeCRD},
+		{"NodeDrain", st.nodeDrain},
 	}
 	for _, step := range steps {
 		start := time.Now()
@@ -175,6 +176,11 @@ func (st *suite) chartRBAC(ctx context.Context, t *testing.T) {
 		{opSA, core(namespace, "create", "events"), true},
 		{opSA, authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Group: "events.k8s.io", Resource: "events"}, true},
 		{opSA, core("default", "get", "secrets"), false},
+		// It reads nodes, to open the budget of a replica on a node being drained.
+		{opSA, core("", "watch", "nodes"), true},
+		{opSA, core("", "patch", "nodes"), false},
+		// The controller records adoption failures as events in its namespace.
+		{ctrlSA, authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Group: "events.k8s.io", Resource: "events"}, true},
 	}
 	for _, tt := range tests {
 		got, err := st.s.canI(ctx, tt.sa, tt.attrs)

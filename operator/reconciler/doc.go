@@ -30,4 +30,13 @@
 // deciding, so a rollout just started is never missed because of a stale cache. Every
 // write uses server-side apply with the operator's field owner; the status apply covers
 // only the operator's fields and conditions, never the controller's Hydrated condition.
+//
+// The PodDisruptionBudgets are decided for the whole cluster after the rollouts (package
+// disruption, drain.go): a budget that must close is applied before anything else of the
+// pass, so that two replicas of a cluster never have open budgets at once.
+//
+// A pass that changes nothing writes nothing (diff.go): an owned object is applied only when
+// the observed one lacks a field the apply would set or holds another value there, and
+// status only when one of the operator's fields or conditions (apart from transition times)
+// would change.
 package reconciler

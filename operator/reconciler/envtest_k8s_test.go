@@ -351,6 +351,8 @@ func TestRolloutOneReplicaAtATime(t *testing.T) { scenarioRolloutOneReplicaAtATi
 func TestPausedAndDeadline(t *testing.T)        { scenarioPausedAndDeadline(t, newClient(t)) }
 func TestRestartMidRollout(t *testing.T)        { scenarioRestartMidRollout(t, newClient(t)) }
 func TestNameConflict(t *testing.T)             { scenarioNameConflict(t, newClient(t)) }
+func TestNoOpReconciles(t *testing.T)           { scenarioNoOpReconciles(t, newClient(t)) }
+func TestRollReasons(t *testing.T)              { scenarioRollReasons(t, newClient(t)) }
 
 // TestRejectedTemplate checks specs the CRD admits but the API server refuses once rendered
 // (a CPU request above its limit): the reconcile succeeds, the replica reports
@@ -508,3 +510,6 @@ func TestPrinterColumns(t *testing.T) {
 		t.Errorf("printer columns\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestDrain runs scenarioDrain against a real API server (CRD default Wait, PDB schema).
+func TestDrain(t *testing.T) { scenarioDrain(t, newClient(t)) }

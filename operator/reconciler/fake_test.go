@@ -36,3 +36,7 @@ func TestFakeRestartMidRollout(t *testing.T) { scenarioRestartMidRollout(t, newF
 func TestFakeInvalidSpec(t *testing.T)       { scenarioInvalidSpec(t, newFakeClient(t)) }
 
 func TestFakeNameConflict(t *testing.T) { scenarioNameConflict(t, newFakeClient(t)) }
+
+func TestFakeNoOpReconciles(t *testing.T) { scenarioNoOpReconciles(t, newFakeClient(t)) }
+
+func TestFakeRollReasons(t *testing.T) { scenarioRollReasons(t, newFakeClient(t)) }

@@ -149,6 +149,8 @@ type cluster struct {
 	clock *fakeClock
 	rec   *fakeRecorder
 	r     *Reconciler
+	// nodeOf, when set, names the node a pod created by playStatefulSets runs on.
+	nodeOf func(pod string) string
 }
 
 func newCluster(t *testing.T, name string, c client.Client) *cluster {
@@ -192,6 +194,9 @@ func (cl *cluster) playStatefulSets(ready bool) {
 				pod = corev1.Pod{
 					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cl.ns, Labels: sts.Spec.Template.Labels},
 					Spec:       sts.Spec.Template.Spec,
+				}
+				if cl.nodeOf != nil {
+					pod.Spec.NodeName = cl.nodeOf(name)
 				}
 				if err := cl.c.Create(cl.ctx, &pod); err != nil {
 					cl.t.Fatal(err)
@@ -532,5 +537,221 @@ func scenarioNameConflict(t *testing.T, c client.Client) {
 	}
 	if !cl.available("free") {
 		t.Errorf("free is not available: %+v", cl.get("free").Status.Conditions)
+	}
+}
+
+// countingClient counts the writes made through it (dry runs are not writes); reads pass
+// through.
+type countingClient struct {
+	client.Client
+	mu     sync.Mutex
+	writes []string
+}
+
+func (c *countingClient) record(verb string, obj any) {
+	name := fmt.Sprintf("%T", obj)
+	if o, ok := obj.(client.Object); ok {
+		if k := o.GetObjectKind().GroupVersionKind().Kind; k != "" {
+			name = k
+		}
+		name += " " + o.GetName()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes = append(c.writes, verb+" "+name)
+}
+
+func (c *countingClient) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.writes
+	c.writes = nil
+	return w
+}
+
+func (c *countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.record("create", obj)
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+func (c *countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	c.record("update", obj)
+	return c.Client.Update(ctx, obj, opts...)
+}
+
+func (c *countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	po := &client.PatchOptions{}
+	po.ApplyOptions(opts)
+	if len(po.DryRun) == 0 {
+		c.record("patch", obj)
+	}
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+func (c *countingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	c.record("apply", obj)
+	return c.Client.Apply(ctx, obj, opts...)
+}
+
+func (c *countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	c.record("delete", obj)
+	return c.Client.Delete(ctx, obj, opts...)
+}
+
+func (c *countingClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	c.record("deleteAllOf", obj)
+	return c.Client.DeleteAllOf(ctx, obj, opts...)
+}
+
+func (c *countingClient) Status() client.SubResourceWriter {
+	return &countingStatus{SubResourceWriter: c.Client.Status(), c: c}
+}
+
+type countingStatus struct {
+	client.SubResourceWriter
+	c *countingClient
+}
+
+func (s *countingStatus) Create(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
+	s.c.record("status create", obj)
+	return s.SubResourceWriter.Create(ctx, obj, sub, opts...)
+}
+
+func (s *countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	s.c.record("status update", obj)
+	return s.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+func (s *countingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	s.c.record("status patch", obj)
+	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+func (s *countingStatus) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+	s.c.record("status apply", obj)
+	return s.SubResourceWriter.Apply(ctx, obj, opts...)
+}
+
+// scenarioNoOpReconciles brings a cluster to states that passes restate (a replica up to
+// date, one whose rollout is paused, one whose rollout is stuck past its deadline, one
+// waiting for its turn behind it, one whose name is taken) and checks that ten more passes
+// write nothing: no apply of an owned object, no status write, no pod deleted, no event.
+func scenarioNoOpReconciles(t *testing.T, c client.Client) {
+	counting := &countingClient{Client: c}
+	cl := newCluster(t, "q", counting)
+	mk := func(name string, processes int32) *v1alpha1.ComputeReplica {
+		return &v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "q", Image: "img", Processes: processes, Workers: 2,
+				Rollout: v1alpha1.RolloutSpec{MinReadySeconds: 10, ProgressDeadlineSeconds: 60}}}
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: cl.ns},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}
+	if err := c.Create(cl.ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	cl.create(mk("steady", 2), mk("paused", 1), mk("stuck", 2), mk("waiting", 1), mk("taken", 1))
+	for range 5 {
+		cl.step(true)
+	}
+	paused := cl.get("paused")
+	paused.Spec.Rollout.Paused = true
+	paused.Spec.Image = "img:2"
+	if err := cl.c.Update(cl.ctx, paused); err != nil {
+		t.Fatal(err)
+	}
+	cl.setInteractive([]string{"stuck"}, true)
+	cl.reconcile()
+	cl.setInteractive([]string{"waiting"}, true)
+	// stuck's new pods never become ready: its rollout passes its deadline.
+	for range 14 {
+		cl.playStatefulSets(false)
+		cl.clock.Advance(5 * time.Second)
+		cl.reconcile()
+	}
+	for name, want := range map[string]string{"steady": rollout.ReasonRolloutComplete, "paused": rollout.ReasonPaused,
+		"stuck": rollout.ReasonProgressDeadlineExceeded, "waiting": rollout.ReasonWaitingForTurn, "taken": ReasonNameConflict} {
+		if p := cl.condition(name, v1alpha1.ConditionProgressing); p.Reason != want {
+			t.Fatalf("%s progressing %+v, want reason %s", name, p, want)
+		}
+	}
+	counting.take()
+	events := len(cl.rec.events)
+	for range 10 {
+		cl.reconcile()
+		cl.clock.Advance(time.Second)
+	}
+	if w := counting.take(); len(w) != 0 {
+		t.Errorf("ten passes over an unchanged cluster made %d writes, want 0: %q", len(w), w)
+	}
+	if n := len(cl.rec.events) - events; n != 0 {
+		t.Errorf("ten passes over an unchanged cluster recorded %d events, want 0: %+v", n, cl.rec.events[events:])
+	}
+	// A change is still written: scaling steady applies its StatefulSet and status.
+	steady := cl.get("steady")
+	steady.Spec.Processes = 3
+	if err := cl.c.Update(cl.ctx, steady); err != nil {
+		t.Fatal(err)
+	}
+	counting.take()
+	cl.reconcile()
+	if w := counting.take(); len(w) == 0 {
+		t.Errorf("a pass after a spec change wrote nothing")
+	}
+}
+
+// scenarioRollReasons changes the workers of one replica and the image of another and
+// checks that each rollout names its cause: in status.rolloutReasons, in the Progressing
+// message, and as an event (SizeChanged, ImageChanged) on the ComputeReplica; and that the
+// causes are cleared once the rollout completes.
+func scenarioRollReasons(t *testing.T, c client.Client) {
+	cl := newCluster(t, "w", c)
+	mk := func(name string) *v1alpha1.ComputeReplica {
+		return &v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "w", Image: "img:1", Processes: 2, Workers: 2}}
+	}
+	cl.create(mk("a"), mk("b"))
+	for range 3 {
+		cl.step(true)
+	}
+	a, b := cl.get("a"), cl.get("b")
+	a.Spec.Workers = 4
+	b.Spec.Image = "img:2"
+	for _, cr := range []*v1alpha1.ComputeReplica{a, b} {
+		if err := cl.c.Update(cl.ctx, cr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.reconcile()
+	if got := cl.get("a").Status.RolloutReasons; !slices.Equal(got, []string{"SizeChanged"}) {
+		t.Errorf("a rolloutReasons %v, want [SizeChanged]", got)
+	}
+	if p := cl.condition("a", v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonRolloutStarted || !strings.HasPrefix(p.Message, "SizeChanged: ") {
+		t.Errorf("a progressing %+v, want RolloutStarted naming SizeChanged", p)
+	}
+	if p := cl.condition("b", v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonWaitingForTurn || !strings.HasPrefix(p.Message, "ImageChanged: waiting for a") {
+		t.Errorf("b progressing %+v, want WaitingForTurn naming ImageChanged", p)
+	}
+	var sizeEvent *recordedEvent
+	for i, e := range cl.rec.events {
+		if e.object == "a" && e.reason == "SizeChanged" {
+			sizeEvent = &cl.rec.events[i]
+		}
+	}
+	if sizeEvent == nil || sizeEvent.typ != corev1.EventTypeNormal || !strings.Contains(sizeEvent.note, "workers 2 -> 4") {
+		t.Errorf("no SizeChanged event naming the workers on a: %+v", cl.rec.events)
+	}
+	for range 8 {
+		cl.step(true)
+	}
+	if n := countReason(cl.rec.reasons("b"), "ImageChanged"); n != 1 {
+		t.Errorf("%d ImageChanged events on b, want 1: %v", n, cl.rec.reasons("b"))
+	}
+	for _, n := range []string{"a", "b"} {
+		cr := cl.get(n)
+		if p := cl.condition(n, v1alpha1.ConditionProgressing); p.Reason != rollout.ReasonRolloutComplete || len(cr.Status.RolloutReasons) != 0 {
+			t.Errorf("%s progressing %+v, rolloutReasons %v: want complete and cleared", n, p, cr.Status.RolloutReasons)
+		}
 	}
 }

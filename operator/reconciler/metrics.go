@@ -32,7 +32,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"result"}),
 		rollouts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tandem_operator_rollout_events_total",
-			Help: "Rollout events by reason (RolloutStarted, RolloutCompleted, ProgressDeadlineExceeded, Creating).",
+			Help: "Rollout events by reason (RolloutStarted, RolloutCompleted, ProgressDeadlineExceeded, Creating, and the causes ImageChanged, SizeChanged, ...).",
 		}, []string{"reason"}),
 		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "tandem_operator_replica_rollout_state",

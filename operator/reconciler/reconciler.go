@@ -80,6 +80,13 @@ type replicaState struct {
 	rejectReason string
 	// observed is true once the StatefulSet and pods were read (input is meaningful).
 	observed bool
+	// owned are the replica's objects as observed; a write is skipped when the observed
+	// object already carries everything it would set.
+	owned owned
+	// drainingNodes are the cordoned nodes running its live pods; maxUnavailable is the
+	// budget decided for it.
+	drainingNodes  []string
+	maxUnavailable int32
 }
 
 // invalid is why the replica cannot be acted on, or nil.
@@ -124,13 +131,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		peers[st.cr.Name] = rollout.Peer{Name: st.cr.Name, Rolling: st.cr.Status.RolloutStartTime != nil, Available: available}
 	}
 
-	var requeue time.Duration
-	decided := map[string]bool{}
+	// Decide every replica first (rollouts, then budgets, which depend on the rollouts),
+	// then act: budgets closing before anything else, so two are never open at once.
+	decisions := map[string]*rollout.Decision{}
 	for _, st := range states {
 		if st.invalid() != nil {
-			if err := r.writeInvalid(ctx, st); err != nil {
-				return reconcile.Result{}, err
-			}
 			continue
 		}
 		var others []rollout.Peer
@@ -142,21 +147,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		d := rollout.Decide(now, st.input, others)
 		d.Events = unreported(st.cr, d.Events)
 		peers[st.cr.Name] = rollout.Peer{Name: st.cr.Name, Rolling: d.Rolling, Available: d.Available}
-		if err := r.act(ctx, st, d); apierrors.IsInvalid(err) {
+		decisions[st.cr.Name] = &d
+	}
+	budgets := decideDisruption(req.Name, states, decisions)
+	if err := r.closeBudgets(ctx, states, budgets); err != nil {
+		return reconcile.Result{}, err
+	}
+
+	var requeue time.Duration
+	decided := map[string]bool{}
+	for _, st := range states {
+		d := decisions[st.cr.Name]
+		if d == nil {
+			if err := r.writeInvalid(ctx, st); err != nil {
+				return reconcile.Result{}, err
+			}
+			continue
+		}
+		st.maxUnavailable = int32(budgets[st.cr.Name].MaxUnavailable)
+		withDisruption(st.cr, d, budgets[st.cr.Name])
+		if err := r.act(ctx, st, *d); apierrors.IsInvalid(err) {
 			// Rejected by the API server (a dry run passed, or there was none because the
 			// template did not change): hold this replica and carry on with the others.
 			st.rejected, st.rejectReason = err, ReasonInvalidSpec
 			if err := r.writeInvalid(ctx, st); err != nil {
 				return reconcile.Result{}, err
 			}
-			// writeInvalid kept the rollout state the pass started from; so do the peers.
-			_, available, _ := rollout.Observe(now, st.input)
-			peers[st.cr.Name] = rollout.Peer{Name: st.cr.Name, Rolling: st.cr.Status.RolloutStartTime != nil, Available: available}
 			continue
 		} else if err != nil {
 			return reconcile.Result{}, err
 		}
-		r.Metrics.observeDecision(st.cr, d)
+		r.Metrics.observeDecision(st.cr, *d)
 		decided[st.cr.Name] = true
 		if d.RequeueAfter > 0 && (requeue == 0 || d.RequeueAfter < requeue) {
 			requeue = d.RequeueAfter
@@ -173,7 +194,7 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 	if st.renderEr != nil {
 		return st, nil
 	}
-	conflict, err := r.foreignObject(ctx, cr)
+	objs, conflict, err := r.observeOwned(ctx, cr)
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +202,7 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 		st.rejected, st.rejectReason = conflict, ReasonNameConflict
 		return st, nil
 	}
+	st.owned = objs
 	in := rollout.Replica{
 		Name:             cr.Name,
 		Generation:       cr.Generation,
@@ -199,13 +221,16 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 		in.Hydrated, in.HydratedGeneration = c.Status == metav1.ConditionTrue, c.ObservedGeneration
 	}
 
-	var sts appsv1.StatefulSet
-	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(st.sts), &sts); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return nil, fmt.Errorf("get statefulset %s/%s: %w", cr.Namespace, cr.Name, err)
-	default:
+	in.Reasons = cr.Status.RolloutReasons
+	if sts := objs.sts; sts != nil {
+		for _, c := range render.TemplateChanges(sts, st.sts) {
+			in.Changes = append(in.Changes, rollout.Change{Reason: c.Reason, Message: c.Message})
+		}
 		in.AppliedHash = sts.Spec.Template.Labels[render.LabelPodTemplateHash]
+		if in.AppliedHash != st.hash && len(in.Changes) == 0 {
+			// Only the hash differs (a hash computed differently by another version).
+			in.Changes = []rollout.Change{{Reason: render.ReasonTemplateChanged, Message: "the pod-template hash differs"}}
+		}
 		if in.AppliedHash == "" {
 			// A StatefulSet without our hash (made by someone else, or an older operator)
 			// is outdated rather than missing.
@@ -228,6 +253,9 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 	if err := r.Client.List(ctx, &pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.SelectorLabels(cr))); err != nil {
 		return nil, fmt.Errorf("list pods of computereplica %s/%s: %w", cr.Namespace, cr.Name, err)
 	}
+	if st.drainingNodes, err = r.drainingNodes(ctx, pods.Items); err != nil {
+		return nil, err
+	}
 	st.podUIDs = make(map[string]types.UID, len(pods.Items))
 	for i := range pods.Items {
 		p := &pods.Items[i]
@@ -244,25 +272,39 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 	return st, nil
 }
 
-// foreignObject reports (as its first result) an object under one of the replica's names
-// that the replica does not control, reading from the cache.
-func (r *Reconciler) foreignObject(ctx context.Context, cr *v1alpha1.ComputeReplica) (conflict, err error) {
-	for _, o := range []struct {
+// owned are the objects of a replica's names as observed in the cache; nil when absent.
+type owned struct {
+	svc *corev1.Service
+	sts *appsv1.StatefulSet
+	pdb *policyv1.PodDisruptionBudget
+}
+
+// observeOwned reads the objects under the replica's names from the cache, and reports (as
+// its second result) one that the replica does not control.
+func (r *Reconciler) observeOwned(ctx context.Context, cr *v1alpha1.ComputeReplica) (o owned, conflict, err error) {
+	svc, sts, pdb := &corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}
+	for _, x := range []struct {
 		kind string
 		obj  client.Object
-	}{{"Service", &corev1.Service{}}, {"StatefulSet", &appsv1.StatefulSet{}}, {"PodDisruptionBudget", &policyv1.PodDisruptionBudget{}}} {
-		switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(cr), o.obj); {
+		set  func()
+	}{
+		{"Service", svc, func() { o.svc = svc }},
+		{"StatefulSet", sts, func() { o.sts = sts }},
+		{"PodDisruptionBudget", pdb, func() { o.pdb = pdb }},
+	} {
+		switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(cr), x.obj); {
 		case apierrors.IsNotFound(err):
 			continue
 		case err != nil:
-			return nil, fmt.Errorf("get %s %s/%s: %w", o.kind, cr.Namespace, cr.Name, err)
+			return owned{}, nil, fmt.Errorf("get %s %s/%s: %w", x.kind, cr.Namespace, cr.Name, err)
 		}
-		if !metav1.IsControlledBy(o.obj, cr) {
-			return fmt.Errorf("%s %s/%s exists and is not controlled by this ComputeReplica: rename the replica or delete the %s",
-				o.kind, cr.Namespace, cr.Name, o.kind), nil
+		if !metav1.IsControlledBy(x.obj, cr) {
+			return owned{}, fmt.Errorf("%s %s/%s exists and is not controlled by this ComputeReplica: rename the replica or delete the %s",
+				x.kind, cr.Namespace, cr.Name, x.kind), nil
 		}
+		x.set()
 	}
-	return nil, nil
+	return o, nil, nil
 }
 
 // act carries out a decision in crash-safe order: status, StatefulSet, pod deletion.
@@ -270,10 +312,10 @@ func (r *Reconciler) act(ctx context.Context, st *replicaState, d rollout.Decisi
 	cr := st.cr
 	logger := log.FromContext(ctx).WithValues("computereplica", cr.Name)
 
-	if err := r.applyObject(ctx, render.Service(cr)); err != nil {
+	if err := r.applyObject(ctx, render.Service(cr), optional(st.owned.svc)); err != nil {
 		return err
 	}
-	if err := r.applyObject(ctx, render.PodDisruptionBudget(cr)); err != nil {
+	if err := r.applyObject(ctx, render.PodDisruptionBudget(cr, st.maxUnavailable), optional(st.owned.pdb)); err != nil {
 		return err
 	}
 	// Record the rollout before touching pods.
@@ -281,7 +323,7 @@ func (r *Reconciler) act(ctx context.Context, st *replicaState, d rollout.Decisi
 		return err
 	}
 	if d.ApplyStatefulSet {
-		if err := r.applyObject(ctx, st.sts); err != nil {
+		if err := r.applyObject(ctx, st.sts, optional(st.owned.sts)); err != nil {
 			return err
 		}
 	}
@@ -356,6 +398,7 @@ func (r *Reconciler) writeInvalid(ctx context.Context, st *replicaState) error {
 		start := t.Time
 		d.RolloutStart = &start
 	}
+	d.Reasons = st.cr.Status.RolloutReasons
 	// Every pod event of the cluster reconciles it again; one event per distinct refusal.
 	if c := meta.FindStatusCondition(st.cr.Status.Conditions, v1alpha1.ConditionDegraded); c == nil ||
 		c.Reason != reason || c.Message != msg || c.ObservedGeneration != st.cr.Generation {
@@ -381,6 +424,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, st *replicaState, d rollou
 		ObservedGeneration: cr.Generation,
 		Conditions:         mine,
 		UpdateHash:         st.hash,
+		RolloutReasons:     d.Reasons,
 	}
 	if st.renderEr == nil {
 		status.ComputectlAddresses = render.ComputectlAddresses(cr, r.Render)
@@ -402,6 +446,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, st *replicaState, d rollou
 	}, "spec")
 	if err != nil {
 		return err
+	}
+	if statusUpToDate(cr.Status, status) {
+		return nil
 	}
 	if err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply status of computereplica %s/%s: %w", cr.Namespace, cr.Name, err)
@@ -443,11 +490,20 @@ func (r *Reconciler) dryRunApply(ctx context.Context, obj client.Object) error {
 	return nil
 }
 
-// applyObject server-side applies a rendered object with the operator's field owner.
-func (r *Reconciler) applyObject(ctx context.Context, obj client.Object) error {
+// applyObject server-side applies a rendered object with the operator's field owner,
+// unless observed (the object as read, nil when absent) already carries all of it.
+func (r *Reconciler) applyObject(ctx context.Context, obj client.Object, observed client.Object) error {
 	u, err := toApplyObject(obj, "status")
 	if err != nil {
 		return err
+	}
+	if observed != nil {
+		switch same, err := upToDate(u.Object, observed); {
+		case err != nil:
+			return err
+		case same:
+			return nil
+		}
 	}
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply %s %s/%s: %w", u.GetKind(), obj.GetNamespace(), obj.GetName(), err)
@@ -467,6 +523,17 @@ func toApplyObject(obj runtime.Object, drop string) (*unstructured.Unstructured,
 	unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
 	unstructured.RemoveNestedField(m, "spec", "template", "metadata", "creationTimestamp")
 	return &unstructured.Unstructured{Object: m}, nil
+}
+
+// optional turns a typed nil pointer into a nil interface, so that "absent" stays nil.
+func optional[T any, P interface {
+	*T
+	client.Object
+}](p P) client.Object {
+	if p == nil {
+		return nil
+	}
+	return p
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)

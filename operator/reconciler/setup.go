@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -9,6 +10,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -28,6 +30,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
@@ -46,6 +49,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	byCluster := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
 		return clusterRequests(obj)
 	})
+	// A node cordoned for a drain (or uncordoned) reconciles the clusters with pods on it.
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podNodeField, func(o client.Object) []string {
+		if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+			return []string{p.Spec.NodeName}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("index pods by node: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("computereplica").
 		Watches(&v1alpha1.ComputeReplica{}, byCluster).
@@ -53,6 +65,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Service{}, byCluster).
 		Watches(&policyv1.PodDisruptionBudget{}, byCluster).
 		Watches(&corev1.Pod{}, byCluster).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodeRequests), builder.WithPredicates(drainChanged)).
 		WithOptions(controller.Options{
 			RateLimiter: workqueue.NewTypedMaxOfRateLimiter(
 				workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](minBackoff, maxBackoff),

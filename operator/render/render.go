@@ -178,16 +178,20 @@ func Service(cr *v1alpha1.ComputeReplica) *corev1.Service {
 	}
 }
 
-// PodDisruptionBudget renders a PDB allowing no voluntary disruption of a replica's pods:
-// losing one process takes the whole replica down, and the operator rolls replicas itself.
-func PodDisruptionBudget(cr *v1alpha1.ComputeReplica) *policyv1.PodDisruptionBudget {
-	zero := intstr.FromInt32(0)
+// PodDisruptionBudget renders the PDB of a replica's pods with the given maxUnavailable:
+// 0 (no eviction) or the replica's processes (all of them, since losing one process takes
+// the whole replica down anyway); package disruption decides which. Pods that are not
+// ready may always be evicted: their replica is down already.
+func PodDisruptionBudget(cr *v1alpha1.ComputeReplica, maxUnavailable int32) *policyv1.PodDisruptionBudget {
+	mu := intstr.FromInt32(maxUnavailable)
+	always := policyv1.AlwaysAllow
 	return &policyv1.PodDisruptionBudget{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
 		ObjectMeta: objectMeta(cr),
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: &zero,
-			Selector:       &metav1.LabelSelector{MatchLabels: SelectorLabels(cr)},
+			MaxUnavailable:             &mu,
+			Selector:                   &metav1.LabelSelector{MatchLabels: SelectorLabels(cr)},
+			UnhealthyPodEvictionPolicy: &always,
 		},
 	}
 }

@@ -96,7 +96,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.name, Service(tc.cr), sts, PodDisruptionBudget(tc.cr))
+			golden(t, tc.name, Service(tc.cr), sts, PodDisruptionBudget(tc.cr, 0))
 		})
 	}
 }

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -83,6 +84,17 @@ type Replica struct {
 	// Hydrated is the controller's Hydrated condition is True and its observedGeneration.
 	Hydrated           bool
 	HydratedGeneration int64
+	// Changes are why the desired template differs from the applied one (empty when
+	// they agree); Reasons are the causes of the rollout under way, from status.
+	Changes []Change
+	Reasons []string
+}
+
+// Change is one reason the pod template changed (ImageChanged, SizeChanged, ...) and what
+// changed; the reconciler computes them from the applied and desired templates.
+type Change struct {
+	Reason  string
+	Message string
 }
 
 // Peer summarises another replica of the same cluster for the one-at-a-time rule.
@@ -152,6 +164,9 @@ type Decision struct {
 	// RolloutStart is the value for status.rolloutStartTime (nil clears it). When a
 	// rollout starts it must be written before any pod is deleted.
 	RolloutStart *time.Time
+	// Reasons is the value for status.rolloutReasons: why the replica rolls or waits to
+	// (nil clears it).
+	Reasons []string
 	// Rolling is true when the replica now counts as rolling for its peers.
 	Rolling bool
 	// Available is the replica's availability after this decision (for its peers).
@@ -213,7 +228,8 @@ func Observe(now time.Time, r Replica) (s State, available bool, availableIn tim
 // Decide says what to do for replica r of a cluster whose other replicas are peers.
 func Decide(now time.Time, r Replica, peers []Peer) Decision {
 	state, available, availableIn := Observe(now, r)
-	d := Decision{State: state, Available: available, RolloutStart: r.RolloutStart, Rolling: r.RolloutStart != nil}
+	d := Decision{State: state, Available: available, RolloutStart: r.RolloutStart, Rolling: r.RolloutStart != nil,
+		Reasons: r.Reasons}
 	d.Conditions = append(d.Conditions, AvailableCondition(r, available))
 	deadline := func() (Condition, bool) {
 		if r.RolloutStart == nil {
@@ -227,14 +243,14 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 		return Condition{TypeProgressing, False, ReasonProgressDeadlineExceeded,
 			// No elapsed time in the message: a message that changes on every pass would
 			// rewrite status, and so trigger another pass, forever.
-			fmt.Sprintf("rollout started at %s has not completed within %s", r.RolloutStart.UTC().Format(time.RFC3339), r.ProgressDeadline)}, true
+			because(d.Reasons) + fmt.Sprintf("rollout started at %s has not completed within %s", r.RolloutStart.UTC().Format(time.RFC3339), r.ProgressDeadline)}, true
 	}
 	progressing := func(reason, msg string) {
 		if c, exceeded := deadline(); exceeded {
 			d.Conditions = append(d.Conditions, c, Condition{TypeDegraded, True, ReasonProgressDeadlineExceeded, c.Message})
 			return
 		}
-		d.Conditions = append(d.Conditions, Condition{TypeProgressing, True, reason, msg},
+		d.Conditions = append(d.Conditions, Condition{TypeProgressing, True, reason, because(d.Reasons) + msg},
 			Condition{TypeDegraded, False, ReasonAsExpected, ""})
 	}
 	if availableIn > 0 {
@@ -243,6 +259,7 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 
 	switch state {
 	case StateMissing:
+		d.Reasons = nil
 		if d.RolloutStart == nil {
 			start := now
 			d.RolloutStart = &start
@@ -255,14 +272,15 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 
 	case StateOutdated:
 		blocker := blockingPeer(peers, available)
+		d.Reasons = reasonsOf(r.Changes)
 		switch {
 		case r.Paused:
 			d.Conditions = append(d.Conditions,
-				Condition{TypeProgressing, False, ReasonPaused, "rollout to pod template " + r.DesiredHash + " is paused"},
+				Condition{TypeProgressing, False, ReasonPaused, because(d.Reasons) + "rollout to pod template " + r.DesiredHash + " is paused"},
 				Condition{TypeDegraded, False, ReasonAsExpected, ""})
 		case blocker != "":
 			d.Conditions = append(d.Conditions,
-				Condition{TypeProgressing, True, ReasonWaitingForTurn, "waiting for " + blocker + " before rolling"},
+				Condition{TypeProgressing, True, ReasonWaitingForTurn, because(d.Reasons) + "waiting for " + blocker + " before rolling"},
 				Condition{TypeDegraded, False, ReasonAsExpected, ""})
 		default:
 			start := now
@@ -270,9 +288,10 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 			d.DeletePods = livePods(r, func(Pod) bool { return true })
 			msg := fmt.Sprintf("rolling all %d processes from pod template %s to %s", len(d.DeletePods), r.AppliedHash, r.DesiredHash)
 			d.Conditions = append(d.Conditions[:0], AvailableCondition(r, false),
-				Condition{TypeProgressing, True, ReasonRolloutStarted, msg},
+				Condition{TypeProgressing, True, ReasonRolloutStarted, because(d.Reasons) + msg},
 				Condition{TypeDegraded, False, ReasonAsExpected, ""})
-			d.Events = append(d.Events, Event{Reason: "RolloutStarted", Message: "Started " + msg})
+			d.Events = append(d.Events, changeEvents(r.Changes, nil)...)
+			d.Events = append(d.Events, Event{Reason: "RolloutStarted", Message: "Started " + because(d.Reasons) + msg})
 		}
 
 	case StateRolling:
@@ -283,6 +302,9 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 			d.RolloutStart = &start
 		}
 		d.Rolling, d.ApplyStatefulSet = true, true
+		// The spec may have changed again since the rollout started: add the new causes.
+		d.Events = append(d.Events, changeEvents(r.Changes, r.Reasons)...)
+		d.Reasons = mergeReasons(r.Reasons, reasonsOf(r.Changes))
 		d.DeletePods = livePods(r, func(p Pod) bool { return p.Hash != r.DesiredHash })
 		progressing(ReasonRollingPods, fmt.Sprintf("deleting %d pods with an old pod template", len(d.DeletePods)))
 
@@ -290,6 +312,7 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 		d.ApplyStatefulSet = true
 		if r.RolloutStart == nil {
 			// Not in a rollout: processes failed on their own.
+			d.Reasons = nil
 			d.Conditions = append(d.Conditions,
 				Condition{TypeProgressing, False, ReasonUpToDate, "pods run pod template " + r.DesiredHash},
 				Condition{TypeDegraded, True, ReasonProcessesNotReady, notReadyMessage(now, r)})
@@ -300,6 +323,7 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 	case StateHydrating:
 		d.ApplyStatefulSet = true
 		if r.RolloutStart == nil {
+			d.Reasons = nil
 			d.Conditions = append(d.Conditions,
 				Condition{TypeProgressing, False, ReasonUpToDate, "pods run pod template " + r.DesiredHash},
 				Condition{TypeDegraded, False, ReasonAsExpected, ""})
@@ -313,9 +337,9 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 		// reason stays RolloutComplete until the next rollout.
 		reason, msg := ReasonRolloutComplete, "pods run pod template "+r.DesiredHash
 		if r.RolloutStart != nil {
-			d.Events = append(d.Events, Event{Reason: "RolloutCompleted", Message: fmt.Sprintf("Rolled to pod template %s in %s", r.DesiredHash, now.Sub(*r.RolloutStart).Round(time.Second))})
+			d.Events = append(d.Events, Event{Reason: "RolloutCompleted", Message: fmt.Sprintf("%sRolled to pod template %s in %s", because(r.Reasons), r.DesiredHash, now.Sub(*r.RolloutStart).Round(time.Second))})
 		}
-		d.RolloutStart, d.Rolling = nil, false
+		d.RolloutStart, d.Rolling, d.Reasons = nil, false, nil
 		d.Conditions = append(d.Conditions,
 			Condition{TypeProgressing, False, reason, msg},
 			Condition{TypeDegraded, False, ReasonAsExpected, ""})
@@ -330,6 +354,45 @@ func Decide(now time.Time, r Replica, peers []Peer) Decision {
 		}
 	}
 	return d
+}
+
+// because prefixes a message with the causes of a rollout ("ImageChanged, SizeChanged: ").
+func because(reasons []string) string {
+	if len(reasons) == 0 {
+		return ""
+	}
+	return strings.Join(reasons, ", ") + ": "
+}
+
+func reasonsOf(changes []Change) []string {
+	var out []string
+	for _, c := range changes {
+		out = append(out, c.Reason)
+	}
+	return out
+}
+
+// mergeReasons appends to have the reasons it lacks, keeping order.
+func mergeReasons(have, more []string) []string {
+	out := append([]string(nil), have...)
+	for _, r := range more {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// changeEvents are one event per change whose reason is not in recorded: the reason of
+// the event is the change's (ImageChanged, SizeChanged, ...).
+func changeEvents(changes []Change, recorded []string) []Event {
+	var out []Event
+	for _, c := range changes {
+		if !slices.Contains(recorded, c.Reason) {
+			out = append(out, Event{Reason: c.Reason, Message: "Rolling: " + c.Message})
+		}
+	}
+	return out
 }
 
 // blockingPeer names a peer that forbids starting a rollout now, or "" when none does.

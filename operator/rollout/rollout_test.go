@@ -309,3 +309,62 @@ func podsNamed(n, hash string, readySince time.Time) []Pod {
 		{Name: n + "-1", Hash: hash, Ready: true, ReadySince: readySince},
 	}
 }
+
+// TestRolloutReasons follows the causes of a rollout: named while it waits, recorded with
+// one event per cause when it starts, extended (with an event) by a change made while it
+// runs, carried while the pods come back, and cleared when it completes.
+func TestRolloutReasons(t *testing.T) {
+	size := Change{Reason: "SizeChanged", Message: "workers 4 -> 8"}
+	image := Change{Reason: "ImageChanged", Message: "image a -> b"}
+	outdated := func(r *Replica) {
+		r.AppliedHash, r.Pods, r.Changes = "old", pods(2, "old", true, time.Hour), []Change{size}
+	}
+	eventReasons := func(d Decision) []string {
+		var out []string
+		for _, e := range d.Events {
+			out = append(out, e.Reason)
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		r        Replica
+		peers    []Peer
+		reasons  []string
+		events   []string
+		progress string // prefix of the Progressing message
+	}{
+		{"waiting names its cause", replica(outdated), []Peer{{Name: "b", Rolling: true}},
+			[]string{"SizeChanged"}, nil, "SizeChanged: waiting for b"},
+		{"paused names its cause", replica(func(r *Replica) { outdated(r); r.Paused = true }), nil,
+			[]string{"SizeChanged"}, nil, "SizeChanged: rollout to pod template"},
+		{"start records causes and an event each", replica(func(r *Replica) { outdated(r); r.Changes = append(r.Changes, image) }), nil,
+			[]string{"SizeChanged", "ImageChanged"}, []string{"SizeChanged", "ImageChanged", "RolloutStarted"}, "SizeChanged, ImageChanged: rolling all 2"},
+		{"a change during the rollout adds its cause", replica(func(r *Replica) {
+			r.AppliedHash, r.Pods, r.RolloutStart, r.Reasons = "old", pods(2, "old", false, 0), at(-time.Minute), []string{"SizeChanged"}
+			r.Changes = []Change{size, image}
+		}), nil, []string{"SizeChanged", "ImageChanged"}, []string{"ImageChanged"}, "SizeChanged, ImageChanged: deleting"},
+		{"starting pods carry the causes", replica(func(r *Replica) {
+			r.Pods, r.RolloutStart, r.Reasons = pods(2, "new", false, 0), at(-time.Minute), []string{"SizeChanged"}
+		}), nil, []string{"SizeChanged"}, nil, "SizeChanged: 0 of 2"},
+		{"completion clears them", replica(func(r *Replica) { r.RolloutStart, r.Reasons = at(-time.Minute), []string{"SizeChanged"} }), nil,
+			nil, []string{"RolloutCompleted"}, "pods run"},
+		{"processes failing outside a rollout name no cause", replica(func(r *Replica) {
+			r.Pods, r.Reasons = pods(2, "new", false, 0), []string{"stale"}
+		}), nil, nil, nil, "pods run"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(t0, tc.r, tc.peers)
+			if !reflect.DeepEqual(d.Reasons, tc.reasons) {
+				t.Errorf("reasons %v, want %v", d.Reasons, tc.reasons)
+			}
+			if got := eventReasons(d); !reflect.DeepEqual(got, tc.events) {
+				t.Errorf("events %v, want %v", got, tc.events)
+			}
+			if p := cond(d, TypeProgressing); len(p.Message) < len(tc.progress) || p.Message[:len(tc.progress)] != tc.progress {
+				t.Errorf("progressing message %q, want prefix %q", p.Message, tc.progress)
+			}
+		})
+	}
+}

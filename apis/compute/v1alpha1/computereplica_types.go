@@ -22,6 +22,15 @@ const (
 	// generation of the spec whose pods the controller hydrated; the operator ignores a
 	// Hydrated condition older than the generation that triggered a rollout.
 	ConditionHydrated = "Hydrated"
+	// ConditionAdopted is written by the controller on a ComputeReplica a user applied for
+	// a cluster of its catalog: True once it manages the replica and has it in its catalog,
+	// False with the reason it cannot (DuplicateReplica, ShapeMismatch, ImportFailed,
+	// AdoptionRejected).
+	ConditionAdopted = "Adopted"
+	// ConditionDisruptionAllowed is written by the operator: True when a drain may evict
+	// the replica's pods (every other replica of its cluster is hydrated, or the replica is
+	// alone and its disruption policy allows it), False with the reason it waits.
+	ConditionDisruptionAllowed = "DisruptionAllowed"
 )
 
 // LabelManagedBy marks a ComputeReplica whose cluster is managed by a Tandem controller; the
@@ -114,6 +123,13 @@ type ComputeReplicaSpec struct {
 	// +kubebuilder:default={computectl:2100,compute:2101,interactive:2102,internalHTTP:6878}
 	Ports Ports `json:"ports,omitempty"`
 
+	// Disruption controls voluntary disruptions (evictions by a node drain) of the
+	// replica's pods.
+	//
+	// +optional
+	// +kubebuilder:default={singleReplica:Wait}
+	Disruption DisruptionSpec `json:"disruption,omitempty"`
+
 	// Rollout controls how a changed pod template is rolled out.
 	//
 	// +optional
@@ -165,6 +181,21 @@ type Ports struct {
 	// +kubebuilder:validation:Minimum=1024
 	// +kubebuilder:validation:Maximum=65535
 	InternalHTTP int32 `json:"internalHTTP,omitempty"`
+}
+
+// DisruptionSpec controls evictions of a replica's pods. The operator lets a drain evict
+// the pods of one replica of a cluster at a time, and only while every other replica of
+// the cluster is hydrated; this says what happens to a replica alone in its cluster.
+type DisruptionSpec struct {
+	// SingleReplica decides whether a drain may evict the pods of a replica that is the
+	// only one of its cluster, interrupting the cluster's reads until they are back: Wait
+	// (the default) refuses the evictions, so the drain waits until a second replica is
+	// hydrated or this is set to Allow; Allow lets them go.
+	//
+	// +optional
+	// +kubebuilder:default=Wait
+	// +kubebuilder:validation:Enum=Wait;Allow
+	SingleReplica string `json:"singleReplica,omitempty"`
 }
 
 // RolloutSpec controls rollouts of a changed pod template.
@@ -225,6 +256,13 @@ type ComputeReplicaStatus struct {
 	//
 	// +optional
 	RolloutStartTime *metav1.Time `json:"rolloutStartTime,omitempty"`
+	// RolloutReasons say why the replica rolls (or waits to): what changed between the
+	// pod template its pods run and the desired one (ImageChanged, SizeChanged,
+	// InteractiveRuntimeChanged, ...). Set while a rollout is pending or under way.
+	//
+	// +optional
+	// +listType=atomic
+	RolloutReasons []string `json:"rolloutReasons,omitempty"`
 	// ComputectlAddresses are the host:port computectl endpoints of the processes, in
 	// process order; the controller dials them.
 	//

@@ -7,7 +7,9 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -66,5 +68,14 @@ func NewForConfig(ctx context.Context, cfg *rest.Config, opts Options) (*Orchest
 		return nil, fmt.Errorf("kubernetes orchestrator: new API reader: %w", err)
 	}
 	opts.APIReader = direct
+	if opts.Recorder == nil {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("kubernetes orchestrator: new clientset for events: %w", err)
+		}
+		b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
+		b.StartRecordingToSink(ctx.Done())
+		opts.Recorder = b.NewRecorder(scheme, cmp.Or(opts.ControllerName, DefaultControllerName))
+	}
 	return New(c, opts)
 }

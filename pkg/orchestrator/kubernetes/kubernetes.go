@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -22,11 +23,13 @@ import (
 // RBAC the controller needs, in its namespace only (the chart binds it with a Role);
 // `make generate-k8s` turns these markers into config/rbac/controller and the chart's
 // controller Role. Creating a ComputeReplica is a server-side apply (patch, and create when it
-// does not exist yet); Hydrated is an apply to the status subresource. Nothing on pods,
-// StatefulSets or Services.
+// does not exist yet); Hydrated and Adopted are applies to the status subresource; adoption
+// outcomes are also recorded as events (events.k8s.io). Nothing on pods, StatefulSets or
+// Services.
 //
 // +kubebuilder:rbac:groups=compute.tandem.dev,resources=computereplicas,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=compute.tandem.dev,resources=computereplicas/status,verbs=get;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Default field managers and names.
 const (
@@ -55,6 +58,11 @@ type Options struct {
 	// FieldManager and StatusFieldManager name the server-side apply managers.
 	FieldManager       string
 	StatusFieldManager string
+	// AdoptionFieldManager owns the Adopted condition. Default DefaultAdoptionFieldManager.
+	AdoptionFieldManager string
+	// Recorder records adoption outcomes as events on the ComputeReplicas; nil records
+	// none (the Adopted condition is still written). NewForConfig sets one.
+	Recorder EventRecorder
 	// KnownCluster says whether the controller's catalog has the cluster; user-applied
 	// replicas of a known cluster are adopted. Clusters with at least one managed replica
 	// are always known. May be nil.
@@ -95,6 +103,7 @@ func New(c client.Client, opts Options) (*Orchestrator, error) {
 	opts.ControllerName = cmp.Or(opts.ControllerName, DefaultControllerName)
 	opts.FieldManager = cmp.Or(opts.FieldManager, DefaultFieldManager)
 	opts.StatusFieldManager = cmp.Or(opts.StatusFieldManager, DefaultStatusFieldManager)
+	opts.AdoptionFieldManager = cmp.Or(opts.AdoptionFieldManager, DefaultAdoptionFieldManager)
 	opts.PollInterval = cmp.Or(opts.PollInterval, DefaultPollInterval)
 	var uncached client.Reader
 	if opts.APIReader != nil {
@@ -130,7 +139,11 @@ func (o *Orchestrator) EnsureReplica(ctx context.Context, cfg orchestrator.Repli
 			// Not created by the controller (or not under the name it would have
 			// created): the user's manifest owns the shape.
 			if err := CheckAdoptedShape(cr, cfg); err != nil {
+				o.reportAdoptionLogged(ctx, cr, false, ReasonShapeMismatch, err.Error())
 				return err
+			}
+			if c := meta.FindStatusCondition(cr.Status.Conditions, v1alpha1.ConditionAdopted); c != nil && c.Reason == ReasonShapeMismatch {
+				o.reportAdoptionLogged(ctx, cr, true, ReasonAdopted, fmt.Sprintf("replica %s of the controller's catalog", cfg.ID))
 			}
 			return o.apply(ctx, AdoptionObject(cr, o.opts.ControllerName, &cfg.Interactive), cfg.ID)
 		}
@@ -227,6 +240,9 @@ func (o *Orchestrator) ListReplicas(ctx context.Context) ([]orchestrator.Replica
 			}
 			o.opts.Log.Info("Ignored a ComputeReplica standing for an already listed replica",
 				"replica", id.String(), "kept", keep.Name, "ignored", drop.Name)
+			o.reportAdoptionLogged(ctx, drop, false, ReasonDuplicateReplica,
+				fmt.Sprintf("ComputeReplica %s already stands for replica %s; this one is ignored (delete it, or label it %s with another replica name)",
+					keep.Name, id, LabelReplicaName))
 			chosen[id] = keep
 			continue
 		}
@@ -237,6 +253,11 @@ func (o *Orchestrator) ListReplicas(ctx context.Context) ([]orchestrator.Replica
 		if !IsManagedBy(cr, o.opts.ControllerName) {
 			err := o.apply(ctx, AdoptionObject(cr, o.opts.ControllerName, nil), id)
 			switch {
+			case apierrors.IsInvalid(err) && o.stillThere(ctx, cr):
+				// The object is there and the API server refuses the adoption's apply.
+				o.opts.Log.Info("Skipped adopting a ComputeReplica the API server refuses to label", "name", cr.Name, "error", err.Error())
+				o.reportAdoptionLogged(ctx, cr, false, ReasonAdoptionRejected, err.Error())
+				continue
 			case apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err):
 				// Deleted or replaced since the cache saw it (the UID precondition):
 				// the next list sees what is there now.
@@ -303,6 +324,13 @@ func (o *Orchestrator) apply(ctx context.Context, u *unstructured.Unstructured, 
 		return fmt.Errorf("apply ComputeReplica %s/%s for replica %s: %w", u.GetNamespace(), u.GetName(), id, err)
 	}
 	return nil
+}
+
+// stillThere says whether cr still exists on the API server as the same object (its UID).
+func (o *Orchestrator) stillThere(ctx context.Context, cr *v1alpha1.ComputeReplica) bool {
+	var cur v1alpha1.ComputeReplica
+	err := o.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(cr), &cur)
+	return err == nil && cur.UID == cr.UID
 }
 
 // find returns the object standing for id: the one named "<cluster>-<replica>" if it

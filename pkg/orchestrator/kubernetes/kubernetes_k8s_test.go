@@ -19,6 +19,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -530,6 +531,140 @@ func TestAdoptedReplicas(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			return fmt.Errorf("adopted %+v, want %+v", got, want)
+		}
+		return nil
+	})
+}
+
+// events counts the events.k8s.io events with the reason recorded about the named object
+// (a series counts as its count).
+func (f *fixture) events(name, reason string) int {
+	f.t.Helper()
+	var list eventsv1.EventList
+	if err := f.c.List(f.ctx, &list, client.InNamespace(f.ns)); err != nil {
+		f.t.Fatal(err)
+	}
+	n := 0
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			n++
+			if e.Series != nil {
+				n += int(e.Series.Count) - 1
+			}
+		}
+	}
+	return n
+}
+
+func (f *fixture) adopted(name string) metav1.Condition {
+	f.t.Helper()
+	c := meta.FindStatusCondition(f.get(name).Status.Conditions, v1alpha1.ConditionAdopted)
+	if c == nil {
+		return metav1.Condition{}
+	}
+	return *c
+}
+
+// TestAdoptionFailures checks that adoption failures are recorded on the ComputeReplica as
+// the Adopted condition and one Warning event AdoptionFailed each (not one per adoption
+// round), through the events.k8s.io API: a second object standing for a listed replica, a
+// manifest whose shape differs from the catalog's, and an import the catalog refused; and
+// that success turns the condition True with a Normal event Adopted, beside Hydrated.
+func TestAdoptionFailures(t *testing.T) {
+	f := newFixture(t, "prod")
+	f.ensure(orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "prod", Replica: "r1"}, Processes: 1, Workers: 1})
+	f.userApply("copy-of-r1", "prod", map[string]string{LabelReplicaName: "r1"})
+	f.userApply("blue", "prod", nil)
+	eventually(t, "duplicate reported", func() error {
+		if _, err := f.orch.ListReplicas(f.ctx); err != nil {
+			return err
+		}
+		if c := f.adopted("copy-of-r1"); c.Status != metav1.ConditionFalse || c.Reason != ReasonDuplicateReplica {
+			return fmt.Errorf("copy-of-r1 Adopted %+v, want False/DuplicateReplica", c)
+		}
+		if f.events("copy-of-r1", EventAdoptionFailed) != 1 {
+			return fmt.Errorf("no AdoptionFailed event on copy-of-r1 yet")
+		}
+		return nil
+	})
+	if c := f.adopted("copy-of-r1"); !strings.Contains(c.Message, "prod-r1 already stands for replica prod/r1") {
+		t.Errorf("duplicate message %q", c.Message)
+	}
+	// Later rounds neither write nor record again.
+	rv := f.get("copy-of-r1").ResourceVersion
+	for range 3 {
+		if _, err := f.orch.ListReplicas(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := f.get("copy-of-r1").ResourceVersion; got != rv {
+		t.Errorf("repeated rounds rewrote the duplicate: resourceVersion %s -> %s", rv, got)
+	}
+	blueID := orchestrator.ReplicaID{Cluster: "prod", Replica: "blue"}
+	eventually(t, "blue adopted", func() error {
+		if !IsManagedBy(f.get("blue"), DefaultControllerName) {
+			return errors.New("blue not labelled yet")
+		}
+		return nil
+	})
+	eventually(t, "blue in the cache", func() error {
+		cr, err := f.orch.find(f.ctx, blueID)
+		if err != nil || !IsManagedBy(cr, DefaultControllerName) {
+			return fmt.Errorf("cache: %v", err)
+		}
+		return nil
+	})
+
+	// A shape the catalog disagrees with.
+	if err := f.orch.EnsureReplica(f.ctx, orchestrator.ReplicaConfig{ID: blueID, Processes: 1, Workers: 2}); err == nil {
+		t.Fatal("a shape mismatch was accepted")
+	}
+	if c := f.adopted("blue"); c.Status != metav1.ConditionFalse || c.Reason != ReasonShapeMismatch || !strings.Contains(c.Message, "change the manifest") {
+		t.Errorf("blue Adopted %+v, want False/ShapeMismatch", c)
+	}
+	// The catalog refusing the replica.
+	eventually(t, "mismatch in the cache", func() error {
+		cr, err := f.orch.find(f.ctx, blueID)
+		if err != nil || meta.FindStatusCondition(cr.Status.Conditions, v1alpha1.ConditionAdopted) == nil {
+			return fmt.Errorf("cache lacks the condition: %v", err)
+		}
+		return nil
+	})
+	if err := f.orch.ImportFailed(f.ctx, blueID, errors.New("replica name refused")); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.adopted("blue"); c.Reason != ReasonImportFailed || !strings.Contains(c.Message, "replica name refused") {
+		t.Errorf("blue Adopted %+v, want False/ImportFailed", c)
+	}
+	eventually(t, "two failure events on blue", func() error {
+		if n := f.events("blue", EventAdoptionFailed); n != 2 {
+			return fmt.Errorf("%d AdoptionFailed events on blue, want 2", n)
+		}
+		return nil
+	})
+	// Imported, and hydrated: both conditions stand.
+	eventually(t, "import failure in the cache", func() error {
+		cr, err := f.orch.find(f.ctx, blueID)
+		if c := meta.FindStatusCondition(cr.Status.Conditions, v1alpha1.ConditionAdopted); err != nil || c == nil || c.Reason != ReasonImportFailed {
+			return fmt.Errorf("cache lags: %v", err)
+		}
+		return nil
+	})
+	if err := f.orch.Imported(f.ctx, blueID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.orch.SetHydrated(f.ctx, blueID, false, "NotConnected", "no connection"); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.adopted("blue"); c.Status != metav1.ConditionTrue || c.Reason != ReasonAdopted {
+		t.Errorf("blue Adopted %+v after import, want True/Adopted", c)
+	}
+	if h := meta.FindStatusCondition(f.get("blue").Status.Conditions, v1alpha1.ConditionHydrated); h == nil {
+		t.Error("blue lost its Hydrated condition")
+	}
+	eventually(t, "adopted event", func() error {
+		if f.events("blue", EventAdopted) != 1 {
+			return errors.New("no Adopted event on blue")
 		}
 		return nil
 	})
