@@ -49,6 +49,15 @@ func TestDataflowValidate(t *testing.T) {
 	if err != nil || descs[User(11)].Arity() != 3 || descs[User(10)].Arity() != 4 {
 		t.Fatalf("Descs = %v, %v", descs, err)
 	}
+	// A result column that is an untyped NULL (SELECT NULL FROM t) may
+	// be a key: a one-shot read exports its result keyed by every column.
+	nullKeyed := sampleDataflow()
+	nullKeyed.ObjectsToBuild = append(nullKeyed.ObjectsToBuild, Build{ID: User(14),
+		Plan: NewMfp(NewGet(User(11)), expr.MFP{Expressions: []expr.Expr{expr.TypedNull(row.TypeNull)}, Projection: []int{3}})})
+	nullKeyed.IndexExports = append(nullKeyed.IndexExports, IndexExport{ID: User(15), On: User(14), Key: []expr.Expr{col(0)}})
+	if err := nullKeyed.Validate(); err != nil {
+		t.Fatalf("export keyed by an untyped NULL column: %v", err)
+	}
 	tests := []struct {
 		name   string
 		mutate func(d *DataflowDescription)

@@ -109,9 +109,8 @@ func keyTypes(key []expr.Expr, desc row.RelationDesc) ([]row.ColumnType, error) 
 		if err != nil {
 			return nil, fmt.Errorf("key expression %d (%s): %w", i, key[i], err)
 		}
-		if t.Type == row.TypeNull {
-			return nil, fmt.Errorf("key expression %d (%s) has no type (untyped NULL)", i, key[i])
-		}
+		// An untyped NULL key (SELECT NULL ... read through a one-shot
+		// index, GROUP BY NULL) is fine: every value encodes as NULL.
 		out[i] = t
 	}
 	return out, nil
