@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -60,6 +61,9 @@ type txState struct {
 	pending  []pendingWrite
 	// now is the block's now() in micros, fixed at its first use.
 	now int64
+	// unlock releases Engine.writeMu, which an explicit block holds from
+	// its first UPDATE or DELETE until it ends (holdBlockLock).
+	unlock func()
 }
 
 func (t *txState) buffering() bool { return t.explicit || t.implicit }
@@ -162,16 +166,16 @@ func (s *Session) prepareCommit(ctx context.Context, sn *snapshot, w *pendingWri
 	if len(rules.keys) == 0 {
 		return out, nil
 	}
-	for _, u := range w.updates {
-		r, err := u.Row.Unpack()
-		if err != nil {
-			return pendingWrite{}, fmt.Errorf("decode buffered row: %w", err)
-		}
+	net, err := netChange(w.updates)
+	if err != nil {
+		return pendingWrite{}, err
+	}
+	for _, r := range slices.Concat(net.adds, net.removes) {
 		if len(r) != it.Desc.Arity() {
 			return pendingWrite{}, sqlerr.Errorf(sqlerr.InvalidTransactionState, "table %q was altered before the transaction committed", w.name)
 		}
-		ch.adds = append(ch.adds, r)
 	}
+	ch.adds, ch.removes = net.adds, net.removes
 	if err := s.checkKeys(ctx, sn, rules, ch); err != nil {
 		return pendingWrite{}, err
 	}
@@ -203,28 +207,16 @@ func (s *Session) applyWrites(ctx context.Context, writes []pendingWrite) error 
 	return nil
 }
 
-// withPending returns a change to a table extended with the
-// transaction's buffered inserts into it (and whether it truncated it),
-// for the key check of a statement buffered after them.
+// withPending returns a change to a table combined with the
+// transaction's buffered writes to it (and whether it truncated it), for
+// the key check of a statement buffered after them.
 func (s *Session) withPending(it *Item, ch *tableChange) (*tableChange, error) {
-	out := &tableChange{removes: ch.removes, truncated: ch.truncated}
-	for _, w := range s.tx.pending {
-		if w.id != it.ID {
-			continue
-		}
-		if w.truncate {
-			out.truncated = true
-			out.adds = nil
-		}
-		for _, u := range w.updates {
-			r, err := u.Row.Unpack()
-			if err != nil {
-				return nil, fmt.Errorf("decode buffered row: %w", err)
-			}
-			out.adds = append(out.adds, r)
-		}
+	diffs, truncated := s.pendingFor(it.ID)
+	out, err := netChange(append(slices.Clip(diffs), ch.updates()...))
+	if err != nil {
+		return nil, err
 	}
-	out.adds = append(out.adds, ch.adds...)
+	out.truncated = truncated || ch.truncated
 	return out, nil
 }
 
@@ -255,8 +247,6 @@ func (s *Session) checkTransaction(ctx context.Context, st parse.Statement) erro
 	switch kind {
 	case txDDL:
 		return sqlerr.Errorf(sqlerr.ActiveSQLTransaction, "%s cannot run inside a transaction block: Tandem cannot roll it back", statementName(st))
-	case txModify:
-		return sqlerr.Unsupported(statementName(st) + " inside a transaction block (Tandem cannot roll it back; only INSERT is buffered until COMMIT)")
 	case txRead:
 		// Reads of tables are checked when they read (peekRows), so that
 		// reads of no table (SELECT 1) stay allowed.
@@ -270,34 +260,24 @@ func (s *Session) checkTransaction(ctx context.Context, st parse.Statement) erro
 }
 
 func errReadAfterWrite() error {
-	return sqlerr.Unsupported("reading after a write in a transaction block (the block's INSERTs are applied at COMMIT, so the read would not see them)")
+	return sqlerr.Unsupported("SUBSCRIBE after a write in a transaction block (the block's writes are applied at COMMIT)")
 }
 
-// beforeRead applies or refuses, before a read of tables, the
-// transaction's buffered INSERTs: an implicit transaction applies them so
-// the read sees them; an explicit block cannot, so the read is refused.
+// beforeRead applies, before a read of tables in an implicit
+// transaction, its buffered writes so the read sees them. (An explicit
+// block reads its writes through readWithPending instead.)
 func (s *Session) beforeRead(ctx context.Context) error {
-	switch {
-	case !s.hasPendingWrites():
-		return nil
-	case s.tx.implicit:
+	if s.tx.implicit && s.hasPendingWrites() {
 		return s.flushWrites(ctx)
-	case s.tx.explicit:
-		return errReadAfterWrite()
 	}
 	return nil
 }
 
-// bufferInsert keeps an INSERT's rows until the transaction commits. An
-// INSERT reading catalog items after an earlier write would not see it.
-func (s *Session) bufferInsert(it *Item, dependsOn []plan.GlobalID, updates []RowDiff) error {
-	if s.tx.explicit && s.hasPendingWrites() && len(dependsOn) > 0 {
-		return sqlerr.Unsupported("INSERT ... SELECT after a write in a transaction block (the block's INSERTs are applied at COMMIT, so the query would not see them)")
-	}
+// bufferWrite keeps a write's updates until the transaction commits.
+func (s *Session) bufferWrite(it *Item, updates []RowDiff) {
 	if len(updates) > 0 {
 		s.tx.pending = append(s.tx.pending, pendingWrite{id: it.ID, name: it.Name, updates: updates})
 	}
-	return nil
 }
 
 // txKind classifies statements for transaction handling.
