@@ -173,3 +173,14 @@ func TestTransactionBlockSerialisesWriters(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateKeyCountsRemovedRows pins the key check of a change that
+// removes and adds rows with the same key: the removed rows are rows of
+// the table, so their key is read too (both rows of t end up with a = 2).
+func TestUpdateKeyCountsRemovedRows(t *testing.T) {
+	s, _ := newSession(t)
+	run(t, s, "CREATE TABLE t (a int PRIMARY KEY, b text); INSERT INTO t VALUES (1, 'x'), (2, 'y')")
+	wantCode(t, s, "UPDATE t SET a = 2", sqlerr.UniqueViolation)
+	run(t, s, "UPDATE t SET a = 3 - a")
+	wantRows(t, s, "SELECT a, b FROM t ORDER BY a", "1,y", "2,x")
+}
