@@ -20,21 +20,27 @@ import (
 // the way PostgreSQL clients observe it, as far as that is possible
 // without lying:
 //
-//   - INSERTs inside a transaction (an explicit BEGIN block, or a query
-//     string of several statements, which PostgreSQL runs as one implicit
-//     transaction) are checked at once and buffered; they are applied at
-//     COMMIT (the end of the query string) and discarded by ROLLBACK or
-//     an error. COPY FROM and TRUNCATE are buffered the same way (a
-//     TRUNCATE removes, at COMMIT, the rows the table has then). At
-//     COMMIT the writes are applied under the engine's write lock, after
-//     the tables' keys are checked again against their contents then.
-//     Only INSERT is buffered: its updates only add rows, so
-//     applying them later cannot conflict with other sessions' writes,
-//     whereas an UPDATE's retractions computed now could retract rows
-//     another session has deleted by COMMIT.
+//   - In an explicit BEGIN block every write (INSERT, UPDATE, DELETE,
+//     COPY FROM, TRUNCATE) is checked at once and buffered as row diffs;
+//     COMMIT applies them all in one WriteTables and ROLLBACK or an error
+//     discards them. A TRUNCATE removes, at COMMIT, the rows the table
+//     has then. An UPDATE or DELETE, and any read of a table the block
+//     wrote, is computed over the committed rows plus the block's diffs
+//     (readWithPending, tx_pending.go). Key checks combine the block's
+//     diffs with the statement's (withPending) and are made again at
+//     COMMIT under the engine's write lock.
+//   - A buffered UPDATE or DELETE retracts rows read when it ran, which
+//     another session must not change before COMMIT: the block takes the
+//     write lock at its first UPDATE or DELETE and holds it until it ends
+//     (holdBlockLock, endBlock), so such blocks serialise writers. A
+//     block that only inserts takes the lock only at COMMIT: added rows
+//     cannot conflict with other writes except by key, checked again then.
 //   - In an explicit block, statements that cannot be rolled back (DDL,
-//     ALTER SYSTEM, UPDATE, DELETE) are refused, and so is any read after
-//     the block's first buffered write, since it would not see the write.
+//     ALTER SYSTEM) are refused, and so is SUBSCRIBE after the block's
+//     first write (its dataflow cannot see the buffered writes).
+//   - A query string of several statements is one implicit transaction,
+//     as in PostgreSQL: its INSERTs are buffered and applied at the end
+//     of the string.
 //   - In an implicit transaction, a statement that reads a table, writes
 //     otherwise than by INSERT, or changes the catalog first applies the
 //     INSERTs before it, so that it sees them (DDL then runs at once as
@@ -43,7 +49,7 @@ import (
 //   - An error inside a block aborts it: later statements fail with 25P02
 //     until ROLLBACK or COMMIT (which then rolls back), as in PostgreSQL.
 
-// pendingWrite is a buffered INSERT, COPY or TRUNCATE.
+// pendingWrite is a buffered write (INSERT, UPDATE, DELETE, COPY) or TRUNCATE.
 type pendingWrite struct {
 	id      plan.GlobalID
 	name    string
@@ -220,7 +226,7 @@ func (s *Session) withPending(it *Item, ch *tableChange) (*tableChange, error) {
 	return out, nil
 }
 
-// hasPendingWrites reports whether the transaction has buffered INSERTs.
+// hasPendingWrites reports whether the transaction has buffered writes.
 func (s *Session) hasPendingWrites() bool { return len(s.tx.pending) > 0 }
 
 // checkTransaction decides, before st runs, whether the transaction
@@ -286,7 +292,7 @@ type txKind int
 const (
 	txRead    txKind = iota // reads or session state: allowed anywhere
 	txInsert                // buffered
-	txModify                // UPDATE, DELETE: applied at once
+	txModify                // UPDATE, DELETE: buffered in a block, else applied at once
 	txDDL                   // catalog and system changes: applied at once
 	txControl               // BEGIN, COMMIT, ROLLBACK
 	txSession               // SET, SHOW, cursors: no reads of data
