@@ -145,9 +145,7 @@ func (ci *copyIn) Done(ctx context.Context) (*Result, error) {
 	s := ci.s
 	if s.tx.buffering() {
 		// Checked again, under the lock, at COMMIT.
-		if err := s.bufferInsert(ci.it, nil, ci.rows); err != nil {
-			return nil, err
-		}
+		s.bufferWrite(ci.it, ci.rows)
 		return tagf("COPY %d", n), nil
 	}
 	defer s.lockWrites()()

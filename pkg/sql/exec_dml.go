@@ -229,6 +229,9 @@ func (s *Session) lockWrites() func() {
 // writeMu keeps another writer from changing the table between the read
 // (and the key check) and the append.
 func (s *Session) write(ctx context.Context, n *pg.Node, params []row.Datum, verb string) (*Result, error) {
+	if s.tx.explicit && verb != "INSERT" {
+		s.holdBlockLock()
+	}
 	defer s.lockWrites()()
 	sn, err := s.snapshot(ctx)
 	if err != nil {
@@ -264,8 +267,10 @@ func (s *Session) write(ctx context.Context, n *pg.Node, params []row.Datum, ver
 		}
 		out = ch.adds
 	}
-	buffered := verb == "INSERT" && s.tx.buffering()
-	if buffered && len(ch.removes) > 0 {
+	// An explicit block buffers every write; an implicit transaction only
+	// INSERTs (it applies them before an UPDATE or DELETE runs).
+	buffered := s.tx.explicit || (verb == "INSERT" && s.tx.implicit)
+	if buffered && verb == "INSERT" && len(ch.removes) > 0 {
 		return nil, sqlerr.Unsupported("ON CONFLICT DO UPDATE of existing rows inside a transaction (only inserts are buffered until COMMIT)")
 	}
 	if err := s.checkChange(ctx, sn, wp.rules, ch, buffered); err != nil {
@@ -273,9 +278,7 @@ func (s *Session) write(ctx context.Context, n *pg.Node, params []row.Datum, ver
 	}
 	updates := ch.updates()
 	if buffered {
-		if err := s.bufferInsert(wp.it, wp.q.DependsOn, updates); err != nil {
-			return nil, err
-		}
+		s.bufferWrite(wp.it, updates)
 	} else if len(updates) > 0 {
 		if err := s.applyWrites(ctx, []pendingWrite{{id: wp.it.ID, name: wp.it.Name, updates: updates}}); err != nil {
 			return nil, err

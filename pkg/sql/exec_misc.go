@@ -176,7 +176,8 @@ func (s *Session) transaction(ctx context.Context, t *pg.TransactionStmt) (*Resu
 	case pg.TransactionStmtKind_TRANS_STMT_COMMIT, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
 		failed := s.tx.failed
 		s.tx.explicit, s.tx.failed, s.tx.now = false, false, 0
-		s.Close()
+		s.closeCursors()
+		defer s.endBlock() // releases the write lock after the flush
 		if t.Kind == pg.TransactionStmtKind_TRANS_STMT_ROLLBACK || failed {
 			// COMMIT of an aborted block rolls it back, as in PostgreSQL.
 			s.tx.pending = nil

@@ -199,6 +199,13 @@ func (s *Session) peekRows(ctx context.Context, sn *snapshot, q *planner.Query) 
 	if err := s.beforeRead(ctx); err != nil {
 		return nil, err
 	}
+	if s.tx.explicit && s.pendingTouches(q.DependsOn) {
+		diffs, err := s.readWithPending(ctx, sn, q)
+		if err != nil {
+			return nil, err
+		}
+		return RowsOf(diffs), nil
+	}
 	cluster, _ := s.vars.Get(VarCluster)
 	if err := sn.checkUsage(s.user, cluster); err != nil {
 		return nil, err
@@ -411,7 +418,7 @@ func (s *Session) fetch(ctx context.Context, f *pg.FetchStmt, timeout *time.Dura
 
 func (s *Session) closeCursor(c *pg.ClosePortalStmt) (*Result, error) {
 	if c.Portalname == "" {
-		s.Close()
+		s.closeCursors()
 		return tagf("CLOSE CURSOR ALL"), nil
 	}
 	name := strings.ToLower(c.Portalname)

@@ -113,7 +113,7 @@ func (s *Session) executePostgres(ctx context.Context, st *parse.Postgres, param
 	case *pg.Node_ClosePortalStmt:
 		return s.closeCursor(n.ClosePortalStmt)
 	case *pg.Node_DiscardStmt:
-		s.Close()
+		s.closeCursors()
 		s.vars = newVars()
 		s.user = s.sessionUser
 		return tagf("DISCARD ALL"), nil

@@ -69,6 +69,10 @@ type tableChange struct {
 // Engine.writeMu.
 func (s *Session) checkKeys(ctx context.Context, sn *snapshot, r *tableRules, ch *tableChange) error {
 	for _, k := range r.keys {
+		// delta[key] is the change's net count of rows with key; the
+		// table's rows with each added key are read (removed rows are
+		// rows of the table, so a key both removed and added must be
+		// read too: UPDATE t SET a = 2 over a = 1 and a = 2).
 		delta := map[string]int{}
 		var cands [][]row.Datum
 		for _, rm := range ch.removes {
@@ -76,12 +80,14 @@ func (s *Session) checkKeys(ctx context.Context, sn *snapshot, r *tableRules, ch
 				delta[ks]--
 			}
 		}
+		added := map[string]bool{}
 		for _, a := range ch.adds {
 			ks, ok := encodedKey(a, k.cols)
 			if !ok {
 				continue
 			}
-			if _, seen := delta[ks]; !seen {
+			if !added[ks] {
+				added[ks] = true
 				cands = append(cands, a)
 			}
 			delta[ks]++

@@ -115,8 +115,15 @@ func (s *Session) User() string { return s.user }
 // InTransaction reports whether an explicit transaction block is open.
 func (s *Session) InTransaction() bool { return s.tx.explicit }
 
-// Close releases the session's cursors.
+// Close ends the session: it rolls back an open transaction block
+// (releasing the write lock it may hold) and releases the cursors.
 func (s *Session) Close() {
+	s.tx.explicit, s.tx.failed = false, false
+	s.endBlock()
+	s.closeCursors()
+}
+
+func (s *Session) closeCursors() {
 	for name, c := range s.cursors {
 		c.close()
 		delete(s.cursors, name)
@@ -197,7 +204,7 @@ func (s *Session) Execute(ctx context.Context, st parse.Statement, params []row.
 func (s *Session) failTransaction() {
 	if s.tx.explicit {
 		s.tx.failed = true
-		s.tx.pending = nil
+		s.endBlock()
 	}
 }
 

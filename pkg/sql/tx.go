@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -19,21 +20,27 @@ import (
 // the way PostgreSQL clients observe it, as far as that is possible
 // without lying:
 //
-//   - INSERTs inside a transaction (an explicit BEGIN block, or a query
-//     string of several statements, which PostgreSQL runs as one implicit
-//     transaction) are checked at once and buffered; they are applied at
-//     COMMIT (the end of the query string) and discarded by ROLLBACK or
-//     an error. COPY FROM and TRUNCATE are buffered the same way (a
-//     TRUNCATE removes, at COMMIT, the rows the table has then). At
-//     COMMIT the writes are applied under the engine's write lock, after
-//     the tables' keys are checked again against their contents then.
-//     Only INSERT is buffered: its updates only add rows, so
-//     applying them later cannot conflict with other sessions' writes,
-//     whereas an UPDATE's retractions computed now could retract rows
-//     another session has deleted by COMMIT.
+//   - In an explicit BEGIN block every write (INSERT, UPDATE, DELETE,
+//     COPY FROM, TRUNCATE) is checked at once and buffered as row diffs;
+//     COMMIT applies them all in one WriteTables and ROLLBACK or an error
+//     discards them. A TRUNCATE removes, at COMMIT, the rows the table
+//     has then. An UPDATE or DELETE, and any read of a table the block
+//     wrote, is computed over the committed rows plus the block's diffs
+//     (readWithPending, tx_pending.go). Key checks combine the block's
+//     diffs with the statement's (withPending) and are made again at
+//     COMMIT under the engine's write lock.
+//   - A buffered UPDATE or DELETE retracts rows read when it ran, which
+//     another session must not change before COMMIT: the block takes the
+//     write lock at its first UPDATE or DELETE and holds it until it ends
+//     (holdBlockLock, endBlock), so such blocks serialise writers. A
+//     block that only inserts takes the lock only at COMMIT: added rows
+//     cannot conflict with other writes except by key, checked again then.
 //   - In an explicit block, statements that cannot be rolled back (DDL,
-//     ALTER SYSTEM, UPDATE, DELETE) are refused, and so is any read after
-//     the block's first buffered write, since it would not see the write.
+//     ALTER SYSTEM) are refused, and so is SUBSCRIBE after the block's
+//     first write (its dataflow cannot see the buffered writes).
+//   - A query string of several statements is one implicit transaction,
+//     as in PostgreSQL: its INSERTs are buffered and applied at the end
+//     of the string.
 //   - In an implicit transaction, a statement that reads a table, writes
 //     otherwise than by INSERT, or changes the catalog first applies the
 //     INSERTs before it, so that it sees them (DDL then runs at once as
@@ -42,7 +49,7 @@ import (
 //   - An error inside a block aborts it: later statements fail with 25P02
 //     until ROLLBACK or COMMIT (which then rolls back), as in PostgreSQL.
 
-// pendingWrite is a buffered INSERT, COPY or TRUNCATE.
+// pendingWrite is a buffered write (INSERT, UPDATE, DELETE, COPY) or TRUNCATE.
 type pendingWrite struct {
 	id      plan.GlobalID
 	name    string
@@ -60,6 +67,9 @@ type txState struct {
 	pending  []pendingWrite
 	// now is the block's now() in micros, fixed at its first use.
 	now int64
+	// unlock releases Engine.writeMu, which an explicit block holds from
+	// its first UPDATE or DELETE until it ends (holdBlockLock).
+	unlock func()
 }
 
 func (t *txState) buffering() bool { return t.explicit || t.implicit }
@@ -162,16 +172,16 @@ func (s *Session) prepareCommit(ctx context.Context, sn *snapshot, w *pendingWri
 	if len(rules.keys) == 0 {
 		return out, nil
 	}
-	for _, u := range w.updates {
-		r, err := u.Row.Unpack()
-		if err != nil {
-			return pendingWrite{}, fmt.Errorf("decode buffered row: %w", err)
-		}
+	net, err := netChange(w.updates)
+	if err != nil {
+		return pendingWrite{}, err
+	}
+	for _, r := range slices.Concat(net.adds, net.removes) {
 		if len(r) != it.Desc.Arity() {
 			return pendingWrite{}, sqlerr.Errorf(sqlerr.InvalidTransactionState, "table %q was altered before the transaction committed", w.name)
 		}
-		ch.adds = append(ch.adds, r)
 	}
+	ch.adds, ch.removes = net.adds, net.removes
 	if err := s.checkKeys(ctx, sn, rules, ch); err != nil {
 		return pendingWrite{}, err
 	}
@@ -203,32 +213,20 @@ func (s *Session) applyWrites(ctx context.Context, writes []pendingWrite) error 
 	return nil
 }
 
-// withPending returns a change to a table extended with the
-// transaction's buffered inserts into it (and whether it truncated it),
-// for the key check of a statement buffered after them.
+// withPending returns a change to a table combined with the
+// transaction's buffered writes to it (and whether it truncated it), for
+// the key check of a statement buffered after them.
 func (s *Session) withPending(it *Item, ch *tableChange) (*tableChange, error) {
-	out := &tableChange{removes: ch.removes, truncated: ch.truncated}
-	for _, w := range s.tx.pending {
-		if w.id != it.ID {
-			continue
-		}
-		if w.truncate {
-			out.truncated = true
-			out.adds = nil
-		}
-		for _, u := range w.updates {
-			r, err := u.Row.Unpack()
-			if err != nil {
-				return nil, fmt.Errorf("decode buffered row: %w", err)
-			}
-			out.adds = append(out.adds, r)
-		}
+	diffs, truncated := s.pendingFor(it.ID)
+	out, err := netChange(append(slices.Clip(diffs), ch.updates()...))
+	if err != nil {
+		return nil, err
 	}
-	out.adds = append(out.adds, ch.adds...)
+	out.truncated = truncated || ch.truncated
 	return out, nil
 }
 
-// hasPendingWrites reports whether the transaction has buffered INSERTs.
+// hasPendingWrites reports whether the transaction has buffered writes.
 func (s *Session) hasPendingWrites() bool { return len(s.tx.pending) > 0 }
 
 // checkTransaction decides, before st runs, whether the transaction
@@ -255,8 +253,6 @@ func (s *Session) checkTransaction(ctx context.Context, st parse.Statement) erro
 	switch kind {
 	case txDDL:
 		return sqlerr.Errorf(sqlerr.ActiveSQLTransaction, "%s cannot run inside a transaction block: Tandem cannot roll it back", statementName(st))
-	case txModify:
-		return sqlerr.Unsupported(statementName(st) + " inside a transaction block (Tandem cannot roll it back; only INSERT is buffered until COMMIT)")
 	case txRead:
 		// Reads of tables are checked when they read (peekRows), so that
 		// reads of no table (SELECT 1) stay allowed.
@@ -270,34 +266,24 @@ func (s *Session) checkTransaction(ctx context.Context, st parse.Statement) erro
 }
 
 func errReadAfterWrite() error {
-	return sqlerr.Unsupported("reading after a write in a transaction block (the block's INSERTs are applied at COMMIT, so the read would not see them)")
+	return sqlerr.Unsupported("SUBSCRIBE after a write in a transaction block (the block's writes are applied at COMMIT)")
 }
 
-// beforeRead applies or refuses, before a read of tables, the
-// transaction's buffered INSERTs: an implicit transaction applies them so
-// the read sees them; an explicit block cannot, so the read is refused.
+// beforeRead applies, before a read of tables in an implicit
+// transaction, its buffered writes so the read sees them. (An explicit
+// block reads its writes through readWithPending instead.)
 func (s *Session) beforeRead(ctx context.Context) error {
-	switch {
-	case !s.hasPendingWrites():
-		return nil
-	case s.tx.implicit:
+	if s.tx.implicit && s.hasPendingWrites() {
 		return s.flushWrites(ctx)
-	case s.tx.explicit:
-		return errReadAfterWrite()
 	}
 	return nil
 }
 
-// bufferInsert keeps an INSERT's rows until the transaction commits. An
-// INSERT reading catalog items after an earlier write would not see it.
-func (s *Session) bufferInsert(it *Item, dependsOn []plan.GlobalID, updates []RowDiff) error {
-	if s.tx.explicit && s.hasPendingWrites() && len(dependsOn) > 0 {
-		return sqlerr.Unsupported("INSERT ... SELECT after a write in a transaction block (the block's INSERTs are applied at COMMIT, so the query would not see them)")
-	}
+// bufferWrite keeps a write's updates until the transaction commits.
+func (s *Session) bufferWrite(it *Item, updates []RowDiff) {
 	if len(updates) > 0 {
 		s.tx.pending = append(s.tx.pending, pendingWrite{id: it.ID, name: it.Name, updates: updates})
 	}
-	return nil
 }
 
 // txKind classifies statements for transaction handling.
@@ -306,7 +292,7 @@ type txKind int
 const (
 	txRead    txKind = iota // reads or session state: allowed anywhere
 	txInsert                // buffered
-	txModify                // UPDATE, DELETE: applied at once
+	txModify                // UPDATE, DELETE: buffered in a block, else applied at once
 	txDDL                   // catalog and system changes: applied at once
 	txControl               // BEGIN, COMMIT, ROLLBACK
 	txSession               // SET, SHOW, cursors: no reads of data

@@ -10,6 +10,7 @@ import (
 // TestTransactionBlocks pins what BEGIN ... COMMIT/ROLLBACK means for
 // writes: INSERTs are applied at COMMIT and discarded by ROLLBACK or by
 // an error, as in PostgreSQL; what Tandem cannot roll back is refused.
+// UPDATE and DELETE: tx_block_test.go.
 func TestTransactionBlocks(t *testing.T) {
 	s, _ := newSession(t)
 	run(t, s, "CREATE TABLE t (a int, b text)")
@@ -29,8 +30,9 @@ func TestTransactionBlocks(t *testing.T) {
 	if !s.InTransaction() {
 		t.Fatal("not in a transaction after BEGIN")
 	}
-	// Reading after a write would not see the write: refused.
-	wantCode(t, s, "SELECT * FROM t", sqlerr.FeatureNotSupported)
+	// A read after a write sees it.
+	wantRows(t, s, "SELECT a FROM t ORDER BY a", "1", "2", "3")
+	wantCode(t, s, "SELECT 1/0", sqlerr.DivisionByZero)
 	if !s.TransactionFailed() {
 		t.Fatal("an error inside a block must abort it")
 	}
@@ -60,20 +62,21 @@ func TestTransactionBlocks(t *testing.T) {
 		wantCode(t, s, q, sqlerr.ActiveSQLTransaction)
 		run(t, s, "ROLLBACK")
 	}
-	for _, q := range []string{"UPDATE t SET a = 0", "DELETE FROM t"} {
-		run(t, s, "BEGIN")
-		wantCode(t, s, q, sqlerr.FeatureNotSupported)
-		run(t, s, "ROLLBACK")
-	}
 	wantRows(t, s, "SELECT a FROM t ORDER BY a", "1", "2")
 
 	// Reads before the first write, and INSERT ... SELECT as the first
 	// write, are fine.
 	run(t, s, "BEGIN; SELECT * FROM t; INSERT INTO t SELECT a + 10, b FROM t; COMMIT")
 	wantRows(t, s, "SELECT a FROM t ORDER BY a", "1", "2", "11", "12")
-	// A second INSERT reading a table would miss the first's rows.
+	// A second INSERT reading the table sees the first's rows.
 	run(t, s, "BEGIN; INSERT INTO t VALUES (20, 'q')")
-	wantCode(t, s, "INSERT INTO t SELECT a, b FROM t", sqlerr.FeatureNotSupported)
+	run(t, s, "INSERT INTO t SELECT a + 100, b FROM t WHERE a >= 12")
+	wantRows(t, s, "SELECT a FROM t WHERE a >= 12 ORDER BY a", "12", "20", "112", "120")
+	run(t, s, "ROLLBACK")
+	// SUBSCRIBE after a write is refused: its dataflow cannot see the
+	// block's writes.
+	run(t, s, "BEGIN; INSERT INTO t VALUES (20, 'q')")
+	wantCode(t, s, "SUBSCRIBE (SELECT * FROM t)", sqlerr.FeatureNotSupported)
 	run(t, s, "ROLLBACK")
 }
 

@@ -304,6 +304,14 @@ func (f *Fake) WriteTable(ctx context.Context, id plan.GlobalID, ups []sql.RowDi
 
 // WriteTables implements sql.Backend: every write is checked before any is
 // applied, then all are applied at one time.
+// Commits returns how many WriteTables calls have committed, so a test
+// can check that a transaction commits in exactly one.
+func (f *Fake) Commits() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return uint64(f.now)
+}
+
 func (f *Fake) WriteTables(_ context.Context, writes []sql.TableWrite) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
