@@ -148,7 +148,11 @@ func (ci *copyIn) Done(ctx context.Context) (*Result, error) {
 		s.bufferWrite(ci.it, ci.rows)
 		return tagf("COPY %d", n), nil
 	}
-	defer s.lockWrites()()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	sn, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err

@@ -95,7 +95,11 @@ func (s *Session) truncate(ctx context.Context, t *pg.TruncateStmt) (*Result, er
 		}
 		return tagf("TRUNCATE TABLE"), nil
 	}
-	defer s.lockWrites()()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	var writes []pendingWrite
 	for _, it := range its {
 		w, err := s.prepareCommit(ctx, sn, &pendingWrite{id: it.ID, name: it.Name, truncate: true})
@@ -139,7 +143,11 @@ func (s *Session) alterTable(ctx context.Context, a *pg.AlterTableStmt) (*Result
 	if len(a.Cmds) != 1 {
 		return nil, sqlerr.Unsupported("ALTER TABLE with several actions")
 	}
-	defer s.lockWrites()()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	sn, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -387,7 +395,11 @@ func (s *Session) rename(ctx context.Context, r *pg.RenameStmt) (*Result, error)
 	if r.RenameType != pg.ObjectType_OBJECT_TABLE && !(r.RenameType == pg.ObjectType_OBJECT_COLUMN && r.RelationType == pg.ObjectType_OBJECT_TABLE) {
 		return nil, sqlerr.Unsupported("ALTER ... RENAME of " + r.RenameType.String())
 	}
-	defer s.lockWrites()()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	sn, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err

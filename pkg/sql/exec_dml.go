@@ -211,17 +211,20 @@ func replaceDefaults(it *Item, cols []string, sel *pg.SelectStmt) error {
 
 // lockWrites takes Engine.writeMu unless this session already holds it
 // (a write that reads flushes the transaction's buffered writes, which
-// takes the lock too) and returns its release.
-func (s *Session) lockWrites() func() {
+// takes the lock too) and returns its release. Waiting ends with 57014 when
+// ctx ends (statement_timeout, a cancel request, a closed connection).
+func (s *Session) lockWrites(ctx context.Context) (func(), error) {
 	if s.writeLocked {
-		return func() {}
+		return func() {}, nil
 	}
-	s.engine.writeMu.Lock()
+	if err := s.engine.writeMu.LockContext(ctx); err != nil {
+		return nil, err
+	}
 	s.writeLocked = true
 	return func() {
 		s.writeLocked = false
 		s.engine.writeMu.Unlock()
-	}
+	}, nil
 }
 
 // write executes INSERT, UPDATE or DELETE: compute the changed rows with
@@ -230,9 +233,15 @@ func (s *Session) lockWrites() func() {
 // (and the key check) and the append.
 func (s *Session) write(ctx context.Context, n *pg.Node, params []row.Datum, verb string) (*Result, error) {
 	if s.tx.explicit && verb != "INSERT" {
-		s.holdBlockLock()
+		if err := s.holdBlockLock(ctx); err != nil {
+			return nil, err
+		}
 	}
-	defer s.lockWrites()()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	sn, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err

@@ -78,7 +78,11 @@ func (s *Session) grant(ctx context.Context, n *pg.GrantStmt) (*Result, error) {
 		}
 		names = append(names, strings.ToUpper(ap.PrivName))
 	}
-	defer s.lockWrites()()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	sn, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -220,7 +224,11 @@ func mergeLetters(held, letters string, add bool) string {
 
 // grantCluster executes GRANT/REVOKE ... ON CLUSTER.
 func (s *Session) grantCluster(ctx context.Context, st *parse.GrantCluster) (*Result, error) {
-	defer s.lockWrites()()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	sn, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err

@@ -204,7 +204,11 @@ func (s *Session) alterRole(ctx context.Context, n *pg.AlterRoleStmt) (*Result, 
 
 // dropRole executes DROP ROLE [IF EXISTS] a, b: all of them or none.
 func (s *Session) dropRole(ctx context.Context, n *pg.DropRoleStmt) (*Result, error) {
-	defer s.lockWrites()()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	sn, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err

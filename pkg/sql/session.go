@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -23,7 +22,8 @@ type Engine struct {
 	// writeMu serialises statements that read a table and then write it
 	// (UPDATE, DELETE) and DDL that checks the catalog then changes it, so
 	// that two sessions cannot interleave between the check and the change.
-	writeMu sync.Mutex
+	// Statements wait for it with their context (writeLock.LockContext).
+	writeMu writeLock
 	// clock is what now() reads (nil: time.Now); see SetClock.
 	clock func() time.Time
 }

@@ -115,7 +115,11 @@ func (s *Session) flushWrites(ctx context.Context) error {
 	if len(pending) == 0 {
 		return nil
 	}
-	defer s.lockWrites()()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	var order []plan.GlobalID
 	byID := map[plan.GlobalID]*pendingWrite{}
 	for i := range pending {

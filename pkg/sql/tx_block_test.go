@@ -184,3 +184,32 @@ func TestUpdateKeyCountsRemovedRows(t *testing.T) {
 	run(t, s, "UPDATE t SET a = 3 - a")
 	wantRows(t, s, "SELECT a, b FROM t ORDER BY a", "1,y", "2,x")
 }
+
+// TestWriterQueuedBehindBlockCanBeCanceled: a writer waiting for the write
+// lock an open block holds ends with 57014 when its statement_timeout
+// passes or its context is canceled, and the block is unaffected.
+func TestWriterQueuedBehindBlockCanBeCanceled(t *testing.T) {
+	e := sql.NewEngine(sqltest.New())
+	a, b := e.NewSession("alice"), e.NewSession("alice")
+	run(t, a, "CREATE TABLE t (k int, v int); INSERT INTO t VALUES (1, 1)")
+	run(t, a, "BEGIN")
+	run(t, a, "UPDATE t SET v = v + 1")
+
+	run(t, b, "SET statement_timeout = '50ms'")
+	wantCode(t, b, "UPDATE t SET v = v + 10", sqlerr.QueryCanceled)
+	wantCode(t, b, "TRUNCATE t", sqlerr.QueryCanceled)
+	run(t, b, "SET statement_timeout = 0")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.ExecuteSQL(ctx, "DELETE FROM t")
+		done <- err
+	}()
+	cancel()
+	if err := <-done; sqlerr.Code(err) != sqlerr.QueryCanceled {
+		t.Fatalf("canceled DELETE behind the block: %v, want 57014", err)
+	}
+	run(t, a, "COMMIT")
+	wantRows(t, b, "SELECT v FROM t", "2")
+}

@@ -139,10 +139,16 @@ func netChange(diffs []RowDiff) (*tableChange, error) {
 // block: a buffered UPDATE or DELETE retracts rows read now, so no other
 // writer may change the table before the block commits (a lost update).
 // The lock is released when the block ends (endBlock).
-func (s *Session) holdBlockLock() {
-	if s.tx.unlock == nil {
-		s.tx.unlock = s.lockWrites()
+func (s *Session) holdBlockLock(ctx context.Context) error {
+	if s.tx.unlock != nil {
+		return nil
 	}
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return err
+	}
+	s.tx.unlock = unlock
+	return nil
 }
 
 // endBlock discards the block's buffered writes and releases the lock it
