@@ -82,6 +82,7 @@ func TestSchemaRejects(t *testing.T) {
 		"bad storage size":  {"--set", "controller.storage.size=lots"},
 		"bad pull policy":   {"--set", "image.pullPolicy=Sometimes"},
 		"bad alert pending": {"--set", "monitoring.prometheusRule.holdGapFor=soon"},
+		"bad network peer":  {"--set", "networkPolicy.pgwire.from[0].cidr=10.0.0.0/8"},
 	}
 	for name, set := range tests {
 		t.Run(name, func(t *testing.T) {
