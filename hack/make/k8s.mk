@@ -13,15 +13,18 @@ check-generate-k8s:
 	bash hack/kube-generate.sh --check
 
 # helm lint, golden renders and schema checks of charts/tandem (needs only helm).
+# promtool (hack/promtool.sh, Debian's prometheus package) checks the alert rules.
 test-chart:
-	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh helm)" \
+	bash hack/promtool.sh >/dev/null
+	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh helm)" TANDEM_PROMTOOL_REQUIRED=1 \
 		$(GO) test -count=1 -tags k8s -timeout 10m ./charts/...
 
 # The suites tagged k8s start a real kube-apiserver and etcd (envtest) from the cache. The
 # cmd/controller one runs the operator and the controller together (its other tests run in
 # `make test`).
 test-k8s: check-generate-k8s
-	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver helm)" \
+	bash hack/promtool.sh >/dev/null
+	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver helm)" TANDEM_PROMTOOL_REQUIRED=1 \
 		$(GO) test -count=1 -tags k8s -timeout 20m ./operator/... ./charts/... ./pkg/orchestrator/kubernetes/...
 	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver)" \
 		$(GO) test -count=1 -tags k8s -timeout 10m -run '^TestKubernetes' ./cmd/controller/
