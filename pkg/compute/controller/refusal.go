@@ -36,7 +36,13 @@ func (c *Controller) handleCommandErrorLocked(r *replica, proc int, e *computepb
 			return
 		}
 	}
-	r.log.Info("Replica refused a command", "command", e.GetCommand(), "id", e.GetId(), "sqlstate", e.GetSqlstate(), "message", e.GetMessage())
+	log := r.log
+	if _, ok := r.refused[e.GetId()]; ok {
+		// The echo of a refused dataflow (its Schedule, its compaction):
+		// the refusal itself was logged.
+		log = log.V(1)
+	}
+	log.Info("Replica refused a command", "command", e.GetCommand(), "id", e.GetId(), "sqlstate", e.GetSqlstate(), "message", e.GetMessage())
 	if p, ok := r.cluster.peeks[e.GetId()]; ok {
 		c.peekAnsweredLocked(r, proc, p, nil, perr, true)
 	}
