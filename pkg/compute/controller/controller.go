@@ -507,6 +507,7 @@ func (c *Controller) maybeRemoveLocked(col *collection) {
 		}
 	}
 	delete(c.collections, col.id)
+	c.forgetRefusalsLocked(col)
 	if c.cfg.Metrics != nil {
 		c.cfg.Metrics.collections.Set(float64(len(c.collections)))
 	}

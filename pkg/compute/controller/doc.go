@@ -38,6 +38,10 @@
 //     replica's processes (54000); a peek pending on replicas that lost
 //     their connection MaxPeekRestarts times while it ran fails instead
 //     of being re-sent again.
+//   - A replica's refusal of a dataflow (a CommandError naming it) is that
+//     replica's answer to every peek of the dataflow's exports in the
+//     same connection, pending or later, with the refusal's SQLSTATE and
+//     message (refusal.go), never the replica's "unknown index".
 //   - Read admission (admission.go): per cluster, at most the kind's
 //     bound of reads (fast-path peeks, one-shot dataflows) run at once and
 //     at most max_queued_reads of a kind wait; a read waits before it takes

@@ -157,11 +157,23 @@ type fakeReplica struct {
 	// silentDrops leaves AllowCompaction to the empty frontier unanswered,
 	// as a replica stuck in a long step (and then killed) would.
 	silentDrops bool
+	// refuse, when set, refuses every CreateDataflow with this error as
+	// a real replica refuses an invalid plan: a CommandError naming the
+	// dataflow, then "unknown collection" for its Schedule and "unknown
+	// index" (42704) for every peek of its exports, in stream order.
+	// deferRefusal holds each process's CommandError back until the
+	// process receives a peek of an export, then sends it and leaves the
+	// peek pending (so that only the refusal can end the peek).
+	refuse       *computepb.PeekError
+	deferRefusal bool
+	refused      map[string]bool               // exports of refused dataflows
+	deferred     map[int][]*computepb.Response // per process
 }
 
 func newFakeReplica() *fakeReplica {
 	return &fakeReplica{procs: map[int]*fakeProcess{}, dataflows: map[string]fakeDataflow{},
-		rows: map[string][][]*computepb.RowCount{}, pending: map[string]*computepb.Peek{}}
+		rows: map[string][][]*computepb.RowCount{}, pending: map[string]*computepb.Peek{},
+		refused: map[string]bool{}, deferred: map[int][]*computepb.Response{}}
 }
 
 func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
@@ -176,6 +188,10 @@ func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
 		if err := json.Unmarshal(k.CreateDataflow.GetDataflowJson(), &df); err != nil {
 			panic(err)
 		}
+		if f.refuse != nil {
+			f.refuseLocked(p, df)
+			return
+		}
 		for _, e := range df.Exports {
 			f.dataflows[e] = df
 		}
@@ -188,9 +204,24 @@ func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
 		if k.AllowCompaction.GetFrontier().GetClosed() && !f.silentDrops {
 			go p.send(frontiersResp(k.AllowCompaction.GetId(), frontier.Closed()))
 		}
+	case *computepb.Command_Schedule:
+		if id := k.Schedule.GetId(); f.refused[id] {
+			p.send(commandErrorResp(protocol.KindSchedule, id, "42704", "unknown collection "+id))
+		}
 	case *computepb.Command_Peek:
 		pk := k.Peek
 		switch {
+		case f.refused[pk.GetTargetId()] && len(f.deferred[p.index]) > 0:
+			// The refusal arrives while the peek is pending.
+			for _, r := range f.deferred[p.index] {
+				p.send(r)
+			}
+			delete(f.deferred, p.index)
+			f.pending[pk.GetUuid()] = pk
+		case f.refused[pk.GetTargetId()]:
+			p.send(&computepb.Response{Kind: &computepb.Response_PeekResponse{PeekResponse: &computepb.PeekResponse{
+				Uuid: pk.GetUuid(), Result: &computepb.PeekResponse_Error{Error: &computepb.PeekError{
+					Sqlstate: "42704", Message: "unknown index " + pk.GetTargetId()}}}}})
 		case f.peekErr != nil:
 			go p.send(&computepb.Response{Kind: &computepb.Response_PeekResponse{PeekResponse: &computepb.PeekResponse{
 				Uuid: pk.GetUuid(), Result: &computepb.PeekResponse_Error{Error: f.peekErr}}}})
@@ -226,6 +257,25 @@ func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
 				Uuid: k.CancelPeek.GetUuid(), Result: &computepb.PeekResponse_Canceled{Canceled: &computepb.PeekCanceled{}}}}})
 		}
 	}
+}
+
+// refuseLocked refuses df on process p (see fakeReplica.refuse); the
+// responses are sent in order, as the real replica's are.
+func (f *fakeReplica) refuseLocked(p *fakeProcess, df fakeDataflow) {
+	for _, e := range df.Exports {
+		f.refused[e] = true
+	}
+	r := commandErrorResp(protocol.KindCreateDataflow, df.ID, f.refuse.GetSqlstate(), f.refuse.GetMessage())
+	if f.deferRefusal {
+		f.deferred[p.index] = append(f.deferred[p.index], r)
+		return
+	}
+	p.send(r)
+}
+
+func commandErrorResp(command, id, code, msg string) *computepb.Response {
+	return &computepb.Response{Kind: &computepb.Response_CommandError{CommandError: &computepb.CommandError{
+		Command: command, Id: id, Sqlstate: code, Message: msg}}}
 }
 
 func frontiersResp(id string, f frontier.Frontier) *computepb.Response {

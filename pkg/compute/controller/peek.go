@@ -327,7 +327,7 @@ func (c *Controller) handlePeekResponseLocked(r *replica, proc int, resp *comput
 	case *computepb.PeekResponse_Stashed:
 		c.peekStashedLocked(r, proc, p, k.Stashed.GetRows(), k.Stashed.GetFinal())
 	case *computepb.PeekResponse_Error:
-		c.peekAnsweredLocked(r, proc, p, nil, k.Error, true)
+		c.peekAnsweredLocked(r, proc, p, nil, r.refusalOr(p, k.Error), true)
 	case *computepb.PeekResponse_Canceled:
 		// Only sent after our CancelPeek; the peek is no longer pending.
 	}

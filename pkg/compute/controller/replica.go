@@ -35,6 +35,9 @@ type replica struct {
 	frontiers map[string]*replicaFrontiers
 	// hydrationMs is the replica's own hydration report (introspection).
 	status map[string]*computepb.CollectionStatus
+	// refused holds this epoch's refusals of create_dataflow, by export
+	// of the refused dataflow (refusal.go).
+	refused map[string]*computepb.PeekError
 	// importHolds are this replica's holds on its dataflows' storage
 	// imports, by dataflow id (see replicaholds.go). They outlive
 	// connections and go with the dataflow or the replica.
@@ -204,6 +207,7 @@ func (r *replica) connectOnce(ctx context.Context) error {
 	r.lastError = ""
 	r.frontiers = map[string]*replicaFrontiers{}
 	r.status = map[string]*computepb.CollectionStatus{}
+	r.refused = map[string]*computepb.PeekError{}
 	history := c.historyForLocked(r.cluster, r.cfg.ID.Replica)
 	c.holdHistoryImportsLocked(r)
 	for _, p := range conns {
@@ -289,11 +293,7 @@ func (c *Controller) handleResponse(r *replica, epoch uint64, proc int, resp *co
 			r.status[s.GetId()] = s
 		}
 	case *computepb.Response_CommandError:
-		e := k.CommandError
-		r.log.Info("Replica refused a command", "command", e.GetCommand(), "id", e.GetId(), "sqlstate", e.GetSqlstate(), "message", e.GetMessage())
-		if p, ok := r.cluster.peeks[e.GetId()]; ok {
-			c.peekAnsweredLocked(r, proc, p, nil, &computepb.PeekError{Sqlstate: e.GetSqlstate(), Message: e.GetMessage()}, true)
-		}
+		c.handleCommandErrorLocked(r, proc, k.CommandError)
 	}
 }
 
@@ -425,6 +425,7 @@ func (c *Controller) CreateReplica(ctx context.Context, cfg orchestrator.Replica
 		log:         c.log.WithValues("replica", cfg.ID.String()),
 		frontiers:   map[string]*replicaFrontiers{},
 		status:      map[string]*computepb.CollectionStatus{},
+		refused:     map[string]*computepb.PeekError{},
 		importHolds: map[string]dataflowImportHolds{},
 	}
 	cl.replicas[cfg.ID.Replica] = r

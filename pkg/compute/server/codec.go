@@ -1,6 +1,8 @@
 package server
 
 import (
+	"encoding/json"
+
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 )
 
@@ -8,10 +10,11 @@ import (
 // a *plan.DataflowDescription.
 type PlanCodec struct{}
 
-// Decode implements Codec.
+// Decode implements Codec. A description that parses but does not
+// validate is refused with an *InvalidDataflowError naming it.
 func (PlanCodec) Decode(b []byte) (*Dataflow, error) {
-	d, err := plan.Unmarshal(b)
-	if err != nil {
+	d := &plan.DataflowDescription{}
+	if err := json.Unmarshal(b, d); err != nil {
 		return nil, err
 	}
 	df := &Dataflow{Name: d.ID.String(), AsOf: d.AsOf, Until: d.Until, Description: d}
@@ -20,6 +23,12 @@ func (PlanCodec) Decode(b []byte) (*Dataflow, error) {
 	}
 	for _, s := range d.SubscribeSinks {
 		df.Subscribes = append(df.Subscribes, s.ID.String())
+	}
+	if err := d.Validate(); err != nil {
+		if !d.ID.Valid() {
+			return nil, err // nothing to name it by
+		}
+		return nil, &InvalidDataflowError{Name: df.Name, Err: err}
 	}
 	return df, nil
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -108,7 +109,16 @@ func (s *Server) command(ctx context.Context, c *conn, cmd *computepb.Command) {
 	if cd := cmd.GetCreateDataflow(); cd != nil {
 		var err error
 		if df, err = s.codec.Decode(cd.GetDataflowJson()); err != nil {
-			s.refuse(c, kind, "", coded(CodeInvalidPlan, "invalid dataflow: %w", err))
+			// Name the dataflow when the description did: the controller
+			// fails the reads of its exports with this refusal. XX000: a
+			// plan the controller built and the replica cannot run is an
+			// internal error, not the user's.
+			var id string
+			var ie *InvalidDataflowError
+			if errors.As(err, &ie) {
+				id = ie.Name
+			}
+			s.refuse(c, kind, id, coded(CodeInvalidPlan, "invalid dataflow: %w", err))
 			return
 		}
 	}

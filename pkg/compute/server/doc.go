@@ -16,7 +16,9 @@
 //     CancelPeek;
 //   - bad input (malformed command, unknown id, invalid plan, duplicate
 //     export, peek outside [since, until)) is refused with an error
-//     response; the stream and every other collection keep going;
+//     response; the stream and every other collection keep going. A
+//     refused CreateDataflow names the dataflow whenever its description
+//     does (a Codec's InvalidDataflowError);
 //   - after InitializationComplete the replica reconciles: compatible
 //     running dataflows are kept, the rest dropped, desired ones built, and
 //     every frontier reported afresh.

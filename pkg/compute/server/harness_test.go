@@ -106,7 +106,7 @@ func (testCodec) Decode(b []byte) (*Dataflow, error) {
 		return nil, err
 	}
 	if d.Plan == "invalid" {
-		return nil, errors.New("plan does not type-check")
+		return nil, &InvalidDataflowError{Name: d.Name, Err: errors.New("plan does not type-check")}
 	}
 	until := frontier.Closed()
 	if d.Until != nil {

@@ -31,12 +31,27 @@ type Runtime interface {
 
 // Codec decodes dataflow descriptions and decides reuse on reconnect.
 type Codec interface {
-	// Decode parses and validates a JSON dataflow description.
+	// Decode parses and validates a JSON dataflow description. A
+	// description that parses far enough to name its dataflow but is
+	// refused should be reported as an *InvalidDataflowError, so that the
+	// refusal names the dataflow (the controller fails the reads of its
+	// exports with it).
 	Decode(b []byte) (*Dataflow, error)
 	// Compatible reports whether the running dataflow can serve as the
 	// desired one without being rebuilt.
 	Compatible(running, desired *Dataflow) bool
 }
+
+// InvalidDataflowError is a Codec's refusal of a description that named
+// its dataflow: the CommandError then carries Name as its id.
+type InvalidDataflowError struct {
+	Name string
+	Err  error
+}
+
+func (e *InvalidDataflowError) Error() string { return e.Err.Error() }
+
+func (e *InvalidDataflowError) Unwrap() error { return e.Err }
 
 // Dataflow is a decoded dataflow description, as far as the server needs to
 // know it. Description is the codec's own decoded form, handed to the
