@@ -173,7 +173,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		mux := placement.NewMultiplexer(eng.Respond, placement.RouteSealedHint,
 			func(id plan.GlobalID, t frontier.Time) bool { return inter.Sealed(id, t) })
 		maint := placement.NewMaintenance(shared)
-		mrt, closeM, err := newRuntime(runtime.Maintenance, cfg.ComputePeers, cfg.ComputeListenAddr, mux.ResponderFor(placement.MaintenanceRuntime), maint, nil, m)
+		mrt, closeM, err := newRuntime(runtime.Maintenance, cfg.ComputePeers, cfg.ComputeListenAddr, mux.ResponderFor(runtime.Maintenance), maint, nil, m)
 		if err != nil {
 			return err
 		}
@@ -181,10 +181,10 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		maint.SetInner(mrt)
 		inter = placement.NewInteractive(placement.InteractiveConfig{
 			Registry: shared, Workers: cfg.Workers, Process: cfg.Process,
-			Respond: mux.ResponderFor(placement.InteractiveRuntime), Metrics: runtimeMetrics{im},
+			Respond: mux.ResponderFor(runtime.Interactive), Metrics: runtimeMetrics{im},
 		})
 		defer inter.Close()
-		irt, closeI, err := newRuntime(runtime.Interactive, cfg.InteractivePeers, cfg.InteractiveListenAddr, mux.ResponderFor(placement.InteractiveRuntime), nil, inter, im)
+		irt, closeI, err := newRuntime(runtime.Interactive, cfg.InteractivePeers, cfg.InteractiveListenAddr, mux.ResponderFor(runtime.Interactive), nil, inter, im)
 		if err != nil {
 			return err
 		}
