@@ -66,9 +66,8 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	}
 
 	processes := max(1, len(cfg.ComputePeers))
-	serverRole := runtime.Solo
+	serverRole := replica.Config{TwoRuntimes: twoRuntimes}.Role()
 	if twoRuntimes {
-		serverRole = runtime.Maintenance
 		// Both runtimes' workers run on locked OS threads; give each a P
 		// plus headroom so an interactive worker never queues for a
 		// processor behind a busy maintenance worker (docs/design/two-runtimes.md).
@@ -167,7 +166,6 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		go reportHoldGaps(rtCtx, proc.Registry, sm, holdGapInterval)
 	}
 	proc.Start(rtCtx)
-	stopRuntimes := proc.Stop
 
 	loopCtx, loopCancel := context.WithCancel(context.Background())
 	defer loopCancel()
@@ -211,7 +209,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		log.Error(err, "Exiting after a fatal error; the replica must be restarted")
 		return fmt.Errorf("fatal: %w", err)
 	case err := <-serveErr:
-		stopRuntimes()
+		proc.Stop()
 		return fmt.Errorf("serve compute protocol: %w", err)
 	case <-ctx.Done():
 	}
@@ -231,7 +229,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	case <-time.After(cfg.ShutdownTimeout):
 		gs.Stop()
 	}
-	stopRuntimes()
+	proc.Stop()
 	log.Info("Shut down")
 	return nil
 }

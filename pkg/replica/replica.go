@@ -59,8 +59,9 @@ type Process struct {
 	closers []func()
 }
 
-// Role is the role the protocol server reports as: Solo, or Maintenance
-// for a two-runtime process.
+// Role is the role the process's server-side series and logs carry: Solo,
+// or Maintenance for a two-runtime process (the interactive runtime's
+// series carry Interactive).
 func (c Config) Role() runtime.Role {
 	if c.TwoRuntimes {
 		return runtime.Maintenance
