@@ -20,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 
-	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/mesh"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
@@ -28,8 +27,8 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 	"github.com/tandemdb/tandem/pkg/compute/server"
 	"github.com/tandemdb/tandem/pkg/compute/sink"
-	"github.com/tandemdb/tandem/pkg/placement"
 	"github.com/tandemdb/tandem/pkg/pprofserver"
+	"github.com/tandemdb/tandem/pkg/replica"
 	"github.com/tandemdb/tandem/pkg/sharing"
 	"github.com/tandemdb/tandem/pkg/storage/tablesource"
 )
@@ -67,9 +66,8 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	}
 
 	processes := max(1, len(cfg.ComputePeers))
-	serverRole := runtime.Solo
+	serverRole := replica.Config{TwoRuntimes: twoRuntimes}.Role()
 	if twoRuntimes {
-		serverRole = runtime.Maintenance
 		// Both runtimes' workers run on locked OS threads; give each a P
 		// plus headroom so an interactive worker never queues for a
 		// processor behind a busy maintenance worker (docs/design/two-runtimes.md).
@@ -115,17 +113,29 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	baseLog := log
 	log = log.WithValues("role", serverRole.String())
 
-	var srv *server.Server
-	eng := server.NewEngine(func(ev server.Event) { srv.Deliver(ev) }, log.WithName("engine"))
 	guard := &server.MemoryGuard{Limit: memoryLimit(cfg.MemoryLimit, os.ReadFile), Fraction: server.DefaultMemoryFraction}
 	log.Info("Memory guard", "limit", guard.String())
-	srv = server.New(server.Config{Runtime: eng, Codec: server.PlanCodec{}, Log: log.WithName("server"), Metrics: serverMetrics{m},
-		Memory: guard})
-	sources := render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}
+	rcfg := replica.Config{
+		Workers: cfg.Workers, Process: cfg.Process, Processes: processes, TwoRuntimes: twoRuntimes,
+		Sources:       render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}},
+		ServerMetrics: serverMetrics{m}, Memory: guard, OnFatal: onFatal, Log: log,
+		Fabric: func(role runtime.Role) (runtime.Fabric, func(), error) {
+			peers, listen := cfg.ComputePeers, cfg.ComputeListenAddr
+			if role == runtime.Interactive {
+				peers, listen = cfg.InteractivePeers, cfg.InteractiveListenAddr
+			}
+			return connectMesh(ctx, cfg, peers, listen, onFatal, baseLog.WithName("mesh").WithValues("role", role.String()))
+		},
+		Metrics: func(role runtime.Role) runtime.Metrics {
+			if role == runtime.Interactive {
+				return runtimeMetrics{im}
+			}
+			return runtimeMetrics{m}
+		},
+	}
 	// Materialized views write their storage shards through the same
 	// storage service tables are read from. Only the Solo or maintenance
 	// runtime renders them (placement), so their series carry its role.
-	var sinks render.StorageSinkFactory
 	if cfg.StorageAddr != "" {
 		storageTLS, err := internalClientTLS(cfg)
 		if err != nil {
@@ -136,78 +146,26 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 			return err
 		}
 		defer closeStorage.Close()
-		sources[plan.SourceTable] = &tablesource.Factory{Client: client, Log: log.WithName("tables")}
-		sinks = &sink.Factory{Storage: tablesource.SinkShards{Storage: client}, Log: log.WithName("sinks"), Metrics: sinkMetrics{m}}
+		rcfg.Sources[plan.SourceTable] = &tablesource.Factory{Client: client, Log: log.WithName("tables")}
+		rcfg.StorageSinks = &sink.Factory{Storage: tablesource.SinkShards{Storage: client}, Log: log.WithName("sinks"), Metrics: sinkMetrics{m}}
 	}
-	newRuntime := func(role runtime.Role, peers []string, listen string, respond func(runtime.Response), pub runtime.Publisher, shared render.SharedImports, rm *metrics) (*runtime.Runtime, func(), error) {
-		fabric, closeFabric, err := connectMesh(ctx, cfg, peers, listen, onFatal, baseLog.WithName("mesh").WithValues("role", role.String()))
-		if err != nil {
-			return nil, nil, err
-		}
-		rt, err := runtime.New(runtime.Config{
-			Workers: cfg.Workers, Processes: processes, Process: cfg.Process, Role: role, Fabric: fabric,
-			Sources: sources, StorageSinks: sinks, Respond: respond, Metrics: runtimeMetrics{rm}, OnFatal: onFatal, Publisher: pub, Shared: shared,
-		})
-		if err != nil {
-			closeFabric()
-			return nil, nil, fmt.Errorf("create %s runtime: %w", role, err)
-		}
-		return rt, closeFabric, nil
+	proc, err := replica.New(rcfg)
+	if err != nil {
+		return err
+	}
+	defer proc.Close()
+	srv := proc.Server
+	for _, rt := range proc.Runtimes {
+		registerWalkCounters(reg, rt.Role().String(), rt.WalkCounts)
+		registerImportCounters(reg, rt.Role().String(), rt.ImportCounts)
 	}
 	rtCtx, rtCancel := context.WithCancel(context.Background())
 	defer rtCancel()
-	var runtimes []*runtime.Runtime
-	if !twoRuntimes {
-		rt, closeFabric, err := newRuntime(runtime.Solo, cfg.ComputePeers, cfg.ComputeListenAddr, eng.Respond, nil, nil, m)
-		if err != nil {
-			return err
-		}
-		defer closeFabric()
-		eng.Attach(rt)
-		runtimes = append(runtimes, rt)
-		registerWalkCounters(reg, runtime.Solo.String(), rt.WalkCounts)
-		registerImportCounters(reg, runtime.Solo.String(), rt.ImportCounts)
-	} else {
-		shared := sharing.NewRegistry()
-		var inter *placement.Interactive
-		mux := placement.NewMultiplexer(eng.Respond, placement.RouteSealedHint,
-			func(id plan.GlobalID, t frontier.Time) bool { return inter.Sealed(id, t) })
-		maint := placement.NewMaintenance(shared)
-		mrt, closeM, err := newRuntime(runtime.Maintenance, cfg.ComputePeers, cfg.ComputeListenAddr, mux.ResponderFor(placement.MaintenanceRuntime), maint, nil, m)
-		if err != nil {
-			return err
-		}
-		defer closeM()
-		maint.SetInner(mrt)
-		inter = placement.NewInteractive(placement.InteractiveConfig{
-			Registry: shared, Workers: cfg.Workers, Process: cfg.Process,
-			Respond: mux.ResponderFor(placement.InteractiveRuntime), Metrics: runtimeMetrics{im},
-		})
-		defer inter.Close()
-		irt, closeI, err := newRuntime(runtime.Interactive, cfg.InteractivePeers, cfg.InteractiveListenAddr, mux.ResponderFor(placement.InteractiveRuntime), nil, inter, im)
-		if err != nil {
-			return err
-		}
-		defer closeI()
-		inter.SetInner(irt)
-		mux.Attach(maint, inter)
-		eng.Attach(mux)
-		runtimes = append(runtimes, mrt, irt)
-		registerWalkCounters(reg, runtime.Maintenance.String(), mrt.WalkCounts)
-		registerImportCounters(reg, runtime.Maintenance.String(), mrt.ImportCounts)
-		registerWalkCounters(reg, runtime.Interactive.String(), irt.WalkCounts)
-		registerImportCounters(reg, runtime.Interactive.String(), irt.ImportCounts)
-		sm := newSharingMetrics(reg, mux.Routed)
-		go reportHoldGaps(rtCtx, shared, sm, holdGapInterval)
+	if proc.Multiplexer != nil {
+		sm := newSharingMetrics(reg, proc.Multiplexer.Routed)
+		go reportHoldGaps(rtCtx, proc.Registry, sm, holdGapInterval)
 	}
-	for _, rt := range runtimes {
-		rt.Start(rtCtx)
-	}
-	stopRuntimes := func() {
-		for _, rt := range runtimes {
-			rt.Stop()
-		}
-	}
+	proc.Start(rtCtx)
 
 	loopCtx, loopCancel := context.WithCancel(context.Background())
 	defer loopCancel()
@@ -251,7 +209,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		log.Error(err, "Exiting after a fatal error; the replica must be restarted")
 		return fmt.Errorf("fatal: %w", err)
 	case err := <-serveErr:
-		stopRuntimes()
+		proc.Stop()
 		return fmt.Errorf("serve compute protocol: %w", err)
 	case <-ctx.Done():
 	}
@@ -271,7 +229,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	case <-time.After(cfg.ShutdownTimeout):
 		gs.Stop()
 	}
-	stopRuntimes()
+	proc.Stop()
 	log.Info("Shut down")
 	return nil
 }

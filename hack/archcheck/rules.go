@@ -59,6 +59,10 @@ func Rules() []Rule {
 			From: "pkg/placement", Forbidden: []string{"pkg/compute/protocol", "pkg/compute/server", "pkg/compute/controller", "pkg/sql", "pkg/environment", "pkg/storage", "google.golang.org/grpc", "k8s.io/"},
 		},
 		{
+			Name: "the replica assembly wires the engine, the replica endpoint and placement; it knows no SQL, storage or protocol",
+			From: "pkg/replica", Forbidden: []string{"pkg/compute/protocol", "pkg/compute/controller", "pkg/sql", "pkg/environment", "pkg/catalog", "pkg/storage", "pkg/orchestrator", "k8s.io/"},
+		},
+		{
 			Name: "SQL plans into the engine's IR; it knows no coordinator, storage, replica or network",
 			From: "pkg/sql", Forbidden: []string{"pkg/environment", "pkg/storage", "pkg/catalog", "pkg/pgwire", "pkg/placement", "pkg/sharing", "pkg/orchestrator", "pkg/compute/controller", "pkg/compute/server", "pkg/compute/runtime", "pkg/compute/protocol", "google.golang.org/grpc", "k8s.io/", "cmd", "operator"},
 		},

@@ -48,7 +48,7 @@ type PeekMetrics interface {
 // their published points (I1c); and it serves peeks on peer indexes straight
 // from the registry, off the maintenance workers.
 type Interactive struct {
-	inner   Target
+	inner   runtime.Commands
 	reg     *sharing.Registry
 	workers []int // global worker indexes of this process
 	respond func(runtime.Response)
@@ -70,7 +70,7 @@ type Interactive struct {
 
 // InteractiveConfig configures an Interactive wrapper.
 type InteractiveConfig struct {
-	Inner    Target
+	Inner    runtime.Commands
 	Registry *sharing.Registry
 	// Workers per process and this process's index: worker w of this
 	// process reads the points of global worker w + Workers*Process.
@@ -447,7 +447,7 @@ func (x *Interactive) Sealed(id plan.GlobalID, t frontier.Time) bool {
 
 // SetInner sets the wrapped runtime when it could not exist before the
 // wrapper (the runtime takes the wrapper as its SharedImports).
-func (x *Interactive) SetInner(inner Target) { x.inner = inner }
+func (x *Interactive) SetInner(inner runtime.Commands) { x.inner = inner }
 
 // Has implements render.SharedImports: id is a maintenance index this
 // runtime may import.

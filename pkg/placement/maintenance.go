@@ -17,7 +17,7 @@ import (
 // renders every dataflow that is not OneShotRead, and publishes the index
 // exports it builds into the registry (it is the runtime's Publisher).
 type Maintenance struct {
-	inner Target
+	inner runtime.Commands
 	reg   *sharing.Registry
 	incs  Incarnations
 
@@ -35,7 +35,7 @@ func NewMaintenance(reg *sharing.Registry) *Maintenance {
 }
 
 // SetInner sets the wrapped runtime.
-func (x *Maintenance) SetInner(inner Target) { x.inner = inner }
+func (x *Maintenance) SetInner(inner runtime.Commands) { x.inner = inner }
 
 // CreateDataflow renders Maintained dataflows; OneShotRead exports are
 // recorded as peers (the interactive runtime renders them).

@@ -12,48 +12,23 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 )
 
-// Target is what the multiplexer needs of a runtime; *runtime.Runtime (or a
-// role wrapper around it) satisfies it.
-type Target interface {
-	CreateDataflow(desc plan.DataflowDescription) error
-	AllowCompaction(id plan.GlobalID, f frontier.Frontier) error
-	UpdateConfiguration(params map[string]string) error
-	Peek(p runtime.Peek)
-	CancelPeek(uuid string)
-}
-
-// Runtime names one of the two runtimes behind a multiplexer.
-type Runtime int
-
-const (
-	MaintenanceRuntime Runtime = iota
-	InteractiveRuntime
-)
-
-func (r Runtime) String() string {
-	if r == InteractiveRuntime {
-		return "interactive"
-	}
-	return "maintenance"
-}
-
 // Multiplexer fronts the maintenance and interactive runtimes of one
 // process with a single command/response interface. Safe for concurrent
 // use; commands must be issued from one goroutine (the controller stream)
 // so that both runtimes see them in the same order.
 type Multiplexer struct {
-	rts     [2]Target
+	rts     map[runtime.Role]runtime.Commands // runtime.Maintenance and runtime.Interactive
 	respond func(runtime.Response)
 
 	mu      sync.Mutex
-	owner   map[plan.GlobalID]Runtime // renderer of each export
-	peeks   map[string]routedPeek     // pending peek uuid -> serving runtime
-	peekLog PeekLog                   // nil: interactive peeks are not logged
+	owner   map[plan.GlobalID]runtime.Role // renderer of each export
+	peeks   map[string]routedPeek          // pending peek uuid -> serving runtime
+	peekLog PeekLog                        // nil: interactive peeks are not logged
 	now     func() time.Time
 	policy  Policy
 	sealed  SealedFunc
-	counts  [2]uint64 // peeks routed per runtime, for the routing note
-	dropped uint64    // responses suppressed (non-owner frontiers, duplicates)
+	counts  map[runtime.Role]uint64 // peeks routed per runtime, for the routing note
+	dropped uint64                  // responses suppressed (non-owner frontiers, duplicates)
 	// unfiltered disables response filtering; only tests set it, to show
 	// that the invariant tests fail without the filter.
 	unfiltered bool
@@ -65,7 +40,8 @@ type Multiplexer struct {
 func NewMultiplexer(respond func(runtime.Response), policy Policy, sealed SealedFunc) *Multiplexer {
 	return &Multiplexer{
 		respond: respond,
-		owner:   map[plan.GlobalID]Runtime{},
+		owner:   map[plan.GlobalID]runtime.Role{},
+		counts:  map[runtime.Role]uint64{},
 		peeks:   map[string]routedPeek{},
 		now:     time.Now,
 		policy:  policy,
@@ -83,7 +59,7 @@ type PeekLog interface {
 }
 
 type routedPeek struct {
-	rt    Runtime
+	rt    runtime.Role
 	start time.Time
 }
 
@@ -91,8 +67,8 @@ type routedPeek struct {
 // runtime's Respond callback must exist before the runtime does. If the
 // maintenance target is a PeekLog, the interactive runtime's peeks are
 // logged there.
-func (m *Multiplexer) Attach(maintenance, interactive Target) {
-	m.rts = [2]Target{maintenance, interactive}
+func (m *Multiplexer) Attach(maintenance, interactive runtime.Commands) {
+	m.rts = map[runtime.Role]runtime.Commands{runtime.Maintenance: maintenance, runtime.Interactive: interactive}
 	if pl, ok := maintenance.(PeekLog); ok {
 		m.peekLog = pl
 	}
@@ -109,7 +85,7 @@ func (m *Multiplexer) SetPolicy(p Policy) {
 func (m *Multiplexer) Routed() (maintenance, interactive uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.counts[MaintenanceRuntime], m.counts[InteractiveRuntime]
+	return m.counts[runtime.Maintenance], m.counts[runtime.Interactive]
 }
 
 // CreateDataflow records which runtime renders the dataflow's exports and
@@ -117,9 +93,9 @@ func (m *Multiplexer) Routed() (maintenance, interactive uint64) {
 // render it records its exports as peers. An error from either is returned
 // (both are attempted, so their peer bookkeeping stays aligned).
 func (m *Multiplexer) CreateDataflow(desc plan.DataflowDescription) error {
-	owner := MaintenanceRuntime
+	owner := runtime.Maintenance
 	if desc.Class == plan.ClassOneShotRead {
-		owner = InteractiveRuntime
+		owner = runtime.Interactive
 	}
 	m.mu.Lock()
 	for _, e := range desc.IndexExports {
@@ -129,14 +105,14 @@ func (m *Multiplexer) CreateDataflow(desc plan.DataflowDescription) error {
 		m.owner[s.ID] = owner
 	}
 	m.mu.Unlock()
-	return errors.Join(m.rts[MaintenanceRuntime].CreateDataflow(desc), m.rts[InteractiveRuntime].CreateDataflow(desc))
+	return errors.Join(m.rts[runtime.Maintenance].CreateDataflow(desc), m.rts[runtime.Interactive].CreateDataflow(desc))
 }
 
 // AllowCompaction goes to both runtimes: the renderer applies it, the other
 // advances its standing hold (I1c).
 func (m *Multiplexer) AllowCompaction(id plan.GlobalID, f frontier.Frontier) error {
 	// The owner entry stays until the closed frontier report passes admit.
-	return errors.Join(m.rts[MaintenanceRuntime].AllowCompaction(id, f), m.rts[InteractiveRuntime].AllowCompaction(id, f))
+	return errors.Join(m.rts[runtime.Maintenance].AllowCompaction(id, f), m.rts[runtime.Interactive].AllowCompaction(id, f))
 }
 
 // UpdateConfiguration goes to both runtimes.
@@ -148,7 +124,7 @@ func (m *Multiplexer) UpdateConfiguration(params map[string]string) error {
 		}
 		m.SetPolicy(p)
 	}
-	return errors.Join(m.rts[MaintenanceRuntime].UpdateConfiguration(params), m.rts[InteractiveRuntime].UpdateConfiguration(params))
+	return errors.Join(m.rts[runtime.Maintenance].UpdateConfiguration(params), m.rts[runtime.Interactive].UpdateConfiguration(params))
 }
 
 // Peek sends the peek to exactly one runtime: the renderer of a one-shot
@@ -156,7 +132,7 @@ func (m *Multiplexer) UpdateConfiguration(params map[string]string) error {
 func (m *Multiplexer) Peek(p runtime.Peek) {
 	m.mu.Lock()
 	rt, ok := m.owner[p.Target]
-	if !ok || rt == MaintenanceRuntime {
+	if !ok || rt == runtime.Maintenance {
 		rt = Route(m.policy, p.Target, p.Timestamp, m.sealed)
 	}
 	if _, dup := m.peeks[p.UUID]; dup {
@@ -168,7 +144,7 @@ func (m *Multiplexer) Peek(p runtime.Peek) {
 	m.counts[rt]++
 	log := m.peekLog
 	m.mu.Unlock()
-	if rt == InteractiveRuntime && log != nil {
+	if rt == runtime.Interactive && log != nil {
 		// Logged before the runtime sees the peek, so that its finish
 		// (which may come at once) always follows its start.
 		log.ForeignPeekStarted(p)
@@ -187,7 +163,7 @@ func (m *Multiplexer) CancelPeek(uuid string) {
 }
 
 // ResponderFor returns the Respond callback for the runtime rt.
-func (m *Multiplexer) ResponderFor(rt Runtime) func(runtime.Response) {
+func (m *Multiplexer) ResponderFor(rt runtime.Role) func(runtime.Response) {
 	return func(resp runtime.Response) {
 		ok, finished := m.admit(rt, resp)
 		if finished != nil {
@@ -202,7 +178,7 @@ func (m *Multiplexer) ResponderFor(rt Runtime) func(runtime.Response) {
 // admit decides whether a response from rt leaves the process; finished,
 // if not nil, logs the end of an interactive peek (called outside the
 // lock).
-func (m *Multiplexer) admit(rt Runtime, resp runtime.Response) (admitted bool, finished func()) {
+func (m *Multiplexer) admit(rt runtime.Role, resp runtime.Response) (admitted bool, finished func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var ok bool
@@ -219,13 +195,13 @@ func (m *Multiplexer) admit(rt Runtime, resp runtime.Response) (admitted bool, f
 		ok = pending && serving.rt == rt
 		if ok {
 			delete(m.peeks, r.UUID)
-			if log := m.peekLog; log != nil && rt == InteractiveRuntime {
+			if log := m.peekLog; log != nil && rt == runtime.Interactive {
 				uuid, d := r.UUID, m.now().Sub(serving.start)
 				finished = func() { log.ForeignPeekFinished(uuid, d) }
 			}
 		}
 	default:
-		ok = rt == MaintenanceRuntime
+		ok = rt == runtime.Maintenance
 	}
 	if !ok {
 		m.dropped++
@@ -235,11 +211,11 @@ func (m *Multiplexer) admit(rt Runtime, resp runtime.Response) (admitted bool, f
 
 // ownerLocked returns the renderer of id; ids no dataflow exported (the
 // introspection collections of CreateInstance) belong to maintenance.
-func (m *Multiplexer) ownerLocked(id plan.GlobalID) Runtime {
+func (m *Multiplexer) ownerLocked(id plan.GlobalID) runtime.Role {
 	if rt, ok := m.owner[id]; ok {
 		return rt
 	}
-	return MaintenanceRuntime
+	return runtime.Maintenance
 }
 
 // EnableIntrospection builds the introspection dataflows through the

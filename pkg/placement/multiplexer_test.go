@@ -65,8 +65,8 @@ func newHarness(policy Policy, sealed SealedFunc) *harness {
 		h.out = append(h.out, r)
 	}, policy, sealed)
 	var logMu sync.Mutex
-	h.m = &fakeRuntime{name: "m", log: &h.log, mu: &logMu, respond: h.mux.ResponderFor(MaintenanceRuntime)}
-	h.i = &fakeRuntime{name: "i", log: &h.log, mu: &logMu, respond: h.mux.ResponderFor(InteractiveRuntime)}
+	h.m = &fakeRuntime{name: "m", log: &h.log, mu: &logMu, respond: h.mux.ResponderFor(runtime.Maintenance)}
+	h.i = &fakeRuntime{name: "i", log: &h.log, mu: &logMu, respond: h.mux.ResponderFor(runtime.Interactive)}
 	h.mux.Attach(h.m, h.i)
 	return h
 }
@@ -80,7 +80,7 @@ func dataflow(id plan.GlobalID, class plan.DataflowClass) plan.DataflowDescripti
 // the controller for a collection the other runtime renders, here: every
 // fake report is minimum, so any report must come from the owner), and
 // exactly one PeekResponse per uuid.
-func checkInvariants(h *harness, owners map[plan.GlobalID]Runtime, reporters map[*runtime.Frontiers]Runtime) error {
+func checkInvariants(h *harness, owners map[plan.GlobalID]runtime.Role, reporters map[*runtime.Frontiers]runtime.Role) error {
 	seen := map[string]int{}
 	for _, r := range h.out {
 		switch r := r.(type) {
@@ -102,13 +102,13 @@ func runScenario(seed uint64, unfiltered bool) error {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	h := newHarness(RoutePolicyFor(rng.IntN(3)), func(plan.GlobalID, frontier.Time) bool { return rng.IntN(2) == 0 })
 	h.mux.unfiltered = unfiltered
-	owners := map[plan.GlobalID]Runtime{}
-	reporters := map[*runtime.Frontiers]Runtime{}
+	owners := map[plan.GlobalID]runtime.Role{}
+	reporters := map[*runtime.Frontiers]runtime.Role{}
 	// Tag each frontier report with the runtime that produced it.
 	for _, f := range []*fakeRuntime{h.m, h.i} {
-		rt := MaintenanceRuntime
+		rt := runtime.Maintenance
 		if f == h.i {
-			rt = InteractiveRuntime
+			rt = runtime.Interactive
 		}
 		inner := f.respond
 		f.respond = func(r runtime.Response) {
@@ -126,9 +126,9 @@ func runScenario(seed uint64, unfiltered bool) error {
 			if rng.IntN(2) == 0 {
 				id, class = plan.Transient(uint64(step)), plan.ClassOneShotRead
 			}
-			owners[id] = MaintenanceRuntime
+			owners[id] = runtime.Maintenance
 			if class == plan.ClassOneShotRead {
-				owners[id] = InteractiveRuntime
+				owners[id] = runtime.Interactive
 			}
 			ids = append(ids, id)
 			if err := h.mux.CreateDataflow(dataflow(id, class)); err != nil {

@@ -33,14 +33,14 @@ func startTwoRuntimes(t *testing.T, policy Policy) *twoRuntimes {
 	reg := sharing.NewRegistry()
 	maint := NewMaintenance(reg)
 	mrt, err := runtime.New(runtime.Config{Workers: workers, Processes: 1, Role: runtime.Maintenance,
-		Respond: p.mux.ResponderFor(MaintenanceRuntime), Publisher: maint})
+		Respond: p.mux.ResponderFor(runtime.Maintenance), Publisher: maint})
 	if err != nil {
 		t.Fatal(err)
 	}
 	maint.SetInner(mrt)
-	inter := NewInteractive(InteractiveConfig{Registry: reg, Workers: workers, Respond: p.mux.ResponderFor(InteractiveRuntime)})
+	inter := NewInteractive(InteractiveConfig{Registry: reg, Workers: workers, Respond: p.mux.ResponderFor(runtime.Interactive)})
 	irt, err := runtime.New(runtime.Config{Workers: workers, Processes: 1, Role: runtime.Interactive,
-		Respond: p.mux.ResponderFor(InteractiveRuntime), Shared: inter})
+		Respond: p.mux.ResponderFor(runtime.Interactive), Shared: inter})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +169,8 @@ func TestMultiplexerLogsOnlyInteractivePeeks(t *testing.T) {
 	h := &harness{}
 	h.mux = NewMultiplexer(func(r runtime.Response) {}, RouteMaintenance, nil)
 	var logMu sync.Mutex
-	h.m = &fakeRuntime{name: "m", log: &h.log, mu: &logMu, respond: h.mux.ResponderFor(MaintenanceRuntime)}
-	h.i = &fakeRuntime{name: "i", log: &h.log, mu: &logMu, respond: h.mux.ResponderFor(InteractiveRuntime)}
+	h.m = &fakeRuntime{name: "m", log: &h.log, mu: &logMu, respond: h.mux.ResponderFor(runtime.Maintenance)}
+	h.i = &fakeRuntime{name: "i", log: &h.log, mu: &logMu, respond: h.mux.ResponderFor(runtime.Interactive)}
 	pl := &recordingPeekLog{fakeRuntime: h.m}
 	h.mux.Attach(pl, h.i)
 	_ = h.mux.CreateDataflow(dataflow(plan.User(1), plan.ClassMaintained))

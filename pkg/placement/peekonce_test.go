@@ -15,8 +15,8 @@ import (
 // the scenario decides when, and from where, answers arrive.
 type holdingTarget struct {
 	nullTarget
-	rt    Runtime
-	asked map[string]Runtime
+	rt    runtime.Role
+	asked map[string]runtime.Role
 }
 
 func (h *holdingTarget) Peek(p runtime.Peek) { h.asked[p.UUID] = h.rt }
@@ -37,8 +37,8 @@ func peekScenario(seed uint64, unfiltered bool) error {
 		}
 	}, RoutePolicyFor(rng.IntN(3)), func(plan.GlobalID, frontier.Time) bool { return rng.IntN(2) == 0 })
 	mux.unfiltered = unfiltered
-	asked := map[string]Runtime{}
-	mux.Attach(&holdingTarget{rt: MaintenanceRuntime, asked: asked}, &holdingTarget{rt: InteractiveRuntime, asked: asked})
+	asked := map[string]runtime.Role{}
+	mux.Attach(&holdingTarget{rt: runtime.Maintenance, asked: asked}, &holdingTarget{rt: runtime.Interactive, asked: asked})
 	var ids []plan.GlobalID
 	for i := range 4 {
 		id, class := plan.User(uint64(i)), plan.ClassMaintained
@@ -51,7 +51,7 @@ func peekScenario(seed uint64, unfiltered bool) error {
 		}
 	}
 	type answer struct {
-		from Runtime
+		from runtime.Role
 		uuid string
 		err  error // marks an answer from the wrong runtime
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/runtime"
 )
 
 // Policy routes fast-path peeks on maintained indexes between the runtimes
@@ -53,14 +54,14 @@ func ParsePolicy(s string) (Policy, error) {
 type SealedFunc func(id plan.GlobalID, t frontier.Time) bool
 
 // Route picks the runtime for a peek on a maintained index.
-func Route(p Policy, id plan.GlobalID, t frontier.Time, sealed SealedFunc) Runtime {
+func Route(p Policy, id plan.GlobalID, t frontier.Time, sealed SealedFunc) runtime.Role {
 	switch p {
 	case RouteInteractive:
-		return InteractiveRuntime
+		return runtime.Interactive
 	case RouteSealedHint:
 		if sealed != nil && sealed(id, t) {
-			return InteractiveRuntime
+			return runtime.Interactive
 		}
 	}
-	return MaintenanceRuntime
+	return runtime.Maintenance
 }

@@ -112,6 +112,19 @@ type collection struct {
 	subscribe bool
 }
 
+// Commands is the command set a runtime's driver issues: the server's
+// Engine drives a *Runtime (Solo) or the placement multiplexer, and the
+// multiplexer drives the maintenance and interactive role wrappers, which
+// drive a *Runtime each. It is defined here, under both drivers, because
+// neither may import the other (docs/design/architecture.md).
+type Commands interface {
+	CreateDataflow(desc plan.DataflowDescription) error
+	AllowCompaction(id plan.GlobalID, f frontier.Frontier) error
+	UpdateConfiguration(params map[string]string) error
+	Peek(p Peek)
+	CancelPeek(uuid string)
+}
+
 // Runtime is one process's part of a compute runtime: W workers that build
 // every dataflow it is told to, serve peeks and report frontiers.
 type Runtime struct {

@@ -23,17 +23,6 @@ import (
 	"github.com/tandemdb/tandem/pkg/sharing"
 )
 
-// Commands is what the Engine drives: a *runtime.Runtime for a Solo
-// replica, or the placement multiplexer in front of a process's two
-// runtimes.
-type Commands interface {
-	CreateDataflow(desc plan.DataflowDescription) error
-	AllowCompaction(id plan.GlobalID, f frontier.Frontier) error
-	UpdateConfiguration(params map[string]string) error
-	Peek(p runtime.Peek)
-	CancelPeek(uuid string)
-}
-
 // Engine adapts a *runtime.Runtime (one runtime of this process) to the
 // server's Runtime interface, and the runtime's responses to Events. It
 // applies a peek's finishing to the process's shard of the result, exactly
@@ -44,7 +33,7 @@ type Commands interface {
 type Engine struct {
 	deliver func(Event)
 	log     logr.Logger
-	rt      Commands
+	rt      runtime.Commands // a *runtime.Runtime (Solo) or the placement multiplexer
 
 	mu        sync.Mutex
 	finishing map[string]*plan.Finishing // by peek uuid, until answered
@@ -65,7 +54,7 @@ func NewEngine(deliver func(Event), log logr.Logger) *Engine {
 }
 
 // Attach sets the runtime; it must be called before the server runs.
-func (e *Engine) Attach(rt Commands) { e.rt = rt }
+func (e *Engine) Attach(rt runtime.Commands) { e.rt = rt }
 
 // CreateInstance implements Runtime. The logging configuration is accepted
 // and recorded; the result size limit is enforced by the server and the
