@@ -76,7 +76,7 @@ func (w *batchWalk) collectAccumulated(key []byte, dst []ValDiff) []ValDiff {
 		}
 		dst = append(dst, ValDiff{Val: val, Diff: diff})
 	})
-	return consolidate(dst)
+	return Consolidate(dst)
 }
 
 // collectTimed appends the key's updates to dst.

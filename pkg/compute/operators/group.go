@@ -39,7 +39,7 @@ func (g *groupStepper) step(key []byte, old []ValDiff, upds []TimedVal, emit Emi
 		}
 		// upds is sorted by (time, val), so changes is val-sorted; only
 		// equal values need summing.
-		g.changes = consolidate(g.changes)
+		g.changes = Consolidate(g.changes)
 		if len(g.changes) == 0 {
 			continue
 		}

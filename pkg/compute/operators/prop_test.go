@@ -186,7 +186,7 @@ func TestReduceGroupsMatchesRecomputation(t *testing.T) {
 					}
 				}
 				for k, in := range byKey {
-					in = consolidate(in)
+					in = Consolidate(in)
 					if len(in) == 0 {
 						continue
 					}

@@ -140,7 +140,7 @@ func TestDistinctThresholdLogic(t *testing.T) {
 func TestTopKLogic(t *testing.T) {
 	null := row.Null()
 	r := func(a row.Datum, b int64) row.Row { return pack(a, i64(b)) }
-	input := consolidate([]ValDiff{
+	input := Consolidate([]ValDiff{
 		{r(i64(3), 1), 2},
 		{r(i64(1), 2), 1},
 		{r(null, 3), 1},
@@ -200,8 +200,8 @@ func TestFloatSumDependsOnMultisetOnly(t *testing.T) {
 	split := []ValDiff{{pack(f(0.1), i64(1)), 1}, {pack(f(0.1), i64(2)), 2}, {pack(f(0.2), i64(0)), 1}}
 	whole := []ValDiff{{pack(f(0.1), i64(0)), 3}, {pack(f(0.2), i64(0)), 1}}
 	logic := AggregateLogic([]Aggregate{{Func: AggSum}, {Func: AggAvg}})
-	a, errA := logic(nil, consolidate(split))
-	b, errB := logic(nil, consolidate(whole))
+	a, errA := logic(nil, Consolidate(split))
+	b, errB := logic(nil, Consolidate(whole))
 	if errA != nil || errB != nil {
 		t.Fatal(errA, errB)
 	}

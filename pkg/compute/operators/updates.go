@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/tandemdb/tandem/pkg/compute/consolidate"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 )
 
@@ -58,24 +59,11 @@ func applySorted(dst, state, changes []ValDiff) []ValDiff {
 	return append(dst, changes[j:]...)
 }
 
-// consolidate sorts vs by value, sums the multiplicities of equal values
+// Consolidate sorts vs by value, sums the multiplicities of equal values
 // and drops zeros, in place.
-func consolidate(vs []ValDiff) []ValDiff {
-	slices.SortFunc(vs, func(a, b ValDiff) int { return bytes.Compare(a.Val, b.Val) })
-	out := vs[:0]
-	for _, v := range vs {
-		if n := len(out); n > 0 && bytes.Equal(out[n-1].Val, v.Val) {
-			out[n-1].Diff += v.Diff
-			if out[n-1].Diff == 0 {
-				out = out[:n-1]
-			}
-			continue
-		}
-		if v.Diff != 0 {
-			out = append(out, v)
-		}
-	}
-	return out
+func Consolidate(vs []ValDiff) []ValDiff {
+	return consolidate.Slice(vs, func(a, b ValDiff) int { return bytes.Compare(a.Val, b.Val) },
+		func(v *ValDiff) *int64 { return &v.Diff })
 }
 
 // emitDifference emits next - prev (both val-sorted and consolidated) at t.

@@ -117,7 +117,7 @@ func WindowLogic(spec WindowSpec) GroupLogic {
 			out = append(out, ValDiff{Val: v, Diff: 1})
 		}
 		slices.SortFunc(out, func(a, b ValDiff) int { return bytes.Compare(a.Val, b.Val) })
-		return consolidate(out), nil
+		return Consolidate(out), nil
 	}
 }
 

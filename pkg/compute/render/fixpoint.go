@@ -105,7 +105,7 @@ func (fp *Fixpoint) Run(inputs [][]operators.ValDiff) ([]operators.ValDiff, erro
 		return nil, fmt.Errorf("recursive: %d inputs, want %d", len(inputs), len(fp.Inputs))
 	}
 	ev := &fixEval{inputs: inputs, index: map[*fixNode]map[string][]keyedRow{}}
-	work := consolidateVals(slices.Clone(inputs[0]))
+	work := operators.Consolidate(slices.Clone(inputs[0]))
 	for i, v := range work {
 		if v.Diff < 0 {
 			return nil, negativeInput
@@ -127,7 +127,7 @@ func (fp *Fixpoint) Run(inputs [][]operators.ValDiff) ([]operators.ValDiff, erro
 			return nil, operators.Error{Code: code, Message: msg}
 		}
 		ev.errs = map[string]int64{}
-		res := consolidateVals(ev.eval(fp.step, work))
+		res := operators.Consolidate(ev.eval(fp.step, work))
 		if err := ev.firstError(); err != nil {
 			return nil, err
 		}
@@ -297,7 +297,7 @@ func (ev *fixEval) group(g *groupNode, in []operators.ValDiff) []operators.ValDi
 		for ; j < len(rows) && bytes.Equal(rows[j].key, rows[i].key); j++ {
 			vals = append(vals, operators.ValDiff{Val: rows[j].val, Diff: rows[j].diff})
 		}
-		if vals = consolidateSorted(vals); len(vals) > 0 {
+		if vals = operators.Consolidate(vals); len(vals) > 0 {
 			res, err := g.logic(rows[i].key, vals)
 			if err != nil {
 				ev.fail(err, 1)
@@ -338,30 +338,6 @@ func (ev *fixEval) join(n *fixNode, work []operators.ValDiff) []operators.ValDif
 			}
 			val := append(append(make([]byte, 0, len(l.val)+len(r.val)), l.val...), r.val...)
 			out = append(out, operators.ValDiff{Val: val, Diff: l.diff * r.diff})
-		}
-	}
-	return out
-}
-
-// consolidateVals sorts vs by value, sums equal values and drops zeros,
-// in place.
-func consolidateVals(vs []operators.ValDiff) []operators.ValDiff {
-	slices.SortFunc(vs, func(a, b operators.ValDiff) int { return bytes.Compare(a.Val, b.Val) })
-	return consolidateSorted(vs)
-}
-
-func consolidateSorted(vs []operators.ValDiff) []operators.ValDiff {
-	out := vs[:0]
-	for _, v := range vs {
-		if n := len(out); n > 0 && bytes.Equal(out[n-1].Val, v.Val) {
-			out[n-1].Diff += v.Diff
-			if out[n-1].Diff == 0 {
-				out = out[:n-1]
-			}
-			continue
-		}
-		if v.Diff != 0 {
-			out = append(out, v)
 		}
 	}
 	return out
