@@ -66,6 +66,11 @@ var typeNames = [...]string{
 	TypeNumeric:     "numeric",
 	TypeUUID:        "uuid",
 	TypeJSONB:       "jsonb",
+	TypeInt64Array:   "int64[]",
+	TypeFloat64Array: "float64[]",
+	TypeNumericArray: "numeric[]",
+	TypeTextArray:    "text[]",
+	TypeBoolArray:    "bool[]",
 }
 
 // String returns the canonical lower-case name, also used in JSON.
