@@ -165,6 +165,11 @@ const (
 	// the display scale its SQL type gives it (numeric datums do not
 	// carry one), as PostgreSQL's to_jsonb(2.50) is 2.50.
 	FuncJSONNumber
+	// Arrays (array.go): ARRAY[...], a[i], array_length, cardinality.
+	FuncArray
+	FuncArrayElem
+	FuncArrayLength
+	FuncCardinality
 	funcCount
 )
 

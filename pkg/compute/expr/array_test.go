@@ -1,0 +1,77 @@
+package expr
+
+import (
+	"testing"
+
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+func TestArrayFunctions(t *testing.T) {
+	arr := func(s string, typ row.Type) Expr { return Cast(txt(s), typ) }
+	ints := func(s string) Expr { return arr(s, row.TypeInt64Array) }
+	for _, tc := range []struct {
+		e    Expr
+		want string // text form; "NULL" for NULL
+		code string // SQLSTATE of the expected error
+	}{
+		{e: Call(FuncArray, i64(1), null(row.TypeInt64), i64(3)), want: "{1,NULL,3}"},
+		{e: Call(FuncArray, null(row.TypeNull)), want: "{NULL}"},
+		{e: ints("{1, 2 ,NULL}"), want: "{1,2,NULL}"},
+		{e: ints("{}"), want: "{}"},
+		{e: arr(`{"a b",NULL,"NULL",""}`, row.TypeTextArray), want: `{"a b",NULL,"NULL",""}`},
+		{e: arr("{1.50,NaN}", row.TypeNumericArray), want: "{1.5,NaN}"},
+		{e: arr("{t,false}", row.TypeBoolArray), want: "{t,f}"},
+		{e: Cast(ints("{1,2}"), row.TypeFloat64Array), want: "{1,2}"},
+		{e: Cast(arr("{1.5}", row.TypeFloat64Array), row.TypeInt64Array), want: "{2}"},
+		{e: ints("{1,x}"), code: CodeInvalidTextRepr},
+		{e: ints("1,2"), code: CodeInvalidTextRepr},
+		{e: ints("{1,2"), code: CodeInvalidTextRepr},
+		{e: ints("{{1},{2}}"), code: CodeFeatureNotSupported},
+		{e: ints("{99999999999999999999}"), code: CodeNumericValueOutOfRange},
+		{e: Call(FuncArrayElem, ints("{5,6}"), i64(1)), want: "5"},
+		{e: Call(FuncArrayElem, ints("{5,6}"), i64(0)), want: "NULL"},
+		{e: Call(FuncArrayElem, ints("{5,6}"), i64(3)), want: "NULL"},
+		{e: Call(FuncArrayElem, ints("{5,NULL}"), i64(2)), want: "NULL"},
+		{e: Call(FuncArrayLength, ints("{5,6}"), i64(1)), want: "2"},
+		{e: Call(FuncArrayLength, ints("{5,6}"), i64(2)), want: "NULL"},
+		{e: Call(FuncArrayLength, ints("{}"), i64(1)), want: "NULL"},
+		{e: Call(FuncCardinality, ints("{}")), want: "0"},
+		{e: Call(FuncCardinality, ints("{NULL,NULL}")), want: "2"},
+		{e: Eq(ints("{1,NULL}"), ints("{1,NULL}")), want: "t"},
+		{e: Lt(ints("{1,2}"), ints("{1,NULL}")), want: "t"},
+		{e: Lt(ints("{1}"), ints("{1,0}")), want: "t"},
+		{e: Lt(ints("{}"), ints("{NULL}")), want: "t"},
+		{e: Gt(ints("{2}"), ints("{1,9}")), want: "t"},
+	} {
+		t.Run(tc.e.String(), func(t *testing.T) {
+			if _, err := tc.e.Type(nil); err != nil {
+				t.Fatalf("type: %v", err)
+			}
+			got, err := tc.e.Eval(nil)
+			if tc.code != "" {
+				if ee, ok := err.(*EvalError); !ok || ee.Code != tc.code {
+					t.Fatalf("got %v, %v; want error %s", got, err, tc.code)
+				}
+				return
+			}
+			if err != nil || got.String() != tc.want {
+				t.Fatalf("got %v, %v; want %s", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestArrayTypeErrors(t *testing.T) {
+	for _, e := range []Expr{
+		Call(FuncArrayElem, i64(1), i64(1)),
+		Call(FuncArrayLength, txt("x"), i64(1)),
+		Call(FuncCardinality, i64(1)),
+		Call(FuncArray, i64(1), txt("a")),
+		Call(FuncArray, Literal(row.Timestamp(0))),
+		Eq(Cast(txt("{1}"), row.TypeInt64Array), Cast(txt("{1}"), row.TypeTextArray)),
+	} {
+		if _, err := e.Type(nil); err == nil {
+			t.Errorf("%s type-checked", e)
+		}
+	}
+}
