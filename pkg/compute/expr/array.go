@@ -154,3 +154,24 @@ func parseArray(s string, to row.Type) (row.Datum, error) {
 	}
 	return buildArray(to, elems)
 }
+
+func evalArrayNarrow(a, width row.Datum) (row.Datum, error) {
+	r := int4Range
+	switch width.Int64() {
+	case 2:
+		r = int2Range
+	case 4:
+	default:
+		return row.Null(), evalErr(CodeInvalidParameterValue, "array_narrow: width %d is not 2 or 4", width.Int64())
+	}
+	narrow := narrowInt(r)
+	for _, e := range a.ArrayElems() {
+		if e.IsNull() {
+			continue
+		}
+		if _, err := narrow(e); err != nil {
+			return row.Null(), err
+		}
+	}
+	return a, nil
+}

@@ -75,3 +75,13 @@ func TestArrayTypeErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestArrayNarrow(t *testing.T) {
+	a := Cast(txt("{1,NULL,40000}"), row.TypeInt64Array)
+	if _, err := Call(FuncArrayNarrow, a, i64(2)).Eval(nil); Code(err) != CodeNumericValueOutOfRange {
+		t.Errorf("40000 as smallint[]: %v", err)
+	}
+	if d, err := Call(FuncArrayNarrow, a, i64(4)).Eval(nil); err != nil || d.String() != "{1,NULL,40000}" {
+		t.Errorf("40000 as integer[]: %v, %v", d, err)
+	}
+}

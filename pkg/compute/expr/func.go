@@ -170,6 +170,9 @@ const (
 	FuncArrayElem
 	FuncArrayLength
 	FuncCardinality
+	// array_narrow(a int64[], width) range-checks every element as
+	// smallint (width 2) or integer (width 4) for int2[] and int4[].
+	FuncArrayNarrow
 	funcCount
 )
 

@@ -129,6 +129,7 @@ var funcs = [funcCount]funcDef{
 	FuncArrayElem:   {name: "array_elem", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayElem, eval2: evalArrayElem},
 	FuncArrayLength: {name: "array_length", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayLength, eval2: evalArrayLength},
 	FuncCardinality: {name: "cardinality", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeCardinality, eval1: evalCardinality},
+	FuncArrayNarrow: {name: "array_narrow", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeInt64Array, row.TypeInt64, row.TypeInt64Array), eval2: evalArrayNarrow},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL
