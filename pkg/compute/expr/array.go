@@ -175,3 +175,67 @@ func evalArrayNarrow(a, width row.Datum) (row.Datum, error) {
 	}
 	return a, nil
 }
+
+// ArrayCmpOps are the comparisons of x op ANY/ALL (array), in the order
+// of array_cmp_any's op argument.
+var ArrayCmpOps = [...]Func{FuncEq, FuncNeq, FuncLt, FuncLte, FuncGt, FuncGte}
+
+func typeArrayCmpAny(args []row.ColumnType) (row.ColumnType, error) {
+	if !isArray(args[1]) || !is(args[2], row.TypeInt64) || !is(args[3], row.TypeBool) {
+		return row.ColumnType{}, typeSig("array_cmp_any", args)
+	}
+	if args[1].Type.IsArray() && !comparable(args[0].Type, args[1].Type.ElemType()) {
+		return row.ColumnType{}, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", pgName(args[0].Type), pgName(args[1].Type.ElemType()))
+	}
+	return row.ColumnType{Type: row.TypeBool, Nullable: args[0].Nullable || args[1].Nullable || args[1].Type.IsArray()}, nil
+}
+
+// evalArrayCmpAny has PostgreSQL's NULL semantics: ANY is true if some
+// comparison is, else NULL if some is NULL, else false (false over an
+// empty array even for a NULL x); ALL dually; NULL for a NULL array.
+func evalArrayCmpAny(args []row.Datum) (row.Datum, error) {
+	x, a, op, all := args[0], args[1], args[2].Int64(), args[3].Bool()
+	if a.IsNull() {
+		return row.Null(), nil
+	}
+	if op < 0 || op >= int64(len(ArrayCmpOps)) {
+		return row.Null(), evalErr(CodeInvalidParameterValue, "array_cmp_any: operator %d", op)
+	}
+	sawNull := false
+	for _, e := range a.ArrayElems() {
+		if x.IsNull() || e.IsNull() {
+			sawNull = true
+			continue
+		}
+		c, err := compareDatums(x, e)
+		if err != nil {
+			return row.Null(), err
+		}
+		if cmpHolds(op, c) != all {
+			return row.Bool(!all), nil
+		}
+	}
+	if sawNull {
+		return row.Null(), nil
+	}
+	return row.Bool(all), nil
+}
+
+// cmpHolds reports whether comparison op (ArrayCmpOps' order) holds of
+// a comparison result c.
+func cmpHolds(op int64, c int) bool {
+	switch op {
+	case 0:
+		return c == 0
+	case 1:
+		return c != 0
+	case 2:
+		return c < 0
+	case 3:
+		return c <= 0
+	case 4:
+		return c > 0
+	default:
+		return c >= 0
+	}
+}

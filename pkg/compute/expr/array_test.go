@@ -85,3 +85,36 @@ func TestArrayNarrow(t *testing.T) {
 		t.Errorf("40000 as integer[]: %v, %v", d, err)
 	}
 }
+
+func TestArrayCmpAny(t *testing.T) {
+	ints := func(s string) Expr { return Cast(txt(s), row.TypeInt64Array) }
+	anyOf := func(x Expr, a Expr, op int64, all bool) Expr {
+		return Call(FuncArrayCmpAny, x, a, i64(op), Literal(row.Bool(all)))
+	}
+	for _, tc := range []struct {
+		e    Expr
+		want string
+	}{
+		{anyOf(i64(1), ints("{1,2}"), 0, false), "t"},
+		{anyOf(i64(3), ints("{1,2}"), 0, false), "f"},
+		{anyOf(i64(3), ints("{1,NULL}"), 0, false), "NULL"},
+		{anyOf(i64(1), ints("{1,NULL}"), 0, false), "t"},
+		{anyOf(null(row.TypeInt64), ints("{}"), 0, false), "f"},
+		{anyOf(null(row.TypeInt64), ints("{}"), 0, true), "t"},
+		{anyOf(null(row.TypeInt64), ints("{1}"), 0, false), "NULL"},
+		{anyOf(i64(1), null(row.TypeInt64Array), 0, false), "NULL"},
+		{anyOf(i64(3), ints("{1,2}"), 4, true), "t"},
+		{anyOf(i64(2), ints("{1,2}"), 4, true), "f"},
+		{anyOf(i64(3), ints("{1,NULL}"), 1, true), "NULL"},
+		{anyOf(i64(1), ints("{1,NULL}"), 1, true), "f"},
+		{anyOf(f64(1.0), ints("{1}"), 0, false), "t"},
+	} {
+		if _, err := tc.e.Type(nil); err != nil {
+			t.Fatalf("%s: type: %v", tc.e, err)
+		}
+		got, err := tc.e.Eval(nil)
+		if err != nil || got.String() != tc.want {
+			t.Errorf("%s: got %v, %v; want %s", tc.e, got, err, tc.want)
+		}
+	}
+}

@@ -173,6 +173,9 @@ const (
 	// array_narrow(a int64[], width) range-checks every element as
 	// smallint (width 2) or integer (width 4) for int2[] and int4[].
 	FuncArrayNarrow
+	// array_cmp_any(x, a, op, all) is x op ANY (a) (all false) or
+	// x op ALL (a) (all true), op 0..5 for = <> < <= > >=.
+	FuncArrayCmpAny
 	funcCount
 )
 

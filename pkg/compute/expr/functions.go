@@ -130,6 +130,7 @@ var funcs = [funcCount]funcDef{
 	FuncArrayLength: {name: "array_length", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayLength, eval2: evalArrayLength},
 	FuncCardinality: {name: "cardinality", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeCardinality, eval1: evalCardinality},
 	FuncArrayNarrow: {name: "array_narrow", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeInt64Array, row.TypeInt64, row.TypeInt64Array), eval2: evalArrayNarrow},
+	FuncArrayCmpAny: {name: "array_cmp_any", minArgs: 4, maxArgs: 4, typeOf: typeArrayCmpAny, evalN: evalArrayCmpAny},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL

@@ -195,3 +195,42 @@ func (c *exprCtx) arrayCast(tc *pg.TypeCast, x typed, to row.Type) (typed, error
 	y.w = w
 	return y, nil
 }
+
+// assignArray is the assignment of x to a column of array type t (an
+// int2[] or int4[] when w is set): arrays of numbers cast element-wise,
+// as PostgreSQL's assignment casts do, and integer elements are
+// range-checked for the column's width.
+func assignArray(x typed, t row.Type, w IntWidth, col string) (expr.Expr, error) {
+	e := x.e
+	switch {
+	case x.t.Type == t:
+	case x.t.Type == row.TypeNull,
+		x.t.Type.IsArray() && x.t.Type.ElemType().IsNumeric() && t.ElemType().IsNumeric():
+		e = expr.Cast(x.e, t)
+	default:
+		return expr.Expr{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "column %q is of type %s but expression is of type %s",
+			col, PGTypeName(t), PGTypeName(x.t.Type))
+	}
+	if t == row.TypeInt64Array && w != 0 && (x.t.Type != t || x.w == 0 || x.w > w) {
+		e = expr.Call(expr.FuncArrayNarrow, e, expr.Literal(row.Int64(int64(w))))
+	}
+	return e, nil
+}
+
+// anyAllArray lowers x op ANY/ALL (a) over an array value a.
+func (c *exprCtx) anyAllArray(f expr.Func, all bool, x, a typed) (typed, error) {
+	if !a.t.Type.IsArray() {
+		return typed{}, sqlerr.Errorf(sqlerr.WrongObjectType, "op ANY/ALL (array) requires array on right side")
+	}
+	op := -1
+	for i, g := range expr.ArrayCmpOps {
+		if g == f {
+			op = i
+		}
+	}
+	x, err := c.settle(x, a.t.Type.ElemType())
+	if err != nil {
+		return typed{}, err
+	}
+	return c.check(expr.Call(expr.FuncArrayCmpAny, x.e, a.e, expr.Literal(row.Int64(int64(op))), expr.Literal(row.Bool(all))))
+}
