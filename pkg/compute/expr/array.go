@@ -239,3 +239,21 @@ func cmpHolds(op int64, c int) bool {
 		return c >= 0
 	}
 }
+
+func typeUnnest(args []row.Type) ([]row.ColumnType, error) {
+	if len(args) != 1 || !args[0].IsArray() {
+		return nil, evalErr(CodeUndefinedFunction, "function unnest(%s) does not exist", typeList(args))
+	}
+	return []row.ColumnType{{Type: args[0].ElemType(), Nullable: true}}, nil
+}
+
+func evalUnnest(args []row.Datum, emit func([]row.Datum) error) error {
+	out := make([]row.Datum, 1)
+	for _, e := range args[0].ArrayElems() {
+		out[0] = e
+		if err := emit(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -118,3 +118,25 @@ func TestArrayCmpAny(t *testing.T) {
 		}
 	}
 }
+
+func TestUnnest(t *testing.T) {
+	call := TableCall{Func: TableUnnest, Args: []Expr{Cast(txt("{3,NULL,1}"), row.TypeInt64Array)}}
+	types, err := call.OutputTypes(nil)
+	if err != nil || len(types) != 1 || types[0] != (row.ColumnType{Type: row.TypeInt64, Nullable: true}) {
+		t.Fatalf("types %v, %v", types, err)
+	}
+	var got []string
+	if err := call.Eval(nil, func(ds []row.Datum) error { got = append(got, ds[0].String()); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0] != "3" || got[1] != "NULL" || got[2] != "1" {
+		t.Errorf("unnest: %v", got)
+	}
+	bad := TableCall{Func: TableUnnest, Args: []Expr{i64(1)}}
+	if _, err := bad.OutputTypes(nil); Code(err) != CodeUndefinedFunction {
+		t.Errorf("unnest(bigint): %v", err)
+	}
+	if err := bad.Eval(nil, func([]row.Datum) error { return nil }); err == nil {
+		t.Error("unnest(bigint) ran")
+	}
+}

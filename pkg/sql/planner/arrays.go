@@ -234,3 +234,26 @@ func (c *exprCtx) anyAllArray(f expr.Func, all bool, x, a typed) (typed, error) 
 	}
 	return c.check(expr.Call(expr.FuncArrayCmpAny, x.e, a.e, expr.Literal(row.Int64(int64(op))), expr.Literal(row.Bool(all))))
 }
+
+// unnestCall lowers unnest(a) in FROM: one column named unnest of a's
+// element type (and integer width).
+func (c *exprCtx) unnestCall(args []*pg.Node) (expr.TableCall, []column, error) {
+	if len(args) != 1 {
+		return expr.TableCall{}, nil, sqlerr.Unsupported("unnest with other than one argument")
+	}
+	x, err := c.lowerTyped(args[0])
+	if err != nil {
+		return expr.TableCall{}, nil, err
+	}
+	if x.untyped() || x.t.Type == row.TypeNull {
+		return expr.TableCall{}, nil, sqlerr.Errorf("42725", "function unnest(unknown) is not unique")
+	}
+	if !x.t.Type.IsArray() {
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function unnest(%s) does not exist", PGTypeName(x.t.Type))
+	}
+	col := column{name: "unnest", typ: row.ColumnType{Type: x.t.Type.ElemType(), Nullable: true}}
+	if x.t.Type == row.TypeInt64Array {
+		col.w = x.w
+	}
+	return expr.TableCall{Func: expr.TableUnnest, Args: []expr.Expr{x.e}}, []column{col}, nil
+}
