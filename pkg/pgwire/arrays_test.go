@@ -3,6 +3,7 @@ package pgwire
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +83,30 @@ func TestPgxArrayRoundTrip(t *testing.T) {
 	var n int
 	if err := c.QueryRow(ctx, `SELECT count(*) FROM arrs`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("rows after refused writes: %d, %v", n, err)
+	}
+}
+
+// TestCopyArraysText: text COPY reads array columns with array_in (an
+// int4[] element out of range is 22003 and the COPY writes nothing).
+func TestCopyArraysText(t *testing.T) {
+	c := connect(t, startServer(t, Config{}), "")
+	ctx := context.Background()
+	if _, err := c.Exec(ctx, "CREATE TABLE ca (id int, a int[], b text[])"); err != nil {
+		t.Fatal(err)
+	}
+	tag, err := c.PgConn().CopyFrom(ctx, strings.NewReader("1\t{1,NULL}\t{\"a b\",c}\n2\t{}\t\\N\n"), "COPY ca FROM STDIN")
+	if err != nil || tag.RowsAffected() != 2 {
+		t.Fatalf("text COPY: %v %v", tag, err)
+	}
+	var a, b string
+	if err := c.QueryRow(ctx, "SELECT a::text, b::text FROM ca WHERE id = 1").Scan(&a, &b); err != nil || a != "{1,NULL}" || b != `{"a b",c}` {
+		t.Fatalf("copied arrays: %q %q %v", a, b, err)
+	}
+	_, err = c.PgConn().CopyFrom(ctx, strings.NewReader("3\t{1}\t{}\n4\t{9000000000}\t{}\n"), "COPY ca FROM STDIN")
+	if pgCode(err) != "22003" {
+		t.Fatalf("int4[] element out of range: %v, want 22003", err)
+	}
+	if got := count(t, c, "SELECT count(*) FROM ca"); got != 2 {
+		t.Fatalf("rows: %d, want 2", got)
 	}
 }
