@@ -101,12 +101,14 @@ func arrayLen(b []byte, off int, et Type) (int, error) {
 		if b[i] == arrayEnd {
 			return i + 1, nil
 		}
+		// The tag first: an element is never an array, so decoding
+		// does not recurse.
+		if t := b[i]; !elemTagOK(t, et) {
+			return 0, corrupt(off+i, "array element tag %#x is not of type %s", t, et)
+		}
 		n, _, err := datumLen(b[i:], off+i)
 		if err != nil {
 			return 0, err
-		}
-		if t := b[i]; !elemTagOK(t, et) {
-			return 0, corrupt(off+i, "array element tag %#x is not of type %s", t, et)
 		}
 		i += n
 	}
