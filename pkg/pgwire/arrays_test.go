@@ -74,6 +74,24 @@ func TestPgxArrayRoundTrip(t *testing.T) {
 			t.Fatalf("mode %v: %v", mode, err)
 		}
 	}
+	// x = ANY($1) with a binary int4[] parameter, and in text.
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		var ids []int32
+		rows, err := c.Query(ctx, `SELECT id FROM arrs WHERE id = ANY($1) ORDER BY id`, mode, []int32{2, 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id int32
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		if rows.Err() != nil || !slices.Equal(ids, []int32{2}) {
+			t.Errorf("mode %v: id = ANY($1): %v, %v", mode, ids, rows.Err())
+		}
+	}
 	if _, err := c.Exec(ctx, `INSERT INTO arrs (id, a) VALUES (3, $1)`, "{1,x}"); pgCode(err) != "22P02" {
 		t.Errorf("malformed int[] parameter: %v, want 22P02", err)
 	}

@@ -219,6 +219,20 @@ func assignArray(x typed, t row.Type, w IntWidth, col string) (expr.Expr, error)
 
 // anyAllArray lowers x op ANY/ALL (a) over an array value a.
 func (c *exprCtx) anyAllArray(f expr.Func, all bool, x, a typed) (typed, error) {
+	if a.param > 0 {
+		// x = ANY($1): the parameter is an array of x's type.
+		var err error
+		if x, err = c.settle(x, row.TypeText); err != nil {
+			return typed{}, err
+		}
+		at, ok := row.ArrayOf(x.t.Type)
+		if !ok {
+			return typed{}, sqlerr.Unsupported("arrays of type " + PGTypeName(x.t.Type))
+		}
+		if a, err = c.settle(a, at); err != nil {
+			return typed{}, err
+		}
+	}
 	if !a.t.Type.IsArray() {
 		return typed{}, sqlerr.Errorf(sqlerr.WrongObjectType, "op ANY/ALL (array) requires array on right side")
 	}
