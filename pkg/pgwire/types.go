@@ -70,6 +70,10 @@ func typeOID(t row.Type) (uint32, int16) {
 	case row.TypeJSONB:
 		return oidJSONB, -1
 	}
+	if t.IsArray() {
+		oid, _ := planner.PGType(t, 0, planner.TypeMod{})
+		return oid, -1
+	}
 	return oidText, -1
 }
 
@@ -121,6 +125,9 @@ func oidType(oid uint32) (row.Type, error) {
 		return row.TypeTimestampTZ, nil
 	case oidInterval:
 		return row.TypeInterval, nil
+	}
+	if t, _, ok := arrayOIDType(oid); ok {
+		return t, nil
 	}
 	return row.TypeInvalid, sqlerr.Errorf(sqlerr.FeatureNotSupported, "parameter type with OID %d not supported", oid)
 }
@@ -212,6 +219,9 @@ func encodeBinary(dst []byte, d row.Datum, col sql.Column) ([]byte, error) {
 		dst = binary.BigEndian.AppendUint32(dst, uint32(iv.Days))
 		return binary.BigEndian.AppendUint32(dst, uint32(iv.Months)), nil
 	}
+	if d.Type().IsArray() {
+		return encodeArrayBinary(dst, d, col)
+	}
 	return nil, fmt.Errorf("no binary format for %s", d.Type())
 }
 
@@ -236,6 +246,9 @@ func decodeParam(v []byte, format int16, t row.Type, oid uint32, loc *time.Locat
 	}
 	bad := func() (row.Datum, error) {
 		return row.Null(), sqlerr.Errorf(sqlerr.ProtocolViolation, "invalid binary parameter of type OID %d (%d bytes)", oid, len(v))
+	}
+	if _, _, ok := arrayOIDType(oid); ok {
+		return decodeArrayBinary(v, t, oid, loc)
 	}
 	switch oid {
 	case oidBool:

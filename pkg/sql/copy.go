@@ -259,7 +259,18 @@ func (ci *copyIn) convert(i int, text string) (row.Datum, error) {
 
 // narrow range-checks a value of a smallint or integer column.
 func (ci *copyIn) narrow(col int, d row.Datum) (row.Datum, error) {
-	if col >= len(ci.rules.widths) || d.IsNull() || d.Type() != row.TypeInt64 {
+	if col >= len(ci.rules.widths) || d.IsNull() || d.Type() != row.TypeInt64 && d.Type() != row.TypeInt64Array {
+		return d, nil
+	}
+	if d.Type() == row.TypeInt64Array {
+		// int2[] and int4[] elements, as an assignment checks them.
+		if w := ci.rules.widths[col]; w != 0 {
+			v, err := expr.Call(expr.FuncArrayNarrow, expr.Literal(d), expr.Literal(row.Int64(int64(w)))).Eval(nil)
+			if err != nil {
+				return row.Null(), sqlerr.Convert(err)
+			}
+			return v, nil
+		}
 		return d, nil
 	}
 	f := expr.FuncInt4

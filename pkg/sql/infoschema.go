@@ -63,6 +63,9 @@ func (sn *snapshot) informationSchemaRelation(name string) (planner.Relation, bo
 					nullable = "NO"
 				}
 				typ := planner.PGTypeName(t.Type)
+				if t.Type.IsArray() {
+					typ = "ARRAY" // as PostgreSQL's data_type; udt_name names the element
+				}
 				if t.Type == row.TypeInt64 && len(widths) == it.Desc.Arity() {
 					switch widths[i] {
 					case planner.IntWidth2:

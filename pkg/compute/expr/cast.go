@@ -34,6 +34,9 @@ func CanCast(from, to row.Type) bool {
 	case row.TypeJSONB:
 		return to == row.TypeBool || to == row.TypeInt64 || to == row.TypeFloat64 || to == row.TypeNumeric
 	}
+	if from.IsArray() {
+		return canCastArray(from, to)
+	}
 	return canCastTemporal(from, to)
 }
 
@@ -100,6 +103,9 @@ func CastDatum(d row.Datum, to row.Type) (row.Datum, error) {
 		return parseText(d.Text(), to)
 	case row.TypeJSONB:
 		return castFromJSONB(d, to)
+	}
+	if from.IsArray() {
+		return castArray(d, to)
 	}
 	if from.IsTemporal() {
 		return castTemporal(d, to)
@@ -168,6 +174,9 @@ func parseText(s string, to row.Type) (row.Datum, error) {
 			return row.Null(), invalidInput(to, s)
 		}
 		return row.UUID(u), nil
+	}
+	if to.IsArray() {
+		return parseArray(s, to)
 	}
 	return row.Null(), evalErr(CodeInternal, "cast text to %s not implemented", to)
 }

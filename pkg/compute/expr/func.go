@@ -165,6 +165,17 @@ const (
 	// the display scale its SQL type gives it (numeric datums do not
 	// carry one), as PostgreSQL's to_jsonb(2.50) is 2.50.
 	FuncJSONNumber
+	// Arrays (array.go): ARRAY[...], a[i], array_length, cardinality.
+	FuncArray
+	FuncArrayElem
+	FuncArrayLength
+	FuncCardinality
+	// array_narrow(a int64[], width) range-checks every element as
+	// smallint (width 2) or integer (width 4) for int2[] and int4[].
+	FuncArrayNarrow
+	// array_cmp_any(x, a, op, all) is x op ANY (a) (all false) or
+	// x op ALL (a) (all true), op 0..5 for = <> < <= > >=.
+	FuncArrayCmpAny
 	funcCount
 )
 

@@ -124,6 +124,13 @@ var funcs = [funcCount]funcDef{
 	FuncJSONBuildArray:  {name: "jsonb_build_array", minArgs: 0, maxArgs: -1, typeOf: typeToJSONB, evalN: evalJSONBuildArray},
 	FuncJSONBuildObject: {name: "jsonb_build_object", minArgs: 0, maxArgs: -1, typeOf: typeToJSONB, evalN: evalJSONBuildObject},
 	FuncJSONNumber:      {name: "jsonb_number", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeNumeric, row.TypeInt64, row.TypeJSONB), eval2: evalJSONNumber},
+
+	FuncArray:       {name: "array", minArgs: 1, maxArgs: -1, typeOf: typeArray, evalN: evalArray},
+	FuncArrayElem:   {name: "array_elem", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayElem, eval2: evalArrayElem},
+	FuncArrayLength: {name: "array_length", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayLength, eval2: evalArrayLength},
+	FuncCardinality: {name: "cardinality", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeCardinality, eval1: evalCardinality},
+	FuncArrayNarrow: {name: "array_narrow", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeInt64Array, row.TypeInt64, row.TypeInt64Array), eval2: evalArrayNarrow},
+	FuncArrayCmpAny: {name: "array_cmp_any", minArgs: 4, maxArgs: 4, typeOf: typeArrayCmpAny, evalN: evalArrayCmpAny},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL
@@ -147,6 +154,9 @@ func pgName(t row.Type) string {
 	case row.TypeNull:
 		return "unknown"
 	default:
+		if t.IsArray() {
+			return pgName(t.ElemType()) + "[]"
+		}
 		return t.String()
 	}
 }

@@ -28,6 +28,9 @@ const (
 	TableJSONArrayElementsText TableFunc = "jsonb_array_elements_text"
 	TableJSONEach              TableFunc = "jsonb_each"
 	TableJSONEachText          TableFunc = "jsonb_each_text"
+	// unnest(a) is each element of a one-dimensional array, in order
+	// (column unnest, NULL for a NULL element).
+	TableUnnest TableFunc = "unnest"
 )
 
 // MaxTableFuncRows bounds the rows one call of a table function may
@@ -121,6 +124,7 @@ var tableFuncs = map[TableFunc]tableFuncDef{
 	TableJSONArrayElementsText: {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeText, Nullable: true}), eval: jsonElements(true)},
 	TableJSONEach:              {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeText}, row.ColumnType{Type: row.TypeJSONB}), eval: jsonEach(false)},
 	TableJSONEachText:          {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeText}, row.ColumnType{Type: row.TypeText, Nullable: true}), eval: jsonEach(true)},
+	TableUnnest:                {typeOf: typeUnnest, eval: evalUnnest},
 }
 
 func typeJSONTable(cols ...row.ColumnType) func([]row.Type) ([]row.ColumnType, error) {

@@ -1,7 +1,8 @@
 // Package row defines Tandem's values and their binary row encoding.
 //
 // A Datum is one SQL value (NULL, bool, int64, float64, text, bytes,
-// timestamp, date, time, timestamptz, interval, numeric, uuid, jsonb) held in a
+// timestamp, date, time, timestamptz, interval, numeric, uuid, jsonb, and
+// one-dimensional arrays of int64, float64, numeric, text, bool) held in a
 // small comparable struct; the zero Datum is NULL. Compare orders datums
 // as SQL does for ORDER BY ... ASC: NULLs last, -0 = 0, NaN equal to
 // itself and above +Infinity (as in Postgres, for float64 and numeric
@@ -52,6 +53,12 @@
 // TestJSONBOrderExhaustive checks it against a transcription of
 // PostgreSQL's compareJsonbContainers. Its numbers are numerics, so a
 // jsonb does not keep their trailing zeros (1.50 prints as 1.5).
+//
+// An array (array.go) is held as its elements' row encodings and a 0x00
+// terminator, so its byte order is PostgreSQL's array_cmp (elements,
+// NULL elements last, then the shorter array first);
+// TestArrayEncodingOrderIsPostgresArrayOrder checks it against a
+// transcription of array_cmp. Elements are never arrays.
 //
 // Type, ColumnType{Type, Nullable} and RelationDesc{Names, Types} describe
 // relations; RelationDesc.Validate and Check catch malformed descriptions

@@ -36,6 +36,8 @@ import (
 //	0x70 numeric                          order-preserving decimal key (numeric.go)
 //	0x78 uuid                             16 bytes
 //	0x7A jsonb                            order-preserving jsonb key (jsonb.go)
+//	0x80..0x84 arrays of int64, float64,  the elements' encodings, then 0x00
+//	  numeric, text, bool                 (array.go)
 //	0xF0 NULL                             no payload
 //
 // Rows are immutable once built: batches and arrangements share them
@@ -57,6 +59,8 @@ const (
 	tagNumeric     = 0x70
 	tagUUID        = 0x78
 	tagJSONB       = 0x7A
+	tagArrayBase   = 0x80 // + (array type - TypeInt64Array)
+	tagArrayLast   = 0x84
 	tagNull        = 0xF0
 
 	escByte  = 0x00
@@ -100,6 +104,8 @@ func tagOf(d Datum) byte {
 		return tagUUID
 	case TypeJSONB:
 		return tagJSONB
+	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray:
+		return arrayTag(d.typ)
 	default:
 		return tagNull
 	}
@@ -130,7 +136,7 @@ func encodedLen(d Datum) int {
 		return 1 + intervalEncodedLen
 	case TypeText, TypeBytes:
 		return 1 + len(d.str) + strings.Count(d.str, "\x00") + 2
-	case TypeNumeric, TypeUUID, TypeJSONB:
+	case TypeNumeric, TypeUUID, TypeJSONB, TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray:
 		return 1 + len(d.str)
 	default:
 		return 1
@@ -165,6 +171,10 @@ func AppendDatum(dst Row, d Datum) Row {
 		// The numeric and jsonb keys are self-delimiting and
 		// order-preserving; a uuid is fixed width.
 		dst = append(dst, d.str...)
+	default:
+		if d.typ.IsArray() {
+			dst = append(dst, d.str...) // terminated by arrayEnd
+		}
 	}
 	return dst
 }
@@ -216,6 +226,9 @@ func datumLen(b []byte, off int) (n int, escaped bool, err error) {
 		return 1 + n, false, err
 	case tagJSONB:
 		n, err := jsonbLen(b[1:], off+1)
+		return 1 + n, false, err
+	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayLast:
+		n, err := arrayLen(b[1:], off+1, arrayTypeOfTag(b[0]).ElemType())
 		return 1 + n, false, err
 	case tagUUID:
 		if len(b) < 1+uuidLen {
@@ -281,6 +294,8 @@ func decodeDatum(b []byte, escaped, alias bool) Datum {
 		return Datum{typ: TypeUUID, str: string(b[1:])}
 	case tagJSONB:
 		return Datum{typ: TypeJSONB, str: string(b[1:])}
+	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayLast:
+		return Datum{typ: arrayTypeOfTag(b[0]), str: string(b[1:])}
 	case tagText, tagBytes:
 		typ := TypeText
 		if b[0] == tagBytes {

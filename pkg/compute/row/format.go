@@ -55,6 +55,9 @@ func (d Datum) AppendText(dst []byte) []byte {
 	case TypeJSONB:
 		return d.JSON().AppendText(dst)
 	default:
+		if d.typ.IsArray() {
+			return appendArrayText(dst, d)
+		}
 		return dst
 	}
 }
@@ -117,6 +120,8 @@ func (d Datum) SQLLiteral() string {
 		return "'" + d.String() + "'::uuid"
 	case TypeJSONB:
 		return "'" + strings.ReplaceAll(d.String(), "'", "''") + "'::jsonb"
+	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray:
+		return "'" + strings.ReplaceAll(d.String(), "'", "''") + "'::" + d.Type().String()
 	case TypeNumeric:
 		return "'" + d.String() + "'::numeric"
 	case TypeFloat64:

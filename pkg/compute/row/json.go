@@ -33,6 +33,8 @@ type datumJSON struct {
 	Numeric     *string   `json:"numeric,omitempty"`
 	UUID        *string   `json:"uuid,omitempty"`
 	JSONB       *string   `json:"jsonb,omitempty"`
+	// Array is an array datum's row encoding, base64.
+	Array *string `json:"array,omitempty"`
 }
 
 // MarshalJSON encodes d; see datumJSON.
@@ -79,6 +81,9 @@ func (d Datum) MarshalJSON() ([]byte, error) {
 	case TypeJSONB:
 		s := d.String()
 		j.JSONB = &s
+	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray:
+		e := base64.StdEncoding.EncodeToString(Pack(d))
+		j.Array = &e
 	case TypeNumeric, TypeUUID:
 		s := d.String()
 		if d.Type() == TypeNumeric {
@@ -105,7 +110,7 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 	n := 0
 	for _, set := range []bool{j.Bool != nil, j.Int64 != nil, j.Float64 != nil, j.Text != nil,
 		j.TextBase64 != nil, j.Bytes != nil, j.Timestamp != nil, j.Date != nil, j.Time != nil,
-		j.TimestampTZ != nil, j.Interval != nil, j.Numeric != nil, j.UUID != nil, j.JSONB != nil} {
+		j.TimestampTZ != nil, j.Interval != nil, j.Numeric != nil, j.UUID != nil, j.JSONB != nil, j.Array != nil} {
 		if set {
 			n++
 		}
@@ -178,6 +183,16 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("unmarshal jsonb datum: %w", err)
 		}
 		*d = JSONB(v)
+	case j.Array != nil:
+		raw, err := base64.StdEncoding.DecodeString(*j.Array)
+		if err != nil {
+			return fmt.Errorf("unmarshal array datum: %w", err)
+		}
+		ds, err := Row(raw).Unpack()
+		if err != nil || len(ds) != 1 || !ds[0].Type().IsArray() {
+			return fmt.Errorf("unmarshal array datum: not one array (%v)", err)
+		}
+		*d = ds[0]
 	}
 	return nil
 }

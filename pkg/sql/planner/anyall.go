@@ -15,8 +15,8 @@ import (
 // of the comparisons with each element, which is PostgreSQL's NULL
 // semantics: ANY is true if some comparison is, else NULL if some is
 // NULL, else false (false over an empty array, even for a NULL x); ALL
-// dually. Array values (columns, parameters) need array types, which
-// Tandem does not have yet.
+// dually. Array values (columns, subqueries, parameters) lower to
+// array_cmp_any with the same semantics (anyAllArray).
 func (c *exprCtx) anyAll(op string, all bool, l, r *pg.Node) (typed, error) {
 	f, ok := binaryFunc(op)
 	switch {
@@ -41,7 +41,7 @@ func (c *exprCtx) anyAll(op string, all bool, l, r *pg.Node) (typed, error) {
 			return typed{}, err
 		}
 		if a.lit == nil {
-			return typed{}, sqlerr.Unsupported("ANY/ALL over an array value (only ARRAY[...] and array literals): array types")
+			return c.anyAllArray(f, all, x, a)
 		}
 		elems, err := parseTextArray(*a.lit)
 		if err != nil {

@@ -48,9 +48,17 @@ func (c *exprCtx) check2(x typed) (typed, error) {
 // castTyped lowers the cast of tc's argument to row type to, without
 // the type's modifier or date/time precision.
 func (c *exprCtx) castTyped(tc *pg.TypeCast, to row.Type) (typed, error) {
+	if a := tc.Arg.GetAArrayExpr(); a != nil && len(a.Elements) == 0 && to.IsArray() {
+		y, err := emptyArray(to)
+		y.w = IntWidthFromName(tc.TypeName)
+		return y, err
+	}
 	x, err := c.lowerTyped(tc.Arg)
 	if err != nil {
 		return typed{}, err
+	}
+	if to.IsArray() {
+		return c.arrayCast(tc, x, to)
 	}
 	var w IntWidth
 	if to == row.TypeInt64 {

@@ -168,7 +168,7 @@ func descScope(d row.RelationDesc, widths []IntWidth) *scope {
 	s := &scope{cols: make([]column, d.Arity())}
 	for i := range s.cols {
 		s.cols[i] = column{name: d.Name(i), typ: d.Types[i]}
-		if len(widths) == d.Arity() && d.Types[i].Type == row.TypeInt64 {
+		if len(widths) == d.Arity() && (d.Types[i].Type == row.TypeInt64 || d.Types[i].Type == row.TypeInt64Array) {
 			s.cols[i].w = widths[i]
 		}
 	}

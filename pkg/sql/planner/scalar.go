@@ -296,8 +296,10 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 		return c.sqlValueFunction(v.SqlvalueFunction)
 	case *pg.Node_SubLink:
 		return c.subLink(v.SubLink)
-	case *pg.Node_AIndirection, *pg.Node_AArrayExpr:
-		return typed{}, sqlerr.Unsupported("arrays")
+	case *pg.Node_AArrayExpr:
+		return c.arrayConstructor(v.AArrayExpr)
+	case *pg.Node_AIndirection:
+		return c.subscript(v.AIndirection)
 	case *pg.Node_RowExpr:
 		return typed{}, sqlerr.Unsupported("row constructors")
 	case *pg.Node_CollateClause:
@@ -592,7 +594,7 @@ func unsupportedFunction(name string) string {
 	case "random", "setseed", "gen_random_uuid":
 		return "random functions"
 	case "to_json", "json_build_object", "json_build_array",
-		"array_length", "array_upper", "array_lower", "cardinality", "array_to_string", "string_to_array", "regexp_match":
+		"array_upper", "array_lower", "array_to_string", "string_to_array", "regexp_match":
 		return "json and array functions"
 	case "nextval", "currval", "setval", "lastval":
 		return "sequences"

@@ -82,6 +82,8 @@ func (c *exprCtx) tableCall(name string, args []*pg.Node) (expr.TableCall, []col
 		return c.generateSeries(args)
 	case "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_each", "jsonb_each_text":
 		return c.jsonbTable(name, args)
+	case "unnest":
+		return c.unnestCall(args)
 	}
 	if unsupportedFunction(name) != "" {
 		return expr.TableCall{}, nil, sqlerr.Unsupported(fmt.Sprintf("function %s in FROM", name))

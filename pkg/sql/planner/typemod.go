@@ -57,7 +57,7 @@ const (
 // TypeModFromName returns the modifier a SQL type name declares, checking
 // it as Postgres does (22023 for a bad length, precision or scale).
 func TypeModFromName(tn *pg.TypeName) (TypeMod, error) {
-	if tn == nil || len(tn.Names) == 0 {
+	if tn == nil || len(tn.Names) == 0 || len(tn.ArrayBounds) > 0 {
 		return TypeMod{}, nil
 	}
 	var parts []string
@@ -179,6 +179,9 @@ func PGType(t row.Type, w IntWidth, m TypeMod) (oid uint32, typmod int32) {
 			return oidNumeric, (m.N<<16 | m.Scale) + 4
 		}
 		return oidNumeric, -1
+	}
+	if t.IsArray() {
+		return arrayPGType(t, w), -1
 	}
 	switch t {
 	case row.TypeBool:

@@ -51,7 +51,7 @@ func baseType(tn *pg.TypeName) (row.Type, error) {
 		return row.TypeInvalid, sqlerr.New(sqlerr.SyntaxError, "missing type name")
 	}
 	if len(tn.ArrayBounds) > 0 {
-		return row.TypeInvalid, sqlerr.Unsupported("array types")
+		return arrayElemType(tn)
 	}
 	var parts []string
 	for _, n := range tn.Names {
@@ -228,6 +228,9 @@ func intWidthName(w IntWidth) string {
 // PGTypeName is the Postgres name of a row type, for messages and for
 // catalog emulation.
 func PGTypeName(t row.Type) string {
+	if t.IsArray() {
+		return PGTypeName(t.ElemType()) + "[]"
+	}
 	switch t {
 	case row.TypeBool:
 		return "boolean"

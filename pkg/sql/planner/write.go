@@ -115,6 +115,9 @@ func assignExpr(x typed, t row.Type, w IntWidth, m TypeMod, col string) (expr.Ex
 		(x.t.Type == row.TypeFloat64 || x.t.Type == row.TypeNumeric || x.t.Type == row.TypeInt64 && (x.w == 0 || x.w > w)) {
 		return expr.Call(intFunc(w), x.e), nil
 	}
+	if t.IsArray() {
+		return assignArray(x, t, w, col)
+	}
 	if x.t.Type == t {
 		return convert(x, m, false).e, nil
 	}

@@ -1,0 +1,273 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// Arrays: one-dimensional arrays of smallint, integer, bigint (int64
+// elements, the width kept in typed.w for the wire OID), float8,
+// numeric, text and boolean (row/array.go, expr/array.go).
+
+// arrayElemType maps an array type name (int[], text[]) to its row type.
+// Element type modifiers (varchar(3)[], numeric(5,2)[]) are refused: the
+// engine would not apply them to the elements.
+func arrayElemType(tn *pg.TypeName) (row.Type, error) {
+	if len(tn.Typmods) > 0 {
+		return row.TypeInvalid, sqlerr.Unsupported("array types with a type modifier")
+	}
+	elem := &pg.TypeName{Names: tn.Names}
+	et, err := baseType(elem)
+	if err != nil {
+		return row.TypeInvalid, err
+	}
+	if mod, err := TypeModFromName(elem); err != nil || mod.Kind == ModBpchar {
+		// char[] would need blank padding of every element.
+		return row.TypeInvalid, sqlerr.Unsupported("arrays of type " + typeNameOf(tn))
+	}
+	t, ok := row.ArrayOf(et)
+	if !ok {
+		return row.TypeInvalid, sqlerr.Unsupported("arrays of type " + PGTypeName(et))
+	}
+	return t, nil
+}
+
+// arrayConstructor lowers ARRAY[x, ...]: the elements unified to one
+// type (text when all are untyped, as in PostgreSQL).
+func (c *exprCtx) arrayConstructor(a *pg.A_ArrayExpr) (typed, error) {
+	if len(a.Elements) == 0 {
+		return typed{}, sqlerr.Errorf(sqlerr.InvalidParameterType /* 42P18 indeterminate_datatype */, "cannot determine type of empty array")
+	}
+	for _, n := range a.Elements {
+		if n.GetAArrayExpr() != nil {
+			return typed{}, sqlerr.Unsupported("multidimensional arrays")
+		}
+	}
+	xs, err := c.lowerList(a.Elements)
+	if err != nil {
+		return typed{}, err
+	}
+	for i := range xs {
+		if xs[i], err = c.settle(xs[i], row.TypeText); err != nil {
+			return typed{}, err
+		}
+	}
+	y, err := c.check(expr.Call(expr.FuncArray, exprs(xs)...))
+	y.w = widthOf(xs)
+	return y, err
+}
+
+// emptyArray is ARRAY[]::t[].
+func emptyArray(t row.Type) (typed, error) {
+	d, err := row.Array(t, nil)
+	if err != nil {
+		return typed{}, sqlerr.Errorf(sqlerr.InternalError, "empty array: %v", err)
+	}
+	return typed{e: expr.Literal(d), t: row.ColumnType{Type: t}}, nil
+}
+
+// subscript lowers a[i]; slices and chained subscripts are refused.
+func (c *exprCtx) subscript(ind *pg.A_Indirection) (typed, error) {
+	if len(ind.Indirection) != 1 || ind.Indirection[0].GetAIndices() == nil {
+		return typed{}, sqlerr.Unsupported("this indirection (only a[i] on an array)")
+	}
+	idx := ind.Indirection[0].GetAIndices()
+	if idx.IsSlice {
+		return typed{}, sqlerr.Unsupported("array slices")
+	}
+	a, err := c.lowerTyped(ind.Arg)
+	if err != nil {
+		return typed{}, err
+	}
+	if !a.t.Type.IsArray() {
+		return typed{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "cannot subscript type %s because it does not support subscripting", PGTypeName(a.t.Type))
+	}
+	i, err := c.lowerAs(idx.Uidx, row.TypeInt64)
+	if err != nil {
+		return typed{}, err
+	}
+	if i.t.Type != row.TypeInt64 && i.t.Type != row.TypeNull {
+		return typed{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "array subscript must have type integer")
+	}
+	y, err := c.check(expr.Call(expr.FuncArrayElem, a.e, i.e))
+	return withWidth(y, err, a.w)
+}
+
+// arrayFunc lowers array_length(a, dim) and cardinality(a); ok is false
+// for other names.
+func (c *exprCtx) arrayFunc(name string, args []*pg.Node) (y typed, ok bool, err error) {
+	var f expr.Func
+	var arity int
+	switch name {
+	case "array_length":
+		f, arity = expr.FuncArrayLength, 2
+	case "cardinality":
+		f, arity = expr.FuncCardinality, 1
+	default:
+		return typed{}, false, nil
+	}
+	xs := make([]typed, len(args))
+	for i, n := range args {
+		if xs[i], err = c.lowerTyped(n); err != nil {
+			return typed{}, true, err
+		}
+		want := row.TypeInt64
+		if i == 0 {
+			want = row.TypeText
+		}
+		if xs[i].untyped() && i == 0 {
+			return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(unknown) is not unique", name)
+		}
+		if xs[i], err = c.settle(xs[i], want); err != nil {
+			return typed{}, true, err
+		}
+	}
+	if len(xs) != arity || (len(xs) > 0 && !xs[0].t.Type.IsArray()) {
+		return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, argTypeNames(xs))
+	}
+	y, err = c.check(expr.Call(f, exprs(xs)...))
+	return y, true, err
+}
+
+func argTypeNames(xs []typed) string {
+	s := ""
+	for i, x := range xs {
+		if i > 0 {
+			s += ", "
+		}
+		s += PGTypeName(x.t.Type)
+	}
+	return s
+}
+
+// arrayPGType returns the type OID of an array type, the integer width
+// choosing between int2[], int4[] and int8[].
+func arrayPGType(t row.Type, w IntWidth) uint32 {
+	switch t {
+	case row.TypeInt64Array:
+		switch w {
+		case IntWidth2:
+			return 1005
+		case IntWidth4:
+			return 1007
+		}
+		return 1016
+	case row.TypeFloat64Array:
+		return 1022
+	case row.TypeNumericArray:
+		return 1231
+	case row.TypeTextArray:
+		return 1009
+	case row.TypeBoolArray:
+		return 1000
+	}
+	return 0
+}
+
+// arrayCast lowers x::t[]: an untyped literal is read by array_in at plan
+// time; a typed array casts element by element. Integer elements of
+// int2[] and int4[] are range-checked as the narrow integer casts are.
+func (c *exprCtx) arrayCast(tc *pg.TypeCast, x typed, to row.Type) (typed, error) {
+	w := IntWidthFromName(tc.TypeName)
+	var y typed
+	var err error
+	switch {
+	case x.untyped():
+		y, err = c.settle(x, to)
+	case x.t.Type == to:
+		y = x
+	case expr.CanCast(x.t.Type, to):
+		y, err = c.check(expr.Cast(x.e, to))
+	default:
+		return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(x.t.Type), PGTypeName(to))
+	}
+	if err != nil {
+		return typed{}, err
+	}
+	if to == row.TypeInt64Array && w != 0 && (x.t.Type != to || x.w == 0 || x.w > w) {
+		if y, err = c.check(expr.Call(expr.FuncArrayNarrow, y.e, expr.Literal(row.Int64(int64(w))))); err != nil {
+			return typed{}, err
+		}
+	}
+	y.w = w
+	return y, nil
+}
+
+// assignArray is the assignment of x to a column of array type t (an
+// int2[] or int4[] when w is set): arrays of numbers cast element-wise,
+// as PostgreSQL's assignment casts do, and integer elements are
+// range-checked for the column's width.
+func assignArray(x typed, t row.Type, w IntWidth, col string) (expr.Expr, error) {
+	e := x.e
+	switch {
+	case x.t.Type == t:
+	case x.t.Type == row.TypeNull,
+		x.t.Type.IsArray() && x.t.Type.ElemType().IsNumeric() && t.ElemType().IsNumeric():
+		e = expr.Cast(x.e, t)
+	default:
+		return expr.Expr{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "column %q is of type %s but expression is of type %s",
+			col, PGTypeName(t), PGTypeName(x.t.Type))
+	}
+	if t == row.TypeInt64Array && w != 0 && (x.t.Type != t || x.w == 0 || x.w > w) {
+		e = expr.Call(expr.FuncArrayNarrow, e, expr.Literal(row.Int64(int64(w))))
+	}
+	return e, nil
+}
+
+// anyAllArray lowers x op ANY/ALL (a) over an array value a.
+func (c *exprCtx) anyAllArray(f expr.Func, all bool, x, a typed) (typed, error) {
+	if a.param > 0 {
+		// x = ANY($1): the parameter is an array of x's type.
+		var err error
+		if x, err = c.settle(x, row.TypeText); err != nil {
+			return typed{}, err
+		}
+		at, ok := row.ArrayOf(x.t.Type)
+		if !ok {
+			return typed{}, sqlerr.Unsupported("arrays of type " + PGTypeName(x.t.Type))
+		}
+		if a, err = c.settle(a, at); err != nil {
+			return typed{}, err
+		}
+	}
+	if !a.t.Type.IsArray() {
+		return typed{}, sqlerr.Errorf(sqlerr.WrongObjectType, "op ANY/ALL (array) requires array on right side")
+	}
+	op := -1
+	for i, g := range expr.ArrayCmpOps {
+		if g == f {
+			op = i
+		}
+	}
+	x, err := c.settle(x, a.t.Type.ElemType())
+	if err != nil {
+		return typed{}, err
+	}
+	return c.check(expr.Call(expr.FuncArrayCmpAny, x.e, a.e, expr.Literal(row.Int64(int64(op))), expr.Literal(row.Bool(all))))
+}
+
+// unnestCall lowers unnest(a) in FROM: one column named unnest of a's
+// element type (and integer width).
+func (c *exprCtx) unnestCall(args []*pg.Node) (expr.TableCall, []column, error) {
+	if len(args) != 1 {
+		return expr.TableCall{}, nil, sqlerr.Unsupported("unnest with other than one argument")
+	}
+	x, err := c.lowerTyped(args[0])
+	if err != nil {
+		return expr.TableCall{}, nil, err
+	}
+	if x.untyped() || x.t.Type == row.TypeNull {
+		return expr.TableCall{}, nil, sqlerr.Errorf("42725", "function unnest(unknown) is not unique")
+	}
+	if !x.t.Type.IsArray() {
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function unnest(%s) does not exist", PGTypeName(x.t.Type))
+	}
+	col := column{name: "unnest", typ: row.ColumnType{Type: x.t.Type.ElemType(), Nullable: true}}
+	if x.t.Type == row.TypeInt64Array {
+		col.w = x.w
+	}
+	return expr.TableCall{Func: expr.TableUnnest, Args: []expr.Expr{x.e}}, []column{col}, nil
+}
