@@ -73,9 +73,13 @@ func (r *planRenderer) render(p *plan.Plan) (rendered, error) {
 		return r.join(p.Join)
 	case p.Reduce != nil, p.Distinct != nil, p.Threshold != nil, p.TopK != nil, p.Window != nil:
 		// A global aggregate's plan holds its reduction twice: a snapshot
-		// read renders it once (memoKey).
-		key, memo := r.memoKey(p)
-		memo = memo && p.Reduce != nil
+		// read renders it once (memoKey; only reductions are memoised, so
+		// only they pay for encoding the plan).
+		var key string
+		var memo bool
+		if p.Reduce != nil {
+			key, memo = r.memoKey(p)
+		}
 		if c, ok := r.memo[key]; memo && ok {
 			return c, nil
 		}
