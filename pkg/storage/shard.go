@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -27,9 +26,11 @@ type shard struct {
 	// compactedBytes is the log's length right after the last rewrite (or
 	// open).
 	compactedBytes int64
-	// updates are sorted by time; those at or before since are consolidated
-	// at since.
+	// updates are sorted by time; updates[:settled] is the consolidated
+	// prefix and readers take every time at or before since as since
+	// (settle.go).
 	updates []Update
+	settled int
 	since   frontier.Time
 	upper   frontier.Frontier
 	// written is the latest time a batch was written to the log at; a
@@ -91,7 +92,7 @@ func openShard(env *storeEnv, dir, id string, minUpper frontier.Time) (*shard, e
 		written: c.written, sink: c.sink,
 		changed: make(chan struct{}),
 	}
-	s.updates = consolidateUpTo(s.updates, s.since)
+	s.updates, s.settled = compactUpTo(s.updates, 0, s.since, true)
 	if legacy {
 		env.log.Info("Rewriting a shard log of the legacy format in the current one", "shard", id, "path", path)
 		if err := s.rewriteLocked(env); err != nil {
@@ -185,11 +186,13 @@ func (s *shard) compactLocked(env *storeEnv, since frontier.Time) error {
 		return nil
 	}
 	s.since = since
-	s.updates = consolidateUpTo(s.updates, since)
+	s.updates, s.settled = compactUpTo(s.updates, s.settled, since, false)
 	s.notifyLocked()
 	if s.log.size <= 2*s.compactedBytes+rewriteSlack {
 		return nil
 	}
+	// The rewrite holds the consolidated contents, however few changed.
+	s.updates, s.settled = compactUpTo(s.updates, s.settled, since, true)
 	return s.rewriteLocked(env)
 }
 
@@ -225,10 +228,13 @@ func (s *shard) emitCompacted(add func([]byte) error) error {
 		for ; j < len(s.updates) && s.updates[j].Time == s.updates[i].Time; j++ {
 			rows = append(rows, RowDiff{Row: s.updates[j].Row, Diff: s.updates[j].Diff})
 		}
-		if err := add(encodeBatch(s.updates[i].Time, rows)); err != nil {
+		// Times at or before since are since (settle.go); replay
+		// consolidates batches that share it.
+		t := max(s.updates[i].Time, s.since)
+		if err := add(encodeBatch(t, rows)); err != nil {
 			return err
 		}
-		last = s.updates[i].Time
+		last = t
 		i = j
 	}
 	if s.written > last {
@@ -248,25 +254,6 @@ var ErrDropped = errors.New("shard dropped")
 
 // ErrCompacted is returned for a read before a shard's since.
 var ErrCompacted = errors.New("read before since")
-
-// consolidateUpTo advances every update at or before since to since and
-// consolidates them (rows summed, zero diffs dropped). The result is a new
-// slice sorted by time; listeners never see a slice mutated in place.
-func consolidateUpTo(updates []Update, since frontier.Time) []Update {
-	cut := sort.Search(len(updates), func(i int) bool { return updates[i].Time > since })
-	if cut == 0 {
-		return updates
-	}
-	head := make([]Update, cut)
-	copy(head, updates[:cut])
-	for i := range head {
-		head[i].Time = since
-	}
-	head = Consolidate(head)
-	out := make([]Update, 0, len(head)+len(updates)-cut)
-	out = append(out, head...)
-	return append(out, updates[cut:]...)
-}
 
 // Consolidate sums the diffs of equal (time, row) pairs and drops zeros, in
 // place; the result is sorted by (time, row). The slots it no longer uses

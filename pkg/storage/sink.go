@@ -141,10 +141,12 @@ func (st *Store) ReadFrom(ctx context.Context, id string, from frontier.Time) (u
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	full = from == 0 || from <= s.since
-	lo := 0
-	if !full {
-		lo = sort.Search(len(s.updates), func(i int) bool { return s.updates[i].Time >= from })
+	if full {
+		cut := sort.Search(len(s.updates), func(i int) bool { return s.updates[i].Time > s.since })
+		updates = append(settledAt(s.updates, s.settled, s.since), s.updates[cut:]...)
+		return updates, s.upper, s.since, full, nil
 	}
+	lo := sort.Search(len(s.updates), func(i int) bool { return s.updates[i].Time >= from })
 	// s.updates is replaced, never mutated in place, by compaction; appends
 	// only grow it, so the copy is what a reader may keep.
 	updates = slices.Clone(s.updates[lo:])

@@ -388,7 +388,7 @@ func (st *Store) Listen(ctx context.Context, id string, asOf frontier.Time, send
 		upper, changed := s.upper, s.changed
 		var p Progress
 		if first {
-			p.Updates = snapshotLocked(s.updates, asOf)
+			p.Updates = settledAt(s.updates, s.settled, asOf)
 		}
 		lo := sort.Search(len(s.updates), func(i int) bool { return s.updates[i].Time >= sent })
 		for _, u := range s.updates[lo:] {
@@ -420,17 +420,6 @@ func (st *Store) Listen(ctx context.Context, id string, asOf frontier.Time, send
 			return errors.New("storage closed")
 		}
 	}
-}
-
-// snapshotLocked returns the contents at asOf, consolidated, at time asOf.
-func snapshotLocked(updates []Update, asOf frontier.Time) []Update {
-	hi := sort.Search(len(updates), func(i int) bool { return updates[i].Time > asOf })
-	out := make([]Update, hi)
-	copy(out, updates[:hi])
-	for i := range out {
-		out[i].Time = asOf
-	}
-	return Consolidate(out)
 }
 
 // Snapshot returns a shard's contents at asOf once they are complete.
