@@ -414,3 +414,11 @@ func listJSON[T any](b *bolt.Bucket, prefix []byte) ([]T, error) {
 func hasPrefix(k, prefix []byte) bool {
 	return len(k) >= len(prefix) && slices.Equal(k[:len(prefix)], prefix)
 }
+
+// Generation identifies the catalog's committed state: it changes with
+// every committed Update and never goes back, so a value decoded from the
+// catalog at one generation may be reused while Generation returns it.
+func (c *Catalog) Generation() (gen uint64, err error) {
+	err = c.db.View(func(tx *bolt.Tx) error { gen = uint64(tx.ID()); return nil })
+	return gen, err
+}

@@ -56,6 +56,8 @@ type Environment struct {
 
 	// ddl serialises catalog changes with their effects.
 	ddl sync.Mutex
+	// decoded caches what statements read from the catalog.
+	decoded decoded
 }
 
 var _ sql.Backend = (*Environment)(nil)

@@ -21,6 +21,15 @@ import (
 
 // Items implements sql.Catalog.
 func (e *Environment) Items(ctx context.Context) ([]sql.Item, error) {
+	gen, err := e.cfg.Catalog.Generation()
+	if err != nil {
+		return nil, sqlerr.Convert(fmt.Errorf("read catalog: %w", err))
+	}
+	return get(&e.decoded.mu, &e.decoded.items, gen, e.decodeItems)
+}
+
+// decodeItems reads and decodes every visible item.
+func (e *Environment) decodeItems() ([]sql.Item, error) {
 	cis, err := e.cfg.Catalog.Items()
 	if err != nil {
 		return nil, sqlerr.Convert(fmt.Errorf("read catalog: %w", err))

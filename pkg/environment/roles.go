@@ -37,6 +37,14 @@ func (e *Environment) ensureSuperuser() error {
 
 // Roles implements sql.Roles.
 func (e *Environment) Roles(context.Context) ([]sql.Role, error) {
+	gen, err := e.cfg.Catalog.Generation()
+	if err != nil {
+		return nil, fmt.Errorf("read roles: %w", err)
+	}
+	return get(&e.decoded.mu, &e.decoded.roles, gen, e.decodeRoles)
+}
+
+func (e *Environment) decodeRoles() ([]sql.Role, error) {
 	rs, err := e.cfg.Catalog.Roles()
 	if err != nil {
 		return nil, fmt.Errorf("read roles: %w", err)
@@ -84,6 +92,14 @@ func (e *Environment) DropRole(_ context.Context, name string) error {
 
 // Grants implements sql.Roles.
 func (e *Environment) Grants(context.Context) ([]sql.Grant, error) {
+	gen, err := e.cfg.Catalog.Generation()
+	if err != nil {
+		return nil, fmt.Errorf("read grants: %w", err)
+	}
+	return get(&e.decoded.mu, &e.decoded.grants, gen, e.decodeGrants)
+}
+
+func (e *Environment) decodeGrants() ([]sql.Grant, error) {
 	gs, err := e.cfg.Catalog.Grants()
 	if err != nil {
 		return nil, fmt.Errorf("read grants: %w", err)
