@@ -37,7 +37,9 @@ func TestItemsFollowEveryCatalogChange(t *testing.T) {
 	if got := names(); len(got) != 0 {
 		t.Fatalf("empty catalog: %v", got)
 	}
-	change(func(tx *catalog.Tx) error { return tx.CreateItem(catalog.Item{ID: 1, Name: "t", Kind: catalog.KindTable}) })
+	change(func(tx *catalog.Tx) error {
+		return tx.CreateItem(catalog.Item{ID: 1, Name: "t", Kind: catalog.KindTable})
+	})
 	if got := names(); len(got) != 1 || got[0] != "t" {
 		t.Fatalf("after create: %v", got)
 	}
