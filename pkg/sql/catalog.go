@@ -28,6 +28,8 @@ type snapshot struct {
 	// so its relations need no SELECT now; the view's readers are checked.
 	skipChecks bool
 	grants     map[string][]Grant
+	// defs caches what items' definitions parse to (definitions.go).
+	defs *definitions
 }
 
 func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
@@ -35,7 +37,7 @@ func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
 	}
-	sn := &snapshot{items: items, byID: map[plan.GlobalID]*Item{}, byName: map[string]*Item{}, user: s.user}
+	sn := &snapshot{items: items, byID: map[plan.GlobalID]*Item{}, byName: map[string]*Item{}, user: s.user, defs: &s.engine.defs}
 	for i := range items {
 		it := &items[i]
 		schema := it.Schema
@@ -124,11 +126,10 @@ func (sn *snapshot) resolveAs(schema, name, as string, check bool) (planner.Rela
 	}
 	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc}
 	if it.Kind == KindTable {
-		rel.IntWidths = planner.TableIntWidths(it.SQL)
-		rel.TypeMods = planner.TableTypeMods(it.SQL)
+		rel.IntWidths, rel.TypeMods = sn.defs.tableTypes(it)
 	}
 	if it.Kind == KindView {
-		q, err := viewQuery(it)
+		q, err := sn.defs.viewQuery(it)
 		if err != nil {
 			return planner.Relation{}, err
 		}
@@ -143,8 +144,8 @@ func (sn *snapshot) resolveAs(schema, name, as string, check bool) (planner.Rela
 	return rel, nil
 }
 
-// viewQuery re-parses a view's defining query from its CREATE VIEW text.
-func viewQuery(it *Item) (*pg.SelectStmt, error) {
+// parseViewQuery parses a view's defining query from its CREATE VIEW text.
+func parseViewQuery(it *Item) (*pg.SelectStmt, error) {
 	st, err := parse.ParseOne(it.SQL)
 	if err != nil {
 		return nil, fmt.Errorf("view %s: reparse definition: %w", it.Name, err)

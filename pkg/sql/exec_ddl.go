@@ -303,7 +303,7 @@ func (s *Session) createIndex(ctx context.Context, st *parse.CreateIndex) (*Resu
 	var p plan.Plan
 	deps := []plan.GlobalID{on.ID}
 	if on.Kind == KindView {
-		vq, err := viewQuery(on)
+		vq, err := sn.defs.viewQuery(on)
 		if err != nil {
 			return nil, err
 		}

@@ -26,6 +26,8 @@ type Engine struct {
 	writeMu writeLock
 	// clock is what now() reads (nil: time.Now); see SetClock.
 	clock func() time.Time
+	// defs caches what catalog items' definitions parse to.
+	defs definitions
 }
 
 // NewEngine returns an engine over b.
