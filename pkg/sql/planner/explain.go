@@ -164,6 +164,12 @@ func writePlan(sb *strings.Builder, depth int, p *plan.Plan) {
 		fmt.Fprintf(sb, "recursive term (each round, over the rows %s the last round added):\n", n.ID)
 		writePlan(sb, depth+2, n.Step)
 		return
+	case *plan.TemporalFilter:
+		bs := make([]string, len(n.Bounds))
+		for i, b := range n.Bounds {
+			bs[i] = b.String()
+		}
+		fmt.Fprintf(sb, "TemporalFilter %s (rows enter and leave as the logical time now() passes)\n", strings.Join(bs, " AND "))
 	case *plan.FlatMap:
 		ord := ""
 		if n.Ordinality {
