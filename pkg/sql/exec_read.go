@@ -318,7 +318,11 @@ func (s *Session) explain(ctx context.Context, e *pg.ExplainStmt, params []row.D
 		return nil, err
 	}
 	res := &Result{Tag: "EXPLAIN", Columns: []Column{{Name: "QUERY PLAN", Type: textCol}}}
-	for _, line := range strings.Split(strings.TrimRight(planner.Explain(q), "\n"), "\n") {
+	text := planner.Explain(q)
+	if mv != nil {
+		text = planner.ExplainMaintained(q)
+	}
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		res.Rows = append(res.Rows, []row.Datum{row.Text(line)})
 	}
 	return res, nil

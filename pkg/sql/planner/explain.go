@@ -57,6 +57,15 @@ func Explain(q *Query) string {
 	return sb.String()
 }
 
+// ExplainMaintained renders the plan of a maintained definition (a
+// materialized view's dataflow), which has no path or finishing.
+func ExplainMaintained(q *Query) string {
+	var sb strings.Builder
+	sb.WriteString("Dataflow (maintained)\n")
+	writePlan(&sb, 1, &q.Plan)
+	return sb.String()
+}
+
 func indent(sb *strings.Builder, depth int) { sb.WriteString(strings.Repeat("  ", depth)) }
 
 func exprList(es []expr.Expr) string {
