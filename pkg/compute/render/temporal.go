@@ -14,17 +14,19 @@ import (
 // update (row, t, d) whose row is valid in [lower, upper) becomes
 // (row, max(t, lower), d) and, with a bounded upper, (row, upper, -d);
 // nothing when max(t, lower) >= upper. Updates at t go out at once; later
-// ones wait in pending, a min-heap by time, and go out once the input
-// frontier has passed their time, so downstream operators only ever see
-// updates at times their frontier has not passed, as from any input.
+// ones wait in pending and go out once the input frontier has passed
+// their time, so downstream operators only ever see updates at times
+// their frontier has not passed, as from any input.
 //
-// Invariant: the operator holds its output frontier at the least pending
-// time, so every pending update is still sendable when it is released.
+// The operator holds its output frontier at the least pending time, so a
+// pending update is sendable whenever it is released. (Releases happen in
+// the schedule that sees the input frontier pass them, before the output
+// frontier moves, so today the hold only restates that.)
 type temporalLogic struct {
 	tf      *plan.TemporalFilter
 	dec     *rowDecoder
 	datums  []row.Datum
-	pending updateHeap
+	pending pendingUpdates
 }
 
 // TemporalFilter renders a temporal filter over an update stream; it
@@ -56,7 +58,7 @@ func (lg *temporalLogic) Schedule(op *dataflow.Operator) {
 			ok = lg.admit(ok, u, v)
 		}
 	}
-	ok = lg.release(ok, op.InputFrontier())
+	ok = lg.pending.release(ok, op.InputFrontier())
 	op.Output(0).SendUpdates(ok)
 	op.Output(1).SendUpdates(errs)
 	if t, held := lg.pending.min(); held {
@@ -73,45 +75,102 @@ func (lg *temporalLogic) admit(ok []dataflow.Update, u dataflow.Update, v plan.V
 	if !v.Unbounded && enter >= v.Upper {
 		return ok
 	}
-	in := dataflow.Update{Val: u.Val, Time: frontier.Time(enter), Diff: u.Diff}
-	if in.Time == u.Time {
-		ok = append(ok, in)
+	if frontier.Time(enter) == u.Time {
+		ok = append(ok, dataflow.Update{Val: u.Val, Time: u.Time, Diff: u.Diff})
 	} else {
-		heap.Push(&lg.pending, in)
+		lg.pending.add(frontier.Time(enter), u.Val, u.Diff)
 	}
 	if !v.Unbounded {
-		heap.Push(&lg.pending, dataflow.Update{Val: u.Val, Time: frontier.Time(v.Upper), Diff: -u.Diff})
+		lg.pending.add(frontier.Time(v.Upper), u.Val, -u.Diff)
 	}
 	return ok
+}
+
+// pendingUpdates are future updates, consolidated per (time, row): a
+// row's exit and the exit its retraction cancels take no memory once
+// both are known, so a row updated often inside a long window keeps one
+// entry, not two per update. times is a min-heap of the times with
+// updates, possibly holding times whose updates have all cancelled
+// (skipped when reached, and dropped by a rebuild once they outnumber
+// the live ones).
+type pendingUpdates struct {
+	byTime map[frontier.Time]map[string]int64
+	times  timeHeap
+}
+
+func (p *pendingUpdates) add(t frontier.Time, val []byte, diff int64) {
+	if p.byTime == nil {
+		p.byTime = map[frontier.Time]map[string]int64{}
+	}
+	at := p.byTime[t]
+	if at == nil {
+		at = map[string]int64{}
+		p.byTime[t] = at
+		heap.Push(&p.times, t)
+	}
+	k := string(val)
+	if at[k] += diff; at[k] == 0 {
+		delete(at, k)
+		if len(at) == 0 {
+			delete(p.byTime, t)
+		}
+	}
+	if len(p.times) > 2*len(p.byTime)+64 {
+		p.rebuild()
+	}
+}
+
+// rebuild drops the heap's times that have no updates left.
+func (p *pendingUpdates) rebuild() {
+	p.times = p.times[:0]
+	for t := range p.byTime {
+		p.times = append(p.times, t)
+	}
+	heap.Init(&p.times)
 }
 
 // release appends the pending updates at times the input frontier has
 // passed: no input can still arrive at or before them.
-func (lg *temporalLogic) release(ok []dataflow.Update, f frontier.Frontier) []dataflow.Update {
-	for len(lg.pending) > 0 && f.IsComplete(lg.pending[0].Time) {
-		ok = append(ok, heap.Pop(&lg.pending).(dataflow.Update))
+func (p *pendingUpdates) release(ok []dataflow.Update, f frontier.Frontier) []dataflow.Update {
+	for len(p.times) > 0 && f.IsComplete(p.times[0]) {
+		t := heap.Pop(&p.times).(frontier.Time)
+		for val, diff := range p.byTime[t] {
+			ok = append(ok, dataflow.Update{Val: []byte(val), Time: t, Diff: diff})
+		}
+		delete(p.byTime, t)
 	}
 	return ok
 }
 
-// updateHeap is a min-heap of updates by time.
-type updateHeap []dataflow.Update
-
-func (h updateHeap) Len() int           { return len(h) }
-func (h updateHeap) Less(i, j int) bool { return h[i].Time < h[j].Time }
-func (h updateHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *updateHeap) Push(x any)        { *h = append(*h, x.(dataflow.Update)) }
-func (h *updateHeap) Pop() any {
-	old := *h
-	u := old[len(old)-1]
-	old[len(old)-1] = dataflow.Update{}
-	*h = old[:len(old)-1]
-	return u
+// min returns the least time with pending updates.
+func (p *pendingUpdates) min() (frontier.Time, bool) {
+	for len(p.times) > 0 {
+		if _, live := p.byTime[p.times[0]]; live {
+			return p.times[0], true
+		}
+		heap.Pop(&p.times)
+	}
+	return 0, false
 }
 
-func (h updateHeap) min() (frontier.Time, bool) {
-	if len(h) == 0 {
-		return 0, false
+// entries counts the pending (time, row) pairs and heap slots.
+func (p *pendingUpdates) entries() (pairs, slots int) {
+	for _, at := range p.byTime {
+		pairs += len(at)
 	}
-	return h[0].Time, true
+	return pairs, len(p.times)
+}
+
+// timeHeap is a min-heap of times.
+type timeHeap []frontier.Time
+
+func (h timeHeap) Len() int           { return len(h) }
+func (h timeHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h timeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *timeHeap) Push(x any)        { *h = append(*h, x.(frontier.Time)) }
+func (h *timeHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return t
 }

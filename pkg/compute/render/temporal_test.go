@@ -166,3 +166,54 @@ func idCounts(counts map[int64]int64) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// TestTemporalPendingStaysBounded updates one row 10000 times inside its
+// window, each version with its own end: the exits that retractions
+// cancel must not stay pending, so the operator keeps one pending update
+// (the live version's exit) and a heap bounded by the live times, not
+// two entries per update (operations counted, no clock).
+func TestTemporalPendingStaysBounded(t *testing.T) {
+	const hour = 3_600_000 // ms
+	lg := &temporalLogic{tf: temporalFilter(plan.Plan{}, false).TemporalFilter, dec: &rowDecoder{used: usedColumns(nil, []int{0, 1, 2})}}
+	version := func(i int64) dataflow.Update {
+		return dataflow.Update{Val: row.Pack(temporalRow(1, 0, (hour+i)*1000)...)}
+	}
+	var sent []dataflow.Update
+	apply := func(u dataflow.Update, at frontier.Time, diff int64) {
+		u.Time, u.Diff = at, diff
+		var err error
+		lg.datums, err = lg.dec.decode(row.Row(u.Val), lg.datums)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := lg.tf.Validity(lg.datums)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent = lg.admit(sent, u, v)
+	}
+	apply(version(0), 1, 1)
+	for i := int64(1); i <= 10_000; i++ {
+		apply(version(i-1), frontier.Time(i+1), -1)
+		apply(version(i), frontier.Time(i+1), 1)
+	}
+	pairs, slots := lg.pending.entries()
+	if pairs != 1 || slots > 2+64 {
+		t.Fatalf("after 10000 updates: %d pending updates in %d heap slots, want 1 in at most 66", pairs, slots)
+	}
+	// Everything before the last version's end is released, then its exit.
+	out := lg.pending.release(nil, frontier.At(hour+10_000))
+	if len(out) != 0 {
+		t.Fatalf("released %d updates before the live version's end", len(out))
+	}
+	out = lg.pending.release(nil, frontier.At(hour+10_001))
+	if len(out) != 1 || out[0].Diff != -1 || out[0].Time != hour+10_000 || string(out[0].Val) != string(version(10_000).Val) {
+		t.Fatalf("released %+v, want the live version's exit at %d", out, hour+10_000)
+	}
+	if _, held := lg.pending.min(); held {
+		t.Fatal("pending updates left after their release")
+	}
+	if len(sent) != 20_001 {
+		t.Fatalf("sent %d updates at once, want each version's entry and retraction (20001)", len(sent))
+	}
+}
