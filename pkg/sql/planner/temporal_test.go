@@ -58,6 +58,8 @@ func TestTemporalFilterPlans(t *testing.T) {
 		// A global aggregate reads its input twice (its row over no input).
 		{"SELECT count(*) FROM (SELECT * FROM events WHERE at > now()) e", []string{"#1 > now()", "#1 > now()"}},
 		{"SELECT e.id FROM events e JOIN kv ON e.id = kv.k WHERE e.at + interval '1 day' > now() AND kv.v = 'a'", nil},
+		{"SELECT k FROM kv WHERE EXISTS (SELECT 1 FROM events WHERE events.id = kv.k AND at > now())", nil},
+		{"SELECT id FROM events WHERE at < now() UNION SELECT id FROM events WHERE at IS NULL", nil},
 	}
 	for _, tt := range tests {
 		q, err := planSQL(t, maintainedPlanner(), tt.sql)
