@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -114,6 +116,13 @@ func TestTemporalViewFollowsTheClock(t *testing.T) {
 	exec("CREATE VIEW live AS SELECT id FROM ev WHERE " + pred)
 	exec("CREATE INDEX live_idx ON live (id)")
 	exec("CREATE MATERIALIZED VIEW live_count AS SELECT count(*) AS n FROM ev WHERE " + pred)
+	// A subscription to the same query sees each entry and exit at its
+	// exact logical time.
+	se = eng.NewSession("u")
+	subscriber := se
+	exec("BEGIN")
+	exec("DECLARE c CURSOR FOR SUBSCRIBE TO (SELECT id FROM ev WHERE " + pred + ")")
+	se = strict
 	if plan := fmt.Sprint(exec("EXPLAIN SELECT id FROM ev WHERE " + pred)); strings.Contains(plan, "TemporalFilter") {
 		t.Errorf("a one-shot EXPLAIN shows a temporal filter: %s", plan)
 	}
@@ -169,6 +178,30 @@ func TestTemporalViewFollowsTheClock(t *testing.T) {
 	step(26*time.Second, "3")
 	step(45*time.Second, "3")
 	step(45*time.Second+time.Millisecond, "")
+
+	// The subscription's changes after its snapshot, as "ms after t0:
+	// diff id", must put every window edge at its exact millisecond.
+	se = subscriber
+	var changes []string
+	deadline := time.Now().Add(30 * time.Second)
+	for !slices.Contains(changes, "45001:-1 3") && time.Now().Before(deadline) {
+		for _, r := range exec("FETCH ALL c WITH (timeout = '1s')") {
+			ts, err := strconv.ParseInt(r[0], 10, 64)
+			if err != nil {
+				t.Fatalf("mz_timestamp %q: %v", r[0], err)
+			}
+			if ms := ts - t0.UnixMilli(); ms > 100 {
+				changes = append(changes, fmt.Sprintf("%d:%s %s", ms, r[1], r[2]))
+			}
+		}
+	}
+	se = strict
+	t.Logf("subscription changes: %q", changes)
+	for _, want := range []string{"5000:1 5", "10000:-1 1", "10000:1 2", "25000:-1 5", "25001:1 3", "45001:-1 3"} {
+		if !slices.Contains(changes, want) {
+			t.Errorf("the subscription has no change %q: %q", want, changes)
+		}
+	}
 }
 
 // wantCount is count(*) of a comma-separated list of ids.
