@@ -293,19 +293,36 @@ func finish(rows [][]row.Datum, f *planner.Finishing) [][]row.Datum {
 
 func (s *Session) explain(ctx context.Context, e *pg.ExplainStmt, params []row.Datum) (*Result, error) {
 	sel := e.Query.GetSelectStmt()
+	// EXPLAIN CREATE MATERIALIZED VIEW shows the maintained plan (where
+	// now() makes temporal filters, docs/design/time.md).
+	mv := e.Query.GetCreateTableAsStmt()
+	if mv != nil && mv.Objtype == pg.ObjectType_OBJECT_MATVIEW {
+		sel = mv.Query.GetSelectStmt()
+	}
 	if sel == nil {
-		return nil, sqlerr.Unsupported("EXPLAIN of statements other than SELECT")
+		return nil, sqlerr.Unsupported("EXPLAIN of statements other than SELECT and CREATE MATERIALIZED VIEW")
 	}
 	sn, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	q, err := s.readPlanner(sn, paramTypesOf(params), params).PlanQuery(sel)
+	var q *planner.Query
+	if mv != nil {
+		pl := s.planner(sn, paramTypesOf(params), params)
+		pl.Maintained = true
+		q, err = pl.PlanRelation(sel)
+	} else {
+		q, err = s.readPlanner(sn, paramTypesOf(params), params).PlanQuery(sel)
+	}
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Tag: "EXPLAIN", Columns: []Column{{Name: "QUERY PLAN", Type: textCol}}}
-	for _, line := range strings.Split(strings.TrimRight(planner.Explain(q), "\n"), "\n") {
+	text := planner.Explain(q)
+	if mv != nil {
+		text = planner.ExplainMaintained(q)
+	}
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		res.Rows = append(res.Rows, []row.Datum{row.Text(line)})
 	}
 	return res, nil

@@ -72,6 +72,8 @@ func (p Plan) Desc(env Env) (row.RelationDesc, error) {
 		return n.desc(env)
 	case *FlatMap:
 		return n.desc(env)
+	case *TemporalFilter:
+		return n.desc(env)
 	case *ArrangeBy:
 		in, err := inputDesc("arrange_by", n.Input, env)
 		if err != nil {

@@ -10,9 +10,11 @@
 //     Negate, TopK, ArrangeBy, Window (window functions per partition;
 //     output = input columns then one per function; window.go), FlatMap
 //     (a table function per input row; output = input columns then the
-//     function's, with the input's multiplicity; flatmap.go) and Recursive
+//     function's, with the input's multiplicity; flatmap.go), Recursive
 //     (WITH RECURSIVE's fixed point over a local binding that only its step
-//     reads; recursive.go). Outer joins are lowered by the SQL layer to
+//     reads; recursive.go) and TemporalFilter (rows kept while bounds
+//     compared with the logical time hold, so they enter and leave as time
+//     passes; temporal.go). Outer joins are lowered by the SQL layer to
 //     inner joins plus Negate/Union/Distinct/Threshold. Plan.Desc
 //     infers the output RelationDesc from the descs of the ids it reads
 //     and reports precise errors with the path to the failing node.

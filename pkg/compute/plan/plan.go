@@ -32,6 +32,8 @@ type Plan struct {
 	Window    *Window    `json:"window,omitempty"`
 	Recursive *Recursive `json:"recursive,omitempty"`
 	FlatMap   *FlatMap   `json:"flat_map,omitempty"`
+
+	TemporalFilter *TemporalFilter `json:"temporal_filter,omitempty"`
 }
 
 // Get reads a collection imported into (or built earlier in) the
@@ -217,6 +219,7 @@ func (p Plan) kind() (string, int) {
 	set(p.Window != nil, "window")
 	set(p.Recursive != nil, "recursive")
 	set(p.FlatMap != nil, "flat_map")
+	set(p.TemporalFilter != nil, "temporal_filter")
 	return kind, n
 }
 
@@ -253,6 +256,8 @@ func (p Plan) Node() any {
 		return p.Recursive
 	case p.FlatMap != nil:
 		return p.FlatMap
+	case p.TemporalFilter != nil:
+		return p.TemporalFilter
 	default:
 		return p.ArrangeBy
 	}
@@ -278,6 +283,8 @@ func (p Plan) Inputs() []*Plan {
 	case *Window:
 		return []*Plan{n.Input}
 	case *FlatMap:
+		return []*Plan{n.Input}
+	case *TemporalFilter:
 		return []*Plan{n.Input}
 	case *ArrangeBy:
 		return []*Plan{n.Input}

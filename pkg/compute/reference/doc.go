@@ -8,7 +8,10 @@
 // as of t is computed by evaluating the plan over the inputs accumulated
 // as of t (AsOf). Evaluate therefore takes inputs already accumulated and
 // knows nothing of frontiers; Constant rows exist at the dataflow's as_of
-// and so at every time a read may ask about. Until is not modelled.
+// and so at every time a read may ask about. Until is not modelled. The
+// one operator that does not commute with accumulation, TemporalFilter,
+// needs the read's time: EvalPlanAt evaluates its bounds with now() = t.
+// (Evaluate does not take one and refuses temporal filters.)
 //
 // Semantics, matching the engine's render layer:
 //   - Mfp, join keys, reduce keys and aggregate arguments, and index export

@@ -113,8 +113,22 @@ func Evaluate(desc *plan.DataflowDescription, inputs map[plan.GlobalID]Result) (
 	return out, nil
 }
 
-// EvalPlan evaluates one plan over the collections in env.
+// EvalPlan evaluates one plan over the collections in env. A plan with a
+// temporal filter needs the time of the read: use EvalPlanAt.
 func EvalPlan(p *plan.Plan, env map[plan.GlobalID]Result) (Result, error) {
+	return evalPlan(p, env, nil)
+}
+
+// EvalPlanAt evaluates one plan over the collections in env as a read at
+// logical time t (milliseconds since the epoch): a temporal filter keeps
+// the rows whose bounds hold with now() = t, compared as a one-shot query
+// at t compares them (plan.TemporalFilter.FilterAt). Temporal filters
+// inside a recursive node are not modelled.
+func EvalPlanAt(p *plan.Plan, env map[plan.GlobalID]Result, t uint64) (Result, error) {
+	return evalPlan(p, env, &t)
+}
+
+func evalPlan(p *plan.Plan, env map[plan.GlobalID]Result, at *uint64) (Result, error) {
 	if p.Recursive != nil {
 		return evalRecursive(p.Recursive, env)
 	}
@@ -123,17 +137,18 @@ func EvalPlan(p *plan.Plan, env map[plan.GlobalID]Result) (Result, error) {
 		if in == nil {
 			return Result{}, fmt.Errorf("%s: missing input", p)
 		}
-		r, err := EvalPlan(in, env)
+		r, err := evalPlan(in, env, at)
 		if err != nil {
 			return Result{}, err
 		}
 		inputs = append(inputs, r)
 	}
-	return applyNode(p, inputs, env)
+	return applyNode(p, inputs, env, at)
 }
 
-// applyNode evaluates one node over its evaluated inputs.
-func applyNode(p *plan.Plan, inputs []Result, env map[plan.GlobalID]Result) (Result, error) {
+// applyNode evaluates one node over its evaluated inputs; at is the time
+// of the read, when known.
+func applyNode(p *plan.Plan, inputs []Result, env map[plan.GlobalID]Result, at *uint64) (Result, error) {
 	out := newResult()
 	// Every operator passes its inputs' errors through unchanged (Negate
 	// too: an error stays an error) and adds its own.
@@ -209,6 +224,21 @@ func applyNode(p *plan.Plan, inputs []Result, env map[plan.GlobalID]Result) (Res
 			}
 			for _, r := range rows {
 				out.Rows.add(r, c)
+			}
+		}
+	case *plan.TemporalFilter:
+		if at == nil {
+			return Result{}, fmt.Errorf("reference: a temporal filter needs the time of the read (EvalPlanAt)")
+		}
+		for k, c := range inputs[0].Rows {
+			ds := unpack(k)
+			m := n.FilterAt(len(ds), *at)
+			_, keep, err := m.Evaluate(ds, nil)
+			switch {
+			case err != nil:
+				out.Errors.add(string(ErrorRow(err)), c)
+			case keep:
+				out.Rows.add(k, c)
 			}
 		}
 	case *plan.ArrangeBy:

@@ -129,7 +129,7 @@ func evalRound(p *plan.Plan, id plan.GlobalID, env map[plan.GlobalID]Result, fix
 		}
 		inputs = append(inputs, r)
 	}
-	return applyNode(p, inputs, env)
+	return applyNode(p, inputs, env, nil)
 }
 
 // firstError returns the smallest error row with positive multiplicity.

@@ -101,6 +101,13 @@ func (r *planRenderer) render(p *plan.Plan) (rendered, error) {
 		}
 		ok, errs := FlatMap(r.b, r.name("flat_map"), in.ok, p.FlatMap)
 		return rendered{ok: ok, errs: append(clip(in.errs), errs)}, nil
+	case p.TemporalFilter != nil:
+		in, err := r.render(p.TemporalFilter.Input)
+		if err != nil {
+			return rendered{}, err
+		}
+		ok, errs := TemporalFilter(r.b, r.name("temporal_filter"), in.ok, p.TemporalFilter)
+		return rendered{ok: ok, errs: append(clip(in.errs), errs)}, nil
 	case p.Union != nil:
 		var out rendered
 		var oks []dataflow.Stream

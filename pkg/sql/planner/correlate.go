@@ -134,8 +134,13 @@ func (p *Planner) decorrelate(sel *pg.SelectStmt, outer *scope, withValue bool, 
 	}
 	var innerKeys, outerKeys []expr.Expr
 	var keyTypes []row.ColumnType
+	var temporal []temporalSide
 	if sel.WhereClause != nil {
-		for _, cj := range whereConjuncts(sel.WhereClause) {
+		conjuncts := whereConjuncts(sel.WhereClause)
+		if p.Maintained {
+			conjuncts, temporal = splitTemporal(conjuncts)
+		}
+		for _, cj := range conjuncts {
 			c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "WHERE", depth: depth}
 			x, err := c.lowerAs(cj, row.TypeBool)
 			if err == nil {
@@ -161,6 +166,11 @@ func (p *Planner) decorrelate(sel *pg.SelectStmt, outer *scope, withValue bool, 
 			innerKeys = append(innerKeys, ik[0].e)
 			outerKeys = append(outerKeys, ik[1].e)
 			keyTypes = append(keyTypes, ik[0].t)
+		}
+	}
+	if len(temporal) > 0 {
+		if r, err = p.temporalFilter(r, temporal, depth); err != nil {
+			return nil, err
 		}
 	}
 	if len(innerKeys) == 0 {

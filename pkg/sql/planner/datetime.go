@@ -216,11 +216,12 @@ func (c *exprCtx) temporalArith(f expr.Func, x, y typed) (typed, bool, error) {
 	return z, true, err
 }
 
-// now is the statement's timestamp, refused in maintained definitions.
+// now is the statement's timestamp, refused in maintained definitions
+// outside temporal filters (temporal.go).
 func (c *exprCtx) now(what string) (row.Datum, error) {
 	if c.p.Maintained || c.p.Session.Now == 0 {
 		return row.Null(), sqlerr.Errorf(sqlerr.FeatureNotSupported,
-			"%s is not allowed in a view, index, materialized view or SUBSCRIBE: its value would be fixed when the dataflow is created (see docs/design/time.md)", what)
+			"%s %s", what, temporalRule)
 	}
 	return row.TimestampTZ(c.p.Session.Now), nil
 }

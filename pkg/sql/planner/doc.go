@@ -92,9 +92,11 @@
 // take the session's TimeZone (SessionInfo.TimeZone) as an argument;
 // mixed date/timestamp/timestamptz operands are promoted along that
 // order; an untyped literal added to a date/time is an interval. now()
-// and the current_* functions fold to literals of SessionInfo.Now, and
-// are refused (0A000) when Planner.Maintained says the plan is a view,
-// index, materialized view or SUBSCRIBE (docs/design/time.md).
+// and the current_* functions fold to literals of SessionInfo.Now. When
+// Planner.Maintained says the plan is a view, index, materialized view or
+// SUBSCRIBE, a WHERE conjunct comparing a row expression with now()
+// becomes a bound of a plan.TemporalFilter (temporal.go) and every other
+// use is refused with 0A000 naming that rule (docs/design/time.md).
 //
 // Likewise every value carries a TypeMod (typemod.go): varchar(n),
 // char(n) and numeric(p,s) from declared columns (TableTypeMods) and

@@ -57,6 +57,15 @@ func Explain(q *Query) string {
 	return sb.String()
 }
 
+// ExplainMaintained renders the plan of a maintained definition (a
+// materialized view's dataflow), which has no path or finishing.
+func ExplainMaintained(q *Query) string {
+	var sb strings.Builder
+	sb.WriteString("Dataflow (maintained)\n")
+	writePlan(&sb, 1, &q.Plan)
+	return sb.String()
+}
+
 func indent(sb *strings.Builder, depth int) { sb.WriteString(strings.Repeat("  ", depth)) }
 
 func exprList(es []expr.Expr) string {
@@ -164,6 +173,12 @@ func writePlan(sb *strings.Builder, depth int, p *plan.Plan) {
 		fmt.Fprintf(sb, "recursive term (each round, over the rows %s the last round added):\n", n.ID)
 		writePlan(sb, depth+2, n.Step)
 		return
+	case *plan.TemporalFilter:
+		bs := make([]string, len(n.Bounds))
+		for i, b := range n.Bounds {
+			bs[i] = b.String()
+		}
+		fmt.Fprintf(sb, "TemporalFilter %s (rows enter and leave as the logical time now() passes)\n", strings.Join(bs, " AND "))
 	case *plan.FlatMap:
 		ord := ""
 		if n.Ordinality {

@@ -166,6 +166,8 @@ func withInputs(pl plan.Plan, ins []plan.Plan) plan.Plan {
 		return plan.Plan{ArrangeBy: &c}
 	case *plan.Union:
 		return plan.NewUnion(ins...)
+	case *plan.TemporalFilter:
+		return plan.NewTemporalFilter(ins[0], n.Bounds...)
 	}
 	return pl
 }

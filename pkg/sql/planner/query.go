@@ -114,6 +114,9 @@ func (p *Planner) PlanQuery(sel *pg.SelectStmt) (*Query, error) {
 		return nil, err
 	}
 	pl := p.finalPlan(r)
+	if err := checkTemporal(pl); err != nil {
+		return nil, err
+	}
 	q := &Query{Plan: pl, Desc: r.desc(), Finishing: fin, DependsOn: pl.DependsOn()}
 	q.setColumnTypes(r)
 	q.FastPath = p.fastPath(r)
@@ -129,6 +132,9 @@ func (p *Planner) PlanRelation(sel *pg.SelectStmt) (*Query, error) {
 		return nil, err
 	}
 	pl := p.finalPlan(r)
+	if err := checkTemporal(pl); err != nil {
+		return nil, err
+	}
 	d := r.desc()
 	q := &Query{Plan: pl, Desc: d, Finishing: identityFinishing(d.Arity()), DependsOn: pl.DependsOn()}
 	return q.setColumnTypes(r), nil

@@ -31,6 +31,10 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 	if sel.WhereClause != nil {
 		conjuncts = whereConjuncts(sel.WhereClause)
 	}
+	var temporal []temporalSide
+	if p.Maintained {
+		conjuncts, temporal = splitTemporal(conjuncts)
+	}
 	r, nk, conjuncts, err := p.fromWithFrame(sel.FromClause, conjuncts, depth, frame)
 	if err != nil {
 		return nil, nil, 0, err
@@ -53,6 +57,11 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 			return nil, nil, 0, err
 		}
 		r.filter(x.e)
+	}
+	if len(temporal) > 0 {
+		if r, err = p.temporalFilter(r, temporal, depth); err != nil {
+			return nil, nil, 0, err
+		}
 	}
 	distinctOn := len(sel.DistinctClause) > 0 && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil)
 	distinct := len(sel.DistinctClause) > 0 && !distinctOn
