@@ -54,10 +54,18 @@ type Point struct {
 	shared   *trace.Handle // the readers' collective hold on tr
 	standing frontier.Frontier
 	readers  *frontier.Holds
+	// followers are the physical holds of live readers (Follow): each
+	// keeps a batch boundary at its cursor so that it can go on reading
+	// the batches published after it.
+	followers *frontier.Holds
 	// requested is the since the publisher's own handles ask for; applied
 	// is the shared handle's logical frontier, the floor readers may hold.
 	requested frontier.Frontier
 	applied   frontier.Frontier
+	// appliedPhysical is the shared handle's physical frontier:
+	// meet(applied, followers), so the publisher merges batches freely
+	// below it and keeps every boundary at or beyond it.
+	appliedPhysical frontier.Frontier
 }
 
 func newPoint(k Key) *Point {
@@ -66,6 +74,7 @@ func newPoint(k Key) *Point {
 		changed:   make(chan struct{}),
 		listeners: map[uint64]func(){},
 		readers:   frontier.NewHolds(),
+		followers: frontier.NewHolds(),
 		standing:  frontier.Minimum(),
 		requested: frontier.Minimum(),
 		applied:   frontier.Minimum(),
@@ -103,8 +112,8 @@ func (p *Point) targetLocked() frontier.Frontier {
 	return frontier.Meet(p.standing, p.readers.Frontier())
 }
 
-// applyLocked advances the shared handle to the readers' target. The shared
-// handle only moves forward.
+// applyLocked advances the shared handle to the readers' target, logical
+// and physical. The shared handle only moves forward.
 func (p *Point) applyLocked() error {
 	if p.shared == nil {
 		return nil
@@ -116,13 +125,28 @@ func (p *Point) applyLocked() error {
 		// still find a floor.
 		target = p.requested
 	}
-	if !p.applied.Less(target) {
+	if p.applied.Less(target) {
+		if err := p.shared.SetLogical(target); err != nil {
+			return fmt.Errorf("advance shared hold on %s to %v: %w", p.key, target, err)
+		}
+		p.applied = target
+	}
+	return p.applyPhysicalLocked()
+}
+
+// applyPhysicalLocked advances the shared handle's physical frontier to
+// meet(applied, followers). Without it the handle would pin the physical
+// frontier where the point was published, and the publisher's trace would
+// never merge a batch again.
+func (p *Point) applyPhysicalLocked() error {
+	target := frontier.Meet(p.applied, p.followers.Frontier())
+	if !p.appliedPhysical.Less(target) {
 		return nil
 	}
-	if err := p.shared.SetLogical(target); err != nil {
-		return fmt.Errorf("advance shared hold on %s to %v: %w", p.key, target, err)
+	if err := p.shared.SetPhysical(target); err != nil {
+		return fmt.Errorf("advance shared physical hold on %s to %v: %w", p.key, target, err)
 	}
-	p.applied = target
+	p.appliedPhysical = target
 	return nil
 }
 
