@@ -54,17 +54,14 @@ type Point struct {
 	shared   *trace.Handle // the readers' collective hold on tr
 	standing frontier.Frontier
 	readers  *frontier.Holds
-	// followers are the physical holds of live readers (Follow): each
-	// keeps a batch boundary at its cursor so that it can go on reading
-	// the batches published after it.
-	followers *frontier.Holds
 	// requested is the since the publisher's own handles ask for; applied
 	// is the shared handle's logical frontier, the floor readers may hold.
 	requested frontier.Frontier
 	applied   frontier.Frontier
-	// appliedPhysical is the shared handle's physical frontier:
-	// meet(applied, followers), so the publisher merges batches freely
-	// below it and keeps every boundary at or beyond it.
+	// appliedPhysical is the shared handle's physical frontier, which
+	// follows applied: the publisher merges batches freely below it and
+	// keeps every batch boundary at or beyond it, so a live reader
+	// (Follow) whose hold is at its cursor finds a boundary there.
 	appliedPhysical frontier.Frontier
 }
 
@@ -74,7 +71,6 @@ func newPoint(k Key) *Point {
 		changed:   make(chan struct{}),
 		listeners: map[uint64]func(){},
 		readers:   frontier.NewHolds(),
-		followers: frontier.NewHolds(),
 		standing:  frontier.Minimum(),
 		requested: frontier.Minimum(),
 		applied:   frontier.Minimum(),
@@ -135,11 +131,11 @@ func (p *Point) applyLocked() error {
 }
 
 // applyPhysicalLocked advances the shared handle's physical frontier to
-// meet(applied, followers). Without it the handle would pin the physical
-// frontier where the point was published, and the publisher's trace would
-// never merge a batch again.
+// applied. Without it the handle would pin the physical frontier where the
+// point was published, and the publisher's trace would never merge a batch
+// again.
 func (p *Point) applyPhysicalLocked() error {
-	target := frontier.Meet(p.applied, p.followers.Frontier())
+	target := p.applied
 	if !p.appliedPhysical.Less(target) {
 		return nil
 	}

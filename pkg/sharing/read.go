@@ -105,13 +105,13 @@ func (im *Import) Wait(ctx context.Context, t frontier.Time) (*Snapshot, error) 
 	}
 }
 
-// Follower is a live reader's hold on a published arrangement: logical and
-// physical at its cursor. The logical part keeps the publisher's since at or
-// below the cursor, so every update at or beyond it keeps its time; the
-// physical part keeps a batch boundary at the cursor, so the batches
-// published after it can be read on their own, without walking merged
-// batches that mix what the reader already read with what it has not. It
-// advances as the reader moves on and must be released.
+// Follower is a live reader's hold on a published arrangement at its
+// cursor. It keeps the publisher's since at or below the cursor, so every
+// update at or beyond it keeps its time, and (the shared handle's physical
+// frontier follows its logical one) a batch boundary at the cursor, so the
+// batches published after it can be read on their own, without walking
+// merged batches that mix what the reader already read with what it has
+// not. It advances as the reader moves on and must be released.
 type Follower struct {
 	p        *Point
 	at       frontier.Time
@@ -128,9 +128,6 @@ func (im *Import) Follow(t frontier.Time) (*Follower, error) {
 		return nil, fmt.Errorf("follow %s from %d (floor %v): %w", p.key, t, p.applied, ErrCompacted)
 	}
 	if err := p.readers.Update(t, 1); err != nil {
-		return nil, err
-	}
-	if err := p.followers.Update(t, 1); err != nil {
 		return nil, err
 	}
 	return &Follower{p: p, at: t}, nil
@@ -153,13 +150,11 @@ func (f *Follower) Advance(to frontier.Frontier) error {
 	if f.released || t <= f.at {
 		return nil
 	}
-	for _, h := range []*frontier.Holds{p.readers, p.followers} {
-		if err := h.Update(t, 1); err != nil {
-			return err
-		}
-		if err := h.Update(f.at, -1); err != nil {
-			return err
-		}
+	if err := p.readers.Update(t, 1); err != nil {
+		return err
+	}
+	if err := p.readers.Update(f.at, -1); err != nil {
+		return err
 	}
 	f.at = t
 	return p.applyLocked()
@@ -174,10 +169,8 @@ func (f *Follower) Release() error {
 		return nil
 	}
 	f.released = true
-	for _, h := range []*frontier.Holds{p.readers, p.followers} {
-		if err := h.Update(f.at, -1); err != nil {
-			return err
-		}
+	if err := p.readers.Update(f.at, -1); err != nil {
+		return err
 	}
 	return p.applyLocked()
 }
