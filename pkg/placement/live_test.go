@@ -1,0 +1,257 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/render"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/compute/runtime"
+	df "github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+	"github.com/tandemdb/tandem/pkg/sharing"
+)
+
+// subCollector records what leaves a two-runtime process: subscribe
+// batches per sink and fatal errors.
+type subCollector struct {
+	mu      sync.Mutex
+	changed chan struct{}
+	subs    map[plan.GlobalID][]*runtime.SubscribeResponse
+	fatal   []error
+}
+
+func newSubCollector() *subCollector {
+	return &subCollector{changed: make(chan struct{}), subs: map[plan.GlobalID][]*runtime.SubscribeResponse{}}
+}
+
+func (c *subCollector) respond(r runtime.Response) {
+	s, ok := r.(*runtime.SubscribeResponse)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.subs[s.ID] = append(c.subs[s.ID], s)
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+func (c *subCollector) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fatal = append(c.fatal, err)
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// wait returns sink id's batches once their upper reached f, or fails on a
+// fatal error or after 20 s.
+func (c *subCollector) wait(t *testing.T, id plan.GlobalID, f frontier.Frontier) []*runtime.SubscribeResponse {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		c.mu.Lock()
+		ch, rs, fatal := c.changed, c.subs[id], c.fatal
+		c.mu.Unlock()
+		if len(fatal) > 0 {
+			t.Fatalf("runtime failed: %v", fatal)
+		}
+		if n := len(rs); n > 0 && f.LessEqual(rs[n-1].Upper) {
+			return rs
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			up := frontier.Minimum()
+			if n := len(rs); n > 0 {
+				up = rs[n-1].Upper
+			}
+			t.Fatalf("subscribe %s reached %v, want %v", id, up, f)
+		}
+	}
+}
+
+// liveProcess assembles a two-runtime process as pkg/replica does: the
+// maintenance and interactive runtimes behind the multiplexer, sharing a
+// registry, both reading the memory tables of tables.
+func liveProcess(t *testing.T, workers int, tables render.MemorySources, col *subCollector) *Multiplexer {
+	t.Helper()
+	reg := sharing.NewRegistry()
+	var inter *Interactive
+	mux := NewMultiplexer(col.respond, RouteSealedHint, func(id plan.GlobalID, ts frontier.Time) bool { return inter.Sealed(id, ts) })
+	maint := NewMaintenance(reg)
+	cfg := func(role runtime.Role) runtime.Config {
+		return runtime.Config{Workers: workers, Processes: 1, Role: role, Sources: render.SourceKinds{plan.SourceTable: tables},
+			Respond: mux.ResponderFor(role), OnFatal: col.fail}
+	}
+	mc := cfg(runtime.Maintenance)
+	mc.Publisher = maint
+	mrt, err := runtime.New(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maint.SetInner(mrt)
+	inter = NewInteractive(InteractiveConfig{Registry: reg, Workers: workers, Respond: mux.ResponderFor(runtime.Interactive)})
+	ic := cfg(runtime.Interactive)
+	ic.Shared = inter
+	irt, err := runtime.New(ic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inter.SetInner(irt)
+	mux.Attach(maint, inter)
+	ctx, cancel := context.WithCancel(context.Background())
+	mrt.Start(ctx)
+	irt.Start(ctx)
+	t.Cleanup(func() {
+		cancel()
+		inter.Close()
+		irt.Stop()
+		mrt.Stop()
+	})
+	return mux
+}
+
+var countDesc = row.NewRelationDesc([]string{"v", "n"}, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}})
+
+// liveScenario runs one seed: a table of random (k, v) changes, an index
+// of count(*) by v over it, and two subscribes to the index's view with
+// the same as_of: one Maintained (served by the maintenance runtime, as
+// every subscribe was before live imports) and one LiveRead (served by the
+// interactive runtime through a live import). The index is compacted up
+// to the table's upper as it goes, ahead of both subscribes, as a faster
+// replica's reads would let the controller do. Both must produce exactly
+// the same updates.
+func liveScenario(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0x11fe))
+	tbl := render.NewMemoryTable()
+	src, view, index := plan.User(1), plan.User(2), plan.User(3)
+	col := newSubCollector()
+	mux := liveProcess(t, 2, render.MemorySources{src: tbl}, col)
+
+	// Valid changes only (a deletion removes a present row), all of one
+	// append at one time: a SQL collection never has negative counts.
+	up := frontier.Time(1)
+	var present [][2]int64
+	appendRandom := func() {
+		t.Helper()
+		var ups []df.Update
+		for range rng.IntN(6) {
+			r, d := [2]int64{rng.Int64N(20), rng.Int64N(4)}, int64(1)
+			if len(present) > 0 && rng.IntN(3) == 0 {
+				i := rng.IntN(len(present))
+				r, d = present[i], -1
+				present = append(present[:i], present[i+1:]...)
+			} else {
+				present = append(present, r)
+			}
+			ups = append(ups, df.Update{Val: row.Pack(row.Int64(r[0]), row.Int64(r[1])), Time: up, Diff: d})
+		}
+		up += 1 + frontier.Time(rng.IntN(3))
+		if err := tbl.Append(ups, frontier.At(up)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mux.CreateDataflow(plan.DataflowDescription{
+		ID: plan.User(100), DebugName: "count by v", Class: plan.ClassMaintained,
+		SourceImports: []plan.SourceImport{{ID: src, Desc: kvDesc, Connection: plan.SourceConnection{Kind: plan.SourceTable}}},
+		ObjectsToBuild: []plan.Build{{ID: view, Plan: plan.NewReduce(plan.NewGet(src), []expr.Expr{expr.Column(1)},
+			plan.Aggregate{Func: plan.AggCountStar})}},
+		IndexExports: []plan.IndexExport{{ID: index, On: view, Key: []expr.Expr{expr.Column(0)}}},
+		AsOf:         frontier.At(0), Until: frontier.Closed(),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		appendRandom()
+	}
+	asOf := frontier.At(up - 1 - frontier.Time(rng.IntN(2)))
+	end := up + 40
+	subscribe := func(id plan.GlobalID, class plan.DataflowClass) {
+		t.Helper()
+		if err := mux.CreateDataflow(plan.DataflowDescription{
+			ID: plan.Transient(uint64(id.N) + 100), DebugName: "subscribe " + class.String(), Class: class,
+			IndexImports:   []plan.IndexImport{{ID: index, On: view, Key: []expr.Expr{expr.Column(0)}, Desc: countDesc}},
+			SubscribeSinks: []plan.SubscribeSink{{ID: id, From: view, Snapshot: true, UpTo: frontier.At(end)}},
+			AsOf:           asOf, Until: frontier.Closed(),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	maintained, live := plan.Transient(1), plan.Transient(2)
+	subscribe(maintained, plan.ClassMaintained)
+	subscribe(live, plan.ClassLiveRead)
+	for up < end {
+		appendRandom()
+		if rng.IntN(2) == 0 {
+			// Compaction ahead of both subscribes (at most the upper).
+			if err := mux.AllowCompaction(index, frontier.At(up-frontier.Time(rng.IntN(2)))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rng.IntN(4) == 0 {
+			time.Sleep(time.Millisecond) // let the runtimes interleave differently
+		}
+	}
+	want := col.wait(t, maintained, frontier.Closed())
+	got := col.wait(t, live, frontier.Closed())
+	w, g := subscribeLog(t, want, asOf), subscribeLog(t, got, asOf)
+	if w != g {
+		t.Fatalf("seed %d: the interactive runtime's subscribe differs from maintenance's\nmaintenance:\n%s\ninteractive:\n%s", seed, w, g)
+	}
+}
+
+// subscribeLog checks that batches are contiguous from asOf to closed and
+// hold only updates within their bounds, and renders their consolidated
+// updates as "time row diff" lines.
+func subscribeLog(t *testing.T, rs []*runtime.SubscribeResponse, asOf frontier.Frontier) string {
+	t.Helper()
+	lower := asOf
+	sum := map[string]int64{}
+	for _, r := range rs {
+		if r.Error != nil {
+			t.Fatalf("subscribe error: %v", r.Error)
+		}
+		if r.Lower != lower {
+			t.Fatalf("batch [%v, %v) does not start where the last ended (%v)", r.Lower, r.Upper, lower)
+		}
+		for _, u := range r.Updates {
+			if !r.Lower.LessEqualTime(u.Time) || r.Upper.LessEqualTime(u.Time) {
+				t.Fatalf("update at %d outside its batch [%v, %v)", u.Time, r.Lower, r.Upper)
+			}
+			sum[fmt.Sprintf("%6d %s", u.Time, row.Row(u.Row))] += u.Diff
+		}
+		lower = r.Upper
+	}
+	if !lower.IsClosed() {
+		t.Fatalf("subscribe ended at %v, want closed", lower)
+	}
+	var lines []string
+	for k, d := range sum {
+		if d != 0 {
+			lines = append(lines, fmt.Sprintf("%s %+d", k, d))
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// TestLiveSubscribeMatchesMaintenance is the differential test of SUBSCRIBE
+// on the interactive runtime: over random changes, with the index
+// compacted ahead of the subscribes, a LiveRead subscribe (snapshot from
+// the published index, updates from a live import) produces exactly the
+// updates of a Maintained one.
+func TestLiveSubscribeMatchesMaintenance(t *testing.T) {
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { liveScenario(t, seed) })
+	}
+}
