@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -17,6 +18,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 	df "github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
+	"github.com/tandemdb/tandem/pkg/compute/trace"
 	"github.com/tandemdb/tandem/pkg/sharing"
 )
 
@@ -253,5 +255,241 @@ func subscribeLog(t *testing.T, rs []*runtime.SubscribeResponse, asOf frontier.F
 func TestLiveSubscribeMatchesMaintenance(t *testing.T) {
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { liveScenario(t, seed) })
+	}
+}
+
+// TestLiveImportFollowsPublishedIndex drives the publisher by hand, so
+// that it compacts and merges as aggressively as it may: after every batch
+// it asks for compaction to its upper (maintenance applies it at once, the
+// interactive runtime's standing hold follows) and spends merge fuel. A
+// LiveRead subscribe on the interactive runtime must, at every frontier it
+// reports, hold exactly the index's contents at every time before it, and
+// never read below the published since: without the live import's
+// follower the publisher compacts past it (sabotage: the dataflow fails,
+// ErrLiveImportLost).
+func TestLiveImportFollowsPublishedIndex(t *testing.T) {
+	const workers = 2
+	rng := rand.New(rand.NewPCG(7, 7))
+	reg := sharing.NewRegistry()
+	col := newSubCollector()
+	inter := NewInteractive(InteractiveConfig{Registry: reg, Workers: workers, Respond: col.respond})
+	defer inter.Close()
+	irt, err := runtime.New(runtime.Config{Workers: workers, Processes: 1, Role: runtime.Interactive, Respond: col.respond, Shared: inter, OnFatal: col.fail})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inter.SetInner(irt)
+	irt.Start(context.Background())
+	defer irt.Stop()
+	maint := NewMaintenance(reg)
+	maint.SetInner(&nullTarget{})
+
+	src, view, index := plan.User(1), plan.User(2), plan.User(3)
+	maintained := plan.DataflowDescription{
+		ID: plan.User(100), DebugName: "index", Class: plan.ClassMaintained,
+		SourceImports:  []plan.SourceImport{{ID: src, Desc: kvDesc, Connection: plan.SourceConnection{Kind: plan.SourceTable}}},
+		ObjectsToBuild: []plan.Build{{ID: view, Plan: plan.NewGet(src)}},
+		IndexExports:   []plan.IndexExport{{ID: index, On: view, Key: []expr.Expr{expr.Column(0)}}},
+		AsOf:           frontier.At(0), Until: frontier.Closed(),
+	}
+	for _, x := range []runtime.Commands{maint, inter} {
+		if err := x.CreateDataflow(maintained); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pubs := make([]*handPublisher, workers)
+	for w := range workers {
+		pubs[w] = newHandPublisher(t, maint, index, w)
+	}
+	// The reference: every update published, by row.
+	type upd struct {
+		t frontier.Time
+		d int64
+	}
+	ref := map[string][]upd{}
+	up := frontier.Time(0)
+	subscribed := false
+	publish := func(n int) {
+		t.Helper()
+		next := up + 1 + frontier.Time(rng.IntN(3))
+		for w := range workers {
+			var rows []pubRow
+			for range n {
+				k, v := int64(rng.IntN(5000)*workers+w), rng.Int64N(3)
+				ts := up + frontier.Time(rng.Uint64N(uint64(next-up)))
+				rows = append(rows, pubRow{k: k, v: v, t: ts, d: 1})
+				key := row.Row(row.Pack(row.Int64(k), row.Int64(v))).String()
+				ref[key] = append(ref[key], upd{ts, 1})
+			}
+			pubs[w].insert(t, up, next, rows)
+		}
+		up = next
+		// Maintenance compacts to its upper at once (once the subscribe
+		// exists; before, to just below it, where the subscribe reads);
+		// the interactive runtime's standing hold follows (it has applied
+		// the command).
+		c := frontier.At(up - 1)
+		if subscribed {
+			c = frontier.At(up)
+		}
+		for _, p := range pubs {
+			p.compact(t, c)
+		}
+		if err := inter.AllowCompaction(index, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A snapshot bigger than a live import walks in one schedule
+	// (flattenFuel), so that the publisher moves on, compacts and merges
+	// while the import is still walking it.
+	publish(3)
+	publish(3 * 4096)
+	publish(3)
+	sub := plan.Transient(1)
+	asOf := up - 1
+	end := up + 60
+	if err := inter.CreateDataflow(plan.DataflowDescription{
+		ID: plan.Transient(2), DebugName: "live subscribe", Class: plan.ClassLiveRead,
+		IndexImports:   []plan.IndexImport{{ID: index, On: view, Key: []expr.Expr{expr.Column(0)}, Desc: kvDesc}},
+		SubscribeSinks: []plan.SubscribeSink{{ID: sub, From: view, Snapshot: true, UpTo: frontier.At(end)}},
+		AsOf:           frontier.At(asOf), Until: frontier.Closed(),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	subscribed = true
+	for up < end {
+		publish(rng.IntN(4))
+		if rng.IntN(3) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	rs := col.wait(t, sub, frontier.Closed())
+	// Every time the subscribe's batches cover, from its as_of to its end:
+	// the rows it delivered up to then accumulate to the index's contents
+	// then. Walked once in time order, with the running difference.
+	diffAt := map[frontier.Time]map[string]int64{}
+	add := func(ts frontier.Time, key string, d int64) {
+		if diffAt[ts] == nil {
+			diffAt[ts] = map[string]int64{}
+		}
+		diffAt[ts][key] += d
+	}
+	for key, us := range ref {
+		for _, u := range us {
+			add(u.t, key, u.d)
+		}
+	}
+	lower := frontier.At(asOf)
+	for _, r := range rs {
+		if r.Error != nil {
+			t.Fatal(r.Error)
+		}
+		if r.Lower != lower {
+			t.Fatalf("batch [%v, %v) does not start where the last ended (%v)", r.Lower, r.Upper, lower)
+		}
+		lower = r.Upper
+		for _, u := range r.Updates {
+			add(u.Time, row.Row(u.Row).String(), -u.Diff)
+		}
+	}
+	running := map[string]int64{}
+	for at := frontier.Time(0); at < end; at++ {
+		for key, d := range diffAt[at] {
+			if running[key] += d; running[key] == 0 {
+				delete(running, key)
+			}
+		}
+		if at < asOf {
+			continue
+		}
+		for key, d := range running {
+			t.Fatalf("as of %d row %s: the index holds %+d more than the subscribe", at, key, d)
+		}
+	}
+}
+
+// pubRow is one update a hand publisher inserts.
+type pubRow struct {
+	k, v int64
+	t    frontier.Time
+	d    int64
+}
+
+// handPublisher plays one maintenance worker's shard of an index: its ok
+// and error traces with the export's own handles, published through the
+// Maintenance wrapper.
+type handPublisher struct {
+	ok, errs *trace.Trace
+	own      [2]*trace.Handle
+	pub      runtime.Publication
+}
+
+func newHandPublisher(t *testing.T, maint *Maintenance, id plan.GlobalID, worker int) *handPublisher {
+	t.Helper()
+	p := &handPublisher{ok: trace.New(frontier.Minimum()), errs: trace.New(frontier.Minimum())}
+	p.own = [2]*trace.Handle{p.ok.NewHandle("export"), p.errs.NewHandle("export errors")}
+	var err error
+	if p.pub, err = maint.Publish(id, worker, p.ok, p.errs); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.pub.Close()
+		for _, h := range p.own {
+			h.Release()
+		}
+	})
+	return p
+}
+
+// insert appends [lo, hi) with rows to the ok trace (and an empty batch to
+// the error trace), spends merge fuel and republishes.
+func (p *handPublisher) insert(t *testing.T, lo, hi frontier.Time, rows []pubRow) {
+	t.Helper()
+	var b batch.Builder
+	for _, r := range rows {
+		b.Push(row.Pack(row.Int64(r.k)), row.Pack(row.Int64(r.k), row.Int64(r.v)), r.t, r.d)
+	}
+	desc := batch.Description{Lower: frontier.At(lo), Upper: frontier.At(hi), Since: frontier.Minimum()}
+	for i, tr := range []*trace.Trace{p.ok, p.errs} {
+		bb := &b
+		if i == 1 {
+			bb = &batch.Builder{}
+		}
+		bt, err := bb.Build(desc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Insert(bt); err != nil {
+			t.Fatal(err)
+		}
+		fuel := 1 << 20
+		tr.Exert(&fuel)
+	}
+	if err := p.pub.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compact advances the export's own handles to f, records it and spends
+// merge fuel, so merges (which apply the since) follow at once.
+func (p *handPublisher) compact(t *testing.T, f frontier.Frontier) {
+	t.Helper()
+	for _, h := range p.own {
+		if err := h.SetLogical(f); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.SetPhysical(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.pub.Compact(f); err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range []*trace.Trace{p.ok, p.errs} {
+		fuel := 1 << 20
+		tr.Exert(&fuel)
+	}
+	if err := p.pub.Refresh(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -211,7 +211,7 @@ func sameAsOf(input []followUpdate, got map[uint64]map[frontier.Time]int64, at f
 }
 
 func TestFollowerReadsEveryBatchOnce(t *testing.T) {
-	for seed := range uint64(200) {
+	for seed := range uint64(100) {
 		if err := followScenario(seed, false); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
