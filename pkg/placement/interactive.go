@@ -43,7 +43,7 @@ type PeekMetrics interface {
 }
 
 // Interactive wraps the interactive runtime of a two-runtime process. It
-// renders OneShotRead dataflows on the inner runtime; for every Maintained
+// renders OneShotRead and LiveRead dataflows on the inner runtime; for every Maintained
 // dataflow it records the exports as peers and keeps the standing hold on
 // their published points (I1c); and it serves peeks on peer indexes straight
 // from the registry, off the maintenance workers.
