@@ -84,8 +84,9 @@ func (c *subCollector) wait(t *testing.T, id plan.GlobalID, f frontier.Frontier)
 
 // liveProcess assembles a two-runtime process as pkg/replica does: the
 // maintenance and interactive runtimes behind the multiplexer, sharing a
-// registry, both reading the memory tables of tables.
-func liveProcess(t *testing.T, workers int, tables render.MemorySources, col *subCollector) *Multiplexer {
+// registry, both reading the memory tables of tables. It returns the
+// multiplexer and the maintenance runtime.
+func liveProcess(t *testing.T, workers int, tables render.MemorySources, col *subCollector) (*Multiplexer, *runtime.Runtime) {
 	t.Helper()
 	reg := sharing.NewRegistry()
 	var inter *Interactive
@@ -120,7 +121,7 @@ func liveProcess(t *testing.T, workers int, tables render.MemorySources, col *su
 		irt.Stop()
 		mrt.Stop()
 	})
-	return mux
+	return mux, mrt
 }
 
 var countDesc = row.NewRelationDesc([]string{"v", "n"}, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}})
@@ -138,7 +139,7 @@ func liveScenario(t *testing.T, seed uint64) {
 	tbl := render.NewMemoryTable()
 	src, view, index := plan.User(1), plan.User(2), plan.User(3)
 	col := newSubCollector()
-	mux := liveProcess(t, 2, render.MemorySources{src: tbl}, col)
+	mux, _ := liveProcess(t, 2, render.MemorySources{src: tbl}, col)
 
 	// Valid changes only (a deletion removes a present row), all of one
 	// append at one time: a SQL collection never has negative counts.
@@ -491,5 +492,68 @@ func (p *handPublisher) compact(t *testing.T, f frontier.Frontier) {
 	}
 	if err := p.pub.Refresh(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLiveSubscribeSnapshotWhileMaintenanceStalls: a LiveRead subscribe's
+// snapshot and the updates already published come from the published
+// index, so they arrive while every maintenance worker is stuck in one
+// long step (as during a big index's hydration). The subscribe here ends
+// at the published upper, so it must complete during the stall. Sabotage:
+// the same subscribe tagged Maintained waits for the stall to end and the
+// test fails.
+func TestLiveSubscribeSnapshotWhileMaintenanceStalls(t *testing.T) {
+	tbl := render.NewMemoryTable()
+	src, view, index := plan.User(1), plan.User(2), plan.User(3)
+	col := newSubCollector()
+	mux, mrt := liveProcess(t, 2, render.MemorySources{src: tbl}, col)
+	if err := mux.CreateDataflow(plan.DataflowDescription{
+		ID: plan.User(100), DebugName: "index", Class: plan.ClassMaintained,
+		SourceImports:  []plan.SourceImport{{ID: src, Desc: kvDesc, Connection: plan.SourceConnection{Kind: plan.SourceTable}}},
+		ObjectsToBuild: []plan.Build{{ID: view, Plan: plan.NewGet(src)}},
+		IndexExports:   []plan.IndexExport{{ID: index, On: view, Key: []expr.Expr{expr.Column(0)}}},
+		AsOf:           frontier.At(0), Until: frontier.Closed(),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	kv := func(k, v int64, ts frontier.Time) df.Update {
+		return df.Update{Val: row.Pack(row.Int64(k), row.Int64(v)), Time: ts, Diff: 1}
+	}
+	if err := tbl.Append([]df.Update{kv(1, 10, 1), kv(2, 20, 2), kv(3, 30, 4)}, frontier.At(6)); err != nil {
+		t.Fatal(err)
+	}
+	// A Maintained subscribe to [3, 6) tells when maintenance has published
+	// through 6 (its batches leave once the index's frontier passed 6).
+	sub := func(id plan.GlobalID, class plan.DataflowClass) {
+		t.Helper()
+		if err := mux.CreateDataflow(plan.DataflowDescription{
+			ID: plan.Transient(uint64(id.N) + 100), DebugName: "subscribe " + class.String(), Class: class,
+			IndexImports:   []plan.IndexImport{{ID: index, On: view, Key: []expr.Expr{expr.Column(0)}, Desc: kvDesc}},
+			SubscribeSinks: []plan.SubscribeSink{{ID: id, From: view, Snapshot: true, UpTo: frontier.At(6)}},
+			AsOf:           frontier.At(3), Until: frontier.Closed(),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub(plan.Transient(1), plan.ClassMaintained)
+	want := subscribeLog(t, col.wait(t, plan.Transient(1), frontier.Closed()), frontier.At(3))
+
+	stalled, release := make(chan struct{}, 2), make(chan struct{})
+	defer close(release)
+	mrt.OnWorkers(func(int) error {
+		stalled <- struct{}{}
+		<-release
+		return nil
+	})
+	<-stalled
+	<-stalled
+	// Maintenance cannot take these in while it stalls.
+	if err := tbl.Append([]df.Update{kv(4, 40, 7)}, frontier.At(9)); err != nil {
+		t.Fatal(err)
+	}
+	sub(plan.Transient(2), plan.ClassLiveRead)
+	got := subscribeLog(t, col.wait(t, plan.Transient(2), frontier.Closed()), frontier.At(3))
+	if got != want {
+		t.Fatalf("live subscribe during the stall:\n%s\nwant (maintenance, before the stall):\n%s", got, want)
 	}
 }
