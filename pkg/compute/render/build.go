@@ -128,16 +128,15 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 	_, oneShot := snapshotTime(desc)
 	for _, imp := range desc.IndexImports {
 		idx := env.Indexes[imp.ID]
-		if idx == nil && env.Shared != nil && !oneShot {
-			if ok, errs, found := env.Shared.Import(imp.ID, b.Worker().Index()); found {
-				if err := r.importLive(built, imp, ok, errs); err != nil {
-					return nil, err
-				}
-				continue
-			}
-		}
 		if idx == nil && env.Shared != nil {
 			if ok, errs, found := env.Shared.Import(imp.ID, b.Worker().Index()); found {
+				if !oneShot {
+					// A dataflow that stays up follows the peer index.
+					if err := r.importLive(built, imp, ok, errs); err != nil {
+						return nil, err
+					}
+					continue
+				}
 				idx = ImportShared(b, imp.ID.String(), ok, errs, desc.AsOf, env.Fail)
 			}
 		}
