@@ -50,11 +50,14 @@ func TestPublishedTraceMerges(t *testing.T) {
 	}
 }
 
-// followUpdate is one update the publisher inserted.
-type followUpdate struct {
-	key  uint64
-	t    frontier.Time
-	diff int64
+// byTime sums updates by time and key.
+type byTime map[frontier.Time]map[uint64]int64
+
+func (m byTime) add(t frontier.Time, key uint64, d int64) {
+	if m[t] == nil {
+		m[t] = map[uint64]int64{}
+	}
+	m[t][key] += d
 }
 
 // followScenario drives a publisher that inserts random batches, compacts
@@ -76,18 +79,18 @@ func followScenario(seed uint64, sabotage bool) error {
 	if err != nil {
 		return err
 	}
-	var input []followUpdate
+	input := byTime{}
 	insert := func() error {
 		up, _ := tr.Upper().Time()
 		next := up + 1 + frontier.Time(rng.IntN(3))
 		var b batch.Builder
 		for range rng.IntN(4) {
-			u := followUpdate{key: rng.Uint64N(6), t: up + frontier.Time(rng.Uint64N(uint64(next-up))), diff: int64(rng.IntN(3)) - 1}
-			if u.diff == 0 {
-				u.diff = 1
+			key, t, d := rng.Uint64N(6), up+frontier.Time(rng.Uint64N(uint64(next-up))), int64(rng.IntN(3))-1
+			if d == 0 {
+				d = 1
 			}
-			input = append(input, u)
-			b.Push(binary.BigEndian.AppendUint64(nil, u.key), []byte("v"), u.t, u.diff)
+			input.add(t, key, d)
+			b.Push(binary.BigEndian.AppendUint64(nil, key), []byte("v"), t, d)
 		}
 		bat, err := b.Build(batch.Description{Lower: frontier.At(up), Upper: frontier.At(next), Since: frontier.Minimum()})
 		if err != nil {
@@ -103,7 +106,9 @@ func followScenario(seed uint64, sabotage bool) error {
 	if sabotage {
 		_ = f.Release()
 	}
-	got := map[uint64]map[frontier.Time]int64{}
+	// got is what the follower read; running is input minus got,
+	// accumulated over the times checked so far.
+	got, running := byTime{}, map[uint64]int64{}
 	cursor := frontier.Time(0)
 	for step := 0; step < 300; step++ {
 		switch rng.IntN(4) {
@@ -136,8 +141,11 @@ func followScenario(seed uint64, sabotage bool) error {
 				return fmt.Errorf("step %d: %w", step, err)
 			}
 			if next > cursor {
+				// Updates at times before the cursor are final on both
+				// sides: the publisher inserts at its upper and later, and
+				// the follower reads only batches from its cursor on.
 				for at := cursor; at < next; at++ {
-					if err := sameAsOf(input, got, at); err != nil {
+					if err := sameAsOf(input, got, running, at); err != nil {
 						return fmt.Errorf("step %d: %w", step, err)
 					}
 				}
@@ -156,7 +164,7 @@ func followScenario(seed uint64, sabotage bool) error {
 
 // readFrom adds to got the updates of the batches from cursor on and
 // returns the chain's upper. The chain must have a boundary at cursor.
-func readFrom(bs []*batch.Batch, cursor frontier.Time, got map[uint64]map[frontier.Time]int64) (frontier.Time, error) {
+func readFrom(bs []*batch.Batch, cursor frontier.Time, got byTime) (frontier.Time, error) {
 	next := cursor
 	started := false
 	for _, b := range bs {
@@ -173,12 +181,7 @@ func readFrom(bs []*batch.Batch, cursor frontier.Time, got map[uint64]map[fronti
 		for ; c.KeyValid(); c.StepKey() {
 			key := binary.BigEndian.Uint64(c.Key())
 			for ; c.ValValid(); c.StepVal() {
-				c.ForEachUpdate(func(t frontier.Time, d int64) {
-					if got[key] == nil {
-						got[key] = map[frontier.Time]int64{}
-					}
-					got[key][t] += d
-				})
+				c.ForEachUpdate(func(t frontier.Time, d int64) { got.add(t, key, d) })
 			}
 		}
 		next = hi
@@ -186,25 +189,20 @@ func readFrom(bs []*batch.Batch, cursor frontier.Time, got map[uint64]map[fronti
 	return next, nil
 }
 
-// sameAsOf compares the accumulations of input and got as of at.
-func sameAsOf(input []followUpdate, got map[uint64]map[frontier.Time]int64, at frontier.Time) error {
-	want := map[uint64]int64{}
-	for _, u := range input {
-		if u.t <= at {
-			want[u.key] += u.diff
-		}
+// sameAsOf adds the updates of input and got at time at to running (their
+// accumulated difference over the earlier times) and reports a key where
+// they then differ: the follower's accumulation as of at is not the
+// publisher's input as of at.
+func sameAsOf(input, got byTime, running map[uint64]int64, at frontier.Time) error {
+	for key, d := range input[at] {
+		running[key] += d
 	}
-	have := map[uint64]int64{}
-	for key, ts := range got {
-		for t, d := range ts {
-			if t <= at {
-				have[key] += d
-			}
-		}
+	for key, d := range got[at] {
+		running[key] -= d
 	}
-	for key := range 6 {
-		if want[uint64(key)] != have[uint64(key)] {
-			return fmt.Errorf("as of %d key %d: follower has %d, the publisher's input %d", at, key, have[uint64(key)], want[uint64(key)])
+	for key, d := range running {
+		if d != 0 {
+			return fmt.Errorf("as of %d key %d: the publisher's input has %+d more than the follower", at, key, d)
 		}
 	}
 	return nil
