@@ -259,7 +259,7 @@ func registerImportCounters(reg prometheus.Registerer, role string, counts func(
 		}
 		flattened := how == "flattened"
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "tandem_compute_index_imports_total", Help: "Index imports of built dataflows, per worker, by how they were read: cursor (only through cursors, by one-shot reductions) or flattened (into row updates).",
+			Name: "tandem_compute_index_imports_total", Help: "Index imports of built dataflows, per worker, by how they were read: cursor (only through cursors, by one-shot reductions), flattened (into row updates) or live (following a peer index as it changes).",
 			ConstLabels: l,
 		}, func() float64 {
 			c, f := counts()
@@ -269,4 +269,18 @@ func registerImportCounters(reg prometheus.Registerer, role string, counts func(
 			return float64(c)
 		}))
 	}
+}
+
+// registerLiveImports exports how many index imports of a runtime's
+// dataflows follow a peer index live (a SUBSCRIBE on the interactive
+// runtime), as tandem_compute_index_imports_total{read="live"}.
+func registerLiveImports(reg prometheus.Registerer, role string, live func() uint64) {
+	l := prometheus.Labels{"read": "live"}
+	if role != "solo" {
+		l["role"] = role
+	}
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "tandem_compute_index_imports_total", Help: "Index imports of built dataflows, per worker, by how they were read: cursor (only through cursors, by one-shot reductions), flattened (into row updates) or live (following a peer index as it changes).",
+		ConstLabels: l,
+	}, func() float64 { return float64(live()) }))
 }

@@ -158,6 +158,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	for _, rt := range proc.Runtimes {
 		registerWalkCounters(reg, rt.Role().String(), rt.WalkCounts)
 		registerImportCounters(reg, rt.Role().String(), rt.ImportCounts)
+		registerLiveImports(reg, rt.Role().String(), rt.LiveImports)
 	}
 	rtCtx, rtCancel := context.WithCancel(context.Background())
 	defer rtCancel()

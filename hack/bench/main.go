@@ -45,6 +45,7 @@ func scenarios() map[string]scenarioFunc {
 		"postgres":  runPostgres,
 		"temporary": runTemporary,
 		"memory":    runMemory,
+		"subscribe": runSubscribe,
 	}
 }
 

@@ -12,8 +12,15 @@ func Renders(role runtime.Role, class plan.DataflowClass) bool {
 	case runtime.Solo:
 		return true
 	case runtime.Interactive:
-		return class == plan.ClassOneShotRead
+		return interactiveClass(class)
 	default:
-		return class != plan.ClassOneShotRead
+		return !interactiveClass(class)
 	}
+}
+
+// interactiveClass reports whether a two-runtime process renders class on
+// its interactive runtime: one client's reads, once (OneShotRead) or for as
+// long as the client stays (LiveRead, a SUBSCRIBE).
+func interactiveClass(class plan.DataflowClass) bool {
+	return class == plan.ClassOneShotRead || class == plan.ClassLiveRead
 }

@@ -2,10 +2,13 @@
 //
 //   - DataflowClass (on plan.DataflowDescription) is the controller's choice
 //     (pkg/compute/controller tags the dataflow answering one read
-//     OneShotRead while enable_compute_interactive_dataflows is on, every
-//     other dataflow Maintained); this package only obeys it.
+//     OneShotRead and a SUBSCRIBE's dataflow LiveRead while
+//     enable_compute_interactive_dataflows is on, every other dataflow
+//     Maintained); this package only obeys it.
 //   - Renders says which role renders which class: Solo renders every
-//     class, Maintenance renders Maintained, Interactive renders OneShotRead.
+//     class, Maintenance renders Maintained, Interactive renders OneShotRead
+//     and LiveRead (whose imports of peer indexes are live: they follow the
+//     published index through a registry follower, render.ImportLive).
 //   - Multiplexer presents the two runtimes of a process as one endpoint. It
 //     is passive: every command goes to both runtimes, maintenance first,
 //     except a peek, which goes to the one runtime the routing policy picks.

@@ -43,7 +43,7 @@ type PeekMetrics interface {
 }
 
 // Interactive wraps the interactive runtime of a two-runtime process. It
-// renders OneShotRead dataflows on the inner runtime; for every Maintained
+// renders OneShotRead and LiveRead dataflows on the inner runtime; for every Maintained
 // dataflow it records the exports as peers and keeps the standing hold on
 // their published points (I1c); and it serves peeks on peer indexes straight
 // from the registry, off the maintenance workers.
@@ -109,10 +109,10 @@ func (x *Interactive) key(id plan.GlobalID, inc uint64, worker int, errs bool) s
 	return sharing.Key{ID: id.String(), Worker: worker, Incarnation: inc, Errors: errs}
 }
 
-// CreateDataflow renders a OneShotRead dataflow; for any other it records
-// the index exports as peers held at the dataflow's as_of.
+// CreateDataflow renders a OneShotRead or LiveRead dataflow; for any other
+// it records the index exports as peers held at the dataflow's as_of.
 func (x *Interactive) CreateDataflow(desc plan.DataflowDescription) error {
-	if desc.Class == plan.ClassOneShotRead {
+	if interactiveClass(desc.Class) {
 		return x.inner.CreateDataflow(desc)
 	}
 	var errs []error
@@ -479,3 +479,16 @@ func (s sharedPoint) Snapshot() ([]*batch.Batch, frontier.Frontier, bool, bool) 
 }
 
 func (s sharedPoint) OnChange(fn func()) func() { return s.im.OnChange(fn) }
+
+// Since implements render.LiveShared.
+func (s sharedPoint) Since() frontier.Frontier { return s.im.Snapshot().Since }
+
+// Follow implements render.LiveShared with a registry follower: a reader
+// hold at the live import's cursor, which it advances as it reads on.
+func (s sharedPoint) Follow(t frontier.Time) (render.SharedFollower, error) {
+	f, err := s.im.Follow(t)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}

@@ -37,10 +37,11 @@ func NewMaintenance(reg *sharing.Registry) *Maintenance {
 // SetInner sets the wrapped runtime.
 func (x *Maintenance) SetInner(inner runtime.Commands) { x.inner = inner }
 
-// CreateDataflow renders Maintained dataflows; OneShotRead exports are
-// recorded as peers (the interactive runtime renders them).
+// CreateDataflow renders Maintained dataflows; OneShotRead and LiveRead
+// exports and sinks are recorded as peers (the interactive runtime renders
+// them).
 func (x *Maintenance) CreateDataflow(desc plan.DataflowDescription) error {
-	if desc.Class == plan.ClassOneShotRead {
+	if interactiveClass(desc.Class) {
 		x.mu.Lock()
 		for _, e := range desc.IndexExports {
 			x.peers[e.ID] = true

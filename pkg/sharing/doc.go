@@ -25,6 +25,12 @@
 // reader hold; the trace compacts to the meet of its handles, so its since can
 // never pass the standing hold. The standing hold only rises.
 //
+// Live readers. A follower (Import.Follow) is a reader hold that advances
+// with a live reader's cursor. The shared handle's physical frontier follows
+// its logical one, so the publisher merges freely below the readers' floor
+// and keeps every batch boundary at or beyond it: a follower always finds a
+// batch starting at its cursor, with every time at or beyond it intact.
+//
 // Placeholders. A reader may import a point before its publisher exists (the
 // interactive runtime builds dataflows in command order and never defers a
 // build). The point is then an empty placeholder; the publisher adopts it in

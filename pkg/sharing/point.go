@@ -58,6 +58,11 @@ type Point struct {
 	// is the shared handle's logical frontier, the floor readers may hold.
 	requested frontier.Frontier
 	applied   frontier.Frontier
+	// appliedPhysical is the shared handle's physical frontier, which
+	// follows applied: the publisher merges batches freely below it and
+	// keeps every batch boundary at or beyond it, so a live reader
+	// (Follow) whose hold is at its cursor finds a boundary there.
+	appliedPhysical frontier.Frontier
 }
 
 func newPoint(k Key) *Point {
@@ -103,8 +108,8 @@ func (p *Point) targetLocked() frontier.Frontier {
 	return frontier.Meet(p.standing, p.readers.Frontier())
 }
 
-// applyLocked advances the shared handle to the readers' target. The shared
-// handle only moves forward.
+// applyLocked advances the shared handle to the readers' target, logical
+// and physical. The shared handle only moves forward.
 func (p *Point) applyLocked() error {
 	if p.shared == nil {
 		return nil
@@ -116,13 +121,28 @@ func (p *Point) applyLocked() error {
 		// still find a floor.
 		target = p.requested
 	}
-	if !p.applied.Less(target) {
+	if p.applied.Less(target) {
+		if err := p.shared.SetLogical(target); err != nil {
+			return fmt.Errorf("advance shared hold on %s to %v: %w", p.key, target, err)
+		}
+		p.applied = target
+	}
+	return p.applyPhysicalLocked()
+}
+
+// applyPhysicalLocked advances the shared handle's physical frontier to
+// applied. Without it the handle would pin the physical frontier where the
+// point was published, and the publisher's trace would never merge a batch
+// again.
+func (p *Point) applyPhysicalLocked() error {
+	target := p.applied
+	if !p.appliedPhysical.Less(target) {
 		return nil
 	}
-	if err := p.shared.SetLogical(target); err != nil {
-		return fmt.Errorf("advance shared hold on %s to %v: %w", p.key, target, err)
+	if err := p.shared.SetPhysical(target); err != nil {
+		return fmt.Errorf("advance shared physical hold on %s to %v: %w", p.key, target, err)
 	}
-	p.applied = target
+	p.appliedPhysical = target
 	return nil
 }
 

@@ -47,8 +47,14 @@ func (p *Point) adoptLocked(role string, tr *trace.Trace) ([]func(), error) {
 	}
 	p.tr, p.shared, p.role = tr, h, role
 	p.applied, p.requested = seed, seed
+	_, p.appliedPhysical = h.Frontiers()
 	if p.standing.Less(seed) {
 		p.standing = seed
+	}
+	if err := p.applyPhysicalLocked(); err != nil {
+		h.Release()
+		p.tr, p.shared, p.role = nil, nil, ""
+		return nil, fmt.Errorf("publish %s: %w", p.key, err)
 	}
 	return p.notifyLocked(p.snapshotLocked()), nil
 }

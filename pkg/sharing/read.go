@@ -104,3 +104,73 @@ func (im *Import) Wait(ctx context.Context, t frontier.Time) (*Snapshot, error) 
 		}
 	}
 }
+
+// Follower is a live reader's hold on a published arrangement at its
+// cursor. It keeps the publisher's since at or below the cursor, so every
+// update at or beyond it keeps its time, and (the shared handle's physical
+// frontier follows its logical one) a batch boundary at the cursor, so the
+// batches published after it can be read on their own, without walking
+// merged batches that mix what the reader already read with what it has
+// not. It advances as the reader moves on and must be released.
+type Follower struct {
+	p        *Point
+	at       frontier.Time
+	released bool
+}
+
+// Follow registers a live reader at t. It fails with ErrCompacted when t is
+// below the floor the point has already let the publisher compact to.
+func (im *Import) Follow(t frontier.Time) (*Follower, error) {
+	p := im.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.applied.LessEqualTime(t) {
+		return nil, fmt.Errorf("follow %s from %d (floor %v): %w", p.key, t, p.applied, ErrCompacted)
+	}
+	if err := p.readers.Update(t, 1); err != nil {
+		return nil, err
+	}
+	return &Follower{p: p, at: t}, nil
+}
+
+// At returns the follower's cursor.
+func (f *Follower) At() frontier.Time { return f.at }
+
+// Advance moves the follower's holds forward to t (never back); a closed
+// frontier releases them. The publisher may then compact and merge up to
+// the new cursor.
+func (f *Follower) Advance(to frontier.Frontier) error {
+	t, ok := to.Time()
+	if !ok {
+		return f.Release()
+	}
+	p := f.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f.released || t <= f.at {
+		return nil
+	}
+	if err := p.readers.Update(t, 1); err != nil {
+		return err
+	}
+	if err := p.readers.Update(f.at, -1); err != nil {
+		return err
+	}
+	f.at = t
+	return p.applyLocked()
+}
+
+// Release drops the follower's holds. It is idempotent.
+func (f *Follower) Release() error {
+	p := f.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f.released {
+		return nil
+	}
+	f.released = true
+	if err := p.readers.Update(f.at, -1); err != nil {
+		return err
+	}
+	return p.applyLocked()
+}

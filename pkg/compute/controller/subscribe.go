@@ -123,7 +123,7 @@ func (c *Controller) Subscribe(ctx context.Context, cluster string, df Dataflow)
 		c.mu.Unlock()
 		return nil, fmt.Errorf("subscribe %s: %w", df.ID, err)
 	}
-	df.Class = computepb.DataflowClass_DATAFLOW_CLASS_MAINTAINED
+	df.Class = c.subscribeClassLocked(df)
 	// A sink's read policy follows what has been delivered (lag 0), so its
 	// inputs compact as the subscription progresses.
 	if err := c.createDataflowLocked(cl, df, asOf, 0); err != nil {
@@ -136,6 +136,25 @@ func (c *Controller) Subscribe(ctx context.Context, cluster string, df Dataflow)
 	c.mu.Unlock()
 	context.AfterFunc(ctx, s.Close)
 	return s, nil
+}
+
+// subscribeClassLocked tags a subscribe LiveRead while
+// enable_compute_interactive_dataflows is on: a two-runtime replica then
+// renders it on its interactive runtime, which serves its snapshot from the
+// published indexes and follows them live, so neither waits behind a long
+// maintenance step. A subscribe to introspection stays Maintained: the
+// logging indexes live only in the maintenance runtime and are not
+// published.
+func (c *Controller) subscribeClassLocked(df Dataflow) computepb.DataflowClass {
+	if !c.interactiveLocked() {
+		return computepb.DataflowClass_DATAFLOW_CLASS_MAINTAINED
+	}
+	for _, id := range df.imports() {
+		if col, ok := c.collections[id]; ok && col.introspection {
+			return computepb.DataflowClass_DATAFLOW_CLASS_MAINTAINED
+		}
+	}
+	return computepb.DataflowClass_DATAFLOW_CLASS_LIVE_READ
 }
 
 func (c *Controller) handleSubscribeResponseLocked(r *replica, proc int, resp *computepb.SubscribeResponse) {

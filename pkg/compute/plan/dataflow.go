@@ -22,6 +22,11 @@ const (
 	// ClassOneShotRead dataflows answer one read (a peek of a transient
 	// index) and are dropped afterwards.
 	ClassOneShotRead
+	// ClassLiveRead dataflows serve one client's read that stays up (a
+	// SUBSCRIBE) and are dropped when the client goes. A two-runtime
+	// process renders them on its interactive runtime, which follows the
+	// indexes they import as maintenance refreshes them (live imports).
+	ClassLiveRead
 )
 
 func (c DataflowClass) String() string {
@@ -30,13 +35,15 @@ func (c DataflowClass) String() string {
 		return "maintained"
 	case ClassOneShotRead:
 		return "one_shot_read"
+	case ClassLiveRead:
+		return "live_read"
 	}
 	return fmt.Sprintf("unspecified(%d)", uint8(c))
 }
 
 // MarshalText encodes the class name.
 func (c DataflowClass) MarshalText() ([]byte, error) {
-	if c != ClassMaintained && c != ClassOneShotRead {
+	if c != ClassMaintained && c != ClassOneShotRead && c != ClassLiveRead {
 		return nil, fmt.Errorf("marshal dataflow class: %s", c)
 	}
 	return []byte(c.String()), nil
@@ -49,6 +56,8 @@ func (c *DataflowClass) UnmarshalText(b []byte) error {
 		*c = ClassMaintained
 	case "one_shot_read":
 		*c = ClassOneShotRead
+	case "live_read":
+		*c = ClassLiveRead
 	default:
 		return fmt.Errorf("unmarshal dataflow class: unknown class %q", b)
 	}
@@ -274,7 +283,7 @@ func (d *DataflowDescription) validate() error {
 		return fmt.Errorf("invalid dataflow id %s", d.ID)
 	}
 	switch d.Class {
-	case ClassMaintained, ClassOneShotRead:
+	case ClassMaintained, ClassOneShotRead, ClassLiveRead:
 	default:
 		return fmt.Errorf("dataflow class %s", d.Class)
 	}

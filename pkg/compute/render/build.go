@@ -125,10 +125,18 @@ func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built
 		}
 		r.objects[imp.ID] = rendered{ok: s}
 	}
+	_, oneShot := snapshotTime(desc)
 	for _, imp := range desc.IndexImports {
 		idx := env.Indexes[imp.ID]
 		if idx == nil && env.Shared != nil {
 			if ok, errs, found := env.Shared.Import(imp.ID, b.Worker().Index()); found {
+				if !oneShot {
+					// A dataflow that stays up follows the peer index.
+					if err := r.importLive(built, imp, ok, errs); err != nil {
+						return nil, err
+					}
+					continue
+				}
 				idx = ImportShared(b, imp.ID.String(), ok, errs, desc.AsOf, env.Fail)
 			}
 		}

@@ -50,6 +50,13 @@
 // arrangement directly. Imports are flattened lazily,
 // only when a plan reads them as a collection; ImportCounters counts which.
 //
+// Live imports. A dataflow that is not read only at its as_of imports a
+// peer index (SharedImports) live (live.go, ImportLive): per shard, an
+// operator that emits the published collection as of the as_of and then
+// every batch published after its cursor, holding the publisher at the
+// cursor through a SharedFollower; it refuses (ErrLiveImportLost) a chain
+// whose since passed its cursor or that has no batch boundary there.
+//
 // Memory. Operators decode only the columns their expressions read
 // (rowDecoder): decoding a text or bytes datum with an escaped byte copies
 // it, so a full decode of a wide row copies its payload. Arrange sums

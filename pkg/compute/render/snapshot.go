@@ -25,6 +25,8 @@ type ImportCounters struct {
 	Cursor atomic.Uint64
 	// Flattened imports became a collection of row updates (Flatten).
 	Flattened atomic.Uint64
+	// Live imports follow a peer index as it changes (ImportLive).
+	Live atomic.Uint64
 }
 
 // snapshotTime returns the one time desc's outputs are read at, when they

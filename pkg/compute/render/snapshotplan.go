@@ -55,6 +55,8 @@ func (r *planRenderer) countImports(c *ImportCounters) {
 	}
 	for _, imp := range r.imports {
 		switch {
+		case imp.ok == nil:
+			c.Live.Add(1)
 		case imp.rows != nil:
 			c.Flattened.Add(1)
 		case imp.cursors > 0:

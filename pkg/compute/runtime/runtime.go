@@ -616,6 +616,10 @@ func (r *Runtime) ImportCounts() (cursor, flattened uint64) {
 	return r.imports.Cursor.Load(), r.imports.Flattened.Load()
 }
 
+// LiveImports returns how many index imports (per worker) built dataflows
+// read as live imports of a peer index (render.ImportLive).
+func (r *Runtime) LiveImports() uint64 { return r.imports.Live.Load() }
+
 // WalkCounts returns how many peek walks finished on their worker and how
 // many moved to the offload pool.
 func (r *Runtime) WalkCounts() (inline, offloaded uint64) { return r.offload.Counts() }

@@ -52,6 +52,7 @@ const (
 	DataflowClass_DATAFLOW_CLASS_UNSPECIFIED   DataflowClass = 0
 	DataflowClass_DATAFLOW_CLASS_MAINTAINED    DataflowClass = 1
 	DataflowClass_DATAFLOW_CLASS_ONE_SHOT_READ DataflowClass = 2
+	DataflowClass_DATAFLOW_CLASS_LIVE_READ     DataflowClass = 3
 )
 
 // Enum value maps for DataflowClass.
@@ -60,11 +61,13 @@ var (
 		0: "DATAFLOW_CLASS_UNSPECIFIED",
 		1: "DATAFLOW_CLASS_MAINTAINED",
 		2: "DATAFLOW_CLASS_ONE_SHOT_READ",
+		3: "DATAFLOW_CLASS_LIVE_READ",
 	}
 	DataflowClass_value = map[string]int32{
 		"DATAFLOW_CLASS_UNSPECIFIED":   0,
 		"DATAFLOW_CLASS_MAINTAINED":    1,
 		"DATAFLOW_CLASS_ONE_SHOT_READ": 2,
+		"DATAFLOW_CLASS_LIVE_READ":     3,
 	}
 )
 
@@ -2205,11 +2208,12 @@ const file_compute_proto_rawDesc = "" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1a\n" +
 	"\bsqlstate\x18\x03 \x01(\tR\bsqlstate\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage*p\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage*\x8e\x01\n" +
 	"\rDataflowClass\x12\x1e\n" +
 	"\x1aDATAFLOW_CLASS_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19DATAFLOW_CLASS_MAINTAINED\x10\x01\x12 \n" +
-	"\x1cDATAFLOW_CLASS_ONE_SHOT_READ\x10\x022W\n" +
+	"\x1cDATAFLOW_CLASS_ONE_SHOT_READ\x10\x02\x12\x1c\n" +
+	"\x18DATAFLOW_CLASS_LIVE_READ\x10\x032W\n" +
 	"\aCompute\x12L\n" +
 	"\rCommandStream\x12\x1a.tandem.compute.v1.Command\x1a\x1b.tandem.compute.v1.Response(\x010\x01B;Z9github.com/tandemdb/tandem/pkg/compute/protocol/computepbb\x06proto3"
 
