@@ -210,12 +210,16 @@ func New(cfg Config) (*Runtime, error) {
 	r.arrangeFuel.Store(render.DefaultArrangeStepUpdates)
 	r.walkMode.Store(int64(offload.Budgeted))
 	r.offload = offload.NewPool(max(2, cfg.Workers))
-	ws, err := dataflow.New(dataflow.Config{
+	dcfg := dataflow.Config{
 		Workers: cfg.Workers, Processes: cfg.Processes, Process: cfg.Process, Fabric: cfg.Fabric,
 		OnStep:      r.onStep,
 		ObserveStep: r.metrics.WorkerStep,
 		OnFatal:     cfg.OnFatal,
-	})
+	}
+	if p, ok := r.metrics.(StepProfiler); ok {
+		dcfg.ProfileStep = p.StepProfile
+	}
+	ws, err := dataflow.New(dcfg)
 	if err != nil {
 		return nil, fmt.Errorf("new runtime: %w", err)
 	}

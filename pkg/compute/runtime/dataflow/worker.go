@@ -85,6 +85,8 @@ type Worker struct {
 	// steps[i] counts steps whose duration in nanoseconds has bit length i
 	// (a power-of-two histogram for introspection).
 	steps [64]int64
+	// timer attributes the current step (Config.ProfileStep).
+	timer stepTimer
 }
 
 // StepHistogram returns the worker's step-duration histogram: entry i
@@ -137,21 +139,40 @@ func (w *Worker) run(ctx context.Context) {
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
 	defer w.dropAll()
+	profiled := w.ws.cfg.ProfileStep != nil
 	for {
-		start := time.Now()
+		start := w.ws.now()
+		w.timer.reset(w.index)
+		var cpu0 time.Duration
+		if profiled {
+			cpu0, _ = threadCPU()
+		}
 		w.scratch = w.ws.inboxes[w.local].drain(w.scratch[:0])
 		for i := range w.scratch {
 			w.handle(&w.scratch[i])
 		}
 		clear(w.scratch)
+		stepped := w.ws.now()
+		w.timer.p.Inbox = stepped.Sub(start)
 		more := w.step()
-		if hook := w.ws.cfg.OnStep; hook != nil && hook(w) {
-			more = true
+		if hook := w.ws.cfg.OnStep; hook != nil {
+			h0 := w.ws.now()
+			if hook(w) {
+				more = true
+			}
+			w.timer.hook(w.ws.now().Sub(h0))
 		}
-		d := time.Since(start)
+		d := w.ws.now().Sub(start)
 		w.steps[bits.Len64(uint64(d))]++
 		if obs := w.ws.cfg.ObserveStep; obs != nil {
 			obs(w.index, d)
+		}
+		if profiled {
+			w.timer.p.Total = d
+			if cpu1, ok := threadCPU(); ok {
+				w.timer.p.CPU = cpu1 - cpu0
+			}
+			w.ws.cfg.ProfileStep(w.timer.p)
 		}
 		if ctx.Err() != nil {
 			return
@@ -169,7 +190,10 @@ func (w *Worker) run(ctx context.Context) {
 
 func (w *Worker) handle(m *message) {
 	if m.kind == msgCommand {
+		t0 := w.ws.now()
+		w.timer.cmd, w.timer.cmdDataflow = "", nil
 		m.cmd(w)
+		w.timer.command(w.ws.now().Sub(t0))
 		return
 	}
 	df := w.bySeq[m.seq]
@@ -212,10 +236,12 @@ func (w *Worker) step() bool {
 				continue
 			}
 			op.activated = false
-			t0 := time.Now()
+			t0 := w.ws.now()
 			op.logic.Schedule(op)
-			op.elapsed += time.Since(t0)
+			d := w.ws.now().Sub(t0)
+			op.elapsed += d
 			op.schedules++
+			w.timer.operator(op, d)
 			w.afterSchedule(op)
 			if df.dropped {
 				break
@@ -275,6 +301,7 @@ func (w *Worker) afterSchedule(op *Operator) {
 // before it existed.
 func (w *Worker) build(seq uint64, name string, dropping *atomic.Bool, fn func(*Builder) error) error {
 	df := &instance{w: w, seq: seq, name: name, dropping: dropping}
+	w.timer.cmd, w.timer.cmdDataflow = "build", df
 	if seq > w.lastBuilt {
 		w.lastBuilt = seq
 	}
@@ -298,6 +325,7 @@ func (w *Worker) drop(seq uint64) {
 	if df == nil {
 		return
 	}
+	w.timer.cmd, w.timer.cmdDataflow = "drop", df
 	delete(w.bySeq, seq)
 	for i, d := range w.dataflows {
 		if d == df {

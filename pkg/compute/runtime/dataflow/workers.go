@@ -38,6 +38,13 @@ type Config struct {
 	OnStep func(w *Worker) bool
 	// ObserveStep, if set, receives each worker step's duration.
 	ObserveStep func(worker int, d time.Duration)
+	// ProfileStep, if set, receives each worker step's attribution (its
+	// phases and its longest command, operator schedule or hook), on the
+	// worker goroutine; it must be cheap.
+	ProfileStep func(StepProfile)
+	// Now, if set, replaces time.Now for step timing (tests inject a
+	// clock to check step attribution without depending on wall time).
+	Now func() time.Time
 	// OnFatal, if set, is called once with the first fatal error (a fabric
 	// send failure or a corrupt fabric message).
 	OnFatal func(error)
@@ -118,6 +125,14 @@ func (ws *Workers) Stop() {
 
 // Peers returns W*P.
 func (ws *Workers) Peers() int { return ws.peers }
+
+// now is the step clock (Config.Now).
+func (ws *Workers) now() time.Time {
+	if ws.cfg.Now != nil {
+		return ws.cfg.Now()
+	}
+	return time.Now()
+}
 
 // Local returns the number of workers in this process.
 func (ws *Workers) Local() int { return len(ws.workers) }
