@@ -153,7 +153,7 @@ func (r runtimeMetrics) WorkerStep(_ int, d time.Duration) {
 	r.m.maxStep.observe(d)
 }
 func (r runtimeMetrics) StepProfile(p runtime.StepProfile) { r.m.maxStep.observeProfile(p) }
-func (r runtimeMetrics) Command(kind string) { r.m.runtimeCommands.WithLabelValues(kind).Inc() }
+func (r runtimeMetrics) Command(kind string)               { r.m.runtimeCommands.WithLabelValues(kind).Inc() }
 func (r runtimeMetrics) ArrangementMaintenance(_ int, d time.Duration) {
 	r.m.maintenance.Add(d.Seconds())
 }
