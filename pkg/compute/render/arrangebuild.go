@@ -37,7 +37,7 @@ const sortUnitsPerUpdate = 4
 // updates. Fuel 0 builds everything in one call, as without the bound.
 type batchBuild struct {
 	desc  batch.Description
-	todo  []dataflow.Update // updates not yet in a run
+	todo  pendingUpdates // updates not yet in a run
 	runs  []*batch.Batch    // sorted runs, oldest first
 	merge *batch.Merger
 	// calls and maxWork count the calls and the most work one call did,
@@ -45,8 +45,8 @@ type batchBuild struct {
 	calls, maxWork, maxSorted int
 }
 
-func newBatchBuild(desc batch.Description, ups []dataflow.Update) *batchBuild {
-	return &batchBuild{desc: desc, todo: ups}
+func newBatchBuild(desc batch.Description, todo pendingUpdates) *batchBuild {
+	return &batchBuild{desc: desc, todo: todo}
 }
 
 // work spends up to fuel (0: unbounded) on the build with b (a reusable
@@ -60,22 +60,20 @@ func (bb *batchBuild) work(b *batch.Builder, fuel int) (*batch.Batch, error) {
 	defer func() { bb.maxWork = max(bb.maxWork, fuel-left) }()
 	for {
 		switch {
-		case len(bb.todo) == 0 && bb.merge == nil && len(bb.runs) <= 1:
+		case bb.todo.n == 0 && bb.merge == nil && len(bb.runs) <= 1:
 			if len(bb.runs) == 1 {
 				return bb.runs[0], nil
 			}
 			return b.Build(bb.desc) // no update: an empty batch
 		case left <= 0:
 			return nil, nil
-		case len(bb.todo) > 0:
+		case bb.todo.n > 0:
 			// At least one update, so that any fuel makes progress.
-			n := min(len(bb.todo), max(1, left/sortUnitsPerUpdate))
-			run, err := bb.sortRun(b, bb.todo[:n])
+			n := min(bb.todo.n, max(1, left/sortUnitsPerUpdate))
+			run, err := bb.sortRun(b, n)
 			if err != nil {
 				return nil, err
 			}
-			clear(bb.todo[:n]) // let the input buffers go as they are sorted
-			bb.todo = bb.todo[n:]
 			bb.runs = append(bb.runs, run)
 			bb.maxSorted = max(bb.maxSorted, n)
 			left -= n * sortUnitsPerUpdate
@@ -96,11 +94,10 @@ func (bb *batchBuild) work(b *batch.Builder, fuel int) (*batch.Batch, error) {
 	}
 }
 
-// sortRun builds one sorted, consolidated run of ups.
-func (bb *batchBuild) sortRun(b *batch.Builder, ups []dataflow.Update) (*batch.Batch, error) {
-	for _, u := range ups {
-		b.Push(u.Key, u.Val, u.Time, u.Diff)
-	}
+// sortRun builds one sorted, consolidated run of the n oldest updates to
+// do, dropping them (so the input slices go as they are sorted).
+func (bb *batchBuild) sortRun(b *batch.Builder, n int) (*batch.Batch, error) {
+	bb.todo.take(n, func(u dataflow.Update) { b.Push(u.Key, u.Val, u.Time, u.Diff) })
 	run, err := b.Build(bb.desc)
 	b.Reset()
 	return run, err

@@ -65,7 +65,7 @@ func TestBatchBuildOnFuel(t *testing.T) {
 	wantContents := batchContents(want)
 	for _, fuel := range []int{0, 1000, 4096, 20_000, 100_000} {
 		t.Run(fmt.Sprintf("fuel=%d", fuel), func(t *testing.T) {
-			bb := newBatchBuild(desc, buildUpdates(n, 7))
+			bb := newBatchBuild(desc, pendingOf(buildUpdates(n, 7)))
 			var b batch.Builder
 			var got *batch.Batch
 			for got == nil {
