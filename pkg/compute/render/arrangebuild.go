@@ -38,7 +38,7 @@ const sortUnitsPerUpdate = 4
 type batchBuild struct {
 	desc  batch.Description
 	todo  pendingUpdates // updates not yet in a run
-	runs  []*batch.Batch    // sorted runs, oldest first
+	runs  []*batch.Batch // sorted runs, oldest first
 	merge *batch.Merger
 	// calls and maxWork count the calls and the most work one call did,
 	// maxSorted the most updates one call sorted, for tests.
