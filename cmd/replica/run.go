@@ -117,8 +117,9 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	log.Info("Memory guard", "limit", guard.String())
 	rcfg := replica.Config{
 		Workers: cfg.Workers, Process: cfg.Process, Processes: processes, TwoRuntimes: twoRuntimes,
-		Sources:       render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}},
-		ServerMetrics: serverMetrics{m}, Memory: guard, OnFatal: onFatal, Log: log,
+		MaintenanceNice: cfg.MaintenanceNice,
+		Sources:         render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}},
+		ServerMetrics:   serverMetrics{m}, Memory: guard, OnFatal: onFatal, Log: log,
 		Fabric: func(role runtime.Role) (runtime.Fabric, func(), error) {
 			peers, listen := cfg.ComputePeers, cfg.ComputeListenAddr
 			if role == runtime.Interactive {

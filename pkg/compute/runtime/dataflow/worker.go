@@ -87,6 +87,28 @@ type Worker struct {
 	steps [64]int64
 	// timer attributes the current step (Config.ProfileStep).
 	timer stepTimer
+	// tid is the worker's OS thread id once it runs (Linux; else 0).
+	tid atomic.Int64
+}
+
+// ThreadID returns the OS thread id of the worker's (locked) thread once it
+// runs, 0 before or off Linux. Safe from any goroutine.
+func (w *Worker) ThreadID() int { return int(w.tid.Load()) }
+
+// reprioritize applies Config.Nice to the worker's locked thread and
+// reports whether the thread's priority changed.
+func (w *Worker) reprioritize() bool {
+	nice := w.ws.cfg.Nice
+	if nice <= 0 {
+		return false
+	}
+	if err := lowerThreadPriority(nice); err != nil {
+		if f := w.ws.cfg.OnNiceError; f != nil {
+			f(w.index, err)
+		}
+		return false
+	}
+	return true
 }
 
 // StepHistogram returns the worker's step-duration histogram: entry i
@@ -137,8 +159,15 @@ func (w *Worker) run(ctx context.Context) {
 	// Workers own an OS thread so the kernel, not the Go scheduler, shares
 	// cores between runtimes (docs/design/two-runtimes.md, Scheduling).
 	goruntime.LockOSThread()
-	defer goruntime.UnlockOSThread()
-	defer w.dropAll()
+	if w.reprioritize() {
+		// The thread keeps its changed priority: it must not go back to
+		// the Go runtime's pool. Returning while locked ends it.
+		defer w.dropAll()
+	} else {
+		defer goruntime.UnlockOSThread()
+		defer w.dropAll()
+	}
+	w.tid.Store(int64(threadID()))
 	profiled := w.ws.cfg.ProfileStep != nil
 	for {
 		start := w.ws.now()

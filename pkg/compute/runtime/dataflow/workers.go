@@ -42,6 +42,17 @@ type Config struct {
 	// phases and its longest command, operator schedule or hook), on the
 	// worker goroutine; it must be cheap.
 	ProfileStep func(StepProfile)
+	// Nice, if positive, is added to the nice value of the workers' OS
+	// threads (capped at 19; Linux only): a runtime whose work may wait (index maintenance) runs at a
+	// lower priority than one that answers reads, so that the kernel gives
+	// the reads a core first when both want one. A worker whose thread's
+	// priority was changed never returns the thread to the Go runtime (it
+	// exits with it locked, which ends the thread), so no other goroutine
+	// inherits the priority. A failure to set it is reported through
+	// OnNiceError and the worker runs at the default priority.
+	Nice int
+	// OnNiceError, if set, receives a worker's failure to apply Nice.
+	OnNiceError func(worker int, err error)
 	// Now, if set, replaces time.Now for step timing (tests inject a
 	// clock to check step attribution without depending on wall time).
 	Now func() time.Time
@@ -136,6 +147,16 @@ func (ws *Workers) now() time.Time {
 
 // Local returns the number of workers in this process.
 func (ws *Workers) Local() int { return len(ws.workers) }
+
+// ThreadIDs returns the OS thread ids of the local workers' threads (0 for
+// a worker not yet running, and off Linux). Safe from any goroutine.
+func (ws *Workers) ThreadIDs() []int {
+	out := make([]int, len(ws.workers))
+	for i, w := range ws.workers {
+		out[i] = w.ThreadID()
+	}
+	return out
+}
 
 // Regressions counts ignored attempts to move an output frontier backwards;
 // it stays zero unless an operator is buggy.
