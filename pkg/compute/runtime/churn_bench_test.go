@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"fmt"
 	"os"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"sync"
@@ -42,7 +43,11 @@ func (s *stepProfiles) StepProfile(p runtime.StepProfile) {
 // TANDEM_BENCH_ROUNDS times (default 3). It logs the steps that used the
 // most CPU (thread CPU time, Linux) with what took longest in them, and
 // reports the longest step's CPU (max-step-cpu-ms): the work of one step,
-// which a loaded machine does not inflate as it does the wall time.
+// which a loaded machine does not inflate as it does the wall time. It also
+// reports the garbage collector's share (runtime/metrics, counted, not
+// timed): GC cycles, and the GC's CPU and its mark assists' CPU as
+// fractions of the process's CPU (run with GOGC or GOMEMLIMIT set to
+// compare).
 func BenchmarkChurnKeyValue(b *testing.B) {
 	keys, rounds := 300_000, 3
 	if v, err := strconv.Atoi(os.Getenv("TANDEM_BENCH_KEYS")); err == nil && v > 0 {
@@ -58,6 +63,7 @@ func BenchmarkChurnKeyValue(b *testing.B) {
 		}
 	}
 	for i := 0; i < b.N; i++ {
+		gc0 := readGC()
 		prof := &stepProfiles{}
 		h := runtimetest.New(b, runtimetest.Options{Workers: 2, Timeout: 10 * time.Minute, Metrics: prof,
 			Sources: render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}})
@@ -97,7 +103,30 @@ func BenchmarkChurnKeyValue(b *testing.B) {
 			b.ReportMetric(float64(prof.top[0].CPU.Microseconds())/1000, "max-step-cpu-ms")
 		}
 		prof.mu.Unlock()
+		gc := readGC().minus(gc0)
+		b.ReportMetric(float64(gc.cycles), "gc-cycles")
+		b.ReportMetric(gc.assist/gc.total, "gc-assist/cpu")
+		b.ReportMetric(gc.gc/gc.total, "gc/cpu")
 		b.ReportMetric(float64(prof.max.Load())/1e6, "max-step-ms")
 		b.ReportMetric(float64(prof.n.Load()), "steps")
 	}
+}
+
+// gcStats are the garbage collector's counters (runtime/metrics): cycles,
+// and CPU seconds of all GC work, of mark assists (done by the allocating
+// goroutines, workers included) and of the whole process.
+type gcStats struct {
+	cycles            uint64
+	gc, assist, total float64
+}
+
+func readGC() gcStats {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"},
+		{Name: "/cpu/classes/gc/mark/assist:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}}
+	metrics.Read(s)
+	return gcStats{cycles: s[0].Value.Uint64(), gc: s[1].Value.Float64(), assist: s[2].Value.Float64(), total: s[3].Value.Float64()}
+}
+
+func (g gcStats) minus(o gcStats) gcStats {
+	return gcStats{cycles: g.cycles - o.cycles, gc: g.gc - o.gc, assist: g.assist - o.assist, total: g.total - o.total}
 }
