@@ -2,7 +2,7 @@ package dataflow
 
 import (
 	"fmt"
-	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -180,6 +180,41 @@ type edge struct {
 	// parts buffers exchanged updates per destination worker until the
 	// sending operator's schedule ends (data is flushed before frontiers).
 	parts [][]Update
+	// dests and counts are partition's scratch: each update's destination
+	// and each destination's count in the payload being partitioned.
+	dests  []uint32
+	counts []int
+}
+
+// partition appends each update of ups to its destination's part. It
+// counts the destinations first and grows each part once to fit, so no
+// part is copied as it fills: sizing parts for an even share overflowed
+// whenever a payload's keys were not spread evenly (a load generator's
+// shard hashes to its own worker, so its whole chunk has one destination,
+// and the part was copied whole; a seventh of a hydration's CPU in
+// BenchmarkChurnKeyValue's profile).
+func (e *edge) partition(ups []Update) {
+	peers := uint64(len(e.parts))
+	if len(e.counts) != len(e.parts) {
+		e.counts = make([]int, len(e.parts))
+	}
+	dests := e.dests[:0]
+	for _, u := range ups {
+		d := e.exchange(u) % peers
+		dests = append(dests, uint32(d))
+		e.counts[d]++
+	}
+	for d, c := range e.counts {
+		if c > 0 {
+			e.parts[d] = slices.Grow(e.parts[d], c)
+			e.counts[d] = 0
+		}
+	}
+	for i, u := range ups {
+		d := dests[i]
+		e.parts[d] = append(e.parts[d], u)
+	}
+	e.dests = dests[:0]
 }
 
 // Send emits a payload to every downstream input. Exchange edges require
@@ -208,25 +243,8 @@ func (out *OutputPort) Send(data any) {
 			}
 			continue
 		}
-		for _, u := range ups {
-			d := e.exchange(u) % peers
-			if e.parts[d] == nil {
-				e.parts[d] = make([]Update, 0, partCap(len(ups), int(peers)))
-			}
-			e.parts[d] = append(e.parts[d], u)
-		}
+		e.partition(ups)
 	}
-}
-
-// partCap is the capacity of one destination's part of an n-update payload
-// exchanged to peers workers: the even share plus four standard deviations
-// of a hashed share (n/peers is binomial), so a part almost never grows.
-// With only the even share plus 16, every other part of a 16,384-update
-// source chunk overflowed and was copied whole into a slice twice its size
-// (a seventh of a hydration's CPU in BenchmarkChurnKeyValue's profile).
-func partCap(n, peers int) int {
-	share := n / peers
-	return share + 16 + 4*int(math.Sqrt(float64(share)))
 }
 
 // SendUpdates is Send for update payloads, skipping empty slices.

@@ -25,3 +25,7 @@ func lowerThreadPriority(delta int) error {
 
 // threadID returns the calling OS thread's id.
 func threadID() int { return syscall.Gettid() }
+
+// onMainThread reports whether the calling goroutine runs on the process's
+// main thread (whose thread id is the process id).
+func onMainThread() bool { return syscall.Gettid() == syscall.Getpid() }

@@ -12,3 +12,6 @@ func lowerThreadPriority(int) error {
 
 // threadID is 0 off Linux.
 func threadID() int { return 0 }
+
+// onMainThread is false off Linux (nothing is reniced there).
+func onMainThread() bool { return false }

@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"context"
+	"errors"
 	"math/bits"
 	goruntime "runtime"
 	"sync"
@@ -100,6 +101,21 @@ func (w *Worker) ThreadID() int { return int(w.tid.Load()) }
 func (w *Worker) reprioritize() bool {
 	nice := w.ws.cfg.Nice
 	if nice <= 0 {
+		return false
+	}
+	// The process's main thread is never ended by the Go runtime (a
+	// goroutine exiting locked to it parks it instead), so a reniced main
+	// thread would keep its priority. Move off it: unlocked, the goroutine
+	// is soon scheduled on another thread.
+	for i := 0; i < 100 && onMainThread(); i++ {
+		goruntime.UnlockOSThread()
+		goruntime.Gosched()
+		goruntime.LockOSThread()
+	}
+	if onMainThread() {
+		if f := w.ws.cfg.OnNiceError; f != nil {
+			f(w.index, errors.New("worker runs on the process's main thread: its priority is left alone"))
+		}
 		return false
 	}
 	if err := lowerThreadPriority(nice); err != nil {
