@@ -115,6 +115,9 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 
 	guard := &server.MemoryGuard{Limit: memoryLimit(cfg.MemoryLimit, os.ReadFile), Fraction: server.DefaultMemoryFraction}
 	log.Info("Memory guard", "limit", guard.String())
+	if twoRuntimes {
+		log.Info("Maintenance worker threads' nice value raised", "by", cfg.MaintenanceNice)
+	}
 	rcfg := replica.Config{
 		Workers: cfg.Workers, Process: cfg.Process, Processes: processes, TwoRuntimes: twoRuntimes,
 		MaintenanceNice: cfg.MaintenanceNice,
