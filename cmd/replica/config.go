@@ -39,10 +39,19 @@ type config struct {
 	PeerConnectTimeout time.Duration
 	ShutdownTimeout    time.Duration
 	LogLevel           slog.Level
+	// MaintenanceNice is added to the nice value of the maintenance
+	// runtime's worker threads in a two-runtime process (0: unchanged).
+	MaintenanceNice int
 	// MemoryLimit is --memory-limit in bytes (0: from GOMEMLIMIT or the
 	// container, see memoryLimit).
 	MemoryLimit uint64
 }
+
+// DefaultMaintenanceNice is --maintenance-nice's default: CFS gives a
+// thread at nice 10 about a tenth of the share of one at nice 0, so while
+// interactive workers and the read path want a core, maintenance workers
+// yield it; alone, they use every core as before.
+const DefaultMaintenanceNice = 10
 
 // envName is the environment fallback of a flag: --workers -> TANDEM_WORKERS.
 func envName(flagName string) string {
@@ -75,6 +84,7 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	fs.DurationVar(&cfg.PeerConnectTimeout, "peer-connect-timeout", 5*time.Minute, "how long to wait for every peer process")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.IntVar(&cfg.MaintenanceNice, "maintenance-nice", DefaultMaintenanceNice, "with --interactive-peers: added to the nice value of the maintenance runtime's worker threads (0-19, Linux), so that reads on the interactive runtime win a core over index maintenance; 0 leaves them at the process's priority")
 	fs.StringVar(&memLimit, "memory-limit", "", "memory limit of the process (e.g. 4GiB): above 90% of it new reads are refused with 53200 (default: GOMEMLIMIT, else the container's cgroup limit)")
 
 	var envErr error
@@ -111,6 +121,9 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 			return nil, fmt.Errorf("--memory-limit %q: %w", memLimit, err)
 		}
 		cfg.MemoryLimit = n
+	}
+	if cfg.MaintenanceNice < 0 || cfg.MaintenanceNice > 19 {
+		return nil, fmt.Errorf("--maintenance-nice: %d, want 0 to 19", cfg.MaintenanceNice)
 	}
 	if cfg.Workers < 1 {
 		return nil, fmt.Errorf("--workers: %d, want at least 1", cfg.Workers)

@@ -58,6 +58,18 @@ func TestParseConfig(t *testing.T) {
 		{name: "zero workers", args: []string{"--workers", "0"}, err: "--workers"},
 		{name: "bad env", env: map[string]string{"TANDEM_WORKERS": "many"}, err: "TANDEM_WORKERS"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, err: "--log-level"},
+		{name: "maintenance nice by default", check: func(t *testing.T, c *config) {
+			if c.MaintenanceNice != DefaultMaintenanceNice {
+				t.Errorf("maintenance nice %d, want %d", c.MaintenanceNice, DefaultMaintenanceNice)
+			}
+		}},
+		{name: "maintenance nice off", env: map[string]string{"TANDEM_MAINTENANCE_NICE": "0"}, check: func(t *testing.T, c *config) {
+			if c.MaintenanceNice != 0 {
+				t.Errorf("maintenance nice %d, want 0", c.MaintenanceNice)
+			}
+		}},
+		{name: "maintenance nice out of range", args: []string{"--maintenance-nice", "20"}, err: "--maintenance-nice"},
+		{name: "negative maintenance nice", args: []string{"--maintenance-nice", "-1"}, err: "--maintenance-nice"},
 		{name: "profiles off by default", check: func(t *testing.T, c *config) {
 			if c.PprofListenAddr != "" {
 				t.Errorf("pprof on by default: %q", c.PprofListenAddr)

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/tandemdb/tandem/pkg/compute/runtime"
 	"github.com/tandemdb/tandem/pkg/compute/sink"
 )
 
@@ -46,7 +47,7 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 	}
 	latency := prometheus.ExponentialBuckets(10e-6, 2.5, 16) // 10µs .. ~10min
 	m := &metrics{
-		maxStep: &maxStep{},
+		maxStep: &maxStep{role: role},
 		commands: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tandem_compute_commands_total", Help: "Compute protocol commands received, by command.",
 		}, []string{"command"}),
@@ -151,7 +152,8 @@ func (r runtimeMetrics) WorkerStep(_ int, d time.Duration) {
 	r.m.workerStep.Observe(d.Seconds())
 	r.m.maxStep.observe(d)
 }
-func (r runtimeMetrics) Command(kind string) { r.m.runtimeCommands.WithLabelValues(kind).Inc() }
+func (r runtimeMetrics) StepProfile(p runtime.StepProfile) { r.m.maxStep.observeProfile(p) }
+func (r runtimeMetrics) Command(kind string)               { r.m.runtimeCommands.WithLabelValues(kind).Inc() }
 func (r runtimeMetrics) ArrangementMaintenance(_ int, d time.Duration) {
 	r.m.maintenance.Add(d.Seconds())
 }

@@ -115,10 +115,14 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 
 	guard := &server.MemoryGuard{Limit: memoryLimit(cfg.MemoryLimit, os.ReadFile), Fraction: server.DefaultMemoryFraction}
 	log.Info("Memory guard", "limit", guard.String())
+	if twoRuntimes {
+		log.Info("Maintenance worker threads' nice value raised", "by", cfg.MaintenanceNice)
+	}
 	rcfg := replica.Config{
 		Workers: cfg.Workers, Process: cfg.Process, Processes: processes, TwoRuntimes: twoRuntimes,
-		Sources:       render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}},
-		ServerMetrics: serverMetrics{m}, Memory: guard, OnFatal: onFatal, Log: log,
+		MaintenanceNice: cfg.MaintenanceNice,
+		Sources:         render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}},
+		ServerMetrics:   serverMetrics{m}, Memory: guard, OnFatal: onFatal, Log: log,
 		Fabric: func(role runtime.Role) (runtime.Fabric, func(), error) {
 			peers, listen := cfg.ComputePeers, cfg.ComputeListenAddr
 			if role == runtime.Interactive {
@@ -235,12 +239,14 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	return nil
 }
 
-// internalMux serves /metrics, /healthz, /readyz and POST
-// /api/reset-max-step (the maxima of maxSteps). Profiles are not here:
+// internalMux serves /metrics, /healthz, /readyz, POST
+// /api/reset-max-step and GET /api/max-step (the maxima of maxSteps and
+// what took longest in them). Profiles are not here:
 // --pprof-listen-addr serves them on loopback only (pkg/pprofserver).
 func internalMux(reg *prometheus.Registry, ready *atomic.Bool, maxSteps ...*maxStep) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/reset-max-step", resetMaxStepHandler(maxSteps...))
+	mux.HandleFunc("/api/max-step", maxStepHandler(maxSteps...))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))

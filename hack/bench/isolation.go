@@ -287,6 +287,9 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 	// The true longest step (tandem_compute_worker_max_step_seconds, reset
 	// at every phase start), during churn and quiet; it replaces the
 	// histogram bound above when the replicas export it.
+	for _, w := range phaseSteps.where {
+		e.logf("  longest steps, %s", strings.TrimSpace(w))
+	}
 	if !phaseSteps.missing {
 		for role, d := range phaseSteps.churn {
 			arm.Float("max_step_ms_"+cmp.Or(role, "solo"), float64(d.Milliseconds()))

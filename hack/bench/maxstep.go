@@ -59,6 +59,9 @@ type phaseMaxSteps struct {
 	mu           sync.Mutex
 	quiet, churn map[string]time.Duration // per role, max over phases
 	missing      bool
+	// where is each phase's GET /api/max-step answer (what took longest
+	// in each runtime's longest step), in phase order, for the log.
+	where []string
 }
 
 // watch follows run's phases (a runChurnTimeline watch function).
@@ -82,7 +85,9 @@ func (m *phaseMaxSteps) watch(ctx context.Context, addrs []string, run *churnRun
 			m.missing = true
 			return nil
 		}
+		where := getAll(ctx, addrs, "/api/max-step")
 		m.mu.Lock()
+		m.where = append(m.where, ph.name+" phase:\n"+where)
 		into := m.quiet
 		if ph.name == "churn" {
 			into = m.churn
@@ -135,4 +140,30 @@ func scrapeGauge(ctx context.Context, addrs []string, metric string) (map[string
 		}
 	}
 	return out, nil
+}
+
+// getAll concatenates GET path's answers from every address; an error is
+// part of the text (the attribution is for the log only).
+func getAll(ctx context.Context, addrs []string, path string) string {
+	var b strings.Builder
+	for _, addr := range addrs {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", addr, err)
+			continue
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", addr, err)
+			continue
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			fmt.Fprintf(&b, "%s: %s %v\n", addr, resp.Status, err)
+			continue
+		}
+		b.Write(body)
+	}
+	return b.String()
 }

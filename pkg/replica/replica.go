@@ -38,6 +38,12 @@ type Config struct {
 	// ServerMetrics and Memory configure the protocol server.
 	ServerMetrics server.Metrics
 	Memory        *server.MemoryGuard
+	// MaintenanceNice, if positive, lowers the OS scheduling priority of
+	// the maintenance runtime's worker threads by that much in a
+	// two-runtime process (Linux; runtime.Config.WorkerNice), so reads win
+	// a core over index maintenance. A Solo runtime is not reniced: its
+	// reads run on the same workers.
+	MaintenanceNice int
 	// OnFatal is told of a runtime failure (the process must exit).
 	OnFatal func(error)
 	Log     logr.Logger
@@ -129,6 +135,10 @@ func (p *Process) twoRuntimes(cfg Config, respond func(runtime.Response)) (runti
 
 // newRuntime connects the mesh of role and creates its runtime.
 func (p *Process) newRuntime(cfg Config, role runtime.Role, respond func(runtime.Response), pub runtime.Publisher, shared render.SharedImports) (*runtime.Runtime, error) {
+	nice := 0
+	if role == runtime.Maintenance {
+		nice = cfg.MaintenanceNice
+	}
 	fabric, closeFabric, err := cfg.Fabric(role)
 	if err != nil {
 		return nil, fmt.Errorf("connect the %s runtime's mesh: %w", role, err)
@@ -137,6 +147,9 @@ func (p *Process) newRuntime(cfg Config, role runtime.Role, respond func(runtime
 		Workers: cfg.Workers, Processes: cfg.Processes, Process: cfg.Process, Role: role, Fabric: fabric,
 		Sources: cfg.Sources, StorageSinks: cfg.StorageSinks, Respond: respond, Metrics: cfg.Metrics(role),
 		OnFatal: cfg.OnFatal, Publisher: pub, Shared: shared,
+		WorkerNice: nice, OnWorkerNiceError: func(w int, err error) {
+			cfg.Log.Error(err, "Worker runs at the default priority", "worker", w)
+		},
 	})
 	if err != nil {
 		closeFabric()

@@ -49,7 +49,7 @@ func keyHash(u dataflow.Update) uint64 { return row.Hash(u.Key) }
 type arrangeLogic struct {
 	name      string
 	tr        *trace.Trace
-	pending   []dataflow.Update
+	pending   pendingUpdates
 	lower     frontier.Frontier
 	builder   batch.Builder
 	listeners []func()
@@ -139,13 +139,13 @@ func arrange(b *dataflow.Builder, name string, keyed dataflow.Stream, fail func(
 func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
 	in := op.Input(0)
 	for _, d := range in.Take() {
-		lg.pending = append(lg.pending, d.([]dataflow.Update)...)
+		lg.pending.add(d.([]dataflow.Update))
 	}
 	if lg.failed {
-		lg.pending = nil
+		lg.pending = pendingUpdates{}
 		return
 	}
-	if len(lg.pending) >= lg.consolidateAt {
+	if lg.pending.n >= lg.consolidateAt {
 		// Updates wait here until the frontier passes their time; a
 		// one-shot read's input all sits at its as_of until its last
 		// slice arrives. Summing equal (key, val, time) triples keeps that
@@ -153,10 +153,10 @@ func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
 		// and doubling the threshold keeps the cost amortised linear.
 		// Distinct updates (an index hydrating, a large tick) would not
 		// shrink, so a sample decides first and they cost no sort.
-		if repeats(lg.pending) {
-			lg.pending = consolidateUpdates(lg.pending)
+		if repeats(lg.pending.newest(repeatSample)) {
+			lg.pending = pendingOf(consolidateUpdates(lg.pending.flatten()))
 		}
-		lg.consolidateAt = max(2*len(lg.pending), minConsolidate)
+		lg.consolidateAt = max(2*lg.pending.n, minConsolidate)
 	}
 	f1 := in.Frontier()
 	if lg.build == nil && lg.lower.Less(f1) {
@@ -182,29 +182,8 @@ func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
 // startBuild takes the pending updates before f1 into a new build of
 // [lower, f1).
 func (lg *arrangeLogic) startBuild(f1 frontier.Frontier) {
-	ready := 0
-	for _, u := range lg.pending {
-		if !f1.LessEqualTime(u.Time) {
-			ready++
-		}
-	}
-	var ups []dataflow.Update
-	if ready == len(lg.pending) {
-		ups, lg.pending = lg.pending, nil
-	} else {
-		ups = make([]dataflow.Update, 0, ready)
-		keep := lg.pending[:0]
-		for _, u := range lg.pending {
-			if f1.LessEqualTime(u.Time) {
-				keep = append(keep, u)
-			} else {
-				ups = append(ups, u)
-			}
-		}
-		clear(lg.pending[len(keep):])
-		lg.pending = keep
-	}
-	lg.consolidateAt = max(2*len(lg.pending), minConsolidate)
+	ups := lg.pending.splitBefore(f1)
+	lg.consolidateAt = max(2*lg.pending.n, minConsolidate)
 	lg.build = newBatchBuild(batch.Description{Lower: lg.lower, Upper: f1, Since: frontier.Minimum()}, ups)
 }
 
@@ -231,7 +210,7 @@ func (lg *arrangeLogic) stepBuild(op *dataflow.Operator) bool {
 		// can no longer be trusted, so its dataflow must not report
 		// progress past it.
 		lg.fail(fmt.Errorf("arrange %s: %w", lg.name, err))
-		lg.failed, lg.build, lg.pending = true, nil, nil
+		lg.failed, lg.build, lg.pending = true, nil, pendingUpdates{}
 		return false
 	}
 	if lg.onBuilt != nil {

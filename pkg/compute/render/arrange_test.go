@@ -67,7 +67,7 @@ func TestArrangeConsolidatesWaitingUpdates(t *testing.T) {
 				src := b.AddOperator("src", nil, 1, dataflow.LogicFunc(func(op *dataflow.Operator) {
 					if lg != nil {
 						mu.Lock()
-						maxPending = max(maxPending, len(lg.pending))
+						maxPending = max(maxPending, lg.pending.n)
 						mu.Unlock()
 					}
 					if sent == 30_000 {

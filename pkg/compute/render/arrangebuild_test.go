@@ -48,8 +48,9 @@ func buildUpdates(n int, seed uint64) []dataflow.Update {
 
 // TestBatchBuildOnFuel: a build of 50,000 updates on fuel F takes at least
 // N/F calls, none doing more than F units of work (plus the updates of one
-// (key, val), where a merge may stop), and gives exactly the batch one
-// Build of every update gives; fuel 0 builds it in one call.
+// (key, val), where a merge may stop) nor sorting more than
+// F/sortUnitsPerUpdate updates, and gives exactly the batch one Build of
+// every update gives; fuel 0 builds it in one call.
 func TestBatchBuildOnFuel(t *testing.T) {
 	const n = 50_000
 	desc := batch.Description{Lower: frontier.At(1), Upper: frontier.At(4), Since: frontier.Minimum()}
@@ -64,7 +65,7 @@ func TestBatchBuildOnFuel(t *testing.T) {
 	wantContents := batchContents(want)
 	for _, fuel := range []int{0, 1000, 4096, 20_000, 100_000} {
 		t.Run(fmt.Sprintf("fuel=%d", fuel), func(t *testing.T) {
-			bb := newBatchBuild(desc, buildUpdates(n, 7))
+			bb := newBatchBuild(desc, pendingOf(buildUpdates(n, 7)))
 			var b batch.Builder
 			var got *batch.Batch
 			for got == nil {
@@ -86,6 +87,14 @@ func TestBatchBuildOnFuel(t *testing.T) {
 			// stops within a few units past the fuel.
 			if fuel > 0 && bb.maxWork > fuel+8 {
 				t.Errorf("a call did %d units of work, fuel %d", bb.maxWork, fuel)
+			}
+			// Sorting costs several merge units per update (its CPU per
+			// update, measured): a call sorts at most a quarter of its fuel.
+			if fuel > 0 && bb.maxSorted > fuel/sortUnitsPerUpdate {
+				t.Errorf("a call sorted %d updates, fuel %d allows %d", bb.maxSorted, fuel, fuel/sortUnitsPerUpdate)
+			}
+			if fuel > 0 && fuel < n && bb.maxSorted < fuel/sortUnitsPerUpdate {
+				t.Errorf("no call sorted more than %d updates, fuel %d allows %d: the build does more calls than it needs", bb.maxSorted, fuel, fuel/sortUnitsPerUpdate)
 			}
 			if fuel == 0 && bb.calls != 1 {
 				t.Errorf("unbounded build took %d calls, want 1", bb.calls)

@@ -53,6 +53,17 @@ type Metrics interface {
 	ArrangementMaintenance(worker int, d time.Duration)
 }
 
+// StepProfile attributes one worker step: its phases and the command,
+// operator schedule or step hook that took longest (dataflow.StepProfile).
+type StepProfile = dataflow.StepProfile
+
+// StepProfiler is implemented by Metrics that also want every worker
+// step's attribution (to name the longest step's operator). Called on
+// worker goroutines; it must be cheap.
+type StepProfiler interface {
+	StepProfile(p StepProfile)
+}
+
 type noMetrics struct{}
 
 func (noMetrics) WorkerStep(int, time.Duration)             {}

@@ -61,6 +61,14 @@ type Config struct {
 	// peer, a corrupt exchange message, a broken arrangement). The process
 	// should exit: the runtime's state can no longer be trusted.
 	OnFatal func(error)
+	// WorkerNice, if positive, lowers the scheduling priority of the
+	// workers' OS threads by that much (dataflow.Config.Nice; Linux only):
+	// the maintenance runtime of a two-runtime process, so that the
+	// interactive runtime and the read path get a core first.
+	// OnWorkerNiceError, if set, hears of a worker that could not apply it
+	// (and runs at the default priority).
+	WorkerNice        int
+	OnWorkerNiceError func(worker int, err error)
 }
 
 // Frontiers reports a collection's frontiers; they never regress, the first
@@ -210,12 +218,17 @@ func New(cfg Config) (*Runtime, error) {
 	r.arrangeFuel.Store(render.DefaultArrangeStepUpdates)
 	r.walkMode.Store(int64(offload.Budgeted))
 	r.offload = offload.NewPool(max(2, cfg.Workers))
-	ws, err := dataflow.New(dataflow.Config{
+	dcfg := dataflow.Config{
 		Workers: cfg.Workers, Processes: cfg.Processes, Process: cfg.Process, Fabric: cfg.Fabric,
 		OnStep:      r.onStep,
 		ObserveStep: r.metrics.WorkerStep,
 		OnFatal:     cfg.OnFatal,
-	})
+		Nice:        cfg.WorkerNice, OnNiceError: cfg.OnWorkerNiceError,
+	}
+	if p, ok := r.metrics.(StepProfiler); ok {
+		dcfg.ProfileStep = p.StepProfile
+	}
+	ws, err := dataflow.New(dcfg)
 	if err != nil {
 		return nil, fmt.Errorf("new runtime: %w", err)
 	}
@@ -257,6 +270,10 @@ func (r *Runtime) Stop() {
 	}
 	r.respDone.Wait()
 }
+
+// WorkerThreadIDs returns the OS thread ids of the local workers (0 for a
+// worker not yet running, and off Linux).
+func (r *Runtime) WorkerThreadIDs() []int { return r.ws.ThreadIDs() }
 
 // Err returns the runtime's fatal error (a lost peer), if any.
 func (r *Runtime) Err() error { return r.ws.Err() }

@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"context"
+	"errors"
 	"math/bits"
 	goruntime "runtime"
 	"sync"
@@ -85,6 +86,45 @@ type Worker struct {
 	// steps[i] counts steps whose duration in nanoseconds has bit length i
 	// (a power-of-two histogram for introspection).
 	steps [64]int64
+	// timer attributes the current step (Config.ProfileStep).
+	timer stepTimer
+	// tid is the worker's OS thread id once it runs (Linux; else 0).
+	tid atomic.Int64
+}
+
+// ThreadID returns the OS thread id of the worker's (locked) thread once it
+// runs, 0 before or off Linux. Safe from any goroutine.
+func (w *Worker) ThreadID() int { return int(w.tid.Load()) }
+
+// reprioritize applies Config.Nice to the worker's locked thread and
+// reports whether the thread's priority changed.
+func (w *Worker) reprioritize() bool {
+	nice := w.ws.cfg.Nice
+	if nice <= 0 {
+		return false
+	}
+	// The process's main thread is never ended by the Go runtime (a
+	// goroutine exiting locked to it parks it instead), so a reniced main
+	// thread would keep its priority. Move off it: unlocked, the goroutine
+	// is soon scheduled on another thread.
+	for i := 0; i < 100 && onMainThread(); i++ {
+		goruntime.UnlockOSThread()
+		goruntime.Gosched()
+		goruntime.LockOSThread()
+	}
+	if onMainThread() {
+		if f := w.ws.cfg.OnNiceError; f != nil {
+			f(w.index, errors.New("worker runs on the process's main thread: its priority is left alone"))
+		}
+		return false
+	}
+	if err := lowerThreadPriority(nice); err != nil {
+		if f := w.ws.cfg.OnNiceError; f != nil {
+			f(w.index, err)
+		}
+		return false
+	}
+	return true
 }
 
 // StepHistogram returns the worker's step-duration histogram: entry i
@@ -135,23 +175,49 @@ func (w *Worker) run(ctx context.Context) {
 	// Workers own an OS thread so the kernel, not the Go scheduler, shares
 	// cores between runtimes (docs/design/two-runtimes.md, Scheduling).
 	goruntime.LockOSThread()
-	defer goruntime.UnlockOSThread()
-	defer w.dropAll()
+	if w.reprioritize() {
+		// The thread keeps its changed priority: it must not go back to
+		// the Go runtime's pool. Returning while locked ends it.
+		defer w.dropAll()
+	} else {
+		defer goruntime.UnlockOSThread()
+		defer w.dropAll()
+	}
+	w.tid.Store(int64(threadID()))
+	profiled := w.ws.cfg.ProfileStep != nil
 	for {
-		start := time.Now()
+		start := w.ws.now()
+		w.timer.reset(w.index)
+		var cpu0 time.Duration
+		if profiled {
+			cpu0, _ = threadCPU()
+		}
 		w.scratch = w.ws.inboxes[w.local].drain(w.scratch[:0])
 		for i := range w.scratch {
 			w.handle(&w.scratch[i])
 		}
 		clear(w.scratch)
+		stepped := w.ws.now()
+		w.timer.p.Inbox = stepped.Sub(start)
 		more := w.step()
-		if hook := w.ws.cfg.OnStep; hook != nil && hook(w) {
-			more = true
+		if hook := w.ws.cfg.OnStep; hook != nil {
+			h0 := w.ws.now()
+			if hook(w) {
+				more = true
+			}
+			w.timer.hook(w.ws.now().Sub(h0))
 		}
-		d := time.Since(start)
+		d := w.ws.now().Sub(start)
 		w.steps[bits.Len64(uint64(d))]++
 		if obs := w.ws.cfg.ObserveStep; obs != nil {
 			obs(w.index, d)
+		}
+		if profiled {
+			w.timer.p.Total = d
+			if cpu1, ok := threadCPU(); ok {
+				w.timer.p.CPU = cpu1 - cpu0
+			}
+			w.ws.cfg.ProfileStep(w.timer.p)
 		}
 		if ctx.Err() != nil {
 			return
@@ -169,7 +235,10 @@ func (w *Worker) run(ctx context.Context) {
 
 func (w *Worker) handle(m *message) {
 	if m.kind == msgCommand {
+		t0 := w.ws.now()
+		w.timer.cmd, w.timer.cmdDataflow = "", nil
 		m.cmd(w)
+		w.timer.command(w.ws.now().Sub(t0))
 		return
 	}
 	df := w.bySeq[m.seq]
@@ -212,10 +281,12 @@ func (w *Worker) step() bool {
 				continue
 			}
 			op.activated = false
-			t0 := time.Now()
+			t0 := w.ws.now()
 			op.logic.Schedule(op)
-			op.elapsed += time.Since(t0)
+			d := w.ws.now().Sub(t0)
+			op.elapsed += d
 			op.schedules++
+			w.timer.operator(op, d)
 			w.afterSchedule(op)
 			if df.dropped {
 				break
@@ -275,6 +346,7 @@ func (w *Worker) afterSchedule(op *Operator) {
 // before it existed.
 func (w *Worker) build(seq uint64, name string, dropping *atomic.Bool, fn func(*Builder) error) error {
 	df := &instance{w: w, seq: seq, name: name, dropping: dropping}
+	w.timer.cmd, w.timer.cmdDataflow = "build", df
 	if seq > w.lastBuilt {
 		w.lastBuilt = seq
 	}
@@ -298,6 +370,7 @@ func (w *Worker) drop(seq uint64) {
 	if df == nil {
 		return
 	}
+	w.timer.cmd, w.timer.cmdDataflow = "drop", df
 	delete(w.bySeq, seq)
 	for i, d := range w.dataflows {
 		if d == df {

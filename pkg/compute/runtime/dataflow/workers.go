@@ -38,6 +38,24 @@ type Config struct {
 	OnStep func(w *Worker) bool
 	// ObserveStep, if set, receives each worker step's duration.
 	ObserveStep func(worker int, d time.Duration)
+	// ProfileStep, if set, receives each worker step's attribution (its
+	// phases and its longest command, operator schedule or hook), on the
+	// worker goroutine; it must be cheap.
+	ProfileStep func(StepProfile)
+	// Nice, if positive, is added to the nice value of the workers' OS
+	// threads (capped at 19; Linux only): a runtime whose work may wait (index maintenance) runs at a
+	// lower priority than one that answers reads, so that the kernel gives
+	// the reads a core first when both want one. A worker whose thread's
+	// priority was changed never returns the thread to the Go runtime (it
+	// exits with it locked, which ends the thread), so no other goroutine
+	// inherits the priority. A failure to set it is reported through
+	// OnNiceError and the worker runs at the default priority.
+	Nice int
+	// OnNiceError, if set, receives a worker's failure to apply Nice.
+	OnNiceError func(worker int, err error)
+	// Now, if set, replaces time.Now for step timing (tests inject a
+	// clock to check step attribution without depending on wall time).
+	Now func() time.Time
 	// OnFatal, if set, is called once with the first fatal error (a fabric
 	// send failure or a corrupt fabric message).
 	OnFatal func(error)
@@ -119,8 +137,26 @@ func (ws *Workers) Stop() {
 // Peers returns W*P.
 func (ws *Workers) Peers() int { return ws.peers }
 
+// now is the step clock (Config.Now).
+func (ws *Workers) now() time.Time {
+	if ws.cfg.Now != nil {
+		return ws.cfg.Now()
+	}
+	return time.Now()
+}
+
 // Local returns the number of workers in this process.
 func (ws *Workers) Local() int { return len(ws.workers) }
+
+// ThreadIDs returns the OS thread ids of the local workers' threads (0 for
+// a worker not yet running, and off Linux). Safe from any goroutine.
+func (ws *Workers) ThreadIDs() []int {
+	out := make([]int, len(ws.workers))
+	for i, w := range ws.workers {
+		out[i] = w.ThreadID()
+	}
+	return out
+}
 
 // Regressions counts ignored attempts to move an output frontier backwards;
 // it stays zero unless an operator is buggy.
