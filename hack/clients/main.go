@@ -139,19 +139,19 @@ func runTandem(ctx context.Context, o options, root, binDir string, drv drivers,
 	}
 	t := target{name: "tandem", host: host, port: port, user: "tandem", db: "tandem"}
 	if !o.skipBench {
-		before, _ := c.Get(ctx, "/metrics")
-		var during func(context.Context)
+		var before scrape
+		hooks := runHooks{before: func(ctx context.Context) { before = scrapeStages(ctx, c) }}
 		if pprofAddr != "" {
-			during = func(ctx context.Context) { profile(ctx, pprofAddr, o, logf) }
+			hooks.during = func(ctx context.Context) { profile(ctx, pprofAddr, o, logf) }
 		}
-		res, err := runPgbench(ctx, o.bench, t, logf, during)
+		res, err := runPgbench(ctx, o.bench, t, logf, hooks)
 		if err != nil {
 			fail(err)
 		}
 		if res != nil {
-			if after, err := c.Get(ctx, "/metrics"); err == nil {
-				res.stages = stageDeltas(parseStages(string(before)), parseStages(string(after)))
-			}
+			after := scrapeStages(ctx, c)
+			res.stages = stageDeltas(controllerStages, before.controller, after.controller)
+			res.replicaStages = stageDeltas(replicaStages, before.replica, after.replica)
 			rep.tandem = res
 		}
 	}
@@ -179,7 +179,7 @@ func runPostgres(ctx context.Context, o options, root string, drv drivers, rep *
 	t := target{name: "postgres", host: "127.0.0.1", port: strconv.Itoa(pg.Port), user: "postgres", db: "postgres"}
 	logf("postgres: server on %s:%s", t.host, t.port)
 	if !o.skipBench {
-		res, err := runPgbench(ctx, o.bench, t, logf, nil)
+		res, err := runPgbench(ctx, o.bench, t, logf, runHooks{})
 		if err != nil {
 			fail(err)
 		}
@@ -203,6 +203,59 @@ func runScripts(ctx context.Context, drv drivers, root string, t target, rep *re
 		}
 		logf("%s: %s", t.name, out)
 	}
+}
+
+// scrape is the stage histograms of the controller and of its replica.
+type scrape struct{ controller, replica map[string][2]float64 }
+
+// scrapeStages reads the stage histograms from the controller's /metrics
+// and the replica's internal HTTP /metrics (summed over replica processes).
+// What cannot be read stays empty: the stage table is then left out.
+func scrapeStages(ctx context.Context, c *proc.Controller) scrape {
+	var s scrape
+	if b, err := c.Get(ctx, "/metrics"); err == nil {
+		s.controller = parseStages(string(b), "tandem_read_stage_seconds")
+	}
+	s.replica = map[string][2]float64{}
+	pids, _ := c.Children("replica")
+	for _, pid := range pids {
+		addr := replicaHTTPAddr(pid)
+		if addr == "" {
+			continue
+		}
+		b, err := httpGet(ctx, "http://"+addr+"/metrics")
+		if err != nil {
+			continue
+		}
+		for k, v := range parseStages(string(b), "tandem_compute_read_stage_seconds") {
+			e := s.replica[k]
+			s.replica[k] = [2]float64{e[0] + v[0], e[1] + v[1]}
+		}
+	}
+	return s
+}
+
+// replicaHTTPAddr reads a replica's --internal-http-listen-addr from its
+// command line.
+func replicaHTTPAddr(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	return flagValue(strings.Split(string(b), "\x00"), "--internal-http-listen-addr")
+}
+
+// flagValue returns the value of flag in args (--flag=value or --flag value).
+func flagValue(args []string, flag string) string {
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v
+		}
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
 }
 
 // profile takes a CPU profile of the controller for most of the run.

@@ -58,15 +58,17 @@ tandem_read_stage_seconds_sum{stage="replica"} 1.5
 tandem_read_stage_seconds_count{stage="replica"} 10
 tandem_read_stage_seconds_sum{stage="pgwire"} 0.01
 tandem_read_stage_seconds_count{stage="pgwire"} 10
-`)
+tandem_compute_read_stage_seconds_sum{stage="pgwire"} 99
+tandem_compute_read_stage_seconds_count{stage="pgwire"} 1
+`, "tandem_read_stage_seconds")
 	after := parseStages(`tandem_read_stage_seconds_sum{stage="replica"} 3.5
 tandem_read_stage_seconds_count{stage="replica"} 110
 tandem_read_stage_seconds_sum{stage="pgwire"} 0.11
 tandem_read_stage_seconds_count{stage="pgwire"} 110
 tandem_read_stage_seconds_sum{stage="planning"} 0
 tandem_read_stage_seconds_count{stage="planning"} 0
-`)
-	got := stageDeltas(before, after)
+`, "tandem_read_stage_seconds")
+	got := stageDeltas(controllerStages, before, after)
 	want := []stageTime{
 		{stage: "pgwire", count: 100, mean: time.Millisecond},
 		{stage: "planning", count: 0, mean: 0},
@@ -79,6 +81,20 @@ tandem_read_stage_seconds_count{stage="planning"} 0
 		// Float sums: compare to the microsecond.
 		if got[i].stage != want[i].stage || got[i].count != want[i].count || (got[i].mean-want[i].mean).Abs() > time.Microsecond {
 			t.Errorf("stage %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestFlagValue(t *testing.T) {
+	args := []string{"/bin/replica", "--controller-listen-addr=127.0.0.1:1", "--internal-http-listen-addr=127.0.0.1:2", "--log-level", "info", ""}
+	for _, tc := range []struct{ flag, want string }{
+		{"--internal-http-listen-addr", "127.0.0.1:2"},
+		{"--log-level", "info"},
+		{"--internal-http", ""},
+		{"--missing", ""},
+	} {
+		if got := flagValue(args, tc.flag); got != tc.want {
+			t.Errorf("flagValue(%s) = %q, want %q", tc.flag, got, tc.want)
 		}
 	}
 }

@@ -42,7 +42,9 @@ type benchResult struct {
 	run        pgbenchRun
 	loadBefore loadAvg
 	loadAfter  loadAvg
-	stages     []stageTime // Tandem only
+	// Tandem only: mean time per read of each stage in the controller and
+	// in the replica (reads while pgbench -S ran).
+	stages, replicaStages []stageTime
 }
 
 // pgbenchRun is the summary pgbench prints after a run.
@@ -125,10 +127,18 @@ func (c benchConfig) runArgs(t target) []string {
 	return append(append([]string{"-S", "-n", "-c", strconv.Itoa(c.clients), "-T", strconv.Itoa(int(c.duration.Seconds()))}, t.pgArgs()...), t.db)
 }
 
+// runHooks let the caller observe the select-only run: before is called
+// once the tables are initialised, right before the run; during runs
+// alongside it (e.g. to take a profile) and is cancelled when it ends.
+// Either may be nil.
+type runHooks struct {
+	before func(context.Context)
+	during func(context.Context)
+}
+
 // runPgbench initialises pgbench's tables in t and runs the select-only
-// workload; during the run, during(ctx) is called (e.g. to take a profile)
-// when not nil.
-func runPgbench(ctx context.Context, c benchConfig, t target, logf func(string, ...any), during func(context.Context)) (*benchResult, error) {
+// workload.
+func runPgbench(ctx context.Context, c benchConfig, t target, logf func(string, ...any), hooks runHooks) (*benchResult, error) {
 	res := &benchResult{}
 	logf("%s: pgbench %s", t.name, strings.Join(c.initArgs(t), " "))
 	start := time.Now()
@@ -141,11 +151,14 @@ func runPgbench(ctx context.Context, c benchConfig, t target, logf func(string, 
 	logf("%s: %s", t.name, res.initLine)
 
 	logf("%s: pgbench %s", t.name, strings.Join(c.runArgs(t), " "))
+	if hooks.before != nil {
+		hooks.before(ctx)
+	}
 	res.loadBefore = readLoadAvg()
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	if during != nil {
-		go func() { defer close(done); during(runCtx) }()
+	if hooks.during != nil {
+		go func() { defer close(done); hooks.during(runCtx) }()
 	} else {
 		close(done)
 	}
@@ -215,40 +228,48 @@ type stageTime struct {
 	mean  time.Duration
 }
 
-var reStage = regexp.MustCompile(`^tandem_read_stage_seconds_(sum|count)\{stage="([a-z]+)"\} ([0-9.eE+-]+)$`)
+// reStage matches a sum or count of a stage histogram: the controller's
+// tandem_read_stage_seconds and the replica's
+// tandem_compute_read_stage_seconds.
+var reStage = regexp.MustCompile(`^(tandem_(?:compute_)?read_stage_seconds)_(sum|count)\{stage="([a-z]+)"\} ([0-9.eE+-]+)$`)
 
-// parseStages reads tandem_read_stage_seconds' sums and counts from a
+// parseStages reads the sums and counts of histogram name's stages from a
 // Prometheus text exposition.
-func parseStages(metrics string) map[string][2]float64 {
+func parseStages(metrics, name string) map[string][2]float64 {
 	out := map[string][2]float64{}
 	sc := bufio.NewScanner(strings.NewReader(metrics))
 	for sc.Scan() {
 		m := reStage.FindStringSubmatch(sc.Text())
-		if m == nil {
+		if m == nil || m[1] != name {
 			continue
 		}
-		v, err := strconv.ParseFloat(m[3], 64)
+		v, err := strconv.ParseFloat(m[4], 64)
 		if err != nil {
 			continue
 		}
-		e := out[m[2]]
-		if m[1] == "sum" {
+		e := out[m[3]]
+		if m[2] == "sum" {
 			e[0] = v
 		} else {
 			e[1] = v
 		}
-		out[m[2]] = e
+		out[m[3]] = e
 	}
 	return out
 }
 
-// stageOrder is readtrace's order of stages.
-var stageOrder = []string{"pgwire", "planning", "admission", "timestamp", "controller", "replica", "response"}
+// The stage orders of the controller (pkg/readtrace) and of a replica
+// (its command handling, then the runtime's peek).
+var (
+	controllerStages = []string{"pgwire", "planning", "admission", "timestamp", "controller", "replica", "response"}
+	replicaStages    = []string{"command", "runtime"}
+)
 
-// stageDeltas is the mean time per read of each stage between two scrapes.
-func stageDeltas(before, after map[string][2]float64) []stageTime {
+// stageDeltas is the mean time per read of each stage in order between
+// two scrapes.
+func stageDeltas(order []string, before, after map[string][2]float64) []stageTime {
 	var out []stageTime
-	for _, s := range stageOrder {
+	for _, s := range order {
 		a, ok := after[s]
 		if !ok {
 			continue

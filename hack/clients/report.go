@@ -45,13 +45,9 @@ func (r *report) print(w io.Writer) {
 				x.res.run.Transactions, x.res.run.Failed, x.res.loadBefore, x.res.loadAfter, x.res.initLine)
 		}
 		tw.Flush()
-		if r.tandem != nil && len(r.tandem.stages) > 0 {
-			fmt.Fprintf(w, "\nTandem, mean time per read in each stage (tandem_read_stage_seconds):\n")
-			var parts []string
-			for _, s := range r.tandem.stages {
-				parts = append(parts, fmt.Sprintf("%s %.2f ms", s.stage, float64(s.mean)/float64(time.Millisecond)))
-			}
-			fmt.Fprintf(w, "  %s\n", strings.Join(parts, ", "))
+		if r.tandem != nil {
+			printStages(w, "Tandem controller, mean time per read in each stage (tandem_read_stage_seconds)", r.tandem.stages)
+			printStages(w, "Tandem replica, mean time per read in each stage (tandem_compute_read_stage_seconds)", r.tandem.replicaStages)
 		}
 	}
 	if len(r.scripts) > 0 {
@@ -67,31 +63,47 @@ func (r *report) print(w io.Writer) {
 	}
 }
 
-// fetchProfile saves a CPU profile of secs seconds from a pprof server.
-func fetchProfile(ctx context.Context, addr string, secs int, path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+func printStages(w io.Writer, title string, stages []stageTime) {
+	if len(stages) == 0 {
+		return
 	}
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs)
+	parts := make([]string, 0, len(stages))
+	for _, s := range stages {
+		parts = append(parts, fmt.Sprintf("%s %.2f ms", s.stage, float64(s.mean)/float64(time.Millisecond)))
+	}
+	fmt.Fprintf(w, "\n%s, over %.0f reads:\n  %s\n", title, stages[0].count, strings.Join(parts, ", "))
+}
+
+// httpGet fetches a URL and returns its body; a status other than 200 is
+// an error.
+func httpGet(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("GET %s: %w", url, err)
+		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}
-	f, err := os.Create(path)
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return b, nil
+}
+
+// fetchProfile saves a CPU profile of secs seconds from a pprof server.
+func fetchProfile(ctx context.Context, addr string, secs int, path string) error {
+	b, err := httpGet(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs))
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
-	return f.Close()
+	return os.WriteFile(path, b, 0o644)
 }
