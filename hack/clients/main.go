@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -140,7 +141,19 @@ func runTandem(ctx context.Context, o options, root, binDir string, drv drivers,
 	t := target{name: "tandem", host: host, port: port, user: "tandem", db: "tandem"}
 	if !o.skipBench {
 		var before scrape
-		hooks := runHooks{before: func(ctx context.Context) { before = scrapeStages(ctx, c) }}
+		var hydration time.Duration
+		hooks := runHooks{before: func(ctx context.Context) {
+			// pgbench -i returns once ADD PRIMARY KEY has created the key
+			// index, before the index has hydrated; reads wait until it
+			// has. The wait is reported apart, so that -S measures reads.
+			start := time.Now()
+			if err := waitHydrated(ctx, c, 15*time.Minute); err != nil {
+				fail(err)
+			}
+			hydration = time.Since(start)
+			logf("tandem: indexes hydrated %.1f s after pgbench -i returned", hydration.Seconds())
+			before = scrapeStages(ctx, c)
+		}}
 		if pprofAddr != "" {
 			hooks.during = func(ctx context.Context) { profile(ctx, pprofAddr, o, logf) }
 		}
@@ -152,6 +165,7 @@ func runTandem(ctx context.Context, o options, root, binDir string, drv drivers,
 			after := scrapeStages(ctx, c)
 			res.stages = stageDeltas(controllerStages, before.controller, after.controller)
 			res.replicaStages = stageDeltas(replicaStages, before.replica, after.replica)
+			res.hydration = hydration
 			rep.tandem = res
 		}
 	}
@@ -203,6 +217,54 @@ func runScripts(ctx context.Context, drv drivers, root string, t target, rep *re
 		}
 		logf("%s: %s", t.name, out)
 	}
+}
+
+// waitHydrated polls /api/status until every replica of every cluster
+// reports no dataflow still hydrating.
+func waitHydrated(ctx context.Context, c *proc.Controller, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		b, err := c.Get(ctx, "/api/status")
+		if err == nil {
+			var n int
+			if n, err = notHydrated(b); err == nil && n == 0 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("indexes not hydrated %s after pgbench -i (last: %v)", limit, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// notHydrated counts the dataflows /api/status lists as not hydrated.
+func notHydrated(status []byte) (int, error) {
+	var st struct {
+		Clusters []struct {
+			Replicas []struct {
+				Connected   bool     `json:"connected"`
+				NotHydrated []string `json:"not_hydrated"`
+			} `json:"replicas"`
+		} `json:"clusters"`
+	}
+	if err := json.Unmarshal(status, &st); err != nil {
+		return 0, fmt.Errorf("/api/status: %w", err)
+	}
+	n := 0
+	for _, cl := range st.Clusters {
+		for _, r := range cl.Replicas {
+			if !r.Connected {
+				return 0, errors.New("/api/status: a replica is not connected")
+			}
+			n += len(r.NotHydrated)
+		}
+	}
+	return n, nil
 }
 
 // scrape is the stage histograms of the controller and of its replica.

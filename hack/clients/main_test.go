@@ -120,3 +120,21 @@ func TestParseFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestNotHydrated(t *testing.T) {
+	for _, tc := range []struct {
+		status  string
+		want    int
+		wantErr bool
+	}{
+		{status: `{"clusters":[{"name":"default","replicas":[{"name":"r1","connected":true,"hydrated":["u19"],"not_hydrated":["u21"]}]}]}`, want: 1},
+		{status: `{"clusters":[{"replicas":[{"connected":true,"hydrated":["u19","u21"]}]},{"replicas":[{"connected":true,"not_hydrated":[]}]}]}`, want: 0},
+		{status: `{"clusters":[{"replicas":[{"connected":false}]}]}`, wantErr: true},
+		{status: `not json`, wantErr: true},
+	} {
+		got, err := notHydrated([]byte(tc.status))
+		if (err != nil) != tc.wantErr || (!tc.wantErr && got != tc.want) {
+			t.Errorf("notHydrated(%s) = %d, %v; want %d (error %v)", tc.status, got, err, tc.want, tc.wantErr)
+		}
+	}
+}

@@ -45,6 +45,7 @@ type benchResult struct {
 	// Tandem only: mean time per read of each stage in the controller and
 	// in the replica (reads while pgbench -S ran).
 	stages, replicaStages []stageTime
+	hydration             time.Duration // from pgbench -i's end to every index hydrated
 }
 
 // pgbenchRun is the summary pgbench prints after a run.

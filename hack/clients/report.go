@@ -46,6 +46,7 @@ func (r *report) print(w io.Writer) {
 		}
 		tw.Flush()
 		if r.tandem != nil {
+			fmt.Fprintf(w, "\nTandem: its indexes finished hydrating %.1f s after pgbench -i returned; pgbench -S started then.\n", r.tandem.hydration.Seconds())
 			printStages(w, "Tandem controller, mean time per read in each stage (tandem_read_stage_seconds)", r.tandem.stages)
 			printStages(w, "Tandem replica, mean time per read in each stage (tandem_compute_read_stage_seconds)", r.tandem.replicaStages)
 		}
