@@ -51,16 +51,17 @@ func parseDrivers(out string) (drivers, error) {
 
 // script is one driver's round-trip script under test/clients.
 type script struct {
-	name string                                           // psycopg2, node-postgres
-	cmd  func(d drivers, root string, t target) *exec.Cmd // builds its command
+	name string // psycopg2, node-postgres
+	// cmd builds its command against t, bound to ctx.
+	cmd func(ctx context.Context, d drivers, root string, t target) *exec.Cmd
 }
 
 var scripts = []script{
-	{"psycopg2", func(d drivers, root string, t target) *exec.Cmd {
-		return exec.Command(d.python, filepath.Join(root, "test", "clients", "psycopg2_types.py"), t.dsn())
+	{"psycopg2", func(ctx context.Context, d drivers, root string, t target) *exec.Cmd {
+		return exec.CommandContext(ctx, d.python, filepath.Join(root, "test", "clients", "psycopg2_types.py"), t.dsn())
 	}},
-	{"node-postgres", func(d drivers, root string, t target) *exec.Cmd {
-		c := exec.Command("node", filepath.Join(root, "test", "clients", "node_pg_types.js"), t.url())
+	{"node-postgres", func(ctx context.Context, d drivers, root string, t target) *exec.Cmd {
+		c := exec.CommandContext(ctx, "node", filepath.Join(root, "test", "clients", "node_pg_types.js"), t.url())
 		// TZ fixes how node-postgres turns date and timestamp into Date.
 		c.Env = append(os.Environ(), "NODE_PATH="+d.nodePath, "TZ=UTC")
 		return c
@@ -69,11 +70,7 @@ var scripts = []script{
 
 // runScript runs one script against t; its output is returned either way.
 func runScript(ctx context.Context, s script, d drivers, root string, t target) (string, error) {
-	cmd := s.cmd(d, root, t)
-	// Bound by ctx: killed when the run is interrupted.
-	ctxCmd := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
-	ctxCmd.Env = cmd.Env
-	out, err := ctxCmd.CombinedOutput()
+	out, err := s.cmd(ctx, d, root, t).CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("%s against %s: %w", s.name, t.name, err)
 	}
