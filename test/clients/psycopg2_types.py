@@ -169,6 +169,8 @@ def main(dsn):
         ck.rows(f"key lookup id = {w[0]}", [normalise(r) for r in cur.fetchall()], [w])
 
     cur.execute(f"SELECT * FROM {VIEW} ORDER BY id")
+    ck.equal("view RowDescription type OIDs", [d.type_code for d in cur.description],
+             [23] + [oid for _, _, oid in COLUMNS])
     ck.rows("indexed view", [normalise(r) for r in cur.fetchall()],
             [w for w in want if w[1 + 9] is not False])
 
