@@ -97,6 +97,11 @@ func (c *exprCtx) castTyped(tc *pg.TypeCast, to row.Type) (typed, error) {
 		return c.check(expr.If(expr.IsNull(x.e), expr.TypedNull(row.TypeText),
 			expr.If(x.e, expr.Literal(row.Text("true")), expr.Literal(row.Text("false")))))
 	}
+	if x.t.Type == row.TypeNumeric && to == row.TypeText {
+		// numeric_out prints the display scale: 1.5 in a numeric(6,2)
+		// column is '1.50'.
+		return c.check(numericAsText(x))
+	}
 	if y, ok, err := c.temporalCast(x, to); ok {
 		return y, err
 	}

@@ -115,7 +115,7 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 		// index already holds its rows, so a read of it can take the
 		// fast path and a dataflow imports the index rather than
 		// recomputing the view.
-		r = newRel(plan.NewGet(item.ID), withTypeMods(descScope(item.Desc, item.IntWidths), item.TypeMods))
+		r = newRel(plan.NewGet(item.ID), p.indexedViewScope(item, depth))
 	case item.View != nil:
 		// The view's names are resolved in the catalog, not among the
 		// CTEs of the query that reads it.
@@ -151,6 +151,32 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 		r = newRel(plan.NewGet(item.ID), withTypeMods(descScope(item.Desc, item.IntWidths), item.TypeMods))
 	}
 	return aliased(r, rv.Alias, rv.Relname)
+}
+
+// indexedViewScope is the scope of a view read from its index: the view's
+// columns with the integer widths and type modifiers its query gives them
+// (an int4 column stays int4, char(n) stays char(n) and is padded,
+// numeric(p,s) keeps its scale), as when the view is read without an
+// index. The catalog keeps only row types, so the query is planned apart,
+// by a planner of its own: the relations it reads are not the read's
+// (which reads only the index and may take the fast path). Should that
+// fail, the columns are described by their row types alone.
+func (p *Planner) indexedViewScope(item Relation, depth int) *scope {
+	s := descScope(item.Desc, nil)
+	sub := &Planner{Catalog: p.Catalog, Session: p.Session, Cluster: p.Cluster, Maintained: true, RecursionLimit: p.RecursionLimit}
+	if item.ViewCatalog != nil {
+		sub.Catalog = item.ViewCatalog
+	}
+	r, err := sub.planSubquery(item.View, depth+1)
+	if err != nil || r.arity() != len(s.cols) {
+		return s
+	}
+	for i := range s.cols {
+		if r.scope.cols[i].typ.Type == s.cols[i].typ.Type {
+			s.cols[i].w, s.cols[i].mod = r.scope.cols[i].w, r.scope.cols[i].mod
+		}
+	}
+	return s
 }
 
 // indexed reports whether r has an index reads on the planner's cluster may
