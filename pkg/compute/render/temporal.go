@@ -26,7 +26,7 @@ type temporalLogic struct {
 	tf      *plan.TemporalFilter
 	dec     *rowDecoder
 	datums  []row.Datum
-	pending pendingUpdates
+	pending futureUpdates
 }
 
 // TemporalFilter renders a temporal filter over an update stream; it
@@ -86,19 +86,19 @@ func (lg *temporalLogic) admit(ok []dataflow.Update, u dataflow.Update, v plan.V
 	return ok
 }
 
-// pendingUpdates are future updates, consolidated per (time, row): a
+// futureUpdates are updates at future times, consolidated per (time, row): a
 // row's exit and the exit its retraction cancels take no memory once
 // both are known, so a row updated often inside a long window keeps one
 // entry, not two per update. times is a min-heap of the times with
 // updates, possibly holding times whose updates have all cancelled
 // (skipped when reached, and dropped by a rebuild once they outnumber
 // the live ones).
-type pendingUpdates struct {
+type futureUpdates struct {
 	byTime map[frontier.Time]map[string]int64
 	times  timeHeap
 }
 
-func (p *pendingUpdates) add(t frontier.Time, val []byte, diff int64) {
+func (p *futureUpdates) add(t frontier.Time, val []byte, diff int64) {
 	if p.byTime == nil {
 		p.byTime = map[frontier.Time]map[string]int64{}
 	}
@@ -121,7 +121,7 @@ func (p *pendingUpdates) add(t frontier.Time, val []byte, diff int64) {
 }
 
 // rebuild drops the heap's times that have no updates left.
-func (p *pendingUpdates) rebuild() {
+func (p *futureUpdates) rebuild() {
 	p.times = p.times[:0]
 	for t := range p.byTime {
 		p.times = append(p.times, t)
@@ -131,7 +131,7 @@ func (p *pendingUpdates) rebuild() {
 
 // release appends the pending updates at times the input frontier has
 // passed: no input can still arrive at or before them.
-func (p *pendingUpdates) release(ok []dataflow.Update, f frontier.Frontier) []dataflow.Update {
+func (p *futureUpdates) release(ok []dataflow.Update, f frontier.Frontier) []dataflow.Update {
 	for len(p.times) > 0 && f.IsComplete(p.times[0]) {
 		t := heap.Pop(&p.times).(frontier.Time)
 		for val, diff := range p.byTime[t] {
@@ -143,7 +143,7 @@ func (p *pendingUpdates) release(ok []dataflow.Update, f frontier.Frontier) []da
 }
 
 // min returns the least time with pending updates.
-func (p *pendingUpdates) min() (frontier.Time, bool) {
+func (p *futureUpdates) min() (frontier.Time, bool) {
 	for len(p.times) > 0 {
 		if _, live := p.byTime[p.times[0]]; live {
 			return p.times[0], true
@@ -154,7 +154,7 @@ func (p *pendingUpdates) min() (frontier.Time, bool) {
 }
 
 // entries counts the pending (time, row) pairs and heap slots.
-func (p *pendingUpdates) entries() (pairs, slots int) {
+func (p *futureUpdates) entries() (pairs, slots int) {
 	for _, at := range p.byTime {
 		pairs += len(at)
 	}
