@@ -2,6 +2,7 @@ package sql_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -212,4 +213,82 @@ func TestWriterQueuedBehindBlockCanBeCanceled(t *testing.T) {
 	}
 	run(t, a, "COMMIT")
 	wantRows(t, b, "SELECT v FROM t", "2")
+}
+
+// TestDDLQueuedBehindBlockCanBeCanceled: catalog changes wait for the
+// write lock like writers, so one queued behind an open block ends with
+// 57014 when its statement_timeout passes or its context is canceled,
+// and changes nothing; once the block ends it runs.
+func TestDDLQueuedBehindBlockCanBeCanceled(t *testing.T) {
+	const relations = `SELECT c.relname, c.relkind, count(a.column_name)
+		FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON c.relnamespace = n.oid
+		LEFT JOIN information_schema.columns a ON a.table_name = c.relname AND a.table_schema = 'public'
+		WHERE n.nspname = 'public' GROUP BY c.relname, c.relkind ORDER BY 1`
+	catalog := func(s *sql.Session) string {
+		return strings.Join(append(run(t, s, relations), run(t, s, "SHOW CLUSTERS")...), "|")
+	}
+	tests := []string{
+		"CREATE TABLE t2 (k int)",
+		"CREATE VIEW v2 AS SELECT k FROM t",
+		"CREATE MATERIALIZED VIEW m2 AS SELECT k FROM t",
+		"CREATE INDEX t_v_idx ON t (v)",
+		"CREATE SOURCE c2 FROM LOAD GENERATOR COUNTER",
+		"DROP TABLE u",
+		"DROP VIEW v",
+		"DROP INDEX t_k_idx",
+		"DROP SOURCE c",
+		"DROP CLUSTER empty",
+		"ALTER TABLE u ADD COLUMN w int",
+		"ALTER TABLE u RENAME TO u3",
+	}
+	for _, ddl := range tests {
+		t.Run(ddl, func(t *testing.T) {
+			e := sql.NewEngine(sqltest.New())
+			a, b := e.NewSession("alice"), e.NewSession("alice")
+			run(t, a, `CREATE TABLE t (k int, v int); INSERT INTO t VALUES (1, 1);
+				CREATE TABLE u (k int); CREATE VIEW v AS SELECT v FROM t;
+				CREATE INDEX t_k_idx ON t (k); CREATE SOURCE c FROM LOAD GENERATOR COUNTER;
+				CREATE CLUSTER empty REPLICAS ()`)
+			before := catalog(a)
+			run(t, a, "BEGIN")
+			run(t, a, "UPDATE t SET v = v + 1")
+
+			run(t, b, "SET statement_timeout = '20ms'")
+			if err := execBounded(b, context.Background(), ddl); sqlerr.Code(err) != sqlerr.QueryCanceled {
+				t.Fatalf("%s behind the block with statement_timeout: %v, want 57014", ddl, err)
+			}
+			run(t, b, "SET statement_timeout = 0")
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if err := execBounded(b, ctx, ddl); sqlerr.Code(err) != sqlerr.QueryCanceled {
+				t.Fatalf("canceled %s behind the block: %v, want 57014", ddl, err)
+			}
+			if got := catalog(b); got != before {
+				t.Fatalf("catalog changed by a canceled %s:\n got %q\nwant %q", ddl, got, before)
+			}
+			run(t, a, "COMMIT")
+			run(t, b, ddl)
+			if got := catalog(b); got == before {
+				t.Fatalf("%s after the block changed nothing: %q", ddl, got)
+			}
+		})
+	}
+}
+
+// execBounded runs text and returns its error, or a failure of its own
+// when the statement has not returned long after it should have (a
+// statement that waits for a lock without its context would hang the
+// test instead of failing it).
+func execBounded(s *sql.Session, ctx context.Context, text string) error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.ExecuteSQL(ctx, text)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("%s still waiting 10s after its deadline", text)
+	}
 }
