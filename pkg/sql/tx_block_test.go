@@ -292,3 +292,35 @@ func execBounded(s *sql.Session, ctx context.Context, text string) error {
 		return fmt.Errorf("%s still waiting 10s after its deadline", text)
 	}
 }
+
+// TestUpsertInBlock pins INSERT ... ON CONFLICT DO UPDATE in transactions
+// beyond the oracle script (testdata/onconflict_tx.slt): in a block it
+// holds the write lock like an UPDATE, since the rows it retracts must
+// still be there at COMMIT; in a query string of several statements it
+// applies the INSERTs before it and is applied at once, like an UPDATE.
+func TestUpsertInBlock(t *testing.T) {
+	e := sql.NewEngine(sqltest.New())
+	a, b := e.NewSession("alice"), e.NewSession("alice")
+	run(t, a, "CREATE TABLE kv (k int PRIMARY KEY, n int); INSERT INTO kv VALUES (1, 1)")
+
+	run(t, a, "BEGIN")
+	wantRows(t, a, "INSERT INTO kv VALUES (1, 5) ON CONFLICT (k) DO UPDATE SET n = kv.n + excluded.n RETURNING n", "6")
+	run(t, b, "SET statement_timeout = '20ms'")
+	if err := execBounded(b, context.Background(), "UPDATE kv SET n = 100"); sqlerr.Code(err) != sqlerr.QueryCanceled {
+		t.Fatalf("UPDATE behind a block's upsert: %v, want 57014 (the block holds the write lock)", err)
+	}
+	run(t, b, "SET statement_timeout = 0")
+	wantRows(t, b, "SELECT n FROM kv", "1")
+	run(t, a, "COMMIT")
+	wantRows(t, b, "SELECT n FROM kv", "6")
+
+	// A block's DO NOTHING takes no lock: it only inserts.
+	run(t, a, "BEGIN; INSERT INTO kv VALUES (2, 2) ON CONFLICT DO NOTHING")
+	run(t, b, "UPDATE kv SET n = n + 1 WHERE k = 1")
+	run(t, a, "COMMIT")
+	wantRows(t, b, "SELECT k, n FROM kv ORDER BY k", "1,7", "2,2")
+
+	// Implicit transaction: the upsert sees the INSERT before it.
+	wantRows(t, a, "INSERT INTO kv VALUES (3, 1); INSERT INTO kv VALUES (1, 1), (3, 1) ON CONFLICT (k) DO UPDATE SET n = kv.n + 10 RETURNING k, n", "1,17", "3,11")
+	wantRows(t, b, "SELECT k, n FROM kv ORDER BY k", "1,17", "2,2", "3,11")
+}
