@@ -80,8 +80,8 @@ func TestTransactionBlocks(t *testing.T) {
 
 // TestSubscribeInBlock pins SUBSCRIBE inside a transaction block: a
 // subscription reads committed data, so one that reads a table the block
-// has written is refused (0A000, naming the table) and the block stays
-// usable; one of anything else runs, before or after the block's writes,
+// has written is refused (0A000, naming the table; the block is then
+// aborted, as by any error); one of anything else runs, before or after the block's writes,
 // and does not include them.
 func TestSubscribeInBlock(t *testing.T) {
 	tests := []struct {
@@ -116,6 +116,8 @@ func TestSubscribeInBlock(t *testing.T) {
 				if sqlerr.Code(err) != sqlerr.FeatureNotSupported || !strings.Contains(err.Error(), fmt.Sprintf("%q", tc.refused)) {
 					t.Fatalf("%s after %s: %v, want 0A000 naming %q", tc.sub, tc.writes, err, tc.refused)
 				}
+				// Like any error, the refusal aborts the block.
+				wantCode(t, s, "SELECT 1", sqlerr.InFailedTransaction)
 				run(t, s, "ROLLBACK")
 				return
 			}
