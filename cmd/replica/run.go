@@ -113,7 +113,11 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	baseLog := log
 	log = log.WithValues("role", serverRole.String())
 
-	guard := &server.MemoryGuard{Limit: memoryLimit(cfg.MemoryLimit, os.ReadFile), Fraction: server.DefaultMemoryFraction}
+	// New dataflows are refused near the limit only in a one-process
+	// replica: processes judge their own memory and must agree on every
+	// dataflow they build (MemoryGuard.Dataflows).
+	guard := &server.MemoryGuard{Limit: memoryLimit(cfg.MemoryLimit, os.ReadFile), Fraction: server.DefaultMemoryFraction,
+		Dataflows: processes == 1}
 	log.Info("Memory guard", "limit", guard.String())
 	if twoRuntimes {
 		log.Info("Maintenance worker threads' nice value raised", "by", cfg.MaintenanceNice)

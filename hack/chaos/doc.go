@@ -29,7 +29,10 @@
 //     in the same statement (so at the same timestamp), and so does the
 //     indexed view; a strict-serializable read of max(clock) is never
 //     older than one before it and never misses a clock value acknowledged
-//     before the read began.
+//     before the read began;
+//   - after each fault: no write frontier in the replica's
+//     introspection.frontiers went back while the same replica processes
+//     ran (frontiers.go).
 //
 // The summary line gives faults by kind, writes acknowledged, reads
 // checked and violations; the exit status is non-zero on any violation.

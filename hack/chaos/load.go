@@ -38,6 +38,9 @@ type load struct {
 
 	acked, unknown, reads atomic.Int64
 	clockAcked            atomic.Int64
+	// frontiers is read and written only by checkpoint, under gate.
+	frontiers     frontierCheck
+	frontierReads atomic.Int64
 
 	mu         sync.Mutex
 	violations []string
@@ -268,7 +271,8 @@ func deref(p *int64) int64 {
 }
 
 // checkpoint pauses the writers, waits until the system answers, reads acct
-// and ledger at strict serializable and checks them against the model.
+// and ledger at strict serializable and checks them against the model, and
+// reads the replica's introspection frontiers (checkFrontiers).
 func (l *load) checkpoint(ctx context.Context, recovery time.Duration) error {
 	l.gate.Lock()
 	defer l.gate.Unlock()
@@ -278,12 +282,15 @@ func (l *load) checkpoint(ctx context.Context, recovery time.Duration) error {
 	for {
 		obs, err := l.observe(rctx)
 		if err == nil {
-			for _, v := range l.model.check(obs) {
-				l.violation("%s", v)
+			if err = l.checkFrontiers(rctx); err == nil {
+				for _, v := range l.model.check(obs) {
+					l.violation("%s", v)
+				}
+				keys, uncertain := l.model.counts()
+				logf("check: %d keys, %d uncertain, %d writes acknowledged, %d unknown, %d reads checked, %d frontier reports compared",
+					keys, uncertain, l.acked.Load(), l.unknown.Load(), l.reads.Load(), l.frontiers.compared)
+				return nil
 			}
-			keys, uncertain := l.model.counts()
-			logf("check: %d keys, %d uncertain, %d writes acknowledged, %d unknown, %d reads checked", keys, uncertain, l.acked.Load(), l.unknown.Load(), l.reads.Load())
-			return nil
 		}
 		last = err
 		if sleep(rctx, 500*time.Millisecond) != nil {

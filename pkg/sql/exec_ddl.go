@@ -20,8 +20,11 @@ func rangeVarName(rv *pg.RangeVar) parse.ObjectName {
 }
 
 func (s *Session) createSource(ctx context.Context, st *parse.CreateSource) (*Result, error) {
-	s.engine.writeMu.Lock()
-	defer s.engine.writeMu.Unlock()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if err := publicName(st.Name); err != nil {
 		return nil, err
 	}
@@ -55,8 +58,11 @@ func (s *Session) createSource(ctx context.Context, st *parse.CreateSource) (*Re
 }
 
 func (s *Session) createTable(ctx context.Context, c *pg.CreateStmt, text string) (*Result, error) {
-	s.engine.writeMu.Lock()
-	defer s.engine.writeMu.Unlock()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	name := rangeVarName(c.Relation)
 	if err := publicName(name); err != nil {
 		return nil, err
@@ -103,8 +109,11 @@ func (s *Session) createTable(ctx context.Context, c *pg.CreateStmt, text string
 }
 
 func (s *Session) createView(ctx context.Context, v *pg.ViewStmt, text string) (*Result, error) {
-	s.engine.writeMu.Lock()
-	defer s.engine.writeMu.Unlock()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	name := rangeVarName(v.View)
 	if err := publicName(name); err != nil {
 		return nil, err
@@ -186,8 +195,11 @@ func (s *Session) checkCluster(ctx context.Context, name string) error {
 }
 
 func (s *Session) createMaterializedView(ctx context.Context, st *parse.CreateMaterializedView) (*Result, error) {
-	s.engine.writeMu.Lock()
-	defer s.engine.writeMu.Unlock()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if err := publicName(st.Name); err != nil {
 		return nil, err
 	}
@@ -232,8 +244,11 @@ func (s *Session) createMaterializedView(ctx context.Context, st *parse.CreateMa
 }
 
 func (s *Session) createIndex(ctx context.Context, st *parse.CreateIndex) (*Result, error) {
-	s.engine.writeMu.Lock()
-	defer s.engine.writeMu.Unlock()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	sn, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -360,8 +375,11 @@ func (s *Session) dropSources(ctx context.Context, st *parse.DropSource) (*Resul
 // dropNamed drops items by name, refusing (2BP01) when something else
 // depends on them unless cascade is set.
 func (s *Session) dropNamed(ctx context.Context, kind ItemKind, names []parse.ObjectName, ifExists, cascade bool, tag string) (*Result, error) {
-	s.engine.writeMu.Lock()
-	defer s.engine.writeMu.Unlock()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	sn, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err

@@ -232,7 +232,7 @@ func (s *Session) lockWrites(ctx context.Context) (func(), error) {
 // writeMu keeps another writer from changing the table between the read
 // (and the key check) and the append.
 func (s *Session) write(ctx context.Context, n *pg.Node, params []row.Datum, verb string) (*Result, error) {
-	if s.tx.explicit && verb != "INSERT" {
+	if s.tx.explicit && (verb != "INSERT" || isUpsert(n)) {
 		if err := s.holdBlockLock(ctx); err != nil {
 			return nil, err
 		}
@@ -277,11 +277,9 @@ func (s *Session) write(ctx context.Context, n *pg.Node, params []row.Datum, ver
 		out = ch.adds
 	}
 	// An explicit block buffers every write; an implicit transaction only
-	// INSERTs (it applies them before an UPDATE or DELETE runs).
-	buffered := s.tx.explicit || (verb == "INSERT" && s.tx.implicit)
-	if buffered && verb == "INSERT" && len(ch.removes) > 0 {
-		return nil, sqlerr.Unsupported("ON CONFLICT DO UPDATE of existing rows inside a transaction (only inserts are buffered until COMMIT)")
-	}
+	// plain INSERTs (it applies them before an UPDATE, a DELETE or an
+	// INSERT ... ON CONFLICT DO UPDATE runs, which it applies at once).
+	buffered := s.tx.explicit || (verb == "INSERT" && s.tx.implicit && !isUpsert(n))
 	if err := s.checkChange(ctx, sn, wp.rules, ch, buffered); err != nil {
 		return nil, err
 	}
@@ -370,6 +368,12 @@ func (s *Session) readStrict(ctx context.Context, sn *snapshot, q *planner.Query
 		defer func() { _, _ = s.vars.Set(VarTransactionIsolation, iso) }()
 	}
 	return s.read(ctx, sn, q)
+}
+
+// isUpsert reports whether n is an INSERT ... ON CONFLICT DO UPDATE: a
+// write that may retract rows it read, like an UPDATE.
+func isUpsert(n *pg.Node) bool {
+	return n.GetInsertStmt().GetOnConflictClause().GetAction() == pg.OnConflictAction_ONCONFLICT_UPDATE
 }
 
 func (s *Session) insert(ctx context.Context, n *pg.InsertStmt, params []row.Datum) (*Result, error) {

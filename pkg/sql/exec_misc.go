@@ -341,8 +341,11 @@ func (s *Session) dropClusterReplica(ctx context.Context, st *parse.DropClusterR
 }
 
 func (s *Session) dropCluster(ctx context.Context, st *parse.DropCluster) (*Result, error) {
-	s.engine.writeMu.Lock()
-	defer s.engine.writeMu.Unlock()
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	c, err := s.findCluster(ctx, st.Name)
 	if err != nil {
 		return nil, err

@@ -99,6 +99,9 @@ func (s *Session) startSubscribe(ctx context.Context, st *parse.Subscribe) (*sub
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.checkSubscribeInBlock(q); err != nil {
+		return nil, nil, err
+	}
 	cluster, _ := s.vars.Get(VarCluster)
 	if err := s.checkUsage(ctx, cluster); err != nil {
 		return nil, nil, err

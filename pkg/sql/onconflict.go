@@ -89,48 +89,38 @@ func sameColumns(a, b []int) bool {
 }
 
 // conflictRow is a row of the table as an ON CONFLICT statement sees it:
-// existing, or written by the statement itself.
+// there before the statement (committed, or written earlier in the
+// transaction block), or written by the statement itself.
 type conflictRow struct {
 	datums []row.Datum
-	// mine: inserted or updated by this statement.
+	// mine: inserted or updated by this statement, which may not update
+	// it again (21000).
 	mine bool
-	// existing: a row of the table before the statement (its removal
-	// is part of the change when it is updated).
-	existing bool
 }
 
 // resolveConflicts decides, for each row an INSERT ... ON CONFLICT
 // proposes, whether it is inserted, skipped (DO NOTHING, or DO UPDATE
 // whose WHERE is not true) or turned into an update of the row it
-// conflicts with. It returns the change and the rows written (inserted
-// and updated), in order. The caller holds writeMu.
+// conflicts with: a committed row or one the transaction block wrote
+// earlier, whose removal is then part of the change (a buffered row is
+// retracted by a diff that cancels it at COMMIT). It returns the change
+// and the rows written (inserted and updated), in order. The caller
+// holds writeMu.
 func (s *Session) resolveConflicts(ctx context.Context, sn *snapshot, wp *writePlan, proposed [][]row.Datum) (*tableChange, [][]row.Datum, error) {
 	oc := wp.conflict
 	// byKey[i] maps arbiter i's key values to the row holding them now.
 	byKey := make([]map[string]*conflictRow, len(oc.arbiters))
 	for i, k := range oc.arbiters {
 		byKey[i] = map[string]*conflictRow{}
-		existing, err := s.rowsWithKeys(ctx, sn, wp.it, k.cols, proposed)
+		existing, err := s.visibleRowsWithKeys(ctx, sn, wp.it, k.cols, proposed)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, e := range existing {
 			if ks, ok := encodedKey(e, k.cols); ok {
-				byKey[i][ks] = &conflictRow{datums: e, existing: true}
+				byKey[i][ks] = &conflictRow{datums: e}
 			}
 		}
-	}
-	// The pending rows of the transaction are part of the table too.
-	if pend, err := s.withPending(wp.it, &tableChange{}); err == nil {
-		for _, a := range pend.adds {
-			for i, k := range oc.arbiters {
-				if ks, ok := encodedKey(a, k.cols); ok {
-					byKey[i][ks] = &conflictRow{datums: a}
-				}
-			}
-		}
-	} else {
-		return nil, nil, err
 	}
 	index := func(cr *conflictRow) {
 		for i, k := range oc.arbiters {
@@ -189,13 +179,7 @@ func (s *Session) resolveConflicts(ctx context.Context, sn *snapshot, wp *writeP
 				}
 				nr[j] = v
 			}
-			if hit.existing {
-				ch.removes = append(ch.removes, hit.datums)
-			} else {
-				// A row the transaction inserted earlier: Tandem cannot
-				// rewrite a buffered row in place.
-				return nil, nil, sqlerr.Unsupported("ON CONFLICT DO UPDATE of a row inserted earlier in the same transaction block")
-			}
+			ch.removes = append(ch.removes, hit.datums)
 			unindex(hit)
 			cr := &conflictRow{datums: nr, mine: true}
 			index(cr)
@@ -208,4 +192,34 @@ func (s *Session) resolveConflicts(ctx context.Context, sn *snapshot, wp *writeP
 		ch.adds = append(ch.adds, w.datums)
 	}
 	return ch, out, nil
+}
+
+// visibleRowsWithKeys returns the table's rows whose cols equal those of
+// one of keys, as the statement sees the table: its committed rows
+// (unless the transaction truncated it) with the transaction's buffered
+// diffs applied. Buffered rows are returned whatever their key; the
+// caller matches keys.
+func (s *Session) visibleRowsWithKeys(ctx context.Context, sn *snapshot, it *Item, cols []int, keys [][]row.Datum) ([][]row.Datum, error) {
+	diffs, truncated := s.pendingFor(it.ID)
+	var committed [][]row.Datum
+	if !truncated {
+		var err error
+		if committed, err = s.rowsWithKeys(ctx, sn, it, cols, keys); err != nil {
+			return nil, err
+		}
+	}
+	if len(diffs) == 0 {
+		return committed, nil
+	}
+	all := make([]RowDiff, 0, len(committed)+len(diffs))
+	for _, r := range committed {
+		all = append(all, RowDiff{Row: row.Pack(r...), Diff: 1})
+	}
+	net, err := netChange(append(all, diffs...))
+	if err != nil {
+		return nil, err
+	}
+	// Rows the block removed without the committed row being read (its
+	// key was not asked for) net to removals: they are not visible.
+	return net.adds, nil
 }

@@ -35,9 +35,14 @@ import (
 //     (holdBlockLock, endBlock), so such blocks serialise writers. A
 //     block that only inserts takes the lock only at COMMIT: added rows
 //     cannot conflict with other writes except by key, checked again then.
+//   - INSERT ... ON CONFLICT in a block resolves conflicts against the
+//     committed rows plus the block's diffs (resolveConflicts); DO UPDATE
+//     retracts the row it hits, so it holds the lock like an UPDATE. In
+//     an implicit transaction DO UPDATE is applied at once, like UPDATE.
 //   - In an explicit block, statements that cannot be rolled back (DDL,
-//     ALTER SYSTEM) are refused, and so is SUBSCRIBE after the block's
-//     first write (its dataflow cannot see the buffered writes).
+//     ALTER SYSTEM) are refused. A SUBSCRIBE reads committed data: one
+//     that reads a table the block wrote is refused, as its snapshot
+//     would contradict the block's reads (checkSubscribeInBlock).
 //   - A query string of several statements is one implicit transaction,
 //     as in PostgreSQL: its INSERTs are buffered and applied at the end
 //     of the string.
@@ -254,23 +259,12 @@ func (s *Session) checkTransaction(ctx context.Context, st parse.Statement) erro
 	if !s.tx.explicit {
 		return nil
 	}
-	switch kind {
-	case txDDL:
+	// Reads of tables the block wrote are answered with its writes
+	// (peekRows) or, for SUBSCRIBE, refused (checkSubscribeInBlock).
+	if kind == txDDL {
 		return sqlerr.Errorf(sqlerr.ActiveSQLTransaction, "%s cannot run inside a transaction block: Tandem cannot roll it back", statementName(st))
-	case txRead:
-		// Reads of tables are checked when they read (peekRows), so that
-		// reads of no table (SELECT 1) stay allowed.
-		_, sub := st.(*parse.Subscribe)
-		_, declSub := st.(*parse.DeclareSubscribe)
-		if (sub || declSub) && s.hasPendingWrites() {
-			return errReadAfterWrite()
-		}
 	}
 	return nil
-}
-
-func errReadAfterWrite() error {
-	return sqlerr.Unsupported("SUBSCRIBE after a write in a transaction block (the block's writes are applied at COMMIT)")
 }
 
 // beforeRead applies, before a read of tables in an implicit
@@ -296,7 +290,7 @@ type txKind int
 const (
 	txRead    txKind = iota // reads or session state: allowed anywhere
 	txInsert                // buffered
-	txModify                // UPDATE, DELETE: buffered in a block, else applied at once
+	txModify                // UPDATE, DELETE, INSERT ... ON CONFLICT DO UPDATE: buffered in a block, else applied at once
 	txDDL                   // catalog and system changes: applied at once
 	txControl               // BEGIN, COMMIT, ROLLBACK
 	txSession               // SET, SHOW, cursors: no reads of data
@@ -308,7 +302,12 @@ func txKindOf(st parse.Statement) txKind {
 		switch st.Node.Node.(type) {
 		case *pg.Node_SelectStmt, *pg.Node_ExplainStmt, *pg.Node_DeclareCursorStmt:
 			return txRead
-		case *pg.Node_InsertStmt, *pg.Node_TruncateStmt, *pg.Node_CopyStmt:
+		case *pg.Node_InsertStmt:
+			if isUpsert(st.Node) {
+				return txModify
+			}
+			return txInsert
+		case *pg.Node_TruncateStmt, *pg.Node_CopyStmt:
 			return txInsert
 		case *pg.Node_UpdateStmt, *pg.Node_DeleteStmt:
 			return txModify

@@ -2,6 +2,7 @@ package sql_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -212,4 +213,114 @@ func TestWriterQueuedBehindBlockCanBeCanceled(t *testing.T) {
 	}
 	run(t, a, "COMMIT")
 	wantRows(t, b, "SELECT v FROM t", "2")
+}
+
+// TestDDLQueuedBehindBlockCanBeCanceled: catalog changes wait for the
+// write lock like writers, so one queued behind an open block ends with
+// 57014 when its statement_timeout passes or its context is canceled,
+// and changes nothing; once the block ends it runs.
+func TestDDLQueuedBehindBlockCanBeCanceled(t *testing.T) {
+	const relations = `SELECT c.relname, c.relkind, count(a.column_name)
+		FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON c.relnamespace = n.oid
+		LEFT JOIN information_schema.columns a ON a.table_name = c.relname AND a.table_schema = 'public'
+		WHERE n.nspname = 'public' GROUP BY c.relname, c.relkind ORDER BY 1`
+	catalog := func(s *sql.Session) string {
+		return strings.Join(append(run(t, s, relations), run(t, s, "SHOW CLUSTERS")...), "|")
+	}
+	tests := []string{
+		"CREATE TABLE t2 (k int)",
+		"CREATE VIEW v2 AS SELECT k FROM t",
+		"CREATE MATERIALIZED VIEW m2 AS SELECT k FROM t",
+		"CREATE INDEX t_v_idx ON t (v)",
+		"CREATE SOURCE c2 FROM LOAD GENERATOR COUNTER",
+		"DROP TABLE u",
+		"DROP VIEW v",
+		"DROP INDEX t_k_idx",
+		"DROP SOURCE c",
+		"DROP CLUSTER empty",
+		"ALTER TABLE u ADD COLUMN w int",
+		"ALTER TABLE u RENAME TO u3",
+	}
+	for _, ddl := range tests {
+		t.Run(ddl, func(t *testing.T) {
+			e := sql.NewEngine(sqltest.New())
+			a, b := e.NewSession("alice"), e.NewSession("alice")
+			run(t, a, `CREATE TABLE t (k int, v int); INSERT INTO t VALUES (1, 1);
+				CREATE TABLE u (k int); CREATE VIEW v AS SELECT v FROM t;
+				CREATE INDEX t_k_idx ON t (k); CREATE SOURCE c FROM LOAD GENERATOR COUNTER;
+				CREATE CLUSTER empty REPLICAS ()`)
+			before := catalog(a)
+			run(t, a, "BEGIN")
+			run(t, a, "UPDATE t SET v = v + 1")
+
+			run(t, b, "SET statement_timeout = '20ms'")
+			if err := execBounded(b, context.Background(), ddl); sqlerr.Code(err) != sqlerr.QueryCanceled {
+				t.Fatalf("%s behind the block with statement_timeout: %v, want 57014", ddl, err)
+			}
+			run(t, b, "SET statement_timeout = 0")
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if err := execBounded(b, ctx, ddl); sqlerr.Code(err) != sqlerr.QueryCanceled {
+				t.Fatalf("canceled %s behind the block: %v, want 57014", ddl, err)
+			}
+			if got := catalog(b); got != before {
+				t.Fatalf("catalog changed by a canceled %s:\n got %q\nwant %q", ddl, got, before)
+			}
+			run(t, a, "COMMIT")
+			run(t, b, ddl)
+			if got := catalog(b); got == before {
+				t.Fatalf("%s after the block changed nothing: %q", ddl, got)
+			}
+		})
+	}
+}
+
+// execBounded runs text and returns its error, or a failure of its own
+// when the statement has not returned long after it should have (a
+// statement that waits for a lock without its context would hang the
+// test instead of failing it).
+func execBounded(s *sql.Session, ctx context.Context, text string) error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.ExecuteSQL(ctx, text)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("%s still waiting 10s after its deadline", text)
+	}
+}
+
+// TestUpsertInBlock pins INSERT ... ON CONFLICT DO UPDATE in transactions
+// beyond the oracle script (testdata/onconflict_tx.slt): in a block it
+// holds the write lock like an UPDATE, since the rows it retracts must
+// still be there at COMMIT; in a query string of several statements it
+// applies the INSERTs before it and is applied at once, like an UPDATE.
+func TestUpsertInBlock(t *testing.T) {
+	e := sql.NewEngine(sqltest.New())
+	a, b := e.NewSession("alice"), e.NewSession("alice")
+	run(t, a, "CREATE TABLE kv (k int PRIMARY KEY, n int); INSERT INTO kv VALUES (1, 1)")
+
+	run(t, a, "BEGIN")
+	wantRows(t, a, "INSERT INTO kv VALUES (1, 5) ON CONFLICT (k) DO UPDATE SET n = kv.n + excluded.n RETURNING n", "6")
+	run(t, b, "SET statement_timeout = '20ms'")
+	if err := execBounded(b, context.Background(), "UPDATE kv SET n = 100"); sqlerr.Code(err) != sqlerr.QueryCanceled {
+		t.Fatalf("UPDATE behind a block's upsert: %v, want 57014 (the block holds the write lock)", err)
+	}
+	run(t, b, "SET statement_timeout = 0")
+	wantRows(t, b, "SELECT n FROM kv", "1")
+	run(t, a, "COMMIT")
+	wantRows(t, b, "SELECT n FROM kv", "6")
+
+	// A block's DO NOTHING takes no lock: it only inserts.
+	run(t, a, "BEGIN; INSERT INTO kv VALUES (2, 2) ON CONFLICT DO NOTHING")
+	run(t, b, "UPDATE kv SET n = n + 1 WHERE k = 1")
+	run(t, a, "COMMIT")
+	wantRows(t, b, "SELECT k, n FROM kv ORDER BY k", "1,7", "2,2")
+
+	// Implicit transaction: the upsert sees the INSERT before it.
+	wantRows(t, a, "INSERT INTO kv VALUES (3, 1); INSERT INTO kv VALUES (1, 1), (3, 1) ON CONFLICT (k) DO UPDATE SET n = kv.n + 10 RETURNING k, n", "1,17", "3,11")
+	wantRows(t, b, "SELECT k, n FROM kv ORDER BY k", "1,17", "2,2", "3,11")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/reference"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/planner"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
 // A transaction block's buffered writes as the block itself sees them.
@@ -44,6 +45,29 @@ func (s *Session) pendingTouches(ids []plan.GlobalID) bool {
 		}
 	}
 	return false
+}
+
+// checkSubscribeInBlock refuses a SUBSCRIBE in a transaction block that
+// reads a table the block has written. A subscription reads committed
+// data only (its dataflow runs on a replica, where the block's buffered
+// writes do not exist), so its snapshot would contradict the block's own
+// reads of that table. A SUBSCRIBE of anything else, before or after the
+// block's writes, runs as outside a block; one opened before a write does
+// not see it, as a PostgreSQL cursor does not see writes made after it
+// was declared.
+func (s *Session) checkSubscribeInBlock(q *planner.Query) error {
+	if !s.tx.explicit {
+		return nil
+	}
+	for _, w := range s.tx.pending {
+		if slices.Contains(q.DependsOn, w.id) {
+			return &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
+				Message: fmt.Sprintf("SUBSCRIBE cannot read table %q after this transaction block wrote to it", w.name),
+				Detail:  "A subscription reads committed data, which does not include the block's uncommitted writes.",
+				Hint:    "COMMIT the block first, or SUBSCRIBE before writing to the table."}
+		}
+	}
+	return nil
 }
 
 // readWithPending computes a query's rows (before finishing) over the

@@ -2,6 +2,9 @@ package sql_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
@@ -73,11 +76,77 @@ func TestTransactionBlocks(t *testing.T) {
 	run(t, s, "INSERT INTO t SELECT a + 100, b FROM t WHERE a >= 12")
 	wantRows(t, s, "SELECT a FROM t WHERE a >= 12 ORDER BY a", "12", "20", "112", "120")
 	run(t, s, "ROLLBACK")
-	// SUBSCRIBE after a write is refused: its dataflow cannot see the
-	// block's writes.
-	run(t, s, "BEGIN; INSERT INTO t VALUES (20, 'q')")
-	wantCode(t, s, "SUBSCRIBE (SELECT * FROM t)", sqlerr.FeatureNotSupported)
-	run(t, s, "ROLLBACK")
+}
+
+// TestSubscribeInBlock pins SUBSCRIBE inside a transaction block: a
+// subscription reads committed data, so one that reads a table the block
+// has written is refused (0A000, naming the table; the block is then
+// aborted, as by any error); one of anything else runs, before or after the block's writes,
+// and does not include them.
+func TestSubscribeInBlock(t *testing.T) {
+	tests := []struct {
+		name   string
+		writes string // the block's writes before the SUBSCRIBE
+		sub    string
+		// refused names the table in the 0A000 message; else the
+		// snapshot's rows (a, as the subscription reports them).
+		refused string
+		rows    []string
+	}{
+		{name: "no writes", sub: "SUBSCRIBE t", rows: []string{"1", "2"}},
+		{name: "written table", writes: "INSERT INTO t VALUES (3)", sub: "SUBSCRIBE t", refused: "t"},
+		{name: "written table through a view", writes: "DELETE FROM t WHERE a = 1", sub: "SUBSCRIBE v", refused: "t"},
+		{name: "written table in a query", writes: "UPDATE t SET a = a + 10", sub: "SUBSCRIBE (SELECT a FROM u UNION ALL SELECT a FROM t)", refused: "t"},
+		{name: "truncated table", writes: "TRUNCATE t", sub: "SUBSCRIBE (SELECT count(*) AS a FROM t)", refused: "t"},
+		{name: "other table", writes: "INSERT INTO t VALUES (3); UPDATE t SET a = 0 WHERE a = 1", sub: "SUBSCRIBE u", rows: []string{"7"}},
+		{name: "other table, as a cursor", writes: "DELETE FROM t", sub: "DECLARE c CURSOR FOR SUBSCRIBE (SELECT a + 1 AS a FROM u)", rows: []string{"8"}},
+		{name: "subscription before the write", sub: "DECLARE c CURSOR FOR SUBSCRIBE t", rows: []string{"1", "2"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := newSession(t)
+			run(t, s, "CREATE TABLE t (a int); INSERT INTO t VALUES (1), (2); CREATE VIEW v AS SELECT a FROM t WHERE a > 0")
+			run(t, s, "CREATE TABLE u (a int); INSERT INTO u VALUES (7)")
+			run(t, s, "BEGIN")
+			if tc.writes != "" {
+				run(t, s, tc.writes)
+			}
+			res, err := s.ExecuteSQL(context.Background(), tc.sub)
+			if tc.refused != "" {
+				if sqlerr.Code(err) != sqlerr.FeatureNotSupported || !strings.Contains(err.Error(), fmt.Sprintf("%q", tc.refused)) {
+					t.Fatalf("%s after %s: %v, want 0A000 naming %q", tc.sub, tc.writes, err, tc.refused)
+				}
+				// Like any error, the refusal aborts the block.
+				wantCode(t, s, "SELECT 1", sqlerr.InFailedTransaction)
+				run(t, s, "ROLLBACK")
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", tc.sub, err)
+			}
+			var got []string
+			if strings.HasPrefix(tc.sub, "DECLARE") {
+				run(t, s, "INSERT INTO t VALUES (99)") // after the cursor: not in it
+				got = run(t, s, "FETCH ALL c WITH (timeout = '10ms')")
+			} else {
+				rows, err := res[0].Copy.Next(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				res[0].Copy.Close()
+				got = rowsText(rows)
+			}
+			var vals []string
+			for _, r := range got {
+				vals = append(vals, r[strings.LastIndex(r, ",")+1:])
+			}
+			slices.Sort(vals)
+			if strings.Join(vals, "|") != strings.Join(tc.rows, "|") {
+				t.Fatalf("%s snapshot: %q, want values %q", tc.sub, got, tc.rows)
+			}
+			run(t, s, "COMMIT")
+		})
+	}
 }
 
 // TestImplicitTransaction pins PostgreSQL's rule for a query string of

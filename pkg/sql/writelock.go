@@ -8,9 +8,11 @@ import (
 )
 
 // writeLock is a mutex a statement can stop waiting for: an explicit block
-// holds it from its first UPDATE or DELETE until it ends, so a writer
-// queued behind an idle block must still honour statement_timeout and
-// cancel requests. The zero value is unlocked.
+// holds it from its first UPDATE or DELETE until it ends, so a writer or a
+// DDL statement queued behind an idle block must still honour
+// statement_timeout and cancel requests. There is deliberately no Lock
+// without a context: every statement waits through LockContext
+// (Session.lockWrites). The zero value is unlocked.
 type writeLock struct {
 	once sync.Once
 	ch   chan struct{}
@@ -20,9 +22,6 @@ func (l *writeLock) sem() chan struct{} {
 	l.once.Do(func() { l.ch = make(chan struct{}, 1) })
 	return l.ch
 }
-
-// Lock waits for the lock without a deadline.
-func (l *writeLock) Lock() { l.sem() <- struct{}{} }
 
 // LockContext waits for the lock until ctx ends, then fails with 57014
 // (Session.Execute words it as a statement timeout when that is the cause).

@@ -174,6 +174,11 @@ func (s *Server) refuse(c *conn, kind, id string, err error) {
 }
 
 func (s *Server) createDataflow(ctx context.Context, df *Dataflow) error {
+	if err := s.memory.CheckDataflow(); err != nil {
+		// Refused before any work; the controller fails the reads of
+		// its exports with this refusal.
+		return fmt.Errorf("create dataflow %s: %w", df.Name, err)
+	}
 	seen := map[string]bool{}
 	for _, id := range df.Exports() {
 		if _, ok := s.st.collections[id]; ok || seen[id] {

@@ -35,5 +35,7 @@
 //
 // With Config.Memory a peek is refused (53200) before any work while the
 // process uses more than its MemoryGuard's share of its memory limit, so
-// a replica near the limit answers an error instead of being killed.
+// a replica near the limit answers an error instead of being killed; with
+// MemoryGuard.Dataflows (one-process replicas) a create_dataflow is
+// refused the same way, before the runtime sees it.
 package server

@@ -15,10 +15,18 @@ const CodeOutOfMemory = "53200"
 // crash-loops on the same work. Used reports the bytes in use; nil means
 // what the Go runtime has mapped and not released (what GOMEMLIMIT
 // counts).
+//
+// With Dataflows set it refuses new dataflows too (create_dataflow, also
+// when a reconnection replays them), so a replica near its limit builds
+// no new index or one-shot read: their reads fail with the refusal. Only
+// a replica of one process may set it: each process judges its own
+// memory, and processes that disagreed would number their dataflows
+// differently and exchange data between unrelated ones.
 type MemoryGuard struct {
-	Limit    uint64
-	Fraction float64
-	Used     func() uint64
+	Limit     uint64
+	Fraction  float64
+	Used      func() uint64
+	Dataflows bool
 }
 
 // DefaultMemoryFraction is the share of the limit above which new reads
@@ -26,7 +34,17 @@ type MemoryGuard struct {
 const DefaultMemoryFraction = 0.9
 
 // Check returns a 53200 error when the process is above its threshold.
-func (g *MemoryGuard) Check() error {
+func (g *MemoryGuard) Check() error { return g.check("read") }
+
+// CheckDataflow is Check for a new dataflow: nil unless g.Dataflows.
+func (g *MemoryGuard) CheckDataflow() error {
+	if g == nil || !g.Dataflows {
+		return nil
+	}
+	return g.check("dataflow")
+}
+
+func (g *MemoryGuard) check(what string) error {
 	if g == nil || g.Limit == 0 {
 		return nil
 	}
@@ -39,7 +57,7 @@ func (g *MemoryGuard) Check() error {
 		frac = DefaultMemoryFraction
 	}
 	if n := used(); float64(n) > frac*float64(g.Limit) {
-		return coded(CodeOutOfMemory, "replica is near its memory limit (%d of %d bytes in use); refusing a new read: retry later or use a larger replica", n, g.Limit)
+		return coded(CodeOutOfMemory, "replica is near its memory limit (%d of %d bytes in use); refusing a new %s: retry later or use a larger replica", n, g.Limit, what)
 	}
 	return nil
 }
@@ -61,5 +79,8 @@ func (g *MemoryGuard) String() string {
 	if g == nil || g.Limit == 0 {
 		return "off"
 	}
-	return fmt.Sprintf("%d bytes", g.Limit)
+	if g.Dataflows {
+		return fmt.Sprintf("%d bytes (reads and dataflows)", g.Limit)
+	}
+	return fmt.Sprintf("%d bytes (reads)", g.Limit)
 }

@@ -56,3 +56,49 @@ func TestPeekRefusedNearMemoryLimit(t *testing.T) {
 		t.Fatalf("peek below the limit: %v", rows)
 	}
 }
+
+// TestDataflowRefusedNearMemoryLimit: with Dataflows set, above the
+// threshold a create_dataflow (sent while running, or replayed at
+// initialization) is refused with 53200 naming the dataflow, without
+// reaching the runtime, and serving continues; below it, or without
+// Dataflows, the dataflow is created.
+func TestDataflowRefusedNearMemoryLimit(t *testing.T) {
+	df2 := testDataflow{Name: "d2", Indexes: []string{"u2"}, AsOf: 5, Plan: "p2"}
+	for _, tc := range []struct {
+		name      string
+		dataflows bool
+		replayed  bool // sent before init_complete
+		refused   bool
+	}{
+		{name: "running", dataflows: true, refused: true},
+		{name: "replayed at initialization", dataflows: true, replayed: true, refused: true},
+		{name: "reads only", dataflows: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var used atomic.Uint64
+			used.Store(950)
+			h := newHarnessConfig(t, Config{Memory: &MemoryGuard{Limit: 1000, Used: used.Load, Dataflows: tc.dataflows}})
+			var s *stream
+			if tc.replayed {
+				s = h.ready("n1", &computepb.CreateInstance{}, df2)
+			} else {
+				used.Store(100)
+				s = h.ready("n1", &computepb.CreateInstance{})
+				used.Store(950)
+				s.send(createDataflow(df2))
+			}
+			if !tc.refused {
+				h.rt.expect(t, "create d2")
+				return
+			}
+			e := commandError(t, s.recv(), CodeOutOfMemory)
+			if e.GetId() != "d2" || !strings.Contains(e.GetMessage(), "refusing a new dataflow") {
+				t.Fatalf("refusal %v, want it to name d2 and say a dataflow was refused", e)
+			}
+			h.rt.expectNone(t)
+			used.Store(100)
+			s.send(createDataflow(testDataflow{Name: "d3", Indexes: []string{"u3"}, AsOf: 5, Plan: "p3"}))
+			h.rt.expect(t, "create d3")
+		})
+	}
+}

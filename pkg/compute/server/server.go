@@ -28,7 +28,7 @@ type Config struct {
 	// Now is the clock for peek durations; nil means time.Now.
 	Now func() time.Time
 	// Memory, when set, refuses new peeks (53200) while the process is
-	// near its memory limit.
+	// near its memory limit, and new dataflows when its Dataflows is set.
 	Memory *MemoryGuard
 }
 

@@ -46,4 +46,9 @@
 //	expect-none C P                  no response for peek P within a short while
 //	metric NAME{LABELS} >= N         summed over processes, from /metrics
 //	sleep DURATION
+//
+// Each expectation must hold within the runner's timeout, except that a
+// peek answered in several responses (stashed chunks) must only deliver
+// each response within it: the stream must make progress, at whatever
+// speed a loaded machine allows.
 package scripttest

@@ -400,6 +400,13 @@ func (rn *runner) peek(args []string) (*computepb.Command, error) {
 	return &computepb.Command{Kind: &computepb.Command_Peek{Peek: p}}, nil
 }
 
+// takeNext is stream.take bounded by the runner's timeout from now.
+func (rn *runner) takeNext(s *stream, what string, match func(*computepb.Response) bool) (*computepb.Response, error) {
+	ctx, cancel := context.WithTimeout(rn.ctx, rn.timeout)
+	defer cancel()
+	return s.take(ctx, what, match)
+}
+
 func (rn *runner) expect(ctx context.Context, ss []*stream, kind string, args []string, rest string) error {
 	arg := func(i int) string {
 		if i < len(args) {
@@ -417,7 +424,10 @@ func (rn *runner) expect(ctx context.Context, ss []*stream, kind string, args []
 		chunks := 0
 		for _, s := range ss {
 			for {
-				r, err := s.take(ctx, "peek "+arg(0), peekOf(uuid))
+				// A streamed answer may take longer than the timeout on
+				// a loaded machine: the timeout bounds the wait for each
+				// response (a stalled stream), not the whole stream.
+				r, err := rn.takeNext(s, "peek "+arg(0), peekOf(uuid))
 				if err != nil {
 					return err
 				}
@@ -496,7 +506,7 @@ func (rn *runner) expect(ctx context.Context, ss []*stream, kind string, args []
 		for _, s := range ss {
 			chunks := 0
 			for {
-				r, err := s.take(ctx, "peek "+arg(0), peekOf(uuid))
+				r, err := rn.takeNext(s, "peek "+arg(0), peekOf(uuid))
 				if err != nil {
 					return err
 				}
