@@ -291,6 +291,7 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 	if err := r.Client.List(ctx, &pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.SelectorLabels(cr))); err != nil {
 		return nil, fmt.Errorf("list pods of computereplica %s/%s: %w", cr.Namespace, cr.Name, err)
 	}
+	r.Metrics.observePods(cr, pods.Items)
 	if st.drainingNodes, err = r.drainingNodes(ctx, pods.Items); err != nil {
 		return nil, err
 	}
