@@ -18,8 +18,8 @@ import (
 
 // dashboardPanel is the part of a Grafana panel the test reads; rows nest panels.
 type dashboardPanel struct {
-	Title      string           `json:"title"`
-	Type       string           `json:"type"`
+	Title      string `json:"title"`
+	Type       string `json:"type"`
 	Datasource *struct{ UID string }
 	Targets    []struct {
 		Expr string `json:"expr"`
