@@ -188,14 +188,19 @@ func (a *Authority) signer(now time.Time) (ca, error) {
 	return a.cas[len(a.cas)-1], nil
 }
 
-// nextChange is when the authority's signer or bundle may next change on
-// its own: a new authority starting to sign, or an old one expiring.
+// nextChange is when the authority's signer or bundle may next change: its
+// renewal, a new authority starting to sign, or an old one expiring.
 func (a *Authority) nextChange(now time.Time) time.Time {
 	var next time.Time
 	consider := func(t time.Time) {
 		if t.After(now) && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
+	}
+	if len(a.cas) > 0 {
+		// The authority's own renewal: every leaf's bundle must follow it then, well
+		// before the new authority signs anything.
+		consider(renewAt(a.cas[0].cert))
 	}
 	if len(a.cas) > 1 {
 		// A renewed authority that does not sign yet.

@@ -73,9 +73,17 @@ func TestPlan(t *testing.T) {
 	data = damaged
 	step("damaged", next.Add(2*time.Minute), true)
 
+	// A leaf issued shortly before the authority's renewal is looked at again
+	// at that renewal, not at its own: its bundle must gain the new authority
+	// before the new authority signs a peer's certificate.
+	caRenew := renewAt(a.cas[0].cert)
+	fresh, nextLook, err := Plan(a, nil, caRenew.Add(-time.Hour), "r1", leafValidity)
+	if err != nil || fresh == nil || !nextLook.Equal(caRenew) {
+		t.Fatalf("leaf issued an hour before the authority's renewal: look again at %v, want %v (%v)", nextLook, caRenew, err)
+	}
+
 	// The authority reaches two thirds of its validity: a new one joins
 	// the bundle (leaves get it) but the old one still signs.
-	caRenew := renewAt(a.cas[0].cert)
 	step("authority renewed", caRenew, true)
 	if len(a.cas) != 2 {
 		t.Fatalf("authorities after renewal: %d", len(a.cas))
