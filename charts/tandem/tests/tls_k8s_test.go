@@ -70,6 +70,9 @@ func TestInternalTLSWiring(t *testing.T) {
 				t.Fatalf("operator internal TLS %v, controller %v, want %v", opOn, ctlOn, tc.on)
 			}
 			if !tc.on {
+				if canReadSecrets(r) {
+					t.Error("the operator may read secrets without internal TLS")
+				}
 				return
 			}
 			secret, ok := argValue(op.Args, "--internal-tls-controller-secret")
@@ -114,6 +117,27 @@ func canWriteSecrets(r rendered, ns string) bool {
 	}
 	for _, role := range r.clusterRoles {
 		if strings.Contains(role.Name, "operator") && allows(role.Rules) {
+			return true
+		}
+	}
+	return false
+}
+
+// canReadSecrets says whether some rendered operator Role or ClusterRole mentions Secrets.
+func canReadSecrets(r rendered) bool {
+	var rules []rbacv1.PolicyRule
+	for _, role := range r.roles {
+		if strings.Contains(role.Name, "operator") {
+			rules = append(rules, role.Rules...)
+		}
+	}
+	for _, role := range r.clusterRoles {
+		if strings.Contains(role.Name, "operator") {
+			rules = append(rules, role.Rules...)
+		}
+	}
+	for _, rule := range rules {
+		if slices.Contains(rule.Resources, "secrets") {
 			return true
 		}
 	}
