@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tandemdb/tandem/pkg/compute/controller"
+	"github.com/tandemdb/tandem/pkg/internaltls"
 	"github.com/tandemdb/tandem/pkg/pgwire"
 	"github.com/tandemdb/tandem/pkg/pprofserver"
 	"github.com/tandemdb/tandem/pkg/sql"
@@ -33,6 +34,11 @@ type config struct {
 	// protocol connections with mutual TLS under a CA in the data
 	// directory (the process orchestrator's replicas get its files).
 	InternalTLS bool
+	// InternalTLSFiles, when set, are the controller's certificate, key
+	// and authority bundle (on Kubernetes, the Secret the operator issues
+	// and rotates), used instead of a CA in the data directory and
+	// reloaded when they change.
+	InternalTLSFiles internaltls.Files
 	// MaxCopyBytes bounds the rows one COPY FROM holds for its atomic write.
 	MaxCopyBytes    int
 	Orchestrator    string
@@ -133,7 +139,11 @@ func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, 
 	var passwordFile string
 	fs.StringVar(&passwordFile, "superuser-password-file", "", "file holding the superuser's password (or set "+envSuperuserPassword+"); with a password every SQL client authenticates with SCRAM-SHA-256, without one only loopback clients are accepted")
 	var internalTLS string
-	fs.StringVar(&internalTLS, "internal-tls", "auto", "mutual TLS on the storage service and the connections to replicas, under a CA generated in the data directory: on, off, or auto (on with the process orchestrator; the kubernetes orchestrator does not distribute certificates yet)")
+	fs.StringVar(&internalTLS, "internal-tls", "auto", "mutual TLS on the storage service and the connections to replicas: on, off, or auto (on with the process orchestrator, or when --internal-tls-cert is set); without --internal-tls-cert the CA is generated in the data directory (process orchestrator only)")
+	tf := &cfg.InternalTLSFiles
+	fs.StringVar(&tf.CA, "internal-tls-ca", "", "CA bundle of the deployment's internal links (on Kubernetes, the operator's Secret); with --internal-tls-cert and --internal-tls-key replaces the CA in the data directory; all three are reloaded when they change")
+	fs.StringVar(&tf.Cert, "internal-tls-cert", "", "the controller's internal certificate (see --internal-tls-ca)")
+	fs.StringVar(&tf.Key, "internal-tls-key", "", "key of --internal-tls-cert")
 	fs.StringVar(&cfg.PprofListenAddr, "pprof-listen-addr", "", "loopback address serving /debug/pprof (e.g. 127.0.0.1:6060; default: profiles off)")
 	fs.BoolVar(&cfg.StorageFaultInjection, "storage-fault-injection", false, "testing only: storage writes go through a layer that POST /debug/storage/space?bytes=N on the HTTP port can make fail with ENOSPC")
 	var paramDefaults string
@@ -181,17 +191,8 @@ func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, 
 	if cfg.DataDir == "" {
 		return nil, errors.New("--data-dir must not be empty")
 	}
-	switch internalTLS {
-	case "auto":
-		cfg.InternalTLS = cfg.Orchestrator == "process"
-	case "on":
-		if cfg.Orchestrator != "process" {
-			return nil, errors.New("--internal-tls=on needs --orchestrator=process (kubernetes replicas do not get the certificates yet)")
-		}
-		cfg.InternalTLS = true
-	case "off":
-	default:
-		return nil, fmt.Errorf("--internal-tls=%q: want on, off or auto", internalTLS)
+	if err := cfg.completeInternalTLS(internalTLS); err != nil {
+		return nil, err
 	}
 	if cfg.PprofListenAddr != "" {
 		if err := pprofserver.CheckAddr(cfg.PprofListenAddr); err != nil {
@@ -202,6 +203,34 @@ func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, 
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// completeInternalTLS decides InternalTLS from --internal-tls and the
+// certificate files: a CA in the data directory serves only the process
+// orchestrator, whose replicas get its files; Kubernetes replicas get the
+// operator's certificates, so the controller must be given its own.
+func (cfg *config) completeInternalTLS(mode string) error {
+	t := cfg.InternalTLSFiles
+	files := t.Cert != ""
+	if (t.CA != "") != files || (t.Key != "") != files {
+		return errors.New("--internal-tls-ca, --internal-tls-cert and --internal-tls-key go together")
+	}
+	switch mode {
+	case "auto":
+		cfg.InternalTLS = files || cfg.Orchestrator == "process"
+	case "on":
+		if !files && cfg.Orchestrator != "process" {
+			return errors.New("--internal-tls=on with --orchestrator=kubernetes needs --internal-tls-ca, --internal-tls-cert and --internal-tls-key (the operator's Secret)")
+		}
+		cfg.InternalTLS = true
+	case "off":
+		if files {
+			return errors.New("--internal-tls=off contradicts --internal-tls-cert")
+		}
+	default:
+		return fmt.Errorf("--internal-tls=%q: want on, off or auto", mode)
+	}
+	return nil
 }
 
 // parseParamDefaults parses "name=value,name=value".

@@ -61,6 +61,21 @@ func TestParseConfig(t *testing.T) {
 		{name: "missing password file", args: []string{"--superuser-password-file=/nope"}},
 		{name: "tls cert without key", args: []string{"--tls-cert=/c.pem"}},
 		{name: "require tls without cert", args: []string{"--require-tls"}},
+		{name: "internal TLS: generated CA with the process orchestrator", check: func(c *config) bool {
+			return c.InternalTLS && c.InternalTLSFiles.Cert == ""
+		}},
+		{name: "internal TLS: off by default on kubernetes", args: []string{"--orchestrator=kubernetes", "--replica-image=i"},
+			check: func(c *config) bool { return !c.InternalTLS }},
+		{name: "internal TLS: on kubernetes needs files", args: []string{"--orchestrator=kubernetes", "--replica-image=i", "--internal-tls=on"}},
+		{name: "internal TLS: operator's files on kubernetes", args: []string{"--orchestrator=kubernetes", "--replica-image=i"},
+			env: map[string]string{"TANDEM_INTERNAL_TLS_CA": "/t/ca.crt", "TANDEM_INTERNAL_TLS_CERT": "/t/tls.crt", "TANDEM_INTERNAL_TLS_KEY": "/t/tls.key"},
+			check: func(c *config) bool {
+				f := c.InternalTLSFiles
+				return c.InternalTLS && f.CA == "/t/ca.crt" && f.Cert == "/t/tls.crt" && f.Key == "/t/tls.key"
+			}},
+		{name: "internal TLS: files go together", args: []string{"--internal-tls-cert=/t/tls.crt"}},
+		{name: "internal TLS: off contradicts files", args: []string{"--internal-tls=off", "--internal-tls-ca=/a", "--internal-tls-cert=/b", "--internal-tls-key=/c"}},
+		{name: "internal TLS: bad mode", args: []string{"--internal-tls=maybe"}},
 		{name: "tls flags", args: []string{"--tls-cert=/c.pem", "--tls-key=/k.pem", "--require-tls"}, check: func(c *config) bool {
 			return c.FrontDoor.TLSCert == "/c.pem" && c.FrontDoor.TLSKey == "/k.pem" && c.FrontDoor.RequireTLS
 		}},

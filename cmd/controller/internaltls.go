@@ -24,23 +24,34 @@ type internalTLSSetup struct {
 	replicaEnv     []string
 }
 
-// setUpInternalTLS creates (first start) or loads the CA in the data
-// directory and issues the controller's and the replicas' certificates;
+// internalTLSFiles are the controller's and the replicas' certificates:
+// the given files (the operator's Secret on Kubernetes; replicas of the
+// process orchestrator then share them), or certificates issued by the
+// CA in the data directory, created on first start.
+func internalTLSFiles(cfg *config) (own, rep internaltls.Files, err error) {
+	if cfg.InternalTLSFiles.Cert != "" {
+		return cfg.InternalTLSFiles, cfg.InternalTLSFiles, nil
+	}
+	ca, err := internaltls.EnsureAuthority(filepath.Join(cfg.DataDir, internalTLSDir))
+	if err != nil {
+		return own, rep, err
+	}
+	if own, err = ca.Issue("controller"); err != nil {
+		return own, rep, err
+	}
+	rep, err = ca.Issue("replica")
+	return own, rep, err
+}
+
+// setUpInternalTLS sets up the controller's side of the internal links
+// from internalTLSFiles, which it reads again whenever they change;
 // storage then refuses, and counts in tandem_internal_tls_refused_total,
 // every peer without a certificate of that CA. Off, it changes nothing.
 func setUpInternalTLS(cfg *config, reg prometheus.Registerer, log logr.Logger) (internalTLSSetup, error) {
 	if !cfg.InternalTLS {
 		return internalTLSSetup{}, nil
 	}
-	ca, err := internaltls.EnsureAuthority(filepath.Join(cfg.DataDir, internalTLSDir))
-	if err != nil {
-		return internalTLSSetup{}, err
-	}
-	own, err := ca.Issue("controller")
-	if err != nil {
-		return internalTLSSetup{}, err
-	}
-	rep, err := ca.Issue("replica")
+	own, rep, err := internalTLSFiles(cfg)
 	if err != nil {
 		return internalTLSSetup{}, err
 	}

@@ -116,7 +116,7 @@ func TestInternalLinksNeedTheDeploymentCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	noCert := right.Clone()
-	noCert.Certificates = nil
+	noCert.GetClientCertificate = nil
 	for _, ep := range []struct{ name, addr, metrics string }{
 		{"storage", storageAddr, "http://" + rc.httpAddr + "/metrics"},
 		{"computectl", replica.ComputeCtlAddr, "http://" + replica.InternalHTTPAddr + "/metrics"},

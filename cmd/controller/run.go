@@ -56,6 +56,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	registerDiskSpace(reg, filepath.Join(cfg.DataDir, "storage"), statfsUsage)
 	defer store.Close()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

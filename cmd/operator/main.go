@@ -30,6 +30,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1alpha1 "github.com/tandemdb/tandem/apis/compute/v1alpha1"
+	"github.com/tandemdb/tandem/operator/certs"
 	"github.com/tandemdb/tandem/operator/reconciler"
 	"github.com/tandemdb/tandem/operator/render"
 )
@@ -43,6 +44,16 @@ type config struct {
 	clusterDomain   string
 	storageAddr     string
 	logLevel        string
+	tls             tlsConfig
+}
+
+// tlsConfig is where the operator keeps the internal TLS certificates.
+type tlsConfig struct {
+	enabled          bool
+	namespace        string
+	caSecret         string
+	controllerSecret string
+	certValidity     time.Duration
 }
 
 func main() {
@@ -63,6 +74,11 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.clusterDomain, "cluster-domain", "", "cluster DNS domain for fully qualified peer names (default: rely on the search path)")
 	fs.StringVar(&c.storageAddr, "replica-storage-addr", "", "address (host:port) of the controller's table storage service, passed to every replica pod")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&c.tls.enabled, "internal-tls", false, "issue internal TLS certificates: a CA Secret, a Secret per replica mounted into its pods (mutual TLS on every internal link), and the controller's Secret; rotated before expiry")
+	fs.StringVar(&c.tls.namespace, "internal-tls-namespace", "", "namespace of the CA and controller Secrets (default: the leader election namespace, else the pod's)")
+	fs.StringVar(&c.tls.caSecret, "internal-tls-ca-secret", "tandem-internal-ca", "name of the Secret holding the internal CA")
+	fs.StringVar(&c.tls.controllerSecret, "internal-tls-controller-secret", "", "name of the Secret holding the controller's internal certificate (empty: none)")
+	fs.DurationVar(&c.tls.certValidity, "internal-tls-cert-validity", certs.DefaultLeafValidity, "validity of the internal certificates issued; each is renewed when two thirds of it have passed")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -78,7 +94,27 @@ func parseFlags(args []string) (config, error) {
 			}
 		}
 	})
+	if c.tls.enabled && c.tls.certValidity < 3*time.Minute {
+		errs = append(errs, fmt.Errorf("--internal-tls-cert-validity=%s: want at least 3m", c.tls.certValidity))
+	}
 	return c, errors.Join(errs...)
+}
+
+// serviceAccountNamespace is where Kubernetes mounts the pod's namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// tlsNamespace is where the CA and controller Secrets live.
+func (c config) tlsNamespace() (string, error) {
+	for _, ns := range []string{c.tls.namespace, c.leaderElectNS} {
+		if ns != "" {
+			return ns, nil
+		}
+	}
+	b, err := os.ReadFile(serviceAccountNamespace)
+	if err != nil {
+		return "", fmt.Errorf("--internal-tls-namespace not set and no service account namespace: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 func newLogger(level string) (logr.Logger, error) {
@@ -112,6 +148,8 @@ func run(ctx context.Context, args []string) error {
 		// Cache only the pods the operator renders, not every pod of the cluster.
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{render.LabelName: render.AppName})},
+			// Only the Secrets the operator issues, never the cluster's others.
+			&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagerName})},
 		},
 	}
 	if c.watchNamespaces != "" {
@@ -147,8 +185,18 @@ func run(ctx context.Context, args []string) error {
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder(reconciler.FieldOwner),
 		Clock:     wallClock{},
-		Render:    render.Options{ClusterDomain: c.clusterDomain, StorageAddr: c.storageAddr},
+		Render:    render.Options{ClusterDomain: c.clusterDomain, StorageAddr: c.storageAddr, InternalTLS: c.tls.enabled},
 		Metrics:   metrics,
+	}
+	if c.tls.enabled {
+		issuer, err := newIssuer(c, mgr)
+		if err != nil {
+			return err
+		}
+		r.TLS = issuer
+		if err := mgr.Add(issuer); err != nil {
+			return fmt.Errorf("add the internal TLS issuer: %w", err)
+		}
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up computereplica reconciler: %w", err)
@@ -166,6 +214,20 @@ func run(ctx context.Context, args []string) error {
 	}
 	logger.Info("Starting operator", "version", v1alpha1.GroupVersion().String(), "leaderElect", c.leaderElect)
 	return mgr.Start(ctx)
+}
+
+// newIssuer is the internal TLS issuer of the operator's configuration.
+func newIssuer(c config, mgr ctrl.Manager) (*certs.Issuer, error) {
+	ns, err := c.tlsNamespace()
+	if err != nil {
+		return nil, err
+	}
+	return &certs.Issuer{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Clock: wallClock{},
+		Namespace: ns, CASecret: c.tls.caSecret, ControllerSecret: c.tls.controllerSecret,
+		Labels:       map[string]string{render.LabelManagedBy: render.ManagerName},
+		LeafValidity: c.tls.certValidity,
+	}, nil
 }
 
 type wallClock struct{}

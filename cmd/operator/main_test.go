@@ -2,7 +2,12 @@ package main
 
 import (
 	"testing"
+	"time"
+
+	"github.com/tandemdb/tandem/operator/certs"
 )
+
+var defaultTLS = tlsConfig{caSecret: "tandem-internal-ca", certValidity: certs.DefaultLeafValidity}
 
 func TestParseFlags(t *testing.T) {
 	tests := []struct {
@@ -14,18 +19,29 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: config{metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, logLevel: "info"},
+			want: config{metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, logLevel: "info", tls: defaultTLS},
+		},
+		{
+			name: "internal TLS",
+			args: []string{"--internal-tls", "--internal-tls-namespace=ops", "--internal-tls-controller-secret=ctl-tls", "--internal-tls-cert-validity=24h"},
+			want: config{metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, logLevel: "info",
+				tls: tlsConfig{enabled: true, namespace: "ops", caSecret: "tandem-internal-ca", controllerSecret: "ctl-tls", certValidity: 24 * time.Hour}},
+		},
+		{
+			name:    "internal TLS validity too short to renew",
+			args:    []string{"--internal-tls", "--internal-tls-cert-validity=1m"},
+			wantErr: true,
 		},
 		{
 			name: "environment fallbacks",
 			env:  map[string]string{"TANDEM_OPERATOR_LEADER_ELECT": "false", "TANDEM_OPERATOR_WATCH_NAMESPACES": "a,b"},
-			want: config{metricsAddr: ":8080", probeAddr: ":8081", leaderElect: false, watchNamespaces: "a,b", logLevel: "info"},
+			want: config{metricsAddr: ":8080", probeAddr: ":8081", leaderElect: false, watchNamespaces: "a,b", logLevel: "info", tls: defaultTLS},
 		},
 		{
 			name: "flags win over the environment",
 			args: []string{"--log-level=debug"},
 			env:  map[string]string{"TANDEM_OPERATOR_LOG_LEVEL": "error"},
-			want: config{metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, logLevel: "debug"},
+			want: config{metricsAddr: ":8080", probeAddr: ":8081", leaderElect: true, logLevel: "debug", tls: defaultTLS},
 		},
 		{
 			name:    "malformed environment value",

@@ -20,20 +20,27 @@ func internalClientTLS(cfg *config) (*tls.Config, error) {
 	return internaltls.ClientConfig(cfg.InternalTLS)
 }
 
-// internalServerCreds are the compute protocol port's credentials: a
-// controller must present a certificate of the deployment's CA; every
-// refused handshake is counted in tandem_internal_tls_refused_total and
-// logged.
-func internalServerCreds(cfg *config, reg prometheus.Registerer, log logr.Logger) (credentials.TransportCredentials, error) {
-	scfg, err := internaltls.ServerConfig(cfg.InternalTLS)
-	if err != nil {
-		return nil, err
-	}
+// newRefusedCounter registers tandem_internal_tls_refused_total{endpoint}:
+// "computectl" (the compute protocol port) and "mesh" (a peer process of
+// the replica).
+func newRefusedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tandem_internal_tls_refused_total",
 		Help: "Connections to an internal endpoint refused because the peer did not present a certificate of the deployment's CA (or spoke no TLS).",
 	}, []string{"endpoint"})
 	reg.MustRegister(refused)
+	return refused
+}
+
+// internalServerCreds are the compute protocol port's credentials: a
+// controller must present a certificate of the deployment's CA; every
+// refused handshake is counted in refused{endpoint="computectl"} and
+// logged.
+func internalServerCreds(cfg *config, refused *prometheus.CounterVec, log logr.Logger) (credentials.TransportCredentials, error) {
+	scfg, err := internaltls.ServerConfig(cfg.InternalTLS)
+	if err != nil {
+		return nil, err
+	}
 	c := refused.WithLabelValues("computectl")
 	return internaltls.Credentials(scfg, func(err error) {
 		c.Inc()
@@ -42,8 +49,9 @@ func internalServerCreds(cfg *config, reg prometheus.Registerer, log logr.Logger
 }
 
 // meshTLS makes the mesh between the replica's processes mutual TLS under
-// the deployment's CA when --internal-tls-* are set.
-func meshTLS(cfg *config, m *mesh.Config, log logr.Logger) error {
+// the deployment's CA when --internal-tls-* are set; a refused peer is
+// logged and passed to onRefused (which counts it as endpoint "mesh").
+func meshTLS(cfg *config, m *mesh.Config, onRefused func(), log logr.Logger) error {
 	if cfg.InternalTLS.Cert == "" {
 		return nil
 	}
@@ -55,6 +63,9 @@ func meshTLS(cfg *config, m *mesh.Config, log logr.Logger) error {
 		return err
 	}
 	m.OnRefused = func(err error) {
+		if onRefused != nil {
+			onRefused()
+		}
 		log.Info("Refused a mesh connection without the deployment's certificate", "err", err.Error())
 	}
 	return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func issued(t *testing.T) internaltls.Files {
 
 // TestMeshMutualTLS: two processes with certificates of the deployment's
 // CA connect their mesh over TLS; a process whose certificate another CA
-// signed is refused, and the mesh fails to form.
+// signed is refused, counted, and the mesh fails to form.
 func TestMeshMutualTLS(t *testing.T) {
 	right := issued(t)
 	for _, tc := range []struct {
@@ -41,10 +42,11 @@ func TestMeshMutualTLS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			peers := freeAddrs(t, 2)
 			errs := make(chan error, 2)
+			var refused atomic.Int64
 			for p, files := range []internaltls.Files{right, tc.second} {
 				go func() {
 					cfg := &config{Process: p, Workers: 1, PeerConnectTimeout: 5 * time.Second, InternalTLS: files}
-					_, closeMesh, err := connectMesh(context.Background(), cfg, peers, peers[p], func(error) {}, logr.Discard())
+					_, closeMesh, err := connectMesh(context.Background(), cfg, peers, peers[p], func(error) {}, func() { refused.Add(1) }, logr.Discard())
 					if err == nil {
 						defer closeMesh()
 					}
@@ -57,6 +59,9 @@ func TestMeshMutualTLS(t *testing.T) {
 			}
 			if !tc.ok && !errors.Is(e1, mesh.ErrHandshake) && !errors.Is(e2, mesh.ErrHandshake) {
 				t.Fatalf("mesh across CAs: %v, %v", e1, e2)
+			}
+			if got := refused.Load(); (got > 0) == tc.ok {
+				t.Fatalf("%d refusals counted, want some: %v", got, !tc.ok)
 			}
 		})
 	}

@@ -57,6 +57,8 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	twoRuntimes := len(cfg.InteractivePeers) > 0
 	reg := prometheus.NewRegistry()
 	registerProcessCollectors(reg)
+	refused := newRefusedCounter(reg)
+	meshRefused := refused.WithLabelValues("mesh")
 	fatal := make(chan error, 1)
 	onFatal := func(err error) {
 		select {
@@ -132,7 +134,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 			if role == runtime.Interactive {
 				peers, listen = cfg.InteractivePeers, cfg.InteractiveListenAddr
 			}
-			return connectMesh(ctx, cfg, peers, listen, onFatal, baseLog.WithName("mesh").WithValues("role", role.String()))
+			return connectMesh(ctx, cfg, peers, listen, onFatal, meshRefused.Inc, baseLog.WithName("mesh").WithValues("role", role.String()))
 		},
 		Metrics: func(role runtime.Role) runtime.Metrics {
 			if role == runtime.Interactive {
@@ -190,7 +192,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	}
 	gopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20)}
 	if cfg.InternalTLS.Cert != "" {
-		creds, err := internalServerCreds(cfg, reg, log)
+		creds, err := internalServerCreds(cfg, refused, log)
 		if err != nil {
 			return err
 		}
@@ -290,7 +292,7 @@ func reportHoldGaps(ctx context.Context, reg *sharing.Registry, m *sharingMetric
 
 // connectMesh connects this process to its peers on one runtime's worker
 // port; a one-process runtime needs no mesh.
-func connectMesh(ctx context.Context, cfg *config, peers []string, listen string, onLost func(error), log logr.Logger) (runtime.Fabric, func(), error) {
+func connectMesh(ctx context.Context, cfg *config, peers []string, listen string, onLost func(error), onRefused func(), log logr.Logger) (runtime.Fabric, func(), error) {
 	if len(peers) <= 1 {
 		return nil, func() {}, nil
 	}
@@ -301,7 +303,7 @@ func connectMesh(ctx context.Context, cfg *config, peers []string, listen string
 	mctx, cancel := context.WithTimeout(ctx, cfg.PeerConnectTimeout)
 	defer cancel()
 	mcfg := mesh.Config{Process: cfg.Process, Peers: peers, Workers: cfg.Workers, Listener: lis, OnLost: onLost, Log: log}
-	if err := meshTLS(cfg, &mcfg, log); err != nil {
+	if err := meshTLS(cfg, &mcfg, onRefused, log); err != nil {
 		lis.Close()
 		return nil, nil, err
 	}

@@ -175,7 +175,11 @@ func (st *suite) chartRBAC(ctx context.Context, t *testing.T) {
 		// Leader election records core/v1 events; the reconciler records events.k8s.io ones.
 		{opSA, core(namespace, "create", "events"), true},
 		{opSA, authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Group: "events.k8s.io", Resource: "events"}, true},
-		{opSA, core("default", "get", "secrets"), false},
+		// It issues the internal TLS Secrets (internalTLS.enabled, the default): it reads
+		// and writes Secrets where replicas live, but never deletes or patches one.
+		{opSA, core("default", "get", "secrets"), true},
+		{opSA, core("default", "delete", "secrets"), false},
+		{opSA, core("default", "patch", "secrets"), false},
 		// It reads nodes, to open the budget of a replica on a node being drained.
 		{opSA, core("", "watch", "nodes"), true},
 		{opSA, core("", "patch", "nodes"), false},

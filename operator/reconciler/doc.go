@@ -39,4 +39,12 @@
 // the observed one lacks a field the apply would set or holds another value there, and
 // status only when one of the operator's fields or conditions (apart from transition times)
 // would change.
+//
+// With internal TLS (render.Options.InternalTLS) each replica also has a Secret
+// <replica>-internal-tls, owned by it, that a LeafIssuer (package certs) issues before the
+// StatefulSet is applied and renews when due; the pass is requeued for the renewal. A
+// renewal rewrites only the Secret, never the pod template, so it rolls nothing; a Secret of
+// that name the replica does not control is a NameConflict like the others. The metrics
+// (metrics.go) also count the container restarts of each replica's pods as their restart
+// counts grow, and expose whether the controller reports the replica hydrating.
 package reconciler

@@ -5,7 +5,11 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/tandemdb/tandem/apis/compute/v1alpha1"
 )
@@ -61,4 +65,93 @@ func TestMetricsForgetDeletedReplicas(t *testing.T) {
 	if on, n := series(); n != len(allStates) || len(on) != 1 || !strings.HasPrefix(on[0], "m1/") {
 		t.Errorf("%d state series after deleting m2 (set: %v), want %d, all m1's", n, on, len(allStates))
 	}
+}
+
+// TestRestartAndHydratingMetrics: container restarts of a replica's pods are counted as
+// they grow (a new pod starts from its own baseline), and the hydrating gauge follows the
+// controller's Hydrated condition.
+func TestRestartAndHydratingMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := newCluster(t, "rs", newFakeClient(t))
+	cl.r.Metrics = m
+	cl.create(&v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Name: "rs1"},
+		Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "rs", Image: "img", Processes: 2}})
+	for range 3 {
+		cl.step(true)
+	}
+	restarts := m.restarts.WithLabelValues(cl.ns, "rs1", "rs")
+	hydrating := m.hydrating.WithLabelValues(cl.ns, "rs1", "rs")
+	setRestarts := func(pod string, n int32) {
+		t.Helper()
+		var p corev1.Pod
+		if err := cl.c.Get(cl.ctx, client.ObjectKey{Namespace: cl.ns, Name: pod}, &p); err != nil {
+			t.Fatal(err)
+		}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "replica", RestartCount: n}}
+		if err := cl.c.Status().Update(cl.ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+		cl.reconcile()
+	}
+	for _, step := range []struct {
+		name string
+		do   func()
+		want float64
+	}{
+		{"no restarts", func() {}, 0},
+		{"rs1-0 restarted twice", func() { setRestarts("rs1-0", 2) }, 2},
+		{"and once more", func() { setRestarts("rs1-0", 3) }, 3},
+		{"rs1-1 restarted", func() { setRestarts("rs1-1", 1) }, 4},
+		{"a pass without change", func() { cl.reconcile() }, 4},
+		{"rs1-0 replaced by a new pod", func() {
+			if err := cl.c.Delete(cl.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: cl.ns, Name: "rs1-0"}}); err != nil {
+				t.Fatal(err)
+			}
+			cl.step(true)
+			setRestarts("rs1-0", 0)
+		}, 4},
+	} {
+		step.do()
+		if got := value(t, restarts); got != step.want {
+			t.Fatalf("%s: %v restarts counted, want %v", step.name, got, step.want)
+		}
+	}
+
+	for _, c := range []struct {
+		status metav1.ConditionStatus
+		reason string
+		want   float64
+	}{
+		{metav1.ConditionFalse, ReasonHydrating, 1},
+		{metav1.ConditionFalse, "NotConnected", 0},
+		{metav1.ConditionTrue, "Hydrated", 0},
+	} {
+		cr := cl.get("rs1")
+		meta.SetStatusCondition(&cr.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionHydrated,
+			Status: c.status, Reason: c.reason, Message: "m", ObservedGeneration: cr.Generation})
+		if err := cl.c.Status().Update(cl.ctx, cr); err != nil {
+			t.Fatal(err)
+		}
+		cl.reconcile()
+		if got := value(t, hydrating); got != c.want {
+			t.Errorf("Hydrated %s/%s: hydrating %v, want %v", c.status, c.reason, got, c.want)
+		}
+	}
+}
+
+// value reads a counter's or gauge's value.
+func value(t *testing.T, m prometheus.Metric) float64 {
+	t.Helper()
+	var out dto.Metric
+	if err := m.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	if c := out.GetCounter(); c != nil {
+		return c.GetValue()
+	}
+	return out.GetGauge().GetValue()
 }

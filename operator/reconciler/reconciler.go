@@ -55,6 +55,15 @@ type Reconciler struct {
 	Clock     Clock
 	Render    render.Options
 	Metrics   *Metrics
+	// TLS issues every replica's internal TLS Secret; required when Render.InternalTLS.
+	TLS LeafIssuer
+}
+
+// LeafIssuer keeps a leaf certificate Secret (certs.Issuer): want carries the name,
+// labels and owner, observed is the Secret as read (nil when absent). It returns when
+// the Secret should be looked at again (its renewal).
+type LeafIssuer interface {
+	EnsureLeaf(ctx context.Context, want, observed *corev1.Secret, name string) (time.Time, error)
 }
 
 // ClusterRequest is the request that reconciles the cluster of a replica.
@@ -166,6 +175,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		}
 		st.maxUnavailable = int32(budgets[st.cr.Name].MaxUnavailable)
 		withDisruption(st.cr, d, budgets[st.cr.Name])
+		// The Secret first: pods of a new StatefulSet mount it.
+		if next, err := r.ensureInternalTLS(ctx, st); err != nil {
+			return reconcile.Result{}, err
+		} else if !next.IsZero() {
+			requeue = minRequeue(requeue, max(next.Sub(now), time.Second))
+		}
 		if err := r.act(ctx, st, *d); apierrors.IsInvalid(err) {
 			// Rejected by the API server (a dry run passed, or there was none because the
 			// template did not change): hold this replica and carry on with the others.
@@ -179,12 +194,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		}
 		r.Metrics.observeDecision(st.cr, *d)
 		decided[st.cr.Name] = true
-		if d.RequeueAfter > 0 && (requeue == 0 || d.RequeueAfter < requeue) {
-			requeue = d.RequeueAfter
-		}
+		requeue = minRequeue(requeue, d.RequeueAfter)
 	}
 	r.Metrics.observeCluster(req.Namespace, req.Name, decided)
 	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// minRequeue is the earlier of two requeue delays, 0 meaning none.
+func minRequeue(a, b time.Duration) time.Duration {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// ensureInternalTLS keeps the replica's internal TLS Secret issued, and returns when to
+// look at it again (zero without internal TLS).
+func (r *Reconciler) ensureInternalTLS(ctx context.Context, st *replicaState) (time.Time, error) {
+	if !r.Render.InternalTLS {
+		return time.Time{}, nil
+	}
+	if r.TLS == nil {
+		return time.Time{}, fmt.Errorf("computereplica %s/%s: internal TLS is on but nothing issues certificates", st.cr.Namespace, st.cr.Name)
+	}
+	want := &corev1.Secret{ObjectMeta: render.InternalTLSSecretMeta(st.cr)}
+	next, err := r.TLS.EnsureLeaf(ctx, want, st.owned.tls, st.cr.Name)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("internal TLS secret of computereplica %s/%s: %w", st.cr.Namespace, st.cr.Name, err)
+	}
+	return next, nil
 }
 
 // observe renders a replica and reads its StatefulSet and pods from the cache.
@@ -253,6 +291,7 @@ func (r *Reconciler) observe(ctx context.Context, cr *v1alpha1.ComputeReplica) (
 	if err := r.Client.List(ctx, &pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.SelectorLabels(cr))); err != nil {
 		return nil, fmt.Errorf("list pods of computereplica %s/%s: %w", cr.Namespace, cr.Name, err)
 	}
+	r.Metrics.observePods(cr, pods.Items)
 	if st.drainingNodes, err = r.drainingNodes(ctx, pods.Items); err != nil {
 		return nil, err
 	}
@@ -277,30 +316,37 @@ type owned struct {
 	svc *corev1.Service
 	sts *appsv1.StatefulSet
 	pdb *policyv1.PodDisruptionBudget
+	tls *corev1.Secret
 }
 
 // observeOwned reads the objects under the replica's names from the cache, and reports (as
 // its second result) one that the replica does not control.
 func (r *Reconciler) observeOwned(ctx context.Context, cr *v1alpha1.ComputeReplica) (o owned, conflict, err error) {
-	svc, sts, pdb := &corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}
-	for _, x := range []struct {
+	svc, sts, pdb, sec := &corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &corev1.Secret{}
+	type ownedObject struct {
 		kind string
+		name string
 		obj  client.Object
 		set  func()
-	}{
-		{"Service", svc, func() { o.svc = svc }},
-		{"StatefulSet", sts, func() { o.sts = sts }},
-		{"PodDisruptionBudget", pdb, func() { o.pdb = pdb }},
-	} {
-		switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(cr), x.obj); {
+	}
+	objects := []ownedObject{
+		{"Service", cr.Name, svc, func() { o.svc = svc }},
+		{"StatefulSet", cr.Name, sts, func() { o.sts = sts }},
+		{"PodDisruptionBudget", cr.Name, pdb, func() { o.pdb = pdb }},
+	}
+	if r.Render.InternalTLS {
+		objects = append(objects, ownedObject{"Secret", render.InternalTLSSecretName(cr), sec, func() { o.tls = sec }})
+	}
+	for _, x := range objects {
+		switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: cr.Namespace, Name: x.name}, x.obj); {
 		case apierrors.IsNotFound(err):
 			continue
 		case err != nil:
-			return owned{}, nil, fmt.Errorf("get %s %s/%s: %w", x.kind, cr.Namespace, cr.Name, err)
+			return owned{}, nil, fmt.Errorf("get %s %s/%s: %w", x.kind, cr.Namespace, x.name, err)
 		}
 		if !metav1.IsControlledBy(x.obj, cr) {
 			return owned{}, fmt.Errorf("%s %s/%s exists and is not controlled by this ComputeReplica: rename the replica or delete the %s",
-				x.kind, cr.Namespace, cr.Name, x.kind), nil
+				x.kind, cr.Namespace, x.name, x.kind), nil
 		}
 		x.set()
 	}

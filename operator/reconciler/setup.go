@@ -30,6 +30,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
@@ -44,7 +45,8 @@ const (
 )
 
 // SetupWithManager registers the reconciler with a manager: every ComputeReplica, and every
-// StatefulSet, Service, PDB and pod the operator labelled, enqueues its cluster.
+// StatefulSet, Service, PDB, pod and internal TLS Secret the operator labelled, enqueues its
+// cluster (the manager should cache only labelled Secrets: see cmd/operator).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	byCluster := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
 		return clusterRequests(obj)
@@ -65,6 +67,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Service{}, byCluster).
 		Watches(&policyv1.PodDisruptionBudget{}, byCluster).
 		Watches(&corev1.Pod{}, byCluster).
+		Watches(&corev1.Secret{}, byCluster).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodeRequests), builder.WithPredicates(drainChanged)).
 		WithOptions(controller.Options{
 			RateLimiter: workqueue.NewTypedMaxOfRateLimiter(

@@ -42,7 +42,8 @@ type Change struct {
 // argFlags are the replica flags TemplateChanges explains; any other argument that
 // differs is a TemplateChanged.
 var argFlags = []string{"--workers", "--compute-peers", "--interactive-peers", "--log-level",
-	"--storage-addr", "--controller-listen-addr", "--internal-http-listen-addr"}
+	"--storage-addr", "--controller-listen-addr", "--internal-http-listen-addr",
+	"--internal-tls-ca", "--internal-tls-cert", "--internal-tls-key"}
 
 // TemplateChanges lists why the pod template of desired differs from that of applied (the
 // StatefulSet as it is), in a fixed order of reasons, one entry per reason. It is empty
@@ -100,6 +101,11 @@ func TemplateChanges(applied, desired *appsv1.StatefulSet) []Change {
 	if oldA["--storage-addr"] != newA["--storage-addr"] {
 		add(ReasonOperatorOptionsChanged, "storage address %s -> %s", orNone(oldA["--storage-addr"]), orNone(newA["--storage-addr"]))
 	}
+	_, oldTLS := oldA["--internal-tls-cert"]
+	_, newTLS := newA["--internal-tls-cert"]
+	if oldTLS != newTLS {
+		add(ReasonOperatorOptionsChanged, "internal TLS %t -> %t", oldTLS, newTLS)
+	}
 	if len(oldPeers) == len(newPeers) && !portsChanged && oldA["--compute-peers"] != newA["--compute-peers"] {
 		add(ReasonOperatorOptionsChanged, "peer addresses %s -> %s", oldA["--compute-peers"], newA["--compute-peers"])
 	}
@@ -122,6 +128,10 @@ func unexplained(oldT, newT *corev1.PodTemplateSpec, oldA, newA map[string]strin
 	ac, bc := &a.Spec.Containers[0], &b.Spec.Containers[0]
 	ac.Image, ac.ImagePullPolicy, ac.Resources, ac.Ports = bc.Image, bc.ImagePullPolicy, bc.Resources, bc.Ports
 	a.Spec.NodeSelector, a.Spec.Affinity, a.Spec.Tolerations = b.Spec.NodeSelector, b.Spec.Affinity, b.Spec.Tolerations
+	if _, oldTLS := oldA["--internal-tls-cert"]; oldTLS != hasArg(newA, "--internal-tls-cert") {
+		// The internal TLS Secret's volume comes and goes with the flags.
+		a.Spec.Volumes, ac.VolumeMounts = b.Spec.Volumes, bc.VolumeMounts
+	}
 	for _, f := range argFlags {
 		delete(oldA, f)
 		delete(newA, f)
@@ -138,6 +148,11 @@ func unexplained(oldT, newT *corev1.PodTemplateSpec, oldA, newA map[string]strin
 		return true
 	}
 	return !Covers(bm, am)
+}
+
+func hasArg(args map[string]string, flag string) bool {
+	_, ok := args[flag]
+	return ok
 }
 
 // Covers says whether got carries every field of want with the same value: a map may hold

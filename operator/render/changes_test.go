@@ -45,6 +45,8 @@ func TestTemplateChanges(t *testing.T) {
 			[]string{ReasonSchedulingChanged}, "node selector"},
 		{"storage address", nil, Options{StorageAddr: "ctl:6877"},
 			[]string{ReasonOperatorOptionsChanged}, "storage address (none) -> ctl:6877"},
+		{"internal TLS", nil, Options{InternalTLS: true},
+			[]string{ReasonOperatorOptionsChanged}, "internal TLS false -> true"},
 		{"cluster domain", nil, Options{ClusterDomain: "cluster.local"},
 			[]string{ReasonOperatorOptionsChanged}, "peer addresses"},
 		{"image and workers", func(cr *v1alpha1.ComputeReplica) { cr.Spec.Image, cr.Spec.Workers = "x", 1 }, Options{},

@@ -60,6 +60,28 @@ type Options struct {
 	// (host:port), passed to every replica as --storage-addr; replicas cannot read
 	// tables or stored materialized views without it.
 	StorageAddr string
+	// InternalTLS mounts the replica's internal TLS Secret (InternalTLSSecretName, kept by
+	// the operator's certs.Issuer) and passes its files to the replica, which then speaks
+	// mutual TLS on every internal link and reloads the files when the Secret rotates.
+	InternalTLS bool
+}
+
+// InternalTLSDir is where a replica pod mounts its internal TLS Secret.
+const InternalTLSDir = "/etc/tandem/internal-tls"
+
+// internalTLSVolume names the volume of the internal TLS Secret.
+const internalTLSVolume = "internal-tls"
+
+// InternalTLSSecretName is the name of a replica's internal TLS Secret (ca.crt, tls.crt,
+// tls.key).
+func InternalTLSSecretName(cr *v1alpha1.ComputeReplica) string { return cr.Name + "-internal-tls" }
+
+// InternalTLSSecretMeta is the metadata of a replica's internal TLS Secret: the replica's
+// labels, and the replica as its owner.
+func InternalTLSSecretMeta(cr *v1alpha1.ComputeReplica) metav1.ObjectMeta {
+	m := objectMeta(cr)
+	m.Name = InternalTLSSecretName(cr)
+	return m
 }
 
 // ServiceName is the name of the headless Service (and the StatefulSet) of a replica.
@@ -245,6 +267,10 @@ func Args(cr *v1alpha1.ComputeReplica, o Options) []string {
 	if s.LogLevel != "" {
 		args = append(args, "--log-level="+s.LogLevel)
 	}
+	if o.InternalTLS {
+		args = append(args, "--internal-tls-ca="+InternalTLSDir+"/ca.crt",
+			"--internal-tls-cert="+InternalTLSDir+"/tls.crt", "--internal-tls-key="+InternalTLSDir+"/tls.key")
+	}
 	return args
 }
 
@@ -286,12 +312,22 @@ func podTemplate(cr *v1alpha1.ComputeReplica, o Options) corev1.PodTemplateSpec 
 		VolumeMounts:             []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
+	volumes := []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	if o.InternalTLS {
+		// Not a subPath mount: the kubelet then swaps rotated files in place.
+		mode := int32(0o440)
+		volumes = append(volumes, corev1.Volume{Name: internalTLSVolume, VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: InternalTLSSecretName(cr), DefaultMode: &mode},
+		}})
+		container.VolumeMounts = append(container.VolumeMounts,
+			corev1.VolumeMount{Name: internalTLSVolume, MountPath: InternalTLSDir, ReadOnly: true})
+	}
 	labels := Labels(cr)
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels},
 		Spec: corev1.PodSpec{
 			Containers:                    []corev1.Container{container},
-			Volumes:                       []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Volumes:                       volumes,
 			NodeSelector:                  s.Scheduling.NodeSelector,
 			Affinity:                      s.Scheduling.Affinity,
 			Tolerations:                   s.Scheduling.Tolerations,

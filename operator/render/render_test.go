@@ -88,7 +88,7 @@ func TestGolden(t *testing.T) {
 				NodeSelector: map[string]string{"pool": "compute"},
 				Tolerations:  []corev1.Toleration{{Key: "dedicated", Value: "tandem", Effect: corev1.TaintEffectNoSchedule}},
 			}
-		}), Options{ClusterDomain: "cluster.local"}},
+		}), Options{ClusterDomain: "cluster.local", InternalTLS: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

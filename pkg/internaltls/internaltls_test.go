@@ -63,15 +63,13 @@ func TestMutualTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !withCert {
-			cfg.Certificates = nil
+			cfg.GetClientCertificate = nil
 		}
 		return credentials.NewTLS(cfg)
 	}
 	// A client trusting the right CA but presenting another authority's
 	// certificate.
-	strangerCfg, _ := ClientConfig(stranger)
-	rightCA, _ := ClientConfig(client)
-	strangerCfg.RootCAs = rightCA.RootCAs
+	strangerCfg, _ := ClientConfig(Files{CA: client.CA, Cert: stranger.Cert, Key: stranger.Key})
 	for _, tc := range []struct {
 		name  string
 		creds credentials.TransportCredentials
@@ -115,10 +113,11 @@ func TestAuthorityReloaded(t *testing.T) {
 	dir := t.TempDir()
 	first := issue(t, dir, "a")
 	second := issue(t, dir, "b")
-	_, pool, err := load(first)
+	src, err := newSource(first)
 	if err != nil {
 		t.Fatal(err)
 	}
+	pool := src.current().pool
 	pair, err := tls.LoadX509KeyPair(second.Cert, second.Key)
 	if err != nil {
 		t.Fatal(err)

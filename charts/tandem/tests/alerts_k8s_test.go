@@ -76,7 +76,8 @@ func TestAlertRules(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"TandemReplicaDisconnected", "TandemCrashLooping", "TandemMaterializedViewFrontierLag", "TandemSharedArrangementHoldGap", "TandemReplicaRolloutStuck"} {
+	for _, want := range []string{"TandemReplicaDisconnected", "TandemCrashLooping", "TandemMaterializedViewFrontierLag", "TandemSharedArrangementHoldGap", "TandemReplicaRolloutStuck",
+		"TandemHydrationStuck", "TandemStorageDiskFilling", "TandemInternalTLSRefusals"} {
 		if !alerts[want] {
 			t.Errorf("alert %s not rendered (have %v)", want, alerts)
 		}
@@ -127,4 +128,42 @@ func exportedMetrics(t *testing.T, repo string) map[string]bool {
 		}
 	}
 	return names
+}
+
+// TestAlertRulesFire runs promtool's rule unit tests (testdata/alerts.promtest.yaml) on the
+// rendered rules: each alert tested there fires on its input, after its `for`, and not on
+// the inputs that should not fire it.
+func TestAlertRulesFire(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("TANDEM_PROMTOOL_REQUIRED") != "" {
+			t.Fatal("promtool not on PATH (Debian package prometheus)")
+		}
+		t.Skip("promtool not on PATH (Debian package prometheus); set TANDEM_PROMTOOL_REQUIRED=1 to fail instead")
+	}
+	rules := renderRules(t)
+	for g := range rules.Groups {
+		for r := range rules.Groups[g].Rules {
+			rules.Groups[g].Rules[r].Annotations = nil
+		}
+	}
+	body, err := yaml.Marshal(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests, err := os.ReadFile(filepath.Join("testdata", "alerts.promtest.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "alerts.promtest.yaml")
+	if err := os.WriteFile(file, append([]byte("rule_files: [rules.yaml]\n"), tests...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "test", "rules", file).CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules: %v\n%s", err, out)
+	}
 }

@@ -76,13 +76,17 @@ func TestGolden(t *testing.T) {
 
 func TestSchemaRejects(t *testing.T) {
 	tests := map[string][]string{
-		"bad log level":     {"--set", "operator.logLevel=loud"},
-		"unknown key":       {"--set", "operator.replicass=2"},
-		"no replicas":       {"--set", "operator.replicas=0"},
-		"bad storage size":  {"--set", "controller.storage.size=lots"},
-		"bad pull policy":   {"--set", "image.pullPolicy=Sometimes"},
-		"bad alert pending": {"--set", "monitoring.prometheusRule.holdGapFor=soon"},
-		"bad network peer":  {"--set", "networkPolicy.pgwire.from[0].cidr=10.0.0.0/8"},
+		"bad log level":         {"--set", "operator.logLevel=loud"},
+		"unknown key":           {"--set", "operator.replicass=2"},
+		"no replicas":           {"--set", "operator.replicas=0"},
+		"bad storage size":      {"--set", "controller.storage.size=lots"},
+		"bad pull policy":       {"--set", "image.pullPolicy=Sometimes"},
+		"bad alert pending":     {"--set", "monitoring.prometheusRule.holdGapFor=soon"},
+		"bad network peer":      {"--set", "networkPolicy.pgwire.from[0].cidr=10.0.0.0/8"},
+		"bad cert validity":     {"--set", "internalTLS.certValidity=90d"},
+		"bad api server port":   {"--set", "networkPolicy.egress.apiServer.ports={0}"},
+		"empty dashboard label": {"--set", "monitoring.grafanaDashboard.label="},
+		"bad disk horizon":      {"--set", "monitoring.prometheusRule.diskFillingHorizonSeconds=10"},
 	}
 	for name, set := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
@@ -18,6 +19,8 @@ type rendered struct {
 	policies     map[string]networkingv1.NetworkPolicy // by namespace/name
 	roles        []rbacv1.Role
 	clusterRoles []rbacv1.ClusterRole
+	deployments  []appsv1.Deployment
+	statefulSets []appsv1.StatefulSet
 }
 
 func render(t *testing.T, set ...string) rendered {
@@ -46,6 +49,14 @@ func render(t *testing.T, set ...string) rendered {
 			var role rbacv1.ClusterRole
 			mustUnmarshal(t, doc, &role)
 			r.clusterRoles = append(r.clusterRoles, role)
+		case "Deployment":
+			var d appsv1.Deployment
+			mustUnmarshal(t, doc, &d)
+			r.deployments = append(r.deployments, d)
+		case "StatefulSet":
+			var s appsv1.StatefulSet
+			mustUnmarshal(t, doc, &s)
+			r.statefulSets = append(r.statefulSets, s)
 		}
 	}
 	return r
