@@ -85,6 +85,14 @@ func (c *Controller) chooseTimeLocked(inputs []string, clocks []loadgen.Clock, i
 	gen, generated := boundsOf(clocks, c.now())
 	if iso == strictSerializable {
 		ts := max(maxSince, c.cfg.Oracle.ReadTS())
+		// Inputs complete past the read timestamp are read at their latest
+		// complete time: as linearizable (ApplyRead orders every later read
+		// and write after it), fresher, and without a wait. Temporal
+		// filters see time pass this way, since ticks move write frontiers
+		// but not the read timestamp.
+		if wt, ok := minWrite.Time(); ok && wt > 0 && len(inputs) > 0 {
+			ts = max(ts, wt-1)
+		}
 		if generated {
 			ts = max(ts, gen.readableFrom, gen.complete)
 		}
