@@ -50,11 +50,13 @@ func TestOracle(t *testing.T) {
 	for i := range len(scripts) + len(gens) {
 		var name, path string
 		var text []byte
+		var replay func(int) string
 		if i < len(scripts) {
 			path = scripts[i]
 			name = strings.TrimSuffix(filepath.Base(path), ".slt")
 		} else {
-			name, path, text = gens[i-len(scripts)].name, gens[i-len(scripts)].name, []byte(gens[i-len(scripts)].text)
+			gen := gens[i-len(scripts)]
+			name, path, text, replay = gen.name, gen.name, []byte(gen.text), gen.replay
 		}
 		t.Run(name, func(t *testing.T) {
 			if text == nil {
@@ -78,6 +80,10 @@ func TestOracle(t *testing.T) {
 			defer pconn.Close(ctx)
 			tconn := tandemTarget(t, ctx)
 			n, err := Run(ctx, recs, tconn.PgConn(), pconn.PgConn())
+			var m *Mismatch
+			if errors.As(err, &m) && replay != nil {
+				t.Fatalf("%s: %v\nreplay (PostgreSQL and Tandem):\n%s", path, err, replay(m.Record.Line))
+			}
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
