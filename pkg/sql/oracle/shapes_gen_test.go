@@ -285,14 +285,18 @@ func (g *shapeGen) joinShape(depth int) (string, []gcol) {
 	rs := []rel{g.source(depth)}
 	from := rs[0].sql
 	var where []string
+	// chain is where the current comma-separated item starts: an ON
+	// sees only the items of its own JOIN chain.
+	chain := 0
 	for i := range 1 + g.pick(2) {
 		r := g.source(depth)
-		prev := rs[g.pick(len(rs))]
 		switch g.pick(5) {
 		case 0:
 			from += ", " + r.sql
-			where = append(where, g.link(prev, r, false))
+			where = append(where, g.link(rs[g.pick(len(rs))], r, false))
+			chain = len(rs)
 		default:
+			prev := rs[chain+g.pick(len(rs)-chain)]
 			kind := []string{"JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"}[g.pick(4)]
 			on := g.link(prev, r, kind == "FULL JOIN")
 			if kind != "FULL JOIN" && g.chance(0.3) {
