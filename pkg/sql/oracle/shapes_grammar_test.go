@@ -45,10 +45,15 @@ func (g *shapeGen) windowFunc(x rel) (string, gcol) {
 		if j == 0 {
 			j = 3
 		}
-		return fmt.Sprintf(" ROWS BETWEEN %s AND %s", b[i], b[j])
+		ex := []string{"", "", "", " EXCLUDE CURRENT ROW", " EXCLUDE GROUP", " EXCLUDE TIES"}[g.pick(6)]
+		return fmt.Sprintf(" %s BETWEEN %s AND %s%s", []string{"ROWS", "ROWS", "GROUPS"}[g.pick(3)], b[i], b[j], ex)
 	}
+	// Frames of whole peer groups: RANGE, GROUPS, and exclusions of
+	// whole groups, whose rows do not depend on the order among peers.
 	rangeFrame := []string{"", " RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING",
-		" RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING", " RANGE BETWEEN CURRENT ROW AND CURRENT ROW"}
+		" RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING", " RANGE BETWEEN CURRENT ROW AND CURRENT ROW",
+		" GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW", " GROUPS BETWEEN 1 FOLLOWING AND 2 FOLLOWING",
+		" GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING EXCLUDE GROUP", " RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING EXCLUDE GROUP"}
 	agg := func() (string, bool) {
 		switch g.pick(4) {
 		case 0:
