@@ -89,6 +89,15 @@ func (g *shapeGen) windowFunc(x rel) (string, gcol) {
 		return fmt.Sprintf("%s OVER (%s%s%s)", a, part, total, rowsFrame()), gcol{text: text}
 	case 8:
 		a, text := agg()
+		if g.chance(0.4) {
+			// RANGE offsets over one integer column: value-based, so
+			// the order among peers does not matter either.
+			o := g.orderAll([]string{x.ref(ic)})
+			b := []string{"UNBOUNDED PRECEDING", "2 PRECEDING", "1 PRECEDING", "CURRENT ROW", "0 FOLLOWING", "1 FOLLOWING", "UNBOUNDED FOLLOWING"}
+			i := g.pick(len(b) - 1)
+			j := max(i+g.pick(len(b)-i), 1)
+			return fmt.Sprintf("%s OVER (%sORDER BY %s RANGE BETWEEN %s AND %s)", a, part, o, b[i], b[j]), gcol{text: text}
+		}
 		return fmt.Sprintf("%s OVER (%s%s%s)", a, part, partial, rangeFrame[g.pick(len(rangeFrame))]), gcol{text: text}
 	}
 	a, text := agg()
