@@ -42,7 +42,7 @@ func generatedScripts(t *testing.T) []generatedScript {
 		{name: fmt.Sprintf("generated_joins_seed%d", seed), text: g.script(cases, g.joinQuery)},
 		{name: fmt.Sprintf("generated_topk_seed%d", seed), text: g.script(cases, g.topKQuery)},
 	}
-	shapesSeed, shapesCases := uint64(1), 36
+	shapesSeed, shapesCases := uint64(1), 54
 	if v, err := strconv.ParseUint(os.Getenv("TANDEM_ORACLE_SHAPES_SEED"), 10, 64); err == nil {
 		shapesSeed = v
 	}

@@ -399,7 +399,7 @@ func (g *shapeGen) correlatedShape(depth int) (string, []gcol) {
 }
 
 // shapesScripts draws the generator's scripts: TANDEM_ORACLE_SHAPES_CASES
-// queries (default 36) from seed TANDEM_ORACLE_SHAPES_SEED (default 1),
+// queries (default 54) from seed TANDEM_ORACLE_SHAPES_SEED (default 1),
 // in scripts of shapesPerScript queries over a fresh schema, each script
 // followed by shapesWrites random writes after each of which every view
 // is read again.
