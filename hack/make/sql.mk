@@ -27,3 +27,15 @@ test-oracle-controller:
 	bash hack/oracle-controller.sh enable_compute_interactive_dataflows=on
 
 EXTRA_TESTS += test-oracle-controller
+
+# A longer run of the oracle's shapes generator (pkg/sql/oracle,
+# shapes_gen_test.go) than `make test`'s: SHAPES_SEED and SHAPES_CASES
+# choose the seed and the number of generated queries. Against a running
+# Tandem, add TANDEM_ORACLE_ADDR=host:port.
+SHAPES_SEED ?= 2
+SHAPES_CASES ?= 200
+.PHONY: test-sql-shapes
+test-sql-shapes:
+	bash hack/postgres.sh >/dev/null
+	TANDEM_ORACLE_REQUIRED=1 TANDEM_ORACLE_SHAPES_SEED=$(SHAPES_SEED) TANDEM_ORACLE_SHAPES_CASES=$(SHAPES_CASES) \
+		$(GO) test -count=1 -timeout 60m -run 'TestOracle$$/shapes_' ./pkg/sql/oracle/

@@ -40,3 +40,53 @@ func TestExplainShowsJoinPlanning(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainShowsOuterJoinPushdown checks that filters above outer
+// joins are planned as PostgreSQL plans them (planner/outerpush.go): a
+// condition on the preserved side filters it below the join (the filter
+// line comes after the Union), one that rejects the padded side's NULLs
+// leaves no Union (LEFT became INNER; FULL became LEFT, one Negate), and
+// one that keeps NULLs stays above the Union.
+func TestExplainShowsOuterJoinPushdown(t *testing.T) {
+	s, _ := newSession(t)
+	run(t, s, "CREATE TABLE t1 (a1 int, b1 int, x1 text); CREATE TABLE t2 (a2 int, b2 int, x2 text); CREATE TABLE t3 (a3 int, b3 int)")
+	tests := []struct {
+		sql string
+		// before[i] must appear, and before before[i+1].
+		before []string
+		// count: substring -> occurrences.
+		count map[string]int
+	}{
+		{"EXPLAIN SELECT * FROM t1 LEFT JOIN t2 ON a1 = a2 WHERE b1 = 5",
+			[]string{"Union", "filter [(#1 = 5)]"}, map[string]int{"Union": 2, "Negate": 1}},
+		{"EXPLAIN SELECT * FROM t2 RIGHT JOIN t1 ON a1 = a2 WHERE x1 <> 'a' AND b1 > 2",
+			[]string{"Union", "filter [(#2 <> 'a'), (#1 > 2)]"}, map[string]int{"Negate": 1}},
+		{"EXPLAIN SELECT * FROM t1 LEFT JOIN t2 ON a1 = a2 WHERE b2 = 5",
+			[]string{"Join on", "filter [(#1 = 5)]"}, map[string]int{"Union": 0, "Negate": 0}},
+		{"EXPLAIN SELECT * FROM t1 FULL JOIN t2 ON a1 = a2 WHERE b2 + b1 > 5",
+			[]string{"Join on"}, map[string]int{"Union": 0, "Negate": 0}},
+		{"EXPLAIN SELECT * FROM t1 FULL JOIN t2 ON a1 = a2 WHERE b2 IS NOT NULL",
+			[]string{"Union"}, map[string]int{"Negate": 1}},
+		{"EXPLAIN SELECT * FROM t1 LEFT JOIN t2 ON a1 = a2 WHERE b2 IS NULL",
+			[]string{"filter [(#4 IS NULL)]", "Union"}, map[string]int{"Negate": 1}},
+		{"EXPLAIN SELECT * FROM t1 LEFT JOIN t2 ON a1 = a2, t3 WHERE a3 = a1 AND b1 = 7",
+			[]string{"Union", "filter [(#1 = 7)]"}, map[string]int{"Negate": 1}},
+	}
+	for _, tc := range tests {
+		got := strings.Join(run(t, s, tc.sql), "\n")
+		at := 0
+		for _, w := range tc.before {
+			i := strings.Index(got[at:], w)
+			if i < 0 {
+				t.Errorf("%s: no %q after offset %d in\n%s", tc.sql, w, at, got)
+				break
+			}
+			at += i + len(w)
+		}
+		for w, n := range tc.count {
+			if c := strings.Count(got, w); c != n {
+				t.Errorf("%s: %d × %q, want %d, in\n%s", tc.sql, c, w, n, got)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"fmt"
+	"math"
 
 	"pgregory.net/rapid"
 
@@ -30,18 +31,20 @@ func (g *planGen) window(depth int, label string) plan.Plan {
 			NullsLast: rapid.Bool().Draw(g.t, lab+"_nullslast"),
 		})
 	}
+	// RANGE offsets need one integer ORDER BY column.
+	rangeOffsets := len(order) == 1 && d.Types[order[0].Column].Type == row.TypeInt64
 	var funcs []plan.WindowFunc
 	for i := range rapid.IntRange(1, 3).Draw(g.t, label+"_funcs") {
-		funcs = append(funcs, g.windowFunc(d, fmt.Sprintf("%s_f%d", label, i)))
+		funcs = append(funcs, g.windowFunc(d, rangeOffsets, fmt.Sprintf("%s_f%d", label, i)))
 	}
 	return plan.NewWindow(in, part, order, funcs...)
 }
 
-func (g *planGen) windowFunc(d row.RelationDesc, label string) plan.WindowFunc {
+func (g *planGen) windowFunc(d row.RelationDesc, rangeOffsets bool, label string) plan.WindowFunc {
 	kinds := []plan.WindowFuncKind{plan.WinRowNumber, plan.WinRank, plan.WinDenseRank, plan.WinPercentRank,
 		plan.WinCumeDist, plan.WinNtile, plan.WinLag, plan.WinLead, plan.WinFirstValue, plan.WinLastValue,
 		plan.WinNthValue, plan.WinAggregate}
-	f := plan.WindowFunc{Func: rapid.SampledFrom(kinds).Draw(g.t, label), Arg: -1, Default: -1, Frame: g.frame(label + "_frame")}
+	f := plan.WindowFunc{Func: rapid.SampledFrom(kinds).Draw(g.t, label), Arg: -1, Default: -1, Frame: g.frame(rangeOffsets, label+"_frame")}
 	arg := rapid.IntRange(0, d.Arity()-1).Draw(g.t, label+"_arg")
 	switch f.Func {
 	case plan.WinNtile, plan.WinNthValue:
@@ -64,23 +67,35 @@ func (g *planGen) windowFunc(d row.RelationDesc, label string) plan.WindowFunc {
 	return f
 }
 
-// frame draws a valid frame: ROWS with offsets, or RANGE with UNBOUNDED
-// and CURRENT ROW bounds.
-func (g *planGen) frame(label string) plan.WindowFrame {
-	fr := plan.WindowFrame{Rows: rapid.Bool().Draw(g.t, label+"_rows")}
+// frameOffsets are the offsets frames draw: small ones, and one whose
+// RANGE bounds overflow the integers.
+func frameOffsets() []int64 { return []int64{0, 1, 1, 2, math.MaxInt64} }
+
+// frame draws a valid frame: ROWS or GROUPS with offsets, RANGE with
+// UNBOUNDED and CURRENT ROW bounds (and offsets when rangeOffsets), with
+// or without an EXCLUDE clause.
+func (g *planGen) frame(rangeOffsets bool, label string) plan.WindowFrame {
+	var fr plan.WindowFrame
+	switch rapid.IntRange(0, 2).Draw(g.t, label+"_mode") {
+	case 0:
+		fr.Rows = true
+	case 1:
+		fr.Groups = true
+	}
+	fr.Exclude = rapid.SampledFrom([]plan.FrameExclude{"", "", plan.ExcludeCurrentRow, plan.ExcludeGroup, plan.ExcludeTies}).Draw(g.t, label+"_exclude")
 	startKinds := []plan.BoundKind{plan.UnboundedPreceding, plan.CurrentRow}
 	endKinds := []plan.BoundKind{plan.CurrentRow, plan.UnboundedFollowing}
-	if fr.Rows {
+	if fr.Rows || fr.Groups || rangeOffsets {
 		startKinds = append(startKinds, plan.Preceding, plan.Following)
 		endKinds = append(endKinds, plan.Preceding, plan.Following)
 	}
 	fr.Start.Kind = rapid.SampledFrom(startKinds).Draw(g.t, label+"_start")
 	fr.End.Kind = rapid.SampledFrom(endKinds).Draw(g.t, label+"_end")
 	if fr.Start.Kind == plan.Preceding || fr.Start.Kind == plan.Following {
-		fr.Start.Offset = int64(rapid.IntRange(0, 2).Draw(g.t, label+"_start_off"))
+		fr.Start.Offset = rapid.SampledFrom(frameOffsets()).Draw(g.t, label+"_start_off")
 	}
 	if fr.End.Kind == plan.Preceding || fr.End.Kind == plan.Following {
-		fr.End.Offset = int64(rapid.IntRange(0, 2).Draw(g.t, label+"_end_off"))
+		fr.End.Offset = rapid.SampledFrom(frameOffsets()).Draw(g.t, label+"_end_off")
 	}
 	return fr
 }

@@ -3,7 +3,9 @@ package operators
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"slices"
+	"sort"
 
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -45,12 +47,27 @@ type FrameBound struct {
 	Offset int64
 }
 
-// WindowFrame is a ROWS frame or (Rows false) a RANGE frame bounded by
-// UNBOUNDED or CURRENT ROW only.
+// WindowFrame is a ROWS frame, a GROUPS frame (offsets count peer
+// groups), or (neither) a RANGE frame (offsets are differences of the
+// value of the spec's only ORDER BY column, an integer); Exclude removes
+// rows from it.
 type WindowFrame struct {
-	Rows       bool
-	Start, End FrameBound
+	Rows, Groups bool
+	Start, End   FrameBound
+	Exclude      FrameExclude
 }
+
+// FrameExclude is a frame's EXCLUDE clause.
+type FrameExclude uint8
+
+// The exclusions: none, the current row, its peer group, its peers but
+// itself.
+const (
+	ExcludeNoOthers FrameExclude = iota
+	ExcludeCurrentRow
+	ExcludeGroup
+	ExcludeTies
+)
 
 // WindowFunc is one window function: Agg for WinAggregate (its Column
 // is the argument), Arg the value column, Default lag's and lead's
@@ -129,10 +146,13 @@ type partition struct {
 	at             []int
 	peerLo, peerHi []int
 	peer           []int
+	// groupLo and groupHi are each peer group's first and last positions.
+	groupLo, groupHi []int
+	order            []OrderColumn
 }
 
 func newPartition(rows []winRow, order []OrderColumn) *partition {
-	p := &partition{rows: rows}
+	p := &partition{rows: rows, order: order}
 	for r, w := range rows {
 		for j := int64(0); j < w.n; j++ {
 			p.at = append(p.at, r)
@@ -149,6 +169,7 @@ func newPartition(rows []winRow, order []OrderColumn) *partition {
 		for k := i; k < j; k++ {
 			p.peerLo[k], p.peerHi[k], p.peer[k] = i, j-1, group
 		}
+		p.groupLo, p.groupHi = append(p.groupLo, i), append(p.groupHi, j-1)
 		group++
 		i = j
 	}
@@ -178,10 +199,18 @@ func (p *partition) frame(fr WindowFrame, i int) (int, int) {
 			return 0
 		case BoundUnboundedFollowing:
 			return n - 1
-		case BoundPreceding:
-			return clampPos(int64(i)-min(b.Offset, int64(n)), n)
-		case BoundFollowing:
-			return clampPos(int64(i)+min(b.Offset, int64(n)), n)
+		case BoundPreceding, BoundFollowing:
+			off := min(b.Offset, int64(n))
+			if b.Kind == BoundPreceding {
+				off = -off
+			}
+			switch {
+			case fr.Groups:
+				return p.groupBound(int64(p.peer[i])+off, start)
+			case !fr.Rows:
+				return p.rangeBound(b, i, start)
+			}
+			return clampPos(int64(i)+off, n)
 		}
 		switch { // current row
 		case fr.Rows:
@@ -192,6 +221,87 @@ func (p *partition) frame(fr WindowFrame, i int) (int, int) {
 		return p.peerHi[i]
 	}
 	return max(bound(fr.Start, true), 0), min(bound(fr.End, false), n-1)
+}
+
+// groupBound is the first (start) or last position of peer group g,
+// which may lie before the first group (start: 0, end: -1, so that the
+// frame is empty) or after the last (start: n, end: n-1).
+func (p *partition) groupBound(g int64, start bool) int {
+	switch {
+	case g < 0 && start:
+		return 0
+	case g < 0:
+		return -1
+	case g >= int64(len(p.groupLo)) && start:
+		return p.size()
+	case g >= int64(len(p.groupLo)):
+		return p.size() - 1
+	case start:
+		return p.groupLo[g]
+	}
+	return p.groupHi[g]
+}
+
+// rangeBound is a RANGE frame's offset bound for position i: the first
+// position (start) whose value of the only ORDER BY column is at or after
+// the current value moved by the offset in the order's direction, or the
+// last position (end) at or before it. NULL is beyond every value on the
+// side where the order puts NULLs, so a NULL current row's frame is its
+// peers; a bound beyond the integers' range takes every value.
+func (p *partition) rangeBound(b FrameBound, i int, start bool) int {
+	o := p.order[0]
+	cur := p.value(i, o.Column)
+	target := cur
+	if !cur.IsNull() {
+		off := b.Offset
+		if (b.Kind == BoundPreceding) != o.Desc {
+			off = -off
+		}
+		target = row.Int64(saturatingAdd(cur.Int64(), off))
+	}
+	n := p.size()
+	if start {
+		return sort.Search(n, func(j int) bool { return compareOrdered(p.value(j, o.Column), target, o) >= 0 })
+	}
+	return sort.Search(n, func(j int) bool { return compareOrdered(p.value(j, o.Column), target, o) > 0 }) - 1
+}
+
+// saturatingAdd is a + b, or the nearest int64 when it overflows.
+func saturatingAdd(a, b int64) int64 {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
+}
+
+// excluded reports whether position j is excluded from the frame of
+// position i.
+func (p *partition) excluded(fr WindowFrame, i, j int) bool {
+	switch fr.Exclude {
+	case ExcludeCurrentRow:
+		return j == i
+	case ExcludeGroup:
+		return p.peer[j] == p.peer[i]
+	case ExcludeTies:
+		return j != i && p.peer[j] == p.peer[i]
+	}
+	return false
+}
+
+// framePositions lists the positions of i's frame, exclusions removed.
+func (p *partition) framePositions(fr WindowFrame, i int) []int {
+	lo, hi := p.frame(fr, i)
+	var out []int
+	for j := lo; j <= hi; j++ {
+		if !p.excluded(fr, i, j) {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // clampPos keeps a ROWS bound within [-1, n] so that it cannot overflow.
@@ -230,6 +340,9 @@ func (p *partition) eval(f WindowFunc, i int) (row.Datum, error) {
 		}
 		return row.Null(), nil
 	}
+	if f.Frame.Exclude != ExcludeNoOthers {
+		return p.evalExcluding(f, i)
+	}
 	lo, hi := p.frame(f.Frame, i)
 	switch f.Kind {
 	case WinFirstValue, WinLastValue, WinNthValue:
@@ -250,11 +363,43 @@ func (p *partition) eval(f WindowFunc, i int) (row.Datum, error) {
 	return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("unknown window function %d", f.Kind)}
 }
 
+// evalExcluding computes a frame function (first_value, last_value,
+// nth_value, an aggregate) over a frame with an EXCLUDE clause.
+func (p *partition) evalExcluding(f WindowFunc, i int) (row.Datum, error) {
+	pos := p.framePositions(f.Frame, i)
+	switch f.Kind {
+	case WinFirstValue, WinLastValue, WinNthValue:
+		k := 0
+		switch f.Kind {
+		case WinLastValue:
+			k = len(pos) - 1
+		case WinNthValue:
+			k = int(min(f.N-1, int64(len(pos))))
+		}
+		if k < 0 || k >= len(pos) {
+			return row.Null(), nil
+		}
+		return p.value(pos[k], f.Arg), nil
+	case WinAggregate:
+		return p.aggregateAt(f.Agg, pos)
+	}
+	return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("window function %d has no frame", f.Kind)}
+}
+
 // aggregate computes a over the positions [lo, hi].
 func (p *partition) aggregate(a Aggregate, lo, hi int) (row.Datum, error) {
+	var pos []int
+	for j := lo; j <= hi; j++ {
+		pos = append(pos, j)
+	}
+	return p.aggregateAt(a, pos)
+}
+
+// aggregateAt computes a over the given positions.
+func (p *partition) aggregateAt(a Aggregate, pos []int) (row.Datum, error) {
 	var args []argCount
 	var rows int64
-	for j := lo; j <= hi; j++ {
+	for _, j := range pos {
 		rows++
 		if a.Func != AggCountStar {
 			args = append(args, argCount{d: p.value(j, a.Column), n: 1})
@@ -280,7 +425,7 @@ func ntile(i, n, k int64) int64 {
 // column computes f at every position, with the error of each position
 // that has one (errs nil when none has).
 func (p *partition) column(f WindowFunc) ([]row.Datum, []error) {
-	if f.Kind == WinAggregate && f.Frame.Start.Kind == BoundUnboundedPreceding && p.runnable(f.Agg) {
+	if f.Kind == WinAggregate && f.Frame.Start.Kind == BoundUnboundedPreceding && f.Frame.Exclude == ExcludeNoOthers && p.runnable(f.Agg) {
 		return p.running(f)
 	}
 	out := make([]row.Datum, p.size())

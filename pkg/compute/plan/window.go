@@ -55,20 +55,37 @@ type WindowFunc struct {
 	Frame   WindowFrame    `json:"frame"`
 }
 
-// WindowFrame is a frame: ROWS counts rows from the current one; RANGE
-// (Rows false) is bounded only by UNBOUNDED or CURRENT ROW, the current
-// row meaning its first (start) or last (end) peer, peers being rows
-// equal in the ORDER BY columns (all rows without ORDER BY).
+// WindowFrame is a frame: ROWS counts rows from the current one; GROUPS
+// counts peer groups from the current row's (an offset bound is the
+// first or last row of that group); RANGE (neither) is bounded only by
+// UNBOUNDED or CURRENT ROW. In RANGE and GROUPS frames the current row
+// means its first (start) or last (end) peer, peers being rows equal in
+// the ORDER BY columns (all rows without ORDER BY). Exclude then removes
+// the current row, its peer group, or its peers but itself.
 type WindowFrame struct {
-	Rows  bool       `json:"rows,omitempty"`
-	Start FrameBound `json:"start"`
-	End   FrameBound `json:"end"`
+	Rows    bool         `json:"rows,omitempty"`
+	Groups  bool         `json:"groups,omitempty"`
+	Start   FrameBound   `json:"start"`
+	End     FrameBound   `json:"end"`
+	Exclude FrameExclude `json:"exclude,omitempty"`
 }
+
+// FrameExclude is a frame's EXCLUDE clause ("": EXCLUDE NO OTHERS).
+type FrameExclude string
+
+// The EXCLUDE options.
+const (
+	ExcludeCurrentRow FrameExclude = "current_row"
+	ExcludeGroup      FrameExclude = "group"
+	ExcludeTies       FrameExclude = "ties"
+)
 
 // BoundKind is a kind of frame bound.
 type BoundKind string
 
-// The frame bounds; Preceding and Following take an Offset (ROWS only).
+// The frame bounds; Preceding and Following take an Offset: rows, peer
+// groups, or (RANGE) the difference from the current row's value of the
+// window's only ORDER BY column, an integer.
 const (
 	UnboundedPreceding BoundKind = "unbounded_preceding"
 	Preceding          BoundKind = "preceding"
@@ -115,6 +132,9 @@ func (w *Window) desc(env Env) (row.RelationDesc, error) {
 		out.Names = append(out.Names, "")
 	}
 	for i, f := range w.Funcs {
+		if err := w.checkRangeOffset(f.Frame, in); err != nil {
+			return row.RelationDesc{}, fmt.Errorf("window: function %d (%s): %w", i, f.Func, err)
+		}
 		t, err := f.resultType(in)
 		if err != nil {
 			return row.RelationDesc{}, fmt.Errorf("window: function %d (%s): %w", i, f.Func, err)
@@ -191,13 +211,18 @@ func (f WindowFunc) resultType(in row.RelationDesc) (row.ColumnType, error) {
 }
 
 func (fr WindowFrame) validate() error {
+	if fr.Rows && fr.Groups {
+		return fmt.Errorf("frame both ROWS and GROUPS")
+	}
+	switch fr.Exclude {
+	case "", ExcludeCurrentRow, ExcludeGroup, ExcludeTies:
+	default:
+		return fmt.Errorf("unknown frame exclusion %q", fr.Exclude)
+	}
 	for _, b := range []FrameBound{fr.Start, fr.End} {
 		switch b.Kind {
 		case UnboundedPreceding, CurrentRow, UnboundedFollowing:
 		case Preceding, Following:
-			if !fr.Rows {
-				return fmt.Errorf("RANGE frame with an offset")
-			}
 			if b.Offset < 0 {
 				return fmt.Errorf("negative frame offset %d", b.Offset)
 			}
@@ -210,3 +235,17 @@ func (fr WindowFrame) validate() error {
 	}
 	return nil
 }
+
+// checkRangeOffset checks that a RANGE frame with an offset has one
+// ORDER BY column, an integer.
+func (w *Window) checkRangeOffset(fr WindowFrame, in row.RelationDesc) error {
+	if fr.Rows || fr.Groups || !fr.Start.hasOffset() && !fr.End.hasOffset() {
+		return nil
+	}
+	if len(w.OrderBy) != 1 || in.Types[w.OrderBy[0].Column].Type != row.TypeInt64 {
+		return fmt.Errorf("RANGE frame with an offset needs one integer ORDER BY column")
+	}
+	return nil
+}
+
+func (b FrameBound) hasOffset() bool { return b.Kind == Preceding || b.Kind == Following }

@@ -1,6 +1,8 @@
 package reference
 
 import (
+	"math"
+	"math/big"
 	"sort"
 
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -134,7 +136,7 @@ func windowValue(order []plan.ColumnOrder, f plan.WindowFunc, p [][]row.Datum, i
 	}
 	var frame []int
 	for j := range p {
-		if inFrame(order, f.Frame, p, i, j) {
+		if inFrame(order, f.Frame, p, i, j) && !excluded(order, f.Frame.Exclude, p, i, j) {
 			frame = append(frame, j)
 		}
 	}
@@ -162,12 +164,94 @@ func windowValue(order []plan.ColumnOrder, f plan.WindowFunc, p [][]row.Datum, i
 	return aggregate(aggKinds[f.Agg], false, string(f.Agg), vals, int64(len(frame)))
 }
 
+// group is the index of position j's peer group: how many positions
+// before it end a group.
+func group(order []plan.ColumnOrder, p [][]row.Datum, j int) int64 {
+	g := int64(0)
+	for k := 0; k < j; k++ {
+		if less(order, p[k], p[k+1]) {
+			g++
+		}
+	}
+	return g
+}
+
+// excluded reports whether an EXCLUDE clause removes position j from the
+// frame of position i.
+func excluded(order []plan.ColumnOrder, ex plan.FrameExclude, p [][]row.Datum, i, j int) bool {
+	peer := !less(order, p[i], p[j]) && !less(order, p[j], p[i])
+	switch ex {
+	case plan.ExcludeCurrentRow:
+		return i == j
+	case plan.ExcludeGroup:
+		return peer
+	case plan.ExcludeTies:
+		return peer && i != j
+	}
+	return false
+}
+
+// inRange reports whether position j is on the frame's side of a RANGE
+// offset bound of position i: the current row's value of the only ORDER
+// BY column moved by the offset towards the bound (NULL staying NULL),
+// compared in the window's order.
+func inRange(order []plan.ColumnOrder, b plan.FrameBound, p [][]row.Datum, i, j int, start bool) bool {
+	o := order[0]
+	bound := append([]row.Datum(nil), p[i]...)
+	if cur := bound[o.Column]; !cur.IsNull() {
+		v := new(big.Int).SetInt64(cur.Int64())
+		off := big.NewInt(b.Offset)
+		if (b.Kind == plan.Preceding) != o.Desc {
+			v.Sub(v, off)
+		} else {
+			v.Add(v, off)
+		}
+		// Beyond the integers, every value is within the bound.
+		v = bigClamp(v)
+		bound[o.Column] = row.Int64(v.Int64())
+	}
+	if start {
+		return !less(order, p[j], bound)
+	}
+	return !less(order, bound, p[j])
+}
+
+// bigClamp limits v to the int64 range.
+func bigClamp(v *big.Int) *big.Int {
+	lo, hi := big.NewInt(math.MinInt64), big.NewInt(math.MaxInt64)
+	switch {
+	case v.Cmp(lo) < 0:
+		return lo
+	case v.Cmp(hi) > 0:
+		return hi
+	}
+	return v
+}
+
 // inFrame reports whether position j is in the frame of position i.
 func inFrame(order []plan.ColumnOrder, fr plan.WindowFrame, p [][]row.Datum, i, j int) bool {
 	after := func(b plan.FrameBound, start bool) bool { // j is on the frame's side of b
 		switch b.Kind {
 		case plan.UnboundedPreceding, plan.UnboundedFollowing:
 			return true
+		case plan.Preceding, plan.Following:
+			if !fr.Rows && !fr.Groups {
+				return inRange(order, b, p, i, j, start)
+			}
+			if !fr.Groups {
+				break
+			}
+			gi, gj := group(order, p, i), group(order, p, j)
+			d := gi - b.Offset
+			if b.Kind == plan.Following {
+				d = gi + min(b.Offset, int64(len(p)))
+			}
+			if start {
+				return gj >= d
+			}
+			return gj <= d
+		}
+		switch b.Kind {
 		case plan.Preceding:
 			d := int64(i) - b.Offset
 			if start {

@@ -30,6 +30,13 @@ var boundKinds = map[plan.BoundKind]operators.FrameBoundKind{
 	plan.UnboundedFollowing: operators.BoundUnboundedFollowing,
 }
 
+var excludeKinds = map[plan.FrameExclude]operators.FrameExclude{
+	"":                     operators.ExcludeNoOthers,
+	plan.ExcludeCurrentRow: operators.ExcludeCurrentRow,
+	plan.ExcludeGroup:      operators.ExcludeGroup,
+	plan.ExcludeTies:       operators.ExcludeTies,
+}
+
 // WindowSpec converts a plan Window to the operator's spec (the engine
 // property tests build operators with it too).
 func WindowSpec(w *plan.Window) (operators.WindowSpec, error) {
@@ -44,11 +51,11 @@ func WindowSpec(w *plan.Window) (operators.WindowSpec, error) {
 		}
 		start, ok1 := boundKinds[f.Frame.Start.Kind]
 		end, ok2 := boundKinds[f.Frame.End.Kind]
-		if !ok1 || !ok2 {
+		if _, ok := excludeKinds[f.Frame.Exclude]; !ok1 || !ok2 || !ok {
 			return spec, fmt.Errorf("window: unknown frame bound in %v", f.Frame)
 		}
 		of := operators.WindowFunc{Kind: k, Arg: f.Arg, Default: f.Default, N: f.N,
-			Frame: operators.WindowFrame{Rows: f.Frame.Rows,
+			Frame: operators.WindowFrame{Rows: f.Frame.Rows, Groups: f.Frame.Groups, Exclude: excludeKinds[f.Frame.Exclude],
 				Start: operators.FrameBound{Kind: start, Offset: f.Frame.Start.Offset},
 				End:   operators.FrameBound{Kind: end, Offset: f.Frame.End.Offset}}}
 		if k == operators.WinAggregate {

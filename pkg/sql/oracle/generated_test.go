@@ -21,7 +21,12 @@ import (
 //	TANDEM_ORACLE_REQUIRED=1 TANDEM_ORACLE_SEED=7 TANDEM_ORACLE_CASES=200 \
 //	  go test -count=1 -run 'TestOracle/generated' ./pkg/sql/oracle/
 
-type generatedScript struct{ name, text string }
+type generatedScript struct {
+	name, text string
+	// replay, if set, returns the statements that reproduce a failure
+	// at a line of text.
+	replay func(line int) string
+}
 
 func generatedScripts(t *testing.T) []generatedScript {
 	seed, cases := uint64(1), 12
@@ -33,10 +38,19 @@ func generatedScripts(t *testing.T) []generatedScript {
 	}
 	t.Logf("generated scripts: TANDEM_ORACLE_SEED=%d TANDEM_ORACLE_CASES=%d", seed, cases)
 	g := &scriptGen{r: rand.New(rand.NewPCG(seed, 14))}
-	return []generatedScript{
-		{fmt.Sprintf("generated_joins_seed%d", seed), g.script(cases, g.joinQuery)},
-		{fmt.Sprintf("generated_topk_seed%d", seed), g.script(cases, g.topKQuery)},
+	out := []generatedScript{
+		{name: fmt.Sprintf("generated_joins_seed%d", seed), text: g.script(cases, g.joinQuery)},
+		{name: fmt.Sprintf("generated_topk_seed%d", seed), text: g.script(cases, g.topKQuery)},
 	}
+	shapesSeed, shapesCases := uint64(1), 54
+	if v, err := strconv.ParseUint(os.Getenv("TANDEM_ORACLE_SHAPES_SEED"), 10, 64); err == nil {
+		shapesSeed = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("TANDEM_ORACLE_SHAPES_CASES")); err == nil && v > 0 {
+		shapesCases = v
+	}
+	t.Logf("shapes scripts: TANDEM_ORACLE_SHAPES_SEED=%d TANDEM_ORACLE_SHAPES_CASES=%d", shapesSeed, shapesCases)
+	return append(out, shapesScripts(shapesSeed, shapesCases)...)
 }
 
 // scriptGen writes scripts over tables g1..g4 (a, b, c integer), whose

@@ -27,7 +27,14 @@ func TestOracle(t *testing.T) {
 	if err != nil || len(scripts) == 0 {
 		t.Fatalf("no scripts: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// Generated scripts come first so that a longer run (more cases)
+	// gets a longer deadline: 5 minutes plus 10 s per generated query.
+	gens := generatedScripts(t)
+	budget := 5 * time.Minute
+	for _, g := range gens {
+		budget += 10 * time.Second * time.Duration(strings.Count(g.text, "CREATE VIEW"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	pg, err := StartPostgres(ctx, t.TempDir())
 	if errors.Is(err, ErrNoPostgres) && os.Getenv("TANDEM_ORACLE_REQUIRED") == "" {
@@ -46,15 +53,16 @@ func TestOracle(t *testing.T) {
 	total := 0
 	// Generated scripts (generated_test.go) run after the files, each in
 	// its own database like them.
-	gens := generatedScripts(t)
 	for i := range len(scripts) + len(gens) {
 		var name, path string
 		var text []byte
+		var replay func(int) string
 		if i < len(scripts) {
 			path = scripts[i]
 			name = strings.TrimSuffix(filepath.Base(path), ".slt")
 		} else {
-			name, path, text = gens[i-len(scripts)].name, gens[i-len(scripts)].name, []byte(gens[i-len(scripts)].text)
+			gen := gens[i-len(scripts)]
+			name, path, text, replay = gen.name, gen.name, []byte(gen.text), gen.replay
 		}
 		t.Run(name, func(t *testing.T) {
 			if text == nil {
@@ -78,6 +86,10 @@ func TestOracle(t *testing.T) {
 			defer pconn.Close(ctx)
 			tconn := tandemTarget(t, ctx)
 			n, err := Run(ctx, recs, tconn.PgConn(), pconn.PgConn())
+			var m *Mismatch
+			if errors.As(err, &m) && replay != nil {
+				t.Fatalf("%s: %v\nreplay (PostgreSQL and Tandem):\n%s", path, err, replay(m.Record.Line))
+			}
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}

@@ -67,8 +67,12 @@
 // The lowered plan is then rewritten (finalPlan): every cluster of inner
 // joins gets its single-table predicates applied below the joins, its
 // column = column equalities as join keys and a greedy join order
-// (joinorder.go, joinbuild.go), and `WHERE rn <= k` over row_number()
-// puts a TopK under the Window (windowtopk.go). Both rewrites copy the
+// (joinorder.go, joinbuild.go), filters above outer joins reduce them
+// (LEFT to INNER, FULL to LEFT/RIGHT/INNER) when they reject the padded
+// side's NULLs and filter a side that is never padded below the join
+// (outerpush.go, which rebuilds the outer join the lowering recorded),
+// and `WHERE rn <= k` over row_number()
+// puts a TopK under the Window (windowtopk.go). These rewrites copy the
 // nodes they change (plans share subtrees) and leave the output columns
 // as they were.
 //

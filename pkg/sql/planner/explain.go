@@ -109,8 +109,11 @@ func windowFuncs(fs []plan.WindowFunc) string {
 			args = append(args, fmt.Sprintf("#%d", f.Default))
 		}
 		mode := "range"
-		if f.Frame.Rows {
+		switch {
+		case f.Frame.Rows:
 			mode = "rows"
+		case f.Frame.Groups:
+			mode = "groups"
 		}
 		bound := func(b plan.FrameBound) string {
 			if b.Kind == plan.Preceding || b.Kind == plan.Following {
@@ -119,6 +122,9 @@ func windowFuncs(fs []plan.WindowFunc) string {
 			return string(b.Kind)
 		}
 		parts[i] = fmt.Sprintf("%s(%s) %s[%s, %s]", name, strings.Join(args, ", "), mode, bound(f.Frame.Start), bound(f.Frame.End))
+		if f.Frame.Exclude != "" {
+			parts[i] += " exclude " + string(f.Frame.Exclude)
+		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -375,22 +375,30 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 	out := matched
 	if preserveL || preserveR {
 		parts := []plan.Plan{matched.plan()}
+		oj := &outerJoin{left: lp, right: rp, la: la, ra: ra, preserveL: preserveL, preserveR: preserveR, matched: matched.plan()}
 		outScope := &scope{cols: append([]column(nil), both.cols...)}
 		if preserveL {
 			un := unmatched(lp, la, lf, rf, ra, lk, rk, matched.plan(), 0, byPairs)
-			parts = append(parts, pad(un, la, 0, r.scope.types()))
+			oj.padL = pad(un, la, 0, r.scope.types())
+			parts = append(parts, oj.padL)
 			for i := la; i < la+ra; i++ {
 				outScope.cols[i].typ.Nullable = true
 			}
 		}
 		if preserveR {
 			un := unmatched(rp, ra, rf, lf, la, rk, lk, matched.plan(), la, byPairs)
-			parts = append(parts, pad(un, ra, la, l.scope.types()))
+			oj.padR = pad(un, ra, la, l.scope.types())
+			parts = append(parts, oj.padR)
 			for i := 0; i < la; i++ {
 				outScope.cols[i].typ.Nullable = true
 			}
 		}
-		out = newRel(plan.NewUnion(parts...), outScope)
+		u := plan.NewUnion(parts...)
+		if lat == nil {
+			// outerpush.go: the join planner may push filters into it.
+			p.noteOuterJoin(u, oj)
+		}
+		out = newRel(u, outScope)
 	}
 	if len(usingPairs) > 0 {
 		out = mergeUsing(out, usingPairs, using, la, j.Jointype)

@@ -49,6 +49,9 @@ import (
 // query reads.
 type joinPlanner struct {
 	env plan.Env
+	// outer are the outer joins whose filters may be pushed into them
+	// (outerpush.go).
+	outer map[*plan.Union]*outerJoin
 }
 
 // joinPlanner returns the join planner over the relations p has read.
@@ -57,7 +60,7 @@ func (p *Planner) joinPlanner() *joinPlanner {
 	for id, r := range p.relations {
 		descs[id] = r.Desc
 	}
-	return &joinPlanner{env: plan.MapEnv(descs)}
+	return &joinPlanner{env: plan.MapEnv(descs), outer: p.outerJoins}
 }
 
 // finalPlan is r's plan after join planning and the top-k rewrite
@@ -69,6 +72,11 @@ func (p *Planner) finalPlan(r *rel) plan.Plan {
 
 // rewrite plans the clusters of pl, top down.
 func (jp *joinPlanner) rewrite(pl plan.Plan) plan.Plan {
+	if pl.Mfp != nil {
+		if out, ok := jp.outerFilter(pl); ok {
+			return out
+		}
+	}
 	if isClusterRoot(pl) && worthPlanning(pl) {
 		if out, ok := jp.cluster(pl); ok {
 			return out
@@ -272,9 +280,6 @@ func (jp *joinPlanner) cluster(pl plan.Plan) (plan.Plan, bool) {
 	if !jp.flatten(body, c) {
 		return plan.Plan{}, false
 	}
-	for i := range c.leaves {
-		c.leaves[i] = jp.rewrite(c.leaves[i])
-	}
 	n := len(c.types)
 	// The top Mfp's predicates over cluster columns only join the
 	// cluster's; those reading its expressions stay above.
@@ -289,6 +294,10 @@ func (jp *joinPlanner) cluster(pl plan.Plan) (plan.Plan, bool) {
 				}
 			}
 		}
+	}
+	c.pushIntoOuterJoins(jp)
+	for i := range c.leaves {
+		c.leaves[i] = jp.rewrite(c.leaves[i])
 	}
 	b, ok := c.build()
 	if !ok {

@@ -56,6 +56,9 @@ type Planner struct {
 	valuesHint []row.Type
 	// relations are the catalog relations the query reads, by id.
 	relations map[plan.GlobalID]Relation
+	// outerJoins are the outer joins planned, by their Union
+	// (outerpush.go).
+	outerJoins map[*plan.Union]*outerJoin
 	// ctes are the WITH lists in scope, outermost first. A view's
 	// definition is planned with none: its names mean catalog items.
 	ctes []cteFrame

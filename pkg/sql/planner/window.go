@@ -36,7 +36,9 @@ const (
 	frameEndOffsetPre      = 0x01000
 	frameStartOffsetFol    = 0x02000
 	frameEndOffsetFol      = 0x04000
-	frameExclude           = 0x08000 | 0x10000 | 0x20000
+	frameExcludeCurrentRow = 0x08000
+	frameExcludeGroup      = 0x10000
+	frameExcludeTies       = 0x20000
 )
 
 // winOrder is one ORDER BY item of a window.
@@ -148,7 +150,7 @@ func (c *exprCtx) windowSpec(fc *pg.FuncCall, name string) (*winCall, error) {
 		}
 		call.order = append(call.order, winOrder{x: x, desc: desc, nullsLast: nullsLast})
 	}
-	frame, err := c.windowFrame(over)
+	frame, err := c.windowFrame(over, call.order)
 	if err != nil {
 		return nil, err
 	}
@@ -160,21 +162,30 @@ func (c *exprCtx) windowSpec(fc *pg.FuncCall, name string) (*winCall, error) {
 }
 
 // windowFrame converts the frame options.
-func (c *exprCtx) windowFrame(over *pg.WindowDef) (plan.WindowFrame, error) {
+func (c *exprCtx) windowFrame(over *pg.WindowDef, order []winOrder) (plan.WindowFrame, error) {
 	o := over.FrameOptions
+	rangeOffset := o&frameRange != 0 && o&(frameStartOffsetPre|frameStartOffsetFol|frameEndOffsetPre|frameEndOffsetFol) != 0
 	switch {
-	case o&frameGroups != 0:
-		return plan.WindowFrame{}, sqlerr.Unsupported("GROUPS frames")
-	case o&frameExclude != 0:
-		return plan.WindowFrame{}, sqlerr.Unsupported("EXCLUDE in window frames")
-	case o&frameRange != 0 && o&(frameStartOffsetPre|frameStartOffsetFol|frameEndOffsetPre|frameEndOffsetFol) != 0:
-		return plan.WindowFrame{}, sqlerr.Unsupported("RANGE frames with an offset PRECEDING or FOLLOWING")
+	case rangeOffset && len(order) != 1:
+		return plan.WindowFrame{}, sqlerr.New("42P20", "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column")
+	case rangeOffset && order[0].x.t.Type != row.TypeInt64:
+		return plan.WindowFrame{}, sqlerr.Unsupported("RANGE frames with an offset over an ORDER BY column of type " + order[0].x.t.Type.String())
+	case o&frameGroups != 0 && len(over.OrderClause) == 0:
+		return plan.WindowFrame{}, sqlerr.New("42P20", "GROUPS mode requires an ORDER BY clause")
 	case o&frameStartCurrent != 0 && o&frameEndOffsetPre != 0:
 		return plan.WindowFrame{}, sqlerr.New("42P20", "frame starting from current row cannot have preceding rows")
 	case o&frameStartOffsetFol != 0 && o&(frameEndOffsetPre|frameEndCurrent) != 0:
 		return plan.WindowFrame{}, sqlerr.New("42P20", "frame starting from following row cannot have preceding rows")
 	}
-	fr := plan.WindowFrame{Rows: o&frameRows != 0}
+	fr := plan.WindowFrame{Rows: o&frameRows != 0, Groups: o&frameGroups != 0}
+	switch {
+	case o&frameExcludeCurrentRow != 0:
+		fr.Exclude = plan.ExcludeCurrentRow
+	case o&frameExcludeGroup != 0:
+		fr.Exclude = plan.ExcludeGroup
+	case o&frameExcludeTies != 0:
+		fr.Exclude = plan.ExcludeTies
+	}
 	offset := func(n *pg.Node, what string) (int64, error) {
 		v, null, err := c.p.constInt(n, what)
 		if err != nil {
