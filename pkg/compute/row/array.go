@@ -317,3 +317,27 @@ func elemTagOK(tag byte, et Type) bool {
 	}
 	return tag == tagOf(Datum{typ: et})
 }
+
+// ArrayConcat returns the array of type t holding the elements of arrays
+// in order (array_cat, and the array aggregates' concatenation): the
+// element encodings are copied, not decoded. Every array must have type
+// t; a NULL among them is an error (callers skip NULLs with their own
+// rules).
+func ArrayConcat(t Type, arrays ...Datum) (Datum, error) {
+	if !t.IsArray() {
+		return Null(), fmt.Errorf("array concatenation: %s is not an array type", t)
+	}
+	n := 1
+	for i, a := range arrays {
+		if a.typ != t || len(a.str) == 0 {
+			return Null(), fmt.Errorf("array concatenation: operand %d has type %s, want %s", i+1, a.typ, t)
+		}
+		n += len(a.str) - 1
+	}
+	b := make([]byte, 0, n)
+	for _, a := range arrays {
+		b = append(b, a.str[:len(a.str)-1]...)
+	}
+	b = append(b, arrayEnd)
+	return Datum{typ: t, str: string(b)}, nil
+}
