@@ -55,9 +55,29 @@ func (c *exprCtx) arrayConstructor(a *pg.A_ArrayExpr) (typed, error) {
 			return typed{}, err
 		}
 	}
-	y, err := c.check(expr.Call(expr.FuncArray, exprs(xs)...))
+	et := row.TypeText
+	for _, x := range xs {
+		if x.t.Type != row.TypeNull {
+			et = x.t.Type
+			break
+		}
+	}
+	y, err := c.check(arrayOf(et, exprs(xs)...))
 	y.w = widthOf(xs)
 	return y, err
+}
+
+// arrayOf is ARRAY[xs...] with elements of type et. The engine's ARRAY
+// takes its type from its first non-NULL element and makes a text[] of
+// NULLs alone, so other element types get a cast that keeps such an
+// array, ARRAY[NULL::int], an int[] (the cast returns an array that
+// already has the type as it is).
+func arrayOf(et row.Type, xs ...expr.Expr) expr.Expr {
+	a := expr.Call(expr.FuncArray, xs...)
+	if at, ok := row.ArrayOf(et); ok && et != row.TypeText {
+		return expr.Cast(a, at)
+	}
+	return a
 }
 
 // emptyArray is ARRAY[]::t[].

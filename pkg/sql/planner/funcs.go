@@ -116,7 +116,8 @@ func scalarFunc(name string) (expr.Func, bool) {
 func isAggregate(name string) bool {
 	switch name {
 	case "count", "sum", "min", "max", "avg", "bool_and", "bool_or", "every", "string_agg",
-		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "jsonb_agg", "jsonb_object_agg":
+		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "jsonb_agg", "jsonb_object_agg",
+		"array_agg":
 		return true
 	}
 	return false
