@@ -204,6 +204,9 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		// position(sub IN s) arrives as position(s, sub), like strpos(s, sub).
 		return c.check(expr.Call(expr.FuncPosition, xs[1].e, xs[0].e))
 	}
+	if y, ok, err := c.arrayFunc2(name, fc.Args); ok {
+		return y, err
+	}
 	if y, ok, err := c.arrayFunc(name, fc.Args); ok {
 		return y, err
 	}
