@@ -4,6 +4,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
@@ -290,4 +291,55 @@ func (c *exprCtx) unnestCall(args []*pg.Node) (expr.TableCall, []column, error) 
 		col.w = x.w
 	}
 	return expr.TableCall{Func: expr.TableUnnest, Args: []expr.Expr{x.e}}, []column{col}, nil
+}
+
+// subqueryArrayType is the type of ARRAY(subquery) over values of type
+// t (text for an untyped NULL column, as PostgreSQL resolves unknown).
+func subqueryArrayType(t row.Type) (row.Type, error) {
+	if t == row.TypeNull {
+		t = row.TypeText
+	}
+	if t.IsArray() {
+		return row.TypeInvalid, sqlerr.Unsupported("ARRAY(subquery) of arrays (multidimensional arrays)")
+	}
+	at, ok := row.ArrayOf(t)
+	if !ok {
+		return row.TypeInvalid, sqlerr.Unsupported("arrays of type " + PGTypeName(t))
+	}
+	return at, nil
+}
+
+// arraySubLink lowers ARRAY(subquery) over r: the array of the
+// subquery's values for each row of r (for a correlated subquery, those
+// of the row's keys), '{}' when there are none. It is concat_agg of
+// one-element arrays per key, in value order (the subquery has no ORDER
+// BY: subLinkKind refuses one), attached as a correlated aggregate.
+func (c *exprCtx) arraySubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, error) {
+	sp, err := c.p.planSubLinkQuery(sl, r, outer, true, c.depth)
+	if err != nil {
+		return typed{}, err
+	}
+	vt := sp.valueType()
+	at, err := subqueryArrayType(vt.Type)
+	if err != nil {
+		return typed{}, err
+	}
+	w := IntWidth(0)
+	if sp.agg == nil {
+		w = sp.sub.scope.cols[sp.nKeys].w
+	}
+	if sp.agg != nil {
+		// Exactly one value per outer row.
+		v := sp.perRowValue(r)
+		return typed{e: arrayOf(at.ElemType(), v.e), t: row.ColumnType{Type: at}, w: v.w}, nil
+	}
+	nk := sp.nKeys
+	g := plan.NewReduce(sp.sub.plan(), columns(nk),
+		plan.Aggregate{Func: plan.AggConcat, Expr: arrayOf(at.ElemType(), expr.Column(nk))})
+	empty, err := row.Array(at, nil)
+	if err != nil {
+		return typed{}, sqlerr.Errorf(sqlerr.InternalError, "ARRAY(subquery): %v", err)
+	}
+	i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: at, Nullable: true}}, []expr.Expr{expr.Literal(empty)}, sp.safeKeys())
+	return typed{e: expr.Column(i), t: row.ColumnType{Type: at}, w: w}, nil
 }

@@ -40,6 +40,9 @@ func TestArrayPlanTypes(t *testing.T) {
 		{"SELECT array_agg(id ORDER BY id DESC), array_agg(DISTINCT b[1]) FILTER (WHERE id > 1), jsonb_agg(id ORDER BY id), array_agg(id::bigint) FROM arr", []row.ColumnType{
 			{Type: row.TypeInt64Array, Nullable: true}, {Type: row.TypeTextArray, Nullable: true}, {Type: row.TypeJSONB, Nullable: true}, {Type: row.TypeInt64Array, Nullable: true}},
 			[]uint32{1007, 1009, 3802, 1016}},
+		{"SELECT ARRAY(SELECT id FROM arr), ARRAY(SELECT b[1] FROM arr x WHERE x.id = arr.id), ARRAY(SELECT count(*) FROM arr x WHERE x.id = arr.id) FROM arr", []row.ColumnType{
+			{Type: row.TypeInt64Array}, {Type: row.TypeTextArray}, {Type: row.TypeInt64Array}},
+			[]uint32{1007, 1009, 1016}},
 	} {
 		t.Run(tt.sql, func(t *testing.T) {
 			q, err := planSQL(t, &Planner{Catalog: arrayCatalog()}, tt.sql)
@@ -86,6 +89,9 @@ func TestArrayPlanErrors(t *testing.T) {
 		{"SELECT array_agg(DISTINCT id ORDER BY a) FROM arr", "42P10"},
 		{"SELECT array_agg(id) OVER () FROM arr", sqlerr.FeatureNotSupported},
 		{"SELECT jsonb_object_agg(id, id ORDER BY id) FROM arr", sqlerr.FeatureNotSupported},
+		{"SELECT ARRAY(SELECT id FROM arr ORDER BY id)", sqlerr.FeatureNotSupported},
+		{"SELECT ARRAY(SELECT a FROM arr)", sqlerr.FeatureNotSupported},
+		{"SELECT ARRAY(SELECT id, b FROM arr)", sqlerr.SyntaxError},
 	} {
 		t.Run(tt.sql, func(t *testing.T) {
 			_, err := planSQL(t, &Planner{Catalog: arrayCatalog()}, tt.sql)
