@@ -188,6 +188,8 @@ const (
 	FuncArrayLower
 	FuncArrayToString
 	FuncStringToArray
+	// regexp_match(s, pattern[, flags]) is text[] (regexcache.go).
+	FuncRegexpMatch
 	funcCount
 )
 

@@ -139,6 +139,7 @@ var funcs = [funcCount]funcDef{
 	FuncArrayLower:    {name: "array_lower", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayBound("array_lower"), eval2: evalArrayBound(false)},
 	FuncArrayToString: {name: "array_to_string", minArgs: 2, maxArgs: 3, typeOf: typeArrayToString, evalN: evalArrayToString},
 	FuncStringToArray: {name: "string_to_array", minArgs: 2, maxArgs: 3, typeOf: typeStringToArray, evalN: evalStringToArray},
+	FuncRegexpMatch:   {name: "regexp_match", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeRegexpMatch, evalN: evalRegexpMatch},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL

@@ -87,6 +87,8 @@ func scalarFunc(name string) (expr.Func, bool) {
 		return expr.FuncRegexpReplace, true
 	case "regexp_like":
 		return expr.FuncRegexpLike, true
+	case "regexp_match":
+		return expr.FuncRegexpMatch, true
 	case "repeat":
 		return expr.FuncRepeat, true
 	case "reverse":

@@ -593,7 +593,7 @@ func unsupportedFunction(name string) string {
 		return "window functions"
 	case "random", "setseed", "gen_random_uuid":
 		return "random functions"
-	case "to_json", "json_build_object", "json_build_array", "regexp_match":
+	case "to_json", "json_build_object", "json_build_array":
 		return "json and array functions"
 	case "nextval", "currval", "setval", "lastval":
 		return "sequences"
