@@ -49,6 +49,10 @@ func TestArrayEncodingOrderIsPostgresArrayOrder(t *testing.T) {
 			return Float64(rapid.SampledFrom([]float64{-1, 0, 0.5, 1e300}).Draw(t, "f"))
 		}),
 		TypeBoolArray: rapid.Custom(func(t *rapid.T) Datum { return Bool(rapid.Bool().Draw(t, "b")) }),
+		TypeDateArray: rapid.Custom(func(t *rapid.T) Datum { return Date(rapid.Int32Range(-2, 2).Draw(t, "d")) }),
+		TypeBytesArray: rapid.Custom(func(t *rapid.T) Datum {
+			return BytesString(rapid.StringOfN(rapid.RuneFrom([]rune{'a', 0, 0xff}), 0, 3, -1).Draw(t, "b"))
+		}),
 	}
 	for typ, g := range gens {
 		t.Run(typ.String(), func(t *testing.T) {

@@ -184,6 +184,16 @@ func arrayPGType(t row.Type, w IntWidth) uint32 {
 		return 1009
 	case row.TypeBoolArray:
 		return 1000
+	case row.TypeDateArray:
+		return 1182
+	case row.TypeTimestampArray:
+		return 1115
+	case row.TypeUUIDArray:
+		return 2951
+	case row.TypeBytesArray:
+		return 1001
+	case row.TypeJSONBArray:
+		return 3807
 	}
 	return 0
 }

@@ -40,6 +40,10 @@ func TestArrayPlanTypes(t *testing.T) {
 		{"SELECT array_agg(id ORDER BY id DESC), array_agg(DISTINCT b[1]) FILTER (WHERE id > 1), jsonb_agg(id ORDER BY id), array_agg(id::bigint) FROM arr", []row.ColumnType{
 			{Type: row.TypeInt64Array, Nullable: true}, {Type: row.TypeTextArray, Nullable: true}, {Type: row.TypeJSONB, Nullable: true}, {Type: row.TypeInt64Array, Nullable: true}},
 			[]uint32{1007, 1009, 3802, 1016}},
+		{"SELECT '{}'::date[], '{}'::timestamp[], '{}'::uuid[], '{}'::bytea[], '{}'::jsonb[], ARRAY['2024-01-01'::date]", []row.ColumnType{
+			{Type: row.TypeDateArray}, {Type: row.TypeTimestampArray}, {Type: row.TypeUUIDArray}, {Type: row.TypeBytesArray}, {Type: row.TypeJSONBArray}, {Type: row.TypeDateArray}},
+			[]uint32{1182, 1115, 2951, 1001, 3807, 1182}},
+		{"SELECT '{a}'::varchar[]", []row.ColumnType{{Type: row.TypeTextArray}}, []uint32{1009}},
 		{"SELECT ARRAY(SELECT id FROM arr), ARRAY(SELECT b[1] FROM arr x WHERE x.id = arr.id), ARRAY(SELECT count(*) FROM arr x WHERE x.id = arr.id) FROM arr", []row.ColumnType{
 			{Type: row.TypeInt64Array}, {Type: row.TypeTextArray}, {Type: row.TypeInt64Array}},
 			[]uint32{1007, 1009, 1016}},
@@ -71,7 +75,7 @@ func TestArrayPlanErrors(t *testing.T) {
 		{"SELECT ARRAY[ARRAY[1]]", sqlerr.FeatureNotSupported},
 		{"SELECT id[1] FROM arr", sqlerr.DatatypeMismatch},
 		{"SELECT a[1:2] FROM arr", sqlerr.FeatureNotSupported},
-		{"SELECT '{1}'::date[]", sqlerr.FeatureNotSupported},
+		{"SELECT '{1}'::timestamptz[]", sqlerr.FeatureNotSupported},
 		{"SELECT '{a}'::varchar(3)[]", sqlerr.FeatureNotSupported},
 		{"SELECT '{a}'::char[]", sqlerr.FeatureNotSupported},
 		{"SELECT '{1,x}'::int[]", sqlerr.InvalidTextRepresentation},
@@ -83,7 +87,7 @@ func TestArrayPlanErrors(t *testing.T) {
 		{"SELECT array_agg('x')", "42725"},
 		{"SELECT array_agg(NULL)", "42725"},
 		{"SELECT array_agg(a) FROM arr", sqlerr.FeatureNotSupported},
-		{"SELECT array_agg(now()::date)", sqlerr.FeatureNotSupported},
+		{"SELECT array_agg(now())", sqlerr.FeatureNotSupported},
 		{"SELECT array_agg(id, id) FROM arr", sqlerr.UndefinedFunction},
 		{"SELECT array_agg(*) FROM arr", sqlerr.SyntaxError},
 		{"SELECT array_agg(DISTINCT id ORDER BY a) FROM arr", "42P10"},
