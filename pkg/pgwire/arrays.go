@@ -13,14 +13,19 @@ import (
 
 // The array type OIDs (one-dimensional arrays of the scalar types).
 const (
-	oidBoolArray    = 1000
-	oidInt2Array    = 1005
-	oidInt4Array    = 1007
-	oidTextArray    = 1009
-	oidInt8Array    = 1016
-	oidFloat8Array  = 1022
-	oidVarcharArray = 1015
-	oidNumericArray = 1231
+	oidBoolArray      = 1000
+	oidInt2Array      = 1005
+	oidInt4Array      = 1007
+	oidTextArray      = 1009
+	oidInt8Array      = 1016
+	oidFloat8Array    = 1022
+	oidVarcharArray   = 1015
+	oidNumericArray   = 1231
+	oidDateArray      = 1182
+	oidTimestampArray = 1115
+	oidUUIDArray      = 2951
+	oidByteaArray     = 1001
+	oidJSONBArray     = 3807
 )
 
 // arrayOIDType maps an array type OID to its row type and its element
@@ -43,6 +48,16 @@ func arrayOIDType(oid uint32) (t row.Type, elemOID uint32, ok bool) {
 		return row.TypeFloat64Array, oidFloat8, true
 	case oidNumericArray:
 		return row.TypeNumericArray, oidNumeric, true
+	case oidDateArray:
+		return row.TypeDateArray, oidDate, true
+	case oidTimestampArray:
+		return row.TypeTimestampArray, oidTimestamp, true
+	case oidUUIDArray:
+		return row.TypeUUIDArray, oidUUID, true
+	case oidByteaArray:
+		return row.TypeBytesArray, oidBytea, true
+	case oidJSONBArray:
+		return row.TypeJSONBArray, oidJSONB, true
 	}
 	return row.TypeInvalid, 0, false
 }

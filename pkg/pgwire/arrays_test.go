@@ -104,6 +104,68 @@ func TestPgxArrayRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPgxMoreArrayTypesRoundTrip: arrays of date, timestamp, uuid,
+// bytea and jsonb through pgx's binary parameters, read back in binary
+// and in text with PostgreSQL's OIDs (1182, 1115, 2951, 1001, 3807).
+func TestPgxMoreArrayTypesRoundTrip(t *testing.T) {
+	addr := startServer(t, Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := connect(t, addr, "")
+	if _, err := c.Exec(ctx, `CREATE TABLE marr (id int, d date[], ts timestamp[], u uuid[], b bytea[], j jsonb[])`); err != nil {
+		t.Fatal(err)
+	}
+	d := []time.Time{time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC), time.Date(1999, 12, 31, 0, 0, 0, 0, time.UTC)}
+	ts := []time.Time{time.Date(2024, 1, 2, 3, 4, 5, 6000, time.UTC)}
+	u := [][16]byte{{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}
+	b := [][]byte{{0, 1, 0xff}, {}}
+	if _, err := c.Exec(ctx, `INSERT INTO marr VALUES (1, $1, $2, $3, $4, '{"{\"a\": [1, null]}",NULL,"2.50"}'), (2, '{}', '{}', '{}', '{}', '{}')`, d, ts, u, b); err != nil {
+		t.Fatal(err)
+	}
+	wantOIDs := []uint32{1182, 1115, 2951, 1001, 3807}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		rows, err := c.Query(ctx, `SELECT d, ts, u, b, j FROM marr ORDER BY id`, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, fd := range rows.FieldDescriptions() {
+			if fd.DataTypeOID != wantOIDs[i] {
+				t.Errorf("mode %v column %s: OID %d, want %d", mode, fd.Name, fd.DataTypeOID, wantOIDs[i])
+			}
+		}
+		for r := 0; rows.Next(); r++ {
+			var gd, gts []time.Time
+			var gu [][16]byte
+			var gb [][]byte
+			var gj []*string
+			if err := rows.Scan(&gd, &gts, &gu, &gb, &gj); err != nil {
+				t.Fatalf("mode %v: scan: %v", mode, err)
+			}
+			if r == 1 {
+				if len(gd)+len(gts)+len(gu)+len(gb)+len(gj) != 0 {
+					t.Errorf("mode %v: empty arrays read as %v %v %v %v %v", mode, gd, gts, gu, gb, gj)
+				}
+				continue
+			}
+			if len(gd) != 2 || !gd[0].Equal(d[0]) || !gd[1].Equal(d[1]) || len(gts) != 1 || !gts[0].Equal(ts[0]) {
+				t.Errorf("mode %v: date[] %v, timestamp[] %v", mode, gd, gts)
+			}
+			if len(gu) != 1 || gu[0] != u[0] || len(gb) != 2 || string(gb[0]) != string(b[0]) || len(gb[1]) != 0 {
+				t.Errorf("mode %v: uuid[] %v, bytea[] %v", mode, gu, gb)
+			}
+			if len(gj) != 3 || gj[0] == nil || *gj[0] != `{"a": [1, null]}` || gj[1] != nil || gj[2] == nil || *gj[2] != "2.50" {
+				t.Errorf("mode %v: jsonb[] %v", mode, gj)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("mode %v: %v", mode, err)
+		}
+	}
+	if _, err := c.Exec(ctx, `INSERT INTO marr (id, d) VALUES (3, '{2024-13-01}')`); pgCode(err) == "" {
+		t.Errorf("malformed date[] literal: %v, want an error", err)
+	}
+}
+
 // TestCopyArraysText: text COPY reads array columns with array_in (an
 // int4[] element out of range is 22003 and the COPY writes nothing).
 func TestCopyArraysText(t *testing.T) {

@@ -209,7 +209,7 @@ func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
 				plan.AggCountStar: operators.AggCountStar, plan.AggCount: operators.AggCount, plan.AggSum: operators.AggSum,
 				plan.AggMin: operators.AggMin, plan.AggMax: operators.AggMax, plan.AggAvg: operators.AggAvg,
 				plan.AggStringAgg: operators.AggStringAgg, plan.AggVarSamp: operators.AggVarSamp, plan.AggStddevPop: operators.AggStddevPop,
-				plan.AggSumSquares: operators.AggSumSquares,
+				plan.AggSumSquares: operators.AggSumSquares, plan.AggConcat: operators.AggConcat,
 			}[a.Func]
 			if !ok {
 				return nil, fmt.Errorf("unknown aggregate %q", a.Func)
@@ -222,9 +222,11 @@ func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
 			}
 		}
 		for i, a := range n.Aggregates {
-			if a.Func == plan.AggStringAgg {
-				aggs[i].Sep = len(vals)
-				vals = append(vals, *a.Sep)
+			if a.Func == plan.AggStringAgg || a.Func == plan.AggConcat {
+				if a.Func == plan.AggStringAgg {
+					aggs[i].Sep = len(vals)
+					vals = append(vals, *a.Sep)
+				}
 				for _, o := range a.OrderBy {
 					aggs[i].Order = append(aggs[i].Order, operators.OrderColumn{Column: len(vals), Desc: o.Desc, NullsFirst: !o.NullsLast})
 					vals = append(vals, o.Expr)

@@ -184,7 +184,7 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 		for i := range rapid.IntRange(0, 3).Draw(g.t, label+"_aggs") {
 			lab := fmt.Sprintf("%s_agg%d", label, i)
 			f := rapid.SampledFrom([]plan.AggregateFunc{plan.AggCountStar, plan.AggCount, plan.AggSum, plan.AggMin, plan.AggMax, plan.AggAvg,
-				plan.AggStringAgg, plan.AggVarSamp, plan.AggStddevPop, plan.AggSumSquares}).Draw(g.t, lab)
+				plan.AggStringAgg, plan.AggVarSamp, plan.AggStddevPop, plan.AggSumSquares, plan.AggConcat}).Draw(g.t, lab)
 			if f == plan.AggCountStar || d.Arity() == 0 {
 				aggs = append(aggs, plan.Aggregate{Func: plan.AggCountStar})
 				continue
@@ -194,7 +194,7 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 				aggs = append(aggs, a)
 				continue
 			}
-			if f == plan.AggStringAgg || f == plan.AggVarSamp || f == plan.AggStddevPop || f == plan.AggSumSquares {
+			if f == plan.AggStringAgg || f == plan.AggVarSamp || f == plan.AggStddevPop || f == plan.AggSumSquares || f == plan.AggConcat {
 				f = plan.AggCount
 			}
 			if (f == plan.AggSum || f == plan.AggAvg) && !d.Types[c].Type.IsNumeric() {
@@ -267,7 +267,8 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 }
 
 // moreAggregate draws string_agg over a text column (a constant, NULL or
-// column separator, maybe an ORDER BY), a variance over an integer
+// column separator, maybe an ORDER BY), concat_agg of one-element arrays
+// of a column (array_agg, maybe with an ORDER BY), a variance over an integer
 // column cast to float64 or a sum of squares of one cast to numeric; ok
 // is false when column c does not fit f.
 func (g *planGen) moreAggregate(d row.RelationDesc, f plan.AggregateFunc, c int, lab string) (plan.Aggregate, bool) {
@@ -279,6 +280,19 @@ func (g *planGen) moreAggregate(d row.RelationDesc, f plan.AggregateFunc, c int,
 		a := plan.Aggregate{Func: f, Expr: expr.Column(c), Sep: &sep, Distinct: distinct}
 		if !distinct && rapid.Bool().Draw(g.t, lab+"_ordered") {
 			o := rapid.IntRange(0, d.Arity()-1).Draw(g.t, lab+"_ordercol")
+			a.OrderBy = []plan.AggOrder{{Expr: expr.Column(o), Desc: rapid.Bool().Draw(g.t, lab+"_desc"), NullsLast: rapid.Bool().Draw(g.t, lab+"_nullslast")}}
+		}
+		return a, true
+	case f == plan.AggConcat:
+		if _, ok := row.ArrayOf(d.Types[c].Type); !ok {
+			return plan.Aggregate{}, false
+		}
+		a := plan.Aggregate{Func: f, Expr: expr.Call(expr.FuncArray, expr.Column(c)), Distinct: distinct}
+		if rapid.Bool().Draw(g.t, lab+"_ordered") {
+			o := c
+			if !distinct {
+				o = rapid.IntRange(0, d.Arity()-1).Draw(g.t, lab+"_ordercol")
+			}
 			a.OrderBy = []plan.AggOrder{{Expr: expr.Column(o), Desc: rapid.Bool().Draw(g.t, lab+"_desc"), NullsLast: rapid.Bool().Draw(g.t, lab+"_nullslast")}}
 		}
 		return a, true

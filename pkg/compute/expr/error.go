@@ -8,6 +8,7 @@ import (
 // SQLSTATE codes of the errors evaluation can produce.
 const (
 	CodeDivisionByZero          = "22012" // division_by_zero
+	CodeNullValueNotAllowed     = "22004" // null_value_not_allowed
 	CodeNumericValueOutOfRange  = "22003" // numeric_value_out_of_range
 	CodeInvalidTextRepr         = "22P02" // invalid_text_representation
 	CodeInvalidParameterValue   = "22023" // invalid_parameter_value

@@ -139,6 +139,9 @@ func (e *Expr) evalCall(datums []row.Datum) (row.Datum, error) {
 	if n < def.minArgs || (def.maxArgs >= 0 && n > def.maxArgs) {
 		return row.Null(), evalErr(CodeUndefinedFunction, "function %s takes %s arguments, got %d", def.name, arityRange(def), n)
 	}
+	if e.compiled != nil {
+		return e.evalCompiled(datums)
+	}
 	// Fixed arities evaluate into locals so that the hot path does not
 	// allocate an argument slice.
 	var a, b, c row.Datum
@@ -190,4 +193,24 @@ func (e *Expr) evalCall(datums []row.Datum) (row.Datum, error) {
 		return def.evalN(args)
 	}
 	return row.Null(), evalErr(CodeInternal, "function %s has no %d-argument form", def.name, n)
+}
+
+// evalCompiled evaluates a regular expression call whose constant
+// pattern Prepare compiled (regexcache.go); the functions are strict.
+func (e *Expr) evalCompiled(datums []row.Datum) (row.Datum, error) {
+	args := make([]row.Datum, len(e.Args))
+	for i := range e.Args {
+		v, err := e.Args[i].eval(datums)
+		if err != nil {
+			return row.Null(), err
+		}
+		if v.IsNull() {
+			return row.Null(), nil
+		}
+		args[i] = v
+	}
+	if e.Func == FuncRegexMatch && args[0].Type() != row.TypeText {
+		return row.Null(), undefinedFunc("regex_match", args[0], args[1])
+	}
+	return evalWithRegex(e.Func, args, e.compiled)
 }

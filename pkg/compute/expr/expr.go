@@ -85,6 +85,9 @@ type Expr struct {
 	Typ   row.Type  `json:"type,omitzero"`  // OpLiteral, OpCast: the literal's or the target type
 	Func  Func      `json:"func,omitzero"`  // OpCall
 	Args  []Expr    `json:"args,omitempty"`
+	// compiled, set only on MFP.Prepare's copy, is a regular expression
+	// call's constant pattern, compiled once (regexcache.go).
+	compiled *compiledRegex
 }
 
 // Column references input column i.

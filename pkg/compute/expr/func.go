@@ -176,6 +176,20 @@ const (
 	// array_cmp_any(x, a, op, all) is x op ANY (a) (all false) or
 	// x op ALL (a) (all true), op 0..5 for = <> < <= > >=.
 	FuncArrayCmpAny
+	// Array functions (arrayfuncs.go): array_cat(a, b) (||, and
+	// array_append/array_prepend over ARRAY[x]), array_contains(a, b)
+	// (a @> b; b <@ a swapped), array_overlap (&&), array_position,
+	// array_upper, array_lower, array_to_string, string_to_array.
+	FuncArrayCat
+	FuncArrayContains
+	FuncArrayOverlap
+	FuncArrayPosition
+	FuncArrayUpper
+	FuncArrayLower
+	FuncArrayToString
+	FuncStringToArray
+	// regexp_match(s, pattern[, flags]) is text[] (regexcache.go).
+	FuncRegexpMatch
 	funcCount
 )
 

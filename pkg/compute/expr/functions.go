@@ -125,12 +125,21 @@ var funcs = [funcCount]funcDef{
 	FuncJSONBuildObject: {name: "jsonb_build_object", minArgs: 0, maxArgs: -1, typeOf: typeToJSONB, evalN: evalJSONBuildObject},
 	FuncJSONNumber:      {name: "jsonb_number", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeNumeric, row.TypeInt64, row.TypeJSONB), eval2: evalJSONNumber},
 
-	FuncArray:       {name: "array", minArgs: 1, maxArgs: -1, typeOf: typeArray, evalN: evalArray},
-	FuncArrayElem:   {name: "array_elem", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayElem, eval2: evalArrayElem},
-	FuncArrayLength: {name: "array_length", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayLength, eval2: evalArrayLength},
-	FuncCardinality: {name: "cardinality", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeCardinality, eval1: evalCardinality},
-	FuncArrayNarrow: {name: "array_narrow", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeInt64Array, row.TypeInt64, row.TypeInt64Array), eval2: evalArrayNarrow},
-	FuncArrayCmpAny: {name: "array_cmp_any", minArgs: 4, maxArgs: 4, typeOf: typeArrayCmpAny, evalN: evalArrayCmpAny},
+	FuncArray:         {name: "array", minArgs: 1, maxArgs: -1, typeOf: typeArray, evalN: evalArray},
+	FuncArrayElem:     {name: "array_elem", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayElem, eval2: evalArrayElem},
+	FuncArrayLength:   {name: "array_length", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayLength, eval2: evalArrayLength},
+	FuncCardinality:   {name: "cardinality", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeCardinality, eval1: evalCardinality},
+	FuncArrayNarrow:   {name: "array_narrow", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeInt64Array, row.TypeInt64, row.TypeInt64Array), eval2: evalArrayNarrow},
+	FuncArrayCmpAny:   {name: "array_cmp_any", minArgs: 4, maxArgs: 4, typeOf: typeArrayCmpAny, evalN: evalArrayCmpAny},
+	FuncArrayCat:      {name: "array_cat", minArgs: 2, maxArgs: 2, typeOf: typeArrayCat, eval2: evalArrayCat},
+	FuncArrayContains: {name: "array_contains", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayContains, eval2: evalArrayContains},
+	FuncArrayOverlap:  {name: "array_overlap", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayOverlap, eval2: evalArrayOverlap},
+	FuncArrayPosition: {name: "array_position", minArgs: 2, maxArgs: 3, typeOf: typeArrayPosition, evalN: evalArrayPosition},
+	FuncArrayUpper:    {name: "array_upper", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayBound("array_upper"), eval2: evalArrayBound(true)},
+	FuncArrayLower:    {name: "array_lower", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArrayBound("array_lower"), eval2: evalArrayBound(false)},
+	FuncArrayToString: {name: "array_to_string", minArgs: 2, maxArgs: 3, typeOf: typeArrayToString, evalN: evalArrayToString},
+	FuncStringToArray: {name: "string_to_array", minArgs: 2, maxArgs: 3, typeOf: typeStringToArray, evalN: evalStringToArray},
+	FuncRegexpMatch:   {name: "regexp_match", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeRegexpMatch, evalN: evalRegexpMatch},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL

@@ -138,6 +138,8 @@ func (m *MFP) Prepare(inputArity int) (*Prepared, error) {
 	}
 	total := inputArity + len(m.Expressions)
 	p := &Prepared{mfp: *m, arity: inputArity, needs: make([]int, len(m.Predicates))}
+	p.mfp.Expressions = prepareAll(m.Expressions)
+	p.mfp.Predicates = prepareAll(m.Predicates)
 	for i := range m.Predicates {
 		s := m.Predicates[i].Support()
 		if s > total {
@@ -211,4 +213,17 @@ func (m *MFP) evaluate(input []row.Datum, s *Scratch, needs []int) ([]row.Datum,
 	}
 	s.out = out
 	return out, true, nil
+}
+
+// prepareAll compiles the constant patterns of es (regexcache.go) into a
+// new slice; es is not modified.
+func prepareAll(es []Expr) []Expr {
+	if es == nil {
+		return nil
+	}
+	out := make([]Expr, len(es))
+	for i := range es {
+		out[i] = prepareRegexes(es[i])
+	}
+	return out
 }

@@ -62,38 +62,28 @@ func evalRegexMatch(s, pattern row.Datum) (row.Datum, error) {
 	if s.Type() != row.TypeText || pattern.Type() != row.TypeText {
 		return row.Null(), undefinedFunc("regex_match", s, pattern)
 	}
-	re, _, err := compileRegex("regex_match", pattern.Text(), "", false)
-	if err != nil {
-		return row.Null(), err
-	}
-	return row.Bool(re.MatchString(s.Text())), nil
+	return evalWithRegex(FuncRegexMatch, []row.Datum{s, pattern}, nil)
 }
 
 // evalRegexpLike is regexp_like(s, pattern[, flags]).
 func evalRegexpLike(args []row.Datum) (row.Datum, error) {
-	flags := ""
-	if len(args) == 3 {
-		flags = args[2].Text()
-	}
-	re, _, err := compileRegex("regexp_like", args[1].Text(), flags, false)
-	if err != nil {
-		return row.Null(), err
-	}
-	return row.Bool(re.MatchString(args[0].Text())), nil
+	return evalWithRegex(FuncRegexpLike, args, nil)
 }
 
-// evalRegexpReplace is regexp_replace(s, pattern, replacement[, flags]):
-// the first match (every match with 'g') replaced; in the replacement \1
-// to \9 are the groups, \& the whole match and \\ a backslash.
+// evalRegexpReplace is regexp_replace(s, pattern, replacement[, flags]).
 func evalRegexpReplace(args []row.Datum) (row.Datum, error) {
-	flags := ""
-	if len(args) == 4 {
-		flags = args[3].Text()
-	}
-	re, global, err := compileRegex("regexp_replace", args[1].Text(), flags, true)
-	if err != nil {
-		return row.Null(), err
-	}
+	return evalWithRegex(FuncRegexpReplace, args, nil)
+}
+
+// evalRegexpMatch is regexp_match(s, pattern[, flags]).
+func evalRegexpMatch(args []row.Datum) (row.Datum, error) {
+	return evalWithRegex(FuncRegexpMatch, args, nil)
+}
+
+// regexpReplace replaces the first match of re in args[0] (every match
+// with global) by args[2]; in the replacement \1 to \9 are the groups,
+// \& the whole match and \\ a backslash.
+func regexpReplace(re *regexp.Regexp, global bool, args []row.Datum) (row.Datum, error) {
 	s, repl := args[0].Text(), args[2].Text()
 	n := 1
 	if global {
@@ -141,4 +131,53 @@ func expandReplacement(sb *strings.Builder, s, repl string, m []int) {
 			sb.WriteByte(d)
 		}
 	}
+}
+
+func typeRegexpMatch(args []row.ColumnType) (row.ColumnType, error) {
+	for _, a := range args {
+		if !is(a, row.TypeText) {
+			return row.ColumnType{}, typeSig("regexp_match", args)
+		}
+	}
+	return row.ColumnType{Type: row.TypeTextArray, Nullable: true}, nil
+}
+
+func typeRegexpMatches(args []row.Type) ([]row.ColumnType, error) {
+	if len(args) < 2 || len(args) > 3 {
+		return nil, evalErr(CodeUndefinedFunction, "function regexp_matches(%s) does not exist", typeList(args))
+	}
+	for _, a := range args {
+		if a != row.TypeText && a != row.TypeNull {
+			return nil, evalErr(CodeUndefinedFunction, "function regexp_matches(%s) does not exist", typeList(args))
+		}
+	}
+	return []row.ColumnType{{Type: row.TypeTextArray}}, nil
+}
+
+// evalRegexpMatches emits regexp_match's array for the first match of
+// args[1] in args[0], or for every match under the 'g' flag.
+func evalRegexpMatches(args []row.Datum, emit func([]row.Datum) error) error {
+	flags := ""
+	if len(args) == 3 {
+		flags = args[2].Text()
+	}
+	re, global, err := compileRegex("regexp_matches", args[1].Text(), flags, true)
+	if err != nil {
+		return err
+	}
+	n := 1
+	if global {
+		n = -1
+	}
+	s := args[0].Text()
+	out := make([]row.Datum, 1)
+	for _, m := range re.FindAllStringSubmatchIndex(s, n) {
+		if out[0], err = regexpMatchArray(m, s, re.NumSubexp()); err != nil {
+			return err
+		}
+		if err := emit(out); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -31,6 +31,10 @@ const (
 	// unnest(a) is each element of a one-dimensional array, in order
 	// (column unnest, NULL for a NULL element).
 	TableUnnest TableFunc = "unnest"
+	// regexp_matches(s, pattern[, flags]) is the text[] regexp_match
+	// gives for the first match, or with flag 'g' for every match (column
+	// regexp_matches); no rows without a match.
+	TableRegexpMatches TableFunc = "regexp_matches"
 )
 
 // MaxTableFuncRows bounds the rows one call of a table function may
@@ -125,6 +129,7 @@ var tableFuncs = map[TableFunc]tableFuncDef{
 	TableJSONEach:              {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeText}, row.ColumnType{Type: row.TypeJSONB}), eval: jsonEach(false)},
 	TableJSONEachText:          {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeText}, row.ColumnType{Type: row.TypeText, Nullable: true}), eval: jsonEach(true)},
 	TableUnnest:                {typeOf: typeUnnest, eval: evalUnnest},
+	TableRegexpMatches:         {typeOf: typeRegexpMatches, eval: evalRegexpMatches},
 }
 
 func typeJSONTable(cols ...row.ColumnType) func([]row.Type) ([]row.ColumnType, error) {

@@ -50,10 +50,14 @@ const (
 	// jsonb_object_agg over jsonb arguments (jsonagg.go).
 	AggJSONAgg
 	AggJSONObjectAgg
+	// AggConcat concatenates the non-null arguments (arrays of one type,
+	// or jsonb arrays) ordered by Order, then by value (concatagg.go):
+	// array_agg and jsonb_agg with ORDER BY.
+	AggConcat
 )
 
 var aggNames = [...]string{"invalid", "count(*)", "count", "sum", "min", "max", "avg",
-	"string_agg", "var_pop", "var_samp", "stddev_pop", "stddev_samp", "sum_squares", "jsonb_agg", "jsonb_object_agg"}
+	"string_agg", "var_pop", "var_samp", "stddev_pop", "stddev_samp", "sum_squares", "jsonb_agg", "jsonb_object_agg", "concat_agg"}
 
 func (f AggFunc) String() string {
 	if int(f) < len(aggNames) {
@@ -65,8 +69,9 @@ func (f AggFunc) String() string {
 // Aggregate is one aggregate of a Reduce: a function over argument column
 // Column of the reduce input's values. Distinct applies the function to the
 // set of distinct non-null arguments (count(distinct x), sum(distinct x)).
-// Sep and Order are read by AggStringAgg only: the separator column and
-// the ORDER BY inside the call, over columns of the same values.
+// Sep is read by AggStringAgg only (the separator column), Order by
+// AggStringAgg and AggConcat (the ORDER BY inside the call), both over
+// columns of the same values.
 type Aggregate struct {
 	Func     AggFunc
 	Column   int

@@ -33,7 +33,8 @@
 //     time in ascending order apply that time's updates, recompute the
 //     group's output and emit the difference at that time. The group logics:
 //     AggregateLogic (GROUP BY with count(*), count, sum, min, max, avg,
-//     string_agg, var_pop/var_samp/stddev_pop/stddev_samp of floats and
+//     string_agg, concat_agg (array_agg, ordered jsonb_agg),
+//     var_pop/var_samp/stddev_pop/stddev_samp of floats and
 //     DISTINCT variants; input keyed by the group key, values rows of the
 //     aggregates' argument columns; output key ++ aggregates), DistinctLogic
 //     and ThresholdLogic (input keyed by the whole row, empty values),
@@ -55,9 +56,11 @@
 // 0, others NULL) is the SQL layer's to add. A negative multiplicity in the
 // input of Reduce, Distinct or TopK is error XX000 (the plan promised a
 // collection); Threshold exists to drop such rows. string_agg orders its
-// values by its ORDER BY, then by value and separator, and the float
+// values by its ORDER BY, then by value and separator, concat_agg its
+// arguments by its ORDER BY, then by value, and the float
 // variances sum x and x² exactly (math/big) before one rounding, so these
-// too depend only on the group's multiset (stringagg.go, variance.go).
+// too depend only on the group's multiset (stringagg.go, concatagg.go,
+// variance.go).
 //
 // Worked example: SELECT k, count(*), sum(v) ... GROUP BY k, arranged by k
 // with values Pack(v). Before the step the trace holds (k=a, v=1)@1 +1 and

@@ -75,8 +75,12 @@ func AggregateLogic(aggs []Aggregate) GroupLogic {
 		}
 		out = out[:0]
 		for _, a := range aggs {
-			if a.Func == AggStringAgg {
-				d, err := stringAgg(a, datums[:len(input)], input)
+			if a.Func == AggStringAgg || a.Func == AggConcat {
+				ordered := stringAgg
+				if a.Func == AggConcat {
+					ordered = concatAgg
+				}
+				d, err := ordered(a, datums[:len(input)], input)
 				if err != nil {
 					return nil, err
 				}

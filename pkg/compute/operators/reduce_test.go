@@ -63,6 +63,19 @@ func TestAggregateLogic(t *testing.T) {
 			[]ValDiff{{pack(row.Text("x"), row.Text(";"), i64(1)), 1}, {pack(row.Text("y"), row.Text(","), i64(2)), 2}},
 			"(k, x,y,y, x,y)", ""},
 		{"string_agg only nulls", []Aggregate{{Func: AggStringAgg, Sep: 1}}, []ValDiff{{pack(null, row.Text(",")), 1}}, "(k, NULL)", ""},
+		{"concat_agg arrays", []Aggregate{{Func: AggConcat}, {Func: AggConcat, Order: []OrderColumn{{Column: 1, Desc: true, NullsFirst: true}}}, {Func: AggConcat, Distinct: true}},
+			[]ValDiff{{pack(intArray(2), i64(1)), 2}, {pack(intArray(1, -1), null), 1}, {pack(null, i64(3)), 1}, {pack(intArray(), i64(4)), 1}, {pack(intArray(-5), i64(2)), 1}},
+			"(k, {-5,1,-1,2,2}, {1,-1,-5,2,2}, {-5,1,-1,2})", ""},
+		{"concat_agg null elements", []Aggregate{{Func: AggConcat, Order: []OrderColumn{{Column: 1}}}},
+			[]ValDiff{{pack(intArray(0), i64(2)), 1}, {pack(mustArray(row.TypeInt64Array, null), i64(1)), 1}},
+			"(k, {NULL,0})", ""},
+		{"concat_agg only nulls", []Aggregate{{Func: AggConcat}}, []ValDiff{{pack(null), 3}}, "(k, NULL)", ""},
+		{"concat_agg jsonb", []Aggregate{{Func: AggConcat, Order: []OrderColumn{{Column: 1, Desc: true}}}},
+			[]ValDiff{{pack(jsonArray(`[1]`), i64(1)), 1}, {pack(jsonArray(`[null]`), i64(2)), 1}},
+			`(k, [null, 1])`, ""},
+		{"concat_agg mixed types", []Aggregate{{Func: AggConcat}},
+			[]ValDiff{{pack(intArray(1)), 1}, {pack(mustArray(row.TypeTextArray, row.Text("a"))), 1}}, "", CodeInternal},
+		{"concat_agg of a scalar", []Aggregate{{Func: AggConcat}}, []ValDiff{{pack(i64(1)), 1}}, "", CodeInternal},
 		{"variances", []Aggregate{{Func: AggVarPop}, {Func: AggVarSamp}, {Func: AggStddevPop}, {Func: AggStddevSamp}},
 			[]ValDiff{{pack(f(1)), 1}, {pack(f(2)), 1}, {pack(f(3)), 1}, {pack(f(4)), 1}, {pack(null), 1}},
 			"(k, 1.25, 1.6666666666666667, 1.118033988749895, 1.2909944487358056)", ""},
@@ -212,4 +225,28 @@ func TestFloatSumDependsOnMultisetOnly(t *testing.T) {
 	if string(a[0].Val) != string(want) || string(b[0].Val) != string(want) {
 		t.Errorf("split %s, whole %s, want %s", rowText(a[0].Val), rowText(b[0].Val), rowText(want))
 	}
+}
+
+func mustArray(t row.Type, elems ...row.Datum) row.Datum {
+	d, err := row.Array(t, elems)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func intArray(xs ...int64) row.Datum {
+	elems := make([]row.Datum, len(xs))
+	for i, x := range xs {
+		elems[i] = row.Int64(x)
+	}
+	return mustArray(row.TypeInt64Array, elems...)
+}
+
+func jsonArray(s string) row.Datum {
+	j, err := row.ParseJSON(s)
+	if err != nil {
+		panic(err)
+	}
+	return row.JSONB(j)
 }

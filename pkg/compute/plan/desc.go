@@ -209,6 +209,8 @@ func (a *Aggregate) AggregateType(in row.RelationDesc) (row.ColumnType, error) {
 			return row.ColumnType{}, fmt.Errorf("%s(%s): argument has type %s, want float64", a.Func, a.Expr, t.Type)
 		}
 		return row.ColumnType{Type: row.TypeFloat64, Nullable: true}, nil
+	case AggConcat:
+		return a.concatAggType(in, t)
 	case AggJSONAgg, AggJSONObjectAgg:
 		if t.Type != row.TypeJSONB && t.Type != row.TypeNull {
 			return row.ColumnType{}, fmt.Errorf("%s(%s): argument has type %s, want jsonb", a.Func, a.Expr, t.Type)
@@ -236,6 +238,20 @@ func (a *Aggregate) stringAggType(in row.RelationDesc, t row.ColumnType) (row.Co
 	for _, o := range a.OrderBy {
 		if _, err := o.Expr.Type(in.Types); err != nil {
 			return row.ColumnType{}, fmt.Errorf("string_agg order %s: %w", o.Expr, err)
+		}
+	}
+	return row.ColumnType{Type: t.Type, Nullable: true}, nil
+}
+
+// concatAggType checks concat_agg's argument (an array or jsonb) and
+// order expressions.
+func (a *Aggregate) concatAggType(in row.RelationDesc, t row.ColumnType) (row.ColumnType, error) {
+	if !t.Type.IsArray() && t.Type != row.TypeJSONB {
+		return row.ColumnType{}, fmt.Errorf("concat_agg(%s): argument has type %s, want an array or jsonb", a.Expr, t.Type)
+	}
+	for _, o := range a.OrderBy {
+		if _, err := o.Expr.Type(in.Types); err != nil {
+			return row.ColumnType{}, fmt.Errorf("concat_agg order %s: %w", o.Expr, err)
 		}
 	}
 	return row.ColumnType{Type: t.Type, Nullable: true}, nil

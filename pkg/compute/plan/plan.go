@@ -105,6 +105,12 @@ const (
 	// Both are NULL over a group without arguments.
 	AggJSONAgg       AggregateFunc = "jsonb_agg"
 	AggJSONObjectAgg AggregateFunc = "jsonb_object_agg"
+	// concat_agg concatenates its non-NULL arguments, all arrays of one
+	// type or all jsonb arrays, in OrderBy order (then by value): the SQL
+	// layer's array_agg(x) is concat_agg(ARRAY[x]) and jsonb_agg(x ORDER
+	// BY ...) concat_agg of one-element jsonb arrays. It has the
+	// argument's type, NULL when no argument is non-NULL.
+	AggConcat AggregateFunc = "concat_agg"
 )
 
 // AggOrder is one term of an ORDER BY inside an aggregate call.
@@ -120,7 +126,8 @@ type Aggregate struct {
 	Func     AggregateFunc `json:"func"`
 	Expr     expr.Expr     `json:"expr,omitzero"`
 	Distinct bool          `json:"distinct,omitempty"`
-	// Sep and OrderBy belong to string_agg only.
+	// Sep belongs to string_agg only, OrderBy to string_agg and
+	// concat_agg.
 	Sep     *expr.Expr `json:"sep,omitempty"`
 	OrderBy []AggOrder `json:"order_by,omitempty"`
 }

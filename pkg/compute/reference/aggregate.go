@@ -27,6 +27,7 @@ const (
 	aggSumSquares
 	aggJSONAgg
 	aggJSONObjectAgg
+	aggConcat
 )
 
 // weighted is one argument value of a group with its multiplicity.

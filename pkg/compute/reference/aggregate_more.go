@@ -13,22 +13,26 @@ import (
 )
 
 // appendStringAggArgs appends, after one argument per aggregate, each
-// string_agg's separator and ORDER BY values over input row ds.
+// string_agg's separator and ORDER BY values and each concat_agg's ORDER
+// BY values over input row ds.
 func appendStringAggArgs(red *plan.Reduce, ds, args []row.Datum) ([]row.Datum, error) {
 	for _, a := range red.Aggregates {
-		if a.Func != plan.AggStringAgg {
+		if a.Func != plan.AggStringAgg && a.Func != plan.AggConcat {
 			continue
 		}
-		if a.Sep == nil {
-			return nil, &evalError{"XX000", "string_agg without a separator"}
+		if a.Func == plan.AggStringAgg {
+			if a.Sep == nil {
+				return nil, &evalError{"XX000", "string_agg without a separator"}
+			}
+			v, err := a.Sep.Eval(ds)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, v)
 		}
-		v, err := a.Sep.Eval(ds)
-		if err != nil {
-			return nil, err
-		}
-		args = append(args, v)
 		for _, o := range a.OrderBy {
-			if v, err = o.Expr.Eval(ds); err != nil {
+			v, err := o.Expr.Eval(ds)
+			if err != nil {
 				return nil, err
 			}
 			args = append(args, v)
@@ -43,12 +47,7 @@ func appendStringAggArgs(red *plan.Reduce, ds, args []row.Datum) ([]row.Datum, e
 // drop NULL values (and under DISTINCT repeated (value, separator)
 // pairs), and join each value to the previous with its own separator.
 func stringAgg(red *plan.Reduce, i int, g Collection) (row.Datum, error) {
-	at := len(red.Aggregates)
-	for _, a := range red.Aggregates[:i] {
-		if a.Func == plan.AggStringAgg {
-			at += 1 + len(a.OrderBy)
-		}
-	}
+	at := orderedArgsAt(red, i)
 	a := red.Aggregates[i]
 	type item struct {
 		v, sep row.Datum
@@ -104,6 +103,21 @@ func stringAgg(red *plan.Reduce, i int, g Collection) (row.Datum, error) {
 		return row.BytesString(strings.Join(parts, "")), nil
 	}
 	return row.Text(strings.Join(parts, "")), nil
+}
+
+// orderedArgsAt is the position of aggregate i's separator (string_agg)
+// or first ORDER BY value (concat_agg) in a group's argument tuples.
+func orderedArgsAt(red *plan.Reduce, i int) int {
+	at := len(red.Aggregates)
+	for _, a := range red.Aggregates[:i] {
+		switch a.Func {
+		case plan.AggStringAgg:
+			at += 1 + len(a.OrderBy)
+		case plan.AggConcat:
+			at += len(a.OrderBy)
+		}
+	}
+	return at
 }
 
 func raw(d row.Datum) string {

@@ -281,7 +281,7 @@ var aggKinds = map[plan.AggregateFunc]aggKind{
 	plan.AggMin: aggMin, plan.AggMax: aggMax, plan.AggAvg: aggAvg,
 	plan.AggStringAgg: aggStringAgg, plan.AggVarPop: aggVarPop, plan.AggVarSamp: aggVarSamp,
 	plan.AggStddevPop: aggStddevPop, plan.AggStddevSamp: aggStddevSamp, plan.AggSumSquares: aggSumSquares,
-	plan.AggJSONAgg: aggJSONAgg, plan.AggJSONObjectAgg: aggJSONObjectAgg,
+	plan.AggJSONAgg: aggJSONAgg, plan.AggJSONObjectAgg: aggJSONObjectAgg, plan.AggConcat: aggConcat,
 }
 
 func evalReduce(red *plan.Reduce, in Result, out *Result) {
@@ -343,8 +343,12 @@ func reduceGroup(red *plan.Reduce, g Collection) ([]row.Datum, error) {
 		if !ok {
 			return nil, &evalError{"XX000", fmt.Sprintf("unknown aggregate %q", a.Func)}
 		}
-		if kind == aggStringAgg {
-			d, err := stringAgg(red, i, g)
+		if kind == aggStringAgg || kind == aggConcat {
+			ordered := stringAgg
+			if kind == aggConcat {
+				ordered = concatAgg
+			}
+			d, err := ordered(red, i, g)
 			if err != nil {
 				return nil, err
 			}

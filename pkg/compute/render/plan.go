@@ -191,6 +191,7 @@ var aggFuncs = map[plan.AggregateFunc]operators.AggFunc{
 
 	plan.AggJSONAgg:       operators.AggJSONAgg,
 	plan.AggJSONObjectAgg: operators.AggJSONObjectAgg,
+	plan.AggConcat:        operators.AggConcat,
 }
 
 // groupNode is a reduction-shaped node: its input keyed by spec, reduced
@@ -261,16 +262,19 @@ func reduceGroup(red *plan.Reduce) (groupNode, error) {
 			vals = append(vals, a.Expr)
 		}
 	}
-	// string_agg's separator and order expressions follow the arguments.
+	// string_agg's separator and order expressions, and concat_agg's
+	// order expressions, follow the arguments.
 	for i, a := range red.Aggregates {
-		if a.Func != plan.AggStringAgg {
+		if a.Func != plan.AggStringAgg && a.Func != plan.AggConcat {
 			continue
 		}
-		if a.Sep == nil {
-			return groupNode{}, fmt.Errorf("reduce: string_agg without a separator")
+		if a.Func == plan.AggStringAgg {
+			if a.Sep == nil {
+				return groupNode{}, fmt.Errorf("reduce: string_agg without a separator")
+			}
+			aggs[i].Sep = len(vals)
+			vals = append(vals, *a.Sep)
 		}
-		aggs[i].Sep = len(vals)
-		vals = append(vals, *a.Sep)
 		for _, o := range a.OrderBy {
 			aggs[i].Order = append(aggs[i].Order, operators.OrderColumn{Column: len(vals), Desc: o.Desc, NullsFirst: !o.NullsLast})
 			vals = append(vals, o.Expr)

@@ -12,12 +12,21 @@ import (
 // shorter array before a longer one with the same prefix (0x00 is below
 // every tag). Arrays of integers of every width hold int64 elements.
 const (
-	TypeInt64Array   Type = 15
-	TypeFloat64Array Type = 16
-	TypeNumericArray Type = 17
-	TypeTextArray    Type = 18
-	TypeBoolArray    Type = 19
+	TypeInt64Array     Type = 15
+	TypeFloat64Array   Type = 16
+	TypeNumericArray   Type = 17
+	TypeTextArray      Type = 18
+	TypeBoolArray      Type = 19
+	TypeDateArray      Type = 20
+	TypeTimestampArray Type = 21
+	TypeUUIDArray      Type = 22
+	TypeBytesArray     Type = 23
+	TypeJSONBArray     Type = 24
 )
+
+// arrayTypes are the array types in type order (their tags follow it).
+var arrayTypes = [...]Type{TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
+	TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray}
 
 const arrayEnd = 0x00
 
@@ -35,6 +44,16 @@ func (t Type) ElemType() Type {
 		return TypeText
 	case TypeBoolArray:
 		return TypeBool
+	case TypeDateArray:
+		return TypeDate
+	case TypeTimestampArray:
+		return TypeTimestamp
+	case TypeUUIDArray:
+		return TypeUUID
+	case TypeBytesArray:
+		return TypeBytes
+	case TypeJSONBArray:
+		return TypeJSONB
 	}
 	return TypeInvalid
 }
@@ -45,7 +64,7 @@ func (t Type) IsArray() bool { return t.ElemType() != TypeInvalid }
 // ArrayOf returns the array type whose elements have type elem; false
 // when arrays of elem are not supported.
 func ArrayOf(elem Type) (Type, bool) {
-	for _, t := range []Type{TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray} {
+	for _, t := range arrayTypes {
 		if t.ElemType() == elem {
 			return t, true
 		}
@@ -316,4 +335,28 @@ func elemTagOK(tag byte, et Type) bool {
 		return tag == tagFalse || tag == tagTrue
 	}
 	return tag == tagOf(Datum{typ: et})
+}
+
+// ArrayConcat returns the array of type t holding the elements of arrays
+// in order (array_cat, and the array aggregates' concatenation): the
+// element encodings are copied, not decoded. Every array must have type
+// t; a NULL among them is an error (callers skip NULLs with their own
+// rules).
+func ArrayConcat(t Type, arrays ...Datum) (Datum, error) {
+	if !t.IsArray() {
+		return Null(), fmt.Errorf("array concatenation: %s is not an array type", t)
+	}
+	n := 1
+	for i, a := range arrays {
+		if a.typ != t || len(a.str) == 0 {
+			return Null(), fmt.Errorf("array concatenation: operand %d has type %s, want %s", i+1, a.typ, t)
+		}
+		n += len(a.str) - 1
+	}
+	b := make([]byte, 0, n)
+	for _, a := range arrays {
+		b = append(b, a.str[:len(a.str)-1]...)
+	}
+	b = append(b, arrayEnd)
+	return Datum{typ: t, str: string(b)}, nil
 }

@@ -49,6 +49,10 @@ func TestArrayEncodingOrderIsPostgresArrayOrder(t *testing.T) {
 			return Float64(rapid.SampledFrom([]float64{-1, 0, 0.5, 1e300}).Draw(t, "f"))
 		}),
 		TypeBoolArray: rapid.Custom(func(t *rapid.T) Datum { return Bool(rapid.Bool().Draw(t, "b")) }),
+		TypeDateArray: rapid.Custom(func(t *rapid.T) Datum { return Date(rapid.Int32Range(-2, 2).Draw(t, "d")) }),
+		TypeBytesArray: rapid.Custom(func(t *rapid.T) Datum {
+			return BytesString(rapid.StringOfN(rapid.RuneFrom([]rune{'a', 0, 0xff}), 0, 3, -1).Draw(t, "b"))
+		}),
 	}
 	for typ, g := range gens {
 		t.Run(typ.String(), func(t *testing.T) {
@@ -160,5 +164,32 @@ func TestArrayRejects(t *testing.T) {
 	var back Datum
 	if err := json.Unmarshal(b, &back); err != nil || back != d {
 		t.Errorf("json round trip of %v: %v, %v", d, back, err)
+	}
+}
+
+// TestArrayConcat checks that concatenating encodings is the array of the
+// concatenated elements, and that a mistyped or NULL operand is refused.
+func TestArrayConcat(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		elem := rapid.OneOf(rapid.Just(Null()), rapid.Custom(func(t *rapid.T) Datum { return Int64(rapid.Int64Range(-3, 3).Draw(t, "i")) }))
+		parts := rapid.SliceOfN(rapid.SliceOfN(elem, 0, 3), 0, 4).Draw(rt, "parts")
+		var all []Datum
+		arrays := make([]Datum, len(parts))
+		for i, p := range parts {
+			arrays[i] = mustArray(TypeInt64Array, p...)
+			all = append(all, p...)
+		}
+		got, err := ArrayConcat(TypeInt64Array, arrays...)
+		if want := mustArray(TypeInt64Array, all...); err != nil || got != want {
+			rt.Fatalf("ArrayConcat(%v) = %v, %v; want %v", arrays, got, err, want)
+		}
+	})
+	for _, bad := range [][]Datum{{Null()}, {mustArray(TypeTextArray, Text("a"))}, {Int64(1)}} {
+		if d, err := ArrayConcat(TypeInt64Array, bad...); err == nil {
+			t.Errorf("ArrayConcat(int64[], %v) = %v, want an error", bad, d)
+		}
+	}
+	if _, err := ArrayConcat(TypeInt64, mustArray(TypeInt64Array)); err == nil {
+		t.Error("ArrayConcat over a non-array type: want an error")
 	}
 }

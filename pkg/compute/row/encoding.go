@@ -36,8 +36,9 @@ import (
 //	0x70 numeric                          order-preserving decimal key (numeric.go)
 //	0x78 uuid                             16 bytes
 //	0x7A jsonb                            order-preserving jsonb key (jsonb.go)
-//	0x80..0x84 arrays of int64, float64,  the elements' encodings, then 0x00
-//	  numeric, text, bool                 (array.go)
+//	0x80..0x89 arrays of int64, float64,  the elements' encodings, then 0x00
+//	  numeric, text, bool, date,          (array.go)
+//	  timestamp, uuid, bytea, jsonb
 //	0xF0 NULL                             no payload
 //
 // Rows are immutable once built: batches and arrangements share them
@@ -60,7 +61,7 @@ const (
 	tagUUID        = 0x78
 	tagJSONB       = 0x7A
 	tagArrayBase   = 0x80 // + (array type - TypeInt64Array)
-	tagArrayLast   = 0x84
+	tagArrayLast   = 0x89
 	tagNull        = 0xF0
 
 	escByte  = 0x00
@@ -104,7 +105,8 @@ func tagOf(d Datum) byte {
 		return tagUUID
 	case TypeJSONB:
 		return tagJSONB
-	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray:
+	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray:
 		return arrayTag(d.typ)
 	default:
 		return tagNull
@@ -136,7 +138,8 @@ func encodedLen(d Datum) int {
 		return 1 + intervalEncodedLen
 	case TypeText, TypeBytes:
 		return 1 + len(d.str) + strings.Count(d.str, "\x00") + 2
-	case TypeNumeric, TypeUUID, TypeJSONB, TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray:
+	case TypeNumeric, TypeUUID, TypeJSONB, TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray:
 		return 1 + len(d.str)
 	default:
 		return 1
@@ -227,7 +230,8 @@ func datumLen(b []byte, off int) (n int, escaped bool, err error) {
 	case tagJSONB:
 		n, err := jsonbLen(b[1:], off+1)
 		return 1 + n, false, err
-	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayLast:
+	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayBase + 4,
+		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayLast:
 		n, err := arrayLen(b[1:], off+1, arrayTypeOfTag(b[0]).ElemType())
 		return 1 + n, false, err
 	case tagUUID:
@@ -294,7 +298,8 @@ func decodeDatum(b []byte, escaped, alias bool) Datum {
 		return Datum{typ: TypeUUID, str: string(b[1:])}
 	case tagJSONB:
 		return Datum{typ: TypeJSONB, str: string(b[1:])}
-	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayLast:
+	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayBase + 4,
+		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayLast:
 		return Datum{typ: arrayTypeOfTag(b[0]), str: string(b[1:])}
 	case tagText, tagBytes:
 		typ := TypeText

@@ -120,7 +120,8 @@ func (d Datum) SQLLiteral() string {
 		return "'" + d.String() + "'::uuid"
 	case TypeJSONB:
 		return "'" + strings.ReplaceAll(d.String(), "'", "''") + "'::jsonb"
-	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray:
+	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray:
 		return "'" + strings.ReplaceAll(d.String(), "'", "''") + "'::" + d.Type().String()
 	case TypeNumeric:
 		return "'" + d.String() + "'::numeric"

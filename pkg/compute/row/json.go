@@ -81,7 +81,8 @@ func (d Datum) MarshalJSON() ([]byte, error) {
 	case TypeJSONB:
 		s := d.String()
 		j.JSONB = &s
-	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray:
+	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray:
 		e := base64.StdEncoding.EncodeToString(Pack(d))
 		j.Array = &e
 	case TypeNumeric, TypeUUID:

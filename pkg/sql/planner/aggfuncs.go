@@ -68,7 +68,7 @@ func (a *aggScope) aggOrder(inner *exprCtx, g *aggregate, fc *pg.FuncCall) error
 		case pg.SortByNulls_SORTBY_NULLS_LAST:
 			nullsLast = true
 		}
-		if g.fn == "string_agg" {
+		if g.fn == "string_agg" || g.fn == "array_agg" || g.fn == "jsonb_agg" {
 			g.order = append(g.order, plan.AggOrder{Expr: x.e, Desc: desc, NullsLast: nullsLast})
 		}
 	}
@@ -162,6 +162,9 @@ func (a *aggScope) moreAggregates(g aggregate) (typed, bool, error) {
 		return a.add(g), true, nil
 	case "string_agg":
 		return a.add(g), true, nil
+	case "array_agg", "jsonb_agg":
+		g.fn = string(plan.AggConcat)
+		return a.add(g), true, nil
 	}
 	v, ok := varianceKinds[g.fn]
 	if !ok {
@@ -201,13 +204,57 @@ func (a *aggScope) numericVariance(g aggregate, kind int64) (typed, error) {
 	return typed{e: e, t: num}, nil
 }
 
-// stringAggExplain is string_agg's separator and ORDER BY as EXPLAIN
-// shows them.
+// concatAggArg lowers the argument of array_agg(x) and of jsonb_agg(x)
+// with FILTER or ORDER BY, both concat_agg of a one-element array:
+// ARRAY[x] (x of a type with arrays, not itself an array: PostgreSQL's
+// array_agg of arrays is multidimensional), or jsonb_build_array(x) of x
+// as to_jsonb gives it.
+func (a *aggScope) concatAggArg(inner *exprCtx, g *aggregate, fc *pg.FuncCall) error {
+	if len(fc.Args) != 1 {
+		return sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes exactly one argument", g.fn)
+	}
+	x, err := inner.lowerTyped(fc.Args[0])
+	if err != nil {
+		return err
+	}
+	g.arg, g.argType, g.argW, g.argMod = x.e, x.t, x.w, x.mod
+	if g.fn == "jsonb_agg" {
+		v, err := inner.jsonbValue(x)
+		if err != nil {
+			return err
+		}
+		w := expr.Call(expr.FuncJSONBuildArray, v)
+		g.wrap = &w
+		g.out = row.ColumnType{Type: row.TypeJSONB, Nullable: true}
+		return nil
+	}
+	switch {
+	case x.untyped() || x.t.Type == row.TypeNull:
+		return sqlerr.Errorf("42725" /* ambiguous_function */, "function array_agg(unknown) is not unique")
+	case x.t.Type.IsArray():
+		return sqlerr.Unsupported("array_agg of arrays (multidimensional arrays)")
+	}
+	at, err := expr.ArrayType(x.t.Type)
+	if err != nil {
+		return sqlerr.Unsupported("arrays of type " + PGTypeName(x.t.Type))
+	}
+	w := arrayOf(x.t.Type, x.e)
+	g.wrap = &w
+	g.out = row.ColumnType{Type: at, Nullable: true}
+	g.outW = x.w
+	return nil
+}
+
+// stringAggExplain is string_agg's separator and ORDER BY, and
+// concat_agg's ORDER BY, as EXPLAIN shows them.
 func stringAggExplain(a plan.Aggregate) string {
-	if a.Sep == nil {
+	if a.Sep == nil && len(a.OrderBy) == 0 {
 		return ""
 	}
-	s := ", " + a.Sep.String()
+	s := ""
+	if a.Sep != nil {
+		s = ", " + a.Sep.String()
+	}
 	for i, o := range a.OrderBy {
 		if i == 0 {
 			s += " order by "

@@ -24,9 +24,14 @@ type aggregate struct {
 	// argMod and outMod are the type modifiers of the argument and
 	// result: min and max keep their argument's, sum a numeric's scale.
 	argMod, outMod TypeMod
-	// sep and order are string_agg's separator and ORDER BY (aggfuncs.go).
+	// sep and order are string_agg's separator and ORDER BY (aggfuncs.go);
+	// order is also concat_agg's.
 	sep   *expr.Expr
 	order []plan.AggOrder
+	// wrap, for array_agg and ordered jsonb_agg, is the one-element array
+	// of arg that concat_agg concatenates (set aside until ORDER BY has
+	// been checked against the argument itself).
+	wrap *expr.Expr
 }
 
 // aggScope maps expressions of a grouped query to the output of its
@@ -132,9 +137,12 @@ func (a *aggScope) match(c *exprCtx, n *pg.Node) (typed, bool, error) {
 }
 
 func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (typed, error) {
-	if name == "jsonb_agg" || name == "jsonb_object_agg" {
+	ordered := name == "jsonb_agg" && (fc.AggFilter != nil || len(fc.AggOrder) > 0)
+	if (name == "jsonb_agg" || name == "jsonb_object_agg") && !ordered {
 		// FILTER cannot be a CASE over the argument here: these aggregate
-		// NULL arguments too; their order is value order (docs/sql.md).
+		// NULL arguments too; without ORDER BY their order is value order
+		// (docs/sql.md). jsonb_agg with FILTER or ORDER BY is planned as
+		// array_agg is, below.
 		if fc.AggFilter != nil {
 			return typed{}, sqlerr.Unsupported("FILTER in " + name)
 		}
@@ -150,6 +158,10 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 			return typed{}, sqlerr.Errorf(sqlerr.SyntaxError, "%s(*) is not valid", name)
 		}
 		g.distinct = false
+	case name == "array_agg" || name == "jsonb_agg":
+		if err := a.concatAggArg(inner, &g, fc); err != nil {
+			return typed{}, err
+		}
 	case name == "string_agg":
 		if err := a.stringAggArgs(inner, &g, fc); err != nil {
 			return typed{}, err
@@ -169,6 +181,13 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 	}
 	if err := a.aggOrder(inner, &g, fc); err != nil {
 		return typed{}, err
+	}
+	if g.wrap != nil {
+		// array_agg and ordered jsonb_agg aggregate NULLs too: wrapped in
+		// a one-element array before FILTER, only a filtered-out row's
+		// argument is NULL.
+		g.arg, g.argType, g.wrap = *g.wrap, g.out, nil
+		g.argType.Nullable = false
 	}
 	if err := a.aggFilter(inner, &g, fc.AggFilter); err != nil {
 		return typed{}, err

@@ -4,6 +4,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
@@ -55,9 +56,29 @@ func (c *exprCtx) arrayConstructor(a *pg.A_ArrayExpr) (typed, error) {
 			return typed{}, err
 		}
 	}
-	y, err := c.check(expr.Call(expr.FuncArray, exprs(xs)...))
+	et := row.TypeText
+	for _, x := range xs {
+		if x.t.Type != row.TypeNull {
+			et = x.t.Type
+			break
+		}
+	}
+	y, err := c.check(arrayOf(et, exprs(xs)...))
 	y.w = widthOf(xs)
 	return y, err
+}
+
+// arrayOf is ARRAY[xs...] with elements of type et. The engine's ARRAY
+// takes its type from its first non-NULL element and makes a text[] of
+// NULLs alone, so other element types get a cast that keeps such an
+// array, ARRAY[NULL::int], an int[] (the cast returns an array that
+// already has the type as it is).
+func arrayOf(et row.Type, xs ...expr.Expr) expr.Expr {
+	a := expr.Call(expr.FuncArray, xs...)
+	if at, ok := row.ArrayOf(et); ok && et != row.TypeText {
+		return expr.Cast(a, at)
+	}
+	return a
 }
 
 // emptyArray is ARRAY[]::t[].
@@ -163,6 +184,16 @@ func arrayPGType(t row.Type, w IntWidth) uint32 {
 		return 1009
 	case row.TypeBoolArray:
 		return 1000
+	case row.TypeDateArray:
+		return 1182
+	case row.TypeTimestampArray:
+		return 1115
+	case row.TypeUUIDArray:
+		return 2951
+	case row.TypeBytesArray:
+		return 1001
+	case row.TypeJSONBArray:
+		return 3807
 	}
 	return 0
 }
@@ -270,4 +301,55 @@ func (c *exprCtx) unnestCall(args []*pg.Node) (expr.TableCall, []column, error) 
 		col.w = x.w
 	}
 	return expr.TableCall{Func: expr.TableUnnest, Args: []expr.Expr{x.e}}, []column{col}, nil
+}
+
+// subqueryArrayType is the type of ARRAY(subquery) over values of type
+// t (text for an untyped NULL column, as PostgreSQL resolves unknown).
+func subqueryArrayType(t row.Type) (row.Type, error) {
+	if t == row.TypeNull {
+		t = row.TypeText
+	}
+	if t.IsArray() {
+		return row.TypeInvalid, sqlerr.Unsupported("ARRAY(subquery) of arrays (multidimensional arrays)")
+	}
+	at, ok := row.ArrayOf(t)
+	if !ok {
+		return row.TypeInvalid, sqlerr.Unsupported("arrays of type " + PGTypeName(t))
+	}
+	return at, nil
+}
+
+// arraySubLink lowers ARRAY(subquery) over r: the array of the
+// subquery's values for each row of r (for a correlated subquery, those
+// of the row's keys), '{}' when there are none. It is concat_agg of
+// one-element arrays per key, in value order (the subquery has no ORDER
+// BY: subLinkKind refuses one), attached as a correlated aggregate.
+func (c *exprCtx) arraySubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, error) {
+	sp, err := c.p.planSubLinkQuery(sl, r, outer, true, c.depth)
+	if err != nil {
+		return typed{}, err
+	}
+	vt := sp.valueType()
+	at, err := subqueryArrayType(vt.Type)
+	if err != nil {
+		return typed{}, err
+	}
+	w := IntWidth(0)
+	if sp.agg == nil {
+		w = sp.sub.scope.cols[sp.nKeys].w
+	}
+	if sp.agg != nil {
+		// Exactly one value per outer row.
+		v := sp.perRowValue(r)
+		return typed{e: arrayOf(at.ElemType(), v.e), t: row.ColumnType{Type: at}, w: v.w}, nil
+	}
+	nk := sp.nKeys
+	g := plan.NewReduce(sp.sub.plan(), columns(nk),
+		plan.Aggregate{Func: plan.AggConcat, Expr: arrayOf(at.ElemType(), expr.Column(nk))})
+	empty, err := row.Array(at, nil)
+	if err != nil {
+		return typed{}, sqlerr.Errorf(sqlerr.InternalError, "ARRAY(subquery): %v", err)
+	}
+	i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: at, Nullable: true}}, []expr.Expr{expr.Literal(empty)}, sp.safeKeys())
+	return typed{e: expr.Column(i), t: row.ColumnType{Type: at}, w: w}, nil
 }

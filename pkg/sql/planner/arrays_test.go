@@ -35,6 +35,18 @@ func TestArrayPlanTypes(t *testing.T) {
 			[]uint32{1007, 1231, 1009, 1000, 1005, 1016}},
 		{"SELECT id = ANY(a), 'x' <> ALL(b) FROM arr", []row.ColumnType{{Type: row.TypeBool, Nullable: true}, {Type: row.TypeBool, Nullable: true}}, []uint32{16, 16}},
 		{"SELECT u FROM arr, unnest(a) AS u", []row.ColumnType{{Type: row.TypeInt64, Nullable: true}}, []uint32{23}},
+		{"SELECT ARRAY[NULL::int] = ARRAY[id], ARRAY[NULL::int], ARRAY[NULL::bool, NULL] FROM arr", []row.ColumnType{
+			{Type: row.TypeBool}, {Type: row.TypeInt64Array}, {Type: row.TypeBoolArray}}, []uint32{16, 1007, 1000}},
+		{"SELECT array_agg(id ORDER BY id DESC), array_agg(DISTINCT b[1]) FILTER (WHERE id > 1), jsonb_agg(id ORDER BY id), array_agg(id::bigint) FROM arr", []row.ColumnType{
+			{Type: row.TypeInt64Array, Nullable: true}, {Type: row.TypeTextArray, Nullable: true}, {Type: row.TypeJSONB, Nullable: true}, {Type: row.TypeInt64Array, Nullable: true}},
+			[]uint32{1007, 1009, 3802, 1016}},
+		{"SELECT '{}'::date[], '{}'::timestamp[], '{}'::uuid[], '{}'::bytea[], '{}'::jsonb[], ARRAY['2024-01-01'::date]", []row.ColumnType{
+			{Type: row.TypeDateArray}, {Type: row.TypeTimestampArray}, {Type: row.TypeUUIDArray}, {Type: row.TypeBytesArray}, {Type: row.TypeJSONBArray}, {Type: row.TypeDateArray}},
+			[]uint32{1182, 1115, 2951, 1001, 3807, 1182}},
+		{"SELECT '{a}'::varchar[]", []row.ColumnType{{Type: row.TypeTextArray}}, []uint32{1009}},
+		{"SELECT ARRAY(SELECT id FROM arr), ARRAY(SELECT b[1] FROM arr x WHERE x.id = arr.id), ARRAY(SELECT count(*) FROM arr x WHERE x.id = arr.id) FROM arr", []row.ColumnType{
+			{Type: row.TypeInt64Array}, {Type: row.TypeTextArray}, {Type: row.TypeInt64Array}},
+			[]uint32{1007, 1009, 1016}},
 	} {
 		t.Run(tt.sql, func(t *testing.T) {
 			q, err := planSQL(t, &Planner{Catalog: arrayCatalog()}, tt.sql)
@@ -63,7 +75,7 @@ func TestArrayPlanErrors(t *testing.T) {
 		{"SELECT ARRAY[ARRAY[1]]", sqlerr.FeatureNotSupported},
 		{"SELECT id[1] FROM arr", sqlerr.DatatypeMismatch},
 		{"SELECT a[1:2] FROM arr", sqlerr.FeatureNotSupported},
-		{"SELECT '{1}'::date[]", sqlerr.FeatureNotSupported},
+		{"SELECT '{1}'::timestamptz[]", sqlerr.FeatureNotSupported},
 		{"SELECT '{a}'::varchar(3)[]", sqlerr.FeatureNotSupported},
 		{"SELECT '{a}'::char[]", sqlerr.FeatureNotSupported},
 		{"SELECT '{1,x}'::int[]", sqlerr.InvalidTextRepresentation},
@@ -72,6 +84,18 @@ func TestArrayPlanErrors(t *testing.T) {
 		{"SELECT 1 = ANY(id) FROM arr", sqlerr.WrongObjectType},
 		{"SELECT * FROM unnest(1)", sqlerr.UndefinedFunction},
 		{"SELECT a = b FROM arr", sqlerr.UndefinedFunction},
+		{"SELECT array_agg('x')", "42725"},
+		{"SELECT array_agg(NULL)", "42725"},
+		{"SELECT array_agg(a) FROM arr", sqlerr.FeatureNotSupported},
+		{"SELECT array_agg(now())", sqlerr.FeatureNotSupported},
+		{"SELECT array_agg(id, id) FROM arr", sqlerr.UndefinedFunction},
+		{"SELECT array_agg(*) FROM arr", sqlerr.SyntaxError},
+		{"SELECT array_agg(DISTINCT id ORDER BY a) FROM arr", "42P10"},
+		{"SELECT array_agg(id) OVER () FROM arr", sqlerr.FeatureNotSupported},
+		{"SELECT jsonb_object_agg(id, id ORDER BY id) FROM arr", sqlerr.FeatureNotSupported},
+		{"SELECT ARRAY(SELECT id FROM arr ORDER BY id)", sqlerr.FeatureNotSupported},
+		{"SELECT ARRAY(SELECT a FROM arr)", sqlerr.FeatureNotSupported},
+		{"SELECT ARRAY(SELECT id, b FROM arr)", sqlerr.SyntaxError},
 	} {
 		t.Run(tt.sql, func(t *testing.T) {
 			_, err := planSQL(t, &Planner{Catalog: arrayCatalog()}, tt.sql)

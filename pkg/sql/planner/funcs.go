@@ -87,6 +87,8 @@ func scalarFunc(name string) (expr.Func, bool) {
 		return expr.FuncRegexpReplace, true
 	case "regexp_like":
 		return expr.FuncRegexpLike, true
+	case "regexp_match":
+		return expr.FuncRegexpMatch, true
 	case "repeat":
 		return expr.FuncRepeat, true
 	case "reverse":
@@ -116,7 +118,8 @@ func scalarFunc(name string) (expr.Func, bool) {
 func isAggregate(name string) bool {
 	switch name {
 	case "count", "sum", "min", "max", "avg", "bool_and", "bool_or", "every", "string_agg",
-		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "jsonb_agg", "jsonb_object_agg":
+		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "jsonb_agg", "jsonb_object_agg",
+		"array_agg":
 		return true
 	}
 	return false
@@ -202,6 +205,9 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		}
 		// position(sub IN s) arrives as position(s, sub), like strpos(s, sub).
 		return c.check(expr.Call(expr.FuncPosition, xs[1].e, xs[0].e))
+	}
+	if y, ok, err := c.arrayFunc2(name, fc.Args); ok {
+		return y, err
 	}
 	if y, ok, err := c.arrayFunc(name, fc.Args); ok {
 		return y, err

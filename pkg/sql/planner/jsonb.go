@@ -53,10 +53,7 @@ func (c *exprCtx) jsonbOp(op string, l, r *pg.Node) (typed, bool, error) {
 		if err != nil {
 			return typed{}, true, err
 		}
-		if op == "<@" {
-			x, y = y, x
-		}
-		z, err := c.check(expr.Call(expr.FuncJSONContains, x.e, y.e))
+		z, err := c.jsonbContains(op, x, y)
 		return z, true, err
 	case "?":
 		y, err := c.lowerAs(r, row.TypeText)
@@ -88,6 +85,25 @@ func (c *exprCtx) jsonbOp(op string, l, r *pg.Node) (typed, bool, error) {
 	}
 	z, err := c.check(expr.If(expr.IsNull(x.e), expr.TypedNull(row.TypeBool), all))
 	return z, true, err
+}
+
+// jsonbContains lowers x @> y and x <@ y of lowered jsonb operands
+// (untyped ones become jsonb).
+func (c *exprCtx) jsonbContains(op string, x, y typed) (typed, error) {
+	var err error
+	if x, err = c.settle(x, row.TypeJSONB); err != nil {
+		return typed{}, err
+	}
+	if x.t.Type != row.TypeJSONB && x.t.Type != row.TypeNull {
+		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s %s unknown", pgTypeName(x), op)
+	}
+	if y, err = c.settle(y, row.TypeJSONB); err != nil {
+		return typed{}, err
+	}
+	if op == "<@" {
+		x, y = y, x
+	}
+	return c.check(expr.Call(expr.FuncJSONContains, x.e, y.e))
 }
 
 func pgTypeName(x typed) string {

@@ -107,6 +107,17 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 		case "~", "!~", "~*", "!~*":
 			return c.regexMatch(op, a.Lexpr, a.Rexpr)
 		}
+		if op == "@>" || op == "<@" || op == "&&" {
+			x, err := c.lowerTyped(a.Lexpr)
+			if err != nil {
+				return typed{}, err
+			}
+			y, err := c.lowerTyped(a.Rexpr)
+			if err != nil {
+				return typed{}, err
+			}
+			return c.containment(op, x, y)
+		}
 		if y, ok, err := c.jsonbOp(op, a.Lexpr, a.Rexpr); ok {
 			return y, err
 		}
@@ -125,6 +136,9 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 			}
 			if x.t.Type == row.TypeJSONB && (y.t.Type == row.TypeJSONB || y.untyped()) || y.t.Type == row.TypeJSONB && x.untyped() {
 				return c.jsonbConcat(x, y)
+			}
+			if x.t.Type.IsArray() || y.t.Type.IsArray() {
+				return c.arrayConcat("||", x, y)
 			}
 			// Untyped operands of || are text whatever the other side is.
 			if x, err = c.settle(x, row.TypeText); err != nil {

@@ -586,15 +586,14 @@ func unsupportedFunction(name string) string {
 	case "generate_series", "unnest", "regexp_split_to_table", "regexp_matches", "generate_subscripts",
 		"json_each", "jsonb_each", "json_array_elements", "jsonb_array_elements":
 		return "set-returning functions"
-	case "array_agg", "json_agg", "bit_and", "bit_or":
-		return "aggregate functions returning arrays or json, and bitwise aggregates"
+	case "json_agg", "bit_and", "bit_or":
+		return "aggregate functions returning json, and bitwise aggregates"
 	case "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
 		"first_value", "last_value", "nth_value":
 		return "window functions"
 	case "random", "setseed", "gen_random_uuid":
 		return "random functions"
-	case "to_json", "json_build_object", "json_build_array",
-		"array_upper", "array_lower", "array_to_string", "string_to_array", "regexp_match":
+	case "to_json", "json_build_object", "json_build_array":
 		return "json and array functions"
 	case "nextval", "currval", "setval", "lastval":
 		return "sequences"

@@ -375,7 +375,10 @@ func subLinkKind(sl *pg.SubLink) (kind string, err error) {
 		}
 		return "", sqlerr.Unsupported(op + " ALL (subquery)")
 	case pg.SubLinkType_ARRAY_SUBLINK:
-		return "", sqlerr.Unsupported("ARRAY(subquery)")
+		if sel := sl.Subselect.GetSelectStmt(); sel != nil && len(sel.SortClause) > 0 {
+			return "", sqlerr.Unsupported("ORDER BY in ARRAY(subquery)")
+		}
+		return "array", nil
 	}
 	return "", sqlerr.Unsupported("this kind of subquery expression")
 }
@@ -387,7 +390,7 @@ func (c *exprCtx) subLinkType(sl *pg.SubLink) (typed, error) {
 	if err != nil {
 		return typed{}, err
 	}
-	if kind != "value" && kind != "exists" {
+	if kind != "value" && kind != "exists" && kind != "array" {
 		if sl.Testexpr.GetRowExpr() != nil {
 			return typed{}, sqlerr.Unsupported("row constructors with IN (subquery)")
 		}
@@ -395,7 +398,7 @@ func (c *exprCtx) subLinkType(sl *pg.SubLink) (typed, error) {
 			return typed{}, err
 		}
 	}
-	if kind != "value" {
+	if kind != "value" && kind != "array" {
 		return typed{e: expr.TypedNull(row.TypeBool), t: row.ColumnType{Type: row.TypeBool, Nullable: true}}, nil
 	}
 	sp, err := c.p.planSubLinkQuery(sl, c.agg.inputRel, c.agg.input, true, c.depth)
@@ -403,6 +406,13 @@ func (c *exprCtx) subLinkType(sl *pg.SubLink) (typed, error) {
 		return typed{}, err
 	}
 	t := sp.valueType()
+	if kind == "array" {
+		at, err := subqueryArrayType(t.Type)
+		if err != nil {
+			return typed{}, err
+		}
+		return typed{e: expr.TypedNull(at), t: row.ColumnType{Type: at}}, nil
+	}
 	return typed{e: expr.TypedNull(t.Type), t: row.ColumnType{Type: t.Type, Nullable: true}}, nil
 }
 
@@ -429,6 +439,8 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 		}
 		found := markFound(r, sp.outerKeys, sp.sub.plan(), sp.safeKeys())
 		return typed{e: found, t: row.ColumnType{Type: row.TypeBool}}, nil
+	case "array":
+		return c.arraySubLink(r, outer, sl)
 	case "value":
 		sp, err := p.planSubLinkQuery(sl, r, outer, true, c.depth)
 		if err != nil {

@@ -84,6 +84,8 @@ func (c *exprCtx) tableCall(name string, args []*pg.Node) (expr.TableCall, []col
 		return c.jsonbTable(name, args)
 	case "unnest":
 		return c.unnestCall(args)
+	case "regexp_matches":
+		return c.regexpMatchesCall(args)
 	}
 	if unsupportedFunction(name) != "" {
 		return expr.TableCall{}, nil, sqlerr.Unsupported(fmt.Sprintf("function %s in FROM", name))
@@ -201,4 +203,25 @@ func (c *exprCtx) jsonbTable(name string, args []*pg.Node) (expr.TableCall, []co
 		cols[i] = column{name: names[i], typ: t}
 	}
 	return call, cols, nil
+}
+
+// regexpMatchesCall lowers regexp_matches(s, pattern[, flags]), its
+// arguments text.
+func (c *exprCtx) regexpMatchesCall(args []*pg.Node) (expr.TableCall, []column, error) {
+	if len(args) < 2 || len(args) > 3 {
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function regexp_matches with %d arguments does not exist", len(args))
+	}
+	es := make([]expr.Expr, len(args))
+	for i, a := range args {
+		x, err := c.lowerAs(a, row.TypeText)
+		if err != nil {
+			return expr.TableCall{}, nil, err
+		}
+		es[i] = x.e
+	}
+	call := expr.TableCall{Func: expr.TableRegexpMatches, Args: es}
+	if _, err := call.OutputTypes(c.scope.types()); err != nil {
+		return expr.TableCall{}, nil, err
+	}
+	return call, []column{{name: "regexp_matches", typ: row.ColumnType{Type: row.TypeTextArray}}}, nil
 }
