@@ -46,38 +46,9 @@ func isolationSizes(e *env) isolationParams {
 // arms solo (enable_compute_interactive_dataflows off) and two_runtime
 // (on), each on a fresh controller.
 func runIsolation(ctx context.Context, e *env) (*result, error) {
-	p := isolationSizes(e)
-	rep := &report.Report{}
-	var timeline, cdf []plot.Series
-	var phasesForPlot []plot.Phase
-	for _, arm := range []struct {
-		name string
-		flag bool
-	}{{"solo", false}, {"two_runtime", true}} {
-		e.logf("isolation/%s: starting", arm.name)
-		a, series, phases, err := isolationArm(ctx, e, p, arm.name, arm.flag)
-		if err != nil {
-			// The completed arms are still shown (not written as JSON).
-			return &result{report: rep}, fmt.Errorf("arm %s: %w", arm.name, err)
-		}
-		rep.Arms = append(rep.Arms, a)
-		for _, s := range series {
-			timeline = append(timeline, s)
-			cdf = append(cdf, s)
-		}
-		if phasesForPlot == nil {
-			phasesForPlot = phases
-		}
-	}
-	return &result{
-		report: rep,
-		figures: []figure{
-			{"timeline", func(w ioWriter) error {
-				return plot.Timeline(w, "isolation: read latency while an index hydrates (shaded: churn)", timeline, phasesForPlot)
-			}},
-			{"cdf", func(w ioWriter) error { return plot.CDF(w, "isolation: read latency CDF during churn and quiet", cdf) }},
-		},
-	}, nil
+	return runRuntimeArms(ctx, e, "isolation",
+		"isolation: read latency while an index hydrates (shaded: churn)",
+		"isolation: read latency CDF during churn and quiet", isolationArm)
 }
 
 // setInteractive flips enable_compute_interactive_dataflows and waits for

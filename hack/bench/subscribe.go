@@ -37,32 +37,9 @@ var subscribeSetup = []stmt{
 // SUBSCRIBE) and two_runtime (on: the interactive runtime serves them
 // through live imports).
 func runSubscribe(ctx context.Context, e *env) (*result, error) {
-	p := isolationSizes(e)
-	rep := &report.Report{}
-	var timeline []plot.Series
-	var phases []plot.Phase
-	for _, arm := range []struct {
-		name string
-		flag bool
-	}{{"solo", false}, {"two_runtime", true}} {
-		e.logf("subscribe/%s: starting", arm.name)
-		a, series, ph, err := subscribeArm(ctx, e, p, arm.name, arm.flag)
-		if err != nil {
-			// The completed arms are still shown (not written as JSON).
-			return &result{report: rep}, fmt.Errorf("arm %s: %w", arm.name, err)
-		}
-		rep.Arms = append(rep.Arms, a)
-		timeline = append(timeline, series)
-		if phases == nil {
-			phases = ph
-		}
-	}
-	return &result{report: rep, figures: []figure{
-		{"timeline", func(w ioWriter) error {
-			return plot.Timeline(w, "subscribe: time to first row of a new SUBSCRIBE while an index hydrates", timeline, phases)
-		}},
-		{"cdf", func(w ioWriter) error { return plot.CDF(w, "subscribe: time to first row CDF", timeline) }},
-	}}, nil
+	return runRuntimeArms(ctx, e, "subscribe",
+		"subscribe: time to first row of a new SUBSCRIBE while an index hydrates",
+		"subscribe: time to first row CDF", oneSeries(subscribeArm))
 }
 
 func subscribeArm(ctx context.Context, e *env, p isolationParams, name string, interactive bool) (*report.Arm, plot.Series, []plot.Phase, error) {

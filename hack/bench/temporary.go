@@ -20,32 +20,9 @@ const slowPathQuery = "SELECT l.partition, count(*) FROM l JOIN r ON l.key = r.k
 // quiet and during hydration churn, on each runtime, and the fixed cost of
 // creating and dropping a one-shot dataflow.
 func runTemporary(ctx context.Context, e *env) (*result, error) {
-	p := isolationSizes(e)
-	rep := &report.Report{}
-	var timeline []plot.Series
-	var phases []plot.Phase
-	for _, arm := range []struct {
-		name string
-		flag bool
-	}{{"solo", false}, {"two_runtime", true}} {
-		e.logf("temporary/%s: starting", arm.name)
-		a, series, ph, err := temporaryArm(ctx, e, p, arm.name, arm.flag)
-		if err != nil {
-			// The completed arms are still shown (not written as JSON).
-			return &result{report: rep}, fmt.Errorf("arm %s: %w", arm.name, err)
-		}
-		rep.Arms = append(rep.Arms, a)
-		timeline = append(timeline, series)
-		if phases == nil {
-			phases = ph
-		}
-	}
-	return &result{report: rep, figures: []figure{
-		{"timeline", func(w ioWriter) error {
-			return plot.Timeline(w, "temporary: slow-path SELECT (join + aggregate) while an index hydrates", timeline, phases)
-		}},
-		{"cdf", func(w ioWriter) error { return plot.CDF(w, "temporary: slow-path SELECT latency CDF", timeline) }},
-	}}, nil
+	return runRuntimeArms(ctx, e, "temporary",
+		"temporary: slow-path SELECT (join + aggregate) while an index hydrates",
+		"temporary: slow-path SELECT latency CDF", oneSeries(temporaryArm))
 }
 
 func temporaryArm(ctx context.Context, e *env, p isolationParams, name string, interactive bool) (*report.Arm, plot.Series, []plot.Phase, error) {
