@@ -2,10 +2,12 @@ package dataflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -15,7 +17,8 @@ import (
 func threadNice(t *testing.T, tid int) (nice int, ok bool) {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/stat", tid))
-	if os.IsNotExist(err) {
+	if os.IsNotExist(err) || errors.Is(err, syscall.ESRCH) {
+		// Gone, or exiting as the file is read.
 		return 0, false
 	}
 	if err != nil {

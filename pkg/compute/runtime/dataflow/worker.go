@@ -103,15 +103,7 @@ func (w *Worker) reprioritize() bool {
 	if nice <= 0 {
 		return false
 	}
-	// The process's main thread is never ended by the Go runtime (a
-	// goroutine exiting locked to it parks it instead), so a reniced main
-	// thread would keep its priority. Move off it: unlocked, the goroutine
-	// is soon scheduled on another thread.
-	for i := 0; i < 100 && onMainThread(); i++ {
-		goruntime.UnlockOSThread()
-		goruntime.Gosched()
-		goruntime.LockOSThread()
-	}
+	// run never reprioritizes the main thread (see there); this guards it.
 	if onMainThread() {
 		if f := w.ws.cfg.OnNiceError; f != nil {
 			f(w.index, errors.New("worker runs on the process's main thread: its priority is left alone"))
@@ -175,6 +167,21 @@ func (w *Worker) run(ctx context.Context) {
 	// Workers own an OS thread so the kernel, not the Go scheduler, shares
 	// cores between runtimes (docs/design/two-runtimes.md, Scheduling).
 	goruntime.LockOSThread()
+	if w.ws.cfg.Nice > 0 && onMainThread() {
+		// The process's main thread is never ended by the Go runtime (a
+		// goroutine exiting locked to it parks it instead), so a reniced
+		// main thread would keep its priority. Keep the main thread
+		// occupied while the worker runs on a new goroutine: that one
+		// cannot be scheduled on it, so it gets a thread of its own.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			w.run(ctx)
+		}()
+		<-done
+		goruntime.UnlockOSThread()
+		return
+	}
 	if w.reprioritize() {
 		// The thread keeps its changed priority: it must not go back to
 		// the Go runtime's pool. Returning while locked ends it.
