@@ -112,7 +112,7 @@ func (x *Interactive) key(id plan.GlobalID, inc uint64, worker int, errs bool) s
 // CreateDataflow renders a OneShotRead or LiveRead dataflow; for any other
 // it records the index exports as peers held at the dataflow's as_of.
 func (x *Interactive) CreateDataflow(desc plan.DataflowDescription) error {
-	if interactiveClass(desc.Class) {
+	if Renders(runtime.Interactive, desc.Class) {
 		return x.inner.CreateDataflow(desc)
 	}
 	var errs []error

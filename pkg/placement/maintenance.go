@@ -41,7 +41,7 @@ func (x *Maintenance) SetInner(inner runtime.Commands) { x.inner = inner }
 // exports and sinks are recorded as peers (the interactive runtime renders
 // them).
 func (x *Maintenance) CreateDataflow(desc plan.DataflowDescription) error {
-	if interactiveClass(desc.Class) {
+	if !Renders(runtime.Maintenance, desc.Class) {
 		x.mu.Lock()
 		for _, e := range desc.IndexExports {
 			x.peers[e.ID] = true

@@ -94,7 +94,7 @@ func (m *Multiplexer) Routed() (maintenance, interactive uint64) {
 // (both are attempted, so their peer bookkeeping stays aligned).
 func (m *Multiplexer) CreateDataflow(desc plan.DataflowDescription) error {
 	owner := runtime.Maintenance
-	if interactiveClass(desc.Class) {
+	if Renders(runtime.Interactive, desc.Class) {
 		owner = runtime.Interactive
 	}
 	m.mu.Lock()
