@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -76,24 +72,6 @@ func (e *env) startWithAdmin(ctx context.Context) (c *proc.Controller, admin *pg
 		admin.Close(context.Background())
 		c.Stop()
 	}, nil
-}
-
-// findRepoRoot walks up from the working directory to go.mod.
-func findRepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/tandemdb/tandem\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the tandem repository (no go.mod for github.com/tandemdb/tandem above the working directory)")
-		}
-		dir = parent
-	}
 }
 
 // connector opens a SQL connection to the system under test.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/hack/bench/internal/report"
+	"github.com/tandemdb/tandem/hack/internal/proc"
 )
 
 // figure is one SVG a scenario produces, written as DIR/SCENARIO-name.svg.
@@ -100,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("%w: unknown scenario %q (want one of %s)", errUsage, scenario, strings.Join(names, ", "))
 	}
-	root, err := findRepoRoot()
+	root, err := proc.RepoRoot()
 	if err != nil {
 		return err
 	}

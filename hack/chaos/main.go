@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -62,7 +61,7 @@ func run(ctx context.Context, cfg config) (sum summary, err error) {
 			return sum, err
 		}
 		defer os.RemoveAll(dir)
-		root, err := repoRoot()
+		root, err := proc.RepoRoot()
 		if err != nil {
 			return sum, err
 		}
@@ -140,24 +139,6 @@ func run(ctx context.Context, cfg config) (sum summary, err error) {
 		return sum, fmt.Errorf("%d violations (replay with --seed %d)", len(sum.violations), cfg.seed)
 	}
 	return sum, nil
-}
-
-// repoRoot finds the module root from the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -19,6 +19,25 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// RepoRoot walks up from the working directory to the go.mod of the
+// tandem module.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/tandemdb/tandem\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the tandem repository (no go.mod for github.com/tandemdb/tandem above the working directory)")
+		}
+		dir = parent
+	}
+}
+
 // Build compiles the controller and replica into binDir, from the module
 // rooted at repoRoot.
 func Build(ctx context.Context, repoRoot, binDir string) error {
