@@ -47,6 +47,7 @@ func scenarios() map[string]scenarioFunc {
 		"temporary": runTemporary,
 		"memory":    runMemory,
 		"subscribe": runSubscribe,
+		"adhoc":     runAdhoc,
 	}
 }
 

@@ -4,7 +4,7 @@
 # `go test ./hack/bench/...`, which `make test` already covers.
 .PHONY: bench bench-full
 
-BENCH_SCENARIOS ?= isolation routing postgres temporary memory scans skew
+BENCH_SCENARIOS ?= isolation routing postgres temporary memory scans skew subscribe adhoc
 BENCH_OUT ?= .bench
 
 # Every scenario with --quick (under 15 minutes on a 2-core machine). A
