@@ -31,44 +31,70 @@ type JoinInput struct {
 // join's input frontier at the step's start): every fresh update on the
 // other side is at or after it, so max(tl, tr) is unchanged. Diff products
 // wrap on int64 overflow, as sums of diffs do everywhere in the engine.
-func Join(in JoinInput, emit Emit) {
-	var (
-		j          joiner
-		fresh, old []TimedVal
-	)
-	j.emit = emit
+//
+// Each of the two terms walks the keys of the side with fewer keys and seeks
+// the other side's cursors forward to them, so a term costs
+// O(min(|x|, |y|) × log max(|x|, |y|)) key visits, not |x| + |y|: a small
+// change, or a small relation joined with a large index, does not walk the
+// large side, and a term with an empty side costs nothing.
+func Join(in JoinInput, emit Emit) { joinCounted(in, emit) }
 
+// joinCounted is Join, returning how many keys the two terms walked.
+func joinCounted(in JoinInput, emit Emit) int {
+	j := joiner{emit: emit}
 	// ΔL ⋈ R(old)
-	lw, rOld := newBatchWalk(in.LeftFresh), newBatchWalk(in.RightOld)
-	for key, ok := lw.nextKey(); ok; key, ok = lw.nextKey() {
-		fresh = lw.collectTimed(key, fresh[:0])
-		old = rOld.collectTimed(key, old[:0])
-		for _, l := range fresh {
-			for _, r := range old {
-				j.pair(l.Val, r.Val, max(l.Time, r.Time), l.Diff*r.Diff)
-			}
-		}
-	}
-
+	j.join(in.LeftFresh, in.RightOld)
 	// (L(old) + ΔL) ⋈ ΔR
-	rw := newBatchWalk(in.RightFresh)
-	lOld, lFresh := newBatchWalk(in.LeftOld), newBatchWalk(in.LeftFresh)
-	for key, ok := rw.nextKey(); ok; key, ok = rw.nextKey() {
-		fresh = rw.collectTimed(key, fresh[:0])
-		old = lOld.collectTimed(key, old[:0])
-		old = lFresh.collectTimed(key, old)
-		for _, r := range fresh {
-			for _, l := range old {
-				j.pair(l.Val, r.Val, max(l.Time, r.Time), l.Diff*r.Diff)
+	left := make([]*batch.Batch, 0, len(in.LeftOld)+len(in.LeftFresh))
+	j.join(append(append(left, in.LeftOld...), in.LeftFresh...), in.RightFresh)
+	return j.walked
+}
+
+// join emits every pair of updates with equal keys of left and right,
+// driving the walk from the side with fewer keys.
+func (j *joiner) join(left, right []*batch.Batch) {
+	lw, rw := newBatchWalk(left), newBatchWalk(right)
+	if len(lw.cs) == 0 || len(rw.cs) == 0 {
+		return
+	}
+	leftDrives := keyCount(left) <= keyCount(right)
+	drive, other := &lw, &rw
+	if !leftDrives {
+		drive, other = &rw, &lw
+	}
+	for key, ok := drive.nextKey(); ok; key, ok = drive.nextKey() {
+		j.walked++
+		j.driven = drive.collectTimed(key, j.driven[:0])
+		j.other = other.collectTimed(key, j.other[:0])
+		for _, d := range j.driven {
+			for _, o := range j.other {
+				if leftDrives {
+					j.pair(d.Val, o.Val, max(d.Time, o.Time), d.Diff*o.Diff)
+				} else {
+					j.pair(o.Val, d.Val, max(d.Time, o.Time), d.Diff*o.Diff)
+				}
 			}
 		}
 	}
 }
 
+// keyCount is the number of keys over bs, counting a key once per batch.
+func keyCount(bs []*batch.Batch) int {
+	n := 0
+	for _, b := range bs {
+		if b != nil {
+			n += b.KeyCount()
+		}
+	}
+	return n
+}
+
 // joiner concatenates pairs into one reused buffer.
 type joiner struct {
-	buf  []byte
-	emit Emit
+	buf           []byte
+	emit          Emit
+	driven, other []TimedVal // one key's updates on each side
+	walked        int        // keys walked
 }
 
 func (j *joiner) pair(l, r []byte, t frontier.Time, diff int64) {

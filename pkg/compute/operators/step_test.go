@@ -109,6 +109,40 @@ func TestJoinSteps(t *testing.T) {
 	})
 }
 
+// TestJoinWalksTheSmallerSide: a one-shot join of a large and a small
+// arrangement (all fresh, nothing old) walks the small side's keys and seeks
+// in the large one, at 1,000 and at 10,000 large keys alike; a small change
+// against a large old side walks the change.
+func TestJoinWalksTheSmallerSide(t *testing.T) {
+	side := func(n, step int64, tag string) *batch.Batch {
+		var ups []kv
+		for k := int64(0); k < n; k += step {
+			ups = append(ups, kv{pack(i64(k)), pack(row.Text(tag), i64(k)), 1, 1})
+		}
+		return mkBatch(t, 0, 5, ups...)
+	}
+	for _, n := range []int64{1000, 10000} {
+		for _, tt := range []struct {
+			name      string
+			in        JoinInput
+			walk, out int64
+		}{
+			{"large fresh left, small fresh right", JoinInput{LeftFresh: []*batch.Batch{side(n, 1, "l")}, RightFresh: []*batch.Batch{side(n, 10, "r")}}, n / 10, n / 10},
+			{"small fresh left, large fresh right", JoinInput{LeftFresh: []*batch.Batch{side(n, 10, "l")}, RightFresh: []*batch.Batch{side(n, 1, "r")}}, n / 10, n / 10},
+			{"one new row against a large old side", JoinInput{LeftOld: []*batch.Batch{side(n, 1, "l")}, RightFresh: []*batch.Batch{side(1, 1, "r")}}, 1, 1},
+			{"large change against one old row", JoinInput{LeftFresh: []*batch.Batch{side(n, 1, "l")}, RightOld: []*batch.Batch{side(1, 1, "r")}}, 1, 1},
+		} {
+			c := newCollector()
+			if walked := joinCounted(tt.in, c.emit); int64(walked) != tt.walk {
+				t.Errorf("%s, n=%d: walked %d keys, want %d", tt.name, n, walked, tt.walk)
+			}
+			if len(c.rows) != int(tt.out) {
+				t.Errorf("%s, n=%d: %d output rows, want %d", tt.name, n, len(c.rows), tt.out)
+			}
+		}
+	}
+}
+
 // TestJoinMissingSides checks that empty or absent batch lists are fine.
 func TestJoinMissingSides(t *testing.T) {
 	c := newCollector()

@@ -120,15 +120,61 @@ func (r *planRenderer) snapshotGroup(input *plan.Plan, kind string, spec KeySpec
 // sharded by the same key hash, so the arrangement is the one the join
 // would have built; its updates keep their times, which are at or before
 // the as_of and accumulate to the same collection there.
+//
+// p may also be a chain of MFPs that cannot change the import's rows: the
+// planner puts `NOT (k IS NULL)` over each equi-join input, which is true
+// of every row when k is a column the import declares not nullable (a key
+// column, a NOT NULL column), under an identity projection.
 func (r *planRenderer) arrangedImport(p *plan.Plan, key []expr.Expr) *importedIndex {
-	if !r.snapshot || p.Get == nil {
+	if !r.snapshot {
+		return nil
+	}
+	var mfps []*expr.MFP
+	for p.Mfp != nil {
+		mfps = append(mfps, &p.Mfp.MFP)
+		p = p.Mfp.Input
+	}
+	if p.Get == nil {
 		return nil
 	}
 	imp, ok := r.imports[p.Get.ID]
 	if !ok || len(imp.key) == 0 || !reflect.DeepEqual(imp.key, key) {
 		return nil
 	}
+	for _, m := range mfps {
+		if !keepsEveryRow(m, imp.desc) {
+			return nil
+		}
+	}
 	return imp
+}
+
+// keepsEveryRow reports whether m passes every row of desc unchanged: no
+// new columns, the identity projection, and only predicates that say a
+// non-nullable column is not NULL.
+func keepsEveryRow(m *expr.MFP, desc row.RelationDesc) bool {
+	if len(m.Expressions) != 0 || !(&expr.MFP{Projection: m.Projection}).IsIdentity(len(desc.Types)) {
+		return false
+	}
+	for _, pred := range m.Predicates {
+		c, ok := notNullColumn(pred)
+		if !ok || c >= len(desc.Types) || desc.Types[c].Nullable {
+			return false
+		}
+	}
+	return true
+}
+
+// notNullColumn returns c when e is `NOT (#c IS NULL)`.
+func notNullColumn(e expr.Expr) (int, bool) {
+	if e.Op != expr.OpCall || e.Func != expr.FuncNot || len(e.Args) != 1 {
+		return 0, false
+	}
+	in := e.Args[0]
+	if in.Op != expr.OpCall || in.Func != expr.FuncIsNull || len(in.Args) != 1 || in.Args[0].Op != expr.OpColumn {
+		return 0, false
+	}
+	return in.Args[0].Index, true
 }
 
 // memoKey returns the key under which a reduction of a snapshot dataflow
