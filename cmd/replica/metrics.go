@@ -184,9 +184,15 @@ func (s sinkMetrics) SinkClosed(id string) {
 }
 
 // registerProcessCollectors registers the Go runtime and process collectors
-// (unlabelled: they describe the process, not a runtime).
+// (unlabelled: they describe the process, not a runtime). Besides the
+// memstats, the GC's own metrics are exported (go_gc_heap_live_bytes, the
+// heap the last collection found live, is what readers of an index would
+// grow if they copied it; heap in use also counts garbage awaiting the next
+// collection).
 func registerProcessCollectors(reg prometheus.Registerer) {
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
 // sharingMetrics are the two-runtime gauges: the hold gap of what each role

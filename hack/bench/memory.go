@@ -28,8 +28,8 @@ import (
 // against the resident growth its hydration caused. Arms: solo (one
 // runtime renders everything) and two_runtime (enable_compute_interactive_
 // dataflows on: the interactive runtime renders the readers over the
-// index the maintenance runtime publishes). No admission limit exists on
-// this tree: all 48 readers run at once.
+// index the maintenance runtime publishes). The one-shot admission limit
+// is raised to 48 so that all readers run at once.
 func runMemory(ctx context.Context, e *env) (*result, error) {
 	rep := &report.Report{}
 	var figs []figure
@@ -69,6 +69,12 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 	if err := setInteractive(ctx, e, c, admin, interactive); err != nil {
 		return nil, nil, err
 	}
+	// Admit every reader at once (the default admits 8 one-shot reads per
+	// cluster and queues the rest).
+	if err := require(ctx, admin, "ALTER SYSTEM SET max_concurrent_one_shot_reads",
+		fmt.Sprintf("ALTER SYSTEM SET max_concurrent_one_shot_reads = %d", clientsN)); err != nil {
+		return nil, nil, err
+	}
 	if err := require(ctx, admin, "KEY VALUE load generator source",
 		fmt.Sprintf("CREATE SOURCE big FROM LOAD GENERATOR KEY VALUE (KEYS %d, VALUE SIZE %d)", keys, valueSize)); err != nil {
 		return nil, nil, err
@@ -93,6 +99,9 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 	if err := waitQuery(ctx, admin, "point read through a hydrated index", "SELECT value FROM big WHERE key = 1", 1, pick(e, 2*time.Minute, 20*time.Minute)); err != nil {
 		return nil, nil, err
 	}
+	if err := waitIndexComplete(ctx, e, admin, int64(keys), pick(e, 2*time.Minute, 20*time.Minute)); err != nil {
+		return nil, nil, err
+	}
 	time.Sleep(3 * time.Second) // hydration's transient allocations settle
 	after, err := rssBytes(pid)
 	if err != nil {
@@ -109,6 +118,10 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 	}
 	e.logf("memory %s: index hydrated, replica at %d MiB (resident growth %d MiB, logical size %d MiB, heap in use %d MiB)",
 		name, after>>20, indexBytes>>20, logical>>20, heapAfter>>20)
+	liveAfter, err := liveHeap(ctx, addrs)
+	if err != nil {
+		return nil, nil, err
+	}
 	imports0, _ := scrapeCounterAt(ctx, addrs, "tandem_compute_index_imports_total", "read")
 
 	readers, err := openClients(ctx, clientsN, serializable(c))
@@ -130,6 +143,7 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 		first    error
 		peak     = after
 		peakHeap = heapAfter
+		peakLive = liveAfter
 		samples  []plot.Point
 	)
 	var wg sync.WaitGroup
@@ -170,13 +184,15 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 			if err != nil {
 				break
 			}
-			var heap int64
+			var heap, live int64
 			if i%5 == 0 {
 				heap, _ = heapInUse(runCtx, addrs)
+				live, _ = liveHeap(runCtx, addrs)
 			}
 			mu.Lock()
 			peak = max(peak, rss)
 			peakHeap = max(peakHeap, heap)
+			peakLive = max(peakLive, live)
 			samples = append(samples, plot.Point{T: time.Since(start).Seconds(), Ms: float64(rss) / (1 << 20)})
 			mu.Unlock()
 		case <-runCtx.Done():
@@ -191,9 +207,9 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 		return nil, nil, fmt.Errorf("%d wrong answers: %v", wrong, first)
 	}
 	imports1, _ := scrapeCounterAt(ctx, addrs, "tandem_compute_index_imports_total", "read")
-	growth, heapGrowth := peak-after, peakHeap-heapAfter
-	e.logf("memory %s: %d queries, peak %d MiB, growth %d MiB (%.3f of the logical index), heap growth %d MiB",
-		name, lat.Count(), peak>>20, growth>>20, float64(growth)/float64(logical), heapGrowth>>20)
+	growth, heapGrowth, liveGrowth := peak-after, peakHeap-heapAfter, peakLive-liveAfter
+	e.logf("memory %s: %d queries, peak %d MiB, growth %d MiB (%.3f of the logical index), heap in use growth %d MiB, live heap %d -> %d MiB",
+		name, lat.Count(), peak>>20, growth>>20, float64(growth)/float64(logical), heapGrowth>>20, liveAfter>>20, peakLive>>20)
 	gogc := os.Getenv("GOGC")
 	if gogc == "" {
 		gogc = "100 (default)"
@@ -206,7 +222,11 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 		Int("heap_inuse_after_index_bytes", heapAfter).
 		Int("heap_inuse_growth_bytes", heapGrowth).
 		Float("heap_growth_ratio", round(float64(heapGrowth)/float64(logical), 4)).
+		Int("live_heap_after_index_bytes", liveAfter).
+		Int("live_heap_growth_bytes", liveGrowth).
+		Float("live_heap_growth_ratio", round(float64(liveGrowth)/float64(logical), 4)).
 		Int("concurrent_dataflows", int64(clientsN)).
+		Int("limit_max_concurrent_one_shot_reads", int64(clientsN)).
 		Int("cursor_imports", int64(imports1["cursor"]-imports0["cursor"])).
 		Int("flattened_imports", int64(imports1["flattened"]-imports0["flattened"])).
 		String("gogc", gogc).
@@ -250,6 +270,44 @@ func indexLogicalBytes(ctx context.Context, admin *pgx.Conn) (int64, error) {
 		return 0, fmt.Errorf("introspection.arrangements reports %d bytes for the largest arrangement", b)
 	}
 	return b, nil
+}
+
+// waitIndexComplete waits until every worker's part of the index is built:
+// count(*) returns every key and the index's logical size reads the same
+// (within 1%) twice in a row. A point read answers as soon as the worker holding its key
+// has hydrated, while another worker may still be building its part.
+func waitIndexComplete(ctx context.Context, e *env, admin *pgx.Conn, keys int64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last int64 = -1
+	for time.Now().Before(deadline) {
+		var n int64
+		if err := admin.QueryRow(ctx, "SELECT count(*) FROM big").Scan(&n); err != nil {
+			return fmt.Errorf("count the index: %w", err)
+		}
+		size, err := indexLogicalBytes(ctx, admin)
+		if err != nil {
+			return err
+		}
+		// The generator rewrites a key per tick, so the size moves a little
+		// even once the index is built.
+		if n == keys && last > 0 && abs64(size-last) <= last/100 {
+			return nil
+		}
+		last = size
+		e.logf("memory: waiting for the whole index (count %d of %d, logical size %d MiB)", n, keys, size>>20)
+		time.Sleep(2 * time.Second)
+	}
+	return fmt.Errorf("index not complete after %s", timeout)
+}
+
+// liveHeap is the replica's go_gc_heap_live_bytes: the heap its last
+// collection marked live (garbage awaiting a collection excluded).
+func liveHeap(ctx context.Context, addrs []string) (int64, error) {
+	g, err := scrapeGauge(ctx, addrs, "go_gc_heap_live_bytes")
+	if err != nil {
+		return 0, err
+	}
+	return int64(g[""]), nil
 }
 
 // heapInUse is the replica's go_memstats_heap_inuse_bytes.
@@ -304,4 +362,11 @@ func parseVmRSS(r io.Reader) (int64, error) {
 		}
 	}
 	return 0, errors.New("no VmRSS line in /proc status")
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
