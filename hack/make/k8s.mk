@@ -40,6 +40,6 @@ KUBE_SIM_TEST_PORT ?= 27443
 test-k8s-sim:
 	bash hack/kube-tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubectl helm >/dev/null
 	TANDEM_KUBE_SIM_DIR=$(KUBE_SIM_TEST_DIR) TANDEM_KUBE_SIM_PORT=$(KUBE_SIM_TEST_PORT) \
-		bash hack/kube-sim.sh run $(GO) test -count=1 -tags k8ssim -timeout 10m -v ./operator/e2e/
+		bash hack/kube-sim.sh run $(GO) test -count=1 -tags k8ssim -timeout 15m -v ./operator/e2e/
 
 EXTRA_TESTS += test-k8s-sim
