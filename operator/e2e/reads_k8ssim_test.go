@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -56,9 +55,6 @@ func preferNode(node string) *corev1.Affinity {
 // applied by the user and adopted by the controller, then `kubectl drain` of a node
 // running one of them, then a spec.image change of both. Every read must succeed; the
 // reads' p50 and p99 are logged per phase.
-//
-// TANDEM_E2E_READS_PHASES=drain leaves out the image roll (the short version
-// `make test-k8s-sim` runs); the default runs both.
 func (st *suite) readsThroughDrainAndRoll(ctx context.Context, t *testing.T) {
 	s := st.s
 	stepStart := time.Now()
@@ -147,9 +143,7 @@ func (st *suite) readsThroughDrainAndRoll(ctx context.Context, t *testing.T) {
 		}
 	}
 
-	if os.Getenv("TANDEM_E2E_READS_PHASES") != "drain" {
-		st.rollImage(ctx, t, rd, hp)
-	}
+	st.rollImage(ctx, t, rd, hp)
 	rep := rd.stop()
 	t.Logf("reads through the controller:\n%s", rep.text())
 	if rep.failed > 0 {
