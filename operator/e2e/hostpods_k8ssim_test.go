@@ -36,7 +36,8 @@ import (
 // n processes, process i for pod ordinal i, with the pod's --workers and runtimes; when any
 // of those pods is marked for deletion, deleted or replaced, it ends the whole incarnation.
 // It learns about pods from a watch, so a pod's life and its process's follow each other
-// without polling.
+// without polling. It also judges availability from the processes' side: a cluster that
+// once had two replicas running must never be left with none (clusterOutages).
 //
 // The processes listen on free loopback ports, not on the pod's ports: proxy (a CONNECT
 // proxy the controller is pointed at with HTTPS_PROXY) maps a pod's DNS name to its
@@ -54,7 +55,13 @@ type hostPods struct {
 	incs map[string]*incarnation
 	// started counts the incarnations each replica had.
 	started map[string]int
-	stopped bool
+	// clusterOf is each replica's cluster; served is the clusters that once had two
+	// replicas with processes at the same time; outages are the moments one of those was
+	// left with none.
+	clusterOf map[string]string
+	served    map[string]bool
+	outages   []string
+	stopped   bool
 }
 
 // incarnation is one run of a replica's processes, for one set of its pods.
@@ -72,7 +79,8 @@ type hostProcess struct {
 
 func newHostPods(t *testing.T, cs kubernetes.Interface, namespace, replicaBin, storageAddr string) *hostPods {
 	h := &hostPods{t: t, cs: cs, namespace: namespace, replicaBin: replicaBin, storageAddr: storageAddr,
-		logDir: t.TempDir(), pods: map[string]*corev1.Pod{}, incs: map[string]*incarnation{}, started: map[string]int{}}
+		logDir: t.TempDir(), pods: map[string]*corev1.Pod{}, incs: map[string]*incarnation{}, started: map[string]int{},
+		clusterOf: map[string]string{}, served: map[string]bool{}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			h.logTails(30)
@@ -149,6 +157,7 @@ func (h *hostPods) syncLocked(replica string) {
 				h.t.Logf("host pods: %s pod %d gone: ending its incarnation", replica, i)
 				inc.stop()
 				delete(h.incs, replica)
+				h.checkClusterLocked(replica)
 				break
 			}
 		}
@@ -177,6 +186,39 @@ func (h *hostPods) syncLocked(replica string) {
 	}
 	h.incs[replica] = inc
 	h.started[replica]++
+	h.clusterOf[replica] = first.Labels[render.LabelCluster]
+	if len(h.runningLocked(h.clusterOf[replica])) >= 2 {
+		h.served[h.clusterOf[replica]] = true
+	}
+}
+
+// runningLocked names the replicas of a cluster that have processes now.
+func (h *hostPods) runningLocked(cluster string) []string {
+	var out []string
+	for r := range h.incs {
+		if h.clusterOf[r] == cluster {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkClusterLocked records an outage when replica's processes ended and no other
+// replica of its cluster has any, in a cluster that had two replicas running: reads of
+// the cluster then wait for a replica to come back.
+func (h *hostPods) checkClusterLocked(replica string) {
+	c := h.clusterOf[replica]
+	if h.served[c] && len(h.runningLocked(c)) == 0 {
+		h.outages = append(h.outages, fmt.Sprintf("%s: cluster %s has no replica process (%s ended last)",
+			time.Now().Format(time.StampMilli), c, replica))
+	}
+}
+
+// clusterOutages are the moments a cluster that had two replicas running had none.
+func (h *hostPods) clusterOutages() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.outages)
 }
 
 // start runs one process per pod, with the shape the pods' arguments give.

@@ -144,6 +144,9 @@ func (st *suite) readsThroughDrainAndRoll(ctx context.Context, t *testing.T) {
 	}
 
 	st.rollImage(ctx, t, rd, hp)
+	if outs := hp.clusterOutages(); len(outs) > 0 {
+		t.Errorf("both replicas of %s were down at once:\n%s", readsCluster, strings.Join(outs, "\n"))
+	}
 	rep := rd.stop()
 	t.Logf("reads through the controller:\n%s", rep.text())
 	if rep.failed > 0 {
