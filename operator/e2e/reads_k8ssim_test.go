@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/tandemdb/tandem/apis/compute/v1alpha1"
@@ -169,9 +170,14 @@ func (st *suite) rollImage(ctx context.Context, t *testing.T, rd *reader, hp *ho
 	}
 	rd.phase(t, "image roll")
 	start := time.Now()
+	// Both at once (back to back through the API, as one `kubectl apply` of both would),
+	// so that only the operator's one-at-a-time rule keeps them apart.
 	for _, r := range readsReplicas {
-		s.must(ctx, t, "kubectl", "patch", "computereplica", r, "--namespace", readsNamespace,
-			"--type", "merge", "-p", `{"spec":{"image":"tandem/tandem:reads-v2"}}`)
+		cr := &v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Namespace: readsNamespace, Name: r}}
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"image":"tandem/tandem:reads-v2"}}`))
+		if err := s.c.Patch(ctx, cr, patch); err != nil {
+			t.Fatalf("patch %s: %v", r, err)
+		}
 	}
 	for _, r := range readsReplicas {
 		s.waitReplica(ctx, t, readsNamespace, r, 3*time.Minute, func(cr *v1alpha1.ComputeReplica) string {
