@@ -31,7 +31,6 @@ import (
 type podProxy struct {
 	l       net.Listener
 	resolve func(hostport string) (string, error)
-	logf    func(format string, args ...any)
 }
 
 func startPodProxy(t *testing.T, resolve func(string) (string, error)) *podProxy {
@@ -40,7 +39,7 @@ func startPodProxy(t *testing.T, resolve func(string) (string, error)) *podProxy
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &podProxy{l: l, resolve: resolve, logf: t.Logf}
+	p := &podProxy{l: l, resolve: resolve}
 	go p.serve()
 	t.Cleanup(func() { l.Close() })
 	return p
