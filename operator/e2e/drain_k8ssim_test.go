@@ -21,9 +21,6 @@ import (
 	"github.com/tandemdb/tandem/operator/render"
 )
 
-// replicaPodSelector selects the pods of every replica (and nothing else the chart runs).
-const replicaPodSelector = render.LabelName + "=" + render.AppName
-
 // nodeOf names the node a pod runs on.
 func (st *suite) nodeOf(ctx context.Context, t *testing.T, pod string) string {
 	t.Helper()

@@ -1,5 +1,3 @@
-//go:build k8ssim
-
 package e2e
 
 import (
@@ -28,6 +26,9 @@ import (
 
 	"github.com/tandemdb/tandem/operator/render"
 )
+
+// replicaPodSelector selects the pods of every replica (and nothing else the chart runs).
+const replicaPodSelector = render.LabelName + "=" + render.AppName
 
 // hostPods plays the part of kwok that kwok cannot: it runs a real replica process on the
 // host for each simulated pod of a ComputeReplica. A replica's processes share fate, as
