@@ -345,28 +345,16 @@ func (x *Interactive) CancelPeek(uuid string) {
 // compacting past the time while a walk runs; they are released before a
 // worker's last rows go out, and on every error.
 func (x *Interactive) readPeer(ctx context.Context, p runtime.Peek, inc uint64, maxBytes int, out *peerOutput) error {
-	opts := peek.Options{Keys: p.Keys, MaxResultBytes: maxBytes, ChunkBytes: out.threshold}
-	if p.MFP != nil {
-		opts.Transform = render.MFPTransform(p.MFP)
-	}
 	for _, w := range x.workers {
 		okRead, errRead, release, err := x.capture(ctx, p, inc, w)
 		if err != nil {
 			return err
 		}
-		var evalErr error
-		errRead.Scan(func(key, _ []byte, diff int64) bool {
-			if diff > 0 {
-				evalErr = render.DecodeErrorRow(key)
-				return false
-			}
-			return true
-		})
-		if evalErr != nil {
+		walk, err := runtime.NewPeekWalk(p, okRead, errRead, maxBytes, out.threshold)
+		if err != nil {
 			release()
-			return evalErr
+			return err
 		}
-		walk := peek.NewWalk(okRead, opts)
 		for !walk.Step(4096) {
 			if ctx.Err() != nil {
 				release()
