@@ -119,10 +119,9 @@ func rowsOf(t *testing.T, p *runtime.PeekResponse) string {
 func TestPeerPeekWaitsForPublication(t *testing.T) {
 	reg := sharing.NewRegistry()
 	col := newCollector()
-	in := NewInteractive(InteractiveConfig{Inner: &nullTarget{}, Registry: reg, Workers: 1, Respond: col.respond})
+	in := newTestInteractive(t, InteractiveConfig{Registry: reg, Workers: 1, Respond: col.respond}, &nullTarget{})
 	defer in.Close()
-	maint := NewMaintenance(reg)
-	maint.SetInner(&nullTarget{})
+	maint := newTestMaintenance(t, reg, &nullTarget{})
 	id := plan.User(7)
 	desc := plan.DataflowDescription{ID: id, IndexExports: []plan.IndexExport{{ID: id}}, Class: plan.ClassMaintained, AsOf: frontier.At(0)}
 	if err := maint.CreateDataflow(desc); err != nil {
@@ -170,10 +169,9 @@ func TestPeerPeekWaitsForPublication(t *testing.T) {
 func TestPeerPeekCanceledAndDropped(t *testing.T) {
 	reg := sharing.NewRegistry()
 	col := newCollector()
-	in := NewInteractive(InteractiveConfig{Inner: &nullTarget{}, Registry: reg, Workers: 2, Respond: col.respond})
+	in := newTestInteractive(t, InteractiveConfig{Registry: reg, Workers: 2, Respond: col.respond}, &nullTarget{})
 	defer in.Close()
-	maint := NewMaintenance(reg)
-	maint.SetInner(&nullTarget{})
+	maint := newTestMaintenance(t, reg, &nullTarget{})
 	id := plan.User(8)
 	desc := plan.DataflowDescription{ID: id, IndexExports: []plan.IndexExport{{ID: id}}, Class: plan.ClassMaintained}
 	_ = maint.CreateDataflow(desc)
@@ -212,10 +210,9 @@ func TestPeerPeekCanceledAndDropped(t *testing.T) {
 // publisher cannot compact past it (I1c) even though its own handle asks to.
 func TestStandingHoldFollowsCompaction(t *testing.T) {
 	reg := sharing.NewRegistry()
-	in := NewInteractive(InteractiveConfig{Inner: &nullTarget{}, Registry: reg, Workers: 1, Respond: func(runtime.Response) {}})
+	in := newTestInteractive(t, InteractiveConfig{Registry: reg, Workers: 1, Respond: func(runtime.Response) {}}, &nullTarget{})
 	defer in.Close()
-	maint := NewMaintenance(reg)
-	maint.SetInner(&nullTarget{})
+	maint := newTestMaintenance(t, reg, &nullTarget{})
 	id := plan.User(9)
 	desc := plan.DataflowDescription{ID: id, IndexExports: []plan.IndexExport{{ID: id}}, Class: plan.ClassMaintained, AsOf: frontier.At(0)}
 	_ = maint.CreateDataflow(desc)
