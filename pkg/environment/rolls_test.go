@@ -38,7 +38,9 @@ func (o *recordingOrchestrator) EnsureReplica(_ context.Context, cfg orchestrato
 	return nil
 }
 
-func (o *recordingOrchestrator) RemoveReplica(context.Context, orchestrator.ReplicaID) error { return nil }
+func (o *recordingOrchestrator) RemoveReplica(context.Context, orchestrator.ReplicaID) error {
+	return nil
+}
 
 func (o *recordingOrchestrator) ListReplicas(context.Context) ([]orchestrator.ReplicaID, error) {
 	return nil, nil
