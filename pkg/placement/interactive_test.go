@@ -10,6 +10,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/peek"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
@@ -163,6 +164,13 @@ func TestPeerPeekWaitsForPublication(t *testing.T) {
 	in.Peek(runtime.Peek{UUID: "p2", Target: id, Timestamp: 1, Keys: [][]byte{row.Pack(row.Int64(2))}})
 	if got, want := rowsOf(t, col.next(t)), "2,20"; got != want {
 		t.Fatalf("lookup rows %q, want %q", got, want)
+	}
+	// An ordered peek with a limit keeps only the rows that make the cut,
+	// as on the runtime's workers (runtime.NewPeekWalk).
+	top := &peek.TopK{Limit: 1, Order: []plan.ColumnOrder{{Column: 1, Desc: true}}}
+	in.Peek(runtime.Peek{UUID: "p3", Target: id, Timestamp: 2, TopK: top})
+	if got, want := rowsOf(t, col.next(t)), "3,30"; got != want {
+		t.Fatalf("top-k rows %q, want %q", got, want)
 	}
 }
 
