@@ -95,7 +95,8 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	// The kubernetes orchestrator publishes hydration as the Hydrated
 	// condition, which the operator waits for before rolling the next
 	// replica of a cluster.
-	if rep, ok := orch.Orchestrator.(controller.HydrationReporter); ok {
+	rep, orchestratorRolls := orch.Orchestrator.(controller.HydrationReporter)
+	if orchestratorRolls {
 		hctx, stopReports := context.WithCancel(runCtx)
 		reported := make(chan struct{})
 		go func() { defer close(reported); ctl.ReportHydration(hctx, rep, cfg.hydrationInterval) }()
@@ -106,6 +107,9 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		Log: log.WithName("environment"), Catalog: cat, Storage: store, Compute: ctl, ReplicaLogLevel: cfg.ReplicaLogLevel,
 		ParamDefaults: cfg.ParamDefaults, SpillDir: filepath.Join(cfg.DataDir, "spill"),
 		Superuser: cfg.FrontDoor.Superuser,
+		// The operator sequences every pod-template change of a cluster's
+		// replicas on the Hydrated condition the reporter publishes.
+		OrchestratorRollsReplicas: orchestratorRolls,
 	})
 	if err != nil {
 		return err
