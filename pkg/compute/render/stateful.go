@@ -165,9 +165,12 @@ func (lg *stepLogic) Schedule(op *dataflow.Operator) {
 		op.Activate()
 		return
 	}
-	op.SetHold(frontier.Closed())
 	lg.run = nil
 	lg.f0 = r.f1
+	// The output is complete through f1 and no further: the inputs may
+	// have moved past f1 while the step ran in slices, and their frontier
+	// must not reach the output before the next step emits up to it.
+	op.SetHold(lg.f0)
 	for _, h := range lg.handles {
 		if r.f1.IsClosed() {
 			h.Release()
