@@ -62,7 +62,12 @@ func NewRunMerger(a, b *Batch) (*Merger, error) {
 }
 
 func newMerger(older, newer *Batch, since frontier.Frontier) (*Merger, error) {
-	if older.Len()+newer.Len() > maxOffset {
+	// The limits of one plain batch still bound a merge's output (its
+	// parts could hold more, but a single part must not overflow, and
+	// the total bounds every part).
+	if older.keyBytes()+newer.keyBytes() > maxOffset ||
+		older.valBytes()+newer.valBytes() > maxOffset ||
+		older.Len()+newer.Len() > maxOffset {
 		return nil, fmt.Errorf("merge %v with %v: %w", older.desc, newer.desc, ErrTooLarge)
 	}
 	desc := Description{
