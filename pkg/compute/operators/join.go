@@ -32,37 +32,7 @@ type JoinInput struct {
 // other side is at or after it, so max(tl, tr) is unchanged. Diff products
 // wrap on int64 overflow, as sums of diffs do everywhere in the engine.
 func Join(in JoinInput, emit Emit) {
-	var (
-		j          joiner
-		fresh, old []TimedVal
-	)
-	j.emit = emit
-
-	// ΔL ⋈ R(old)
-	lw, rOld := newBatchWalk(in.LeftFresh), newBatchWalk(in.RightOld)
-	for key, ok := lw.nextKey(); ok; key, ok = lw.nextKey() {
-		fresh = lw.collectTimed(key, fresh[:0])
-		old = rOld.collectTimed(key, old[:0])
-		for _, l := range fresh {
-			for _, r := range old {
-				j.pair(l.Val, r.Val, max(l.Time, r.Time), l.Diff*r.Diff)
-			}
-		}
-	}
-
-	// (L(old) + ΔL) ⋈ ΔR
-	rw := newBatchWalk(in.RightFresh)
-	lOld, lFresh := newBatchWalk(in.LeftOld), newBatchWalk(in.LeftFresh)
-	for key, ok := rw.nextKey(); ok; key, ok = rw.nextKey() {
-		fresh = rw.collectTimed(key, fresh[:0])
-		old = lOld.collectTimed(key, old[:0])
-		old = lFresh.collectTimed(key, old)
-		for _, r := range fresh {
-			for _, l := range old {
-				j.pair(l.Val, r.Val, max(l.Time, r.Time), l.Diff*r.Diff)
-			}
-		}
-	}
+	JoinBounded(in, emit, 0, &Progress{})
 }
 
 // joiner concatenates pairs into one reused buffer.

@@ -24,7 +24,11 @@
 // (splitting, by copying, a batch that straddles either point because the
 // inputs advance at different rates; see inputCut) and run the operator
 // logic; handles then advance to f1, so compaction never merges a batch they
-// still cut.
+// still cut. Joins and reductions (StatefulFueled) emit a step's output in
+// slices of the fuel per schedule, stopping between keys, holding their
+// output frontier at f0 and reactivating themselves until the step is done
+// (stateful.go); the arrangement pays the merges a new batch owes at most
+// the fuel per schedule (trace.InsertBounded, PayDebt).
 //
 // Dataflows. Build renders a plan.DataflowDescription: source imports
 // (SourceFactory; MemorySources for tests), index imports (an Import
