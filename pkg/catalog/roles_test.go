@@ -75,3 +75,38 @@ func TestSetGrantEmptyRemoves(t *testing.T) {
 		t.Fatalf("grants: %+v, %v", gs, err)
 	}
 }
+
+// TestDropRoleRemovesMemberships: memberships do not keep a role from
+// being dropped (as in PostgreSQL); they go with it, whether it is the
+// member or the group, and the other roles' memberships stay.
+func TestDropRoleRemovesMemberships(t *testing.T) {
+	c := mustOpen(t, t.TempDir())
+	defer c.Close()
+	err := c.Update(func(tx *Tx) error {
+		for _, n := range []string{"admins", "alice", "bob"} {
+			if err := tx.CreateRole(Role{Name: n, NoInherit: n == "bob"}); err != nil {
+				return err
+			}
+		}
+		for _, g := range []Grant{
+			{Object: RoleObject("admins"), Grantee: "alice", Privileges: "m"},
+			{Object: RoleObject("admins"), Grantee: "bob", Privileges: "m"},
+			{Object: RoleObject("alice"), Grantee: "bob", Privileges: "m"},
+		} {
+			if err := tx.SetGrant(g); err != nil {
+				return err
+			}
+		}
+		return tx.DropRole("alice")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := c.Grants()
+	if err != nil || len(gs) != 1 || gs[0].Grantee != "bob" || gs[0].Object != RoleObject("admins") {
+		t.Fatalf("grants after dropping alice: %+v, %v", gs, err)
+	}
+	if rs, err := c.Roles(); err != nil || len(rs) != 2 || !rs[1].NoInherit {
+		t.Fatalf("roles: %+v, %v", rs, err)
+	}
+}

@@ -28,6 +28,8 @@ type snapshot struct {
 	// so its relations need no SELECT now; the view's readers are checked.
 	skipChecks bool
 	grants     map[string][]Grant
+	// memberOf lists each role's direct memberships (membership.go).
+	memberOf map[string][]membership
 	// defs caches what items' definitions parse to (definitions.go).
 	defs *definitions
 }

@@ -184,12 +184,13 @@ func (s *Session) grantees(sn *snapshot, nodes []*pg.Node) ([]string, error) {
 }
 
 // applyGrants adds (grant) or removes (revoke) letters for every grantee
-// on every target, in one durable change. Only an object's owner or a
-// superuser may grant on it (Tandem has no grant options).
+// on every target, in one durable change. Only an object's owner (or a
+// role holding the owner's privileges) or a superuser may grant on it
+// (Tandem has no grant options).
 func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grantTarget, letters string, grantees []string, grant bool) error {
 	var changes []Grant
 	for _, t := range targets {
-		if !sn.superuser(s.user) && (t.owner == "" || t.owner != s.user) {
+		if !sn.hasPrivsOfRole(s.user, t.owner) {
 			return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
 		}
 		for _, g := range grantees {

@@ -54,6 +54,11 @@ func (f *Fake) DropRole(_ context.Context, name string) error {
 		return sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", name)
 	}
 	delete(f.roles, name)
+	for k := range f.grants {
+		if k[0] == "role:"+name || strings.HasPrefix(k[0], "role:") && k[1] == name {
+			delete(f.grants, k)
+		}
+	}
 	return nil
 }
 
