@@ -39,15 +39,16 @@ func TestPsqlListings(t *testing.T) {
 	wantCode(t, s, "SUBSCRIBE (SELECT relname FROM pg_class)", sqlerr.FeatureNotSupported)
 }
 
-// TestPsqlDu runs the query psql 15 sends for \du, but for its memberof
-// column: ARRAY(subquery) is not supported, so testdata/psql/du.sql counts
-// the memberships instead (psql's own \du fails with 0A000).
+// TestPsqlDu runs the query psql 15 sends for \du (captured with psql -E):
+// attributes and "Member of".
 func TestPsqlDu(t *testing.T) {
 	s, _ := newSession(t)
-	run(t, s, "CREATE ROLE bob LOGIN PASSWORD 'x'; CREATE ROLE boss SUPERUSER")
+	run(t, s, `CREATE ROLE bob LOGIN PASSWORD 'x'; CREATE ROLE boss SUPERUSER;
+		CREATE ROLE staff NOINHERIT IN ROLE boss ROLE bob`)
 	b, err := os.ReadFile("testdata/psql/du.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRows(t, s, string(b), "bob,f,t,f,f,t,-1,NULL,0,f,f", "boss,t,t,t,t,f,-1,NULL,0,f,f")
+	wantRows(t, s, string(b), "bob,f,t,f,f,t,-1,NULL,{staff},f,f", "boss,t,t,t,t,f,-1,NULL,{},f,f",
+		"staff,f,f,f,f,f,-1,NULL,{boss},f,f")
 }
