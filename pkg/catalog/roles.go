@@ -185,3 +185,22 @@ func (c *Catalog) Grants() (gs []Grant, err error) {
 	err = c.View(func(tx *Tx) error { gs, err = tx.Grants(); return err })
 	return gs, err
 }
+
+// SetOwner makes owner the owner of the items ids (ALTER ... OWNER TO,
+// REASSIGN OWNED); the role must exist.
+func (t *Tx) SetOwner(ids []uint64, owner string) error {
+	if _, err := t.Role(owner); err != nil {
+		return fmt.Errorf("set owner: %w", err)
+	}
+	for _, id := range ids {
+		it, err := t.Item(id)
+		if err != nil {
+			return fmt.Errorf("set owner: %w", err)
+		}
+		it.Owner = owner
+		if err := t.UpdateItem(it); err != nil {
+			return fmt.Errorf("set owner: %w", err)
+		}
+	}
+	return nil
+}

@@ -110,3 +110,56 @@ func TestDropRoleRemovesMemberships(t *testing.T) {
 		t.Fatalf("roles: %+v, %v", rs, err)
 	}
 }
+
+// TestSetOwner: SetOwner changes the owner of every item named, only to a
+// role that exists, and all or nothing.
+func TestSetOwner(t *testing.T) {
+	c := mustOpen(t, t.TempDir())
+	defer c.Close()
+	var ids []uint64
+	err := c.Update(func(tx *Tx) error {
+		if err := tx.CreateRole(Role{Name: "bob"}); err != nil {
+			return err
+		}
+		for _, n := range []string{"t", "t_i"} {
+			id, err := tx.AllocateID()
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+			if err := tx.CreateItem(Item{ID: id, Name: n, Kind: KindTable, Owner: "alice"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Update(func(tx *Tx) error { return tx.SetOwner(ids, "nobody") }); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("set owner to a missing role: %v", err)
+	}
+	if err := c.Update(func(tx *Tx) error { return tx.SetOwner(append(ids[:1:1], 999), "bob") }); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("set owner of a missing item: %v", err)
+	}
+	_ = c.View(func(tx *Tx) error {
+		if it, err := tx.Item(ids[0]); err != nil || it.Owner != "alice" {
+			t.Fatalf("a failed SetOwner changed %+v (%v)", it, err)
+		}
+		return nil
+	})
+	if err := c.Update(func(tx *Tx) error { return tx.SetOwner(ids, "bob") }); err != nil {
+		t.Fatal(err)
+	}
+	err = c.View(func(tx *Tx) error {
+		for _, id := range ids {
+			if it, err := tx.Item(id); err != nil || it.Owner != "bob" {
+				t.Fatalf("item %d: %+v, %v", id, it, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

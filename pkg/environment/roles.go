@@ -131,6 +131,24 @@ func (e *Environment) SetGrants(_ context.Context, gs []sql.Grant) error {
 	})
 }
 
+// SetOwner implements sql.Roles.
+func (e *Environment) SetOwner(_ context.Context, ids []plan.GlobalID, owner string) error {
+	e.ddl.Lock()
+	defer e.ddl.Unlock()
+	ns := make([]uint64, len(ids))
+	for i, id := range ids {
+		if id.Kind != plan.KindUser {
+			return fmt.Errorf("set owner of %s: only user items have owners", id)
+		}
+		ns[i] = id.N
+	}
+	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error { return tx.SetOwner(ns, owner) })
+	if errors.Is(err, catalog.ErrNotFound) {
+		return sqlerr.Errorf(sqlerr.UndefinedObject, "%v", err)
+	}
+	return err
+}
+
 // catalogObject names the SQL layer's grant object as the catalog does:
 // relations by their catalog id ("item:N", so that the grants on an item
 // go with it), everything else as it is.

@@ -1,6 +1,10 @@
 package sql
 
-import "context"
+import (
+	"context"
+
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+)
 
 // Role is a database role as the backend stores it.
 type Role struct {
@@ -52,4 +56,7 @@ type Roles interface {
 	// durable change. The grants on an item go with the item when it is
 	// dropped.
 	SetGrants(ctx context.Context, gs []Grant) error
+	// SetOwner makes the role owner the owner of the user items ids, all
+	// in one durable change (ALTER ... OWNER TO, REASSIGN OWNED).
+	SetOwner(ctx context.Context, ids []plan.GlobalID, owner string) error
 }

@@ -131,6 +131,10 @@ func (s *Session) executePostgres(ctx context.Context, st *parse.Postgres, param
 		return s.copyFrom(ctx, n.CopyStmt)
 	case *pg.Node_GrantStmt:
 		return s.grant(ctx, n.GrantStmt)
+	case *pg.Node_ReassignOwnedStmt:
+		return s.reassignOwned(ctx, n.ReassignOwnedStmt)
+	case *pg.Node_DropOwnedStmt:
+		return s.dropOwned(ctx, n.DropOwnedStmt)
 	case *pg.Node_GrantRoleStmt:
 		return s.grantRole(ctx, n.GrantRoleStmt)
 	case *pg.Node_CreateRoleStmt:
