@@ -193,6 +193,12 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 		if !sn.hasPrivsOfRole(s.user, t.owner) {
 			return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
 		}
+		// As PostgreSQL does, a grant made with the owner's privileges (as
+		// the owner, a member of it or a superuser) is the owner's.
+		grantor := s.user
+		if t.owner != "" {
+			grantor = t.owner
+		}
 		for _, g := range grantees {
 			held := ""
 			for _, old := range sn.grants[t.object] {
@@ -200,7 +206,7 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 					held = old.Privileges
 				}
 			}
-			changes = append(changes, Grant{Object: t.object, Grantee: g, Privileges: mergeLetters(held, letters, grant), Grantor: s.user})
+			changes = append(changes, Grant{Object: t.object, Grantee: g, Privileges: mergeLetters(held, letters, grant), Grantor: grantor})
 		}
 	}
 	return s.engine.backend.SetGrants(ctx, changes)
