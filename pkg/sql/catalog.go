@@ -52,6 +52,9 @@ func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
 	if err := sn.loadAuthz(ctx, s.engine.backend); err != nil {
 		return nil, err
 	}
+	if err := sn.checkSetRole(s.user, s.sessionUser); err != nil {
+		return nil, err
+	}
 	return sn, nil
 }
 

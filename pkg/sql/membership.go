@@ -1,6 +1,10 @@
 package sql
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
 
 // Role membership, PostgreSQL 15's rules:
 //
@@ -141,4 +145,15 @@ func compareStrings(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// checkSetRole refuses every statement of a session acting, by SET ROLE,
+// as a role that has been dropped since: a name without a catalog role
+// would otherwise count as a superuser (privileges.go). RESET ROLE and SET
+// ROLE NONE, which read no snapshot, still work.
+func (sn *snapshot) checkSetRole(user, sessionUser string) error {
+	if _, ok := sn.roles[user]; ok || user == sessionUser {
+		return nil
+	}
+	return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "role %q, set by SET ROLE, no longer exists: RESET ROLE", user)
 }

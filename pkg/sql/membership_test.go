@@ -156,3 +156,23 @@ func TestGrantRoleRules(t *testing.T) {
 		t.Fatalf("grants = %+v, %v", gs, err)
 	}
 }
+
+// TestSetRoleToDroppedRole: a session acting as a role dropped since its
+// SET ROLE is refused everything (it would otherwise count as a role the
+// front door trusts: a superuser) until RESET ROLE.
+func TestSetRoleToDroppedRole(t *testing.T) {
+	f := sqltest.New()
+	e := sql.NewEngine(f)
+	admin := e.NewSession("admin")
+	run(t, admin, "CREATE ROLE app LOGIN; CREATE ROLE helper; GRANT helper TO app; CREATE TABLE secret (a int)")
+	app := e.NewSession("app")
+	run(t, app, "SET ROLE helper")
+	wantCode(t, app, "SELECT * FROM secret", sqlerr.InsufficientPrivilege)
+	run(t, admin, "DROP ROLE helper")
+	for _, stmt := range []string{"SELECT * FROM secret", "CREATE ROLE x", "DROP TABLE secret", "SET ROLE app"} {
+		wantCode(t, app, stmt, sqlerr.InsufficientPrivilege)
+	}
+	run(t, app, "RESET ROLE")
+	wantCode(t, app, "SELECT * FROM secret", sqlerr.InsufficientPrivilege)
+	wantRows(t, app, "SELECT current_user", "app")
+}
