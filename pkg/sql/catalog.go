@@ -52,7 +52,10 @@ func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
 	if err := sn.loadAuthz(ctx, s.engine.backend); err != nil {
 		return nil, err
 	}
-	if err := sn.checkSetRole(s.user, s.sessionUser); err != nil {
+	if _, ok := sn.roles[s.sessionUser]; ok {
+		s.sessionRole = true
+	}
+	if err := sn.checkSetRole(s.user, s.sessionUser, s.sessionRole); err != nil {
 		return nil, err
 	}
 	return sn, nil

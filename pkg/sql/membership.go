@@ -147,13 +147,17 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-// checkSetRole refuses every statement of a session acting, by SET ROLE,
-// as a role that has been dropped since: a name without a catalog role
-// would otherwise count as a superuser (privileges.go). RESET ROLE and SET
-// ROLE NONE, which read no snapshot, still work.
-func (sn *snapshot) checkSetRole(user, sessionUser string) error {
-	if _, ok := sn.roles[user]; ok || user == sessionUser {
+// checkSetRole refuses every statement of a session acting as a role that
+// has been dropped since it logged in (sessionRole: its role was seen) or
+// since its SET ROLE: a name without a catalog role would otherwise count
+// as a superuser (privileges.go). RESET ROLE and SET ROLE NONE, which read
+// no snapshot, still work.
+func (sn *snapshot) checkSetRole(user, sessionUser string, sessionRole bool) error {
+	if _, ok := sn.roles[user]; ok || (user == sessionUser && !sessionRole) {
 		return nil
+	}
+	if user == sessionUser {
+		return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "role %q no longer exists", user)
 	}
 	return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "role %q, set by SET ROLE, no longer exists: RESET ROLE", user)
 }

@@ -159,7 +159,8 @@ func TestGrantRoleRules(t *testing.T) {
 
 // TestSetRoleToDroppedRole: a session acting as a role dropped since its
 // SET ROLE is refused everything (it would otherwise count as a role the
-// front door trusts: a superuser) until RESET ROLE.
+// front door trusts: a superuser) until RESET ROLE; one whose login role
+// is dropped is refused for good.
 func TestSetRoleToDroppedRole(t *testing.T) {
 	f := sqltest.New()
 	e := sql.NewEngine(f)
@@ -175,4 +176,8 @@ func TestSetRoleToDroppedRole(t *testing.T) {
 	run(t, app, "RESET ROLE")
 	wantCode(t, app, "SELECT * FROM secret", sqlerr.InsufficientPrivilege)
 	wantRows(t, app, "SELECT current_user", "app")
+	// The role the session logged in as is dropped: refused too.
+	run(t, admin, "DROP ROLE app")
+	wantCode(t, app, "SELECT * FROM secret", sqlerr.InsufficientPrivilege)
+	wantCode(t, app, "RESET ROLE; SELECT * FROM secret", sqlerr.InsufficientPrivilege)
 }
