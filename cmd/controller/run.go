@@ -70,6 +70,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	go tlsSetup.maintain(runCtx, log.WithName("internal-tls"))
 	grpcSrv := grpc.NewServer(tlsSetup.storageOptions...)
 	storage.NewService(store).Register(grpcSrv)
 	go grpcSrv.Serve(storageLis)

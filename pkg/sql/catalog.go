@@ -28,6 +28,8 @@ type snapshot struct {
 	// so its relations need no SELECT now; the view's readers are checked.
 	skipChecks bool
 	grants     map[string][]Grant
+	// memberOf lists each role's direct memberships (membership.go).
+	memberOf map[string][]membership
 	// defs caches what items' definitions parse to (definitions.go).
 	defs *definitions
 }
@@ -48,6 +50,12 @@ func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
 		sn.byName[schema+"."+it.Name] = it
 	}
 	if err := sn.loadAuthz(ctx, s.engine.backend); err != nil {
+		return nil, err
+	}
+	if _, ok := sn.roles[s.sessionUser]; ok {
+		s.sessionRole = true
+	}
+	if err := sn.checkSetRole(s.user, s.sessionUser, s.sessionRole); err != nil {
 		return nil, err
 	}
 	return sn, nil

@@ -94,6 +94,10 @@ type Session struct {
 	// changes user, RESET ROLE restores it).
 	user        string
 	sessionUser string
+	// sessionRole records that sessionUser was seen as a catalog role:
+	// if it is dropped, the session is refused rather than trusted
+	// (membership.go, checkSetRole).
+	sessionRole bool
 	vars        *Vars
 	cursors     map[string]*cursor
 	tx          txState

@@ -9,7 +9,10 @@ import (
 
 // SessionInfo is what expressions such as current_user() read.
 type SessionInfo struct {
-	User          string
+	User string
+	// SessionUser is the role that logged in (session_user), which SET
+	// ROLE does not change; empty reads as User.
+	SessionUser   string
 	Database      string
 	ServerVersion string
 	// TimeZone is the session's TimeZone setting (empty: UTC): the zone
@@ -22,6 +25,14 @@ type SessionInfo struct {
 	// RoleNames names role oids for pg_get_userbyid; an oid it does not
 	// name reads as User.
 	RoleNames map[int64]string
+}
+
+// sessionUser is session_user's value.
+func (s SessionInfo) sessionUser() string {
+	if s.SessionUser == "" {
+		return s.User
+	}
+	return s.SessionUser
 }
 
 // Planner plans one statement. It is not safe for concurrent use; make
