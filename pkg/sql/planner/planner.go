@@ -50,6 +50,10 @@ type Planner struct {
 	// RecursionLimit is how many rounds a WITH RECURSIVE query may
 	// iterate before failing with 54000 (0: DefaultRecursionLimit).
 	RecursionLimit int64
+	// OnViewPlan, when set, is called with a view's name each time the
+	// planner plans the view's definition (inlining it, or learning its
+	// column types): tests count it.
+	OnViewPlan func(view string)
 
 	// valuesHint types the columns of a VALUES list an INSERT inserts, so
 	// that untyped literals take the target columns' types.
