@@ -322,8 +322,9 @@ func subqueryArrayType(t row.Type) (row.Type, error) {
 // arraySubLink lowers ARRAY(subquery) over r: the array of the
 // subquery's values for each row of r (for a correlated subquery, those
 // of the row's keys), '{}' when there are none. It is concat_agg of
-// one-element arrays per key, in value order (the subquery has no ORDER
-// BY: subLinkKind refuses one), attached as a correlated aggregate.
+// one-element arrays per key, in the subquery's ORDER BY (then value
+// order; without ORDER BY, value order), attached as a correlated
+// aggregate.
 func (c *exprCtx) arraySubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, error) {
 	sp, err := c.p.planSubLinkQuery(sl, r, outer, true, c.depth)
 	if err != nil {
@@ -344,8 +345,11 @@ func (c *exprCtx) arraySubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, err
 		return typed{e: arrayOf(at.ElemType(), v.e), t: row.ColumnType{Type: at}, w: v.w}, nil
 	}
 	nk := sp.nKeys
-	g := plan.NewReduce(sp.sub.plan(), columns(nk),
-		plan.Aggregate{Func: plan.AggConcat, Expr: arrayOf(at.ElemType(), expr.Column(nk))})
+	agg := plan.Aggregate{Func: plan.AggConcat, Expr: arrayOf(at.ElemType(), expr.Column(nk))}
+	for _, o := range sp.order {
+		agg.OrderBy = append(agg.OrderBy, plan.AggOrder{Expr: expr.Column(o.Column), Desc: o.Desc, NullsLast: o.NullsLast})
+	}
+	g := plan.NewReduce(sp.sub.plan(), columns(nk), agg)
 	empty, err := row.Array(at, nil)
 	if err != nil {
 		return typed{}, sqlerr.Errorf(sqlerr.InternalError, "ARRAY(subquery): %v", err)

@@ -81,6 +81,11 @@ type Planner struct {
 	// (table, column): apply.go tells a name of an outer query from a
 	// misspelt one by it.
 	unresolved [2]string
+	// keepOrder asks the next planSubquery to keep its ORDER BY columns
+	// after its output columns, and keptOrder is their order (nil: the
+	// query had no ORDER BY): ARRAY(subquery) builds its array in it.
+	keepOrder bool
+	keptOrder []plan.ColumnOrder
 	// locals counts the local ids given to WITH RECURSIVE bindings.
 	locals uint64
 }
