@@ -20,6 +20,7 @@ const (
 	oidInt8Array      = 1016
 	oidFloat8Array    = 1022
 	oidVarcharArray   = 1015
+	oidBpcharArray    = 1014
 	oidNumericArray   = 1231
 	oidDateArray      = 1182
 	oidTimestampArray = 1115
@@ -44,6 +45,8 @@ func arrayOIDType(oid uint32) (t row.Type, elemOID uint32, ok bool) {
 		return row.TypeTextArray, oidText, true
 	case oidVarcharArray:
 		return row.TypeTextArray, oidVarchar, true
+	case oidBpcharArray:
+		return row.TypeTextArray, oidBpchar, true
 	case oidFloat8Array:
 		return row.TypeFloat64Array, oidFloat8, true
 	case oidNumericArray:
@@ -68,8 +71,13 @@ func arrayOIDType(oid uint32) (t row.Type, elemOID uint32, ok bool) {
 // and its binary form.
 func encodeArrayBinary(dst []byte, d row.Datum, col sql.Column) ([]byte, error) {
 	elems := d.ArrayElems()
+	// Elements of varchar(n)[] and char(n)[] have the column's modifier
+	// (OID 1043 or 1042, char padded); other arrays' none.
 	elemCol := sql.Column{Type: row.ColumnType{Type: d.Type().ElemType(), Nullable: true}, Width: col.Width}
-	elemOID, _ := planner.PGType(elemCol.Type.Type, col.Width, planner.TypeMod{})
+	if d.Type() == row.TypeTextArray {
+		elemCol.Mod = col.Mod
+	}
+	elemOID, _ := planner.PGType(elemCol.Type.Type, col.Width, elemCol.Mod)
 	ndim, hasNull := uint32(0), uint32(0)
 	if len(elems) > 0 {
 		ndim = 1

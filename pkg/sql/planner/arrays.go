@@ -17,17 +17,16 @@ import (
 // Element type modifiers (varchar(3)[], numeric(5,2)[]) are refused: the
 // engine would not apply them to the elements.
 func arrayElemType(tn *pg.TypeName) (row.Type, error) {
-	if len(tn.Typmods) > 0 {
-		return row.TypeInvalid, sqlerr.Unsupported("array types with a type modifier")
-	}
-	elem := &pg.TypeName{Names: tn.Names}
+	elem := &pg.TypeName{Names: tn.Names, Typmods: tn.Typmods}
 	et, err := baseType(elem)
 	if err != nil {
 		return row.TypeInvalid, err
 	}
-	if mod, err := TypeModFromName(elem); err != nil || mod.Kind == ModBpchar {
-		// char[] would need blank padding of every element.
-		return row.TypeInvalid, sqlerr.Unsupported("arrays of type " + typeNameOf(tn))
+	if len(tn.Typmods) > 0 && et != row.TypeText {
+		// varchar(n)[] and char(n)[] are text[] with the element's
+		// modifier (TypeModFromName); numeric(p,s)[] would need the
+		// scale on every element.
+		return row.TypeInvalid, sqlerr.Unsupported("array types with a type modifier other than varchar(n)[] and char(n)[]")
 	}
 	t, ok := row.ArrayOf(et)
 	if !ok {
@@ -114,6 +113,7 @@ func (c *exprCtx) subscript(ind *pg.A_Indirection) (typed, error) {
 		return typed{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "array subscript must have type integer")
 	}
 	y, err := c.check(expr.Call(expr.FuncArrayElem, a.e, i.e))
+	y.mod = charMod(a.mod) // an element of varchar(n)[] is varchar(n)
 	return withWidth(y, err, a.w)
 }
 

@@ -57,6 +57,9 @@ func (c *exprCtx) castTyped(tc *pg.TypeCast, to row.Type) (typed, error) {
 	if err != nil {
 		return typed{}, err
 	}
+	if to == row.TypeText {
+		x = padCharArray(x)
+	}
 	if to.IsArray() {
 		return c.arrayCast(tc, x, to)
 	}
