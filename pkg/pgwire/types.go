@@ -422,3 +422,21 @@ func firstByte(v []byte) int {
 	}
 	return int(v[0])
 }
+
+// binaryDecodable is a binary COPY FROM that takes the wire's decoder for
+// the types it does not decode itself.
+type binaryDecodable interface {
+	SetBinaryDecoder(f sql.BinaryDecoder)
+}
+
+// decodeCopyField decodes a field of binary COPY data as a value of row
+// type t, as a binary parameter of t's type is (array elements by the
+// element OID the array names); a malformed field is 22P03.
+func (c *conn) decodeCopyField(v []byte, t row.Type) (row.Datum, error) {
+	oid, _ := planner.PGType(t, 0, planner.TypeMod{})
+	d, err := decodeParam(v, 1, t, oid, c.location())
+	if err != nil && sqlerr.Code(err) == sqlerr.ProtocolViolation {
+		return row.Null(), sqlerr.Errorf(sqlerr.InvalidBinaryRepresentation, "incorrect binary data format in COPY field of type %s", planner.PGTypeName(t))
+	}
+	return d, err
+}
