@@ -433,6 +433,9 @@ func literalScale(s string) int32 {
 // t, integer width w and modifier m ("integer", "character varying(30)",
 // "numeric(10,2)"), as format_type prints it.
 func SQLTypeName(t row.Type, w IntWidth, m TypeMod) string {
+	if t == row.TypeTextArray && charMod(m).Kind != ModNone {
+		return SQLTypeName(row.TypeText, 0, m) + "[]" // varchar(3)[], character(2)[]
+	}
 	switch m.Kind {
 	case ModVarchar, ModBpchar:
 		name := "character varying"
@@ -451,8 +454,11 @@ func SQLTypeName(t row.Type, w IntWidth, m TypeMod) string {
 			return fmt.Sprintf("numeric(%d,%d)", m.N, m.Scale)
 		}
 	}
-	if t == row.TypeInt64 {
+	switch t {
+	case row.TypeInt64:
 		return intWidthName(w)
+	case row.TypeInt64Array:
+		return intWidthName(w) + "[]"
 	}
 	return PGTypeName(t)
 }
