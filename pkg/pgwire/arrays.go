@@ -13,20 +13,21 @@ import (
 
 // The array type OIDs (one-dimensional arrays of the scalar types).
 const (
-	oidBoolArray      = 1000
-	oidInt2Array      = 1005
-	oidInt4Array      = 1007
-	oidTextArray      = 1009
-	oidInt8Array      = 1016
-	oidFloat8Array    = 1022
-	oidVarcharArray   = 1015
-	oidBpcharArray    = 1014
-	oidNumericArray   = 1231
-	oidDateArray      = 1182
-	oidTimestampArray = 1115
-	oidUUIDArray      = 2951
-	oidByteaArray     = 1001
-	oidJSONBArray     = 3807
+	oidBoolArray        = 1000
+	oidInt2Array        = 1005
+	oidInt4Array        = 1007
+	oidTextArray        = 1009
+	oidInt8Array        = 1016
+	oidFloat8Array      = 1022
+	oidVarcharArray     = 1015
+	oidBpcharArray      = 1014
+	oidTimestampTZArray = 1185
+	oidNumericArray     = 1231
+	oidDateArray        = 1182
+	oidTimestampArray   = 1115
+	oidUUIDArray        = 2951
+	oidByteaArray       = 1001
+	oidJSONBArray       = 3807
 )
 
 // arrayOIDType maps an array type OID to its row type and its element
@@ -47,6 +48,8 @@ func arrayOIDType(oid uint32) (t row.Type, elemOID uint32, ok bool) {
 		return row.TypeTextArray, oidVarchar, true
 	case oidBpcharArray:
 		return row.TypeTextArray, oidBpchar, true
+	case oidTimestampTZArray:
+		return row.TypeTimestampTZArray, oidTimestampTZ, true
 	case oidFloat8Array:
 		return row.TypeFloat64Array, oidFloat8, true
 	case oidNumericArray:

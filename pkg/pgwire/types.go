@@ -238,6 +238,9 @@ func decodeParam(v []byte, format int16, t row.Type, oid uint32, loc *time.Locat
 		if t.IsTemporal() {
 			return expr.ParseTemporal(string(v), t, loc)
 		}
+		if t == row.TypeTimestampTZArray {
+			return expr.ParseArrayIn(string(v), t, loc)
+		}
 		d, err := expr.CastDatum(row.Text(string(v)), t)
 		if err != nil {
 			return row.Null(), err

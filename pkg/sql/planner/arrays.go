@@ -194,6 +194,8 @@ func arrayPGType(t row.Type, w IntWidth) uint32 {
 		return 1001
 	case row.TypeJSONBArray:
 		return 3807
+	case row.TypeTimestampTZArray:
+		return 1185
 	}
 	return 0
 }
