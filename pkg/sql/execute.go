@@ -25,6 +25,7 @@ func (s *Session) planner(sn *snapshot, paramTypes []row.Type, params []row.Datu
 		ParamTypes:  append([]row.Type(nil), paramTypes...),
 		ParamValues: params,
 		Cluster:     cluster,
+		OnViewPlan:  s.engine.onViewPlan,
 	}
 	limit, _ := s.vars.Get(VarMaxRecursionIterations)
 	p.RecursionLimit, _ = strconv.ParseInt(limit, 10, 64) // checked by SET; 0 means the default

@@ -28,6 +28,9 @@ type Engine struct {
 	clock func() time.Time
 	// defs caches what catalog items' definitions parse to.
 	defs definitions
+	// onViewPlan, when set (by tests), is called each time a statement
+	// plans a view's definition (planner.Planner.OnViewPlan).
+	onViewPlan func(view string)
 }
 
 // NewEngine returns an engine over b.
