@@ -171,3 +171,82 @@ func compareOutput(got outputState, want []operators.ValDiff, wantErr error) str
 	}
 	return ""
 }
+
+// incWork applies changes and returns the rows the fixpoint touched and
+// the output change.
+func incWork(t *testing.T, s *incFix, changes ...change) (int64, []outDelta) {
+	t.Helper()
+	before := s.work
+	out := s.Apply(changes)
+	if !s.valid {
+		t.Fatal("incremental state invalid after the change")
+	}
+	return s.work - before, out
+}
+
+func edgeChange(src, dst, diff int64) change {
+	return change{input: 1, val: ints(src, dst), diff: diff}
+}
+
+// graphWork builds the reachability recursion from node 0 over a graph of
+// n edges (a chain 0 -> 1 -> ... -> n, or a tree where node i's parent is
+// i/2) and returns the work of: inserting one edge below the last node,
+// deleting it again, and deleting the edge above a part of 100 nodes.
+func graphWork(t *testing.T, n int64, tree bool) [3]int64 {
+	sh := incShapes(1 << 30)[1] // reach
+	fp, err := CompileRecursive(sh.p.Recursive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newIncFix(fp)
+	parent := func(i int64) int64 { return i - 1 }
+	if tree {
+		parent = func(i int64) int64 { return i / 2 }
+	}
+	build := []change{{input: 0, val: ints(0), diff: 1}}
+	for i := int64(1); i <= n; i++ {
+		build = append(build, edgeChange(parent(i), i, 1))
+	}
+	if _, out := incWork(t, s, build...); int64(len(out)) != n+1 {
+		t.Fatalf("built %d rows, want %d", len(out), n+1)
+	}
+	var w [3]int64
+	var out []outDelta
+	if w[0], out = incWork(t, s, edgeChange(n, n+1, 1)); len(out) != 1 || out[0].diff != 1 {
+		t.Fatalf("insert: output %v, want one new row", out)
+	}
+	if w[1], out = incWork(t, s, edgeChange(n, n+1, -1)); len(out) != 1 || out[0].diff != -1 {
+		t.Fatalf("delete: output %v, want one row retracted", out)
+	}
+	// The part below the cut: the last 100 nodes of the chain, or the
+	// subtree of 100 nodes hung below the last node of the tree.
+	cut := [2]int64{n - 100, n - 99}
+	if tree {
+		for i := int64(1); i <= 100; i++ {
+			incWork(t, s, edgeChange(n+i-1, n+i, 1))
+		}
+		cut = [2]int64{n, n + 1}
+	}
+	if w[2], out = incWork(t, s, edgeChange(cut[0], cut[1], -1)); len(out) != 100 {
+		t.Fatalf("delete above 100 nodes: %d rows retracted, want 100", len(out))
+	}
+	return w
+}
+
+// TestIncrementalFixpointWork checks that a change costs work in
+// proportion to the derivations it changes, not to the size of the
+// result: one edge inserted below a chain or a tree of 10k or 100k edges,
+// the same edge deleted, and an edge above a part of 100 nodes deleted
+// cost the same number of touched rows at both sizes.
+func TestIncrementalFixpointWork(t *testing.T) {
+	for _, tree := range []bool{false, true} {
+		small, large := graphWork(t, 10_000, tree), graphWork(t, 100_000, tree)
+		t.Logf("tree=%v: work at 10k edges %v, at 100k edges %v", tree, small, large)
+		if small != large {
+			t.Errorf("tree=%v: work at 10k edges %v, at 100k edges %v: want equal", tree, small, large)
+		}
+		if small[0] > 20 || small[1] > 20 || small[2] > 100*20 {
+			t.Errorf("tree=%v: work %v: want at most 20 rows per changed derivation", tree, small)
+		}
+	}
+}
