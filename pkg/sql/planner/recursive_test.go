@@ -107,6 +107,7 @@ func TestRecursiveErrors(t *testing.T) {
 		})
 	}
 }
+
 // TestExplainRecursiveMode checks that EXPLAIN names how a recursive node
 // is maintained: incrementally for a UNION recursion whose recursive term
 // is a join, filter or projection of the CTE, from scratch otherwise.
