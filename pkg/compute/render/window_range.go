@@ -18,9 +18,10 @@ import (
 //     date at or after it in the order's direction (start) or the last at
 //     or before it (end), so that dates compare as timestamps;
 //   - a NaN from a value that is not NaN (an infinite value minus or plus
-//     an infinite offset) takes every value on its side: PostgreSQL treats
-//     +Infinity as infinitely preceding +Infinity and -Infinity as
-//     infinitely following -Infinity.
+//     an infinite offset) takes every number on its side (PostgreSQL
+//     treats +Infinity as infinitely preceding +Infinity and -Infinity as
+//     infinitely following -Infinity) and NaN only where in_range puts NaN
+//     after the bound: the bound is the infinity at that end.
 func rangeTarget(b plan.FrameBound, start, desc bool) func(row.Datum) (row.Datum, error) {
 	if b.RangeTarget == nil {
 		return nil
@@ -36,8 +37,8 @@ func rangeTarget(b plan.FrameBound, start, desc bool) func(row.Datum) (row.Datum
 		switch {
 		case cur.Type() == row.TypeDate && t.Type() == row.TypeTimestamp:
 			return timestampToDateBound(t.Timestamp(), ceil), nil
-		case isNaN(t) && !isNaN(cur) && ceil:
-			return negInfinity(t.Type()), nil
+		case isNaN(t) && !isNaN(cur):
+			return infinity(t.Type(), ceil), nil
 		}
 		return t, nil
 	}
@@ -67,14 +68,19 @@ func isNaN(d row.Datum) bool {
 	return false
 }
 
-func negInfinity(t row.Type) row.Datum {
+// infinity is -Infinity (neg) or +Infinity of type t: bounds that take
+// every number and, on the side where in_range excludes NaN, no NaN.
+func infinity(t row.Type, neg bool) row.Datum {
 	if t == row.TypeNumeric {
-		d, err := row.Numeric(&apd.Decimal{Form: apd.Infinite, Negative: true})
+		d, err := row.Numeric(&apd.Decimal{Form: apd.Infinite, Negative: neg})
 		if err == nil {
 			return d
 		}
 	}
-	return row.Float64(math.Inf(-1))
+	if neg {
+		return row.Float64(math.Inf(-1))
+	}
+	return row.Float64(math.Inf(1))
 }
 
 // frameBound converts a plan frame bound to the operator's.
