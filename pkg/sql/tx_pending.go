@@ -100,7 +100,8 @@ func (sn *snapshot) definitionPlan(it *Item) (*plan.Plan, error) {
 }
 
 // checkSubscribeInBlock refuses a SUBSCRIBE in a transaction block that
-// reads a table the block has written. A subscription reads committed
+// reads a table the block has written, directly or through a view or a
+// materialized view (pendingTable). A subscription reads committed
 // data only (its dataflow runs on a replica, where the block's buffered
 // writes do not exist), so its snapshot would contradict the block's own
 // reads of that table. A SUBSCRIBE of anything else, before or after the
