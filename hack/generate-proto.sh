@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the Go code of the compute protocol
-# (pkg/compute/protocol/compute.proto -> pkg/compute/protocol/computepb).
-# Usage: hack/generate-proto.sh [OUT_DIR]
+# (pkg/compute/protocol/compute.proto -> pkg/compute/protocol/computepb), or
+# of another .proto of the repository with --proto (hack/generate-storage-proto.sh).
+# Usage: hack/generate-proto.sh [--proto FILE.proto] [OUT_DIR]
 #
 # protoc comes from Debian (installed here when missing); the Go plugins are
 # built from the versions pinned in hack/tools/go.mod into a cache directory
@@ -11,6 +12,14 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+
+proto=pkg/compute/protocol/compute.proto
+default_out=pkg/compute/protocol/computepb
+if [[ "${1:-}" == "--proto" ]]; then
+	proto="$2"
+	default_out="$(dirname "$proto")/$(basename "$proto" .proto)pb"
+	shift 2
+fi
 
 if ! command -v protoc >/dev/null 2>&1; then
 	echo "generate-proto: installing protoc (Debian protobuf-compiler)" >&2
@@ -27,10 +36,10 @@ GOFLAGS=-mod=mod go build -C hack/tools -o "$cache/protoc-gen-go-grpc" google.go
 
 # An optional argument redirects the output (make check-generate-proto
 # generates into a scratch directory and compares).
-out="${1:-pkg/compute/protocol/computepb}"
+out="${1:-$default_out}"
 mkdir -p "$out"
 PATH="$cache:$PATH" protoc \
-	-I pkg/compute/protocol \
+	-I "$(dirname "$proto")" \
 	--go_out="$out" --go_opt=paths=source_relative \
 	--go-grpc_out="$out" --go-grpc_opt=paths=source_relative \
-	pkg/compute/protocol/compute.proto
+	"$proto"

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tandemdb/tandem/pkg/compute/controller"
+	"github.com/tandemdb/tandem/pkg/flagenv"
 	"github.com/tandemdb/tandem/pkg/internaltls"
 	"github.com/tandemdb/tandem/pkg/pgwire"
 	"github.com/tandemdb/tandem/pkg/pprofserver"
@@ -99,11 +100,6 @@ const envSuperuserPassword = "TANDEM_SUPERUSER_PASSWORD"
 // serviceAccountNamespace is where Kubernetes mounts the pod's namespace.
 const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
-// envName is a flag's environment fallback: --data-dir -> TANDEM_DATA_DIR.
-func envName(flagName string) string {
-	return "TANDEM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
-
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
 	return parseConfigIn(args, getenv, stderr, os.ReadFile)
 }
@@ -148,26 +144,12 @@ func parseConfigIn(args []string, getenv func(string) string, stderr io.Writer, 
 	fs.BoolVar(&cfg.StorageFaultInjection, "storage-fault-injection", false, "testing only: storage writes go through a layer that POST /debug/storage/space?bytes=N on the HTTP port can make fail with ENOSPC")
 	var paramDefaults string
 	fs.StringVar(&paramDefaults, "system-parameter-default", "", "comma-separated name=value system parameter defaults applied when the data directory is new (e.g. enable_compute_interactive_dataflows=on)")
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		if v := getenv(envName(f.Name)); v != "" {
-			if err := f.Value.Set(v); err != nil {
-				envErr = errors.Join(envErr, fmt.Errorf("%s=%q: %w", envName(f.Name), v, err))
-			}
-		}
-	})
-	if envErr != nil {
-		return nil, envErr
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return nil, err
 	}
 	var err error
 	if cfg.ParamDefaults, err = parseParamDefaults(paramDefaults); err != nil {
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if err := cfg.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)

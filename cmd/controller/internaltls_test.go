@@ -1,17 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -142,5 +147,62 @@ func TestInternalLinksNeedTheDeploymentCertificate(t *testing.T) {
 		if n := refusedCount(t, ep.metrics, ep.name); n < before+2 {
 			t.Errorf("%s counted %d refusals, want at least %d", ep.name, n, before+2)
 		}
+	}
+	rotateOnHUP(ctx, t, rc, dataDir, conn, right, storageAddr, replica.ComputeCtlAddr)
+}
+
+// rotateOnHUP: SIGHUP rotates the CA in the data directory while
+// everything runs: afterwards a certificate of the new authority is
+// accepted by storage and by the replica (which read the new bundle
+// without a restart), one of the previous authority still is, and SQL
+// reads keep working on the open connection and on a new one.
+func rotateOnHUP(ctx context.Context, t *testing.T, rc *runningController, dataDir string, conn *pgx.Conn,
+	previous *tls.Config, addrs ...string) {
+	t.Helper()
+	dir := filepath.Join(dataDir, internalTLSDir)
+	bundle := func() []byte {
+		b, err := os.ReadFile(filepath.Join(dir, internaltls.CAFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	before := bundle()
+	if err := rc.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for bytes.Count(bundle(), []byte("BEGIN CERTIFICATE")) < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if after := bundle(); bytes.Equal(after, before) || bytes.Count(after, []byte("BEGIN CERTIFICATE")) != 2 {
+		t.Fatalf("SIGHUP did not rotate the CA: bundle of %d certificates", bytes.Count(after, []byte("BEGIN CERTIFICATE")))
+	}
+	ca, err := internaltls.EnsureAuthority(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := ca.Issue("tester2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := internaltls.ClientConfig(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range addrs {
+		for name, cfg := range map[string]*tls.Config{"new": fresh, "previous": previous} {
+			if got := callCode(t, addr, credentials.NewTLS(cfg)); got != codes.Unimplemented {
+				t.Errorf("%s after rotation, a certificate of the %s authority: %v", addr, name, got)
+			}
+		}
+	}
+	mustExec(ctx, t, conn, "INSERT INTO t VALUES (3)")
+	if got := queryRows(ctx, t, conn, "SELECT sum(a) FROM t"); len(got) != 1 || got[0] != "6" {
+		t.Fatalf("read after rotation: %v", got)
+	}
+	conn2 := connectPG(ctx, t, rc)
+	if got := queryRows(ctx, t, conn2, "SELECT count(*) FROM t"); len(got) != 1 || got[0] != "3" {
+		t.Fatalf("read on a new connection after rotation: %v", got)
 	}
 }

@@ -83,7 +83,8 @@ func tryRead(ctx context.Context, conn *pgx.Conn, sql string) string {
 // TestPrivilegesOnEveryReadPath: a role without SELECT gets 42501 on every
 // read path on both runtimes (peeks routed to maintenance, then
 // interactive), while a role granted SELECT reads; roles, passwords and
-// grants survive a controller restart.
+// grants survive a controller restart. A member of a role granted SELECT
+// reads on every path as well (the membership survives the restart too).
 func TestPrivilegesOnEveryReadPath(t *testing.T) {
 	bin := buildBinaries(t)
 	dataDir := t.TempDir()
@@ -104,7 +105,11 @@ func TestPrivilegesOnEveryReadPath(t *testing.T) {
 		"CREATE INDEX t_a ON t (a)",
 		"CREATE VIEW v AS SELECT a FROM t WHERE a > 0",
 		"CREATE MATERIALIZED VIEW mv AS SELECT count(*) AS n FROM t",
-		"GRANT SELECT ON t, v, mv TO granted")
+		"GRANT SELECT ON t, v, mv TO granted",
+		// member reads through its group's grant (role membership).
+		"CREATE ROLE readers",
+		"GRANT SELECT ON t, v, mv TO readers",
+		"CREATE USER member PASSWORD 'm3mb' IN ROLE readers")
 	check := func(rc *runningController) {
 		t.Helper()
 		admin := connectAs(ctx, t, rc, "tandem", "adm1n")
@@ -115,12 +120,16 @@ func TestPrivilegesOnEveryReadPath(t *testing.T) {
 			// cancelling, which closes its connection.
 			reader = connectAs(ctx, t, rc, "reader", "r34d")
 			granted := connectAs(ctx, t, rc, "granted", "gr4nt")
+			member := connectAs(ctx, t, rc, "member", "m3mb")
 			for _, p := range readPaths {
 				if code := tryRead(ctx, reader, p.sql); code != "42501" {
 					t.Errorf("%s, %s: reader without SELECT got %q, want 42501", routing, p.name, code)
 				}
 				if code := tryRead(ctx, granted, p.sql); code != "" {
 					t.Errorf("%s, %s: granted reader got %q", routing, p.name, code)
+				}
+				if code := tryRead(ctx, member, p.sql); code != "" {
+					t.Errorf("%s, %s: member of a granted group got %q", routing, p.name, code)
 				}
 			}
 		}

@@ -70,6 +70,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	go tlsSetup.maintain(runCtx, log.WithName("internal-tls"))
 	grpcSrv := grpc.NewServer(tlsSetup.storageOptions...)
 	storage.NewService(store).Register(grpcSrv)
 	go grpcSrv.Serve(storageLis)
@@ -95,7 +96,8 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	// The kubernetes orchestrator publishes hydration as the Hydrated
 	// condition, which the operator waits for before rolling the next
 	// replica of a cluster.
-	if rep, ok := orch.Orchestrator.(controller.HydrationReporter); ok {
+	rep, orchestratorRolls := orch.Orchestrator.(controller.HydrationReporter)
+	if orchestratorRolls {
 		hctx, stopReports := context.WithCancel(runCtx)
 		reported := make(chan struct{})
 		go func() { defer close(reported); ctl.ReportHydration(hctx, rep, cfg.hydrationInterval) }()
@@ -106,6 +108,9 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		Log: log.WithName("environment"), Catalog: cat, Storage: store, Compute: ctl, ReplicaLogLevel: cfg.ReplicaLogLevel,
 		ParamDefaults: cfg.ParamDefaults, SpillDir: filepath.Join(cfg.DataDir, "spill"),
 		Superuser: cfg.FrontDoor.Superuser,
+		// The operator sequences every pod-template change of a cluster's
+		// replicas on the Hydrated condition the reporter publishes.
+		OrchestratorRollsReplicas: orchestratorRolls,
 	})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tandemdb/tandem/pkg/flagenv"
 	"github.com/tandemdb/tandem/pkg/internaltls"
 	"github.com/tandemdb/tandem/pkg/pprofserver"
 )
@@ -53,11 +54,6 @@ type config struct {
 // yield it; alone, they use every core as before.
 const DefaultMaintenanceNice = 10
 
-// envName is the environment fallback of a flag: --workers -> TANDEM_WORKERS.
-func envName(flagName string) string {
-	return "TANDEM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
-
 var statefulSetOrdinal = regexp.MustCompile(`-(\d+)$`)
 
 // parseConfig parses args, taking each flag not given on the command line
@@ -87,22 +83,8 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	fs.IntVar(&cfg.MaintenanceNice, "maintenance-nice", DefaultMaintenanceNice, "with --interactive-peers: added to the nice value of the maintenance runtime's worker threads (0-19, Linux), so that reads on the interactive runtime win a core over index maintenance; 0 leaves them at the process's priority")
 	fs.StringVar(&memLimit, "memory-limit", "", "memory limit of the process (e.g. 4GiB): above 90% of it new reads, and in a one-process replica new dataflows, are refused with 53200 (default: GOMEMLIMIT, else the container's cgroup limit)")
 
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		if v := getenv(envName(f.Name)); v != "" {
-			if err := f.Value.Set(v); err != nil {
-				envErr = errors.Join(envErr, fmt.Errorf("%s=%q: %w", envName(f.Name), v, err))
-			}
-		}
-	})
-	if envErr != nil {
-		return nil, envErr
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if err := cfg.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)

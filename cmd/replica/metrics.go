@@ -214,17 +214,17 @@ func newSharingMetrics(reg prometheus.Registerer, routed func() (maintenance, in
 		}, []string{"role"}),
 	}
 	reg.MustRegister(m.holdGap, m.held)
-	for _, rt := range []string{"maintenance", "interactive"} {
-		m.holdGap.WithLabelValues(rt)
-		m.held.WithLabelValues(rt)
+	for _, rt := range []runtime.Role{runtime.Maintenance, runtime.Interactive} {
+		m.holdGap.WithLabelValues(rt.String())
+		m.held.WithLabelValues(rt.String())
 	}
 	maint := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "tandem_compute_peeks_routed_total", Help: "Peeks the multiplexer sent to each runtime.",
-		ConstLabels: prometheus.Labels{"role": "maintenance"},
+		ConstLabels: prometheus.Labels{"role": runtime.Maintenance.String()},
 	}, func() float64 { m, _ := routed(); return float64(m) })
 	inter := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "tandem_compute_peeks_routed_total", Help: "Peeks the multiplexer sent to each runtime.",
-		ConstLabels: prometheus.Labels{"role": "interactive"},
+		ConstLabels: prometheus.Labels{"role": runtime.Interactive.String()},
 	}, func() float64 { _, i := routed(); return float64(i) })
 	reg.MustRegister(maint, inter)
 	return m

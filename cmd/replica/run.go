@@ -280,8 +280,8 @@ func reportHoldGaps(ctx context.Context, reg *sharing.Registry, m *sharingMetric
 	defer t.Stop()
 	for {
 		g := reg.HoldGaps(runtime.Maintenance.String())
-		m.holdGap.WithLabelValues("maintenance").Set(float64(g.MaxGapMillis))
-		m.held.WithLabelValues("maintenance").Set(float64(g.Held))
+		m.holdGap.WithLabelValues(runtime.Maintenance.String()).Set(float64(g.MaxGapMillis))
+		m.held.WithLabelValues(runtime.Maintenance.String()).Set(float64(g.Held))
 		select {
 		case <-ctx.Done():
 			return

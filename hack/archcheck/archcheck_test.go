@@ -51,6 +51,7 @@ func TestCheckFindsForbiddenImports(t *testing.T) {
 		{"operator/render", "pkg/compute/plan", true},
 		{"pkg/sql", "cmd/controller", true},
 		{"pkg/compute/controller", "pkg/compute/runtime", true},
+		{"pkg/flagenv", "pkg/sql", true},
 		// Allowed arrows.
 		{"pkg/compute/controller", "pkg/orchestrator", false},
 		{"pkg/compute/server", "pkg/sharing", false},

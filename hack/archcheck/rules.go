@@ -87,6 +87,10 @@ func Rules() []Rule {
 			From: "pkg/internaltls", Forbidden: []string{"pkg/", "cmd", "operator", "apis", "hack"},
 		},
 		{
+			Name: "flag parsing with environment fallbacks is a leaf both binaries use",
+			From: "pkg/flagenv", Forbidden: []string{"pkg/", "cmd", "operator", "apis", "hack"},
+		},
+		{
 			Name: "the profile server is a leaf both binaries use",
 			From: "pkg/pprofserver", Forbidden: []string{"pkg/", "cmd", "operator", "apis", "hack"},
 		},

@@ -44,11 +44,39 @@ func isolationSizes(e *env) isolationParams {
 
 // runIsolation measures reads while the maintenance runtime hydrates:
 // arms solo (enable_compute_interactive_dataflows off) and two_runtime
-// (on), each on a fresh controller.
+// (on), each on a fresh controller, and two_runtime_unbounded: two_runtime
+// with the maintenance step bounds off (stepBoundParams at 0), so that the
+// bounds' cost in hydration time and their effect on the longest step
+// (max_step_ms_maintenance) are measured side by side in one run.
 func runIsolation(ctx context.Context, e *env) (*result, error) {
 	return runRuntimeArms(ctx, e, "isolation",
 		"isolation: read latency while an index hydrates (shaded: churn)",
-		"isolation: read latency CDF during churn and quiet", isolationArm)
+		"isolation: read latency CDF during churn and quiet", isolationArm,
+		runtimeArm{unboundedArm, true, isolationArm})
+}
+
+// unboundedArm is the name of the isolation arm that runs with the step
+// bounds off.
+const unboundedArm = "two_runtime_unbounded"
+
+// stepBoundParams are the system parameters that bound a maintenance
+// worker's step (0 turns each off); the unbounded arm sets them to 0, and
+// every arm reports the values it ran with (limit_<parameter>).
+var stepBoundParams = []string{"source_step_items", "arrange_step_updates"}
+
+// setStepBounds turns the step bounds off (on false) or leaves the
+// defaults.
+func setStepBounds(ctx context.Context, e *env, admin *pgx.Conn, on bool) error {
+	if on {
+		return nil
+	}
+	for _, name := range stepBoundParams {
+		e.logf("  ALTER SYSTEM SET %s = 0 (step bounds off)", name)
+		if err := require(ctx, admin, "ALTER SYSTEM SET "+name, "ALTER SYSTEM SET "+name+" = 0"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // setInteractive flips enable_compute_interactive_dataflows and waits for
@@ -129,6 +157,9 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 	}
 	defer c.Stop()
 	defer admin.Close(context.Background())
+	if err := setStepBounds(ctx, e, admin, name != unboundedArm); err != nil {
+		return nil, nil, nil, err
+	}
 	// The first point read waits for small_idx to hydrate.
 	if err := waitQuery(ctx, admin, "serializable point read on an index", "SELECT value FROM small WHERE key = 1", 1, time.Minute); err != nil {
 		return nil, nil, nil, err

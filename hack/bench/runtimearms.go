@@ -20,20 +20,26 @@ func oneSeries(f func(ctx context.Context, e *env, p isolationParams, name strin
 	}
 }
 
+// runtimeArm is one arm of runRuntimeArms: its name, the flag, and what
+// runs it.
+type runtimeArm struct {
+	name string
+	flag bool
+	run  churnArm
+}
+
 // runRuntimeArms runs arm as `solo` (flag off) and then `two_runtime`
-// (flag on), side by side in one invocation, and draws their series as a
-// timeline over the first arm's phases and a CDF.
-func runRuntimeArms(ctx context.Context, e *env, scenario, timelineTitle, cdfTitle string, arm churnArm) (*result, error) {
+// (flag on), then any extra arms, side by side in one invocation, and
+// draws their series as a timeline over the first arm's phases and a CDF.
+func runRuntimeArms(ctx context.Context, e *env, scenario, timelineTitle, cdfTitle string, arm churnArm, extra ...runtimeArm) (*result, error) {
 	p := isolationSizes(e)
 	rep := &report.Report{}
 	var series []plot.Series
 	var phases []plot.Phase
-	for _, a := range []struct {
-		name string
-		flag bool
-	}{{"solo", false}, {"two_runtime", true}} {
+	arms := append([]runtimeArm{{"solo", false, arm}, {"two_runtime", true, arm}}, extra...)
+	for _, a := range arms {
 		e.logf("%s/%s: starting", scenario, a.name)
-		got, s, ph, err := arm(ctx, e, p, a.name, a.flag)
+		got, s, ph, err := a.run(ctx, e, p, a.name, a.flag)
 		if err != nil {
 			// The completed arms are still shown (not written as JSON).
 			return &result{report: rep}, fmt.Errorf("arm %s: %w", a.name, err)

@@ -17,10 +17,20 @@
 //   - a paused replica is not rolled; a rollout that cannot finish turns Progressing=False
 //     with reason ProgressDeadlineExceeded and holds the rest of the cluster;
 //   - killing the leading operator mid-rollout hands over to the standby, which finishes it;
-//   - `helm upgrade` applies a changed CRD without disturbing running replicas.
+//   - `helm upgrade` applies a changed CRD without disturbing running replicas;
+//   - a drain moves replicas one at a time, and a replica alone in its cluster waits or
+//     not as spec.disruption.singleReplica says, with a condition and an event;
+//   - an eviction without a cordon is refused for as long as it is retried;
+//   - reads through a real controller never fail while a node is drained and an image
+//     rolls, and a two-replica cluster is never left without a replica process.
 //
-// What is simulated: pods run no containers, so readiness comes from kwok (no probes run)
-// and the replica processes never start; the operator Deployment's and controller
-// StatefulSet's pods become Ready the same way. Scheduling, the StatefulSet controller,
-// garbage collection, RBAC, admission, CEL validation and server-side apply are real.
+// What is simulated: pods run no containers, so readiness comes from kwok (no probes run);
+// the operator Deployment's and controller StatefulSet's pods become Ready the same way.
+// For the read scenario the suite runs the real binaries on the host instead: cmd/controller
+// with --orchestrator=kubernetes (hostctl_k8ssim_test.go), and one cmd/replica process per
+// simulated pod, started when the pod runs and killed when it goes (hostPods). The
+// controller reaches the pods by their DNS names through an HTTP CONNECT proxy (its gRPC
+// client honours HTTPS_PROXY) that maps each name to its pod's process. Scheduling, the
+// StatefulSet controller, garbage collection, RBAC, admission, CEL validation, server-side
+// apply and the disruption controller are real.
 package e2e

@@ -10,16 +10,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/tandemdb/tandem/apis/compute/v1alpha1"
 	"github.com/tandemdb/tandem/operator/render"
 )
-
-// replicaPodSelector selects the pods of every replica (and nothing else the chart runs).
-const replicaPodSelector = render.LabelName + "=" + render.AppName
 
 // nodeOf names the node a pod runs on.
 func (st *suite) nodeOf(ctx context.Context, t *testing.T, pod string) string {
@@ -165,8 +165,13 @@ func (st *suite) applySolo(ctx context.Context, t *testing.T, name string) {
 
 func (st *suite) expectEvent(ctx context.Context, t *testing.T, object, reason, typ string) {
 	t.Helper()
+	st.expectEventIn(ctx, t, namespace, object, reason, typ)
+}
+
+func (st *suite) expectEventIn(ctx context.Context, t *testing.T, ns, object, reason, typ string) {
+	t.Helper()
 	eventually(ctx, t, "a "+reason+" event on "+object, 20*time.Second, func() error {
-		evs, err := st.s.cs.EventsV1().Events(namespace).List(ctx, metav1.ListOptions{})
+		evs, err := st.s.cs.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
@@ -177,4 +182,68 @@ func (st *suite) expectEvent(ctx context.Context, t *testing.T, object, reason, 
 		}
 		return fmt.Errorf("none among %d events", len(evs.Items))
 	})
+}
+
+// evictionWithoutCordon evicts a pod of each replica of prod directly through the Eviction
+// API, as the descheduler or a script would, with no node cordoned and every replica of
+// prod hydrated: the operator opens a replica's budget only for a drain (a cordoned node),
+// so every eviction is refused (429) for as long as it is retried, the pods stay, and
+// DisruptionAllowed stays PeersHydrated.
+func (st *suite) evictionWithoutCordon(ctx context.Context, t *testing.T) {
+	s := st.s
+	pods := map[string]types.UID{}
+	for _, r := range replicas {
+		s.waitReplica(ctx, t, namespace, r, 30*time.Second, disruptionAllowed(metav1.ConditionTrue, "PeersHydrated"))
+		eventually(ctx, t, "the budget of "+r+" is closed and observed", 20*time.Second, func() error {
+			var pdb policyv1.PodDisruptionBudget
+			if err := s.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: r}, &pdb); err != nil {
+				return err
+			}
+			if mu := pdb.Spec.MaxUnavailable; mu == nil || mu.IntValue() != 0 {
+				return fmt.Errorf("maxUnavailable %v", mu)
+			}
+			if pdb.Status.ObservedGeneration != pdb.Generation || pdb.Status.DisruptionsAllowed != 0 {
+				return fmt.Errorf("status: observed generation %d of %d, %d disruptions allowed",
+					pdb.Status.ObservedGeneration, pdb.Generation, pdb.Status.DisruptionsAllowed)
+			}
+			return nil
+		})
+		var pod corev1.Pod
+		if err := s.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: r + "-0"}, &pod); err != nil {
+			t.Fatal(err)
+		}
+		pods[pod.Name] = pod.UID
+	}
+	before := st.tracker.report().Outages
+	// Retry the evictions as kubectl drain does, over a few of the operator's passes.
+	const window, every = 6 * time.Second, 500 * time.Millisecond
+	attempts := 0
+	for end := time.Now().Add(window); time.Now().Before(end); attempts++ {
+		for name := range pods {
+			err := s.cs.PolicyV1().Evictions(namespace).Evict(ctx, &policyv1.Eviction{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+			})
+			if !apierrors.IsTooManyRequests(err) {
+				t.Fatalf("eviction %d of %s without a cordon: %v, want 429 (the budget stays closed)", attempts+1, name, err)
+			}
+		}
+		time.Sleep(every)
+	}
+	for name, uid := range pods {
+		var now corev1.Pod
+		if err := s.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &now); err != nil {
+			t.Fatal(err)
+		}
+		if now.UID != uid || now.DeletionTimestamp != nil {
+			t.Errorf("pod %s was replaced or is being deleted after %d refused evictions", name, attempts)
+		}
+	}
+	after := st.tracker.report().Outages
+	for _, r := range replicas {
+		s.waitReplica(ctx, t, namespace, r, time.Second, disruptionAllowed(metav1.ConditionTrue, "PeersHydrated"))
+		if got := after[r] - before[r]; got != 0 {
+			t.Errorf("%s went down %d times under refused evictions", r, got)
+		}
+	}
+	t.Logf("%d rounds of evictions of %d pods without a cordon refused over %s", attempts, len(pods), window)
 }

@@ -53,7 +53,7 @@ type suite struct {
 // failure, since each needs the state the previous one left.
 func TestSimulatedCluster(t *testing.T) {
 	s := newSim(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 13*time.Minute)
 	defer cancel()
 	if _, err := s.cs.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{}); err == nil {
 		t.Fatalf("namespace %s exists: this suite needs a fresh simulated cluster (hack/kube-sim.sh down; hack/kube-sim.sh up)", namespace)
@@ -71,6 +71,8 @@ func TestSimulatedCluster(t *testing.T) {
 		{"ProgressDeadline", st.progressDeadline},
 		{"HelmUpgradeCRD", st.helmUpgradeCRD},
 		{"NodeDrain", st.nodeDrain},
+		{"EvictionWithoutCordon", st.evictionWithoutCordon},
+		{"ReadsThroughDrainAndRoll", st.readsThroughDrainAndRoll},
 	}
 	for _, step := range steps {
 		start := time.Now()

@@ -17,16 +17,21 @@ var ErrInUse = errors.New("catalog: in use")
 // PostgreSQL's text form (empty: no password); the catalog never sees a
 // password.
 type Role struct {
-	Name      string    `json:"name"`
-	Superuser bool      `json:"superuser,omitempty"`
-	Login     bool      `json:"login,omitempty"`
+	Name      string `json:"name"`
+	Superuser bool   `json:"superuser,omitempty"`
+	Login     bool   `json:"login,omitempty"`
+	// NoInherit is PostgreSQL's NOINHERIT: the role does not use the
+	// privileges of the roles it is a member of without SET ROLE.
+	NoInherit bool      `json:"noinherit,omitempty"`
 	Password  string    `json:"password,omitempty"`
 	Created   time.Time `json:"created"`
 }
 
 // Grant is the privileges one grantee holds on one object. Privileges are
 // PostgreSQL's ACL letters (r SELECT, a INSERT, w UPDATE, d DELETE,
-// C CREATE, U USAGE); Grantee "" is PUBLIC.
+// C CREATE, U USAGE); Grantee "" is PUBLIC. A role membership is a grant
+// on the object RoleObject(group) to the member (its letters are the SQL
+// layer's): memberships go with either role when it is dropped.
 type Grant struct {
 	Object     string `json:"object"`
 	Grantee    string `json:"grantee"`
@@ -36,6 +41,9 @@ type Grant struct {
 
 // ItemObject names an item as the object of a grant.
 func ItemObject(id uint64) string { return "item:" + strconv.FormatUint(id, 10) }
+
+// RoleObject names a role as the object of a grant: its memberships.
+func RoleObject(name string) string { return "role:" + name }
 
 // ClusterObject names a cluster as the object of a grant.
 func ClusterObject(name string) string { return "cluster:" + name }
@@ -83,7 +91,8 @@ func (t *Tx) Roles() ([]Role, error) {
 	return listJSON[Role](t.tx.Bucket(bucketRoles), nil)
 }
 
-// DropRole removes a role that owns no item and holds no grant.
+// DropRole removes a role that owns no item and holds no grant but
+// memberships, which it removes: its members' and its own.
 func (t *Tx) DropRole(name string) error {
 	b := t.tx.Bucket(bucketRoles)
 	if b.Get([]byte(name)) == nil {
@@ -102,10 +111,24 @@ func (t *Tx) DropRole(name string) error {
 	if err != nil {
 		return err
 	}
+	var memberships [][]byte
 	for _, g := range grants {
-		if g.Grantee == name {
+		switch {
+		case g.Grantee != name:
+		case strings.HasPrefix(g.Object, "role:"):
+			memberships = append(memberships, grantKey(g.Object, g.Grantee))
+		default:
 			return fmt.Errorf("drop role %q: privileges on %s: %w", name, g.Object, ErrInUse)
 		}
+	}
+	gb := t.tx.Bucket(bucketGrants)
+	for _, k := range memberships {
+		if err := gb.Delete(k); err != nil {
+			return fmt.Errorf("drop role %q: %w", name, err)
+		}
+	}
+	if err := t.dropGrantsOn(RoleObject(name)); err != nil {
+		return fmt.Errorf("drop role %q: %w", name, err)
 	}
 	return b.Delete([]byte(name))
 }
@@ -161,4 +184,23 @@ func (c *Catalog) Roles() (rs []Role, err error) {
 func (c *Catalog) Grants() (gs []Grant, err error) {
 	err = c.View(func(tx *Tx) error { gs, err = tx.Grants(); return err })
 	return gs, err
+}
+
+// SetOwner makes owner the owner of the items ids (ALTER ... OWNER TO,
+// REASSIGN OWNED); the role must exist.
+func (t *Tx) SetOwner(ids []uint64, owner string) error {
+	if _, err := t.Role(owner); err != nil {
+		return fmt.Errorf("set owner: %w", err)
+	}
+	for _, id := range ids {
+		it, err := t.Item(id)
+		if err != nil {
+			return fmt.Errorf("set owner: %w", err)
+		}
+		it.Owner = owner
+		if err := t.UpdateItem(it); err != nil {
+			return fmt.Errorf("set owner: %w", err)
+		}
+	}
+	return nil
 }

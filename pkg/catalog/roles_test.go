@@ -75,3 +75,91 @@ func TestSetGrantEmptyRemoves(t *testing.T) {
 		t.Fatalf("grants: %+v, %v", gs, err)
 	}
 }
+
+// TestDropRoleRemovesMemberships: memberships do not keep a role from
+// being dropped (as in PostgreSQL); they go with it, whether it is the
+// member or the group, and the other roles' memberships stay.
+func TestDropRoleRemovesMemberships(t *testing.T) {
+	c := mustOpen(t, t.TempDir())
+	defer c.Close()
+	err := c.Update(func(tx *Tx) error {
+		for _, n := range []string{"admins", "alice", "bob"} {
+			if err := tx.CreateRole(Role{Name: n, NoInherit: n == "bob"}); err != nil {
+				return err
+			}
+		}
+		for _, g := range []Grant{
+			{Object: RoleObject("admins"), Grantee: "alice", Privileges: "m"},
+			{Object: RoleObject("admins"), Grantee: "bob", Privileges: "m"},
+			{Object: RoleObject("alice"), Grantee: "bob", Privileges: "m"},
+		} {
+			if err := tx.SetGrant(g); err != nil {
+				return err
+			}
+		}
+		return tx.DropRole("alice")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := c.Grants()
+	if err != nil || len(gs) != 1 || gs[0].Grantee != "bob" || gs[0].Object != RoleObject("admins") {
+		t.Fatalf("grants after dropping alice: %+v, %v", gs, err)
+	}
+	if rs, err := c.Roles(); err != nil || len(rs) != 2 || !rs[1].NoInherit {
+		t.Fatalf("roles: %+v, %v", rs, err)
+	}
+}
+
+// TestSetOwner: SetOwner changes the owner of every item named, only to a
+// role that exists, and all or nothing.
+func TestSetOwner(t *testing.T) {
+	c := mustOpen(t, t.TempDir())
+	defer c.Close()
+	var ids []uint64
+	err := c.Update(func(tx *Tx) error {
+		if err := tx.CreateRole(Role{Name: "bob"}); err != nil {
+			return err
+		}
+		for _, n := range []string{"t", "t_i"} {
+			id, err := tx.AllocateID()
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+			if err := tx.CreateItem(Item{ID: id, Name: n, Kind: KindTable, Owner: "alice"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Update(func(tx *Tx) error { return tx.SetOwner(ids, "nobody") }); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("set owner to a missing role: %v", err)
+	}
+	if err := c.Update(func(tx *Tx) error { return tx.SetOwner(append(ids[:1:1], 999), "bob") }); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("set owner of a missing item: %v", err)
+	}
+	_ = c.View(func(tx *Tx) error {
+		if it, err := tx.Item(ids[0]); err != nil || it.Owner != "alice" {
+			t.Fatalf("a failed SetOwner changed %+v (%v)", it, err)
+		}
+		return nil
+	})
+	if err := c.Update(func(tx *Tx) error { return tx.SetOwner(ids, "bob") }); err != nil {
+		t.Fatal(err)
+	}
+	err = c.View(func(tx *Tx) error {
+		for _, id := range ids {
+			if it, err := tx.Item(id); err != nil || it.Owner != "bob" {
+				t.Fatalf("item %d: %+v, %v", id, it, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -46,6 +46,13 @@ type Config struct {
 	// catalog has it as a role with SUPERUSER and LOGIN (its password is
 	// the front door's to check, not the catalog's).
 	Superuser string
+	// OrchestratorRollsReplicas says the orchestrator sequences replica
+	// config changes itself (Kubernetes: the operator rolls one replica of a
+	// cluster at a time, gated on its Hydrated condition). A change of
+	// enable_compute_interactive_dataflows is then applied to every replica
+	// at once; otherwise (local processes) the compute controller rolls the
+	// replicas one at a time (controller.RollReplicas).
+	OrchestratorRollsReplicas bool
 }
 
 // Environment implements sql.Backend over the catalog, storage and the
@@ -58,6 +65,9 @@ type Environment struct {
 	ddl sync.Mutex
 	// decoded caches what statements read from the catalog.
 	decoded decoded
+	// rolls are the replica config changes being applied at once
+	// (Config.OrchestratorRollsReplicas).
+	rolls rolls
 }
 
 var _ sql.Backend = (*Environment)(nil)
@@ -92,7 +102,7 @@ func Open(ctx context.Context, cfg Config) (*Environment, error) {
 			_ = os.Remove(f)
 		}
 	}
-	e := &Environment{cfg: cfg, log: cfg.Log}
+	e := &Environment{cfg: cfg, log: cfg.Log, rolls: rolls{life: ctx}}
 	if err := e.bootstrap(); err != nil {
 		return nil, err
 	}

@@ -122,7 +122,9 @@ func (e *Environment) SystemParameter(ctx context.Context, name string) (string,
 }
 
 // SetSystemParameter implements sql.SystemParameters. Changing
-// enable_compute_interactive_dataflows rolls every replica, one at a time.
+// enable_compute_interactive_dataflows rolls every replica, one at a time:
+// the compute controller sequences the roll for local processes, the
+// orchestrator on Kubernetes (Config.OrchestratorRollsReplicas).
 func (e *Environment) SetSystemParameter(ctx context.Context, name, value string, reset bool) error {
 	def, ok := params[name]
 	if !ok {
@@ -156,7 +158,11 @@ func (e *Environment) SetSystemParameter(ctx context.Context, name, value string
 		for _, r := range rs {
 			cfgs = append(cfgs, e.replicaConfig(r))
 		}
-		e.cfg.Compute.RollReplicas(cfgs)
+		if e.cfg.OrchestratorRollsReplicas {
+			e.rolls.applyAtOnce(e.cfg.Compute, cfgs, e.log)
+		} else {
+			e.cfg.Compute.RollReplicas(cfgs)
+		}
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ func (e *Environment) decodeRoles() ([]sql.Role, error) {
 	}
 	out := make([]sql.Role, len(rs))
 	for i, r := range rs {
-		out[i] = sql.Role{Name: r.Name, Superuser: r.Superuser, Login: r.Login, Password: r.Password}
+		out[i] = sql.Role{Name: r.Name, Superuser: r.Superuser, Login: r.Login, NoInherit: r.NoInherit, Password: r.Password}
 	}
 	return out, nil
 }
@@ -59,7 +59,7 @@ func (e *Environment) decodeRoles() ([]sql.Role, error) {
 // CreateRole implements sql.Roles.
 func (e *Environment) CreateRole(_ context.Context, r sql.Role) error {
 	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
-		return tx.CreateRole(catalog.Role{Name: r.Name, Superuser: r.Superuser, Login: r.Login, Password: r.Password})
+		return tx.CreateRole(catalog.Role{Name: r.Name, Superuser: r.Superuser, Login: r.Login, NoInherit: r.NoInherit, Password: r.Password})
 	})
 	if errors.Is(err, catalog.ErrExists) {
 		return sqlerr.Errorf(sqlerr.DuplicateObject, "role %q already exists", r.Name)
@@ -70,7 +70,7 @@ func (e *Environment) CreateRole(_ context.Context, r sql.Role) error {
 // AlterRole implements sql.Roles.
 func (e *Environment) AlterRole(_ context.Context, r sql.Role) error {
 	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
-		return tx.UpdateRole(catalog.Role{Name: r.Name, Superuser: r.Superuser, Login: r.Login, Password: r.Password})
+		return tx.UpdateRole(catalog.Role{Name: r.Name, Superuser: r.Superuser, Login: r.Login, NoInherit: r.NoInherit, Password: r.Password})
 	})
 	if errors.Is(err, catalog.ErrNotFound) {
 		return sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", r.Name)
@@ -129,6 +129,24 @@ func (e *Environment) SetGrants(_ context.Context, gs []sql.Grant) error {
 		}
 		return nil
 	})
+}
+
+// SetOwner implements sql.Roles.
+func (e *Environment) SetOwner(_ context.Context, ids []plan.GlobalID, owner string) error {
+	e.ddl.Lock()
+	defer e.ddl.Unlock()
+	ns := make([]uint64, len(ids))
+	for i, id := range ids {
+		if id.Kind != plan.KindUser {
+			return fmt.Errorf("set owner of %s: only user items have owners", id)
+		}
+		ns[i] = id.N
+	}
+	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error { return tx.SetOwner(ns, owner) })
+	if errors.Is(err, catalog.ErrNotFound) {
+		return sqlerr.Errorf(sqlerr.UndefinedObject, "%v", err)
+	}
+	return err
 }
 
 // catalogObject names the SQL layer's grant object as the catalog does:

@@ -67,15 +67,23 @@ func serial() (*big.Int, error) {
 }
 
 func createAuthority(certPath, keyPath string) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return fmt.Errorf("generate the internal CA key: %w", err)
-	}
-	sn, err := serial()
+	der, key, err := newAuthority(time.Now())
 	if err != nil {
 		return err
 	}
-	now := time.Now()
+	return writePair(certPath, keyPath, der, key)
+}
+
+// newAuthority makes a new self-signed authority valid from now.
+func newAuthority(now time.Time) ([]byte, *ecdsa.PrivateKey, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate the internal CA key: %w", err)
+	}
+	sn, err := serial()
+	if err != nil {
+		return nil, nil, err
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: sn, Subject: pkix.Name{CommonName: "Tandem internal CA"},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validity),
@@ -83,23 +91,23 @@ func createAuthority(certPath, keyPath string) error {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return fmt.Errorf("create the internal CA: %w", err)
+		return nil, nil, fmt.Errorf("create the internal CA: %w", err)
 	}
-	return writePair(certPath, keyPath, der, key)
+	return der, key, nil
 }
 
+// writePair writes a key and its certificate, each replaced atomically
+// (a reader between the two sees a mismatched pair, which the
+// configurations refuse to load, keeping the last good one).
 func writePair(certPath, keyPath string, der []byte, key *ecdsa.PrivateKey) error {
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", keyPath, err)
+	if err := writeAtomic(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		return err
 	}
-	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", certPath, err)
-	}
-	return nil
+	return writeAtomic(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 }
 
 // Files names a certificate, its key and the authority that signed it.

@@ -12,7 +12,11 @@
 // configurations over a certificate's files that read the files again at
 // every handshake and switch to their new contents when they change, so a
 // renewed certificate or a rotated authority bundle (a Secret update) takes
-// effect without a restart. Credentials wraps a configuration as gRPC
+// effect without a restart. Rotate replaces an authority in a directory
+// with a new one while peers keep handshaking: the bundle first trusts the
+// new and the previous authority, then the leaves are issued again under
+// the new one (RotateIfDue does it within RenewBefore of the expiry).
+// Credentials wraps a configuration as gRPC
 // transport credentials that count refused handshakes.
 //
 // Invariants: a server configuration requires a client certificate and
@@ -21,6 +25,8 @@
 // same way, so a peer without a certificate, or with one of another
 // authority, is refused during the handshake before any RPC, and counted;
 // files that change into something unparsable (a half-written update)
-// leave the last good certificate in use; keys are written with mode 0600.
+// leave the last good certificate in use; keys are written with mode 0600;
+// files are replaced atomically (a rename); after a rotation the bundle
+// holds exactly the new and the previous authority.
 // The package imports nothing of Tandem.
 package internaltls

@@ -13,19 +13,21 @@ import (
 
 // The array type OIDs (one-dimensional arrays of the scalar types).
 const (
-	oidBoolArray      = 1000
-	oidInt2Array      = 1005
-	oidInt4Array      = 1007
-	oidTextArray      = 1009
-	oidInt8Array      = 1016
-	oidFloat8Array    = 1022
-	oidVarcharArray   = 1015
-	oidNumericArray   = 1231
-	oidDateArray      = 1182
-	oidTimestampArray = 1115
-	oidUUIDArray      = 2951
-	oidByteaArray     = 1001
-	oidJSONBArray     = 3807
+	oidBoolArray        = 1000
+	oidInt2Array        = 1005
+	oidInt4Array        = 1007
+	oidTextArray        = 1009
+	oidInt8Array        = 1016
+	oidFloat8Array      = 1022
+	oidVarcharArray     = 1015
+	oidBpcharArray      = 1014
+	oidTimestampTZArray = 1185
+	oidNumericArray     = 1231
+	oidDateArray        = 1182
+	oidTimestampArray   = 1115
+	oidUUIDArray        = 2951
+	oidByteaArray       = 1001
+	oidJSONBArray       = 3807
 )
 
 // arrayOIDType maps an array type OID to its row type and its element
@@ -44,6 +46,10 @@ func arrayOIDType(oid uint32) (t row.Type, elemOID uint32, ok bool) {
 		return row.TypeTextArray, oidText, true
 	case oidVarcharArray:
 		return row.TypeTextArray, oidVarchar, true
+	case oidBpcharArray:
+		return row.TypeTextArray, oidBpchar, true
+	case oidTimestampTZArray:
+		return row.TypeTimestampTZArray, oidTimestampTZ, true
 	case oidFloat8Array:
 		return row.TypeFloat64Array, oidFloat8, true
 	case oidNumericArray:
@@ -68,8 +74,13 @@ func arrayOIDType(oid uint32) (t row.Type, elemOID uint32, ok bool) {
 // and its binary form.
 func encodeArrayBinary(dst []byte, d row.Datum, col sql.Column) ([]byte, error) {
 	elems := d.ArrayElems()
+	// Elements of varchar(n)[] and char(n)[] have the column's modifier
+	// (OID 1043 or 1042, char padded); other arrays' none.
 	elemCol := sql.Column{Type: row.ColumnType{Type: d.Type().ElemType(), Nullable: true}, Width: col.Width}
-	elemOID, _ := planner.PGType(elemCol.Type.Type, col.Width, planner.TypeMod{})
+	if d.Type() == row.TypeTextArray {
+		elemCol.Mod = col.Mod
+	}
+	elemOID, _ := planner.PGType(elemCol.Type.Type, col.Width, elemCol.Mod)
 	ndim, hasNull := uint32(0), uint32(0)
 	if len(elems) > 0 {
 		ndim = 1

@@ -423,6 +423,9 @@ func (c *conn) copyIn(ctx context.Context, ci sql.CopyIn) error {
 	format := int16(0)
 	if ci.Binary() {
 		format = 1
+		if bd, ok := ci.(binaryDecodable); ok {
+			bd.SetBinaryDecoder(c.decodeCopyField)
+		}
 	}
 	formats := make([]uint16, ci.Columns())
 	for i := range formats {

@@ -238,6 +238,9 @@ func decodeParam(v []byte, format int16, t row.Type, oid uint32, loc *time.Locat
 		if t.IsTemporal() {
 			return expr.ParseTemporal(string(v), t, loc)
 		}
+		if t == row.TypeTimestampTZArray {
+			return expr.ParseArrayIn(string(v), t, loc)
+		}
 		d, err := expr.CastDatum(row.Text(string(v)), t)
 		if err != nil {
 			return row.Null(), err
@@ -421,4 +424,22 @@ func firstByte(v []byte) int {
 		return -1
 	}
 	return int(v[0])
+}
+
+// binaryDecodable is a binary COPY FROM that takes the wire's decoder for
+// the types it does not decode itself.
+type binaryDecodable interface {
+	SetBinaryDecoder(f sql.BinaryDecoder)
+}
+
+// decodeCopyField decodes a field of binary COPY data as a value of row
+// type t, as a binary parameter of t's type is (array elements by the
+// element OID the array names); a malformed field is 22P03.
+func (c *conn) decodeCopyField(v []byte, t row.Type) (row.Datum, error) {
+	oid, _ := planner.PGType(t, 0, planner.TypeMod{})
+	d, err := decodeParam(v, 1, t, oid, c.location())
+	if err != nil && sqlerr.Code(err) == sqlerr.ProtocolViolation {
+		return row.Null(), sqlerr.Errorf(sqlerr.InvalidBinaryRepresentation, "incorrect binary data format in COPY field of type %s", planner.PGTypeName(t))
+	}
+	return d, err
 }

@@ -21,6 +21,12 @@
 //     peek durations cover the whole process.
 //   - Route is the read-routing policy for fast-path peeks on maintained
 //     indexes (docs/design/read-routing.md).
+//   - Everything here speaks runtime.Commands, the one command interface
+//     of a runtime's driver: the multiplexer drives the two role wrappers
+//     and the wrappers drive a runtime each. Each constructor takes a
+//     factory of what it drives (NewMultiplexer the two runtimes,
+//     NewMaintenance and NewInteractive their runtime) and returns the piece
+//     fully wired; nothing is attached afterwards (pkg/replica/doc.go).
 //
 // Invariants, each tested with a sabotage variant: frontiers only from the
 // owner (multiplexer_test.go); exactly one PeekResponse per uuid, and only

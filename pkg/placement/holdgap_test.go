@@ -51,10 +51,9 @@ func TestHoldGapRisesWhileInteractiveStalls(t *testing.T) {
 	const workers = 2
 	reg := sharing.NewRegistry()
 	inner := &stalledWorkers{workers: workers}
-	in := NewInteractive(InteractiveConfig{Inner: inner, Registry: reg, Workers: workers, Respond: func(runtime.Response) {}})
+	in := newTestInteractive(t, InteractiveConfig{Registry: reg, Workers: workers, Respond: func(runtime.Response) {}}, inner)
 	defer in.Close()
-	maint := NewMaintenance(reg)
-	maint.SetInner(&nullTarget{})
+	maint := newTestMaintenance(t, reg, &nullTarget{})
 	id := plan.User(9)
 	desc := plan.DataflowDescription{ID: id, IndexExports: []plan.IndexExport{{ID: id}}, Class: plan.ClassMaintained, AsOf: frontier.At(0)}
 	if err := maint.CreateDataflow(desc); err != nil {

@@ -70,7 +70,6 @@ type Interactive struct {
 
 // InteractiveConfig configures an Interactive wrapper.
 type InteractiveConfig struct {
-	Inner    runtime.Commands
 	Registry *sharing.Registry
 	// Workers per process and this process's index: worker w of this
 	// process reads the points of global worker w + Workers*Process.
@@ -85,18 +84,28 @@ type InteractiveConfig struct {
 	StashThreshold int
 }
 
-// NewInteractive returns the wrapper; Close stops its in-flight reads.
-func NewInteractive(cfg InteractiveConfig) *Interactive {
+// NewInteractive returns the wrapper around the runtime newInner builds;
+// Close stops its in-flight reads. The runtime imports the maintenance
+// runtime's indexes through the wrapper (its SharedImports), so the
+// wrapper exists first and hands itself to newInner.
+func NewInteractive(cfg InteractiveConfig, newInner func(shared render.SharedImports) (runtime.Commands, error)) (*Interactive, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	ws := make([]int, cfg.Workers)
 	for w := range ws {
 		ws[w] = w + cfg.Workers*cfg.Process
 	}
-	return &Interactive{
-		inner: cfg.Inner, reg: cfg.Registry, workers: ws, respond: cfg.Respond, metrics: cfg.Metrics,
+	x := &Interactive{
+		reg: cfg.Registry, workers: ws, respond: cfg.Respond, metrics: cfg.Metrics,
 		peers: map[plan.GlobalID]uint64{}, sinks: map[plan.GlobalID]bool{}, peeks: map[string]context.CancelFunc{},
 		maxBytes: cfg.MaxResultBytes, threshold: cfg.StashThreshold, ctx: ctx, stop: stop,
 	}
+	inner, err := newInner(x)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	x.inner = inner
+	return x, nil
 }
 
 // Close cancels every in-flight peer read and waits for them.
@@ -345,28 +354,16 @@ func (x *Interactive) CancelPeek(uuid string) {
 // compacting past the time while a walk runs; they are released before a
 // worker's last rows go out, and on every error.
 func (x *Interactive) readPeer(ctx context.Context, p runtime.Peek, inc uint64, maxBytes int, out *peerOutput) error {
-	opts := peek.Options{Keys: p.Keys, MaxResultBytes: maxBytes, ChunkBytes: out.threshold}
-	if p.MFP != nil {
-		opts.Transform = render.MFPTransform(p.MFP)
-	}
 	for _, w := range x.workers {
 		okRead, errRead, release, err := x.capture(ctx, p, inc, w)
 		if err != nil {
 			return err
 		}
-		var evalErr error
-		errRead.Scan(func(key, _ []byte, diff int64) bool {
-			if diff > 0 {
-				evalErr = render.DecodeErrorRow(key)
-				return false
-			}
-			return true
-		})
-		if evalErr != nil {
+		walk, err := runtime.NewPeekWalk(p, okRead, errRead, maxBytes, out.threshold)
+		if err != nil {
 			release()
-			return evalErr
+			return err
 		}
-		walk := peek.NewWalk(okRead, opts)
 		for !walk.Step(4096) {
 			if ctx.Err() != nil {
 				release()
@@ -444,10 +441,6 @@ func (x *Interactive) Sealed(id plan.GlobalID, t frontier.Time) bool {
 	}
 	return true
 }
-
-// SetInner sets the wrapped runtime when it could not exist before the
-// wrapper (the runtime takes the wrapper as its SharedImports).
-func (x *Interactive) SetInner(inner runtime.Commands) { x.inner = inner }
 
 // Has implements render.SharedImports: id is a maintenance index this
 // runtime may import.

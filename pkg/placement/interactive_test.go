@@ -10,6 +10,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/peek"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
@@ -119,10 +120,9 @@ func rowsOf(t *testing.T, p *runtime.PeekResponse) string {
 func TestPeerPeekWaitsForPublication(t *testing.T) {
 	reg := sharing.NewRegistry()
 	col := newCollector()
-	in := NewInteractive(InteractiveConfig{Inner: &nullTarget{}, Registry: reg, Workers: 1, Respond: col.respond})
+	in := newTestInteractive(t, InteractiveConfig{Registry: reg, Workers: 1, Respond: col.respond}, &nullTarget{})
 	defer in.Close()
-	maint := NewMaintenance(reg)
-	maint.SetInner(&nullTarget{})
+	maint := newTestMaintenance(t, reg, &nullTarget{})
 	id := plan.User(7)
 	desc := plan.DataflowDescription{ID: id, IndexExports: []plan.IndexExport{{ID: id}}, Class: plan.ClassMaintained, AsOf: frontier.At(0)}
 	if err := maint.CreateDataflow(desc); err != nil {
@@ -165,15 +165,21 @@ func TestPeerPeekWaitsForPublication(t *testing.T) {
 	if got, want := rowsOf(t, col.next(t)), "2,20"; got != want {
 		t.Fatalf("lookup rows %q, want %q", got, want)
 	}
+	// An ordered peek with a limit keeps only the rows that make the cut,
+	// as on the runtime's workers (runtime.NewPeekWalk).
+	top := &peek.TopK{Limit: 1, Order: []plan.ColumnOrder{{Column: 1, Desc: true}}}
+	in.Peek(runtime.Peek{UUID: "p3", Target: id, Timestamp: 2, TopK: top})
+	if got, want := rowsOf(t, col.next(t)), "3,30"; got != want {
+		t.Fatalf("top-k rows %q, want %q", got, want)
+	}
 }
 
 func TestPeerPeekCanceledAndDropped(t *testing.T) {
 	reg := sharing.NewRegistry()
 	col := newCollector()
-	in := NewInteractive(InteractiveConfig{Inner: &nullTarget{}, Registry: reg, Workers: 2, Respond: col.respond})
+	in := newTestInteractive(t, InteractiveConfig{Registry: reg, Workers: 2, Respond: col.respond}, &nullTarget{})
 	defer in.Close()
-	maint := NewMaintenance(reg)
-	maint.SetInner(&nullTarget{})
+	maint := newTestMaintenance(t, reg, &nullTarget{})
 	id := plan.User(8)
 	desc := plan.DataflowDescription{ID: id, IndexExports: []plan.IndexExport{{ID: id}}, Class: plan.ClassMaintained}
 	_ = maint.CreateDataflow(desc)
@@ -212,10 +218,9 @@ func TestPeerPeekCanceledAndDropped(t *testing.T) {
 // publisher cannot compact past it (I1c) even though its own handle asks to.
 func TestStandingHoldFollowsCompaction(t *testing.T) {
 	reg := sharing.NewRegistry()
-	in := NewInteractive(InteractiveConfig{Inner: &nullTarget{}, Registry: reg, Workers: 1, Respond: func(runtime.Response) {}})
+	in := newTestInteractive(t, InteractiveConfig{Registry: reg, Workers: 1, Respond: func(runtime.Response) {}}, &nullTarget{})
 	defer in.Close()
-	maint := NewMaintenance(reg)
-	maint.SetInner(&nullTarget{})
+	maint := newTestMaintenance(t, reg, &nullTarget{})
 	id := plan.User(9)
 	desc := plan.DataflowDescription{ID: id, IndexExports: []plan.IndexExport{{ID: id}}, Class: plan.ClassMaintained, AsOf: frontier.At(0)}
 	_ = maint.CreateDataflow(desc)

@@ -20,7 +20,7 @@ import (
 func TestManyCanceledPeerPeeksLeaveNoGoroutine(t *testing.T) {
 	reg := sharing.NewRegistry()
 	col := &collector{ch: make(chan *runtime.PeekResponse, 1024)}
-	in := NewInteractive(InteractiveConfig{Inner: &nullTarget{}, Registry: reg, Workers: 2, Respond: col.respond})
+	in := newTestInteractive(t, InteractiveConfig{Registry: reg, Workers: 2, Respond: col.respond}, &nullTarget{})
 	defer in.Close()
 	id := plan.User(11)
 	desc := plan.DataflowDescription{ID: id, IndexExports: []plan.IndexExport{{ID: id}}, Class: plan.ClassMaintained, AsOf: frontier.At(0)}

@@ -88,30 +88,10 @@ func (c *subCollector) wait(t *testing.T, id plan.GlobalID, f frontier.Frontier)
 // multiplexer and the maintenance runtime.
 func liveProcess(t *testing.T, workers int, tables render.MemorySources, col *subCollector) (*Multiplexer, *runtime.Runtime) {
 	t.Helper()
-	reg := sharing.NewRegistry()
-	var inter *Interactive
-	mux := NewMultiplexer(col.respond, RouteSealedHint, func(id plan.GlobalID, ts frontier.Time) bool { return inter.Sealed(id, ts) })
-	maint := NewMaintenance(reg)
-	cfg := func(role runtime.Role) runtime.Config {
-		return runtime.Config{Workers: workers, Processes: 1, Role: role, Sources: render.SourceKinds{plan.SourceTable: tables},
-			Respond: mux.ResponderFor(role), OnFatal: col.fail}
-	}
-	mc := cfg(runtime.Maintenance)
-	mc.Publisher = maint
-	mrt, err := runtime.New(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	maint.SetInner(mrt)
-	inter = NewInteractive(InteractiveConfig{Registry: reg, Workers: workers, Respond: mux.ResponderFor(runtime.Interactive)})
-	ic := cfg(runtime.Interactive)
-	ic.Shared = inter
-	irt, err := runtime.New(ic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inter.SetInner(irt)
-	mux.Attach(maint, inter)
+	tp := newTestProcess(t, workers, RouteSealedHint, true, col.respond, func(runtime.Role) runtime.Config {
+		return runtime.Config{Workers: workers, Processes: 1, Sources: render.SourceKinds{plan.SourceTable: tables}, OnFatal: col.fail}
+	})
+	mux, mrt, irt, inter := tp.mux, tp.mrt, tp.irt, tp.inter
 	ctx, cancel := context.WithCancel(context.Background())
 	mrt.Start(ctx)
 	irt.Start(ctx)
@@ -273,17 +253,13 @@ func TestLiveImportFollowsPublishedIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	reg := sharing.NewRegistry()
 	col := newSubCollector()
-	inter := NewInteractive(InteractiveConfig{Registry: reg, Workers: workers, Respond: col.respond})
+	var irt *runtime.Runtime
+	inter := newInteractiveRuntime(t, InteractiveConfig{Registry: reg, Workers: workers, Respond: col.respond},
+		runtimeWith(runtime.Config{Workers: workers, Processes: 1, Role: runtime.Interactive, Respond: col.respond, OnFatal: col.fail}, &irt))
 	defer inter.Close()
-	irt, err := runtime.New(runtime.Config{Workers: workers, Processes: 1, Role: runtime.Interactive, Respond: col.respond, Shared: inter, OnFatal: col.fail})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inter.SetInner(irt)
 	irt.Start(context.Background())
 	defer irt.Stop()
-	maint := NewMaintenance(reg)
-	maint.SetInner(&nullTarget{})
+	maint := newTestMaintenance(t, reg, &nullTarget{})
 
 	src, view, index := plan.User(1), plan.User(2), plan.User(3)
 	maintained := plan.DataflowDescription{

@@ -28,14 +28,19 @@ type Maintenance struct {
 	peers   map[plan.GlobalID]bool
 }
 
-// NewMaintenance returns the wrapper; call SetInner once the runtime exists
-// (the runtime needs the wrapper as its Publisher first).
-func NewMaintenance(reg *sharing.Registry) *Maintenance {
-	return &Maintenance{reg: reg, current: map[plan.GlobalID]uint64{}, peers: map[plan.GlobalID]bool{}}
+// NewMaintenance returns the wrapper around the runtime newInner
+// builds. The runtime publishes through the wrapper (its Publisher), so
+// the wrapper exists first and hands itself to newInner; the runtime must
+// not publish before NewMaintenance returns (it is not started yet).
+func NewMaintenance(reg *sharing.Registry, newInner func(pub runtime.Publisher) (runtime.Commands, error)) (*Maintenance, error) {
+	x := &Maintenance{reg: reg, current: map[plan.GlobalID]uint64{}, peers: map[plan.GlobalID]bool{}}
+	inner, err := newInner(x)
+	if err != nil {
+		return nil, err
+	}
+	x.inner = inner
+	return x, nil
 }
-
-// SetInner sets the wrapped runtime.
-func (x *Maintenance) SetInner(inner runtime.Commands) { x.inner = inner }
 
 // CreateDataflow renders Maintained dataflows; OneShotRead and LiveRead
 // exports and sinks are recorded as peers (the interactive runtime renders

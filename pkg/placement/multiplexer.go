@@ -34,19 +34,41 @@ type Multiplexer struct {
 	unfiltered bool
 }
 
-// NewMultiplexer returns a multiplexer over the two runtimes; respond gets
-// the merged responses. Wire each runtime's Config.Respond to
-// ResponderFor(role).
-func NewMultiplexer(respond func(runtime.Response), policy Policy, sealed SealedFunc) *Multiplexer {
-	return &Multiplexer{
+// Runtimes are the two runtimes a Multiplexer fronts.
+type Runtimes struct {
+	Maintenance, Interactive runtime.Commands
+	// Sealed is RouteSealedHint's hint, normally the Interactive wrapper's
+	// Sealed; nil: never sealed (RouteSealedHint then routes like
+	// RouteMaintenance).
+	Sealed SealedFunc
+}
+
+// NewMultiplexer returns a multiplexer over the two runtimes build
+// returns; respond gets the merged responses. Each runtime needs its
+// Respond callback before it exists, so the multiplexer exists first and
+// build gets respondFor (ResponderFor) to give each runtime the callback
+// of its role. If the maintenance runtime is a PeekLog, the interactive
+// runtime's peeks are logged there. The runtimes must not answer before
+// NewMultiplexer returns (they are not started yet).
+func NewMultiplexer(respond func(runtime.Response), policy Policy, build func(respondFor func(runtime.Role) func(runtime.Response)) (Runtimes, error)) (*Multiplexer, error) {
+	m := &Multiplexer{
 		respond: respond,
 		owner:   map[plan.GlobalID]runtime.Role{},
 		counts:  map[runtime.Role]uint64{},
 		peeks:   map[string]routedPeek{},
 		now:     time.Now,
 		policy:  policy,
-		sealed:  sealed,
 	}
+	rts, err := build(m.ResponderFor)
+	if err != nil {
+		return nil, err
+	}
+	m.rts = map[runtime.Role]runtime.Commands{runtime.Maintenance: rts.Maintenance, runtime.Interactive: rts.Interactive}
+	m.sealed = rts.Sealed
+	if pl, ok := rts.Maintenance.(PeekLog); ok {
+		m.peekLog = pl
+	}
+	return m, nil
 }
 
 // PeekLog is where the interactive runtime's peeks are logged: the
@@ -61,17 +83,6 @@ type PeekLog interface {
 type routedPeek struct {
 	rt    runtime.Role
 	start time.Time
-}
-
-// Attach sets the runtimes; it is separate from construction because each
-// runtime's Respond callback must exist before the runtime does. If the
-// maintenance target is a PeekLog, the interactive runtime's peeks are
-// logged there.
-func (m *Multiplexer) Attach(maintenance, interactive runtime.Commands) {
-	m.rts = map[runtime.Role]runtime.Commands{runtime.Maintenance: maintenance, runtime.Interactive: interactive}
-	if pl, ok := maintenance.(PeekLog); ok {
-		m.peekLog = pl
-	}
 }
 
 // SetPolicy changes peek routing at once (a system parameter).

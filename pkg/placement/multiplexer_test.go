@@ -59,15 +59,16 @@ type harness struct {
 
 func newHarness(policy Policy, sealed SealedFunc) *harness {
 	h := &harness{}
-	h.mux = NewMultiplexer(func(r runtime.Response) {
+	var logMu sync.Mutex
+	h.mux = mustMultiplexer(NewMultiplexer(func(r runtime.Response) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.out = append(h.out, r)
-	}, policy, sealed)
-	var logMu sync.Mutex
-	h.m = &fakeRuntime{name: "m", log: &h.log, mu: &logMu, respond: h.mux.ResponderFor(runtime.Maintenance)}
-	h.i = &fakeRuntime{name: "i", log: &h.log, mu: &logMu, respond: h.mux.ResponderFor(runtime.Interactive)}
-	h.mux.Attach(h.m, h.i)
+	}, policy, func(respondFor func(runtime.Role) func(runtime.Response)) (Runtimes, error) {
+		h.m = &fakeRuntime{name: "m", log: &h.log, mu: &logMu, respond: respondFor(runtime.Maintenance)}
+		h.i = &fakeRuntime{name: "i", log: &h.log, mu: &logMu, respond: respondFor(runtime.Interactive)}
+		return Runtimes{Maintenance: h.m, Interactive: h.i, Sealed: sealed}, nil
+	}))
 	return h
 }
 

@@ -28,17 +28,13 @@ func TestOneShotDataflowImportsBeforePublication(t *testing.T) {
 	const workers = 2
 	reg := sharing.NewRegistry()
 	col := newCollector()
-	inter := NewInteractive(InteractiveConfig{Registry: reg, Workers: workers, Respond: col.respond})
+	var irt *runtime.Runtime
+	inter := newInteractiveRuntime(t, InteractiveConfig{Registry: reg, Workers: workers, Respond: col.respond},
+		runtimeWith(runtime.Config{Workers: workers, Processes: 1, Role: runtime.Interactive, Respond: col.respond}, &irt))
 	defer inter.Close()
-	irt, err := runtime.New(runtime.Config{Workers: workers, Processes: 1, Role: runtime.Interactive, Respond: col.respond, Shared: inter})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inter.SetInner(irt)
 	irt.Start(context.Background())
 	defer irt.Stop()
-	maint := NewMaintenance(reg)
-	maint.SetInner(&nullTarget{})
+	maint := newTestMaintenance(t, reg, &nullTarget{})
 
 	src, view, index := plan.User(1), plan.User(2), plan.User(3)
 	maintained := plan.DataflowDescription{
@@ -80,6 +76,7 @@ func TestOneShotDataflowImportsBeforePublication(t *testing.T) {
 	okTr := [workers]*trace.Trace{trace.New(frontier.Minimum()), trace.New(frontier.Minimum())}
 	errTr := [workers]*trace.Trace{trace.New(frontier.Minimum()), trace.New(frontier.Minimum())}
 	var pubs [workers]runtime.Publication
+	var err error
 	for w := range workers {
 		if pubs[w], err = maint.Publish(index, w, okTr[w], errTr[w]); err != nil {
 			t.Fatal(err)

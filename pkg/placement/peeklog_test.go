@@ -12,7 +12,6 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/logging"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
-	"github.com/tandemdb/tandem/pkg/sharing"
 )
 
 // twoRuntimes is a two-runtime process in miniature: real maintenance and
@@ -29,23 +28,11 @@ func startTwoRuntimes(t *testing.T, policy Policy) *twoRuntimes {
 	t.Helper()
 	const workers = 2
 	p := &twoRuntimes{ids: map[logging.Relation]plan.GlobalID{}, answers: map[string]chan *runtime.PeekResponse{}}
-	p.mux = NewMultiplexer(p.respond, policy, nil)
-	reg := sharing.NewRegistry()
-	maint := NewMaintenance(reg)
-	mrt, err := runtime.New(runtime.Config{Workers: workers, Processes: 1, Role: runtime.Maintenance,
-		Respond: p.mux.ResponderFor(runtime.Maintenance), Publisher: maint})
-	if err != nil {
-		t.Fatal(err)
-	}
-	maint.SetInner(mrt)
-	inter := NewInteractive(InteractiveConfig{Registry: reg, Workers: workers, Respond: p.mux.ResponderFor(runtime.Interactive)})
-	irt, err := runtime.New(runtime.Config{Workers: workers, Processes: 1, Role: runtime.Interactive,
-		Respond: p.mux.ResponderFor(runtime.Interactive), Shared: inter})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inter.SetInner(irt)
-	p.mux.Attach(maint, inter)
+	tp := newTestProcess(t, workers, policy, false, p.respond, func(runtime.Role) runtime.Config {
+		return runtime.Config{Workers: workers, Processes: 1}
+	})
+	p.mux = tp.mux
+	mrt, irt, inter := tp.mrt, tp.irt, tp.inter
 	ctx, cancel := context.WithCancel(context.Background())
 	mrt.Start(ctx)
 	irt.Start(ctx)
@@ -167,12 +154,14 @@ func TestInteractivePeeksInIntrospection(t *testing.T) {
 // answers twice), none for maintenance peeks, which their own runtime logs.
 func TestMultiplexerLogsOnlyInteractivePeeks(t *testing.T) {
 	h := &harness{}
-	h.mux = NewMultiplexer(func(r runtime.Response) {}, RouteMaintenance, nil)
 	var logMu sync.Mutex
-	h.m = &fakeRuntime{name: "m", log: &h.log, mu: &logMu, respond: h.mux.ResponderFor(runtime.Maintenance)}
-	h.i = &fakeRuntime{name: "i", log: &h.log, mu: &logMu, respond: h.mux.ResponderFor(runtime.Interactive)}
-	pl := &recordingPeekLog{fakeRuntime: h.m}
-	h.mux.Attach(pl, h.i)
+	var pl *recordingPeekLog
+	h.mux = mustMultiplexer(NewMultiplexer(func(r runtime.Response) {}, RouteMaintenance, func(respondFor func(runtime.Role) func(runtime.Response)) (Runtimes, error) {
+		h.m = &fakeRuntime{name: "m", log: &h.log, mu: &logMu, respond: respondFor(runtime.Maintenance)}
+		h.i = &fakeRuntime{name: "i", log: &h.log, mu: &logMu, respond: respondFor(runtime.Interactive)}
+		pl = &recordingPeekLog{fakeRuntime: h.m}
+		return Runtimes{Maintenance: pl, Interactive: h.i}, nil
+	}))
 	_ = h.mux.CreateDataflow(dataflow(plan.User(1), plan.ClassMaintained))
 	_ = h.mux.CreateDataflow(dataflow(plan.Transient(2), plan.ClassOneShotRead))
 	h.mux.Peek(runtime.Peek{UUID: "on-maintenance", Target: plan.User(1), Timestamp: 1})

@@ -31,14 +31,16 @@ func (h *holdingTarget) Peek(p runtime.Peek) { h.asked[p.UUID] = h.rt }
 func peekScenario(seed uint64, unfiltered bool) error {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	var out []runtime.PeekResponse
-	mux := NewMultiplexer(func(r runtime.Response) {
+	asked := map[string]runtime.Role{}
+	mux := mustMultiplexer(NewMultiplexer(func(r runtime.Response) {
 		if p, ok := r.(*runtime.PeekResponse); ok {
 			out = append(out, *p)
 		}
-	}, RoutePolicyFor(rng.IntN(3)), func(plan.GlobalID, frontier.Time) bool { return rng.IntN(2) == 0 })
+	}, RoutePolicyFor(rng.IntN(3)), func(func(runtime.Role) func(runtime.Response)) (Runtimes, error) {
+		return Runtimes{Maintenance: &holdingTarget{rt: runtime.Maintenance, asked: asked}, Interactive: &holdingTarget{rt: runtime.Interactive, asked: asked},
+			Sealed: func(plan.GlobalID, frontier.Time) bool { return rng.IntN(2) == 0 }}, nil
+	}))
 	mux.unfiltered = unfiltered
-	asked := map[string]runtime.Role{}
-	mux.Attach(&holdingTarget{rt: runtime.Maintenance, asked: asked}, &holdingTarget{rt: runtime.Interactive, asked: asked})
 	var ids []plan.GlobalID
 	for i := range 4 {
 		id, class := plan.User(uint64(i)), plan.ClassMaintained

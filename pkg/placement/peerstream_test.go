@@ -35,11 +35,10 @@ func newStreamFixture(t *testing.T, workers, n int, cfg InteractiveConfig) *stre
 	t.Helper()
 	reg := sharing.NewRegistry()
 	f := &streamFixture{col: &collector{ch: make(chan *runtime.PeekResponse, 64)}, id: plan.User(21)}
-	cfg.Inner, cfg.Registry, cfg.Workers, cfg.Respond = &nullTarget{}, reg, workers, f.col.respond
-	f.in = NewInteractive(cfg)
+	cfg.Registry, cfg.Workers, cfg.Respond = reg, workers, f.col.respond
+	f.in = newTestInteractive(t, cfg, &nullTarget{})
 	t.Cleanup(f.in.Close)
-	maint := NewMaintenance(reg)
-	maint.SetInner(&nullTarget{})
+	maint := newTestMaintenance(t, reg, &nullTarget{})
 	desc := plan.DataflowDescription{ID: f.id, IndexExports: []plan.IndexExport{{ID: f.id}}, Class: plan.ClassMaintained, AsOf: frontier.At(0)}
 	if err := maint.CreateDataflow(desc); err != nil {
 		t.Fatal(err)

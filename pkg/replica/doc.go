@@ -5,11 +5,29 @@
 // binary (cmd/replica) only parses flags, supplies the process's
 // surroundings (mesh, storage, metrics) through Config, and serves.
 //
+// Assembly order: every piece is built after what it calls back into (its
+// responses go up) and hands a factory of the pieces below it, so each
+// constructor returns its piece fully wired and nothing is set afterwards:
+//
+//  1. server.NewWithBackend creates the server, whose Deliver takes events,
+//     and calls its backend factory with Deliver;
+//  2. server.NewEngine creates the engine over Deliver and calls its
+//     commands factory with the engine's Respond;
+//  3. Solo: runtime.New with that Respond. Two runtimes:
+//     placement.NewMultiplexer over Respond calls its factory with each
+//     role's responder; placement.NewMaintenance creates the maintenance
+//     wrapper, the runtime's Publisher, and builds the maintenance runtime
+//     with it; placement.NewInteractive creates the interactive wrapper,
+//     the runtime's SharedImports, and builds the interactive runtime with
+//     it; the multiplexer routes to both wrappers and takes the
+//     interactive wrapper's Sealed as its routing hint.
+//
+// A callback may be called as soon as its piece exists, but no runtime
+// answers before Start, which only follows New.
+//
 // Invariants:
-//   - The wiring cycles (a runtime's Respond and Publisher or SharedImports
-//     exist before the runtime; the engine delivers to the server that
-//     drives it) are closed inside New, before it returns: no caller sets
-//     anything on a returned Process.
+//   - No caller sets anything on a returned Process or on any piece of it
+//     (there are no late-binding setters).
 //   - A two-runtime process gives the maintenance runtime every dataflow
 //     but one-shot reads and the interactive runtime the one-shot reads;
 //     the engine drives the multiplexer, never a runtime directly.

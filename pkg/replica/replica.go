@@ -7,8 +7,6 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/tandemdb/tandem/pkg/compute/frontier"
-	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/render"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 	"github.com/tandemdb/tandem/pkg/compute/server"
@@ -77,6 +75,10 @@ func (c Config) Role() runtime.Role {
 
 // New assembles the process: the server, its engine and the runtimes,
 // wired to each other. The runtimes are not started (Start).
+//
+// Every piece is built after what it calls back into and before what it
+// calls down to, so each takes a factory of the pieces below it (see the
+// package documentation for the order).
 func New(cfg Config) (_ *Process, err error) {
 	if cfg.Fabric == nil || cfg.Metrics == nil {
 		return nil, errors.New("replica: Config.Fabric and Config.Metrics are required")
@@ -87,21 +89,22 @@ func New(cfg Config) (_ *Process, err error) {
 			p.Close()
 		}
 	}()
-	var srv *server.Server
-	eng := server.NewEngine(func(ev server.Event) { srv.Deliver(ev) }, cfg.Log.WithName("engine"))
-	srv = server.New(server.Config{Runtime: eng, Codec: server.PlanCodec{}, Log: cfg.Log.WithName("server"),
-		Metrics: cfg.ServerMetrics, Memory: cfg.Memory})
-	p.Server = srv
-	var cmds runtime.Commands
-	if cfg.TwoRuntimes {
-		cmds, err = p.twoRuntimes(cfg, eng.Respond)
-	} else {
-		cmds, err = p.newRuntime(cfg, runtime.Solo, eng.Respond, nil, nil)
-	}
+	scfg := server.Config{Codec: server.PlanCodec{}, Log: cfg.Log.WithName("server"), Metrics: cfg.ServerMetrics, Memory: cfg.Memory}
+	p.Server, err = server.NewWithBackend(scfg, func(deliver func(server.Event)) (server.Backend, error) {
+		eng, err := server.NewEngine(deliver, cfg.Log.WithName("engine"), func(respond func(runtime.Response)) (runtime.Commands, error) {
+			if cfg.TwoRuntimes {
+				return p.twoRuntimes(cfg, respond)
+			}
+			return p.newRuntime(cfg, runtime.Solo, respond, nil, nil)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return eng, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	eng.Attach(cmds)
 	return p, nil
 }
 
@@ -109,32 +112,34 @@ func New(cfg Config) (_ *Process, err error) {
 // multiplexer and returns the multiplexer.
 func (p *Process) twoRuntimes(cfg Config, respond func(runtime.Response)) (runtime.Commands, error) {
 	shared := sharing.NewRegistry()
-	var inter *placement.Interactive
-	mux := placement.NewMultiplexer(respond, placement.RouteSealedHint,
-		func(id plan.GlobalID, t frontier.Time) bool { return inter.Sealed(id, t) })
-	maint := placement.NewMaintenance(shared)
-	mrt, err := p.newRuntime(cfg, runtime.Maintenance, mux.ResponderFor(runtime.Maintenance), maint, nil)
-	if err != nil {
-		return nil, err
-	}
-	maint.SetInner(mrt)
-	inter = placement.NewInteractive(placement.InteractiveConfig{
-		Registry: shared, Workers: cfg.Workers, Process: cfg.Process,
-		Respond: mux.ResponderFor(runtime.Interactive), Metrics: cfg.Metrics(runtime.Interactive),
+	mux, err := placement.NewMultiplexer(respond, placement.RouteSealedHint, func(respondFor func(runtime.Role) func(runtime.Response)) (placement.Runtimes, error) {
+		maint, err := placement.NewMaintenance(shared, func(pub runtime.Publisher) (runtime.Commands, error) {
+			return p.newRuntime(cfg, runtime.Maintenance, respondFor(runtime.Maintenance), pub, nil)
+		})
+		if err != nil {
+			return placement.Runtimes{}, err
+		}
+		inter, err := placement.NewInteractive(placement.InteractiveConfig{
+			Registry: shared, Workers: cfg.Workers, Process: cfg.Process,
+			Respond: respondFor(runtime.Interactive), Metrics: cfg.Metrics(runtime.Interactive),
+		}, func(si render.SharedImports) (runtime.Commands, error) {
+			return p.newRuntime(cfg, runtime.Interactive, respondFor(runtime.Interactive), nil, si)
+		})
+		if err != nil {
+			return placement.Runtimes{}, err
+		}
+		p.closers = append(p.closers, inter.Close)
+		return placement.Runtimes{Maintenance: maint, Interactive: inter, Sealed: inter.Sealed}, nil
 	})
-	p.closers = append(p.closers, inter.Close)
-	irt, err := p.newRuntime(cfg, runtime.Interactive, mux.ResponderFor(runtime.Interactive), nil, inter)
 	if err != nil {
 		return nil, err
 	}
-	inter.SetInner(irt)
-	mux.Attach(maint, inter)
 	p.Registry, p.Multiplexer = shared, mux
 	return mux, nil
 }
 
 // newRuntime connects the mesh of role and creates its runtime.
-func (p *Process) newRuntime(cfg Config, role runtime.Role, respond func(runtime.Response), pub runtime.Publisher, shared render.SharedImports) (*runtime.Runtime, error) {
+func (p *Process) newRuntime(cfg Config, role runtime.Role, respond func(runtime.Response), pub runtime.Publisher, shared render.SharedImports) (runtime.Commands, error) {
 	nice := 0
 	if role == runtime.Maintenance {
 		nice = cfg.MaintenanceNice

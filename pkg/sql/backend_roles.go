@@ -1,12 +1,19 @@
 package sql
 
-import "context"
+import (
+	"context"
+
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+)
 
 // Role is a database role as the backend stores it.
 type Role struct {
 	Name      string
 	Superuser bool
 	Login     bool
+	// NoInherit is PostgreSQL's NOINHERIT: the role uses the privileges
+	// of the roles it is a member of only after SET ROLE.
+	NoInherit bool
 	// Password is the role's SCRAM-SHA-256 verifier in PostgreSQL's text
 	// form (package scram); empty means the role has no password. The
 	// backend never sees a password.
@@ -16,7 +23,9 @@ type Role struct {
 // Grant is the privileges one grantee holds on one object.
 type Grant struct {
 	// Object names the object: "relation:<GlobalID>", "cluster:<name>",
-	// "database:<name>" or "schema:<name>" (objectRef builds them).
+	// "database:<name>" or "schema:<name>" (objectRef builds them), or
+	// "role:<name>" for a membership in that role (Privileges "m", with
+	// "A" added for the admin option).
 	Object string
 	// Grantee is the role holding the privileges; "" is PUBLIC.
 	Grantee string
@@ -37,7 +46,8 @@ type Roles interface {
 	// missing role is a 42704 error.
 	AlterRole(ctx context.Context, r Role) error
 	// DropRole drops a role, which the SQL layer has checked owns nothing
-	// and holds no privileges; a missing role is a 42704 error.
+	// and holds no privileges, with its memberships (as member and as
+	// group); a missing role is a 42704 error.
 	DropRole(ctx context.Context, name string) error
 	// Grants returns every grant.
 	Grants(ctx context.Context) ([]Grant, error)
@@ -46,4 +56,7 @@ type Roles interface {
 	// durable change. The grants on an item go with the item when it is
 	// dropped.
 	SetGrants(ctx context.Context, gs []Grant) error
+	// SetOwner makes the role owner the owner of the user items ids, all
+	// in one durable change (ALTER ... OWNER TO, REASSIGN OWNED).
+	SetOwner(ctx context.Context, ids []plan.GlobalID, owner string) error
 }

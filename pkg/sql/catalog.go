@@ -28,8 +28,12 @@ type snapshot struct {
 	// so its relations need no SELECT now; the view's readers are checked.
 	skipChecks bool
 	grants     map[string][]Grant
+	// memberOf lists each role's direct memberships (membership.go).
+	memberOf map[string][]membership
 	// defs caches what items' definitions parse to (definitions.go).
 	defs *definitions
+	// onViewPlan is the engine's test hook (Engine.onViewPlan).
+	onViewPlan func(view string)
 }
 
 func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
@@ -37,7 +41,7 @@ func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
 	}
-	sn := &snapshot{items: items, byID: map[plan.GlobalID]*Item{}, byName: map[string]*Item{}, user: s.user, defs: &s.engine.defs}
+	sn := &snapshot{items: items, byID: map[plan.GlobalID]*Item{}, byName: map[string]*Item{}, user: s.user, defs: &s.engine.defs, onViewPlan: s.engine.onViewPlan}
 	for i := range items {
 		it := &items[i]
 		schema := it.Schema
@@ -48,6 +52,12 @@ func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
 		sn.byName[schema+"."+it.Name] = it
 	}
 	if err := sn.loadAuthz(ctx, s.engine.backend); err != nil {
+		return nil, err
+	}
+	if _, ok := sn.roles[s.sessionUser]; ok {
+		s.sessionRole = true
+	}
+	if err := sn.checkSetRole(s.user, s.sessionUser, s.sessionRole); err != nil {
 		return nil, err
 	}
 	return sn, nil
@@ -140,6 +150,11 @@ func (sn *snapshot) resolveAs(schema, name, as string, check bool) (planner.Rela
 		if ix.Kind == KindIndex && ix.On == it.ID {
 			rel.Indexes = append(rel.Indexes, planner.Index{ID: ix.ID, Cluster: ix.Cluster, Keys: ix.Keys})
 		}
+	}
+	if it.Kind == KindView && len(rel.Indexes) > 0 {
+		// A read of the index describes the columns by these, without
+		// planning the view.
+		rel.IntWidths, rel.TypeMods = sn.viewColumnTypes(it)
 	}
 	return rel, nil
 }

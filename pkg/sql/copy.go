@@ -37,6 +37,17 @@ type CopyIn interface {
 	Abort()
 }
 
+// BinaryDecoder decodes a field of binary COPY data as a value of row
+// type t (the receive function of t's PostgreSQL type): the front door,
+// which knows the wire's binary formats, gives one to a binary COPY
+// (copyIn.SetBinaryDecoder).
+type BinaryDecoder func(v []byte, t row.Type) (row.Datum, error)
+
+// SetBinaryDecoder has the fields of types the SQL layer does not decode
+// itself (numeric, date, time, timestamptz, interval, arrays) decoded by
+// f.
+func (ci *copyIn) SetBinaryDecoder(f BinaryDecoder) { ci.decode = f }
+
 // copyIn implements CopyIn for a table.
 type copyIn struct {
 	s      *Session
@@ -53,7 +64,10 @@ type copyIn struct {
 	max    int
 	// binaryStarted: the binary signature has been read.
 	binaryStarted bool
-	ended         bool // the end marker (\. or the binary trailer) was seen
+	// decode, when set (SetBinaryDecoder), decodes the binary fields of
+	// the types binaryDatum does not itself.
+	decode BinaryDecoder
+	ended  bool // the end marker (\. or the binary trailer) was seen
 }
 
 // copyFrom starts COPY t [(cols)] FROM STDIN.

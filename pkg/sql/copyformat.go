@@ -423,5 +423,12 @@ func (ci *copyIn) binaryDatum(i int, v []byte) (row.Datum, error) {
 		}
 		return row.Timestamp(int64(binary.BigEndian.Uint64(v)) + postgresEpochMicros), nil
 	}
+	if ci.decode != nil {
+		d, err := ci.decode(v, ci.it.Desc.Types[col].Type)
+		if err != nil {
+			return row.Null(), err
+		}
+		return ci.narrow(col, d)
+	}
 	return row.Null(), sqlerr.Unsupported("binary COPY of type " + ci.it.Desc.Types[col].Type.String())
 }

@@ -5,6 +5,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/sql/planner"
 )
 
@@ -13,13 +14,15 @@ const maxDefinitions = 4096
 
 // definitions caches what statements derive from an item's defining SQL
 // text: a view's parsed query, a table's integer widths and type
-// modifiers. Every statement that reads a view or such a table used to
+// modifiers, a view's column types (viewtypes.go). Every statement that reads a view or such a table used to
 // parse its definition again (a third of a point read's planning). The
 // text is the key, so a changed definition is a new entry; parsed trees
 // are shared and only read.
 type definitions struct {
 	mu sync.Mutex
 	m  map[string]*definition
+	// views are the column types derived for views, by id (viewtypes.go).
+	views map[plan.GlobalID]*viewTypes
 }
 
 // definition is one text's derived values, each computed once.

@@ -137,6 +137,9 @@ func (s *Session) vacuum(ctx context.Context, v *pg.VacuumStmt) (*Result, error)
 
 // alterTable handles ALTER TABLE ... ADD [CONSTRAINT] and ADD COLUMN.
 func (s *Session) alterTable(ctx context.Context, a *pg.AlterTableStmt) (*Result, error) {
+	if isChangeOwner(a) {
+		return s.alterOwner(ctx, a)
+	}
 	if a.Objtype != pg.ObjectType_OBJECT_TABLE {
 		return nil, sqlerr.Unsupported("ALTER " + a.Objtype.String())
 	}

@@ -184,13 +184,20 @@ func (s *Session) grantees(sn *snapshot, nodes []*pg.Node) ([]string, error) {
 }
 
 // applyGrants adds (grant) or removes (revoke) letters for every grantee
-// on every target, in one durable change. Only an object's owner or a
-// superuser may grant on it (Tandem has no grant options).
+// on every target, in one durable change. Only an object's owner (or a
+// role holding the owner's privileges) or a superuser may grant on it
+// (Tandem has no grant options).
 func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grantTarget, letters string, grantees []string, grant bool) error {
 	var changes []Grant
 	for _, t := range targets {
-		if !sn.superuser(s.user) && (t.owner == "" || t.owner != s.user) {
+		if !sn.hasPrivsOfRole(s.user, t.owner) {
 			return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
+		}
+		// As PostgreSQL does, a grant made with the owner's privileges (as
+		// the owner, a member of it or a superuser) is the owner's.
+		grantor := s.user
+		if t.owner != "" {
+			grantor = t.owner
 		}
 		for _, g := range grantees {
 			held := ""
@@ -199,7 +206,7 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 					held = old.Privileges
 				}
 			}
-			changes = append(changes, Grant{Object: t.object, Grantee: g, Privileges: mergeLetters(held, letters, grant), Grantor: s.user})
+			changes = append(changes, Grant{Object: t.object, Grantee: g, Privileges: mergeLetters(held, letters, grant), Grantor: grantor})
 		}
 	}
 	return s.engine.backend.SetGrants(ctx, changes)

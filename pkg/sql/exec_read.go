@@ -199,7 +199,7 @@ func (s *Session) peekRows(ctx context.Context, sn *snapshot, q *planner.Query) 
 	if err := s.beforeRead(ctx); err != nil {
 		return nil, err
 	}
-	if s.tx.explicit && s.pendingTouches(q.DependsOn) {
+	if s.tx.explicit && s.pendingTable(sn, q.DependsOn) != "" {
 		diffs, err := s.readWithPending(ctx, sn, q)
 		if err != nil {
 			return nil, err

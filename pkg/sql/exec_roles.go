@@ -14,7 +14,11 @@ import (
 // roleOptions are the options of CREATE ROLE and ALTER ROLE that Tandem
 // keeps; nil fields were not given.
 type roleOptions struct {
-	superuser, login *bool
+	superuser, login, inherit *bool
+	// inRoles, members and admins are CREATE ROLE's IN ROLE, ROLE (or
+	// USER) and ADMIN lists: roles the new role joins, and roles that
+	// join it (admins with the admin option).
+	inRoles, members, admins []*pg.RoleSpec
 	// password is set when PASSWORD was given; a nil *string inside is
 	// PASSWORD NULL.
 	password **string
@@ -50,16 +54,39 @@ func parseRoleOptions(opts []*pg.Node) (roleOptions, error) {
 			}
 			o.password = &pw
 		case "inherit":
-			// Tandem has no role membership, so there is nothing to
-			// inherit; INHERIT (PostgreSQL's default) changes nothing.
-			if !defElemBool(d) {
-				return o, sqlerr.Unsupported("NOINHERIT (Tandem has no role membership)")
+			b := defElemBool(d)
+			o.inherit = &b
+		case "addroleto", "rolemembers", "adminmembers":
+			specs, err := roleSpecList(d.Arg)
+			if err != nil {
+				return o, err
+			}
+			switch d.Defname {
+			case "addroleto":
+				o.inRoles = specs
+			case "rolemembers":
+				o.members = specs
+			default:
+				o.admins = specs
 			}
 		default:
 			return o, sqlerr.Unsupported(fmt.Sprintf("role option %s", strings.ToUpper(d.Defname)))
 		}
 	}
 	return o, nil
+}
+
+// roleSpecList reads a role option's list of roles.
+func roleSpecList(arg *pg.Node) ([]*pg.RoleSpec, error) {
+	var out []*pg.RoleSpec
+	for _, n := range arg.GetList().GetItems() {
+		rs := n.GetRoleSpec()
+		if rs == nil {
+			return nil, sqlerr.Unsupported("this role list")
+		}
+		out = append(out, rs)
+	}
+	return out, nil
 }
 
 // defElemBool reads a role option's boolean (LOGIN is canlogin true,
@@ -132,8 +159,20 @@ func (s *Session) createRole(ctx context.Context, n *pg.CreateRoleStmt) (*Result
 	if _, ok := sn.roles[r.Name]; ok {
 		return nil, sqlerr.Errorf(sqlerr.DuplicateObject, "role %q already exists", r.Name)
 	}
+	// The memberships are checked against the role to be before anything
+	// is stored, so that a refused membership leaves no role behind.
+	sn.roles[r.Name] = r
+	grants, err := s.createRoleMemberships(sn, r.Name, o)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.engine.backend.CreateRole(ctx, r); err != nil {
 		return nil, err
+	}
+	if len(grants) > 0 {
+		if err := s.engine.backend.SetGrants(ctx, grants); err != nil {
+			return nil, fmt.Errorf("role %q created, its memberships not stored: %w", r.Name, err)
+		}
 	}
 	return tagf("CREATE ROLE"), nil
 }
@@ -145,6 +184,9 @@ func applyRoleOptions(r *Role, o roleOptions) {
 	if o.login != nil {
 		r.Login = *o.login
 	}
+	if o.inherit != nil {
+		r.NoInherit = !*o.inherit
+	}
 }
 
 // roleSpecName resolves a RoleSpec (a name, CURRENT_USER, SESSION_USER).
@@ -152,8 +194,10 @@ func (s *Session) roleSpecName(rs *pg.RoleSpec) (string, error) {
 	switch rs.GetRoletype() {
 	case pg.RoleSpecType_ROLESPEC_CSTRING:
 		return rs.Rolename, nil
-	case pg.RoleSpecType_ROLESPEC_CURRENT_USER, pg.RoleSpecType_ROLESPEC_SESSION_USER, pg.RoleSpecType_ROLESPEC_CURRENT_ROLE:
+	case pg.RoleSpecType_ROLESPEC_CURRENT_USER, pg.RoleSpecType_ROLESPEC_CURRENT_ROLE:
 		return s.user, nil
+	case pg.RoleSpecType_ROLESPEC_SESSION_USER:
+		return s.sessionUser, nil
 	case pg.RoleSpecType_ROLESPEC_PUBLIC:
 		return "", nil
 	}
@@ -182,7 +226,10 @@ func (s *Session) alterRole(ctx context.Context, n *pg.AlterRoleStmt) (*Result, 
 	if !ok {
 		return nil, sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", name)
 	}
-	onlyOwnPassword := name == s.user && o.superuser == nil && o.login == nil
+	if o.inRoles != nil || o.members != nil || o.admins != nil {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "ALTER ROLE takes no role lists: use GRANT role TO role")
+	}
+	onlyOwnPassword := name == s.user && o.superuser == nil && o.login == nil && o.inherit == nil
 	if !sn.superuser(s.user) && (o.superuser != nil || r.Superuser) {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "must be superuser to alter superuser roles or change superuser attribute")
 	}
@@ -248,8 +295,8 @@ func (s *Session) dropRole(ctx context.Context, n *pg.DropRoleStmt) (*Result, er
 }
 
 // setRole executes SET ROLE name | NONE and RESET ROLE: the session acts
-// as another role. The user who logged in must be a superuser or that
-// role itself (Tandem has no role membership).
+// as another role. The user who logged in must be a superuser or a member
+// of that role (directly or not, whatever INHERIT says), as in PostgreSQL.
 func (s *Session) setRole(ctx context.Context, v *pg.VariableSetStmt) (*Result, error) {
 	switch v.Kind {
 	case pg.VariableSetKind_VAR_RESET, pg.VariableSetKind_VAR_SET_DEFAULT:
@@ -274,7 +321,7 @@ func (s *Session) setRole(ctx context.Context, v *pg.VariableSetStmt) (*Result, 
 	if _, ok := sn.roles[name]; !ok {
 		return nil, sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", name)
 	}
-	if name != s.sessionUser && !sn.superuser(s.sessionUser) {
+	if !sn.isMemberOf(s.sessionUser, name) {
 		return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied to set role %q", name)
 	}
 	s.user = name

@@ -99,7 +99,7 @@ func (s *Session) startSubscribe(ctx context.Context, st *parse.Subscribe) (*sub
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.checkSubscribeInBlock(q); err != nil {
+	if err := s.checkSubscribeInBlock(ctx, q); err != nil {
 		return nil, nil, err
 	}
 	cluster, _ := s.vars.Get(VarCluster)

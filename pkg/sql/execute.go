@@ -20,11 +20,12 @@ func (s *Session) planner(sn *snapshot, paramTypes []row.Type, params []row.Datu
 	zone, _ := s.vars.Get(VarTimeZone)
 	p := &planner.Planner{
 		Catalog: sn,
-		Session: planner.SessionInfo{User: s.user, Database: Database, ServerVersion: ServerVersion,
+		Session: planner.SessionInfo{User: s.user, SessionUser: s.sessionUser, Database: Database, ServerVersion: ServerVersion,
 			TimeZone: zone, Now: s.statementTime(), RoleNames: sn.roleNames()},
 		ParamTypes:  append([]row.Type(nil), paramTypes...),
 		ParamValues: params,
 		Cluster:     cluster,
+		OnViewPlan:  s.engine.onViewPlan,
 	}
 	limit, _ := s.vars.Get(VarMaxRecursionIterations)
 	p.RecursionLimit, _ = strconv.ParseInt(limit, 10, 64) // checked by SET; 0 means the default
@@ -131,6 +132,12 @@ func (s *Session) executePostgres(ctx context.Context, st *parse.Postgres, param
 		return s.copyFrom(ctx, n.CopyStmt)
 	case *pg.Node_GrantStmt:
 		return s.grant(ctx, n.GrantStmt)
+	case *pg.Node_ReassignOwnedStmt:
+		return s.reassignOwned(ctx, n.ReassignOwnedStmt)
+	case *pg.Node_DropOwnedStmt:
+		return s.dropOwned(ctx, n.DropOwnedStmt)
+	case *pg.Node_GrantRoleStmt:
+		return s.grantRole(ctx, n.GrantRoleStmt)
 	case *pg.Node_CreateRoleStmt:
 		return s.createRole(ctx, n.CreateRoleStmt)
 	case *pg.Node_AlterRoleStmt:

@@ -8,7 +8,8 @@ import (
 
 // The pg_catalog emulation is the part of PostgreSQL's catalog that psql's
 // relation listings (\d, \dt, \dv, \dm) read: pg_class, pg_namespace and
-// pg_am, as constants computed from the statement's catalog snapshot.
+// pg_am, as constants computed from the statement's catalog snapshot
+// (pg_class.relacl: acl.go).
 // Oids are stable for an item's lifetime: user item uN is
 // planner.FirstUserOID+N-1, system item sN is systemOIDBase+N, and the
 // schemas have fixed oids (public's is Postgres' own, 2200). Sources are
@@ -76,6 +77,8 @@ func (sn *snapshot) pgCatalogRelation(name string) (planner.Relation, bool) {
 	case "pg_class":
 		desc = catalogDesc("oid", row.TypeInt64, "relname", row.TypeText, "relnamespace", row.TypeInt64,
 			"relkind", row.TypeText, "relowner", row.TypeInt64, "relam", row.TypeInt64)
+		desc.Names = append(desc.Names, "relacl")
+		desc.Types = append(desc.Types, row.ColumnType{Type: row.TypeTextArray, Nullable: true})
 		for _, it := range sn.items {
 			ns := int64(oidPublic)
 			if it.Schema == SchemaIntrospection {
@@ -88,7 +91,7 @@ func (sn *snapshot) pgCatalogRelation(name string) (planner.Relation, bool) {
 			case KindIndex:
 				am = oidBtree
 			}
-			add(row.Int64(itemOID(it.ID)), row.Text(it.Name), row.Int64(ns), row.Text(relkind(it.Kind)), row.Int64(roleOID(it.Owner)), row.Int64(am))
+			add(row.Int64(itemOID(it.ID)), row.Text(it.Name), row.Int64(ns), row.Text(relkind(it.Kind)), row.Int64(roleOID(it.Owner)), row.Int64(am), sn.relACL(&it))
 		}
 	default:
 		return planner.Relation{}, false

@@ -39,15 +39,32 @@ func TestPsqlListings(t *testing.T) {
 	wantCode(t, s, "SUBSCRIBE (SELECT relname FROM pg_class)", sqlerr.FeatureNotSupported)
 }
 
-// TestPsqlDu runs the query psql 15 sends for \du, but for its memberof
-// column: ARRAY(subquery) is not supported, so testdata/psql/du.sql counts
-// the memberships instead (psql's own \du fails with 0A000).
+// TestPsqlDu runs the query psql 15 sends for \du (captured with psql -E):
+// attributes and "Member of".
 func TestPsqlDu(t *testing.T) {
 	s, _ := newSession(t)
-	run(t, s, "CREATE ROLE bob LOGIN PASSWORD 'x'; CREATE ROLE boss SUPERUSER")
+	run(t, s, `CREATE ROLE bob LOGIN PASSWORD 'x'; CREATE ROLE boss SUPERUSER;
+		CREATE ROLE staff NOINHERIT IN ROLE boss ROLE bob`)
 	b, err := os.ReadFile("testdata/psql/du.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRows(t, s, string(b), "bob,f,t,f,f,t,-1,NULL,0,f,f", "boss,t,t,t,t,f,-1,NULL,0,f,f")
+	wantRows(t, s, string(b), "bob,f,t,f,f,t,-1,NULL,{staff},f,f", "boss,t,t,t,t,f,-1,NULL,{},f,f",
+		"staff,f,f,f,f,f,-1,NULL,{boss},f,f")
+}
+
+// TestRelACL: pg_class.relacl in aclitem's text form, as PostgreSQL 15
+// writes it (checked by testdata/acl.slt): NULL without grants, the
+// owner's entry first, grants as the owner's, PUBLIC without a name, odd
+// names quoted, the owner's own grants merged into its entry.
+func TestRelACL(t *testing.T) {
+	s, _ := newSession(t)
+	run(t, s, `CREATE ROLE o; CREATE ROLE "r x"; CREATE ROLE w;
+		CREATE TABLE t (a int); CREATE INDEX t_a ON t (a); ALTER TABLE t OWNER TO o`)
+	wantRows(t, s, "SELECT relname, relacl FROM pg_class ORDER BY 1", "t,NULL", "t_a,NULL")
+	run(t, s, `GRANT SELECT ON t TO PUBLIC; GRANT DELETE, UPDATE ON t TO "r x"; GRANT ALL ON t TO o`)
+	wantRows(t, s, "SELECT relname, relacl FROM pg_class ORDER BY 1",
+		`t,{o=arwdDxt/o,=r/o,"\"r x\"=wd/o"}`, "t_a,NULL")
+	run(t, s, `REVOKE ALL ON t FROM PUBLIC, "r x"`)
+	wantRows(t, s, "SELECT relname, relacl FROM pg_class ORDER BY 1", "t,{o=arwdDxt/o}", "t_a,NULL")
 }

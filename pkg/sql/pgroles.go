@@ -12,7 +12,7 @@ import (
 // The role relations of the pg_catalog emulation, as psql's \du reads
 // them: pg_roles (passwords shown as ********), pg_authid (the stored
 // SCRAM verifiers; superusers only, as in PostgreSQL), pg_user and
-// pg_auth_members (empty: Tandem has no role membership). A role's oid is
+// pg_auth_members (the memberships, membership.go). A role's oid is
 // a hash of its name, stable for the role's lifetime; roles the front door
 // trusts without a catalog role have none and are not listed.
 
@@ -65,7 +65,7 @@ func (sn *snapshot) roleRelation(name string) (planner.Relation, bool, error) {
 		col("rolvaliduntil", nullable(row.TypeTimestampTZ))
 		b("rolbypassrls")
 		for _, r := range sn.sortedRoles() {
-			add(row.Int64(roleOID(r.Name)), row.Text(r.Name), row.Bool(r.Superuser), row.Bool(true),
+			add(row.Int64(roleOID(r.Name)), row.Text(r.Name), row.Bool(r.Superuser), row.Bool(!r.NoInherit),
 				row.Bool(r.Superuser), row.Bool(r.Superuser), row.Bool(r.Login), row.Bool(false),
 				row.Int64(-1), password(r, name == "pg_authid"), row.Null(), row.Bool(false))
 		}
@@ -88,6 +88,9 @@ func (sn *snapshot) roleRelation(name string) (planner.Relation, bool, error) {
 			col(n, row.ColumnType{Type: row.TypeInt64})
 		}
 		b("admin_option")
+		for _, m := range sn.memberRows() {
+			add(row.Int64(roleOID(m[0])), row.Int64(roleOID(m[1])), row.Int64(roleOID(m[2])), row.Bool(m[3] == "t"))
+		}
 	default:
 		return planner.Relation{}, false, nil
 	}

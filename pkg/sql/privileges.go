@@ -65,6 +65,10 @@ func (sn *snapshot) loadAuthz(ctx context.Context, b Roles) error {
 	}
 	sn.grants = map[string][]Grant{}
 	for _, g := range grants {
+		if strings.HasPrefix(g.Object, "role:") {
+			sn.addMembership(g)
+			continue
+		}
 		sn.grants[g.Object] = append(sn.grants[g.Object], g)
 	}
 	return nil
@@ -79,11 +83,15 @@ func (sn *snapshot) superuser(user string) bool {
 // has reports whether user holds priv on object, whose owner is owner
 // ("" for objects only superusers own).
 func (sn *snapshot) has(user, object, owner string, priv byte) bool {
-	if sn.superuser(user) || (owner != "" && owner == user) {
+	if sn.superuser(user) {
+		return true
+	}
+	privs := sn.privsOf(user)
+	if owner != "" && privs[owner] {
 		return true
 	}
 	for _, g := range sn.grants[object] {
-		if (g.Grantee == user || g.Grantee == "") && strings.IndexByte(g.Privileges, priv) >= 0 {
+		if (g.Grantee == "" || privs[g.Grantee]) && strings.IndexByte(g.Privileges, priv) >= 0 {
 			return true
 		}
 	}
@@ -107,7 +115,7 @@ func (sn *snapshot) checkRelation(user string, it *Item, priv byte) error {
 
 // checkOwner fails with 42501 unless user owns it (or is a superuser).
 func (sn *snapshot) checkOwner(user string, it *Item) error {
-	if sn.superuser(user) || (it.Owner != "" && it.Owner == user) {
+	if sn.hasPrivsOfRole(user, it.Owner) {
 		return nil
 	}
 	return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "must be owner of %s %s", pgKindName(it.Kind), it.Name)

@@ -28,6 +28,9 @@ type Engine struct {
 	clock func() time.Time
 	// defs caches what catalog items' definitions parse to.
 	defs definitions
+	// onViewPlan, when set (by tests), is called each time a statement
+	// plans a view's definition (planner.Planner.OnViewPlan).
+	onViewPlan func(view string)
 }
 
 // NewEngine returns an engine over b.
@@ -94,6 +97,10 @@ type Session struct {
 	// changes user, RESET ROLE restores it).
 	user        string
 	sessionUser string
+	// sessionRole records that sessionUser was seen as a catalog role:
+	// if it is dropped, the session is refused rather than trusted
+	// (membership.go, checkSetRole).
+	sessionRole bool
 	vars        *Vars
 	cursors     map[string]*cursor
 	tx          txState

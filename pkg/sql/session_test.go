@@ -119,7 +119,6 @@ func TestErrors(t *testing.T) {
 		{"SET max_recursion_iterations = 0", sqlerr.InvalidParameterValue},
 		{"SELECT row_number() OVER w FROM t WINDOW w AS ()", sqlerr.FeatureNotSupported},
 		{"SELECT row_number() FROM t", sqlerr.WrongObjectType},
-		{"SELECT ARRAY(SELECT 1 ORDER BY 1)", sqlerr.FeatureNotSupported},
 		{"SELECT 1::numeric(5, 7)", sqlerr.FeatureNotSupported},
 		{"SELECT 'abc'::numeric", sqlerr.InvalidTextRepresentation},
 		{"SELECT 1e6::numeric(5, 2)", sqlerr.NumericValueOutOfRange},

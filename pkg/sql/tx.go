@@ -26,7 +26,8 @@ import (
 //     discards them. A TRUNCATE removes, at COMMIT, the rows the table
 //     has then. An UPDATE or DELETE, and any read of a table the block
 //     wrote, is computed over the committed rows plus the block's diffs
-//     (readWithPending, tx_pending.go). Key checks combine the block's
+//     (readWithPending, tx_pending.go); so is a read of a materialized
+//     view or an indexed view over such a table, from its definition. Key checks combine the block's
 //     diffs with the statement's (withPending) and are made again at
 //     COMMIT under the engine's write lock.
 //   - A buffered UPDATE or DELETE retracts rows read when it ran, which

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/sql/planner"
+	"github.com/tandemdb/tandem/pkg/sql/sqltest"
 )
 
 // TestIndexedViewKeepsColumnTypes: a view read from its index describes
@@ -68,5 +69,42 @@ func TestNumericToTextKeepsScale(t *testing.T) {
 		{"SELECT a::text FROM n WHERE a IS NULL", "NULL"},
 	} {
 		wantRows(t, s, tc.q, tc.want)
+	}
+}
+
+// TestIndexedViewReadPlansNoDefinition: once a view's column types are
+// derived, reads of its index (point reads and scans, views of views
+// included) plan no view definition; a changed definition underneath
+// (ALTER TABLE changes the table's text) derives them again, once.
+func TestIndexedViewReadPlansNoDefinition(t *testing.T) {
+	e := sql.NewEngine(sqltest.New())
+	planned := map[string]int{}
+	e.SetOnViewPlan(func(v string) { planned[v]++ })
+	s := e.NewSession("alice")
+	run(t, s, "CREATE TABLE t (id int, c char(4), n numeric(6,2))")
+	run(t, s, "INSERT INTO t VALUES (1, 'a', 1.5)")
+	run(t, s, "CREATE VIEW v AS SELECT id, c, n * 2 AS n2 FROM t")
+	run(t, s, "CREATE VIEW w AS SELECT id, c FROM v")
+	run(t, s, "CREATE INDEX v_id ON v (id)")
+	run(t, s, "CREATE INDEX w_id ON w (id)")
+	for _, q := range []string{"SELECT * FROM v WHERE id = 1", "SELECT * FROM w WHERE id = 1"} {
+		run(t, s, q) // the first read after the definitions derives the types
+		clear(planned)
+		for range 3 {
+			c := columns(t, s, q)
+			if c[1].Mod != (planner.TypeMod{Kind: planner.ModBpchar, N: 4}) {
+				t.Fatalf("%s: c is %+v, want char(4)", q, c[1])
+			}
+		}
+		if len(planned) != 0 {
+			t.Errorf("%s: 3 reads planned view definitions %v, want none", q, planned)
+		}
+	}
+	run(t, s, "ALTER TABLE t ADD CONSTRAINT pos CHECK (id > 0)")
+	clear(planned)
+	run(t, s, "SELECT * FROM v WHERE id = 1")
+	run(t, s, "SELECT * FROM v WHERE id = 1")
+	if planned["v"] != 1 {
+		t.Errorf("after ALTER TABLE, 2 reads planned v %d times, want 1 (derived again once)", planned["v"])
 	}
 }

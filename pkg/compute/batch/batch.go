@@ -49,6 +49,13 @@ type Batch struct {
 	// seek first searches this small, cache-resident array and then only a
 	// block of keys in the arenas. It costs 8/indexStride bytes per key.
 	index []uint64
+
+	// parts, when not nil, holds the batch instead of the columns above:
+	// plain batches with this batch's description, keys ascending and
+	// disjoint across them (a fuelled merge's output, parted.go). nKeys
+	// and nVals are then their sums; n is always the update count.
+	parts        []*Batch
+	nKeys, nVals int
 }
 
 // indexStride is the key sampling distance of Batch.index.
@@ -89,14 +96,27 @@ func (b *Batch) Upper() frontier.Frontier { return b.desc.Upper }
 func (b *Batch) Len() int { return b.n }
 
 // KeyCount returns the number of distinct keys.
-func (b *Batch) KeyCount() int { return len(b.keyOffs) - 1 }
+func (b *Batch) KeyCount() int {
+	if b.parts != nil {
+		return b.nKeys
+	}
+	return len(b.keyOffs) - 1
+}
 
 // ValCount returns the number of distinct (key, val) pairs.
-func (b *Batch) ValCount() int { return len(b.valOffs) - 1 }
+func (b *Batch) ValCount() int {
+	if b.parts != nil {
+		return b.nVals
+	}
+	return len(b.valOffs) - 1
+}
 
 // SizeBytes returns the bytes the batch's columns occupy (capacity, since
 // that is what is resident), for memory accounting.
 func (b *Batch) SizeBytes() int {
+	if b.parts != nil {
+		return partsSizeBytes(b)
+	}
 	const u32 = int(unsafe.Sizeof(uint32(0)))
 	return int(unsafe.Sizeof(*b)) +
 		cap(b.keyData) + cap(b.valData) +
@@ -142,82 +162,6 @@ func (b *Batch) updates(j int) ([]frontier.Time, []int64) {
 		ds = ds[s:e:e]
 	}
 	return ts, ds
-}
-
-// writer appends sorted, consolidated updates to a batch under construction.
-// The caller announces a key, pushes the updates of one value, seals the
-// value, and so on; values without updates and keys without values are never
-// written, so cancelled updates leave no trace.
-type writer struct {
-	out        *Batch
-	key        []byte // announced key (borrowed until the next startKey)
-	keyWritten bool
-	tooLarge   bool
-}
-
-func newWriter(desc Description, keys, keyBytes, vals, valBytes, upds int) writer {
-	return writer{out: &Batch{
-		desc:    desc,
-		keyData: make([]byte, 0, keyBytes),
-		keyOffs: append(make([]uint32, 0, keys+1), 0),
-		keyVals: append(make([]uint32, 0, keys+1), 0),
-		valData: make([]byte, 0, valBytes),
-		valOffs: append(make([]uint32, 0, vals+1), 0),
-		valUpds: append(make([]uint32, 0, vals+1), 0),
-		times:   make([]frontier.Time, 0, upds),
-		diffs:   make([]int64, 0, upds),
-	}}
-}
-
-func (w *writer) startKey(k []byte) {
-	w.key = k
-	w.keyWritten = false
-}
-
-func (w *writer) pushUpdate(t frontier.Time, d int64) {
-	w.out.times = append(w.out.times, t)
-	w.out.diffs = append(w.out.diffs, d)
-}
-
-// pushUpdates appends a run of updates already sorted and consolidated.
-func (w *writer) pushUpdates(ts []frontier.Time, ds []int64) {
-	w.out.times = append(w.out.times, ts...)
-	w.out.diffs = append(w.out.diffs, ds...)
-}
-
-// sealVal ends the value v; it is written only if updates were pushed for it.
-func (w *writer) sealVal(v []byte) {
-	o := w.out
-	n := len(o.times)
-	if n == int(o.valUpds[len(o.valUpds)-1]) {
-		return
-	}
-	if !w.keyWritten {
-		o.keyData = append(o.keyData, w.key...)
-		o.keyOffs = append(o.keyOffs, uint32(len(o.keyData)))
-		w.keyWritten = true
-	}
-	o.valData = append(o.valData, v...)
-	o.valOffs = append(o.valOffs, uint32(len(o.valData)))
-	o.valUpds = append(o.valUpds, uint32(n))
-	if len(o.keyData) > maxOffset || len(o.valData) > maxOffset || n > maxOffset {
-		w.tooLarge = true
-	}
-}
-
-// sealKey ends the announced key.
-func (w *writer) sealKey() {
-	if w.keyWritten {
-		w.out.keyVals = append(w.out.keyVals, uint32(len(w.out.valOffs)-1))
-		w.keyWritten = false
-	}
-}
-
-func (w *writer) finish() (*Batch, error) {
-	if w.tooLarge {
-		return nil, ErrTooLarge
-	}
-	return seal(w.out), nil
 }
 
 // seal turns a batch the writer filled (every column complete) into its
@@ -288,6 +232,13 @@ func clip[S ~[]E, E any](s S) S {
 func (b *Batch) AccumulateAll(t frontier.Time) int64 {
 	if b.n == 0 {
 		return 0
+	}
+	if b.parts != nil {
+		var sum int64
+		for _, p := range b.parts {
+			sum += p.AccumulateAll(t)
+		}
+		return sum
 	}
 	if b.constTimes {
 		if b.times[0] > t {

@@ -317,6 +317,8 @@ func TestMergeMatchesNaive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Parts of a few updates: the merged batch is parted (parted.go).
+		m.setParts(rapid.IntRange(1, 8).Draw(t, "part"), 1<<20)
 		step := rapid.IntRange(1, 10).Draw(t, "fuel")
 		for calls := 0; ; calls++ {
 			fuel := step

@@ -13,20 +13,30 @@ import (
 // batch's immutable arenas (capacity-limited, so appending to them copies).
 // A Cursor is a small value; copying it forks the walk.
 type Cursor struct {
-	b      *Batch
-	key    int // current key index; == KeyCount() when exhausted
-	val    int // current value index
-	valEnd int // end of the current key's values
+	b      *Batch   // the plain batch (or part) the cursor is in
+	parts  []*Batch // a parted batch's parts, nil for a plain one
+	part   int      // index of b in parts
+	key    int      // current key index in b; == b.KeyCount() when exhausted
+	val    int      // current value index
+	valEnd int      // end of the current key's values
 }
 
 // Cursor returns a cursor positioned at the batch's first key and value.
 func (b *Batch) Cursor() Cursor {
 	c := Cursor{b: b}
+	if b.parts != nil {
+		c.parts, c.b = b.parts, b.parts[0]
+	}
 	c.enterKey()
 	return c
 }
 
 func (c *Cursor) enterKey() {
+	if c.key >= c.b.KeyCount() && c.part+1 < len(c.parts) {
+		c.part++
+		c.b = c.parts[c.part]
+		c.key = 0
+	}
 	if c.key < c.b.KeyCount() {
 		c.val, c.valEnd = c.b.vals(c.key)
 	} else {
@@ -50,6 +60,9 @@ func (c *Cursor) StepKey() {
 
 // SeekKey moves forward to the first key >= k (never backwards).
 func (c *Cursor) SeekKey(k []byte) {
+	if c.parts != nil {
+		c.seekPart(k)
+	}
 	b := c.b
 	lo, hi := c.key, b.KeyCount()
 	if idx := b.index; len(idx) > 0 && hi-lo > 2*indexStride {
@@ -78,6 +91,9 @@ func (c *Cursor) SeekKey(k []byte) {
 
 // RewindKeys moves back to the first key.
 func (c *Cursor) RewindKeys() {
+	if c.parts != nil {
+		c.part, c.b = 0, c.parts[0]
+	}
 	c.key = 0
 	c.enterKey()
 }

@@ -22,7 +22,11 @@
 //     for as long as the caller keeps them.
 //   - Reads at any time t with since <= t are exact: summing the diffs of
 //     updates with time <= t gives the accumulation the unmerged inputs gave.
-//   - Nothing does unbounded work per call: Merger.Work consumes explicit fuel.
+//   - Nothing does unbounded work per call: Merger.Work consumes explicit fuel,
+//     and a merge writes its output in parts (a parted batch, parted.go) of
+//     about 16,384 updates or 2 MiB, each allocated when the merge reaches
+//     it, so no call allocates, clears or seals memory in proportion to the
+//     batches merged. A parted batch reads exactly like a plain one.
 //   - A single arena is limited to 4 GiB and a batch to 2^32-1 updates;
 //     Builder.Build and NewMerger report ErrTooLarge instead of overflowing.
 //

@@ -24,13 +24,11 @@ type Merger struct {
 	sinceT  frontier.Time
 	compact bool // whether since may move any time
 
-	ka, kb    int  // next key of a and b
-	inKey     bool // a key is in progress
-	va, vaEnd int  // a's values of the current key (empty if a lacks it)
-	vb, vbEnd int
-	w         writer
-	scratch   []timeDiff
-	result    *Batch
+	sa, sb  mergeSide // reading a and b; the current key's values are
+	inKey   bool      // sa.v..sa.e and sb.v..sb.e (empty if one lacks it)
+	w       writer
+	scratch []timeDiff
+	result  *Batch
 }
 
 type timeDiff struct {
@@ -64,8 +62,11 @@ func NewRunMerger(a, b *Batch) (*Merger, error) {
 }
 
 func newMerger(older, newer *Batch, since frontier.Frontier) (*Merger, error) {
-	if len(older.keyData)+len(newer.keyData) > maxOffset ||
-		len(older.valData)+len(newer.valData) > maxOffset ||
+	// The limits of one plain batch still bound a merge's output (its
+	// parts could hold more, but a single part must not overflow, and
+	// the total bounds every part).
+	if older.keyBytes()+newer.keyBytes() > maxOffset ||
+		older.valBytes()+newer.valBytes() > maxOffset ||
 		older.Len()+newer.Len() > maxOffset {
 		return nil, fmt.Errorf("merge %v with %v: %w", older.desc, newer.desc, ErrTooLarge)
 	}
@@ -74,16 +75,17 @@ func newMerger(older, newer *Batch, since frontier.Frontier) (*Merger, error) {
 		Upper: newer.desc.Upper,
 		Since: frontier.Join(older.desc.Since, newer.desc.Since),
 	}
-	m := &Merger{a: older, b: newer, since: since}
+	m := &Merger{a: older, b: newer, since: since, sa: newMergeSide(older), sb: newMergeSide(newer)}
 	if t, ok := since.Time(); ok {
 		m.sinceT = t
 		desc.Since = frontier.Join(desc.Since, since)
 		m.compact = !since.LessEqual(older.desc.Lower)
 	}
-	m.w = newWriter(desc,
-		older.KeyCount()+newer.KeyCount(), len(older.keyData)+len(newer.keyData),
-		older.ValCount()+newer.ValCount(), len(older.valData)+len(newer.valData),
-		older.Len()+newer.Len())
+	m.w = newPartWriter(desc, sizes{
+		keys: older.KeyCount() + newer.KeyCount(), keyBytes: older.keyBytes() + newer.keyBytes(),
+		vals: older.ValCount() + newer.ValCount(), valBytes: older.valBytes() + newer.valBytes(),
+		upds: older.Len() + newer.Len(),
+	}, partUpdates, partBytes)
 	return m, nil
 }
 
@@ -121,7 +123,8 @@ func (m *Merger) Inputs() (older, newer *Batch) { return m.a, m.b }
 // nextKey positions the merge on the least remaining key; false when both
 // inputs are exhausted.
 func (m *Merger) nextKey() bool {
-	aOK, bOK := m.ka < m.a.KeyCount(), m.kb < m.b.KeyCount()
+	a, b := &m.sa, &m.sb
+	aOK, bOK := a.ok(), b.ok()
 	if !aOK && !bOK {
 		return false
 	}
@@ -132,18 +135,16 @@ func (m *Merger) nextKey() bool {
 	case !bOK:
 		cmp = -1
 	default:
-		cmp = bytes.Compare(m.a.key(m.ka), m.b.key(m.kb))
+		cmp = bytes.Compare(a.key(), b.key())
 	}
-	m.va, m.vaEnd, m.vb, m.vbEnd = 0, 0, 0, 0
+	a.v, a.e, b.v, b.e = 0, 0, 0, 0
 	if cmp <= 0 {
-		m.va, m.vaEnd = m.a.vals(m.ka)
-		m.w.startKey(m.a.key(m.ka))
-		m.ka++
+		m.w.startKey(a.key())
+		a.enter()
 	}
 	if cmp >= 0 {
-		m.vb, m.vbEnd = m.b.vals(m.kb)
-		m.w.startKey(m.b.key(m.kb))
-		m.kb++
+		m.w.startKey(b.key())
+		b.enter()
 	}
 	m.inKey = true
 	return true
@@ -152,7 +153,8 @@ func (m *Merger) nextKey() bool {
 // stepVal merges the least remaining value of the current key and returns
 // the number of input updates it read.
 func (m *Merger) stepVal() int {
-	aOK, bOK := m.va < m.vaEnd, m.vb < m.vbEnd
+	a, b := &m.sa, &m.sb
+	aOK, bOK := a.v < a.e, b.v < b.e
 	if !aOK && !bOK {
 		m.w.sealKey()
 		m.inKey = false
@@ -165,24 +167,16 @@ func (m *Merger) stepVal() int {
 	case !bOK:
 		cmp = -1
 	default:
-		cmp = bytes.Compare(m.a.val(m.va), m.b.val(m.vb))
+		cmp = bytes.Compare(a.b.val(a.v), b.b.val(b.v))
 	}
 	switch {
 	case cmp < 0:
-		ts, ds := m.a.updates(m.va)
-		m.copyRun(ts, ds)
-		m.w.sealVal(m.a.val(m.va))
-		m.va++
-		return len(ts)
+		return m.copyVal(a)
 	case cmp > 0:
-		ts, ds := m.b.updates(m.vb)
-		m.copyRun(ts, ds)
-		m.w.sealVal(m.b.val(m.vb))
-		m.vb++
-		return len(ts)
+		return m.copyVal(b)
 	}
-	ta, da := m.a.updates(m.va)
-	tb, db := m.b.updates(m.vb)
+	ta, da := a.b.updates(a.v)
+	tb, db := b.b.updates(b.v)
 	if !m.compact && ta[len(ta)-1] < tb[0] {
 		// Common case: disjoint, ordered runs.
 		m.w.pushUpdates(ta, da)
@@ -206,10 +200,19 @@ func (m *Merger) stepVal() int {
 		})
 		m.pushConsolidated()
 	}
-	m.w.sealVal(m.a.val(m.va))
-	m.va++
-	m.vb++
+	m.w.sealVal(a.b.val(a.v))
+	a.v++
+	b.v++
 	return len(ta) + len(tb)
+}
+
+// copyVal writes the current value of one side, which the other lacks.
+func (m *Merger) copyVal(s *mergeSide) int {
+	ts, ds := s.b.updates(s.v)
+	m.copyRun(ts, ds)
+	m.w.sealVal(s.b.val(s.v))
+	s.v++
+	return len(ts)
 }
 
 func (m *Merger) advance(t frontier.Time) frontier.Time {
@@ -266,11 +269,19 @@ func Merge(older, newer *Batch, since frontier.Frontier) (*Batch, error) {
 	}
 }
 
-// SizeBytes returns the memory held by the merge's output so far (its
-// columns are allocated up front), excluding the inputs.
+// SizeBytes returns the memory held by the merge's output so far (written
+// in parts, each allocated when the merge reaches it), excluding the inputs.
 func (m *Merger) SizeBytes() int {
 	if m.result != nil {
 		return m.result.SizeBytes()
 	}
-	return m.w.out.SizeBytes()
+	return m.w.sizeBytes()
 }
+
+// AllocatedBytes returns the column capacity the merge has allocated for
+// its output so far (for tests bounding what one Work call allocates).
+func (m *Merger) AllocatedBytes() int { return m.w.allocBytes }
+
+// setParts sets the size of the output's parts (tests use small ones to
+// write parted batches from a few updates).
+func (m *Merger) setParts(upds, bytes int) { m.w.partUpds, m.w.partBytes = upds, bytes }

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"errors"
+	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -130,8 +131,13 @@ func buildArray(t row.Type, elems []row.Datum) (row.Datum, error) {
 }
 
 // parseArray is array_in: the text form, each element read by its
-// type's input function.
-func parseArray(s string, to row.Type) (row.Datum, error) {
+// type's input function (timestamptz elements without a zone in UTC).
+func parseArray(s string, to row.Type) (row.Datum, error) { return ParseArrayIn(s, to, nil) }
+
+// ParseArrayIn is array_in for an array of type to, with timestamptz
+// elements without a zone read as local time in loc (nil: UTC), as a
+// literal of the session's is.
+func ParseArrayIn(s string, to row.Type, loc *time.Location) (row.Datum, error) {
 	parts, err := row.ParseArrayText(s)
 	if errors.Is(err, row.ErrArrayMultiDim) {
 		return row.Null(), evalErr(CodeFeatureNotSupported, "multidimensional arrays are not supported: %q", s)
@@ -146,6 +152,12 @@ func parseArray(s string, to row.Type) (row.Datum, error) {
 		}
 		if to == row.TypeTextArray {
 			elems[i] = row.Text(p.Text)
+			continue
+		}
+		if to == row.TypeTimestampTZArray {
+			if elems[i], err = ParseTemporal(p.Text, row.TypeTimestampTZ, loc); err != nil {
+				return row.Null(), err
+			}
 			continue
 		}
 		if elems[i], err = parseText(p.Text, to.ElemType()); err != nil {

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -191,17 +192,23 @@ func optionalZone(args []row.Datum, i int) (*time.Location, error) {
 	return zoneArg(args[i])
 }
 
+// zonedArgs checks the arguments of a function with an optional time zone
+// third: null when any argument is NULL (the result is NULL), else the
+// zone (UTC when absent).
+func zonedArgs(args []row.Datum) (loc *time.Location, null bool, err error) {
+	if slices.ContainsFunc(args, row.Datum.IsNull) {
+		return nil, true, nil
+	}
+	loc, err = optionalZone(args, 2)
+	return loc, false, err
+}
+
 // evalDatePart is date_part(field, x[, zone]), also EXTRACT.
 func evalDatePart(args []row.Datum) (row.Datum, error) {
-	for _, a := range args {
-		if a.IsNull() {
-			return row.Null(), nil
-		}
-	}
 	field := strings.ToLower(strings.TrimSpace(args[0].Text()))
 	x := args[1]
-	loc, err := optionalZone(args, 2)
-	if err != nil {
+	loc, null, err := zonedArgs(args)
+	if null || err != nil {
 		return row.Null(), err
 	}
 	switch x.Type() {
@@ -434,15 +441,10 @@ func intervalPart(field string, iv row.Interval) (row.Datum, error) {
 // evalDateTrunc is date_trunc(field, x[, zone]): x truncated to the
 // field's precision; a timestamptz is truncated in zone.
 func evalDateTrunc(args []row.Datum) (row.Datum, error) {
-	for _, a := range args {
-		if a.IsNull() {
-			return row.Null(), nil
-		}
-	}
 	field := strings.ToLower(strings.TrimSpace(args[0].Text()))
 	x := args[1]
-	loc, err := optionalZone(args, 2)
-	if err != nil {
+	loc, null, err := zonedArgs(args)
+	if null || err != nil {
 		return row.Null(), err
 	}
 	if x.Type() == row.TypeInterval {
@@ -560,13 +562,8 @@ func truncInterval(field string, iv row.Interval) (row.Datum, error) {
 // evalAge is age(a, b[, zone]): a - b as years, months and days of the
 // calendar (symbolic, not a count of 24-hour days), as Postgres' age.
 func evalAge(args []row.Datum) (row.Datum, error) {
-	for _, a := range args {
-		if a.IsNull() {
-			return row.Null(), nil
-		}
-	}
-	loc, err := optionalZone(args, 2)
-	if err != nil {
+	loc, null, err := zonedArgs(args)
+	if null || err != nil {
 		return row.Null(), err
 	}
 	a, err := timestampInput(args[0], loc)

@@ -86,6 +86,12 @@ func TestDatetimeEval(t *testing.T) {
 		{"precision of interval", Call(FuncTimePrecision, iv("-1.5 seconds"), i64(0)), "-00:00:02"},
 		{"time of infinite timestamp", Cast(ts("infinity"), row.TypeTime), "NULL"},
 		{"interval to time", Cast(iv("-1 hour"), row.TypeTime), "23:00:00"},
+		// date_part, date_trunc and age share their NULL and zone handling.
+		{"date_part null input", Call(FuncDatePart, text("hour"), TypedNull(row.TypeTimestamp)), "NULL"},
+		{"date_trunc null zone", Call(FuncDateTrunc, text("day"), tz("2024-07-01 02:00+00"), TypedNull(row.TypeText)), "NULL"},
+		{"date_trunc null field before a bad zone", Call(FuncDateTrunc, TypedNull(row.TypeText), tz("2024-07-01 02:00+00"), text("Nowhere/Land")), "NULL"},
+		{"date_trunc unknown zone", Call(FuncDateTrunc, text("day"), tz("2024-07-01 02:00+00"), text("Nowhere/Land")), CodeInvalidParameterValue},
+		{"age null", Call(FuncAge, ts("2024-03-31"), TypedNull(row.TypeTimestamp)), "NULL"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

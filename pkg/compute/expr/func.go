@@ -190,6 +190,10 @@ const (
 	FuncStringToArray
 	// regexp_match(s, pattern[, flags]) is text[] (regexcache.go).
 	FuncRegexpMatch
+	// bpchar_pad(a, n): the text[] a with each non-NULL element padded
+	// with spaces to n characters, as a char(n)[] value is output
+	// (char values are stored without their padding).
+	FuncBpcharPad
 	funcCount
 )
 

@@ -140,6 +140,7 @@ var funcs = [funcCount]funcDef{
 	FuncArrayToString: {name: "array_to_string", minArgs: 2, maxArgs: 3, typeOf: typeArrayToString, evalN: evalArrayToString},
 	FuncStringToArray: {name: "string_to_array", minArgs: 2, maxArgs: 3, typeOf: typeStringToArray, evalN: evalStringToArray},
 	FuncRegexpMatch:   {name: "regexp_match", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeRegexpMatch, evalN: evalRegexpMatch},
+	FuncBpcharPad:     {name: "bpchar_pad", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeBpcharPad, eval2: evalBpcharPad},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL

@@ -185,7 +185,25 @@ func evalNumericTypmod(a, p, s row.Datum) (row.Datum, error) {
 // spaces). char(n) values drop their trailing spaces: the padding is
 // added back on output (docs/sql.md).
 func evalCharN(bpchar, assign bool) func(a, n row.Datum) (row.Datum, error) {
-	return func(a, n row.Datum) (row.Datum, error) {
+	var charN func(a, n row.Datum) (row.Datum, error)
+	charN = func(a, n row.Datum) (row.Datum, error) {
+		if a.Type() == row.TypeTextArray && n.Type() == row.TypeInt64 {
+			// varchar(n)[] and char(n)[]: the rule applies to each
+			// element.
+			elems := a.ArrayElems()
+			out := make([]row.Datum, len(elems))
+			for i, e := range elems {
+				out[i] = e
+				if e.IsNull() {
+					continue
+				}
+				var err error
+				if out[i], err = charN(e, n); err != nil {
+					return row.Null(), err
+				}
+			}
+			return row.Array(row.TypeTextArray, out)
+		}
 		if a.Type() != row.TypeText || n.Type() != row.TypeInt64 {
 			return row.Null(), undefinedFunc("varchar", a, n)
 		}
@@ -206,6 +224,7 @@ func evalCharN(bpchar, assign bool) func(a, n row.Datum) (row.Datum, error) {
 		}
 		return row.Text(s), nil
 	}
+	return charN
 }
 
 // cutRunes is the byte offset after the first n characters of s.
@@ -236,7 +255,37 @@ func typeNumericTypmod(args []row.ColumnType) (row.ColumnType, error) {
 	return row.ColumnType{Type: row.TypeNumeric}, nil
 }
 
+// evalBpcharPad is bpchar_pad(a, n): a's non-NULL elements padded with
+// spaces to n characters.
+func evalBpcharPad(a, n row.Datum) (row.Datum, error) {
+	if a.Type() != row.TypeTextArray || n.Type() != row.TypeInt64 {
+		return row.Null(), undefinedFunc("bpchar_pad", a, n)
+	}
+	elems := a.ArrayElems()
+	out := make([]row.Datum, len(elems))
+	for i, e := range elems {
+		out[i] = e
+		if e.IsNull() {
+			continue
+		}
+		if k := utf8.RuneCountInString(e.Text()); int64(k) < n.Int64() {
+			out[i] = row.Text(e.Text() + strings.Repeat(" ", int(n.Int64())-k))
+		}
+	}
+	return row.Array(row.TypeTextArray, out)
+}
+
+func typeBpcharPad(args []row.ColumnType) (row.ColumnType, error) {
+	if !is(args[0], row.TypeTextArray) || !is(args[1], row.TypeInt64) {
+		return row.ColumnType{}, typeSig("bpchar_pad", args)
+	}
+	return row.ColumnType{Type: row.TypeTextArray}, nil
+}
+
 func typeCharN(args []row.ColumnType) (row.ColumnType, error) {
+	if args[0].Type == row.TypeTextArray && is(args[1], row.TypeInt64) {
+		return row.ColumnType{Type: row.TypeTextArray}, nil
+	}
 	if !is(args[0], row.TypeText) || !is(args[1], row.TypeInt64) {
 		return row.ColumnType{}, typeSig("varchar", args)
 	}

@@ -42,6 +42,11 @@
 //     WindowLogic (input keyed by the partition key, values the whole
 //     rows; output each row, once per multiplicity, ++ its window
 //     functions' values; the partition is recomputed when it changes).
+//   - JoinBounded and ReduceGroupsBounded: the same steps in slices. A call
+//     stops at the end of the key at which it has emitted its limit of
+//     updates and records the next key in a Progress; the next call with
+//     the same inputs seeks there. Keys are independent, so the slices
+//     together are exactly the unbounded step's output (bounded.go).
 //   - Negate(Emit) Emit: the stateless negation; Union is two inputs
 //     emitting into one Emit; Mfp is expr's job.
 //

@@ -58,8 +58,9 @@ func rowText(r []byte) string {
 
 // collector consolidates emitted updates by (row text, time).
 type collector struct {
-	rows map[string]int64
-	errs map[string]int64
+	rows  map[string]int64
+	errs  map[string]int64
+	count int // updates and errors emitted
 }
 
 func newCollector() *collector {
@@ -67,6 +68,7 @@ func newCollector() *collector {
 }
 
 func (c *collector) emit(r []byte, t frontier.Time, d int64) {
+	c.count++
 	k := fmt.Sprintf("%s@%d", rowText(r), t)
 	c.rows[k] += d
 	if c.rows[k] == 0 {
@@ -75,6 +77,7 @@ func (c *collector) emit(r []byte, t frontier.Time, d int64) {
 }
 
 func (c *collector) emitErr(err error, t frontier.Time, d int64) {
+	c.count++
 	k := fmt.Sprintf("%s@%d", err.Error(), t)
 	c.errs[k] += d
 	if c.errs[k] == 0 {

@@ -37,32 +37,36 @@ type JoinInput struct {
 // O(min(|x|, |y|) × log max(|x|, |y|)) key visits, not |x| + |y|: a small
 // change, or a small relation joined with a large index, does not walk the
 // large side, and a term with an empty side costs nothing.
-func Join(in JoinInput, emit Emit) { joinCounted(in, emit) }
-
-// joinCounted is Join, returning how many keys the two terms walked.
-func joinCounted(in JoinInput, emit Emit) int {
-	j := joiner{emit: emit}
-	// ΔL ⋈ R(old)
-	j.join(in.LeftFresh, in.RightOld)
-	// (L(old) + ΔL) ⋈ ΔR
-	left := make([]*batch.Batch, 0, len(in.LeftOld)+len(in.LeftFresh))
-	j.join(append(append(left, in.LeftOld...), in.LeftFresh...), in.RightFresh)
-	return j.walked
+func Join(in JoinInput, emit Emit) {
+	JoinBounded(in, emit, 0, &Progress{})
 }
 
-// join emits every pair of updates with equal keys of left and right,
-// driving the walk from the side with fewer keys.
-func (j *joiner) join(left, right []*batch.Batch) {
+// joiner concatenates pairs into one reused buffer.
+type joiner struct {
+	buf           []byte
+	emit          Emit
+	driven, other []TimedVal // one key's updates on each side
+	walked        int        // keys walked
+}
+
+// term emits, from p's key on, every pair of updates with equal keys of
+// left and right, driving the walk from the side with fewer keys; it stops
+// as walkKeys does and reports whether the term is finished. The driving
+// side depends only on the inputs, so a resumed call drives the same side.
+func (j *joiner) term(left, right []*batch.Batch, limit int, emitted *int, p *Progress) bool {
 	lw, rw := newBatchWalk(left), newBatchWalk(right)
 	if len(lw.cs) == 0 || len(rw.cs) == 0 {
-		return
+		return true
 	}
 	leftDrives := keyCount(left) <= keyCount(right)
 	drive, other := &lw, &rw
 	if !leftDrives {
 		drive, other = &rw, &lw
 	}
-	for key, ok := drive.nextKey(); ok; key, ok = drive.nextKey() {
+	if p.key != nil {
+		other.seek(p.key)
+	}
+	return walkKeys(drive, p, limit, emitted, func(key []byte) {
 		j.walked++
 		j.driven = drive.collectTimed(key, j.driven[:0])
 		j.other = other.collectTimed(key, j.other[:0])
@@ -75,7 +79,7 @@ func (j *joiner) join(left, right []*batch.Batch) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // keyCount is the number of keys over bs, counting a key once per batch.
@@ -87,14 +91,6 @@ func keyCount(bs []*batch.Batch) int {
 		}
 	}
 	return n
-}
-
-// joiner concatenates pairs into one reused buffer.
-type joiner struct {
-	buf           []byte
-	emit          Emit
-	driven, other []TimedVal // one key's updates on each side
-	walked        int        // keys walked
 }
 
 func (j *joiner) pair(l, r []byte, t frontier.Time, diff int64) {

@@ -23,22 +23,7 @@ import (
 // own beyond the input trace; the price is that a touched key's whole old
 // history is read once per call.
 func ReduceGroups(old, fresh []*batch.Batch, logic GroupLogic, emit Emit, emitErr EmitErr) {
-	newWalk := newBatchWalk(fresh)
-	oldWalk := newBatchWalk(old)
-	g := groupStepper{logic: logic}
-	var (
-		state []ValDiff
-		upds  []TimedVal
-	)
-	for {
-		key, ok := newWalk.nextKey()
-		if !ok {
-			return
-		}
-		upds = newWalk.collectTimed(key, upds[:0])
-		state = oldWalk.collectAccumulated(key, state[:0])
-		g.step(key, state, upds, emit, emitErr)
-	}
+	ReduceGroupsBounded(old, fresh, logic, emit, emitErr, 0, &Progress{})
 }
 
 // AggregateLogic returns the group logic of a SQL GROUP BY: the input is

@@ -133,7 +133,7 @@ func TestJoinWalksTheSmallerSide(t *testing.T) {
 			{"large change against one old row", JoinInput{LeftFresh: []*batch.Batch{side(n, 1, "l")}, RightOld: []*batch.Batch{side(1, 1, "r")}}, 1, 1},
 		} {
 			c := newCollector()
-			if walked := joinCounted(tt.in, c.emit); int64(walked) != tt.walk {
+			if _, walked := joinBounded(tt.in, c.emit, 0, &Progress{}); int64(walked) != tt.walk {
 				t.Errorf("%s, n=%d: walked %d keys, want %d", tt.name, n, walked, tt.walk)
 			}
 			if len(c.rows) != int(tt.out) {

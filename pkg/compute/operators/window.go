@@ -42,9 +42,14 @@ const (
 )
 
 // FrameBound is a bound with its offset (BoundPreceding, BoundFollowing).
+// A RANGE frame over an ORDER BY column that is not an integer has Target
+// instead: given the current row's (non-NULL) value it returns the
+// bound's value, in the column's type, or an error that fails the
+// partition.
 type FrameBound struct {
 	Kind   FrameBoundKind
 	Offset int64
+	Target func(cur row.Datum) (row.Datum, error)
 }
 
 // WindowFrame is a ROWS frame, a GROUPS frame (offsets count peer
@@ -121,6 +126,9 @@ func WindowLogic(spec WindowSpec) GroupLogic {
 		for f, fn := range spec.Funcs {
 			cols[f], errs[f] = p.column(fn)
 		}
+		if p.err != nil {
+			return nil, p.err
+		}
 		vals := make([]row.Datum, len(spec.Funcs))
 		for i := 0; i < p.size(); i++ {
 			for f := range spec.Funcs {
@@ -149,6 +157,8 @@ type partition struct {
 	// groupLo and groupHi are each peer group's first and last positions.
 	groupLo, groupHi []int
 	order            []OrderColumn
+	// err is the first error computing a RANGE bound's value.
+	err error
 }
 
 func newPartition(rows []winRow, order []OrderColumn) *partition {
@@ -252,7 +262,18 @@ func (p *partition) rangeBound(b FrameBound, i int, start bool) int {
 	o := p.order[0]
 	cur := p.value(i, o.Column)
 	target := cur
-	if !cur.IsNull() {
+	switch {
+	case cur.IsNull():
+	case b.Target != nil:
+		t, err := b.Target(cur)
+		if err != nil {
+			if p.err == nil {
+				p.err = err
+			}
+			return i
+		}
+		target = t
+	default:
 		off := b.Offset
 		if (b.Kind == BoundPreceding) != o.Desc {
 			off = -off

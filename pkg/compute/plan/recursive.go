@@ -105,3 +105,44 @@ func (p Plan) Reads(id GlobalID) bool {
 	}
 	return false
 }
+
+// Incremental reports whether the node is maintained incrementally rather
+// than re-derived from scratch on every change: a UNION (Distinct)
+// recursion whose Step is linear and monotone in the binding, so that
+// every row Step derives comes from exactly one binding row. Step is
+// linear when it is Get(ID) itself, or a Mfp or ArrangeBy over a linear
+// plan, a Union of linear plans, or a Join of a linear plan with a plan
+// that does not read ID. A Reduce, Distinct, Threshold, Negate, TopK,
+// Window, FlatMap or TemporalFilter over the binding, a union arm or join
+// that does not read it alongside one that does, or a join reading it on
+// both sides is not: such recursions (and every UNION ALL recursion,
+// whose result counts derivations) are re-derived from scratch.
+func (r *Recursive) Incremental() bool {
+	return r.Distinct && r.Step != nil && linearIn(*r.Step, r.ID)
+}
+
+func linearIn(p Plan, id GlobalID) bool {
+	switch {
+	case p.Get != nil:
+		return p.Get.ID == id
+	case p.Mfp != nil:
+		return p.Mfp.Input != nil && linearIn(*p.Mfp.Input, id)
+	case p.ArrangeBy != nil:
+		return p.ArrangeBy.Input != nil && linearIn(*p.ArrangeBy.Input, id)
+	case p.Union != nil:
+		for _, in := range p.Union.Inputs {
+			if !linearIn(in, id) {
+				return false
+			}
+		}
+		return len(p.Union.Inputs) > 0
+	case p.Join != nil:
+		l, r := p.Join.Left, p.Join.Right
+		if l == nil || r == nil {
+			return false
+		}
+		lr, rr := l.Reads(id), r.Reads(id)
+		return (lr && !rr && linearIn(*l, id)) || (rr && !lr && linearIn(*r, id))
+	}
+	return false
+}

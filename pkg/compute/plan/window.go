@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
@@ -94,10 +95,17 @@ const (
 	UnboundedFollowing BoundKind = "unbounded_following"
 )
 
-// FrameBound is one end of a frame.
+// FrameBound is one end of a frame. A RANGE frame's offset bound over an
+// ORDER BY column that is not an integer (float8, numeric, date,
+// timestamp, timestamptz) has RangeTarget instead of Offset: an
+// expression over one column, #0, the current row's (non-NULL) ORDER BY
+// value, that computes the bound's value: the value minus or plus the
+// offset (an interval for the date and time types), in the direction of
+// the bound and of the order. For a date column it is a timestamp.
 type FrameBound struct {
-	Kind   BoundKind `json:"kind"`
-	Offset int64     `json:"offset,omitempty"`
+	Kind        BoundKind  `json:"kind"`
+	Offset      int64      `json:"offset,omitempty"`
+	RangeTarget *expr.Expr `json:"range_target,omitempty"`
 }
 
 // DefaultFrame is SQL's frame when none is written: RANGE BETWEEN
@@ -237,13 +245,20 @@ func (fr WindowFrame) validate() error {
 }
 
 // checkRangeOffset checks that a RANGE frame with an offset has one
-// ORDER BY column, an integer.
+// ORDER BY column, and an Offset for a bigint column, a RangeTarget for
+// any other.
 func (w *Window) checkRangeOffset(fr WindowFrame, in row.RelationDesc) error {
 	if fr.Rows || fr.Groups || !fr.Start.hasOffset() && !fr.End.hasOffset() {
 		return nil
 	}
-	if len(w.OrderBy) != 1 || in.Types[w.OrderBy[0].Column].Type != row.TypeInt64 {
-		return fmt.Errorf("RANGE frame with an offset needs one integer ORDER BY column")
+	if len(w.OrderBy) != 1 {
+		return fmt.Errorf("RANGE frame with an offset needs one ORDER BY column")
+	}
+	typed := in.Types[w.OrderBy[0].Column].Type != row.TypeInt64
+	for _, b := range []FrameBound{fr.Start, fr.End} {
+		if b.hasOffset() && (b.RangeTarget != nil) != typed {
+			return fmt.Errorf("RANGE frame with an offset over a %s ORDER BY column: an integer offset is only for bigint, a target only for other types", in.Types[w.OrderBy[0].Column].Type)
+		}
 	}
 	return nil
 }

@@ -136,7 +136,11 @@ func windowValue(order []plan.ColumnOrder, f plan.WindowFunc, p [][]row.Datum, i
 	}
 	var frame []int
 	for j := range p {
-		if inFrame(order, f.Frame, p, i, j) && !excluded(order, f.Frame.Exclude, p, i, j) {
+		in, err := inFrame(order, f.Frame, p, i, j)
+		if err != nil {
+			return row.Null(), err
+		}
+		if in && !excluded(order, f.Frame.Exclude, p, i, j) {
 			frame = append(frame, j)
 		}
 	}
@@ -229,12 +233,20 @@ func bigClamp(v *big.Int) *big.Int {
 }
 
 // inFrame reports whether position j is in the frame of position i.
-func inFrame(order []plan.ColumnOrder, fr plan.WindowFrame, p [][]row.Datum, i, j int) bool {
+func inFrame(order []plan.ColumnOrder, fr plan.WindowFrame, p [][]row.Datum, i, j int) (bool, error) {
+	var err error
 	after := func(b plan.FrameBound, start bool) bool { // j is on the frame's side of b
 		switch b.Kind {
 		case plan.UnboundedPreceding, plan.UnboundedFollowing:
 			return true
 		case plan.Preceding, plan.Following:
+			if !fr.Rows && !fr.Groups && b.RangeTarget != nil {
+				in, e := inRangeTarget(order[0], b, p[i], p[j], start)
+				if e != nil && err == nil {
+					err = e
+				}
+				return in
+			}
 			if !fr.Rows && !fr.Groups {
 				return inRange(order, b, p, i, j, start)
 			}
@@ -273,5 +285,6 @@ func inFrame(order []plan.ColumnOrder, fr plan.WindowFrame, p [][]row.Datum, i, 
 		}
 		return !less(order, p[i], p[j])
 	}
-	return after(fr.Start, true) && after(fr.End, false)
+	in := after(fr.Start, true) && after(fr.End, false)
+	return in, err
 }

@@ -66,6 +66,9 @@ type arrangeLogic struct {
 	failed bool
 	// onBuilt, if set, sees every finished build (tests).
 	onBuilt func(*batchBuild)
+	// onMergeWork, if set, sees the spine merge work of every schedule
+	// (tests).
+	onMergeWork func(int64)
 }
 
 // minConsolidate is the least pending length worth consolidating.
@@ -137,6 +140,10 @@ func arrange(b *dataflow.Builder, name string, keyed dataflow.Stream, fail func(
 }
 
 func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
+	if lg.onMergeWork != nil {
+		before := lg.tr.MergeWork()
+		defer func() { lg.onMergeWork(lg.tr.MergeWork() - before) }()
+	}
 	in := op.Input(0)
 	for _, d := range in.Take() {
 		lg.pending.add(d.([]dataflow.Update))
@@ -173,10 +180,21 @@ func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
 		op.Activate() // the build goes on (or the next one starts) next step
 		return
 	}
+	// Merge work a bounded insert still owes (a large batch inserted
+	// after another large one), at most one step's fuel at a time.
+	owed := lg.tr.PayDebt(lg.stepFuel())
 	fuel := exertFuel
-	if lg.tr.Exert(&fuel) {
+	if lg.tr.Exert(&fuel) || owed {
 		op.Activate()
 	}
+}
+
+// stepFuel returns the build fuel of one step (0: unbounded).
+func (lg *arrangeLogic) stepFuel() int {
+	if lg.fuel != nil {
+		return lg.fuel()
+	}
+	return DefaultArrangeStepUpdates
 }
 
 // startBuild takes the pending updates before f1 into a new build of
@@ -194,16 +212,15 @@ func (lg *arrangeLogic) stepBuild(op *dataflow.Operator) bool {
 	if op.Dropping() {
 		return false // nothing built now would be read
 	}
-	fuel := DefaultArrangeStepUpdates
-	if lg.fuel != nil {
-		fuel = lg.fuel()
-	}
+	fuel := lg.stepFuel()
 	bat, err := lg.build.work(&lg.builder, fuel)
 	if err == nil && bat == nil {
 		return false
 	}
 	if err == nil {
-		err = lg.tr.Insert(bat)
+		// The merges the new batch starts or joins get at most a step's
+		// fuel now; the rest is paid on the next steps (PayDebt below).
+		err = lg.tr.InsertBounded(bat, fuel)
 	}
 	if err != nil {
 		// Only a bug or an oversized batch gets here; the arrangement

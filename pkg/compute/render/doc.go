@@ -24,7 +24,11 @@
 // (splitting, by copying, a batch that straddles either point because the
 // inputs advance at different rates; see inputCut) and run the operator
 // logic; handles then advance to f1, so compaction never merges a batch they
-// still cut.
+// still cut. Joins and reductions (StatefulFueled) emit a step's output in
+// slices of the fuel per schedule, stopping between keys, holding their
+// output frontier at f0 and reactivating themselves until the step is done
+// (stateful.go); the arrangement pays the merges a new batch owes at most
+// the fuel per schedule (trace.InsertBounded, PayDebt).
 //
 // Dataflows. Build renders a plan.DataflowDescription: source imports
 // (SourceFactory; MemorySources for tests), index imports (an Import
@@ -67,10 +71,17 @@
 // Recursion. A Recursive node renders as a fixpoint operator
 // (recursive.go, fixpoint.go): its base and the binding-free subtrees of
 // its step are ordinary dataflows whose rows are tagged with their input
-// number and arranged under one empty key (so on one worker); the group
-// logic re-derives the fixed point with a small evaluator of the step
-// (reusing the operators' group logics) at every time an input changed,
-// and the group stepper emits the difference, retractions included.
+// number and arranged under one empty key (so on one worker). An
+// incremental node (plan.Recursive.Incremental: UNION, a step linear in
+// the binding) keeps its fixed point with each row's depth and its
+// derivation counts per depth (incfix.go, incfix_delta.go): inserts
+// continue semi-naively, deletes over-delete by depth and rederive, and
+// the state always equals what a from-scratch evaluation would give (the
+// depths too, so the iteration limit is exact); errors fall back to the
+// from-scratch evaluation. Otherwise the group logic re-derives the fixed
+// point with a small evaluator of the step (reusing the operators' group
+// logics) at every time an input changed, and the group stepper emits
+// the difference, retractions included.
 //
 // Dropping. A stateful operator's step (a join's or reduction's whole
 // output over [f0, f1)) runs in one Schedule call and buffers its output

@@ -154,7 +154,7 @@ func (r *planRenderer) join(j *plan.Join) (rendered, error) {
 	if err != nil {
 		return rendered{}, err
 	}
-	out := Stateful(r.b, r.name("join"), []*Arranged{la, ra}, JoinStep, r.fail)
+	out := StatefulFueled(r.b, r.name("join"), []*Arranged{la, ra}, JoinStep, r.fail, r.arrangeFuel)
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 }
 
@@ -300,7 +300,7 @@ func (r *planRenderer) group(input *plan.Plan, kind string, spec KeySpec, logic 
 	}
 	errs := clip(in.errs)
 	arr := r.arrange(in.ok, kind, spec, &errs)
-	out := Stateful(r.b, r.name(kind), []*Arranged{arr}, GroupStep(logic), r.fail)
+	out := StatefulFueled(r.b, r.name(kind), []*Arranged{arr}, GroupStep(logic), r.fail, r.arrangeFuel)
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 }
 

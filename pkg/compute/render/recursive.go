@@ -2,9 +2,12 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/operators"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -16,7 +19,9 @@ import (
 // do not read the binding (inputs 1..n), each rendered as an ordinary
 // dataflow. Their rows are tagged with the input's number and arranged
 // under one empty key, so that the whole fixpoint is one group on one
-// worker; the group logic (FixpointLogic) re-derives the fixed point from
+// worker. An incremental node (plan.Recursive.Incremental) keeps its
+// fixed point and applies each time's changes to it (IncrementalFixpointStep);
+// otherwise the group logic (FixpointLogic) re-derives the fixed point from
 // the inputs' current contents whenever one of them changes, and the group
 // stepper emits the difference from the previous output, retractions
 // included.
@@ -37,6 +42,10 @@ func (r *planRenderer) recursive(rec *plan.Recursive) (rendered, error) {
 		tagged[i] = tagInput(r.b, fmt.Sprintf("%s-input%d", name, i), c.ok, i)
 	}
 	arr := Arrange(r.b, name, Concat(r.b, name+"-inputs", tagged), r.fail)
+	if rec.Incremental() {
+		out := Stateful(r.b, name, []*Arranged{arr}, IncrementalFixpointStep(fp), r.fail)
+		return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
+	}
 	logic := FixpointLogic(fp)
 	step := func(old, fresh [][]*batch.Batch, e *emitter) {
 		// A re-derivation can take many rounds: poll the dataflow's drop
@@ -123,6 +132,85 @@ func (fp *Fixpoint) split(input []operators.ValDiff) ([][]operators.ValDiff, err
 			return nil, operators.Error{Code: operators.CodeInternal, Message: "recursive: malformed input tag"}
 		}
 		out[i] = append(out[i], operators.ValDiff{Val: v.Val[len(tag):], Diff: v.Diff})
+	}
+	return out, nil
+}
+
+// IncrementalFixpointStep returns the step of an incremental fixpoint
+// operator: it reads only the fresh changes of the tagged inputs, applies
+// each time's changes in time order to the maintained fixed point (see
+// incFix) and emits the output's change at that time. The arrangement's
+// older contents are never read: the operator's state holds them.
+func IncrementalFixpointStep(fp *Fixpoint) StepFunc {
+	s := newIncFix(fp)
+	return func(_, fresh [][]*batch.Batch, e *emitter) {
+		s.stop = func() bool { return e.stop != nil && e.stop() }
+		defer func() { s.stop = nil }()
+		upds := freshUpdates(fresh[0])
+		for i := 0; i < len(upds); {
+			t := upds[i].Time
+			j := i
+			for j < len(upds) && upds[j].Time == t {
+				j++
+			}
+			changes, err := fp.changes(upds[i:j])
+			if err != nil {
+				e.emitErr(err, t, 1)
+				i = j
+				continue
+			}
+			for _, d := range s.Apply(changes) {
+				if d.err != nil {
+					e.emitErr(d.err, t, d.diff)
+				} else {
+					e.emit(d.val, t, d.diff)
+				}
+			}
+			i = j
+		}
+	}
+}
+
+// freshUpdates lists a step's fresh updates sorted by (time, value).
+func freshUpdates(bs []*batch.Batch) []operators.TimedVal {
+	var out []operators.TimedVal
+	for _, b := range bs {
+		if b == nil || b.Len() == 0 {
+			continue
+		}
+		for c := b.Cursor(); c.KeyValid(); c.StepKey() {
+			for ; c.ValValid(); c.StepVal() {
+				val := c.Val()
+				c.ForEachUpdate(func(t frontier.Time, diff int64) {
+					out = append(out, operators.TimedVal{Val: val, Time: t, Diff: diff})
+				})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b operators.TimedVal) int {
+		if c := cmp.Compare(a.Time, b.Time); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.Val, b.Val)
+	})
+	return out
+}
+
+// changes consolidates one time's tagged updates into input changes.
+func (fp *Fixpoint) changes(upds []operators.TimedVal) ([]change, error) {
+	vals := make([]operators.ValDiff, len(upds))
+	for i, u := range upds {
+		vals[i] = operators.ValDiff{Val: u.Val, Diff: u.Diff}
+	}
+	split, err := fp.split(operators.Consolidate(vals))
+	if err != nil {
+		return nil, err
+	}
+	var out []change
+	for i, vs := range split {
+		for _, v := range vs {
+			out = append(out, change{input: i, val: v.Val, diff: v.Diff})
+		}
 	}
 	return out, nil
 }

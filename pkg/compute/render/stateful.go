@@ -23,6 +23,14 @@ type emitter struct {
 	// once it reports true the step is abandoned (see stepAbandoned).
 	stop    func() bool
 	emitted int
+	// limit and progress, set by a bounded operator (StatefulFueled), ask
+	// a step that can stop between keys to emit about limit updates and
+	// record where it stopped (limit 0: the whole step); the step sets
+	// more when it stopped before the end. A step that ignores them runs
+	// whole, as before.
+	limit    int
+	progress *operators.Progress
+	more     bool
 }
 
 // stopCheckInterval is how many updates a step emits between polls of
@@ -77,12 +85,45 @@ type stepLogic struct {
 	fail    func(error)
 	out     emitter
 	broken  bool
+	// fuel returns the most updates one schedule emits (0: unbounded);
+	// nil: unbounded (Stateful).
+	fuel func() int
+	// run is the step in progress when a bounded step stopped before its
+	// end: it goes on at the next schedule with the same batches.
+	run *stepRun
+	// onSchedule, if set, sees what every schedule emitted (tests).
+	onSchedule func(emitted int)
+}
+
+// stepRun is a step over [f0, f1) that yielded the worker part way: its
+// input batches (immutable; the handles hold f0, so nothing is compacted
+// past them) and where it stopped.
+type stepRun struct {
+	old, fresh [][]*batch.Batch
+	f1         frontier.Frontier
+	progress   operators.Progress
 }
 
 // Stateful renders an operator over arrangements with two outputs, ok and
-// err.
+// err, each step run whole in one schedule.
 func Stateful(b *dataflow.Builder, name string, inputs []*Arranged, step StepFunc, fail func(error)) Collection {
-	lg := &stepLogic{name: name, f0: frontier.Minimum(), step: step, fail: fail}
+	return StatefulFueled(b, name, inputs, step, fail, func() int { return 0 })
+}
+
+// StatefulFueled is Stateful with a step's output emitted in slices of
+// about fuel() updates per schedule (nil: DefaultArrangeStepUpdates; 0:
+// the whole step, as Stateful), for steps that can stop between keys
+// (JoinStep, GroupStep): the operator yields, not abandons: it reschedules
+// itself and holds its output frontier at the step's start until the step
+// is done, so consumers never see [f0, f1) complete before all of it was
+// emitted, and other dataflows on the worker run in between.
+func StatefulFueled(b *dataflow.Builder, name string, inputs []*Arranged, step StepFunc, fail func(error), fuel func() int) Collection {
+	c, _ := stateful(b, name, inputs, step, fail, fuel)
+	return c
+}
+
+func stateful(b *dataflow.Builder, name string, inputs []*Arranged, step StepFunc, fail func(error), fuel func() int) (Collection, *stepLogic) {
+	lg := &stepLogic{name: name, f0: frontier.Minimum(), step: step, fail: fail, fuel: fuel}
 	conns := make([]dataflow.Connection, len(inputs))
 	for i, a := range inputs {
 		conns[i] = dataflow.Connection{From: a.Stream}
@@ -90,16 +131,66 @@ func Stateful(b *dataflow.Builder, name string, inputs []*Arranged, step StepFun
 	}
 	lg.cuts = make([]inputCut, len(inputs))
 	op := b.AddOperator(name, conns, 2, lg)
-	return Collection{Ok: op.Stream(0), Err: op.Stream(1)}
+	return Collection{Ok: op.Stream(0), Err: op.Stream(1)}, lg
 }
 
 func (lg *stepLogic) Schedule(op *dataflow.Operator) {
 	if lg.broken {
 		return
 	}
+	if lg.run == nil && !lg.startRun(op) {
+		return
+	}
+	r := lg.run
+	lg.out.limit, lg.out.progress, lg.out.more = lg.stepLimit(), &r.progress, false
+	completed := lg.runStep(op, r.old, r.fresh)
+	more := lg.out.more
+	lg.out.progress, lg.out.more = nil, false
+	if !completed {
+		// The dataflow is being dropped: hold the output where it was (no
+		// consumer may think [f0, f1) complete) and leave the handles to
+		// Drop, which the worker runs right after this step.
+		lg.out = emitter{}
+		lg.broken, lg.run = true, nil
+		op.SetHold(lg.f0)
+		return
+	}
+	if lg.onSchedule != nil {
+		lg.onSchedule(len(lg.out.ok) + len(lg.out.err))
+	}
+	lg.out.flush(op)
+	if more {
+		// Yield: the rest of [f0, f1) comes at the next schedule.
+		op.SetHold(lg.f0)
+		op.Activate()
+		return
+	}
+	lg.run = nil
+	lg.f0 = r.f1
+	// The output is complete through f1 and no further: the inputs may
+	// have moved past f1 while the step ran in slices, and their frontier
+	// must not reach the output before the next step emits up to it.
+	op.SetHold(lg.f0)
+	for _, h := range lg.handles {
+		if r.f1.IsClosed() {
+			h.Release()
+			continue
+		}
+		// Advancing can only fail on a released handle, which Drop alone does.
+		_ = h.SetLogical(r.f1)
+		_ = h.SetPhysical(r.f1)
+	}
+	if lg.f0.Less(op.InputFrontier()) {
+		op.Activate() // the inputs moved on while the step was in slices
+	}
+}
+
+// startRun cuts the inputs for a step over [f0, f1), f1 the input
+// frontier, and reports whether there is one to run.
+func (lg *stepLogic) startRun(op *dataflow.Operator) bool {
 	f1 := op.InputFrontier()
 	if !lg.f0.Less(f1) {
-		return
+		return false
 	}
 	old := make([][]*batch.Batch, len(lg.handles))
 	fresh := make([][]*batch.Batch, len(lg.handles))
@@ -116,29 +207,19 @@ func (lg *stepLogic) Schedule(op *dataflow.Operator) {
 			lg.broken = true
 			op.SetHold(lg.f0)
 			lg.fail(fmt.Errorf("%s: read input %d over [%v, %v): %w", lg.name, i, lg.f0, f1, err))
-			return
+			return false
 		}
 	}
-	if !lg.runStep(op, old, fresh) {
-		// The dataflow is being dropped: hold the output where it was (no
-		// consumer may think [f0, f1) complete) and leave the handles to
-		// Drop, which the worker runs right after this step.
-		lg.out = emitter{}
-		lg.broken = true
-		op.SetHold(lg.f0)
-		return
+	lg.run = &stepRun{old: old, fresh: fresh, f1: f1}
+	return true
+}
+
+// stepLimit returns the most updates one schedule emits (0: unbounded).
+func (lg *stepLogic) stepLimit() int {
+	if lg.fuel == nil {
+		return DefaultArrangeStepUpdates
 	}
-	lg.out.flush(op)
-	lg.f0 = f1
-	for _, h := range lg.handles {
-		if f1.IsClosed() {
-			h.Release()
-			continue
-		}
-		// Advancing can only fail on a released handle, which Drop alone does.
-		_ = h.SetLogical(f1)
-		_ = h.SetPhysical(f1)
-	}
+	return lg.fuel()
 }
 
 // runStep runs the step into lg.out and reports whether it completed; false
@@ -169,17 +250,27 @@ func (lg *stepLogic) Drop() {
 }
 
 // JoinStep is the step of an inner equi-join of two arrangements keyed by
-// the join key (values whole rows); output rows are left ++ right.
+// the join key (values whole rows); output rows are left ++ right. Under
+// StatefulFueled it emits its output in slices.
 func JoinStep(old, fresh [][]*batch.Batch, e *emitter) {
-	operators.Join(operators.JoinInput{
-		LeftOld: old[0], LeftFresh: fresh[0], RightOld: old[1], RightFresh: fresh[1],
-	}, e.emit)
+	in := operators.JoinInput{LeftOld: old[0], LeftFresh: fresh[0], RightOld: old[1], RightFresh: fresh[1]}
+	e.more = !operators.JoinBounded(in, e.emit, e.limit, e.resume())
 }
 
 // GroupStep returns the step of a reduction (reduce, distinct, threshold,
-// top-k) with the given group logic over one arrangement.
+// top-k) with the given group logic over one arrangement. Under
+// StatefulFueled it emits its output in slices.
 func GroupStep(logic operators.GroupLogic) StepFunc {
 	return func(old, fresh [][]*batch.Batch, e *emitter) {
-		operators.ReduceGroups(old[0], fresh[0], logic, e.emit, e.emitErr)
+		e.more = !operators.ReduceGroupsBounded(old[0], fresh[0], logic, e.emit, e.emitErr, e.limit, e.resume())
 	}
+}
+
+// resume returns where a bounded step goes on (a fresh start when the
+// operator does not run steps in slices).
+func (e *emitter) resume() *operators.Progress {
+	if e.progress == nil {
+		return &operators.Progress{}
+	}
+	return e.progress
 }

@@ -44,6 +44,7 @@ func WindowSpec(w *plan.Window) (operators.WindowSpec, error) {
 	for _, o := range w.OrderBy {
 		spec.Order = append(spec.Order, operators.OrderColumn{Column: o.Column, Desc: o.Desc, NullsFirst: !o.NullsLast})
 	}
+	desc := len(w.OrderBy) > 0 && w.OrderBy[0].Desc
 	for _, f := range w.Funcs {
 		k, ok := windowKinds[f.Func]
 		if !ok {
@@ -56,8 +57,8 @@ func WindowSpec(w *plan.Window) (operators.WindowSpec, error) {
 		}
 		of := operators.WindowFunc{Kind: k, Arg: f.Arg, Default: f.Default, N: f.N,
 			Frame: operators.WindowFrame{Rows: f.Frame.Rows, Groups: f.Frame.Groups, Exclude: excludeKinds[f.Frame.Exclude],
-				Start: operators.FrameBound{Kind: start, Offset: f.Frame.Start.Offset},
-				End:   operators.FrameBound{Kind: end, Offset: f.Frame.End.Offset}}}
+				Start: frameBound(f.Frame.Start, start, true, desc),
+				End:   frameBound(f.Frame.End, end, false, desc)}}
 		if k == operators.WinAggregate {
 			a, ok := aggFuncs[f.Agg]
 			if !ok {

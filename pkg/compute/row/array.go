@@ -3,6 +3,7 @@ package row
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // The one-dimensional array types, one per element type. An array datum
@@ -22,11 +23,14 @@ const (
 	TypeUUIDArray      Type = 22
 	TypeBytesArray     Type = 23
 	TypeJSONBArray     Type = 24
+	// TypeTimestampTZArray holds timestamptz elements, shown in the
+	// session's time zone (AppendTextIn).
+	TypeTimestampTZArray Type = 25
 )
 
 // arrayTypes are the array types in type order (their tags follow it).
 var arrayTypes = [...]Type{TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-	TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray}
+	TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray}
 
 const arrayEnd = 0x00
 
@@ -54,6 +58,8 @@ func (t Type) ElemType() Type {
 		return TypeBytes
 	case TypeJSONBArray:
 		return TypeJSONB
+	case TypeTimestampTZArray:
+		return TypeTimestampTZ
 	}
 	return TypeInvalid
 }
@@ -139,8 +145,13 @@ func arrayTag(t Type) byte { return tagArrayBase + byte(t-TypeInt64Array) }
 // arrayTypeOfTag returns the array type of tag.
 func arrayTypeOfTag(tag byte) Type { return TypeInt64Array + Type(tag-tagArrayBase) }
 
-// appendArrayText appends array_out's form: {1,NULL,"a b"}.
-func appendArrayText(dst []byte, d Datum) []byte {
+// appendArrayText appends array_out's form: {1,NULL,"a b"}
+// (timestamptz elements in UTC).
+func appendArrayText(dst []byte, d Datum) []byte { return appendArrayTextIn(dst, d, time.UTC) }
+
+// appendArrayTextIn appends array_out's form with timestamptz elements
+// shown in loc.
+func appendArrayTextIn(dst []byte, d Datum, loc *time.Location) []byte {
 	dst = append(dst, '{')
 	for i, e := range d.ArrayElems() {
 		if i > 0 {
@@ -150,7 +161,7 @@ func appendArrayText(dst []byte, d Datum) []byte {
 			dst = append(dst, "NULL"...)
 			continue
 		}
-		s := e.String()
+		s := string(AppendTextIn(nil, e, loc))
 		if !arrayNeedsQuotes(s) {
 			dst = append(dst, s...)
 			continue

@@ -242,8 +242,11 @@ func TimestampFromLocal(local int64, loc *time.Location) int64 {
 
 // AppendTextIn is d.AppendText with timestamptz shown in loc.
 func AppendTextIn(dst []byte, d Datum, loc *time.Location) []byte {
-	if d.Type() == TypeTimestampTZ {
+	switch d.Type() {
+	case TypeTimestampTZ:
 		return AppendTimestampTZ(dst, d.TimestampTZ(), loc)
+	case TypeTimestampTZArray:
+		return appendArrayTextIn(dst, d, loc)
 	}
 	return d.AppendText(dst)
 }

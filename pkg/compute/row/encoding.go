@@ -61,7 +61,7 @@ const (
 	tagUUID        = 0x78
 	tagJSONB       = 0x7A
 	tagArrayBase   = 0x80 // + (array type - TypeInt64Array)
-	tagArrayLast   = 0x89
+	tagArrayLast   = 0x8A
 	tagNull        = 0xF0
 
 	escByte  = 0x00
@@ -106,7 +106,7 @@ func tagOf(d Datum) byte {
 	case TypeJSONB:
 		return tagJSONB
 	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
 		return arrayTag(d.typ)
 	default:
 		return tagNull
@@ -139,7 +139,7 @@ func encodedLen(d Datum) int {
 	case TypeText, TypeBytes:
 		return 1 + len(d.str) + strings.Count(d.str, "\x00") + 2
 	case TypeNumeric, TypeUUID, TypeJSONB, TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
 		return 1 + len(d.str)
 	default:
 		return 1
@@ -231,7 +231,7 @@ func datumLen(b []byte, off int) (n int, escaped bool, err error) {
 		n, err := jsonbLen(b[1:], off+1)
 		return 1 + n, false, err
 	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayBase + 4,
-		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayLast:
+		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayLast:
 		n, err := arrayLen(b[1:], off+1, arrayTypeOfTag(b[0]).ElemType())
 		return 1 + n, false, err
 	case tagUUID:
@@ -299,7 +299,7 @@ func decodeDatum(b []byte, escaped, alias bool) Datum {
 	case tagJSONB:
 		return Datum{typ: TypeJSONB, str: string(b[1:])}
 	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayBase + 4,
-		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayLast:
+		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayLast:
 		return Datum{typ: arrayTypeOfTag(b[0]), str: string(b[1:])}
 	case tagText, tagBytes:
 		typ := TypeText

@@ -121,7 +121,7 @@ func (d Datum) SQLLiteral() string {
 	case TypeJSONB:
 		return "'" + strings.ReplaceAll(d.String(), "'", "''") + "'::jsonb"
 	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
 		return "'" + strings.ReplaceAll(d.String(), "'", "''") + "'::" + d.Type().String()
 	case TypeNumeric:
 		return "'" + d.String() + "'::numeric"

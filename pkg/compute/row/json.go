@@ -82,7 +82,7 @@ func (d Datum) MarshalJSON() ([]byte, error) {
 		s := d.String()
 		j.JSONB = &s
 	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
 		e := base64.StdEncoding.EncodeToString(Pack(d))
 		j.Array = &e
 	case TypeNumeric, TypeUUID:

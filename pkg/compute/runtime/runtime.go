@@ -657,30 +657,19 @@ func (r *Runtime) tryPeek(st *workerState, pp *pendingPeek, budget int) ([]peek.
 	if err != nil {
 		return nil, fmt.Errorf("peek %s at %d on index %s: %w", p.UUID, p.Timestamp, p.Target, err), true
 	}
-	var evalErr error
-	errRead.Scan(func(key, _ []byte, diff int64) bool {
-		if diff > 0 {
-			evalErr = render.DecodeErrorRow(key)
-			return false
-		}
-		return true
-	})
-	if evalErr != nil {
-		return nil, evalErr, true
-	}
-	opts := peek.Options{Keys: p.Keys, MaxResultBytes: pp.maxBytes, TopK: p.TopK}
-	if p.MFP != nil {
-		opts.Transform = render.MFPTransform(p.MFP)
-	}
+	chunkBytes := 0
 	var sink offload.Sink
 	if th := r.stashThreshold.Load(); p.Streamable && p.TopK == nil && th > 0 {
 		// A large result leaves in chunks of about the stash threshold,
 		// with backpressure from the consumer (see PeekStream).
-		opts.ChunkBytes = int(th)
+		chunkBytes = int(th)
 		sink = chunkSink{a: r.peeks, uuid: p.UUID, capacity: peekStreamChunksPerWorker * r.cfg.Workers,
 			emit: func(resp *PeekResponse) { r.resp.push(resp) }}
 	}
-	pp.walk = peek.NewWalk(okRead, opts)
+	pp.walk, err = NewPeekWalk(p, okRead, errRead, pp.maxBytes, chunkBytes)
+	if err != nil {
+		return nil, err, true
+	}
 	// The captured batches are immutable: the rest of the walk may run on
 	// an offload goroutine and still reads as of t, without copies or locks.
 	pol := offload.Policy{Mode: offload.Mode(r.walkMode.Load()), Budget: budget}

@@ -3,7 +3,7 @@
 //
 // One goroutine (the loop started by Run) owns all replica state and
 // serializes every input: commands from the current connection and events
-// from the runtime. It hands commands to the Runtime in order and turns
+// from the runtime. It hands commands to the Backend in order and turns
 // runtime events into protocol responses. The server enforces the
 // protocol's guarantees itself, whatever the runtime does:
 //

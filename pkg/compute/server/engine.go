@@ -23,13 +23,14 @@ import (
 	"github.com/tandemdb/tandem/pkg/sharing"
 )
 
-// Engine adapts a *runtime.Runtime (one runtime of this process) to the
-// server's Runtime interface, and the runtime's responses to Events. It
+// Engine adapts the process's runtimes (a *runtime.Runtime, or the
+// placement multiplexer over two) to the server's Backend interface, and
+// their responses to Events. It
 // applies a peek's finishing to the process's shard of the result, exactly
 // as the controller sends it (the controller re-applies it after merging).
 //
-// Wiring: create the Engine with the server's Deliver, pass Engine.Respond
-// as the runtime's Respond callback, then Attach the runtime.
+// Wiring: NewEngine gets the server's Deliver (NewWithBackend) and builds
+// the runtimes with the engine's Respond as their Respond callback.
 type Engine struct {
 	deliver func(Event)
 	log     logr.Logger
@@ -48,15 +49,22 @@ type introspector interface {
 	EnableIntrospection(ids map[logging.Relation]plan.GlobalID, interval time.Duration, asOf frontier.Frontier) error
 }
 
-// NewEngine returns an engine that delivers events to deliver.
-func NewEngine(deliver func(Event), log logr.Logger) *Engine {
-	return &Engine{deliver: deliver, log: log, finishing: map[string]*plan.Finishing{}}
+// NewEngine returns an engine that delivers events to deliver and drives
+// the runtimes newCommands builds. The runtimes answer through the
+// engine's Respond, so the engine exists first and hands newCommands its
+// Respond; they must not answer before NewEngine returns (they are not
+// started yet).
+func NewEngine(deliver func(Event), log logr.Logger, newCommands func(respond func(runtime.Response)) (runtime.Commands, error)) (*Engine, error) {
+	e := &Engine{deliver: deliver, log: log, finishing: map[string]*plan.Finishing{}}
+	rt, err := newCommands(e.Respond)
+	if err != nil {
+		return nil, err
+	}
+	e.rt = rt
+	return e, nil
 }
 
-// Attach sets the runtime; it must be called before the server runs.
-func (e *Engine) Attach(rt runtime.Commands) { e.rt = rt }
-
-// CreateInstance implements Runtime. The logging configuration is accepted
+// CreateInstance implements Backend. The logging configuration is accepted
 // and recorded; the result size limit is enforced by the server and the
 // runtime both.
 func (e *Engine) CreateInstance(_ context.Context, cfg InstanceConfig) error {
@@ -73,7 +81,7 @@ func (e *Engine) CreateInstance(_ context.Context, cfg InstanceConfig) error {
 	return e.rt.UpdateConfiguration(params)
 }
 
-// CreateDataflow implements Runtime; df must come from PlanCodec.
+// CreateDataflow implements Backend; df must come from PlanCodec.
 func (e *Engine) CreateDataflow(_ context.Context, df *Dataflow) error {
 	d, ok := df.Description.(*plan.DataflowDescription)
 	if !ok {
@@ -82,11 +90,11 @@ func (e *Engine) CreateDataflow(_ context.Context, df *Dataflow) error {
 	return translate(e.rt.CreateDataflow(*d))
 }
 
-// Schedule implements Runtime: the runtime runs dataflows as soon as they
+// Schedule implements Backend: the runtime runs dataflows as soon as they
 // are built, so there is nothing to do.
 func (e *Engine) Schedule(context.Context, string) error { return nil }
 
-// AllowCompaction implements Runtime.
+// AllowCompaction implements Backend.
 func (e *Engine) AllowCompaction(_ context.Context, id string, f frontier.Frontier) error {
 	gid, err := plan.ParseGlobalID(id)
 	if err != nil {
@@ -95,7 +103,7 @@ func (e *Engine) AllowCompaction(_ context.Context, id string, f frontier.Fronti
 	return translate(e.rt.AllowCompaction(gid, f))
 }
 
-// Peek implements Runtime.
+// Peek implements Backend.
 func (e *Engine) Peek(_ context.Context, p *Peek) error {
 	gid, err := plan.ParseGlobalID(p.TargetID)
 	if err != nil {
@@ -137,7 +145,7 @@ func (e *Engine) Peek(_ context.Context, p *Peek) error {
 	return nil
 }
 
-// CancelPeek implements Runtime.
+// CancelPeek implements Backend.
 func (e *Engine) CancelPeek(_ context.Context, uuid string) {
 	e.mu.Lock()
 	delete(e.finishing, uuid)
@@ -145,7 +153,7 @@ func (e *Engine) CancelPeek(_ context.Context, uuid string) {
 	e.rt.CancelPeek(uuid)
 }
 
-// UpdateConfiguration implements Runtime.
+// UpdateConfiguration implements Backend.
 func (e *Engine) UpdateConfiguration(_ context.Context, params map[string]string) error {
 	return e.rt.UpdateConfiguration(params)
 }
@@ -249,7 +257,7 @@ func finish(rows []peek.RowCount, f *plan.Finishing) ([]RowCount, error) {
 	return out, nil
 }
 
-var _ Runtime = (*Engine)(nil)
+var _ Backend = (*Engine)(nil)
 
 // enableLogging builds the introspection dataflows the controller asked for,
 // once per process, under the system GlobalIds it assigned.

@@ -27,15 +27,18 @@ import (
 // index is built, hydrates, answers a point lookup and a scan, and closes
 // when dropped.
 func TestEngineEndToEnd(t *testing.T) {
-	var srv *Server
-	eng := NewEngine(func(ev Event) { srv.Deliver(ev) }, logr.Discard())
-	srv = New(Config{Runtime: eng, Codec: PlanCodec{}, Log: logr.Discard()})
-	rt, err := runtime.New(runtime.Config{Workers: 2, Processes: 1, Role: runtime.Solo,
-		Sources: render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}, Respond: eng.Respond})
+	var rt *runtime.Runtime
+	srv, err := NewWithBackend(Config{Codec: PlanCodec{}, Log: logr.Discard()}, func(deliver func(Event)) (Backend, error) {
+		return NewEngine(deliver, logr.Discard(), func(respond func(runtime.Response)) (runtime.Commands, error) {
+			var err error
+			rt, err = runtime.New(runtime.Config{Workers: 2, Processes: 1, Role: runtime.Solo,
+				Sources: render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}}, Respond: respond})
+			return rt, err
+		})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng.Attach(rt)
 	ctx, cancel := context.WithCancel(context.Background())
 	rt.Start(ctx)
 	lis := bufconn.Listen(1 << 20)

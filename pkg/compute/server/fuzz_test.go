@@ -52,7 +52,7 @@ func FuzzCommand(f *testing.F) {
 			return
 		}
 		ctx := context.Background()
-		s := New(Config{Runtime: quietRuntime{}, Codec: testCodec{}, Log: logr.Discard()})
+		s := New(Config{Backend: quietRuntime{}, Codec: testCodec{}, Log: logr.Discard()})
 		c := &conn{nonce: "n", out: newOutQueue(), ctx: ctx, cancel: func(error) {}}
 		if err := s.connect(ctx, c); err != nil {
 			t.Fatal(err)

@@ -145,7 +145,7 @@ func newHarnessWith(t *testing.T, m Metrics) *harness {
 func newHarnessConfig(t *testing.T, cfg Config) *harness {
 	t.Helper()
 	rt := newFakeRuntime()
-	cfg.Runtime, cfg.Codec, cfg.Log = rt, testCodec{}, logr.Discard()
+	cfg.Backend, cfg.Codec, cfg.Log = rt, testCodec{}, logr.Discard()
 	srv := New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	lis := bufconn.Listen(1 << 20)

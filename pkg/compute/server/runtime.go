@@ -9,10 +9,12 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
-// Runtime is the compute runtime the server drives. The server calls it from
-// one goroutine, in command order. A method must not wait for the server to
-// consume events: events go through Server.Deliver, which never blocks.
-type Runtime interface {
+// Backend is what the server drives with the controller's commands: the
+// process's compute engine (Engine, over one runtime or the placement
+// multiplexer). The server calls it from one goroutine, in command order. A
+// method must not wait for the server to consume events: events go through
+// Server.Deliver, which never blocks.
+type Backend interface {
 	// CreateInstance applies the per-connection instance configuration.
 	CreateInstance(ctx context.Context, cfg InstanceConfig) error
 	// CreateDataflow builds a dataflow decoded by the Codec.
@@ -161,3 +163,18 @@ func (*FrontiersEvent) isEvent() {}
 func (*PeekResult) isEvent()     {}
 func (*SubscribeBatch) isEvent() {}
 func (*HydrationEvent) isEvent() {}
+
+// NewWithBackend returns a server driving the backend newBackend builds
+// (cfg.Backend is ignored). The backend delivers its events to the server,
+// so the server exists first and newBackend gets its Deliver; the backend
+// may deliver as soon as it exists (Deliver queues until Run).
+func NewWithBackend(cfg Config, newBackend func(deliver func(Event)) (Backend, error)) (*Server, error) {
+	cfg.Backend = nil
+	s := New(cfg)
+	b, err := newBackend(s.Deliver)
+	if err != nil {
+		return nil, err
+	}
+	s.rt = b
+	return s, nil
+}

@@ -18,7 +18,7 @@ import (
 
 // Config configures a Server.
 type Config struct {
-	Runtime Runtime
+	Backend Backend
 	Codec   Codec
 	Log     logr.Logger
 	Metrics Metrics // nil records nothing
@@ -37,7 +37,7 @@ type Config struct {
 type Server struct {
 	computepb.UnimplementedComputeServer
 
-	rt      Runtime
+	rt      Backend
 	codec   Codec
 	log     logr.Logger
 	metrics Metrics
@@ -56,10 +56,10 @@ type Server struct {
 // errSuperseded ends a connection replaced by a newer one.
 var errSuperseded = errors.New("superseded by a newer controller connection")
 
-// New returns a server driving cfg.Runtime.
+// New returns a server driving cfg.Backend.
 func New(cfg Config) *Server {
 	s := &Server{
-		rt:       cfg.Runtime,
+		rt:       cfg.Backend,
 		codec:    cfg.Codec,
 		memory:   cfg.Memory,
 		log:      cfg.Log,

@@ -55,6 +55,9 @@ type Spine struct {
 	logical  frontier.Frontier
 	physical frontier.Frontier
 	work     int64 // merge effort spent so far, in fuel units
+	// debt is the fuel each in-progress merge is still owed by inserts
+	// that were bounded (InsertBounded), paid by PayDebt.
+	debt int
 }
 
 // New returns an empty spine whose lower, upper, since and physical frontier
@@ -79,7 +82,14 @@ func (s *Spine) Physical() frontier.Frontier { return s.physical }
 // Insert appends b, which must start at the spine's upper, and spends
 // FuelPerUpdate*(b.Len()+1) units on each in-progress merge. An empty batch
 // with lower == upper is ignored.
-func (s *Spine) Insert(b *batch.Batch) error {
+func (s *Spine) Insert(b *batch.Batch) error { return s.InsertBounded(b, 0) }
+
+// InsertBounded is Insert spending at most limit units on each in-progress
+// merge now (limit <= 0: no limit, as Insert). What the batch owes beyond
+// limit is kept as debt, paid by PayDebt, so that inserting a large batch
+// (a hydration's snapshot after another large one) does not pay a whole
+// merge of old data in one call.
+func (s *Spine) InsertBounded(b *batch.Batch, limit int) error {
 	if b.Lower() != s.upper {
 		return fmt.Errorf("insert batch %v at spine upper %v: %w", b.Description(), s.upper, ErrNotAdjacent)
 	}
@@ -88,9 +98,29 @@ func (s *Spine) Insert(b *batch.Batch) error {
 	}
 	s.entries = append(s.entries, entry{batch: b, n: b.Len()})
 	s.upper = b.Upper()
-	s.spend(FuelPerUpdate * (b.Len() + 1))
+	s.debt += FuelPerUpdate * (b.Len() + 1)
+	s.PayDebt(limit)
 	return nil
 }
+
+// PayDebt spends what inserts still owe, at most limit units (limit <= 0:
+// all of it), on each in-progress merge, and reports whether debt remains.
+// Debt lapses when no merge is in progress (as Insert's fuel does).
+func (s *Spine) PayDebt(limit int) bool {
+	pay := s.debt
+	if limit > 0 {
+		pay = min(pay, limit)
+	}
+	s.debt -= pay
+	s.spend(pay)
+	if !s.pendingWork() {
+		s.debt = 0
+	}
+	return s.debt > 0
+}
+
+// Debt returns the fuel inserts still owe each in-progress merge.
+func (s *Spine) Debt() int { return s.debt }
 
 // SetLogical advances the logical compaction frontier; merges started from
 // now on advance times to it. A closed frontier means nothing will be read

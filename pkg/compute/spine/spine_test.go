@@ -302,3 +302,72 @@ func TestInsertWorkBounded(t *testing.T) {
 		t.Fatalf("%d batches > %d", s.BatchCount(), max)
 	}
 }
+
+// TestInsertBoundedDefersMergeWork: inserting a large batch after another
+// large one starts their merge; a bounded insert does at most its limit of
+// that merge's work and owes the rest (FuelPerUpdate a new update), which
+// PayDebt pays at most limit units a call; the contents are those of an
+// unbounded insert. Limit 0 pays everything owed in the insert.
+func TestInsertBoundedDefersMergeWork(t *testing.T) {
+	const n, limit = 20_000, 1_000
+	big := func(lo frontier.Time) (*batch.Batch, []update) {
+		var upds []update
+		for j := range n {
+			upds = append(upds, update{fmt.Sprintf("%06d", (j*7919)%n), fmt.Sprint(lo), lo, 1})
+		}
+		return mk(t, lo, lo+1, upds...), upds
+	}
+	a, ua := big(0)
+	b, ub := big(1)
+	for _, tc := range []struct {
+		name  string
+		limit int
+	}{{"bounded", limit}, {"unbounded", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(frontier.At(0))
+			if err := s.SetPhysical(frontier.Closed()); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.InsertBounded(a, tc.limit); err != nil {
+				t.Fatal(err)
+			}
+			before := s.WorkDone()
+			if err := s.InsertBounded(b, tc.limit); err != nil {
+				t.Fatal(err)
+			}
+			w := s.WorkDone() - before
+			calls := 0
+			if tc.limit == 0 {
+				if w < FuelPerUpdate*n || s.Debt() != 0 {
+					t.Fatalf("unbounded insert did %d work, debt %d: want all %d owed", w, s.Debt(), FuelPerUpdate*(n+1))
+				}
+			} else {
+				if w > limit+2 {
+					t.Fatalf("bounded insert did %d units of merge work, limit %d", w, limit)
+				}
+				for more := true; more; calls++ {
+					before := s.WorkDone()
+					more = s.PayDebt(limit)
+					if w := s.WorkDone() - before; w > limit+2 {
+						t.Fatalf("PayDebt did %d units, limit %d", w, limit)
+					}
+					if calls > 4*n/limit {
+						t.Fatal("debt never paid")
+					}
+				}
+				if calls < FuelPerUpdate*n/limit-1 {
+					t.Fatalf("debt paid in %d PayDebt calls, want at least %d", calls, FuelPerUpdate*n/limit-1)
+				}
+			}
+			for fuel := 1 << 20; s.Exert(&fuel); fuel = 1 << 20 {
+			}
+			if s.BatchCount() != 1 {
+				t.Fatalf("%d batches after the merge, want 1", s.BatchCount())
+			}
+			upds := append(append([]update(nil), ua...), ub...)
+			if got, want := read(s.Batches(), 1), naive(upds, 1); !maps.Equal(got, want) {
+				t.Fatalf("merged contents differ: %d keys, want %d", len(got), len(want))
+			}
+		})
+	}
+}

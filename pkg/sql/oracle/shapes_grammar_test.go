@@ -92,8 +92,19 @@ func (g *shapeGen) windowFunc(x rel) (string, gcol) {
 		if g.chance(0.4) {
 			// RANGE offsets over one integer column: value-based, so
 			// the order among peers does not matter either.
-			o := g.orderAll([]string{x.ref(ic)})
+			// Over the integer itself, as float8 (numeric offsets) or as
+			// a date (interval offsets).
+			key := x.ref(ic)
 			b := []string{"UNBOUNDED PRECEDING", "2 PRECEDING", "1 PRECEDING", "CURRENT ROW", "0 FOLLOWING", "1 FOLLOWING", "UNBOUNDED FOLLOWING"}
+			switch g.pick(3) {
+			case 1:
+				key = "(" + key + ")::float8"
+				b = []string{"UNBOUNDED PRECEDING", "2.5 PRECEDING", "0.5 PRECEDING", "CURRENT ROW", "0 FOLLOWING", "1.5 FOLLOWING", "UNBOUNDED FOLLOWING"}
+			case 2:
+				key = "DATE '2024-02-27' + (" + key + ")::int"
+				b = []string{"UNBOUNDED PRECEDING", "INTERVAL '2 days' PRECEDING", "INTERVAL '12 hours' PRECEDING", "CURRENT ROW", "INTERVAL '0' FOLLOWING", "INTERVAL '1 day 12:00' FOLLOWING", "UNBOUNDED FOLLOWING"}
+			}
+			o := g.orderAll([]string{key})
 			i := g.pick(len(b) - 1)
 			j := max(i+g.pick(len(b)-i), 1)
 			return fmt.Sprintf("%s OVER (%sORDER BY %s RANGE BETWEEN %s AND %s)", a, part, o, b[i], b[j]), gcol{text: text}

@@ -63,7 +63,8 @@ func ParseOne(sql string) (Statement, error) {
 	}
 }
 
-// convertPGError turns a libpg_query error into a 42601 error; offset is
+// convertPGError turns a libpg_query error into a 42601 error (42P20 for
+// the grammar's window frame errors, as PostgreSQL reports them); offset is
 // the byte offset of the parsed text within the statement.
 func convertPGError(err error, offset int) error {
 	var pe *pgparser.Error
@@ -72,9 +73,25 @@ func convertPGError(err error, offset int) error {
 		if pe.Cursorpos > 0 {
 			pos = pe.Cursorpos + offset
 		}
-		return &sqlerr.Error{Code: sqlerr.SyntaxError, Message: pe.Message, Position: pos}
+		code := sqlerr.SyntaxError
+		if windowingErrors[pe.Message] {
+			code = windowingError
+		}
+		return &sqlerr.Error{Code: code, Message: pe.Message, Position: pos}
 	}
 	return &sqlerr.Error{Code: sqlerr.SyntaxError, Message: err.Error()}
+}
+
+// windowingError is SQLSTATE 42P20, which PostgreSQL's grammar raises for
+// the window frames in windowingErrors rather than 42601.
+const windowingError = "42P20"
+
+var windowingErrors = map[string]bool{
+	"frame start cannot be UNBOUNDED FOLLOWING":                     true,
+	"frame starting from following row cannot end with current row": true,
+	"frame end cannot be UNBOUNDED PRECEDING":                       true,
+	"frame starting from current row cannot have preceding rows":    true,
+	"frame starting from following row cannot have preceding rows":  true,
 }
 
 // onlyComments reports whether text holds no token.

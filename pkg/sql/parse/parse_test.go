@@ -184,6 +184,15 @@ func TestParseErrors(t *testing.T) {
 		{"CREATE INDEX ON t ()", sqlerr.SyntaxError},
 		{"CREATE SOURCE 'x", sqlerr.SyntaxError},
 		{"SELECT 1; SELECT (", sqlerr.SyntaxError},
+		// The grammar's window frame errors are PostgreSQL's 42P20.
+		{"SELECT count(*) OVER (ROWS UNBOUNDED FOLLOWING) FROM t", "42P20"},
+		{"SELECT count(*) OVER (ROWS 1 FOLLOWING) FROM t", "42P20"},
+		{"SELECT count(*) OVER (ROWS BETWEEN UNBOUNDED FOLLOWING AND CURRENT ROW) FROM t", "42P20"},
+		{"SELECT count(*) OVER (ROWS BETWEEN CURRENT ROW AND UNBOUNDED PRECEDING) FROM t", "42P20"},
+		{"SELECT count(*) OVER (ROWS BETWEEN CURRENT ROW AND 1 PRECEDING) FROM t", "42P20"},
+		{"SELECT count(*) OVER (ROWS BETWEEN 1 FOLLOWING AND CURRENT ROW) FROM t", "42P20"},
+		{"SELECT count(*) OVER (ROWS BETWEEN 1 FOLLOWING AND 1 PRECEDING) FROM t", "42P20"},
+		{"SELECT count(*) OVER (ROWS BETWEEN 1 FOLLOWING) FROM t", sqlerr.SyntaxError},
 	}
 	for _, tc := range tests {
 		t.Run(tc.sql, func(t *testing.T) {

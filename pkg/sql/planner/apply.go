@@ -85,6 +85,7 @@ func (p *Planner) apply(sel *pg.SelectStmt, outerRel *rel, outer *scope, sl *pg.
 	p.frame = f
 	sub, err := p.planSubquery(sel, depth)
 	p.frame = nil
+	order := p.keptOrder
 	if err != nil {
 		if isUndefinedName(err) && p.namesOuter(f) {
 			// An outer column named where the frame does not reach: a
@@ -96,7 +97,7 @@ func (p *Planner) apply(sel *pg.SelectStmt, outerRel *rel, outer *scope, sl *pg.
 	}
 	k := len(cols)
 	if withValue {
-		if err := oneColumn(sub.arity()-k, sl); err != nil {
+		if err := oneColumn(sub.arity()-k-len(order), sl); err != nil {
 			return nil, err
 		}
 		settleValueColumn(sub, k)
@@ -107,7 +108,7 @@ func (p *Planner) apply(sel *pg.SelectStmt, outerRel *rel, outer *scope, sl *pg.
 	for i, c := range cols {
 		outerKeys[i] = expr.Column(c)
 	}
-	return &subPlan{sub: sub, nKeys: k, outerKeys: outerKeys, nullSafe: true}, nil
+	return &subPlan{sub: sub, nKeys: k, outerKeys: outerKeys, nullSafe: true, order: order}, nil
 }
 
 // outerColumns returns the positions in outer of the columns that column

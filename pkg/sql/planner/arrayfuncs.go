@@ -261,6 +261,10 @@ func (c *exprCtx) arrayCall(name string, xs []typed) (typed, error) {
 		if !xs[0].t.Type.IsArray() {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function array_to_string(%s) does not exist", argTypeNames(xs))
 		}
+		if xs[0].t.Type == row.TypeTimestampTZArray {
+			return typed{}, sqlerr.Unsupported("array_to_string of timestamptz[] (its elements would be shown in UTC)")
+		}
+		xs[0] = padCharArray(xs[0])
 		return c.textArgsCall(expr.FuncArrayToString, "array_to_string", xs, 1)
 	}
 	return c.textArgsCall(expr.FuncStringToArray, "string_to_array", xs, 0)

@@ -17,17 +17,16 @@ import (
 // Element type modifiers (varchar(3)[], numeric(5,2)[]) are refused: the
 // engine would not apply them to the elements.
 func arrayElemType(tn *pg.TypeName) (row.Type, error) {
-	if len(tn.Typmods) > 0 {
-		return row.TypeInvalid, sqlerr.Unsupported("array types with a type modifier")
-	}
-	elem := &pg.TypeName{Names: tn.Names}
+	elem := &pg.TypeName{Names: tn.Names, Typmods: tn.Typmods}
 	et, err := baseType(elem)
 	if err != nil {
 		return row.TypeInvalid, err
 	}
-	if mod, err := TypeModFromName(elem); err != nil || mod.Kind == ModBpchar {
-		// char[] would need blank padding of every element.
-		return row.TypeInvalid, sqlerr.Unsupported("arrays of type " + typeNameOf(tn))
+	if len(tn.Typmods) > 0 && et != row.TypeText {
+		// varchar(n)[] and char(n)[] are text[] with the element's
+		// modifier (TypeModFromName); numeric(p,s)[] would need the
+		// scale on every element.
+		return row.TypeInvalid, sqlerr.Unsupported("array types with a type modifier other than varchar(n)[] and char(n)[]")
 	}
 	t, ok := row.ArrayOf(et)
 	if !ok {
@@ -114,6 +113,7 @@ func (c *exprCtx) subscript(ind *pg.A_Indirection) (typed, error) {
 		return typed{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "array subscript must have type integer")
 	}
 	y, err := c.check(expr.Call(expr.FuncArrayElem, a.e, i.e))
+	y.mod = charMod(a.mod) // an element of varchar(n)[] is varchar(n)
 	return withWidth(y, err, a.w)
 }
 
@@ -194,6 +194,8 @@ func arrayPGType(t row.Type, w IntWidth) uint32 {
 		return 1001
 	case row.TypeJSONBArray:
 		return 3807
+	case row.TypeTimestampTZArray:
+		return 1185
 	}
 	return 0
 }
@@ -322,8 +324,9 @@ func subqueryArrayType(t row.Type) (row.Type, error) {
 // arraySubLink lowers ARRAY(subquery) over r: the array of the
 // subquery's values for each row of r (for a correlated subquery, those
 // of the row's keys), '{}' when there are none. It is concat_agg of
-// one-element arrays per key, in value order (the subquery has no ORDER
-// BY: subLinkKind refuses one), attached as a correlated aggregate.
+// one-element arrays per key, in the subquery's ORDER BY (then value
+// order; without ORDER BY, value order), attached as a correlated
+// aggregate.
 func (c *exprCtx) arraySubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, error) {
 	sp, err := c.p.planSubLinkQuery(sl, r, outer, true, c.depth)
 	if err != nil {
@@ -344,8 +347,11 @@ func (c *exprCtx) arraySubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, err
 		return typed{e: arrayOf(at.ElemType(), v.e), t: row.ColumnType{Type: at}, w: v.w}, nil
 	}
 	nk := sp.nKeys
-	g := plan.NewReduce(sp.sub.plan(), columns(nk),
-		plan.Aggregate{Func: plan.AggConcat, Expr: arrayOf(at.ElemType(), expr.Column(nk))})
+	agg := plan.Aggregate{Func: plan.AggConcat, Expr: arrayOf(at.ElemType(), expr.Column(nk))}
+	for _, o := range sp.order {
+		agg.OrderBy = append(agg.OrderBy, plan.AggOrder{Expr: expr.Column(o.Column), Desc: o.Desc, NullsLast: o.NullsLast})
+	}
+	g := plan.NewReduce(sp.sub.plan(), columns(nk), agg)
 	empty, err := row.Array(at, nil)
 	if err != nil {
 		return typed{}, sqlerr.Errorf(sqlerr.InternalError, "ARRAY(subquery): %v", err)

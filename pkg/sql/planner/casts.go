@@ -38,6 +38,17 @@ func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
 	return c.check2(convert(x, mod, true))
 }
 
+// timestamptzArrayCast refuses the casts of timestamptz[] values other
+// than reading a literal: their elements would be read or shown in UTC,
+// not in the session's time zone.
+func timestamptzArrayCast(x typed, to row.Type) error {
+	from := x.t.Type
+	if x.untyped() || from == to || from == row.TypeNull || (from != row.TypeTimestampTZArray && to != row.TypeTimestampTZArray) {
+		return nil
+	}
+	return sqlerr.Unsupported("casts between " + PGTypeName(from) + " and " + PGTypeName(to))
+}
+
 // check2 type-checks x's expression, keeping its width and modifier.
 func (c *exprCtx) check2(x typed) (typed, error) {
 	y, err := c.check(x.e)
@@ -55,6 +66,12 @@ func (c *exprCtx) castTyped(tc *pg.TypeCast, to row.Type) (typed, error) {
 	}
 	x, err := c.lowerTyped(tc.Arg)
 	if err != nil {
+		return typed{}, err
+	}
+	if to == row.TypeText {
+		x = padCharArray(x)
+	}
+	if err := timestamptzArrayCast(x, to); err != nil {
 		return typed{}, err
 	}
 	if to.IsArray() {

@@ -35,10 +35,14 @@ type Relation struct {
 	// Indexes are the indexes on this relation that reads may use.
 	Indexes []Index
 	// IntWidths, for a table, are its columns' declared integer widths
-	// (TableIntWidths of its CREATE TABLE); nil reads as all bigint.
+	// (TableIntWidths of its CREATE TABLE); nil reads as all bigint. For
+	// a view, they are the widths its query gives its columns
+	// (Query.ColumnTypes), which a read of the view's index uses; nil
+	// there means the planner derives them by planning the query.
 	IntWidths []IntWidth
 	// TypeMods, for a table, are its columns' type modifiers
-	// (TableTypeMods of its CREATE TABLE); nil reads as none.
+	// (TableTypeMods of its CREATE TABLE); nil reads as none. For a view,
+	// as IntWidths.
 	TypeMods []TypeMod
 }
 

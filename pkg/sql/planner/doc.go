@@ -111,8 +111,10 @@
 // (Query.ColumnTypes) choose RowDescription's OID and typmod and format
 // numerics with their scale and char(n) with its padding. A view read
 // from its index gets the widths and modifiers its query gives its
-// columns (indexedViewScope plans the query apart for them), so that it
-// is described as the same view read without an index. A date/time
+// columns (Relation.IntWidths and TypeMods, which the SQL layer derives
+// once per definition; indexedViewScope plans the query apart only when
+// the catalog does not give them), so that it is described as the same
+// view read without an index. A date/time
 // precision (timestamp(3)) is not a TypeMod: a cast with one rounds the
 // value (time_precision).
 //

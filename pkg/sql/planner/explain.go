@@ -116,6 +116,9 @@ func windowFuncs(fs []plan.WindowFunc) string {
 			mode = "groups"
 		}
 		bound := func(b plan.FrameBound) string {
+			if b.RangeTarget != nil {
+				return fmt.Sprintf("%s to %s", b.Kind, b.RangeTarget)
+			}
 			if b.Kind == plan.Preceding || b.Kind == plan.Following {
 				return fmt.Sprintf("%s %d", b.Kind, b.Offset)
 			}

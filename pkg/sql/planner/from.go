@@ -124,6 +124,7 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 		if item.ViewCatalog != nil {
 			p.Catalog = item.ViewCatalog
 		}
+		p.viewPlanned(item)
 		r, err = p.planSubquery(item.View, depth+1)
 		p.ctes, p.Catalog = ctes, cat
 		if err != nil {
@@ -157,16 +158,22 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 // columns with the integer widths and type modifiers its query gives them
 // (an int4 column stays int4, char(n) stays char(n) and is padded,
 // numeric(p,s) keeps its scale), as when the view is read without an
-// index. The catalog keeps only row types, so the query is planned apart,
-// by a planner of its own: the relations it reads are not the read's
-// (which reads only the index and may take the fast path). Should that
-// fail, the columns are described by their row types alone.
+// index. The catalog gives them in item.IntWidths and item.TypeMods,
+// derived once per definition, so that a read of the index (a point read
+// on the fast path) does not plan the view's query. A catalog that does
+// not give them has the query planned apart, by a planner of its own (the
+// relations it reads are not the read's); should that fail, the columns
+// are described by their row types alone.
 func (p *Planner) indexedViewScope(item Relation, depth int) *scope {
+	if len(item.IntWidths) == item.Desc.Arity() && len(item.TypeMods) == item.Desc.Arity() {
+		return withTypeMods(descScope(item.Desc, item.IntWidths), item.TypeMods)
+	}
 	s := descScope(item.Desc, nil)
-	sub := &Planner{Catalog: p.Catalog, Session: p.Session, Cluster: p.Cluster, Maintained: true, RecursionLimit: p.RecursionLimit}
+	sub := &Planner{Catalog: p.Catalog, Session: p.Session, Cluster: p.Cluster, Maintained: true, RecursionLimit: p.RecursionLimit, OnViewPlan: p.OnViewPlan}
 	if item.ViewCatalog != nil {
 		sub.Catalog = item.ViewCatalog
 	}
+	p.viewPlanned(item)
 	r, err := sub.planSubquery(item.View, depth+1)
 	if err != nil || r.arity() != len(s.cols) {
 		return s
@@ -177,6 +184,13 @@ func (p *Planner) indexedViewScope(item Relation, depth int) *scope {
 		}
 	}
 	return s
+}
+
+// viewPlanned reports to OnViewPlan that view's definition is planned.
+func (p *Planner) viewPlanned(view Relation) {
+	if p.OnViewPlan != nil {
+		p.OnViewPlan(view.Name)
+	}
 }
 
 // indexed reports whether r has an index reads on the planner's cluster may

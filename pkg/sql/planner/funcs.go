@@ -162,8 +162,10 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 		return c.sessionText(len(fc.Args), c.p.Session.Database)
 	case "current_schema":
 		return c.sessionText(len(fc.Args), "public")
-	case "current_user", "session_user":
+	case "current_user":
 		return c.sessionText(len(fc.Args), c.p.Session.User)
+	case "session_user":
+		return c.sessionText(len(fc.Args), c.p.Session.sessionUser())
 	case "pg_get_userbyid":
 		// The SQL layer names the oids of roles and of item owners; any
 		// other oid reads as the session's user.
@@ -323,9 +325,10 @@ func (c *exprCtx) sessionText(nargs int, v string) (typed, error) {
 
 func (c *exprCtx) sqlValueFunction(f *pg.SQLValueFunction) (typed, error) {
 	switch f.Op {
-	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_USER,
-		pg.SQLValueFunctionOp_SVFOP_SESSION_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
 		return c.sessionText(0, c.p.Session.User)
+	case pg.SQLValueFunctionOp_SVFOP_SESSION_USER:
+		return c.sessionText(0, c.p.Session.sessionUser())
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
 		return c.sessionText(0, c.p.Session.Database)
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:

@@ -74,7 +74,7 @@ func (c *exprCtx) unifyOperands(a, b typed) (typed, typed, error) {
 	// An untyped literal compared with char(n) is char too: its trailing
 	// spaces do not count (char values are stored without them).
 	for i, u := range []typed{a, b} {
-		if o := xs[1-i]; u.untyped() && o.mod.Kind == ModBpchar && xs[i].t.Type == row.TypeText {
+		if o := xs[1-i]; u.untyped() && o.mod.Kind == ModBpchar && (xs[i].t.Type == row.TypeText || xs[i].t.Type == row.TypeTextArray) {
 			xs[i] = convert(xs[i], TypeMod{Kind: ModBpchar}, true)
 		}
 	}

@@ -9,7 +9,10 @@ import (
 
 // SessionInfo is what expressions such as current_user() read.
 type SessionInfo struct {
-	User          string
+	User string
+	// SessionUser is the role that logged in (session_user), which SET
+	// ROLE does not change; empty reads as User.
+	SessionUser   string
 	Database      string
 	ServerVersion string
 	// TimeZone is the session's TimeZone setting (empty: UTC): the zone
@@ -22,6 +25,14 @@ type SessionInfo struct {
 	// RoleNames names role oids for pg_get_userbyid; an oid it does not
 	// name reads as User.
 	RoleNames map[int64]string
+}
+
+// sessionUser is session_user's value.
+func (s SessionInfo) sessionUser() string {
+	if s.SessionUser == "" {
+		return s.User
+	}
+	return s.SessionUser
 }
 
 // Planner plans one statement. It is not safe for concurrent use; make
@@ -50,6 +61,10 @@ type Planner struct {
 	// RecursionLimit is how many rounds a WITH RECURSIVE query may
 	// iterate before failing with 54000 (0: DefaultRecursionLimit).
 	RecursionLimit int64
+	// OnViewPlan, when set, is called with a view's name each time the
+	// planner plans the view's definition (inlining it, or learning its
+	// column types): tests count it.
+	OnViewPlan func(view string)
 
 	// valuesHint types the columns of a VALUES list an INSERT inserts, so
 	// that untyped literals take the target columns' types.
@@ -77,6 +92,11 @@ type Planner struct {
 	// (table, column): apply.go tells a name of an outer query from a
 	// misspelt one by it.
 	unresolved [2]string
+	// keepOrder asks the next planSubquery to keep its ORDER BY columns
+	// after its output columns, and keptOrder is their order (nil: the
+	// query had no ORDER BY): ARRAY(subquery) builds its array in it.
+	keepOrder bool
+	keptOrder []plan.ColumnOrder
 	// locals counts the local ids given to WITH RECURSIVE bindings.
 	locals uint64
 }

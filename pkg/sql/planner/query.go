@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -159,12 +160,26 @@ func (p *Planner) planSubquery(sel *pg.SelectStmt, depth int) (*rel, error) {
 	if p.frame != nil {
 		perKey = identityInts(p.frame.arity())
 	}
+	keepOrder := p.keepOrder // this level's only, not its subqueries'
+	p.keepOrder = false
 	r, fin, err := p.planSelect(sel, depth)
 	if err != nil {
 		return nil, err
 	}
 	if fin.Limit != nil || fin.Offset != 0 {
 		r = newRel(plan.NewTopK(r.plan(), perKey, fin.Order, fin.Limit, fin.Offset), r.scope)
+	}
+	proj := fin.Project
+	p.keptOrder = nil
+	if keepOrder && len(fin.Order) > 0 {
+		// The ORDER BY columns stay, after the output's, for the caller
+		// to order by (ARRAY(subquery)).
+		proj = slices.Clone(fin.Project)
+		for _, o := range fin.Order {
+			p.keptOrder = append(p.keptOrder, plan.ColumnOrder{Column: len(proj), Desc: o.Desc, NullsLast: o.NullsLast})
+			proj = append(proj, o.Column)
+		}
+		fin.Project = proj
 	}
 	if len(fin.Project) != r.arity() || !fin.IsTrivial(len(fin.Project)) {
 		es := make([]expr.Expr, len(fin.Project))

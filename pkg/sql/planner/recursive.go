@@ -350,6 +350,9 @@ func explainRecursive(r *plan.Recursive) string {
 	if r.Distinct {
 		union = "UNION"
 	}
-	return fmt.Sprintf("Recursive %s %q %s max_iterations=%d (fixed point re-derived on one worker when an input changes)",
-		r.ID, r.Name, union, r.MaxIterations)
+	mode := "full: fixed point re-derived from scratch on one worker when an input changes"
+	if r.Incremental() {
+		mode = "incremental: fixed point maintained on one worker, inserts continued semi-naively, deletes by delete-and-rederive"
+	}
+	return fmt.Sprintf("Recursive %s %q %s max_iterations=%d (%s)", r.ID, r.Name, union, r.MaxIterations, mode)
 }

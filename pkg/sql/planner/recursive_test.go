@@ -107,3 +107,31 @@ func TestRecursiveErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainRecursiveMode checks that EXPLAIN names how a recursive node
+// is maintained: incrementally for a UNION recursion whose recursive term
+// is a join, filter or projection of the CTE, from scratch otherwise.
+func TestExplainRecursiveMode(t *testing.T) {
+	tests := []struct{ sql, mode string }{
+		{"WITH RECURSIVE r(n) AS (SELECT k FROM kv UNION SELECT n + 1 FROM r WHERE n < 10) SELECT * FROM r", "incremental"},
+		{"WITH RECURSIVE r(a, b) AS (SELECT k, k FROM kv UNION SELECT r.a, kv.k FROM r JOIN kv ON kv.k = r.b + 1) SELECT * FROM r", "incremental"},
+		{"WITH RECURSIVE r(n) AS (SELECT k FROM kv UNION SELECT kv.k FROM kv JOIN r ON kv.k = r.n + 1 WHERE kv.v IS NOT NULL) SELECT * FROM r", "incremental"},
+		// UNION ALL counts derivations.
+		{"WITH RECURSIVE r(a, b) AS (SELECT k, k FROM kv UNION ALL SELECT r.a, kv.k FROM r JOIN kv ON kv.k = r.b + 1) SELECT * FROM r", "full"},
+		// A semijoin with a table: a join with the table's distinct keys.
+		{"WITH RECURSIVE r(n) AS (SELECT k FROM kv UNION SELECT n + 1 FROM r WHERE EXISTS (SELECT 1 FROM kv WHERE kv.k = r.n)) SELECT * FROM r", "incremental"},
+		// Negation over the working table.
+		{"WITH RECURSIVE r(n) AS (SELECT k FROM kv UNION SELECT n + 1 FROM r WHERE n NOT IN (SELECT k FROM kv)) SELECT * FROM r", "full"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.sql, func(t *testing.T) {
+			q, err := planSQL(t, &Planner{Catalog: testCatalog()}, tc.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ex := Explain(q); !strings.Contains(ex, "("+tc.mode+": ") {
+				t.Errorf("EXPLAIN does not say %s:\n%s", tc.mode, ex)
+			}
+		})
+	}
+}

@@ -80,13 +80,16 @@ func (c *exprCtx) settle(x typed, t row.Type) (typed, error) {
 		if t == row.TypeNull || t == row.TypeInvalid {
 			t = row.TypeText
 		}
-		if t == row.TypeTimestampTZ {
+		if t == row.TypeTimestampTZ || t == row.TypeTimestampTZArray {
 			// A literal without a zone is local time in the session's.
 			loc, err := c.p.location()
 			if err != nil {
 				return typed{}, err
 			}
 			d, err := expr.ParseTemporal(*x.lit, t, loc)
+			if t == row.TypeTimestampTZArray {
+				d, err = expr.ParseArrayIn(*x.lit, t, loc)
+			}
 			if err != nil {
 				return typed{}, err
 			}

@@ -68,6 +68,9 @@ type subPlan struct {
 	// nullSafe keys (general decorrelation, apply.go) match NULL outer
 	// values: each is a key of its own there.
 	nullSafe bool
+	// order is the subquery's ORDER BY over sub's columns, which follow
+	// the value column (ARRAY(subquery) only; nil: no ORDER BY).
+	order []plan.ColumnOrder
 }
 
 // safeKeys is how many leading keys match NULLs.
@@ -116,29 +119,36 @@ func (p *Planner) planSubLinkQuery(sl *pg.SubLink, outerRel *rel, outer *scope, 
 		p.outers = append(p.outers, outer)
 		defer func() { p.outers = p.outers[:len(p.outers)-1] }()
 	}
+	// ARRAY(subquery ORDER BY ...) keeps its order columns (keepOrder);
+	// the equality form of decorrelation drops ORDER BY, so it is left to
+	// the general form.
+	ordered := sl.SubLinkType == pg.SubLinkType_ARRAY_SUBLINK && len(sel.SortClause) > 0
+	p.keepOrder = ordered
 	sub, err := p.planSubquery(sel, depth+1)
 	if err != nil {
 		if outer == nil || !isUndefinedName(err) && !isCorrelationRefusal(err) {
 			return nil, err
 		}
-		if isUndefinedName(err) {
+		if isUndefinedName(err) && !ordered {
 			// The equality form first: it joins on the keys directly.
 			sp, derr := p.decorrelate(sel, outer, withValue, err, depth+1)
 			if derr == nil || !isCorrelationRefusal(derr) {
 				return sp, derr
 			}
 		}
+		p.keepOrder = ordered
 		return p.apply(sel, outerRel, outer, sl, withValue, err, depth+1)
 	}
+	order := p.keptOrder
 	if !withValue {
 		sub.project(nil, &scope{})
 		return &subPlan{sub: sub}, nil
 	}
-	if err := oneColumn(sub.arity(), sl); err != nil {
+	if err := oneColumn(sub.arity()-len(order), sl); err != nil {
 		return nil, err
 	}
 	settleValueColumn(sub, 0)
-	return &subPlan{sub: sub}, nil
+	return &subPlan{sub: sub, order: order}, nil
 }
 
 func oneColumn(n int, sl *pg.SubLink) error {
@@ -375,9 +385,6 @@ func subLinkKind(sl *pg.SubLink) (kind string, err error) {
 		}
 		return "", sqlerr.Unsupported(op + " ALL (subquery)")
 	case pg.SubLinkType_ARRAY_SUBLINK:
-		if sel := sl.Subselect.GetSelectStmt(); sel != nil && len(sel.SortClause) > 0 {
-			return "", sqlerr.Unsupported("ORDER BY in ARRAY(subquery)")
-		}
 		return "array", nil
 	}
 	return "", sqlerr.Unsupported("this kind of subquery expression")

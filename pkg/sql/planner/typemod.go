@@ -49,16 +49,26 @@ const (
 
 // Type OIDs the modifiers describe values with.
 const (
-	oidBpchar  = 1042
-	oidVarchar = 1043
-	oidNumeric = 1700
+	oidBpchar       = 1042
+	oidVarchar      = 1043
+	oidNumeric      = 1700
+	oidBpcharArray  = 1014
+	oidVarcharArray = 1015
 )
 
 // TypeModFromName returns the modifier a SQL type name declares, checking
 // it as Postgres does (22023 for a bad length, precision or scale).
+//
+// An array of varchar or char (varchar(n)[], char(n)[]) has its element's
+// modifier, which gives the array its OID (1015, 1014) and applies the
+// length rule to every element; arrays of other types have none.
 func TypeModFromName(tn *pg.TypeName) (TypeMod, error) {
-	if tn == nil || len(tn.Names) == 0 || len(tn.ArrayBounds) > 0 {
+	if tn == nil || len(tn.Names) == 0 {
 		return TypeMod{}, nil
+	}
+	if len(tn.ArrayBounds) > 0 {
+		m, err := TypeModFromName(&pg.TypeName{Names: tn.Names, Typmods: tn.Typmods})
+		return charMod(m), err
 	}
 	var parts []string
 	for _, n := range tn.Names {
@@ -160,6 +170,14 @@ func TableTypeMods(createTable string) []TypeMod {
 	return out
 }
 
+// charMod is m when it is a varchar or char modifier, else none.
+func charMod(m TypeMod) TypeMod {
+	if m.Kind == ModVarchar || m.Kind == ModBpchar {
+		return m
+	}
+	return TypeMod{}
+}
+
 // PGType returns the type OID and typmod (-1: none) a value of row type
 // t, integer width w and modifier m is described with on the wire and in
 // the catalog.
@@ -169,6 +187,12 @@ func PGType(t row.Type, w IntWidth, m TypeMod) (oid uint32, typmod int32) {
 		oid = oidVarchar
 		if m.Kind == ModBpchar {
 			oid = oidBpchar
+		}
+		if t == row.TypeTextArray {
+			oid = oidVarcharArray
+			if m.Kind == ModBpchar {
+				oid = oidBpcharArray
+			}
 		}
 		if m.N > 0 {
 			return oid, m.N + 4
@@ -226,19 +250,59 @@ func (m TypeMod) AppendText(dst []byte, d row.Datum, loc *time.Location) []byte 
 	case m.Kind == ModNumeric && d.Type() == row.TypeNumeric:
 		return row.AppendNumeric(dst, d, int(m.Scale))
 	case m.Kind == ModBpchar && m.N > 0 && d.Type() == row.TypeText:
-		dst = append(dst, d.Text()...)
-		for n := utf8.RuneCountInString(d.Text()); n < int(m.N); n++ {
-			dst = append(dst, ' ')
+		return padBpchar(dst, d.Text(), m.N)
+	case m.Kind == ModBpchar && m.N > 0 && d.Type() == row.TypeTextArray:
+		if padded, err := m.PadArray(d); err == nil {
+			d = padded
 		}
-		return dst
 	}
 	return row.AppendTextIn(dst, d, loc)
+}
+
+// padBpchar appends s padded with spaces to n characters.
+func padBpchar(dst []byte, s string, n int32) []byte {
+	dst = append(dst, s...)
+	for k := utf8.RuneCountInString(s); k < int(n); k++ {
+		dst = append(dst, ' ')
+	}
+	return dst
+}
+
+// PadArray returns a text[] value of a char(n)[] column with its elements
+// padded to n characters, as PostgreSQL stores and shows them (Tandem
+// stores char values without their trailing spaces); other values are
+// returned as they are.
+func (m TypeMod) PadArray(d row.Datum) (row.Datum, error) {
+	if m.Kind != ModBpchar || m.N == 0 || d.Type() != row.TypeTextArray {
+		return d, nil
+	}
+	elems := d.ArrayElems()
+	out := make([]row.Datum, len(elems))
+	for i, e := range elems {
+		out[i] = e
+		if !e.IsNull() {
+			out[i] = row.Text(string(padBpchar(nil, e.Text(), m.N)))
+		}
+	}
+	return row.Array(row.TypeTextArray, out)
+}
+
+// padCharArray is x with its elements padded when x is a char(n)[]
+// value (bpchar_pad), for where PostgreSQL exposes an array's elements
+// as text: a cast to text, array_to_string.
+func padCharArray(x typed) typed {
+	if x.t.Type == row.TypeTextArray && x.mod.Kind == ModBpchar && x.mod.N > 0 {
+		x.e = expr.Call(expr.FuncBpcharPad, x.e, expr.Literal(row.Int64(int64(x.mod.N))))
+		x.mod = TypeMod{}
+	}
+	return x
 }
 
 // convert applies modifier m to x: an explicit cast truncates to the
 // length (char(n) and varchar(n)) or rounds to the scale (numeric(p,s));
 // an assignment fails with 22001 when the value is too long unless the
-// excess is spaces. x already has m's row type.
+// excess is spaces. x already has m's row type; a text[] has the rule
+// applied to each element.
 func convert(x typed, m TypeMod, explicit bool) typed {
 	switch m.Kind {
 	case ModVarchar, ModBpchar:
@@ -369,6 +433,9 @@ func literalScale(s string) int32 {
 // t, integer width w and modifier m ("integer", "character varying(30)",
 // "numeric(10,2)"), as format_type prints it.
 func SQLTypeName(t row.Type, w IntWidth, m TypeMod) string {
+	if t == row.TypeTextArray && charMod(m).Kind != ModNone {
+		return SQLTypeName(row.TypeText, 0, m) + "[]" // varchar(3)[], character(2)[]
+	}
 	switch m.Kind {
 	case ModVarchar, ModBpchar:
 		name := "character varying"
@@ -387,8 +454,11 @@ func SQLTypeName(t row.Type, w IntWidth, m TypeMod) string {
 			return fmt.Sprintf("numeric(%d,%d)", m.N, m.Scale)
 		}
 	}
-	if t == row.TypeInt64 {
+	switch t {
+	case row.TypeInt64:
 		return intWidthName(w)
+	case row.TypeInt64Array:
+		return intWidthName(w) + "[]"
 	}
 	return PGTypeName(t)
 }

@@ -41,6 +41,11 @@ func TestTypeMods(t *testing.T) {
 		{"uuid", row.TypeUUID, 2950, -1, "uuid"},
 		{"text", row.TypeText, 25, -1, "text"},
 		{"int", row.TypeInt64, 23, -1, "integer"},
+		{"varchar[]", row.TypeTextArray, 1015, -1, "character varying[]"},
+		{"varchar(3)[]", row.TypeTextArray, 1015, 7, "character varying(3)[]"},
+		{"char(2)[]", row.TypeTextArray, 1014, 6, "character(2)[]"},
+		{"text[]", row.TypeTextArray, 1009, -1, "text[]"},
+		{"int4[]", row.TypeInt64Array, 1007, -1, "integer[]"},
 	}
 	for _, tc := range tests {
 		tn := castTypeName(t, tc.typ)

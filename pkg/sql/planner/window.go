@@ -168,8 +168,8 @@ func (c *exprCtx) windowFrame(over *pg.WindowDef, order []winOrder) (plan.Window
 	switch {
 	case rangeOffset && len(order) != 1:
 		return plan.WindowFrame{}, sqlerr.New("42P20", "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column")
-	case rangeOffset && order[0].x.t.Type != row.TypeInt64:
-		return plan.WindowFrame{}, sqlerr.Unsupported("RANGE frames with an offset over an ORDER BY column of type " + order[0].x.t.Type.String())
+	case rangeOffset && order[0].x.t.Type != row.TypeInt64 && !typedRange(order[0].x.t.Type):
+		return plan.WindowFrame{}, sqlerr.Unsupported("RANGE with offset PRECEDING/FOLLOWING for column type " + PGTypeName(order[0].x.t.Type))
 	case o&frameGroups != 0 && len(over.OrderClause) == 0:
 		return plan.WindowFrame{}, sqlerr.New("42P20", "GROUPS mode requires an ORDER BY clause")
 	case o&frameStartCurrent != 0 && o&frameEndOffsetPre != 0:
@@ -199,6 +199,17 @@ func (c *exprCtx) windowFrame(over *pg.WindowDef, order []winOrder) (plan.Window
 		}
 		return v, nil
 	}
+	typed := rangeOffset && order[0].x.t.Type != row.TypeInt64
+	bound := func(b *plan.FrameBound, n *pg.Node, what string) error {
+		if typed {
+			t, err := c.rangeTarget(n, what, b.Kind, order[0])
+			b.RangeTarget = t
+			return err
+		}
+		v, err := offset(n, what)
+		b.Offset = v
+		return err
+	}
 	var err error
 	switch {
 	case o&frameStartUnboundedPre != 0:
@@ -207,10 +218,10 @@ func (c *exprCtx) windowFrame(over *pg.WindowDef, order []winOrder) (plan.Window
 		fr.Start.Kind = plan.CurrentRow
 	case o&frameStartOffsetPre != 0:
 		fr.Start.Kind = plan.Preceding
-		fr.Start.Offset, err = offset(over.StartOffset, "frame starting offset")
+		err = bound(&fr.Start, over.StartOffset, "frame starting offset")
 	case o&frameStartOffsetFol != 0:
 		fr.Start.Kind = plan.Following
-		fr.Start.Offset, err = offset(over.StartOffset, "frame starting offset")
+		err = bound(&fr.Start, over.StartOffset, "frame starting offset")
 	default:
 		return plan.WindowFrame{}, sqlerr.Unsupported("this window frame start")
 	}
@@ -224,10 +235,10 @@ func (c *exprCtx) windowFrame(over *pg.WindowDef, order []winOrder) (plan.Window
 		fr.End.Kind = plan.CurrentRow
 	case o&frameEndOffsetPre != 0:
 		fr.End.Kind = plan.Preceding
-		fr.End.Offset, err = offset(over.EndOffset, "frame ending offset")
+		err = bound(&fr.End, over.EndOffset, "frame ending offset")
 	case o&frameEndOffsetFol != 0:
 		fr.End.Kind = plan.Following
-		fr.End.Offset, err = offset(over.EndOffset, "frame ending offset")
+		err = bound(&fr.End, over.EndOffset, "frame ending offset")
 	default:
 		return plan.WindowFrame{}, sqlerr.Unsupported("this window frame end")
 	}

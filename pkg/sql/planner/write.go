@@ -116,7 +116,11 @@ func assignExpr(x typed, t row.Type, w IntWidth, m TypeMod, col string) (expr.Ex
 		return expr.Call(intFunc(w), x.e), nil
 	}
 	if t.IsArray() {
-		return assignArray(x, t, w, col)
+		e, err := assignArray(x, t, w, col)
+		if err != nil || charMod(m).Kind == ModNone {
+			return e, err
+		}
+		return convert(typed{e: e, t: row.ColumnType{Type: t}, mod: x.mod}, m, false).e, nil
 	}
 	if x.t.Type == t {
 		return convert(x, m, false).e, nil

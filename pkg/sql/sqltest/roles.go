@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/sql"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
@@ -54,6 +55,11 @@ func (f *Fake) DropRole(_ context.Context, name string) error {
 		return sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", name)
 	}
 	delete(f.roles, name)
+	for k := range f.grants {
+		if k[0] == "role:"+name || strings.HasPrefix(k[0], "role:") && k[1] == name {
+			delete(f.grants, k)
+		}
+	}
 	return nil
 }
 
@@ -95,4 +101,21 @@ func (f *Fake) dropGrantsLocked(object string) {
 			delete(f.grants, k)
 		}
 	}
+}
+
+// SetOwner implements sql.Backend.
+func (f *Fake) SetOwner(_ context.Context, ids []plan.GlobalID, owner string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.roles[owner]; !ok {
+		return sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", owner)
+	}
+	for _, id := range ids {
+		i := slices.IndexFunc(f.items, func(it sql.Item) bool { return it.ID == id })
+		if i < 0 {
+			return sqlerr.Errorf(sqlerr.UndefinedTable, "relation %s does not exist", id)
+		}
+		f.items[i].Owner = owner
+	}
+	return nil
 }

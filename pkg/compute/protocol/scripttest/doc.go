@@ -50,5 +50,8 @@
 // Each expectation must hold within the runner's timeout, except that a
 // peek answered in several responses (stashed chunks) must only deliver
 // each response within it: the stream must make progress, at whatever
-// speed a loaded machine allows.
+// speed a loaded machine allows. With Options.CPU the timeout counts only
+// while the replica idles: a wait fails once the replica used less than
+// 1/MinCPUShare of the timeout in CPU over the last timeout (a stall),
+// not while it works slowly.
 package scripttest

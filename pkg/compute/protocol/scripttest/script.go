@@ -43,6 +43,10 @@ type Options struct {
 	Vars map[string]int64
 	// Timeout bounds each expectation; zero means 20s.
 	Timeout time.Duration
+	// CPU, if set, returns the CPU time the replica's processes have used:
+	// an expectation then fails only once the replica stalls (see
+	// waitContext), not while it works slowly.
+	CPU func() time.Duration
 }
 
 // Run runs the script file at path against r and fails t on the first
@@ -67,7 +71,7 @@ func RunScript(ctx context.Context, r Replica, dir, text string, opts Options) e
 	if opts.Timeout == 0 {
 		opts.Timeout = 20 * time.Second
 	}
-	rn := &runner{ctx: ctx, r: r, dir: dir, vars: vars, timeout: opts.Timeout,
+	rn := &runner{ctx: ctx, r: r, dir: dir, vars: vars, timeout: opts.Timeout, cpu: opts.CPU,
 		conns: map[string][]*stream{}, uuids: map[string]string{}}
 	defer rn.closeAll()
 	sc := bufio.NewScanner(strings.NewReader(text))
@@ -97,6 +101,7 @@ type runner struct {
 	dir     string
 	vars    map[string]int64
 	timeout time.Duration
+	cpu     func() time.Duration
 	conns   map[string][]*stream
 	uuids   map[string]string
 }
@@ -240,7 +245,7 @@ func (rn *runner) step(line string) error {
 		if err != nil {
 			return err
 		}
-		ctx, cancel := context.WithTimeout(rn.ctx, rn.timeout)
+		ctx, cancel := rn.waitContext()
 		defer cancel()
 		// rest is what follows "expect C KIND P": the rows of a rows
 		// expectation.
@@ -402,7 +407,7 @@ func (rn *runner) peek(args []string) (*computepb.Command, error) {
 
 // takeNext is stream.take bounded by the runner's timeout from now.
 func (rn *runner) takeNext(s *stream, what string, match func(*computepb.Response) bool) (*computepb.Response, error) {
-	ctx, cancel := context.WithTimeout(rn.ctx, rn.timeout)
+	ctx, cancel := rn.waitContext()
 	defer cancel()
 	return s.take(ctx, what, match)
 }
