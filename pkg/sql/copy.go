@@ -162,15 +162,11 @@ func (ci *copyIn) Done(ctx context.Context) (*Result, error) {
 		s.bufferWrite(ci.it, ci.rows)
 		return tagf("COPY %d", n), nil
 	}
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	if cur, ok := sn.byID[ci.it.ID]; !ok || cur.SQL != ci.it.SQL || cur.Name != ci.it.Name {
 		return nil, sqlerr.Errorf(sqlerr.ObjectNotInPrerequisite, "table %q was altered or dropped during COPY", ci.it.Name)
 	}

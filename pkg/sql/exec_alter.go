@@ -146,15 +146,11 @@ func (s *Session) alterTable(ctx context.Context, a *pg.AlterTableStmt) (*Result
 	if len(a.Cmds) != 1 {
 		return nil, sqlerr.Unsupported("ALTER TABLE with several actions")
 	}
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	it, ok := sn.lookup(rangeVarName(a.Relation))
 	if !ok {
 		if a.MissingOk {
@@ -398,15 +394,11 @@ func (s *Session) rename(ctx context.Context, r *pg.RenameStmt) (*Result, error)
 	if r.RenameType != pg.ObjectType_OBJECT_TABLE && !(r.RenameType == pg.ObjectType_OBJECT_COLUMN && r.RelationType == pg.ObjectType_OBJECT_TABLE) {
 		return nil, sqlerr.Unsupported("ALTER ... RENAME of " + r.RenameType.String())
 	}
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	it, ok := sn.lookup(rangeVarName(r.Relation))
 	if !ok {
 		if r.MissingOk {

@@ -244,15 +244,11 @@ func (s *Session) createMaterializedView(ctx context.Context, st *parse.CreateMa
 }
 
 func (s *Session) createIndex(ctx context.Context, st *parse.CreateIndex) (*Result, error) {
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	on, ok := sn.lookup(st.On)
 	if !ok {
 		return nil, undefinedRelation(st.On)
@@ -375,15 +371,11 @@ func (s *Session) dropSources(ctx context.Context, st *parse.DropSource) (*Resul
 // dropNamed drops items by name, refusing (2BP01) when something else
 // depends on them unless cascade is set.
 func (s *Session) dropNamed(ctx context.Context, kind ItemKind, names []parse.ObjectName, ifExists, cascade bool, tag string) (*Result, error) {
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var roots []*Item
 	for _, n := range names {
 		it, ok := sn.lookup(n)

@@ -209,6 +209,22 @@ func replaceDefaults(it *Item, cols []string, sel *pg.SelectStmt) error {
 	return nil
 }
 
+// lockedSnapshot takes the write lock (lockWrites) and then reads the
+// catalog under it, so a DDL statement decides on the catalog no other
+// writer can change before it commits; the caller defers unlock.
+func (s *Session) lockedSnapshot(ctx context.Context) (*snapshot, func(), error) {
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sn, err := s.snapshot(ctx)
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return sn, unlock, nil
+}
+
 // lockWrites takes Engine.writeMu unless this session already holds it
 // (a write that reads flushes the transaction's buffered writes, which
 // takes the lock too) and returns its release. Waiting ends with 57014 when
@@ -237,15 +253,11 @@ func (s *Session) write(ctx context.Context, n *pg.Node, params []row.Datum, ver
 			return nil, err
 		}
 	}
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	wp, err := planWriteQuery(sn, s.planner(sn, paramTypesOf(params), params), n)
 	if err != nil {
 		return nil, err

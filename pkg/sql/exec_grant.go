@@ -78,15 +78,11 @@ func (s *Session) grant(ctx context.Context, n *pg.GrantStmt) (*Result, error) {
 		}
 		names = append(names, strings.ToUpper(ap.PrivName))
 	}
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	targets, valid, kind, err := sn.grantTargets(n)
 	if err != nil {
 		return nil, err
@@ -231,15 +227,11 @@ func mergeLetters(held, letters string, add bool) string {
 
 // grantCluster executes GRANT/REVOKE ... ON CLUSTER.
 func (s *Session) grantCluster(ctx context.Context, st *parse.GrantCluster) (*Result, error) {
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	letters, err := privilegeLetters(st.Privileges, clusterPrivs, "cluster")
 	if err != nil {
 		return nil, err

@@ -25,15 +25,11 @@ func (s *Session) grantRole(ctx context.Context, n *pg.GrantRoleStmt) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	grantor, err := s.roleGrantor(sn, n.Grantor)
 	if err != nil {
 		return nil, err

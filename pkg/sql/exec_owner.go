@@ -41,15 +41,11 @@ func (s *Session) alterOwner(ctx context.Context, a *pg.AlterTableStmt) (*Result
 		return nil, sqlerr.Unsupported("ALTER " + a.Objtype.String() + " OWNER TO")
 	}
 	tag := "ALTER " + strings.ReplaceAll(strings.TrimPrefix(a.Objtype.String(), "OBJECT_"), "MATVIEW", "MATERIALIZED VIEW")
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	name := rangeVarName(a.Relation)
 	it, ok := sn.lookup(name)
 	switch {
@@ -136,15 +132,11 @@ func (sn *snapshot) ownedItems(roles map[string]bool) []*Item {
 // reassignOwned executes REASSIGN OWNED BY old [, ...] TO new: every item
 // the old roles own becomes new's.
 func (s *Session) reassignOwned(ctx context.Context, n *pg.ReassignOwnedStmt) (*Result, error) {
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	old, err := s.ownedBy(sn, n.Roles, "reassign objects")
 	if err != nil {
 		return nil, err
@@ -173,15 +165,11 @@ func (s *Session) reassignOwned(ctx context.Context, n *pg.ReassignOwnedStmt) (*
 // depends on one, unless CASCADE) and the privileges granted to them on
 // other objects revoked. Memberships stay, as in PostgreSQL 15.
 func (s *Session) dropOwned(ctx context.Context, n *pg.DropOwnedStmt) (*Result, error) {
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	roles, err := s.ownedBy(sn, n.Roles, "drop objects")
 	if err != nil {
 		return nil, err

@@ -251,15 +251,11 @@ func (s *Session) alterRole(ctx context.Context, n *pg.AlterRoleStmt) (*Result, 
 
 // dropRole executes DROP ROLE [IF EXISTS] a, b: all of them or none.
 func (s *Session) dropRole(ctx context.Context, n *pg.DropRoleStmt) (*Result, error) {
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
 	if !sn.superuser(s.user) {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied to drop role")
 	}
