@@ -33,4 +33,4 @@ PATH="$cache:$PATH" protoc \
 	-I pkg/compute/protocol \
 	--go_out="$out" --go_opt=paths=source_relative \
 	--go-grpc_out="$out" --go-grpc_opt=paths=source_relative \
-	pkg/compute/protocol/compute.proto
+	pkg/compute/protocol/compute.proto pkg/compute/protocol/plan.proto

@@ -2,7 +2,6 @@ package environment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -32,11 +31,8 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRo
 		for _, k := range req.Index.Keys {
 			pr.LiteralKeys = append(pr.LiteralKeys, k)
 		}
-		m := req.Index.MFP
-		if len(m.Expressions) > 0 || len(m.Predicates) > 0 || len(m.Projection) > 0 {
-			if pr.MFP, err = json.Marshal(m); err != nil {
-				return nil, fmt.Errorf("encode mfp: %w", err)
-			}
+		if m := req.Index.MFP; len(m.Expressions) > 0 || len(m.Predicates) > 0 || len(m.Projection) > 0 {
+			pr.MFP = &m
 		}
 		res, err = e.cfg.Compute.Peek(ctx, pr)
 	case req.Plan != nil:

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/readtrace"
 )
@@ -34,9 +37,8 @@ type PeekRequest struct {
 	// LiteralKeys restrict the read to these encoded keys (fast path with
 	// key constraints); empty means a full scan.
 	LiteralKeys [][]byte
-	// MFP is an expr.MFP, JSON-encoded, applied on the replica; empty is the
-	// identity.
-	MFP       []byte
+	// MFP is applied on the replica to each row read; nil is the identity.
+	MFP       *expr.MFP
 	Finishing *computepb.RowSetFinishing
 	// Replica, when not empty, names the only replica to ask, and the read
 	// time is chosen from that replica's frontiers alone. Reads of
@@ -65,6 +67,7 @@ type PeekResult struct {
 // peek is a pending peek. Guarded by the controller's mutex.
 type peek struct {
 	uuid    string
+	target  string // the index read
 	cluster *cluster
 	cmd     *computepb.Command
 	started time.Time
@@ -253,8 +256,13 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 		c.mu.Unlock()
 		return PeekResult{}, err
 	}
+	target, err := plan.ParseGlobalID(req.Target)
+	if err != nil {
+		c.mu.Unlock()
+		return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, err)
+	}
 	p := &peek{
-		uuid: newUUID(), cluster: cl, started: time.Now(),
+		uuid: newUUID(), target: req.Target, cluster: cl, started: time.Now(),
 		result:    make(chan peekResult, 1),
 		answers:   map[string]*replicaAnswer{},
 		finishing: req.Finishing,
@@ -263,8 +271,8 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 		maxBytes:  c.maxResultSizeLocked(),
 	}
 	p.cmd = &computepb.Command{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{
-		Uuid: p.uuid, TargetId: req.Target, Timestamp: uint64(ts),
-		LiteralKeys: req.LiteralKeys, MapFilterProject: req.MFP,
+		Uuid: p.uuid, Target: protocol.GlobalIDToProto(target), Timestamp: uint64(ts),
+		LiteralKeys: req.LiteralKeys, Mfp: mfpToProto(req.MFP),
 		Finishing: replicaFinishing(req.Finishing), TargetClass: class,
 	}}}
 	if p.replica != "" {
@@ -437,6 +445,14 @@ func (c *Controller) peekPartDoneLocked(r *replica, proc int, p *peek, a *replic
 		return
 	}
 	p.finishLocked(peekResult{rows: rowsOut, replica: name})
+}
+
+// mfpToProto encodes a peek's MFP; nil (the identity) is absent.
+func mfpToProto(m *expr.MFP) *computepb.MapFilterProject {
+	if m == nil {
+		return nil
+	}
+	return protocol.MFPToProto(m)
 }
 
 func rowCountsProto(rows []RowCount) []*computepb.RowCount {

@@ -3,6 +3,7 @@ package scripttest
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +20,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -321,7 +324,17 @@ func (rn *runner) command(kind string, args []string, rest string) (*computepb.C
 			}
 			b = []byte(s)
 		}
-		return &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{DataflowJson: b}}}, nil
+		// Scripts write descriptions in the plan's JSON form, which is
+		// readable; the wire carries the protobuf message.
+		var d plan.DataflowDescription
+		if err := json.Unmarshal(b, &d); err != nil {
+			return nil, fmt.Errorf("create_dataflow: %w", err)
+		}
+		pd, err := protocol.DataflowToProto(&d)
+		if err != nil {
+			return nil, fmt.Errorf("create_dataflow: %w", err)
+		}
+		return &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: pd}}}, nil
 	case "schedule":
 		id, err := arg(0)
 		if err != nil {
@@ -374,7 +387,11 @@ func (rn *runner) peek(args []string) (*computepb.Command, error) {
 	if err != nil {
 		return nil, fmt.Errorf("peek time: %w", err)
 	}
-	p := &computepb.Peek{Uuid: rn.uuid(args[0]), TargetId: args[1], Timestamp: ts, TargetClass: computepb.DataflowClass_DATAFLOW_CLASS_MAINTAINED}
+	target, err := plan.ParseGlobalID(args[1])
+	if err != nil {
+		return nil, fmt.Errorf("peek target: %w", err)
+	}
+	p := &computepb.Peek{Uuid: rn.uuid(args[0]), Target: protocol.GlobalIDToProto(target), Timestamp: ts, TargetClass: computepb.DataflowClass_DATAFLOW_CLASS_MAINTAINED}
 	for _, opt := range args[3:] {
 		k, v, _ := strings.Cut(opt, "=")
 		switch k {
@@ -387,7 +404,18 @@ func (rn *runner) peek(args []string) (*computepb.Command, error) {
 				p.LiteralKeys = append(p.LiteralKeys, row.Pack(row.Int64(n)))
 			}
 		case "mfp":
-			p.MapFilterProject = []byte(v)
+			var m expr.MFP
+			if err := json.Unmarshal([]byte(v), &m); err != nil {
+				return nil, fmt.Errorf("peek mfp: %w", err)
+			}
+			p.Mfp = protocol.MFPToProto(&m)
+		case "mfp-proto":
+			// The message itself, to send one the expr package would
+			// not build (a malformed MFP the replica must refuse).
+			p.Mfp = &computepb.MapFilterProject{}
+			if err := protojson.Unmarshal([]byte(v), p.Mfp); err != nil {
+				return nil, fmt.Errorf("peek mfp-proto: %w", err)
+			}
 		case "finishing":
 			p.Finishing = &computepb.RowSetFinishing{}
 			if err := protojson.Unmarshal([]byte(v), p.Finishing); err != nil {
