@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -35,6 +36,12 @@ func applyFinishing(rows []RowCount, f *computepb.RowSetFinishing) ([]RowCount, 
 			rc   RowCount
 			cols []row.Datum
 		}
+		// cols holds only the order's columns, so the comparator reads
+		// column i for the order's term i.
+		local := make([]plan.ColumnOrder, len(f.GetOrderBy()))
+		for i, o := range f.GetOrderBy() {
+			local[i] = plan.ColumnOrder{Column: i, Desc: o.GetDesc(), NullsLast: o.GetNullsLast()}
+		}
 		ks := make([]keyed, len(rows))
 		for i, rc := range rows {
 			ks[i].rc = rc
@@ -46,26 +53,7 @@ func applyFinishing(rows []RowCount, f *computepb.RowSetFinishing) ([]RowCount, 
 				ks[i].cols = append(ks[i].cols, d)
 			}
 		}
-		slices.SortStableFunc(ks, func(a, b keyed) int {
-			for i, o := range f.GetOrderBy() {
-				x, y := a.cols[i], b.cols[i]
-				if xn, yn := x.IsNull(), y.IsNull(); xn != yn {
-					// Nulls sort first unless nulls_last, independent of desc.
-					if xn == o.GetNullsLast() {
-						return 1
-					}
-					return -1
-				}
-				c := row.CompareOrder(x, y)
-				if o.GetDesc() {
-					c = -c
-				}
-				if c != 0 {
-					return c
-				}
-			}
-			return 0
-		})
+		slices.SortStableFunc(ks, func(a, b keyed) int { return plan.CompareColumns(a.cols, b.cols, local) })
 		for i := range ks {
 			rows[i] = ks[i].rc
 		}
