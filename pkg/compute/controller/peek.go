@@ -11,14 +11,9 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/readtrace"
 )
-
-// RowCount is a result row with its multiplicity.
-type RowCount struct {
-	Row   []byte
-	Count uint64
-}
 
 // PeekError is a replica's refusal of a peek, carrying a SQLSTATE.
 type PeekError struct {
@@ -38,8 +33,12 @@ type PeekRequest struct {
 	// key constraints); empty means a full scan.
 	LiteralKeys [][]byte
 	// MFP is applied on the replica to each row read; nil is the identity.
-	MFP       *expr.MFP
-	Finishing *computepb.RowSetFinishing
+	MFP *expr.MFP
+	// Finishing, when set, is the read's ORDER BY / OFFSET / LIMIT and
+	// projection: each replica process cuts its shard to the order and
+	// offset+limit, and the controller applies the whole finishing to the
+	// merged answer.
+	Finishing *plan.Finishing
 	// Replica, when not empty, names the only replica to ask, and the read
 	// time is chosen from that replica's frontiers alone. Reads of
 	// introspection collections always go to one replica: this one, or any
@@ -57,7 +56,7 @@ type PeekRequest struct {
 // PeekResult is a peek's answer: Rows, or (for a request with a SpillDir
 // answered in stashed chunks) Spilled, which the caller must Close.
 type PeekResult struct {
-	Rows      []RowCount
+	Rows      []row.RowCount
 	Spilled   *SpilledRows
 	Timestamp frontier.Time
 	// Replica answered first.
@@ -78,7 +77,7 @@ type peek struct {
 	answers map[string]*replicaAnswer
 	// finishing is re-applied by the controller when a multi-process
 	// replica's partial answers are merged.
-	finishing *computepb.RowSetFinishing
+	finishing *plan.Finishing
 	// replica, when not empty, is the only replica asked.
 	replica string
 	// spillDir, when not empty, receives stashed answers (see
@@ -97,7 +96,7 @@ func (p *peek) sendsTo(name string) bool { return p.replica == "" || p.replica =
 type replicaAnswer struct {
 	epoch    uint64
 	answered []bool
-	rows     []RowCount
+	rows     []row.RowCount
 	err      *computepb.PeekError
 	// spill holds the stashed chunks received so far, when the peek
 	// spills; rows then holds only unstashed process answers.
@@ -137,7 +136,7 @@ func (a *replicaAnswer) discard() {
 }
 
 type peekResult struct {
-	rows    []RowCount
+	rows    []row.RowCount
 	spilled *SpilledRows
 	err     error
 	replica string
@@ -273,7 +272,7 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 	p.cmd = &computepb.Command{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{
 		Uuid: p.uuid, Target: protocol.GlobalIDToProto(target), Timestamp: uint64(ts),
 		LiteralKeys: req.LiteralKeys, Mfp: mfpToProto(req.MFP),
-		Finishing: replicaFinishing(req.Finishing), TargetClass: class,
+		Finishing: protocol.FinishingToProto(replicaFinishing(req.Finishing)), TargetClass: class,
 	}}}
 	if p.replica != "" {
 		if _, ok := cl.replicas[p.replica]; !ok {
@@ -351,8 +350,13 @@ func (c *Controller) peekAnsweredLocked(r *replica, proc int, p *peek, rows []*c
 	if !p.countLocked(a, rows, r.cfg.ID.Replica) {
 		return
 	}
-	for _, rc := range rows {
-		a.rows = append(a.rows, RowCount{Row: rc.GetRow(), Count: rc.GetCount()})
+	for _, pr := range rows {
+		rc, err := protocol.RowCountFromProto(pr)
+		if err != nil {
+			p.finishLocked(peekResult{err: fmt.Errorf("peek %s: replica %s: %w", p.target, r.cfg.ID.Replica, err), replica: r.cfg.ID.Replica})
+			return
+		}
+		a.rows = append(a.rows, rc)
 	}
 	c.peekPartDoneLocked(r, proc, p, a, perr, final)
 }
@@ -424,7 +428,7 @@ func (c *Controller) peekPartDoneLocked(r *replica, proc int, p *peek, a *replic
 		// spill, so the answer is read back in one pass.
 		sp.append(rowCountsProto(a.rows))
 		a.rows, a.spill = nil, nil
-		if len(p.finishing.GetOrderBy()) > 0 {
+		if p.finishing != nil && len(p.finishing.Order) > 0 {
 			all, err := sp.readAll()
 			sp.close()
 			if err == nil {
@@ -455,10 +459,10 @@ func mfpToProto(m *expr.MFP) *computepb.MapFilterProject {
 	return protocol.MFPToProto(m)
 }
 
-func rowCountsProto(rows []RowCount) []*computepb.RowCount {
+func rowCountsProto(rows []row.RowCount) []*computepb.RowCount {
 	out := make([]*computepb.RowCount, len(rows))
 	for i, r := range rows {
-		out[i] = &computepb.RowCount{Row: r.Row, Count: r.Count}
+		out[i] = protocol.RowCountToProto(r)
 	}
 	return out
 }
