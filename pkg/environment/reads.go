@@ -27,7 +27,7 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRo
 	switch {
 	case req.Index != nil:
 		pr := controller.PeekRequest{Cluster: req.Cluster, Target: req.Index.Index.String(), Isolation: isolation(req.Isolation), Replica: req.Replica,
-			SpillDir: e.cfg.SpillDir}
+			SpillDir: e.cfg.SpillDir, Finishing: req.Cut}
 		for _, k := range req.Index.Keys {
 			pr.LiteralKeys = append(pr.LiteralKeys, k)
 		}
@@ -49,7 +49,7 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRo
 		var df controller.Dataflow
 		df, err = e.oneShot(ctx, req.Cluster, *req.Plan, req.Desc)
 		if err == nil {
-			res, err = e.cfg.Compute.PeekDataflowOn(ctx, req.Cluster, req.Replica, df, isolation(req.Isolation), nil, e.cfg.SpillDir)
+			res, err = e.cfg.Compute.PeekDataflowOn(ctx, req.Cluster, req.Replica, df, isolation(req.Isolation), req.Cut, e.cfg.SpillDir)
 		}
 	default:
 		return nil, sqlerr.Errorf(sqlerr.InternalError, "peek without a plan or an index")
