@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the Go code of the compute protocol
-# (pkg/compute/protocol/compute.proto -> pkg/compute/protocol/computepb).
+# (pkg/compute/protocol/{compute,plan}.proto -> pkg/compute/protocol/computepb).
 # Usage: hack/generate-proto.sh [OUT_DIR]
 #
 # protoc comes from Debian (installed here when missing); the Go plugins are
