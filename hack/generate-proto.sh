@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the Go code of the compute protocol
-# (pkg/compute/protocol/compute.proto -> pkg/compute/protocol/computepb), or
-# of another .proto of the repository with --proto (hack/generate-storage-proto.sh).
+# (pkg/compute/protocol/{compute,plan}.proto -> pkg/compute/protocol/computepb),
+# or of another .proto of the repository with --proto (hack/generate-storage-proto.sh).
 # Usage: hack/generate-proto.sh [--proto FILE.proto] [OUT_DIR]
 #
 # protoc comes from Debian (installed here when missing); the Go plugins are
@@ -13,11 +13,11 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-proto=pkg/compute/protocol/compute.proto
+protos=(pkg/compute/protocol/compute.proto pkg/compute/protocol/plan.proto)
 default_out=pkg/compute/protocol/computepb
 if [[ "${1:-}" == "--proto" ]]; then
-	proto="$2"
-	default_out="$(dirname "$proto")/$(basename "$proto" .proto)pb"
+	protos=("$2")
+	default_out="$(dirname "$2")/$(basename "$2" .proto)pb"
 	shift 2
 fi
 
@@ -39,7 +39,7 @@ GOFLAGS=-mod=mod go build -C hack/tools -o "$cache/protoc-gen-go-grpc" google.go
 out="${1:-$default_out}"
 mkdir -p "$out"
 PATH="$cache:$PATH" protoc \
-	-I "$(dirname "$proto")" \
+	-I "$(dirname "${protos[0]}")" \
 	--go_out="$out" --go_opt=paths=source_relative \
 	--go-grpc_out="$out" --go-grpc_opt=paths=source_relative \
-	"$proto"
+	"${protos[@]}"

@@ -14,6 +14,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -56,14 +57,14 @@ func benchPointLookup(b *testing.B, workers int) {
 		IndexExports: []plan.IndexExport{{ID: idx, On: src, Key: []expr.Expr{expr.Column(0)}}},
 		AsOf:         frontier.At(start), Until: frontier.Closed(),
 	}
-	js, err := plan.Marshal(&desc)
+	pd, err := protocol.DataflowToProto(&desc)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, c := range []*computepb.Command{
 		{Kind: &computepb.Command_Hello{Hello: &computepb.Hello{Nonce: "bench"}}},
 		{Kind: &computepb.Command_CreateInstance{CreateInstance: &computepb.CreateInstance{}}},
-		{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{DataflowJson: js}}},
+		{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: pd}}},
 		{Kind: &computepb.Command_InitializationComplete{InitializationComplete: &computepb.InitializationComplete{}}},
 	} {
 		if err := s.Send(c); err != nil {
@@ -75,7 +76,7 @@ func benchPointLookup(b *testing.B, workers int) {
 		uuid := fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
 		begin := time.Now()
 		if err := s.Send(&computepb.Command{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{
-			Uuid: uuid, TargetId: idx.String(), Timestamp: readAt, LiteralKeys: [][]byte{row.Pack(row.Int64(key))},
+			Uuid: uuid, Target: protocol.GlobalIDToProto(idx), Timestamp: readAt, LiteralKeys: [][]byte{row.Pack(row.Int64(key))},
 		}}}); err != nil {
 			b.Fatal(err)
 		}

@@ -9,5 +9,7 @@ fuzz-ir:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./pkg/compute/row
 	$(GO) test -run '^$$' -fuzz '^FuzzExprJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./pkg/compute/expr
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDataflow$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./pkg/compute/plan
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDataflow$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./pkg/compute/protocol
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodePeek$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./pkg/compute/protocol
 
 FUZZ_TARGETS += fuzz-ir

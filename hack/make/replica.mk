@@ -1,7 +1,7 @@
 # Compute protocol code generation and replica checks (engineer E).
 .PHONY: generate-proto check-generate-proto bench-replica
 
-# Regenerates pkg/compute/protocol/computepb from compute.proto.
+# Regenerates pkg/compute/protocol/computepb from compute.proto and plan.proto.
 generate-proto:
 	bash hack/generate-proto.sh
 

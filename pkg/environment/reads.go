@@ -2,7 +2,6 @@ package environment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -28,15 +27,12 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRo
 	switch {
 	case req.Index != nil:
 		pr := controller.PeekRequest{Cluster: req.Cluster, Target: req.Index.Index.String(), Isolation: isolation(req.Isolation), Replica: req.Replica,
-			SpillDir: e.cfg.SpillDir}
+			SpillDir: e.cfg.SpillDir, Finishing: req.Cut}
 		for _, k := range req.Index.Keys {
 			pr.LiteralKeys = append(pr.LiteralKeys, k)
 		}
-		m := req.Index.MFP
-		if len(m.Expressions) > 0 || len(m.Predicates) > 0 || len(m.Projection) > 0 {
-			if pr.MFP, err = json.Marshal(m); err != nil {
-				return nil, fmt.Errorf("encode mfp: %w", err)
-			}
+		if m := req.Index.MFP; len(m.Expressions) > 0 || len(m.Predicates) > 0 || len(m.Projection) > 0 {
+			pr.MFP = &m
 		}
 		res, err = e.cfg.Compute.Peek(ctx, pr)
 	case req.Plan != nil:
@@ -53,7 +49,7 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRo
 		var df controller.Dataflow
 		df, err = e.oneShot(ctx, req.Cluster, *req.Plan, req.Desc)
 		if err == nil {
-			res, err = e.cfg.Compute.PeekDataflowOn(ctx, req.Cluster, req.Replica, df, isolation(req.Isolation), nil, e.cfg.SpillDir)
+			res, err = e.cfg.Compute.PeekDataflowOn(ctx, req.Cluster, req.Replica, df, isolation(req.Isolation), req.Cut, e.cfg.SpillDir)
 		}
 	default:
 		return nil, sqlerr.Errorf(sqlerr.InternalError, "peek without a plan or an index")

@@ -209,6 +209,12 @@ type PeekRequest struct {
 	Desc row.RelationDesc
 	// Isolation is IsolationSerializable or IsolationStrictSerializable.
 	Isolation string
+	// Cut, when set, is an ORDER BY with a LIMIT the backend may push to
+	// where the rows are read: only the first Limit rows in Order (counting
+	// multiplicities) can make the result, so the others need not be sent.
+	// It never offsets or projects; the SQL layer still applies the query's
+	// whole finishing to what comes back, so a backend may ignore it.
+	Cut *plan.Finishing
 }
 
 // IndexPeek reads an index: the rows under Keys (every row when Keys is

@@ -211,7 +211,7 @@ func (s *Session) peekRows(ctx context.Context, sn *snapshot, q *planner.Query) 
 		return nil, err
 	}
 	isolation, _ := s.vars.Get(VarTransactionIsolation)
-	req := PeekRequest{Cluster: cluster, Desc: q.Desc, Isolation: isolation}
+	req := PeekRequest{Cluster: cluster, Desc: q.Desc, Isolation: isolation, Cut: topKCut(&q.Finishing)}
 	for _, id := range q.DependsOn {
 		if it, ok := sn.byID[id]; ok && it.Schema == SchemaIntrospection {
 			req.Replica, _ = s.vars.Get(VarClusterReplica)
@@ -225,6 +225,23 @@ func (s *Session) peekRows(ctx context.Context, sn *snapshot, q *planner.Query) 
 	}
 	return s.engine.backend.Peek(ctx, req)
 }
+
+// topKCut is the part of a finishing a backend may apply where the rows
+// are read: an ORDER BY with a LIMIT keeps the first OFFSET+LIMIT rows in
+// order (the offset is applied here, with the rest of the finishing).
+// Nil when the query does not order and limit, or keeps more than
+// maxTopKCut rows: a cut answer is gathered whole before it is ordered,
+// while an uncut one streams into this layer's bounded external sort.
+func topKCut(f *planner.Finishing) *plan.Finishing {
+	if len(f.Order) == 0 || f.Limit == nil || *f.Limit > maxTopKCut || f.Offset > maxTopKCut-*f.Limit {
+		return nil
+	}
+	n := *f.Limit + f.Offset
+	return &plan.Finishing{Order: f.Order, Limit: &n}
+}
+
+// maxTopKCut bounds the rows a pushed-down ORDER BY ... LIMIT keeps.
+const maxTopKCut = 10_000
 
 // expand turns counted rows into a list of rows, under budget: the
 // decoded columns and one slice header per repetition count against it.

@@ -92,25 +92,7 @@ func (b *memBudget) collect(r PeekRows) ([]RowDiff, error) {
 // turn, NULLs first unless NullsLast (independent of Desc), as PostgreSQL
 // orders them.
 func orderCompare(order []plan.ColumnOrder) func(a, b []row.Datum) int {
-	return func(a, b []row.Datum) int {
-		for _, o := range order {
-			x, y := a[o.Column], b[o.Column]
-			if x.IsNull() != y.IsNull() {
-				if x.IsNull() == o.NullsLast {
-					return 1
-				}
-				return -1
-			}
-			c := row.CompareOrder(x, y)
-			if o.Desc {
-				c = -c
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		return 0
-	}
+	return func(a, b []row.Datum) int { return plan.CompareColumns(a, b, order) }
 }
 
 // sortRow is one counted row being sorted.

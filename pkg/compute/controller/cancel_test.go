@@ -2,8 +2,8 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -65,11 +65,7 @@ func (f *fakeReplica) historyCreates() []string {
 			break
 		}
 		if cd := f.log[i].GetCreateDataflow(); cd != nil {
-			var df fakeDataflow
-			if err := json.Unmarshal(cd.GetDataflowJson(), &df); err != nil {
-				df.ID = string(cd.GetDataflowJson())
-			}
-			out = append(out, df.ID)
+			out = append(out, fakeDataflowOf(cd.GetDataflow()).ID)
 		}
 	}
 	return out
@@ -174,7 +170,7 @@ func TestCancelledReadsLeaveNothingBehind(t *testing.T) {
 				for _, c := range f.log[max(0, len(f.log)-30):] {
 					k := protocol.CommandKind(c)
 					if cd := c.GetCreateDataflow(); cd != nil {
-						k += string(cd.GetDataflowJson())
+						k += fmt.Sprint(fakeDataflowOf(cd.GetDataflow()))
 					}
 					if ac := c.GetAllowCompaction(); ac != nil {
 						k += ac.GetId() + ac.GetFrontier().String()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -311,9 +312,9 @@ func TestMultiProcessReplicaMergesFrontiersAndPeeks(t *testing.T) {
 		{{Row: row.Pack(row.Int64(2), row.Text("b")), Count: 1}, {Row: row.Pack(row.Int64(3), row.Text("c")), Count: 1}},
 	}
 	f.mu.Unlock()
-	limit := uint64(2)
-	res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u1", Finishing: &computepb.RowSetFinishing{
-		OrderBy: []*computepb.ColumnOrder{{Column: 0, Desc: true}}, Limit: &limit, Offset: 1, Project: []uint32{1},
+	limit := int64(2)
+	res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u1", Finishing: &plan.Finishing{
+		Order: []plan.ColumnOrder{{Column: 0, Desc: true}}, Limit: &limit, Offset: 1, Project: []int{1},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -442,10 +443,10 @@ func equalStrings(a, b []string) bool {
 	return true
 }
 
-func fmtRows(rows []RowCount) []string {
+func fmtRows(rows []row.RowCount) []string {
 	var out []string
 	for _, r := range rows {
-		out = append(out, row.Row(r.Row).String()+"x"+itoa(r.Count))
+		out = append(out, row.Row(r.Row).String()+"x"+itoa(uint64(r.Count)))
 	}
 	return out
 }

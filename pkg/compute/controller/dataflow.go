@@ -29,10 +29,10 @@ type Dataflow struct {
 	Generators []loadgen.Clock
 	// Class tags the dataflow for placement on two-runtime replicas.
 	Class computepb.DataflowClass
-	// Encode renders the description as JSON with the given as_of and
-	// class. It must be deterministic: replicas compare descriptions to
-	// reuse dataflows after a reconnect.
-	Encode func(asOf frontier.Time, class computepb.DataflowClass) ([]byte, error)
+	// Encode renders the description as its protocol message with the
+	// given as_of and class. It must be deterministic: replicas compare
+	// descriptions to reuse dataflows after a reconnect.
+	Encode func(asOf frontier.Time, class computepb.DataflowClass) (*computepb.DataflowDescription, error)
 }
 
 // exports lists every collection the dataflow produces.

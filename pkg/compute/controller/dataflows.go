@@ -136,7 +136,7 @@ func (c *Controller) createDataflowLocked(cl *cluster, df Dataflow, asOf frontie
 		c.collections[e] = col
 		col.policy, _ = c.acquireHoldLocked(e, asOf) // readable: since == asOf
 	}
-	create := &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{DataflowJson: body}}}
+	create := &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: body}}}
 	schedule := &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: df.ID}}}
 	for _, r := range cl.replicas {
 		r.sendLocked(create)

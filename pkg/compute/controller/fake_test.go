@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/controller/testparams"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
@@ -69,20 +69,38 @@ func (o *fakeOrchestrator) Status(_ context.Context, id orchestrator.ReplicaID) 
 	return st, nil
 }
 
-// fakeDataflow is the JSON the test encoder produces.
+// fakeDataflow is what the fake replica reads of the test encoder's
+// description.
 type fakeDataflow struct {
-	ID      string   `json:"id"`
-	AsOf    uint64   `json:"as_of"`
-	Class   int32    `json:"class"`
-	Exports []string `json:"exports"`
+	ID      string
+	AsOf    uint64
+	Class   int32
+	Exports []string
+}
+
+// fakeDataflowOf reads a description sent by testDataflow's encoder.
+func fakeDataflowOf(d *computepb.DataflowDescription) fakeDataflow {
+	id, _ := protocol.GlobalIDFromProto(d.GetId())
+	df := fakeDataflow{ID: id.String(), AsOf: d.GetAsOf().GetTime(), Class: int32(d.GetClass())}
+	for _, e := range d.GetIndexExports() {
+		eid, _ := protocol.GlobalIDFromProto(e.GetId())
+		df.Exports = append(df.Exports, eid.String())
+	}
+	return df
 }
 
 // testDataflow returns a Dataflow over imports with one index export.
 func testDataflow(id string, indexImports, sourceImports []string) Dataflow {
 	return Dataflow{
 		ID: id, IndexImports: indexImports, SourceImports: sourceImports, IndexExports: []string{id},
-		Encode: func(asOf frontier.Time, class computepb.DataflowClass) ([]byte, error) {
-			return json.Marshal(fakeDataflow{ID: id, AsOf: uint64(asOf), Class: int32(class), Exports: []string{id}})
+		Encode: func(asOf frontier.Time, class computepb.DataflowClass) (*computepb.DataflowDescription, error) {
+			gid, err := plan.ParseGlobalID(id)
+			if err != nil {
+				return nil, err
+			}
+			pid := protocol.GlobalIDToProto(gid)
+			return &computepb.DataflowDescription{Id: pid, AsOf: protocol.FrontierToProto(frontier.At(asOf)), Class: class,
+				IndexExports: []*computepb.IndexExport{{Id: pid, On: pid}}}, nil
 		},
 	}
 }
@@ -184,10 +202,7 @@ func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
 	}
 	switch k := cmd.GetKind().(type) {
 	case *computepb.Command_CreateDataflow:
-		var df fakeDataflow
-		if err := json.Unmarshal(k.CreateDataflow.GetDataflowJson(), &df); err != nil {
-			panic(err)
-		}
+		df := fakeDataflowOf(k.CreateDataflow.GetDataflow())
 		if f.refuse != nil {
 			f.refuseLocked(p, df)
 			return
@@ -211,22 +226,22 @@ func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
 	case *computepb.Command_Peek:
 		pk := k.Peek
 		switch {
-		case f.refused[pk.GetTargetId()] && len(f.deferred[p.index]) > 0:
+		case f.refused[peekTarget(pk)] && len(f.deferred[p.index]) > 0:
 			// The refusal arrives while the peek is pending.
 			for _, r := range f.deferred[p.index] {
 				p.send(r)
 			}
 			delete(f.deferred, p.index)
 			f.pending[pk.GetUuid()] = pk
-		case f.refused[pk.GetTargetId()]:
+		case f.refused[peekTarget(pk)]:
 			p.send(&computepb.Response{Kind: &computepb.Response_PeekResponse{PeekResponse: &computepb.PeekResponse{
 				Uuid: pk.GetUuid(), Result: &computepb.PeekResponse_Error{Error: &computepb.PeekError{
-					Sqlstate: "42704", Message: "unknown index " + pk.GetTargetId()}}}}})
+					Sqlstate: "42704", Message: "unknown index " + peekTarget(pk)}}}}})
 		case f.peekErr != nil:
 			go p.send(&computepb.Response{Kind: &computepb.Response_PeekResponse{PeekResponse: &computepb.PeekResponse{
 				Uuid: pk.GetUuid(), Result: &computepb.PeekResponse_Error{Error: f.peekErr}}}})
-		case f.rows[pk.GetTargetId()] != nil && f.stashChunk > 0:
-			rows, n, stall := f.rows[pk.GetTargetId()][p.index], f.stashChunk, f.stashStall
+		case f.rows[peekTarget(pk)] != nil && f.stashChunk > 0:
+			rows, n, stall := f.rows[peekTarget(pk)][p.index], f.stashChunk, f.stashStall
 			if stall {
 				f.pending[pk.GetUuid()] = pk
 			}
@@ -242,8 +257,8 @@ func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
 					}
 				}
 			}()
-		case f.rows[pk.GetTargetId()] != nil:
-			rows := f.rows[pk.GetTargetId()][p.index]
+		case f.rows[peekTarget(pk)] != nil:
+			rows := f.rows[peekTarget(pk)][p.index]
 			go p.send(&computepb.Response{Kind: &computepb.Response_PeekResponse{PeekResponse: &computepb.PeekResponse{
 				Uuid: pk.GetUuid(), Result: &computepb.PeekResponse_Rows{Rows: &computepb.PeekRows{Rows: rows}}}}})
 		default:
@@ -465,4 +480,10 @@ func (h *harness) collection(id string) (CollectionStatus, bool) {
 		}
 	}
 	return CollectionStatus{}, false
+}
+
+// peekTarget prints a peek's target id.
+func peekTarget(p *computepb.Peek) string {
+	id, _ := protocol.GlobalIDFromProto(p.GetTarget())
+	return id.String()
 }

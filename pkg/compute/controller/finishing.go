@@ -2,107 +2,41 @@ package controller
 
 import (
 	"fmt"
-	"slices"
 
-	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
 // replicaFinishing is the part of a finishing each replica process applies:
 // ordering and a limit covering offset+limit, but no offset and no
 // projection, so that the controller can merge several processes' answers
-// and apply the exact finishing once (applyFinishing).
-func replicaFinishing(f *computepb.RowSetFinishing) *computepb.RowSetFinishing {
-	if f == nil {
+// and apply the exact finishing once (applyFinishing). Nil when there is
+// nothing for a replica to cut.
+func replicaFinishing(f *plan.Finishing) *plan.Finishing {
+	if f == nil || (len(f.Order) == 0 && f.Limit == nil) {
 		return nil
 	}
-	out := &computepb.RowSetFinishing{OrderBy: f.GetOrderBy()}
+	out := &plan.Finishing{Order: f.Order}
 	if f.Limit != nil {
-		l := f.GetLimit() + f.GetOffset()
+		l := *f.Limit + f.Offset
+		if l < *f.Limit { // overflow: no cut
+			return &plan.Finishing{Order: f.Order}
+		}
 		out.Limit = &l
 	}
 	return out
 }
 
 // applyFinishing orders rows, skips offset, keeps limit (counting
-// multiplicities) and projects. Rows are encoded with pkg/compute/row.
-func applyFinishing(rows []RowCount, f *computepb.RowSetFinishing) ([]RowCount, error) {
+// multiplicities) and projects, with plan.Finishing.Apply. Nil keeps rows
+// as they are.
+func applyFinishing(rows []row.RowCount, f *plan.Finishing) ([]row.RowCount, error) {
 	if f == nil {
 		return rows, nil
 	}
-	if len(f.GetOrderBy()) > 0 {
-		type keyed struct {
-			rc   RowCount
-			cols []row.Datum
-		}
-		ks := make([]keyed, len(rows))
-		for i, rc := range rows {
-			ks[i].rc = rc
-			for _, o := range f.GetOrderBy() {
-				d, err := row.Row(rc.Row).Column(int(o.GetColumn()))
-				if err != nil {
-					return nil, fmt.Errorf("finishing: order by column %d: %w", o.GetColumn(), err)
-				}
-				ks[i].cols = append(ks[i].cols, d)
-			}
-		}
-		slices.SortStableFunc(ks, func(a, b keyed) int {
-			for i, o := range f.GetOrderBy() {
-				x, y := a.cols[i], b.cols[i]
-				if xn, yn := x.IsNull(), y.IsNull(); xn != yn {
-					// Nulls sort first unless nulls_last, independent of desc.
-					if xn == o.GetNullsLast() {
-						return 1
-					}
-					return -1
-				}
-				c := row.CompareOrder(x, y)
-				if o.GetDesc() {
-					c = -c
-				}
-				if c != 0 {
-					return c
-				}
-			}
-			return 0
-		})
-		for i := range ks {
-			rows[i] = ks[i].rc
-		}
-	}
-	offset := f.GetOffset()
-	var out []RowCount
-	var kept uint64
-	for _, rc := range rows {
-		n := rc.Count
-		if offset > 0 {
-			skip := min(offset, n)
-			offset -= skip
-			n -= skip
-		}
-		if f.Limit != nil {
-			n = min(n, f.GetLimit()-kept)
-		}
-		if n == 0 {
-			if f.Limit != nil && kept == f.GetLimit() {
-				break
-			}
-			continue
-		}
-		kept += n
-		r := rc.Row
-		if len(f.GetProject()) > 0 {
-			cols := make([]int, len(f.GetProject()))
-			for i, c := range f.GetProject() {
-				cols[i] = int(c)
-			}
-			p, err := row.Project(row.Row(r), cols)
-			if err != nil {
-				return nil, fmt.Errorf("finishing: project: %w", err)
-			}
-			r = p
-		}
-		out = append(out, RowCount{Row: r, Count: n})
+	out, err := f.Apply(rows)
+	if err != nil {
+		return nil, fmt.Errorf("peek: %w", err)
 	}
 	return out, nil
 }

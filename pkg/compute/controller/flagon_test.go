@@ -68,7 +68,7 @@ func TestOneShotReadRunsWhereTheFlagSays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n uint64
+	var n int64
 	for _, r := range res.Rows {
 		n += r.Count
 	}

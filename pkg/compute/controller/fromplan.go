@@ -8,6 +8,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/loadgen"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
@@ -43,7 +44,7 @@ func FromPlan(d *plan.DataflowDescription) (Dataflow, error) {
 	for _, s := range d.SubscribeSinks {
 		df.SubscribeSinks = append(df.SubscribeSinks, s.ID.String())
 	}
-	df.Encode = func(asOf frontier.Time, class computepb.DataflowClass) ([]byte, error) {
+	df.Encode = func(asOf frontier.Time, class computepb.DataflowClass) (*computepb.DataflowDescription, error) {
 		c := desc
 		c.AsOf = frontier.At(asOf)
 		if c.Until == (frontier.Frontier{}) {
@@ -59,7 +60,7 @@ func FromPlan(d *plan.DataflowDescription) (Dataflow, error) {
 			c.Until = frontier.At(asOf + 1)
 		}
 		c.Class = plan.DataflowClass(class)
-		return plan.Marshal(&c)
+		return protocol.DataflowToProto(&c)
 	}
 	return df, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -37,7 +38,7 @@ func TestOneShotReadEncodesUntilPastAsOf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := plan.Unmarshal(body)
+			got, err := protocol.DataflowFromProto(body)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -53,7 +53,7 @@ func (c *Controller) historyForLocked(cl *cluster, name string) []*computepb.Com
 			continue
 		}
 		cmds = append(cmds,
-			&computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{DataflowJson: body}}},
+			&computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: body}}},
 			&computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: df.desc.ID}}})
 		for _, e := range df.desc.exports() {
 			if col, ok := c.collections[e]; ok && asOf.Less(col.since) {

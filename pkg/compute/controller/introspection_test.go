@@ -16,7 +16,7 @@ import (
 func peeksSeen(f *fakeReplica, target string) int {
 	n := 0
 	for _, cmd := range f.commands() {
-		if p := cmd.GetPeek(); p != nil && p.GetTargetId() == target {
+		if p := cmd.GetPeek(); p != nil && peekTarget(p) == target {
 			n++
 		}
 	}

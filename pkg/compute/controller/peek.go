@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/readtrace"
 )
-
-// RowCount is a result row with its multiplicity.
-type RowCount struct {
-	Row   []byte
-	Count uint64
-}
 
 // PeekError is a replica's refusal of a peek, carrying a SQLSTATE.
 type PeekError struct {
@@ -34,10 +32,13 @@ type PeekRequest struct {
 	// LiteralKeys restrict the read to these encoded keys (fast path with
 	// key constraints); empty means a full scan.
 	LiteralKeys [][]byte
-	// MFP is an expr.MFP, JSON-encoded, applied on the replica; empty is the
-	// identity.
-	MFP       []byte
-	Finishing *computepb.RowSetFinishing
+	// MFP is applied on the replica to each row read; nil is the identity.
+	MFP *expr.MFP
+	// Finishing, when set, is the read's ORDER BY / OFFSET / LIMIT and
+	// projection: each replica process cuts its shard to the order and
+	// offset+limit, and the controller applies the whole finishing to the
+	// merged answer.
+	Finishing *plan.Finishing
 	// Replica, when not empty, names the only replica to ask, and the read
 	// time is chosen from that replica's frontiers alone. Reads of
 	// introspection collections always go to one replica: this one, or any
@@ -55,7 +56,7 @@ type PeekRequest struct {
 // PeekResult is a peek's answer: Rows, or (for a request with a SpillDir
 // answered in stashed chunks) Spilled, which the caller must Close.
 type PeekResult struct {
-	Rows      []RowCount
+	Rows      []row.RowCount
 	Spilled   *SpilledRows
 	Timestamp frontier.Time
 	// Replica answered first.
@@ -65,6 +66,7 @@ type PeekResult struct {
 // peek is a pending peek. Guarded by the controller's mutex.
 type peek struct {
 	uuid    string
+	target  string // the index read
 	cluster *cluster
 	cmd     *computepb.Command
 	started time.Time
@@ -75,7 +77,7 @@ type peek struct {
 	answers map[string]*replicaAnswer
 	// finishing is re-applied by the controller when a multi-process
 	// replica's partial answers are merged.
-	finishing *computepb.RowSetFinishing
+	finishing *plan.Finishing
 	// replica, when not empty, is the only replica asked.
 	replica string
 	// spillDir, when not empty, receives stashed answers (see
@@ -94,7 +96,7 @@ func (p *peek) sendsTo(name string) bool { return p.replica == "" || p.replica =
 type replicaAnswer struct {
 	epoch    uint64
 	answered []bool
-	rows     []RowCount
+	rows     []row.RowCount
 	err      *computepb.PeekError
 	// spill holds the stashed chunks received so far, when the peek
 	// spills; rows then holds only unstashed process answers.
@@ -134,7 +136,7 @@ func (a *replicaAnswer) discard() {
 }
 
 type peekResult struct {
-	rows    []RowCount
+	rows    []row.RowCount
 	spilled *SpilledRows
 	err     error
 	replica string
@@ -253,8 +255,13 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 		c.mu.Unlock()
 		return PeekResult{}, err
 	}
+	target, err := plan.ParseGlobalID(req.Target)
+	if err != nil {
+		c.mu.Unlock()
+		return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, err)
+	}
 	p := &peek{
-		uuid: newUUID(), cluster: cl, started: time.Now(),
+		uuid: newUUID(), target: req.Target, cluster: cl, started: time.Now(),
 		result:    make(chan peekResult, 1),
 		answers:   map[string]*replicaAnswer{},
 		finishing: req.Finishing,
@@ -263,9 +270,9 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 		maxBytes:  c.maxResultSizeLocked(),
 	}
 	p.cmd = &computepb.Command{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{
-		Uuid: p.uuid, TargetId: req.Target, Timestamp: uint64(ts),
-		LiteralKeys: req.LiteralKeys, MapFilterProject: req.MFP,
-		Finishing: replicaFinishing(req.Finishing), TargetClass: class,
+		Uuid: p.uuid, Target: protocol.GlobalIDToProto(target), Timestamp: uint64(ts),
+		LiteralKeys: req.LiteralKeys, Mfp: mfpToProto(req.MFP),
+		Finishing: protocol.FinishingToProto(replicaFinishing(req.Finishing)), TargetClass: class,
 	}}}
 	if p.replica != "" {
 		if _, ok := cl.replicas[p.replica]; !ok {
@@ -343,8 +350,13 @@ func (c *Controller) peekAnsweredLocked(r *replica, proc int, p *peek, rows []*c
 	if !p.countLocked(a, rows, r.cfg.ID.Replica) {
 		return
 	}
-	for _, rc := range rows {
-		a.rows = append(a.rows, RowCount{Row: rc.GetRow(), Count: rc.GetCount()})
+	for _, pr := range rows {
+		rc, err := protocol.RowCountFromProto(pr)
+		if err != nil {
+			p.finishLocked(peekResult{err: fmt.Errorf("peek %s: replica %s: %w", p.target, r.cfg.ID.Replica, err), replica: r.cfg.ID.Replica})
+			return
+		}
+		a.rows = append(a.rows, rc)
 	}
 	c.peekPartDoneLocked(r, proc, p, a, perr, final)
 }
@@ -416,7 +428,7 @@ func (c *Controller) peekPartDoneLocked(r *replica, proc int, p *peek, a *replic
 		// spill, so the answer is read back in one pass.
 		sp.append(rowCountsProto(a.rows))
 		a.rows, a.spill = nil, nil
-		if len(p.finishing.GetOrderBy()) > 0 {
+		if p.finishing != nil && len(p.finishing.Order) > 0 {
 			all, err := sp.readAll()
 			sp.close()
 			if err == nil {
@@ -439,10 +451,18 @@ func (c *Controller) peekPartDoneLocked(r *replica, proc int, p *peek, a *replic
 	p.finishLocked(peekResult{rows: rowsOut, replica: name})
 }
 
-func rowCountsProto(rows []RowCount) []*computepb.RowCount {
+// mfpToProto encodes a peek's MFP; nil (the identity) is absent.
+func mfpToProto(m *expr.MFP) *computepb.MapFilterProject {
+	if m == nil {
+		return nil
+	}
+	return protocol.MFPToProto(m)
+}
+
+func rowCountsProto(rows []row.RowCount) []*computepb.RowCount {
 	out := make([]*computepb.RowCount, len(rows))
 	for i, r := range rows {
-		out[i] = &computepb.RowCount{Row: r.Row, Count: r.Count}
+		out[i] = protocol.RowCountToProto(r)
 	}
 	return out
 }

@@ -262,7 +262,7 @@ func TestKilledReplicaRehydratesWhileAnotherAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n uint64
+	var n int64
 	for _, r := range res.Rows {
 		n += r.Count
 	}

@@ -63,7 +63,7 @@ func (c *Controller) dataflowRefusedLocked(r *replica, proc int, d *dataflow, pe
 	}
 	name := r.cfg.ID.Replica
 	for _, p := range r.cluster.peeks {
-		if !p.done && p.sendsTo(name) && slices.Contains(exports, p.cmd.GetPeek().GetTargetId()) {
+		if !p.done && p.sendsTo(name) && slices.Contains(exports, p.target) {
 			c.peekAnsweredLocked(r, proc, p, nil, perr, true)
 		}
 	}
@@ -72,7 +72,7 @@ func (c *Controller) dataflowRefusedLocked(r *replica, proc int, d *dataflow, pe
 // refusalOr returns the refusal of the dataflow exporting p's target, if
 // r refused it in this connection, and otherwise r's own error answer.
 func (r *replica) refusalOr(p *peek, perr *computepb.PeekError) *computepb.PeekError {
-	if refusal, ok := r.refused[p.cmd.GetPeek().GetTargetId()]; ok {
+	if refusal, ok := r.refused[p.target]; ok {
 		return refusal
 	}
 	return perr

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/readtrace"
 )
@@ -18,7 +19,7 @@ import (
 // tagged OneShotRead. Every hold taken is released on every path. Nothing
 // is installed before the cluster's read admission lets the read run
 // (admission.go).
-func (c *Controller) PeekDataflow(ctx context.Context, cluster string, df Dataflow, iso Isolation, finishing *computepb.RowSetFinishing) (PeekResult, error) {
+func (c *Controller) PeekDataflow(ctx context.Context, cluster string, df Dataflow, iso Isolation, finishing *plan.Finishing) (PeekResult, error) {
 	return c.PeekDataflowOn(ctx, cluster, "", df, iso, finishing, "")
 }
 
@@ -28,7 +29,7 @@ func (c *Controller) PeekDataflow(ctx context.Context, cluster string, df Datafl
 // dataflow is still installed on every replica, as every dataflow is.
 // spillDir is PeekRequest.SpillDir: a large answer of a one-shot read is
 // as big as an index scan's and must not be held in memory either.
-func (c *Controller) PeekDataflowOn(ctx context.Context, cluster, replica string, df Dataflow, iso Isolation, finishing *computepb.RowSetFinishing, spillDir string) (PeekResult, error) {
+func (c *Controller) PeekDataflowOn(ctx context.Context, cluster, replica string, df Dataflow, iso Isolation, finishing *plan.Finishing, spillDir string) (PeekResult, error) {
 	if len(df.IndexExports) != 1 || len(df.SubscribeSinks) != 0 {
 		return PeekResult{}, fmt.Errorf("peek dataflow %s: want exactly one index export", df.ID)
 	}

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -80,13 +82,13 @@ func (s *spill) finish(f *finishingStream) (*SpilledRows, error) {
 }
 
 // readAll reads every row back into memory (for a finishing that orders).
-func (s *spill) readAll() ([]RowCount, error) {
+func (s *spill) readAll() ([]row.RowCount, error) {
 	sr, err := s.finish(nil)
 	if err != nil {
 		return nil, err
 	}
 	defer sr.Close()
-	out := make([]RowCount, 0, s.rows)
+	out := make([]row.RowCount, 0, s.rows)
 	for {
 		rc, ok, err := sr.Next()
 		if err != nil {
@@ -120,36 +122,39 @@ type SpilledRows struct {
 }
 
 // Next returns the next row; ok=false at the end.
-func (sr *SpilledRows) Next() (rc RowCount, ok bool, err error) {
+func (sr *SpilledRows) Next() (rc row.RowCount, ok bool, err error) {
 	for {
 		if sr.s.f == nil {
-			return RowCount{}, false, errors.New("peek spill: read after close")
+			return row.RowCount{}, false, errors.New("peek spill: read after close")
 		}
 		if sr.fin != nil && sr.fin.done() {
-			return RowCount{}, false, nil
+			return row.RowCount{}, false, nil
 		}
 		n, err := binary.ReadUvarint(sr.r)
 		if errors.Is(err, io.EOF) {
-			return RowCount{}, false, nil
+			return row.RowCount{}, false, nil
 		}
 		if err != nil {
-			return RowCount{}, false, fmt.Errorf("peek spill: %w", err)
+			return row.RowCount{}, false, fmt.Errorf("peek spill: %w", err)
 		}
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(sr.r, buf); err != nil {
-			return RowCount{}, false, fmt.Errorf("peek spill: %w", err)
+			return row.RowCount{}, false, fmt.Errorf("peek spill: %w", err)
 		}
 		count, err := binary.ReadUvarint(sr.r)
 		if err != nil {
-			return RowCount{}, false, fmt.Errorf("peek spill: %w", err)
+			return row.RowCount{}, false, fmt.Errorf("peek spill: %w", err)
 		}
-		rc = RowCount{Row: buf, Count: count}
+		if count > math.MaxInt64 {
+			return row.RowCount{}, false, fmt.Errorf("peek spill: count %d beyond int64", count)
+		}
+		rc = row.RowCount{Row: buf, Count: int64(count)}
 		if sr.fin == nil {
 			return rc, true, nil
 		}
 		rc, keep, err := sr.fin.apply(rc)
 		if err != nil {
-			return RowCount{}, false, err
+			return row.RowCount{}, false, err
 		}
 		if keep {
 			return rc, true, nil
@@ -167,30 +172,28 @@ func (sr *SpilledRows) Close() { sr.s.close() }
 // without an order to rows as they pass, counting multiplicities as
 // applyFinishing does.
 type finishingStream struct {
-	offset, limit uint64
+	offset, limit int64
 	limited       bool
-	kept          uint64
+	kept          int64
 	project       []int
 }
 
-func newFinishingStream(f *computepb.RowSetFinishing) *finishingStream {
+func newFinishingStream(f *plan.Finishing) *finishingStream {
 	fs := &finishingStream{}
 	if f == nil {
 		return fs
 	}
-	fs.offset = f.GetOffset()
+	fs.offset = f.Offset
 	if f.Limit != nil {
-		fs.limited, fs.limit = true, f.GetLimit()
+		fs.limited, fs.limit = true, *f.Limit
 	}
-	for _, c := range f.GetProject() {
-		fs.project = append(fs.project, int(c))
-	}
+	fs.project = f.Project
 	return fs
 }
 
 func (fs *finishingStream) done() bool { return fs.limited && fs.kept >= fs.limit }
 
-func (fs *finishingStream) apply(rc RowCount) (RowCount, bool, error) {
+func (fs *finishingStream) apply(rc row.RowCount) (row.RowCount, bool, error) {
 	n := rc.Count
 	if fs.offset > 0 {
 		skip := min(fs.offset, n)
@@ -200,17 +203,17 @@ func (fs *finishingStream) apply(rc RowCount) (RowCount, bool, error) {
 	if fs.limited {
 		n = min(n, fs.limit-fs.kept)
 	}
-	if n == 0 {
-		return RowCount{}, false, nil
+	if n <= 0 {
+		return row.RowCount{}, false, nil
 	}
 	fs.kept += n
 	r := rc.Row
-	if len(fs.project) > 0 {
-		p, err := row.Project(row.Row(r), fs.project)
+	if fs.project != nil {
+		p, err := row.Project(r, fs.project)
 		if err != nil {
-			return RowCount{}, false, fmt.Errorf("finishing: project: %w", err)
+			return row.RowCount{}, false, fmt.Errorf("finishing: project: %w", err)
 		}
 		r = p
 	}
-	return RowCount{Row: r, Count: n}, true, nil
+	return row.RowCount{Row: r, Count: n}, true, nil
 }

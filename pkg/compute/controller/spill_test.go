@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -45,18 +46,18 @@ func TestSpilledPeek(t *testing.T) {
 	}
 	f.stashChunk = 2
 	f.mu.Unlock()
-	limit := uint64(4)
+	limit := int64(4)
 	for _, tc := range []struct {
 		name      string
-		finishing *computepb.RowSetFinishing
+		finishing *plan.Finishing
 		spill     bool
 		want      []string
-		count     uint64 // when want is nil: the rows' total multiplicity
+		count     int64 // when want is nil: the rows' total multiplicity
 	}{
 		{name: "all", spill: true, want: []string{"(1, 'a')x2", "(4, 'd')x1", "(5, 'e')x1", "(7, 'g')x1", "(8, 'h')x1", "(2, 'b')x1", "(3, 'c')x1", "(6, 'f')x3"}},
-		{name: "offset limit project", spill: true, finishing: &computepb.RowSetFinishing{Offset: 1, Limit: &limit, Project: []uint32{1}},
+		{name: "offset limit project", spill: true, finishing: &plan.Finishing{Offset: 1, Limit: &limit, Project: []int{1}},
 			count: 4},
-		{name: "ordered", spill: true, finishing: &computepb.RowSetFinishing{OrderBy: []*computepb.ColumnOrder{{Column: 0, Desc: true}}, Limit: &limit},
+		{name: "ordered", spill: true, finishing: &plan.Finishing{Order: []plan.ColumnOrder{{Column: 0, Desc: true}}, Limit: &limit},
 			want: []string{"(8, 'h')x1", "(7, 'g')x1", "(6, 'f')x2"}},
 		{name: "no spill", want: []string{"(1, 'a')x2", "(4, 'd')x1", "(5, 'e')x1", "(7, 'g')x1", "(8, 'h')x1", "(2, 'b')x1", "(3, 'c')x1", "(6, 'f')x3"}},
 	} {
@@ -72,21 +73,21 @@ func TestSpilledPeek(t *testing.T) {
 			}
 			rows := res.Rows
 			if res.Spilled != nil {
-				if len(tc.finishing.GetOrderBy()) > 0 || !tc.spill {
+				if orderLen(tc.finishing) > 0 || !tc.spill {
 					t.Fatal("spilled although the rows must be ordered or no spill was asked for")
 				}
 				if spillFiles(t, dir) != 1 {
 					t.Fatalf("%d spill files while reading, want 1", spillFiles(t, dir))
 				}
 				rows = drainSpilled(t, res.Spilled)
-			} else if tc.spill && len(tc.finishing.GetOrderBy()) == 0 {
+			} else if tc.spill && orderLen(tc.finishing) == 0 {
 				t.Fatal("a stashed answer with a spill directory came back in memory")
 			}
 			if tc.spill && spillFiles(t, dir) != 0 {
 				t.Fatalf("%d spill files left", spillFiles(t, dir))
 			}
 			if tc.want == nil {
-				var n uint64
+				var n int64
 				for _, rc := range rows {
 					n += rc.Count
 					if ds, err := row.Row(rc.Row).Unpack(); err != nil || len(ds) != 1 {
@@ -100,10 +101,10 @@ func TestSpilledPeek(t *testing.T) {
 			}
 			got := fmtRows(rows)
 			// Processes' chunks interleave in any order: compare as sets.
-			if len(got) != len(tc.want) || !sameSet(got, tc.want) && len(tc.finishing.GetOrderBy()) == 0 {
+			if len(got) != len(tc.want) || !sameSet(got, tc.want) && orderLen(tc.finishing) == 0 {
 				t.Fatalf("rows %v, want %v", got, tc.want)
 			}
-			if len(tc.finishing.GetOrderBy()) > 0 && !equalStrings(got, tc.want) {
+			if orderLen(tc.finishing) > 0 && !equalStrings(got, tc.want) {
 				t.Fatalf("rows %v, want %v", got, tc.want)
 			}
 		})
@@ -168,7 +169,7 @@ func TestSpilledOneShotPeek(t *testing.T) {
 	for i := range 10 {
 		rc := &computepb.RowCount{Row: row.Pack(row.Int64(int64(i))), Count: 1}
 		f.rows[id][i%2] = append(f.rows[id][i%2], rc)
-		want = append(want, fmtRows([]RowCount{{Row: rc.Row, Count: 1}})...)
+		want = append(want, fmtRows([]row.RowCount{{Row: rc.Row, Count: 1}})...)
 	}
 	f.stashChunk = 2
 	f.mu.Unlock()
@@ -190,10 +191,10 @@ func TestSpilledOneShotPeek(t *testing.T) {
 }
 
 // drainSpilled reads a spilled result to its end and closes it.
-func drainSpilled(t *testing.T, s *SpilledRows) []RowCount {
+func drainSpilled(t *testing.T, s *SpilledRows) []row.RowCount {
 	t.Helper()
 	defer s.Close()
-	var rows []RowCount
+	var rows []row.RowCount
 	for {
 		rc, ok, err := s.Next()
 		if err != nil {
@@ -204,4 +205,11 @@ func drainSpilled(t *testing.T, s *SpilledRows) []RowCount {
 		}
 		rows = append(rows, rc)
 	}
+}
+
+func orderLen(f *plan.Finishing) int {
+	if f == nil {
+		return 0
+	}
+	return len(f.Order)
 }

@@ -20,11 +20,10 @@ var (
 	ErrNegativeMultiplicity = errors.New("peek: invalid data in arrangement, saw retractions for a row that does not exist")
 )
 
-// RowCount is one output row and its (positive) multiplicity.
-type RowCount struct {
-	Row   row.Row
-	Count int64
-}
+// RowCount is one output row and its (positive) multiplicity. It is
+// row.RowCount under its former name, kept so that the runtime and
+// placement code that names it need not change in this step.
+type RowCount = row.RowCount
 
 // Transform maps an arranged value row to an output row, appending it to dst.
 // keep=false filters the row out. A non-nil error fails the peek (for

@@ -249,9 +249,9 @@ func TestWalkTopK(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fin := &plan.Finishing{Order: tc.order, Limit: &tc.limit}
 			finish := func(rows []RowCount) string {
-				prs := make([]plan.RowCount, len(rows))
+				prs := make([]row.RowCount, len(rows))
 				for i, rc := range rows {
-					prs[i] = plan.RowCount{Row: rc.Row, Count: rc.Count}
+					prs[i] = row.RowCount{Row: rc.Row, Count: rc.Count}
 				}
 				out, err := fin.Apply(prs)
 				if err != nil {

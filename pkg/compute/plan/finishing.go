@@ -7,12 +7,6 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
-// RowCount is a row of a read's result with its multiplicity.
-type RowCount struct {
-	Row   row.Row `json:"row"`
-	Count int64   `json:"count"`
-}
-
 // Finishing is the part of a read done on the collected result rather
 // than in a dataflow: ORDER BY, OFFSET, LIMIT, then a final projection.
 // Both the replica (to cut what it sends) and the controller (to merge
@@ -69,6 +63,18 @@ func (f *Finishing) Validate(arity int) error {
 // CompareOrdered compares two rows by order, then (so that the order is
 // total and every replica produces the same answer) by the whole row.
 func CompareOrdered(a, b []row.Datum, order []ColumnOrder) int {
+	if c := CompareColumns(a, b, order); c != 0 {
+		return c
+	}
+	return row.CompareDatums(a, b)
+}
+
+// CompareColumns is the one ORDER BY comparator of decoded rows (the
+// replica's finishing, the controller's merge and the SQL layer's sort):
+// the order's columns in turn, NULLs first unless NullsLast (independent
+// of Desc), as PostgreSQL orders them. Rows equal on every column compare
+// 0; CompareOrdered breaks such ties.
+func CompareColumns(a, b []row.Datum, order []ColumnOrder) int {
 	for _, o := range order {
 		x, y := a[o.Column], b[o.Column]
 		xn, yn := x.IsNull(), y.IsNull()
@@ -90,7 +96,7 @@ func CompareOrdered(a, b []row.Datum, order []ColumnOrder) int {
 			return c
 		}
 	}
-	return row.CompareDatums(a, b)
+	return 0
 }
 
 // Apply finishes rows: it drops rows with count zero, rejects a negative
@@ -98,10 +104,10 @@ func CompareOrdered(a, b []row.Datum, order []ColumnOrder) int {
 // Order, skips Offset rows and keeps Limit rows
 // counting multiplicities (a row with count 3 is three rows), and
 // projects. Rows equal after projection stay separate entries.
-func (f *Finishing) Apply(rows []RowCount) ([]RowCount, error) {
+func (f *Finishing) Apply(rows []row.RowCount) ([]row.RowCount, error) {
 	type decoded struct {
 		datums []row.Datum
-		rc     RowCount
+		rc     row.RowCount
 	}
 	ds := make([]decoded, 0, len(rows))
 	for i, r := range rows {
@@ -130,7 +136,7 @@ func (f *Finishing) Apply(rows []RowCount) ([]RowCount, error) {
 	if f.Limit != nil {
 		remaining = *f.Limit
 	}
-	out := make([]RowCount, 0, len(ds))
+	out := make([]row.RowCount, 0, len(ds))
 	for _, d := range ds {
 		if remaining == 0 {
 			break
@@ -155,7 +161,7 @@ func (f *Finishing) Apply(rows []RowCount) ([]RowCount, error) {
 				r = row.AppendDatum(r, d.datums[c])
 			}
 		}
-		out = append(out, RowCount{Row: r, Count: n})
+		out = append(out, row.RowCount{Row: r, Count: n})
 	}
 	return out, nil
 }

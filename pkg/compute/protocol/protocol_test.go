@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
@@ -25,7 +26,7 @@ func TestFrontierRoundTrip(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	peek := func(mod func(*computepb.Peek)) *computepb.Command {
-		p := &computepb.Peek{Uuid: testUUID, TargetId: "u12", Timestamp: 3, LiteralKeys: [][]byte{{1}}}
+		p := &computepb.Peek{Uuid: testUUID, Target: GlobalIDToProto(plan.User(12)), Timestamp: 3, LiteralKeys: [][]byte{{1}}}
 		mod(p)
 		return &computepb.Command{Kind: &computepb.Command_Peek{Peek: p}}
 	}
@@ -44,7 +45,7 @@ func TestValidate(t *testing.T) {
 			Logging: &computepb.LoggingConfig{IndexIds: map[string]string{"operators": "x1"}}}}}, false},
 		{"init complete", &computepb.Command{Kind: &computepb.Command_InitializationComplete{InitializationComplete: &computepb.InitializationComplete{}}}, true},
 		{"create dataflow empty", &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{}}}, false},
-		{"create dataflow", &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{DataflowJson: []byte("{}")}}}, true},
+		{"create dataflow", &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: &computepb.DataflowDescription{}}}}, true},
 		{"schedule", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: "t7"}}}, true},
 		{"schedule bad id", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: "u"}}}, false},
 		{"schedule leading zero", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: "u012"}}}, false},
@@ -53,7 +54,8 @@ func TestValidate(t *testing.T) {
 		{"allow compaction no frontier", &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{Id: "u1"}}}, false},
 		{"peek", peek(func(*computepb.Peek) {}), true},
 		{"peek bad uuid", peek(func(p *computepb.Peek) { p.Uuid = "0b9e3f5c-1d2a-4c6e-9f00-123456789abZ" }), false},
-		{"peek bad target", peek(func(p *computepb.Peek) { p.TargetId = "" }), false},
+		{"peek no target", peek(func(p *computepb.Peek) { p.Target = nil }), false},
+		{"peek bad target kind", peek(func(p *computepb.Peek) { p.Target.Kind = 7 }), false},
 		{"peek empty key", peek(func(p *computepb.Peek) { p.LiteralKeys = [][]byte{{}} }), false},
 		{"peek bad class", peek(func(p *computepb.Peek) { p.TargetClass = 9 }), false},
 		{"cancel", &computepb.Command{Kind: &computepb.Command_CancelPeek{CancelPeek: &computepb.CancelPeek{Uuid: testUUID}}}, true},
@@ -94,7 +96,7 @@ func TestCommandKindCoversEveryCommand(t *testing.T) {
 func FuzzDecodeCommand(f *testing.F) {
 	seeds := []*computepb.Command{
 		{Kind: &computepb.Command_Hello{Hello: &computepb.Hello{Nonce: "abc"}}},
-		{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{Uuid: testUUID, TargetId: "u3", LiteralKeys: [][]byte{{0x10, 2}}}}},
+		{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{Uuid: testUUID, Target: GlobalIDToProto(plan.User(3)), LiteralKeys: [][]byte{{0x10, 2}}}}},
 		{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{Id: "s9", Frontier: &computepb.Frontier{Time: 4}}}},
 	}
 	for _, s := range seeds {

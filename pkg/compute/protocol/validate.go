@@ -17,8 +17,9 @@ const SQLStateProtocolViolation = "08P01"
 
 // Validate checks that c is well formed on its own: it carries a known
 // command, names syntactically valid GlobalIds and uuids, and has its
-// required fields. It does not decode dataflow or MFP JSON; that is the
-// replica's job, with the plan and expr packages.
+// required fields. It does not decode the dataflow or the peek's MFP; the
+// replica converts those once (DataflowFromProto, MFPFromProto) and
+// validates them with the plan and expr packages.
 func Validate(c *computepb.Command) error {
 	if err := validate(c); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrMalformed, CommandKind(c), err)
@@ -43,8 +44,8 @@ func validate(c *computepb.Command) error {
 		}
 	case *computepb.Command_InitializationComplete, *computepb.Command_UpdateConfiguration:
 	case *computepb.Command_CreateDataflow:
-		if len(k.CreateDataflow.GetDataflowJson()) == 0 {
-			return errors.New("empty dataflow description")
+		if k.CreateDataflow.GetDataflow() == nil {
+			return errors.New("missing dataflow description")
 		}
 	case *computepb.Command_Schedule:
 		return checkGlobalID(k.Schedule.GetId())
@@ -67,7 +68,7 @@ func validatePeek(p *computepb.Peek) error {
 	if err := checkUUID(p.GetUuid()); err != nil {
 		return err
 	}
-	if err := checkGlobalID(p.GetTargetId()); err != nil {
+	if _, err := GlobalIDFromProto(p.GetTarget()); err != nil {
 		return fmt.Errorf("target: %w", err)
 	}
 	for i, k := range p.GetLiteralKeys() {

@@ -1,20 +1,25 @@
 package server
 
 import (
-	"encoding/json"
-
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
+	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
-// PlanCodec decodes plan.DataflowDescriptions; Dataflow.Description is then
-// a *plan.DataflowDescription.
+// PlanCodec converts the protocol's DataflowDescription to a
+// plan.DataflowDescription (protocol.DataflowFromProto); Dataflow.Description
+// is then a *plan.DataflowDescription.
 type PlanCodec struct{}
 
-// Decode implements Codec. A description that parses but does not
-// validate is refused with an *InvalidDataflowError naming it.
-func (PlanCodec) Decode(b []byte) (*Dataflow, error) {
-	d := &plan.DataflowDescription{}
-	if err := json.Unmarshal(b, d); err != nil {
+// Decode implements Codec. A description that converts but does not
+// validate, or whose id converts but a later field does not, is refused
+// with an *InvalidDataflowError naming it.
+func (PlanCodec) Decode(p *computepb.DataflowDescription) (*Dataflow, error) {
+	d, err := protocol.DataflowFromProto(p)
+	if err != nil {
+		if id, idErr := protocol.GlobalIDFromProto(p.GetId()); idErr == nil {
+			return nil, &InvalidDataflowError{Name: id.String(), Err: err}
+		}
 		return nil, err
 	}
 	df := &Dataflow{Name: d.ID.String(), AsOf: d.AsOf, Until: d.Until, Description: d}

@@ -7,6 +7,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -22,33 +23,39 @@ func codecTestDesc() plan.DataflowDescription {
 	}
 }
 
-// A description that parses but does not validate is refused with its
-// dataflow's name, so that the refusal can name it; one that does not
-// parse, or has no valid id, is refused without one.
+// A description that converts but does not validate, or whose id converts
+// but a later field does not, is refused with its dataflow's name, so that
+// the refusal can name it; one without a valid id is refused without one.
 func TestPlanCodecNamesInvalidDataflows(t *testing.T) {
 	cases := []struct {
 		name     string
 		mutate   func(d *plan.DataflowDescription)
-		raw      string
+		wire     func(p *computepb.DataflowDescription)
 		wantErr  bool
 		wantName string
+		// wantErr is the sentinel the refusal wraps.
+		wantIs error
 	}{
 		{name: "valid", mutate: func(*plan.DataflowDescription) {}},
-		{name: "until before as_of", mutate: func(d *plan.DataflowDescription) { d.Until = frontier.At(5) }, wantErr: true, wantName: "t14"},
-		{name: "unknown export source", mutate: func(d *plan.DataflowDescription) { d.IndexExports[0].On = plan.User(99) }, wantErr: true, wantName: "t14"},
-		{name: "no id", raw: `{"class":"one_shot_read"}`, wantErr: true},
-		{name: "not json", raw: "{", wantErr: true},
+		{name: "until before as_of", mutate: func(d *plan.DataflowDescription) { d.Until = frontier.At(5) }, wantErr: true, wantName: "t14", wantIs: plan.ErrInvalid},
+		{name: "unknown export source", mutate: func(d *plan.DataflowDescription) { d.IndexExports[0].On = plan.User(99) }, wantErr: true, wantName: "t14", wantIs: plan.ErrInvalid},
+		{name: "no id", wire: func(p *computepb.DataflowDescription) { p.Id = nil }, wantErr: true, wantIs: protocol.ErrDecode},
+		{name: "unknown id kind", wire: func(p *computepb.DataflowDescription) { p.Id.Kind = 42 }, wantErr: true, wantIs: protocol.ErrDecode},
+		{name: "malformed field after the id", wire: func(p *computepb.DataflowDescription) { p.IndexExports[0].Key[0].Func = "no_such_function" },
+			wantErr: true, wantName: "t14", wantIs: protocol.ErrDecode},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := []byte(tc.raw)
+			d := codecTestDesc()
 			if tc.mutate != nil {
-				d := codecTestDesc()
 				tc.mutate(&d)
-				var err error
-				if b, err = plan.Marshal(&d); err != nil {
-					t.Fatal(err)
-				}
+			}
+			b, err := protocol.DataflowToProto(&d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wire != nil {
+				tc.wire(b)
 			}
 			df, err := PlanCodec{}.Decode(b)
 			if !tc.wantErr {
@@ -68,8 +75,8 @@ func TestPlanCodecNamesInvalidDataflows(t *testing.T) {
 			if name != tc.wantName {
 				t.Fatalf("refusal names %q, want %q (%v)", name, tc.wantName, err)
 			}
-			if tc.wantName != "" && !errors.Is(err, plan.ErrInvalid) {
-				t.Fatalf("refusal %v does not wrap plan.ErrInvalid", err)
+			if !errors.Is(err, tc.wantIs) {
+				t.Fatalf("refusal %v does not wrap %v", err, tc.wantIs)
 			}
 		})
 	}
@@ -87,7 +94,7 @@ func TestRefusedCreateDataflowCarriesItsID(t *testing.T) {
 		wantID string
 	}{
 		{"invalid plan", createDataflow(testDataflow{Name: "t14", Indexes: []string{"t14"}, Plan: "invalid"}), "t14"},
-		{"undecodable plan", &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{DataflowJson: []byte("{")}}}, ""},
+		{"undecodable plan", &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: &computepb.DataflowDescription{}}}}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -108,7 +107,7 @@ func (s *Server) command(ctx context.Context, c *conn, cmd *computepb.Command) {
 	var df *Dataflow
 	if cd := cmd.GetCreateDataflow(); cd != nil {
 		var err error
-		if df, err = s.codec.Decode(cd.GetDataflowJson()); err != nil {
+		if df, err = s.codec.Decode(cd.GetDataflow()); err != nil {
 			// Name the dataflow when the description did: the controller
 			// fails the reads of its exports with this refusal. XX000: a
 			// plan the controller built and the replica cannot run is an
@@ -279,31 +278,34 @@ func instanceConfig(ci *computepb.CreateInstance) InstanceConfig {
 	return cfg
 }
 
-func decodePeek(p *computepb.Peek) *Peek {
+// decodePeek converts a validated peek once, at the edge: its target
+// becomes a plan.GlobalID, its MFP an expr.MFP and its finishing a
+// plan.Finishing. A malformed MFP or finishing is a *protocol.DecodeError.
+func decodePeek(p *computepb.Peek) (*Peek, error) {
+	target, err := protocol.GlobalIDFromProto(p.GetTarget())
+	if err != nil {
+		return nil, fmt.Errorf("peek %s: %w", p.GetUuid(), protocol.InField("target", err))
+	}
 	out := &Peek{
 		UUID:      p.GetUuid(),
-		TargetID:  p.GetTargetId(),
+		Target:    target,
 		Timestamp: frontier.Time(p.GetTimestamp()),
-		MFP:       json.RawMessage(p.GetMapFilterProject()),
 		Hints:     p.GetHints(),
 	}
 	for _, k := range p.GetLiteralKeys() {
 		out.LiteralKeys = append(out.LiteralKeys, row.Row(k))
 	}
-	if f := p.GetFinishing(); f != nil {
-		for _, o := range f.GetOrderBy() {
-			out.Finishing.OrderBy = append(out.Finishing.OrderBy, ColumnOrder{Column: int(o.GetColumn()), Desc: o.GetDesc(), NullsLast: o.GetNullsLast()})
+	if m := p.GetMfp(); m != nil {
+		mfp, err := protocol.MFPFromProto(m)
+		if err != nil {
+			return nil, fmt.Errorf("peek %s: %w", p.GetUuid(), protocol.InField("mfp", err))
 		}
-		if f.Limit != nil {
-			l := f.GetLimit()
-			out.Finishing.Limit = &l
-		}
-		out.Finishing.Offset = f.GetOffset()
-		for _, c := range f.GetProject() {
-			out.Finishing.Project = append(out.Finishing.Project, int(c))
-		}
+		out.MFP = &mfp
 	}
-	return out
+	if out.Finishing, err = protocol.FinishingFromProto(p.GetFinishing()); err != nil {
+		return nil, fmt.Errorf("peek %s: %w", p.GetUuid(), protocol.InField("finishing", err))
+	}
+	return out, nil
 }
 
 // registerLogging records the introspection indexes the runtime maintains

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,12 +11,12 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/logging"
 	"github.com/tandemdb/tandem/pkg/compute/peek"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/render"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 	"github.com/tandemdb/tandem/pkg/compute/trace"
 	"github.com/tandemdb/tandem/pkg/sharing"
@@ -105,22 +104,11 @@ func (e *Engine) AllowCompaction(_ context.Context, id string, f frontier.Fronti
 
 // Peek implements Backend.
 func (e *Engine) Peek(_ context.Context, p *Peek) error {
-	gid, err := plan.ParseGlobalID(p.TargetID)
-	if err != nil {
-		return coded(CodeUndefinedObject, "%w", err)
-	}
-	rp := runtime.Peek{UUID: p.UUID, Target: gid, Timestamp: p.Timestamp}
+	rp := runtime.Peek{UUID: p.UUID, Target: p.Target, Timestamp: p.Timestamp, MFP: p.MFP}
 	for _, k := range p.LiteralKeys {
 		rp.Keys = append(rp.Keys, k)
 	}
-	if len(p.MFP) > 0 {
-		var m expr.MFP
-		if err := json.Unmarshal(p.MFP, &m); err != nil {
-			return coded(CodeProtocolViolation, "peek %s: map/filter/project: %w", p.UUID, err)
-		}
-		rp.MFP = &m
-	}
-	f := finishing(p.Finishing)
+	f := p.Finishing
 	// Without an order (and without offset or projection, which the
 	// controller applies itself), a result may stream in chunks; a limit
 	// is applied to the stream as it passes.
@@ -218,40 +206,21 @@ func translate(err error) error {
 	return err
 }
 
-func finishing(f Finishing) *plan.Finishing {
-	if len(f.OrderBy) == 0 && f.Limit == nil && f.Offset == 0 && len(f.Project) == 0 {
-		return nil
-	}
-	pf := &plan.Finishing{Offset: int64(f.Offset), Project: f.Project}
-	for _, o := range f.OrderBy {
-		pf.Order = append(pf.Order, plan.ColumnOrder{Column: o.Column, Desc: o.Desc, NullsLast: o.NullsLast})
-	}
-	if f.Limit != nil {
-		l := int64(min(*f.Limit, uint64(1<<62)))
-		pf.Limit = &l
-	}
-	return pf
-}
-
 // finish applies f (nil: none) to a shard's rows.
-func finish(rows []peek.RowCount, f *plan.Finishing) ([]RowCount, error) {
-	prs := make([]plan.RowCount, len(rows))
-	for i, r := range rows {
-		prs[i] = plan.RowCount{Row: r.Row, Count: r.Count}
-	}
+func finish(rows []row.RowCount, f *plan.Finishing) ([]row.RowCount, error) {
 	if f != nil {
 		var err error
-		if prs, err = f.Apply(prs); err != nil {
+		if rows, err = f.Apply(rows); err != nil {
 			return nil, coded(CodeInternal, "peek finishing: %w", err)
 		}
 	}
-	out := make([]RowCount, 0, len(prs))
-	for _, r := range prs {
+	out := rows[:0:0]
+	for _, r := range rows {
 		if r.Count < 0 {
 			return nil, coded(CodeInternal, "peek result row %s has negative count %d", r.Row, r.Count)
 		}
 		if r.Count > 0 {
-			out = append(out, RowCount{Row: r.Row, Count: uint64(r.Count)})
+			out = append(out, r)
 		}
 	}
 	return out, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/render"
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -74,15 +75,15 @@ func TestEngineEndToEnd(t *testing.T) {
 		IndexExports: []plan.IndexExport{{ID: plan.User(3), On: plan.User(2), Key: []expr.Expr{expr.Column(0)}}},
 		AsOf:         frontier.At(start), Until: frontier.Closed(),
 	}
-	js, err := plan.Marshal(&desc)
+	pd, err := protocol.DataflowToProto(&desc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := h.open("n1")
 	s.send(createInstance(&computepb.CreateInstance{}),
-		&computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{DataflowJson: js}}},
+		&computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: pd}}},
 		initDone())
-	peek := &computepb.Peek{Uuid: uuidN(1), TargetId: "u3", Timestamp: uint64(start + 5*tick),
+	peek := &computepb.Peek{Uuid: uuidN(1), Target: protocol.GlobalIDToProto(plan.User(3)), Timestamp: uint64(start + 5*tick),
 		LiteralKeys: [][]byte{row.Pack(row.Int64(4)), row.Pack(row.Int64(7))}}
 	s.send(&computepb.Command{Kind: &computepb.Command_Peek{Peek: peek}})
 	var hydrated, answered bool

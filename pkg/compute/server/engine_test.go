@@ -20,20 +20,20 @@ func TestFinishShard(t *testing.T) {
 		return peek.RowCount{Row: row.Pack(row.Int64(a), row.Int64(b)), Count: n}
 	}
 	rows := []peek.RowCount{pr(3, 30, 1), pr(1, 10, 2), pr(2, 20, 1), pr(4, 40, 0)}
-	limit := uint64(2)
+	limit := int64(2)
 	tests := []struct {
 		name string
-		f    Finishing
+		f    *plan.Finishing
 		want []string
 	}{
-		{"none keeps rows, drops zero counts", Finishing{}, []string{"(3, 30)", "(1, 10)x2", "(2, 20)"}},
-		{"order desc", Finishing{OrderBy: []ColumnOrder{{Column: 0, Desc: true}}}, []string{"(3, 30)", "(2, 20)", "(1, 10)x2"}},
-		{"limit counts multiplicity", Finishing{OrderBy: []ColumnOrder{{Column: 0}}, Limit: &limit}, []string{"(1, 10)x2"}},
-		{"offset and project", Finishing{OrderBy: []ColumnOrder{{Column: 0}}, Offset: 2, Project: []int{1}}, []string{"(20)", "(30)"}},
+		{"none keeps rows, drops zero counts", nil, []string{"(3, 30)", "(1, 10)x2", "(2, 20)"}},
+		{"order desc", &plan.Finishing{Order: []plan.ColumnOrder{{Column: 0, Desc: true}}}, []string{"(3, 30)", "(2, 20)", "(1, 10)x2"}},
+		{"limit counts multiplicity", &plan.Finishing{Order: []plan.ColumnOrder{{Column: 0}}, Limit: &limit}, []string{"(1, 10)x2"}},
+		{"offset and project", &plan.Finishing{Order: []plan.ColumnOrder{{Column: 0}}, Offset: 2, Project: []int{1}}, []string{"(20)", "(30)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := finish(rows, finishing(tt.f))
+			got, err := finish(slices.Clone(rows), tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}

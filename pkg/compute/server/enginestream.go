@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 )
 
@@ -27,7 +28,7 @@ func newEngineStream(s *runtime.PeekStream, f *plan.Finishing) *engineStream {
 }
 
 // TryNext implements RowStream.
-func (e *engineStream) TryNext() ([]RowCount, bool, error) {
+func (e *engineStream) TryNext() ([]row.RowCount, bool, error) {
 	if e.done || e.limit == 0 {
 		if !e.done {
 			e.done = true
@@ -45,7 +46,7 @@ func (e *engineStream) TryNext() ([]RowCount, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
-	out := make([]RowCount, 0, len(rows))
+	out := make([]row.RowCount, 0, len(rows))
 	for _, r := range rows {
 		if r.Count < 0 {
 			return nil, false, coded(CodeInternal, "peek result row %s has negative count %d", r.Row, r.Count)
@@ -56,7 +57,7 @@ func (e *engineStream) TryNext() ([]RowCount, bool, error) {
 			e.limit -= n
 		}
 		if n > 0 {
-			out = append(out, RowCount{Row: r.Row, Count: uint64(n)})
+			out = append(out, row.RowCount{Row: r.Row, Count: n})
 		}
 		if e.limit == 0 {
 			break

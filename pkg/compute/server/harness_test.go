@@ -2,10 +2,10 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
@@ -87,23 +88,59 @@ func (f *fakeRuntime) expectNone(t *testing.T) {
 	}
 }
 
-// testCodec decodes a small JSON form:
-// {"name","indexes","subscribes","as_of","plan"}; plan "invalid" fails.
+// testCodec decodes a testDataflow carried in a DataflowDescription:
+// debug_name is "NAME|PLAN", the exports' ids are the indexes and
+// subscribes, as_of and until as they are. Plan "invalid" fails; a
+// description without a debug name does not decode.
 type testCodec struct{}
 
 type testDataflow struct {
-	Name       string   `json:"name"`
-	Indexes    []string `json:"indexes"`
-	Subscribes []string `json:"subscribes"`
-	AsOf       uint64   `json:"as_of"`
-	Until      *uint64  `json:"until"`
-	Plan       string   `json:"plan"`
+	Name       string
+	Indexes    []string
+	Subscribes []string
+	AsOf       uint64
+	Until      *uint64
+	Plan       string
 }
 
-func (testCodec) Decode(b []byte) (*Dataflow, error) {
-	var d testDataflow
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, err
+func (d testDataflow) proto() *computepb.DataflowDescription {
+	p := &computepb.DataflowDescription{DebugName: d.Name + "|" + d.Plan, AsOf: &computepb.Frontier{Time: d.AsOf}, Until: &computepb.Frontier{Closed: true}}
+	if d.Until != nil {
+		p.Until = &computepb.Frontier{Time: *d.Until}
+	}
+	id := func(s string) *computepb.GlobalId {
+		gid, err := plan.ParseGlobalID(s)
+		if err != nil {
+			panic(err)
+		}
+		return protocol.GlobalIDToProto(gid)
+	}
+	for _, ix := range d.Indexes {
+		p.IndexExports = append(p.IndexExports, &computepb.IndexExport{Id: id(ix)})
+	}
+	for _, s := range d.Subscribes {
+		p.SubscribeSinks = append(p.SubscribeSinks, &computepb.SubscribeSink{Id: id(s)})
+	}
+	return p
+}
+
+func (testCodec) Decode(p *computepb.DataflowDescription) (*Dataflow, error) {
+	name, pl, ok := strings.Cut(p.GetDebugName(), "|")
+	if !ok {
+		return nil, errors.New("test dataflow without a name")
+	}
+	d := testDataflow{Name: name, Plan: pl, AsOf: p.GetAsOf().GetTime()}
+	if !p.GetUntil().GetClosed() {
+		u := p.GetUntil().GetTime()
+		d.Until = &u
+	}
+	for _, ix := range p.GetIndexExports() {
+		id, _ := protocol.GlobalIDFromProto(ix.GetId())
+		d.Indexes = append(d.Indexes, id.String())
+	}
+	for _, s := range p.GetSubscribeSinks() {
+		id, _ := protocol.GlobalIDFromProto(s.GetId())
+		d.Subscribes = append(d.Subscribes, id.String())
 	}
 	if d.Plan == "invalid" {
 		return nil, &InvalidDataflowError{Name: d.Name, Err: errors.New("plan does not type-check")}
@@ -268,8 +305,7 @@ func initDone() *computepb.Command {
 }
 
 func createDataflow(d testDataflow) *computepb.Command {
-	b, _ := json.Marshal(d)
-	return &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{DataflowJson: b}}}
+	return &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: d.proto()}}}
 }
 
 func allowCompaction(id string, f frontier.Frontier) *computepb.Command {
@@ -277,7 +313,11 @@ func allowCompaction(id string, f frontier.Frontier) *computepb.Command {
 }
 
 func peekCmd(uuid, target string, ts uint64) *computepb.Command {
-	return &computepb.Command{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{Uuid: uuid, TargetId: target, Timestamp: ts}}}
+	gid, err := plan.ParseGlobalID(target)
+	if err != nil {
+		panic(err)
+	}
+	return &computepb.Command{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{Uuid: uuid, Target: protocol.GlobalIDToProto(gid), Timestamp: ts}}}
 }
 
 func cancelPeek(uuid string) *computepb.Command {

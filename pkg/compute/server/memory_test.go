@@ -51,7 +51,7 @@ func TestPeekRefusedNearMemoryLimit(t *testing.T) {
 	used.Store(100)
 	s.send(peekCmd(uuidN(2), "u1", 6))
 	h.rt.expect(t, "peek "+uuidN(2))
-	h.srv.Deliver(&PeekResult{UUID: uuidN(2), Rows: []RowCount{{Row: row.Pack(row.Int64(1)), Count: 1}}})
+	h.srv.Deliver(&PeekResult{UUID: uuidN(2), Rows: []row.RowCount{{Row: row.Pack(row.Int64(1)), Count: 1}}})
 	if rows := s.recv().GetPeekResponse().GetRows(); len(rows.GetRows()) != 1 {
 		t.Fatalf("peek below the limit: %v", rows)
 	}

@@ -62,8 +62,8 @@ func TestMetricsCountReconciliationAndPeekResults(t *testing.T) {
 	old := h.ready("n1", &computepb.CreateInstance{PeekStashThreshold: 16, PeekStashChunkSize: 1 << 10}, keep, change, gone)
 	h.rt.expect(t, "create keep", "create change", "create gone")
 
-	small := []RowCount{{Row: row.Pack(row.Int64(1)), Count: 1}}
-	large := []RowCount{{Row: row.Pack(row.Text("a row above the stash threshold")), Count: 1}}
+	small := []row.RowCount{{Row: row.Pack(row.Int64(1)), Count: 1}}
+	large := []row.RowCount{{Row: row.Pack(row.Text("a row above the stash threshold")), Count: 1}}
 	old.send(peekCmd(uuidN(1), "u1", 5))
 	h.rt.expect(t, "peek "+uuidN(1))
 	h.srv.Deliver(&PeekResult{UUID: uuidN(1), Rows: small})
@@ -132,7 +132,7 @@ func TestPeekRecordsReplicaStagesOnce(t *testing.T) {
 	peekError(t, s.recv(), CodeUndefinedObject)
 	s.send(peekCmd(uuidN(2), "u1", 5))
 	h.rt.expect(t, "peek "+uuidN(2))
-	h.srv.Deliver(&PeekResult{UUID: uuidN(2), Rows: []RowCount{{Row: row.Pack(row.Int64(1)), Count: 1}}})
+	h.srv.Deliver(&PeekResult{UUID: uuidN(2), Rows: []row.RowCount{{Row: row.Pack(row.Int64(1)), Count: 1}}})
 	if s.recv().GetPeekResponse().GetRows() == nil {
 		t.Fatal("want rows")
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"sync"
 
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
 // outQueue holds the responses of one connection until its sender writes
@@ -119,10 +121,10 @@ func peekResponse(uuid string, r *computepb.PeekResponse) *computepb.Response {
 	return &computepb.Response{Kind: &computepb.Response_PeekResponse{PeekResponse: r}}
 }
 
-func rowCountsToProto(rows []RowCount) []*computepb.RowCount {
+func rowCountsToProto(rows []row.RowCount) []*computepb.RowCount {
 	out := make([]*computepb.RowCount, len(rows))
 	for i, r := range rows {
-		out[i] = &computepb.RowCount{Row: r.Row, Count: r.Count}
+		out[i] = protocol.RowCountToProto(r)
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
 func (s *Server) peek(ctx context.Context, c *conn, p *computepb.Peek) {
@@ -19,10 +20,15 @@ func (s *Server) peek(ctx context.Context, c *conn, p *computepb.Peek) {
 	}
 	pending := &pendingPeek{conn: c, started: s.now()}
 	s.st.peeks[uuid] = pending
-	col, ok := s.st.collections[p.GetTargetId()]
+	dp, err := decodePeek(p)
+	if err != nil {
+		s.finishPeek(c, uuid, nil, coded(CodeProtocolViolation, "%w", err))
+		return
+	}
+	col, ok := s.st.collections[dp.Target.String()]
 	switch {
 	case !ok || col.subscribe:
-		s.finishPeek(c, uuid, nil, coded(CodeUndefinedObject, "peek %s: unknown index %s", uuid, p.GetTargetId()))
+		s.finishPeek(c, uuid, nil, coded(CodeUndefinedObject, "peek %s: unknown index %s", uuid, dp.Target))
 		return
 	case !col.since.LessEqualTime(frontier.Time(p.GetTimestamp())):
 		s.finishPeek(c, uuid, nil, coded(CodeReadOutOfRange,
@@ -43,7 +49,7 @@ func (s *Server) peek(ctx context.Context, c *conn, p *computepb.Peek) {
 	if !s.st.received.IsZero() {
 		s.readStage(stageCommand, pending.dispatched.Sub(s.st.received))
 	}
-	if err := s.rt.Peek(ctx, decodePeek(p)); err != nil {
+	if err := s.rt.Peek(ctx, dp); err != nil {
 		s.finishPeek(c, uuid, nil, fmt.Errorf("peek %s: %w", uuid, err))
 	}
 }
@@ -102,7 +108,7 @@ func (s *Server) stash(p *pendingPeek, c *conn, uuid string, src rowSource) {
 
 // finishPeek sends the terminal response of a pending peek: an error, the
 // rows in one message, or a stash job for the sender.
-func (s *Server) finishPeek(c *conn, uuid string, rows []RowCount, err error) {
+func (s *Server) finishPeek(c *conn, uuid string, rows []row.RowCount, err error) {
 	p := s.st.peeks[uuid]
 	var size uint64
 	for _, r := range rows {

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
@@ -33,12 +35,12 @@ type Backend interface {
 
 // Codec decodes dataflow descriptions and decides reuse on reconnect.
 type Codec interface {
-	// Decode parses and validates a JSON dataflow description. A
+	// Decode converts and validates a dataflow description. A
 	// description that parses far enough to name its dataflow but is
 	// refused should be reported as an *InvalidDataflowError, so that the
 	// refusal names the dataflow (the controller fails the reads of its
 	// exports with it).
-	Decode(b []byte) (*Dataflow, error)
+	Decode(d *computepb.DataflowDescription) (*Dataflow, error)
 	// Compatible reports whether the running dataflow can serve as the
 	// desired one without being rebuilt.
 	Compatible(running, desired *Dataflow) bool
@@ -87,34 +89,16 @@ type InstanceConfig struct {
 // Peek is a decoded, validated peek.
 type Peek struct {
 	UUID        string
-	TargetID    string
+	Target      plan.GlobalID
 	Timestamp   frontier.Time
 	LiteralKeys []row.Row
-	// MFP is an expr.MFP in JSON; empty means the identity.
-	MFP       json.RawMessage
-	Finishing Finishing
+	// MFP is applied to each row read; nil means the identity.
+	MFP *expr.MFP
+	// Finishing is the part of the read's ORDER BY / LIMIT the replica
+	// applies to its shard (nil: none); the controller applies the whole
+	// finishing to the merged answer.
+	Finishing *plan.Finishing
 	Hints     map[string]string
-}
-
-// Finishing orders, offsets, limits and projects a peek result.
-type Finishing struct {
-	OrderBy []ColumnOrder
-	Limit   *uint64
-	Offset  uint64
-	Project []int
-}
-
-// ColumnOrder orders by one column.
-type ColumnOrder struct {
-	Column    int
-	Desc      bool
-	NullsLast bool
-}
-
-// RowCount is a result row with its positive multiplicity.
-type RowCount struct {
-	Row   row.Row
-	Count uint64
 }
 
 // Update is one subscribe update.
@@ -140,7 +124,7 @@ type FrontiersEvent struct {
 // wrapped). The server closes a Stream it does not read to the end.
 type PeekResult struct {
 	UUID   string
-	Rows   []RowCount
+	Rows   []row.RowCount
 	Stream RowStream
 	Err    error
 }

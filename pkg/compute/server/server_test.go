@@ -113,7 +113,7 @@ func TestBadInputIsRefusedAndServingContinues(t *testing.T) {
 		{"unknown compaction id", allowCompaction("u404", frontier.At(3)), CodeUndefinedObject, false},
 		{"unknown schedule id", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: "u404"}}}, CodeUndefinedObject, false},
 		{"invalid plan", createDataflow(testDataflow{Name: "bad", Indexes: []string{"u2"}, Plan: "invalid"}), CodeInvalidPlan, false},
-		{"undecodable plan", &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{DataflowJson: []byte("{")}}}, CodeInvalidPlan, false},
+		{"undecodable plan", &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: &computepb.DataflowDescription{}}}}, CodeInvalidPlan, false},
 		{"duplicate export", createDataflow(testDataflow{Name: "dup", Indexes: []string{"u1"}, Plan: "p"}), CodeDuplicateObject, false},
 		{"duplicate export within dataflow", createDataflow(testDataflow{Name: "dup2", Indexes: []string{"u3", "u3"}, Plan: "p"}), CodeDuplicateObject, false},
 		{"malformed peek", peekCmd("not-a-uuid", "u1", 5), CodeProtocolViolation, false},
@@ -148,7 +148,7 @@ func TestBadInputIsRefusedAndServingContinues(t *testing.T) {
 	// And everything else still works.
 	s.send(peekCmd(uuidN(4), "u1", 5))
 	h.rt.expect(t, "peek "+uuidN(4))
-	h.srv.Deliver(&PeekResult{UUID: uuidN(4), Rows: []RowCount{{Row: row.Pack(row.Int64(1)), Count: 1}}})
+	h.srv.Deliver(&PeekResult{UUID: uuidN(4), Rows: []row.RowCount{{Row: row.Pack(row.Int64(1)), Count: 1}}})
 	if rows := s.recv().GetPeekResponse().GetRows(); len(rows.GetRows()) != 1 {
 		t.Fatalf("peek after errors: %v", rows)
 	}
@@ -166,7 +166,7 @@ func TestPeekExactlyOneResponse(t *testing.T) {
 	// Answered: rows, then a late duplicate result and a late cancel are ignored.
 	s.send(peekCmd(uuidN(1), "u1", 6))
 	h.rt.expect(t, "peek "+uuidN(1))
-	rows := []RowCount{{Row: row.Pack(row.Int64(1)), Count: 2}}
+	rows := []row.RowCount{{Row: row.Pack(row.Int64(1)), Count: 2}}
 	h.srv.Deliver(&PeekResult{UUID: uuidN(1), Rows: rows})
 	h.srv.Deliver(&PeekResult{UUID: uuidN(1), Rows: rows})
 	r := s.recv().GetPeekResponse()
@@ -199,9 +199,9 @@ func TestPeekResultLimits(t *testing.T) {
 	h := newHarness(t)
 	s := h.ready("n1", &computepb.CreateInstance{MaxResultSize: 100, PeekStashThreshold: 20, PeekStashChunkSize: 12}, df1)
 	h.rt.expect(t, "create d1")
-	var rows []RowCount
+	var rows []row.RowCount
 	for i := range 8 {
-		rows = append(rows, RowCount{Row: row.Pack(row.Int64(int64(i))), Count: uint64(i + 1)})
+		rows = append(rows, row.RowCount{Row: row.Pack(row.Int64(int64(i))), Count: int64(i + 1)})
 	}
 	size := 0
 	for _, r := range rows {
@@ -237,7 +237,7 @@ func TestPeekResultLimits(t *testing.T) {
 		t.Fatalf("stash carried %d rows, want %d", len(got), len(rows))
 	}
 	for i, r := range got {
-		if !bytes.Equal(r.GetRow(), rows[i].Row) || r.GetCount() != rows[i].Count {
+		if !bytes.Equal(r.GetRow(), rows[i].Row) || int64(r.GetCount()) != rows[i].Count {
 			t.Fatalf("row %d: %v, want %v", i, r, rows[i])
 		}
 	}
@@ -245,7 +245,7 @@ func TestPeekResultLimits(t *testing.T) {
 	// Above the maximum: an error.
 	s.send(peekCmd(uuidN(2), "u1", 5))
 	h.rt.expect(t, "peek "+uuidN(2))
-	big := append(append([]RowCount{}, rows...), rows...)
+	big := append(append([]row.RowCount{}, rows...), rows...)
 	big = append(big, big...)
 	h.srv.Deliver(&PeekResult{UUID: uuidN(2), Rows: big})
 	peekError(t, s.recv(), CodeResultTooLarge)
@@ -261,9 +261,9 @@ func TestPeekResultLimits(t *testing.T) {
 }
 
 func TestStashCanceledMidStream(t *testing.T) {
-	var rows []RowCount
+	var rows []row.RowCount
 	for i := range 100 {
-		rows = append(rows, RowCount{Row: row.Pack(row.Int64(int64(i))), Count: 1})
+		rows = append(rows, row.RowCount{Row: row.Pack(row.Int64(int64(i))), Count: 1})
 	}
 	job := &stashJob{uuid: uuidN(1), src: &sliceSource{rows: rows}, chunkSize: 10}
 	var ended string

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
 // RowStream is a peek result delivered in pieces, for results too large to
@@ -17,7 +18,7 @@ type RowStream interface {
 	// error means none is ready yet: the stream calls the function set by
 	// Notify when that changes. io.EOF ends the stream; any other error
 	// fails the peek.
-	TryNext() (rows []RowCount, ok bool, err error)
+	TryNext() (rows []row.RowCount, ok bool, err error)
 	// Notify sets the function the stream calls, from any goroutine, when
 	// TryNext may have something new.
 	Notify(wake func())
@@ -29,15 +30,15 @@ type RowStream interface {
 // or a RowStream.
 type rowSource interface {
 	// next is RowStream.TryNext.
-	next() (rows []RowCount, ok bool, err error)
+	next() (rows []row.RowCount, ok bool, err error)
 	notify(wake func())
 	close()
 }
 
 // sliceSource serves a materialised result in one piece.
-type sliceSource struct{ rows []RowCount }
+type sliceSource struct{ rows []row.RowCount }
 
-func (s *sliceSource) next() ([]RowCount, bool, error) {
+func (s *sliceSource) next() ([]row.RowCount, bool, error) {
 	if s.rows == nil {
 		return nil, false, io.EOF
 	}
@@ -51,9 +52,9 @@ func (s *sliceSource) close()      { s.rows = nil }
 // streamSource adapts a RowStream.
 type streamSource struct{ s RowStream }
 
-func (s streamSource) next() ([]RowCount, bool, error) { return s.s.TryNext() }
-func (s streamSource) notify(wake func())              { s.s.Notify(wake) }
-func (s streamSource) close()                          { s.s.Close() }
+func (s streamSource) next() ([]row.RowCount, bool, error) { return s.s.TryNext() }
+func (s streamSource) notify(wake func())                  { s.s.Notify(wake) }
+func (s streamSource) close()                              { s.s.Close() }
 
 // stashJob streams one large peek result as chunks of at most chunkSize
 // bytes of encoded rows (and at least one row each), numbered from 0, the
@@ -71,7 +72,7 @@ type stashJob struct {
 	canceled  atomic.Bool
 	done      func(result string) // told once, by the sender, how the job ended
 
-	buf     []RowCount // received, not yet sent
+	buf     []row.RowCount // received, not yet sent
 	bufSize uint64
 	eof     bool
 	seq     uint64

@@ -12,10 +12,10 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
-func intRows(n int) []RowCount {
-	rows := make([]RowCount, n)
+func intRows(n int) []row.RowCount {
+	rows := make([]row.RowCount, n)
 	for i := range rows {
-		rows[i] = RowCount{Row: row.Pack(row.Int64(int64(i))), Count: 1}
+		rows[i] = row.RowCount{Row: row.Pack(row.Int64(int64(i))), Count: 1}
 	}
 	return rows
 }
@@ -54,13 +54,13 @@ func TestOutQueueInterleavesStash(t *testing.T) {
 // fakeStream is a RowStream fed by a test: pieces become ready one by one.
 type fakeStream struct {
 	mu     sync.Mutex
-	pieces [][]RowCount
+	pieces [][]row.RowCount
 	ended  error
 	wake   func()
 	closed bool
 }
 
-func (f *fakeStream) TryNext() ([]RowCount, bool, error) {
+func (f *fakeStream) TryNext() ([]row.RowCount, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.pieces) > 0 {
@@ -86,7 +86,7 @@ func (f *fakeStream) Close() {
 	f.closed = true
 }
 
-func (f *fakeStream) feed(rows []RowCount, end error) {
+func (f *fakeStream) feed(rows []row.RowCount, end error) {
 	f.mu.Lock()
 	if rows != nil {
 		f.pieces = append(f.pieces, rows)

@@ -22,10 +22,12 @@
 //	resume C                         read them again
 //	send C create_instance [JSON]    CreateInstance in protobuf JSON
 //	send C init_complete
-//	send C create_dataflow JSON|@FILE
+//	send C create_dataflow JSON|@FILE   the plan's JSON form, sent as protobuf
 //	send C schedule ID
 //	send C allow_compaction ID FRONTIER    FRONTIER is [5] or []
-//	send C peek P TARGET TIME [keys=1,2] [mfp=JSON] [finishing=JSON]
+//	send C peek P TARGET TIME [keys=1,2] [mfp=JSON] [mfp-proto=JSON] [finishing=JSON]
+//	                                 mfp is expr.MFP's JSON form, mfp-proto the
+//	                                 MapFilterProject message in protobuf JSON
 //	send C cancel_peek P
 //	send C update_configuration K=V...
 //	send C raw JSON                  any Command in protobuf JSON

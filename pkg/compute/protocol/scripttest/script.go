@@ -3,6 +3,7 @@ package scripttest
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -326,7 +328,17 @@ func (rn *runner) command(kind string, args []string, rest string) (*computepb.C
 			}
 			b = []byte(s)
 		}
-		return &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{DataflowJson: b}}}, nil
+		// Scripts write descriptions in the plan's JSON form, which is
+		// readable; the wire carries the protobuf message.
+		var d plan.DataflowDescription
+		if err := json.Unmarshal(b, &d); err != nil {
+			return nil, fmt.Errorf("create_dataflow: %w", err)
+		}
+		pd, err := protocol.DataflowToProto(&d)
+		if err != nil {
+			return nil, fmt.Errorf("create_dataflow: %w", err)
+		}
+		return &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: pd}}}, nil
 	case "schedule":
 		id, err := arg(0)
 		if err != nil {
@@ -369,40 +381,6 @@ func (rn *runner) command(kind string, args []string, rest string) (*computepb.C
 		return c, nil
 	}
 	return nil, fmt.Errorf("unknown command %q", kind)
-}
-
-func (rn *runner) peek(args []string) (*computepb.Command, error) {
-	if len(args) < 3 {
-		return nil, errors.New("peek: want P TARGET TIME [options]")
-	}
-	ts, err := strconv.ParseUint(args[2], 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("peek time: %w", err)
-	}
-	p := &computepb.Peek{Uuid: rn.uuid(args[0]), TargetId: args[1], Timestamp: ts, TargetClass: computepb.DataflowClass_DATAFLOW_CLASS_MAINTAINED}
-	for _, opt := range args[3:] {
-		k, v, _ := strings.Cut(opt, "=")
-		switch k {
-		case "keys":
-			for _, s := range strings.Split(v, ",") {
-				n, err := strconv.ParseInt(s, 10, 64)
-				if err != nil {
-					return nil, fmt.Errorf("peek key %q: %w", s, err)
-				}
-				p.LiteralKeys = append(p.LiteralKeys, row.Pack(row.Int64(n)))
-			}
-		case "mfp":
-			p.MapFilterProject = []byte(v)
-		case "finishing":
-			p.Finishing = &computepb.RowSetFinishing{}
-			if err := protojson.Unmarshal([]byte(v), p.Finishing); err != nil {
-				return nil, fmt.Errorf("peek finishing: %w", err)
-			}
-		default:
-			return nil, fmt.Errorf("peek: unknown option %q", k)
-		}
-	}
-	return &computepb.Command{Kind: &computepb.Command_Peek{Peek: p}}, nil
 }
 
 // takeNext is stream.take bounded by the runner's timeout from now.
