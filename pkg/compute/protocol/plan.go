@@ -126,14 +126,22 @@ func windowToProto(n *plan.Window) (*computepb.WindowPlan, error) {
 			Func: string(f.Func), Agg: string(f.Agg), Arg: int64(f.Arg), Default: int64(f.Default), N: f.N,
 			Frame: &computepb.WindowFrame{
 				Rows: f.Frame.Rows, Groups: f.Frame.Groups, Exclude: string(f.Frame.Exclude),
-				Start: &computepb.FrameBound{Kind: string(f.Frame.Start.Kind), Offset: f.Frame.Start.Offset},
-				End:   &computepb.FrameBound{Kind: string(f.Frame.End.Kind), Offset: f.Frame.End.Offset},
+				Start: frameBoundToProto(f.Frame.Start),
+				End:   frameBoundToProto(f.Frame.End),
 			},
 		})
 	}
 	var err error
 	w.Input, err = PlanToProto(n.Input)
 	return w, err
+}
+
+func frameBoundToProto(b plan.FrameBound) *computepb.FrameBound {
+	p := &computepb.FrameBound{Kind: string(b.Kind), Offset: b.Offset}
+	if b.RangeTarget != nil {
+		p.RangeTarget = ExprToProto(b.RangeTarget)
+	}
+	return p
 }
 
 func ordersToProto(os []plan.ColumnOrder) []*computepb.ColumnOrder {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
@@ -238,19 +239,38 @@ func windowFromProto(p *computepb.WindowPlan) (*plan.Window, error) {
 	if w.OrderBy, err = ordersFromProto(p.GetOrderBy()); err != nil {
 		return nil, fieldErr("order_by", err)
 	}
-	for _, f := range p.GetFuncs() {
+	for i, f := range p.GetFuncs() {
 		fr := f.GetFrame()
+		start, err := frameBoundFromProto(fr.GetStart())
+		if err != nil {
+			return nil, fieldErr(fmt.Sprintf("funcs[%d].frame.start", i), err)
+		}
+		end, err := frameBoundFromProto(fr.GetEnd())
+		if err != nil {
+			return nil, fieldErr(fmt.Sprintf("funcs[%d].frame.end", i), err)
+		}
 		w.Funcs = append(w.Funcs, plan.WindowFunc{
 			Func: plan.WindowFuncKind(f.GetFunc()), Agg: plan.AggregateFunc(f.GetAgg()),
 			Arg: int(f.GetArg()), Default: int(f.GetDefault()), N: f.GetN(),
 			Frame: plan.WindowFrame{
 				Rows: fr.GetRows(), Groups: fr.GetGroups(), Exclude: plan.FrameExclude(fr.GetExclude()),
-				Start: plan.FrameBound{Kind: plan.BoundKind(fr.GetStart().GetKind()), Offset: fr.GetStart().GetOffset()},
-				End:   plan.FrameBound{Kind: plan.BoundKind(fr.GetEnd().GetKind()), Offset: fr.GetEnd().GetOffset()},
+				Start: start, End: end,
 			},
 		})
 	}
 	return w, nil
+}
+
+func frameBoundFromProto(p *computepb.FrameBound) (plan.FrameBound, error) {
+	b := plan.FrameBound{Kind: plan.BoundKind(p.GetKind()), Offset: p.GetOffset()}
+	if p.GetRangeTarget() != nil {
+		e, err := ExprFromProto(p.GetRangeTarget())
+		if err != nil {
+			return b, fieldErr("range_target", err)
+		}
+		b.RangeTarget = &e
+	}
+	return b, nil
 }
 
 func recursiveFromProto(p *computepb.RecursivePlan) (*plan.Recursive, error) {

@@ -24,6 +24,13 @@ func allFuncs() []expr.Func {
 	return out
 }
 
+// rangeTarget is a RANGE offset bound's target (the ORDER BY column minus
+// an offset), as the planner builds it.
+func rangeTarget() *expr.Expr {
+	e := expr.Sub(expr.Column(0), expr.Literal(row.Int64(3)))
+	return &e
+}
+
 // literals returns one datum of every type (and NULL).
 func literals() []row.Datum {
 	arr, err := row.Array(row.TypeInt64Array, []row.Datum{row.Int64(1), row.Null(), row.Int64(-3)})
@@ -83,6 +90,8 @@ func everyPlan() *plan.DataflowDescription {
 				{Func: plan.WinLag, Arg: 0, Default: -1, N: 2},
 				{Func: plan.WinAggregate, Agg: plan.AggSum, Arg: 0, Default: -1, Frame: plan.WindowFrame{Rows: true,
 					Start: plan.FrameBound{Kind: plan.Preceding, Offset: 2}, End: plan.FrameBound{Kind: plan.CurrentRow}, Exclude: plan.ExcludeTies}},
+				{Func: plan.WinAggregate, Agg: plan.AggCountStar, Arg: -1, Default: -1, Frame: plan.WindowFrame{
+					Start: plan.FrameBound{Kind: plan.Preceding, RangeTarget: rangeTarget()}, End: plan.FrameBound{Kind: plan.CurrentRow}}},
 			}}},
 		{Recursive: &plan.Recursive{ID: plan.Local(1), Name: "r", Base: &get, Step: ptr(plan.NewGet(plan.Local(1))), Distinct: true, MaxIterations: 100}},
 		{FlatMap: &plan.FlatMap{Input: &get, Call: expr.TableCall{Func: expr.TableGenerateSeries, Args: []expr.Expr{expr.Column(0), expr.Literal(row.Int64(3))}}, Ordinality: true}},

@@ -1570,11 +1570,14 @@ func (x *ArrangeByPlan) GetKeys() []*ExprList {
 	return nil
 }
 
-// FrameBound is a plan.FrameBound; kind is its plan name.
+// FrameBound is a plan.FrameBound; kind is its plan name. range_target,
+// when set, is a RANGE offset bound's target expression over the ORDER BY
+// column (column 0): the value at which the frame starts or ends.
 type FrameBound struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	Offset        int64                  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	RangeTarget   *Expr                  `protobuf:"bytes,3,opt,name=range_target,json=rangeTarget,proto3" json:"range_target,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1621,6 +1624,13 @@ func (x *FrameBound) GetOffset() int64 {
 		return x.Offset
 	}
 	return 0
+}
+
+func (x *FrameBound) GetRangeTarget() *Expr {
+	if x != nil {
+		return x.RangeTarget
+	}
+	return nil
 }
 
 // WindowFrame is a plan.WindowFrame.
@@ -2709,11 +2719,12 @@ const file_plan_proto_rawDesc = "" +
 	"\x06_limit\"o\n" +
 	"\rArrangeByPlan\x12-\n" +
 	"\x05input\x18\x01 \x01(\v2\x17.tandem.compute.v1.PlanR\x05input\x12/\n" +
-	"\x04keys\x18\x02 \x03(\v2\x1b.tandem.compute.v1.ExprListR\x04keys\"8\n" +
+	"\x04keys\x18\x02 \x03(\v2\x1b.tandem.compute.v1.ExprListR\x04keys\"t\n" +
 	"\n" +
 	"FrameBound\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
-	"\x06offset\x18\x02 \x01(\x03R\x06offset\"\xb9\x01\n" +
+	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12:\n" +
+	"\frange_target\x18\x03 \x01(\v2\x17.tandem.compute.v1.ExprR\vrangeTarget\"\xb9\x01\n" +
 	"\vWindowFrame\x12\x12\n" +
 	"\x04rows\x18\x01 \x01(\bR\x04rows\x12\x16\n" +
 	"\x06groups\x18\x02 \x01(\bR\x06groups\x123\n" +
@@ -2919,50 +2930,51 @@ var file_plan_proto_depIdxs = []int32{
 	9,  // 39: tandem.compute.v1.TopKPlan.order:type_name -> tandem.compute.v1.ColumnOrder
 	11, // 40: tandem.compute.v1.ArrangeByPlan.input:type_name -> tandem.compute.v1.Plan
 	10, // 41: tandem.compute.v1.ArrangeByPlan.keys:type_name -> tandem.compute.v1.ExprList
-	22, // 42: tandem.compute.v1.WindowFrame.start:type_name -> tandem.compute.v1.FrameBound
-	22, // 43: tandem.compute.v1.WindowFrame.end:type_name -> tandem.compute.v1.FrameBound
-	23, // 44: tandem.compute.v1.WindowFunc.frame:type_name -> tandem.compute.v1.WindowFrame
-	11, // 45: tandem.compute.v1.WindowPlan.input:type_name -> tandem.compute.v1.Plan
-	9,  // 46: tandem.compute.v1.WindowPlan.order_by:type_name -> tandem.compute.v1.ColumnOrder
-	24, // 47: tandem.compute.v1.WindowPlan.funcs:type_name -> tandem.compute.v1.WindowFunc
-	4,  // 48: tandem.compute.v1.RecursivePlan.id:type_name -> tandem.compute.v1.GlobalId
-	11, // 49: tandem.compute.v1.RecursivePlan.base:type_name -> tandem.compute.v1.Plan
-	11, // 50: tandem.compute.v1.RecursivePlan.step:type_name -> tandem.compute.v1.Plan
-	7,  // 51: tandem.compute.v1.TableCall.args:type_name -> tandem.compute.v1.Expr
-	11, // 52: tandem.compute.v1.FlatMapPlan.input:type_name -> tandem.compute.v1.Plan
-	27, // 53: tandem.compute.v1.FlatMapPlan.call:type_name -> tandem.compute.v1.TableCall
-	7,  // 54: tandem.compute.v1.TemporalBound.expr:type_name -> tandem.compute.v1.Expr
-	11, // 55: tandem.compute.v1.TemporalFilterPlan.input:type_name -> tandem.compute.v1.Plan
-	29, // 56: tandem.compute.v1.TemporalFilterPlan.bounds:type_name -> tandem.compute.v1.TemporalBound
-	4,  // 57: tandem.compute.v1.SourceImport.id:type_name -> tandem.compute.v1.GlobalId
-	6,  // 58: tandem.compute.v1.SourceImport.desc:type_name -> tandem.compute.v1.RelationDesc
-	37, // 59: tandem.compute.v1.SourceImport.options:type_name -> tandem.compute.v1.SourceImport.OptionsEntry
-	4,  // 60: tandem.compute.v1.IndexImport.id:type_name -> tandem.compute.v1.GlobalId
-	4,  // 61: tandem.compute.v1.IndexImport.on:type_name -> tandem.compute.v1.GlobalId
-	7,  // 62: tandem.compute.v1.IndexImport.key:type_name -> tandem.compute.v1.Expr
-	6,  // 63: tandem.compute.v1.IndexImport.desc:type_name -> tandem.compute.v1.RelationDesc
-	4,  // 64: tandem.compute.v1.Build.id:type_name -> tandem.compute.v1.GlobalId
-	11, // 65: tandem.compute.v1.Build.plan:type_name -> tandem.compute.v1.Plan
-	4,  // 66: tandem.compute.v1.IndexExport.id:type_name -> tandem.compute.v1.GlobalId
-	4,  // 67: tandem.compute.v1.IndexExport.on:type_name -> tandem.compute.v1.GlobalId
-	7,  // 68: tandem.compute.v1.IndexExport.key:type_name -> tandem.compute.v1.Expr
-	4,  // 69: tandem.compute.v1.SubscribeSink.id:type_name -> tandem.compute.v1.GlobalId
-	4,  // 70: tandem.compute.v1.SubscribeSink.from:type_name -> tandem.compute.v1.GlobalId
-	3,  // 71: tandem.compute.v1.SubscribeSink.up_to:type_name -> tandem.compute.v1.Frontier
-	4,  // 72: tandem.compute.v1.DataflowDescription.id:type_name -> tandem.compute.v1.GlobalId
-	31, // 73: tandem.compute.v1.DataflowDescription.source_imports:type_name -> tandem.compute.v1.SourceImport
-	32, // 74: tandem.compute.v1.DataflowDescription.index_imports:type_name -> tandem.compute.v1.IndexImport
-	33, // 75: tandem.compute.v1.DataflowDescription.objects_to_build:type_name -> tandem.compute.v1.Build
-	34, // 76: tandem.compute.v1.DataflowDescription.index_exports:type_name -> tandem.compute.v1.IndexExport
-	35, // 77: tandem.compute.v1.DataflowDescription.subscribe_sinks:type_name -> tandem.compute.v1.SubscribeSink
-	3,  // 78: tandem.compute.v1.DataflowDescription.as_of:type_name -> tandem.compute.v1.Frontier
-	3,  // 79: tandem.compute.v1.DataflowDescription.until:type_name -> tandem.compute.v1.Frontier
-	2,  // 80: tandem.compute.v1.DataflowDescription.class:type_name -> tandem.compute.v1.DataflowClass
-	81, // [81:81] is the sub-list for method output_type
-	81, // [81:81] is the sub-list for method input_type
-	81, // [81:81] is the sub-list for extension type_name
-	81, // [81:81] is the sub-list for extension extendee
-	0,  // [0:81] is the sub-list for field type_name
+	7,  // 42: tandem.compute.v1.FrameBound.range_target:type_name -> tandem.compute.v1.Expr
+	22, // 43: tandem.compute.v1.WindowFrame.start:type_name -> tandem.compute.v1.FrameBound
+	22, // 44: tandem.compute.v1.WindowFrame.end:type_name -> tandem.compute.v1.FrameBound
+	23, // 45: tandem.compute.v1.WindowFunc.frame:type_name -> tandem.compute.v1.WindowFrame
+	11, // 46: tandem.compute.v1.WindowPlan.input:type_name -> tandem.compute.v1.Plan
+	9,  // 47: tandem.compute.v1.WindowPlan.order_by:type_name -> tandem.compute.v1.ColumnOrder
+	24, // 48: tandem.compute.v1.WindowPlan.funcs:type_name -> tandem.compute.v1.WindowFunc
+	4,  // 49: tandem.compute.v1.RecursivePlan.id:type_name -> tandem.compute.v1.GlobalId
+	11, // 50: tandem.compute.v1.RecursivePlan.base:type_name -> tandem.compute.v1.Plan
+	11, // 51: tandem.compute.v1.RecursivePlan.step:type_name -> tandem.compute.v1.Plan
+	7,  // 52: tandem.compute.v1.TableCall.args:type_name -> tandem.compute.v1.Expr
+	11, // 53: tandem.compute.v1.FlatMapPlan.input:type_name -> tandem.compute.v1.Plan
+	27, // 54: tandem.compute.v1.FlatMapPlan.call:type_name -> tandem.compute.v1.TableCall
+	7,  // 55: tandem.compute.v1.TemporalBound.expr:type_name -> tandem.compute.v1.Expr
+	11, // 56: tandem.compute.v1.TemporalFilterPlan.input:type_name -> tandem.compute.v1.Plan
+	29, // 57: tandem.compute.v1.TemporalFilterPlan.bounds:type_name -> tandem.compute.v1.TemporalBound
+	4,  // 58: tandem.compute.v1.SourceImport.id:type_name -> tandem.compute.v1.GlobalId
+	6,  // 59: tandem.compute.v1.SourceImport.desc:type_name -> tandem.compute.v1.RelationDesc
+	37, // 60: tandem.compute.v1.SourceImport.options:type_name -> tandem.compute.v1.SourceImport.OptionsEntry
+	4,  // 61: tandem.compute.v1.IndexImport.id:type_name -> tandem.compute.v1.GlobalId
+	4,  // 62: tandem.compute.v1.IndexImport.on:type_name -> tandem.compute.v1.GlobalId
+	7,  // 63: tandem.compute.v1.IndexImport.key:type_name -> tandem.compute.v1.Expr
+	6,  // 64: tandem.compute.v1.IndexImport.desc:type_name -> tandem.compute.v1.RelationDesc
+	4,  // 65: tandem.compute.v1.Build.id:type_name -> tandem.compute.v1.GlobalId
+	11, // 66: tandem.compute.v1.Build.plan:type_name -> tandem.compute.v1.Plan
+	4,  // 67: tandem.compute.v1.IndexExport.id:type_name -> tandem.compute.v1.GlobalId
+	4,  // 68: tandem.compute.v1.IndexExport.on:type_name -> tandem.compute.v1.GlobalId
+	7,  // 69: tandem.compute.v1.IndexExport.key:type_name -> tandem.compute.v1.Expr
+	4,  // 70: tandem.compute.v1.SubscribeSink.id:type_name -> tandem.compute.v1.GlobalId
+	4,  // 71: tandem.compute.v1.SubscribeSink.from:type_name -> tandem.compute.v1.GlobalId
+	3,  // 72: tandem.compute.v1.SubscribeSink.up_to:type_name -> tandem.compute.v1.Frontier
+	4,  // 73: tandem.compute.v1.DataflowDescription.id:type_name -> tandem.compute.v1.GlobalId
+	31, // 74: tandem.compute.v1.DataflowDescription.source_imports:type_name -> tandem.compute.v1.SourceImport
+	32, // 75: tandem.compute.v1.DataflowDescription.index_imports:type_name -> tandem.compute.v1.IndexImport
+	33, // 76: tandem.compute.v1.DataflowDescription.objects_to_build:type_name -> tandem.compute.v1.Build
+	34, // 77: tandem.compute.v1.DataflowDescription.index_exports:type_name -> tandem.compute.v1.IndexExport
+	35, // 78: tandem.compute.v1.DataflowDescription.subscribe_sinks:type_name -> tandem.compute.v1.SubscribeSink
+	3,  // 79: tandem.compute.v1.DataflowDescription.as_of:type_name -> tandem.compute.v1.Frontier
+	3,  // 80: tandem.compute.v1.DataflowDescription.until:type_name -> tandem.compute.v1.Frontier
+	2,  // 81: tandem.compute.v1.DataflowDescription.class:type_name -> tandem.compute.v1.DataflowClass
+	82, // [82:82] is the sub-list for method output_type
+	82, // [82:82] is the sub-list for method input_type
+	82, // [82:82] is the sub-list for extension type_name
+	82, // [82:82] is the sub-list for extension extendee
+	0,  // [0:82] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
