@@ -19,29 +19,45 @@ func rangeVarName(rv *pg.RangeVar) parse.ObjectName {
 	return parse.ObjectName{Schema: rv.Schemaname, Name: rv.Relname}
 }
 
+// lockForCreate begins a CREATE of name: it takes the write lock and the
+// catalog under it (the caller defers unlock). exists reports that the name
+// is taken and ifNotExists was given: the statement then succeeds doing
+// nothing, and the lock is already released.
+func (s *Session) lockForCreate(ctx context.Context, name parse.ObjectName, ifNotExists bool) (sn *snapshot, unlock func(), exists bool, err error) {
+	if err := publicName(name); err != nil {
+		return nil, nil, false, err
+	}
+	if sn, unlock, err = s.lockedSnapshot(ctx); err != nil {
+		return nil, nil, false, err
+	}
+	if err := sn.freeName(name); err != nil {
+		unlock()
+		if ifNotExists {
+			return nil, nil, true, nil
+		}
+		return nil, nil, false, err
+	}
+	return sn, unlock, false, nil
+}
+
+// clusterOrDefault is the cluster a statement names, or the session's.
+func (s *Session) clusterOrDefault(name string) string {
+	if name == "" {
+		name, _ = s.vars.Get(VarCluster)
+	}
+	return name
+}
+
 func (s *Session) createSource(ctx context.Context, st *parse.CreateSource) (*Result, error) {
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, exists, err := s.lockForCreate(ctx, st.Name, st.IfNotExists)
 	if err != nil {
 		return nil, err
+	}
+	if exists {
+		return tagf("CREATE SOURCE"), nil
 	}
 	defer unlock()
-	if err := publicName(st.Name); err != nil {
-		return nil, err
-	}
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := sn.freeName(st.Name); err != nil {
-		if st.IfNotExists {
-			return tagf("CREATE SOURCE"), nil
-		}
-		return nil, err
-	}
-	cluster := st.Cluster
-	if cluster == "" {
-		cluster, _ = s.vars.Get(VarCluster)
-	}
+	cluster := s.clusterOrDefault(st.Cluster)
 	if err := sn.checkCreateOn(s.user, cluster); err != nil {
 		return nil, err
 	}
@@ -195,28 +211,15 @@ func (s *Session) checkCluster(ctx context.Context, name string) error {
 }
 
 func (s *Session) createMaterializedView(ctx context.Context, st *parse.CreateMaterializedView) (*Result, error) {
-	unlock, err := s.lockWrites(ctx)
+	sn, unlock, exists, err := s.lockForCreate(ctx, st.Name, st.IfNotExists)
 	if err != nil {
 		return nil, err
+	}
+	if exists {
+		return tagf("CREATE MATERIALIZED VIEW"), nil
 	}
 	defer unlock()
-	if err := publicName(st.Name); err != nil {
-		return nil, err
-	}
-	sn, err := s.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := sn.freeName(st.Name); err != nil {
-		if st.IfNotExists {
-			return tagf("CREATE MATERIALIZED VIEW"), nil
-		}
-		return nil, err
-	}
-	cluster := st.Cluster
-	if cluster == "" {
-		cluster, _ = s.vars.Get(VarCluster)
-	}
+	cluster := s.clusterOrDefault(st.Cluster)
 	if err := s.checkCluster(ctx, cluster); err != nil {
 		return nil, err
 	}
@@ -259,10 +262,7 @@ func (s *Session) createIndex(ctx context.Context, st *parse.CreateIndex) (*Resu
 	if on.Schema == SchemaIntrospection {
 		return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "cannot create an index on introspection relation %q", on.Name)
 	}
-	cluster := st.Cluster
-	if cluster == "" {
-		cluster, _ = s.vars.Get(VarCluster)
-	}
+	cluster := s.clusterOrDefault(st.Cluster)
 	if err := s.checkCluster(ctx, cluster); err != nil {
 		return nil, err
 	}
