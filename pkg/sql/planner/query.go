@@ -14,27 +14,10 @@ import (
 
 // Finishing is what is applied to a query's result after it is computed:
 // ORDER BY, LIMIT and OFFSET, then a projection that drops columns only
-// needed for ordering.
-type Finishing struct {
-	Order   []plan.ColumnOrder
-	Limit   *int64
-	Offset  int64
-	Project []int
-}
-
-// IsTrivial reports whether the finishing leaves a result unchanged
-// (apart from order, which a result without ORDER BY does not have).
-func (f *Finishing) IsTrivial(arity int) bool {
-	if len(f.Order) > 0 || f.Limit != nil || f.Offset != 0 || len(f.Project) != arity {
-		return false
-	}
-	for i, c := range f.Project {
-		if c != i {
-			return false
-		}
-	}
-	return true
-}
+// needed for ordering. It is the engine's plan.Finishing (the planner always
+// sets Project), so the finishing the SQL layer applies, the cut it offers
+// the replicas and the controller's merge are one type with one comparator.
+type Finishing = plan.Finishing
 
 // FastPath is a read answered by an existing index without building a
 // dataflow: look up Keys in the index (or walk all of it when Keys is
