@@ -571,6 +571,7 @@ func (k *fakeKubelet) sync(ctx context.Context, cr *v1alpha1.ComputeReplica) err
 	}
 	n := int(*sts.Spec.Replicas)
 	var missing []string
+	stale := false
 	for i := range n {
 		var pod corev1.Pod
 		name := fmt.Sprintf("%s-%d", sts.Name, i)
@@ -579,7 +580,14 @@ func (k *fakeKubelet) sync(ctx context.Context, cr *v1alpha1.ComputeReplica) err
 			missing = append(missing, name)
 		case err != nil:
 			return err
+		default:
+			stale = stale || pod.Labels[render.LabelPodTemplateHash] != sts.Spec.Template.Labels[render.LabelPodTemplateHash]
 		}
+	}
+	if len(missing) > 0 && stale {
+		// The operator is deleting an old template's pods one Delete at a time: wait
+		// until it has deleted them all, as one restart of the replica.
+		return nil
 	}
 	if len(missing) > 0 {
 		// A pod of the replica is gone (the operator rolls all of them together): its
