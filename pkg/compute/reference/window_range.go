@@ -1,10 +1,6 @@
 package reference
 
 import (
-	"math"
-
-	"github.com/cockroachdb/apd/v3"
-
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -31,18 +27,18 @@ func inRangeTarget(o plan.ColumnOrder, bd plan.FrameBound, a, b []row.Datum, sta
 	// less: the bound is an upper limit on v in ascending terms.
 	lessSide := start == o.Desc
 	switch {
-	case nan(val) && nan(cur):
+	case val.IsNaN() && cur.IsNaN():
 		return true, nil
-	case nan(val):
+	case val.IsNaN():
 		return !lessSide, nil
-	case nan(cur):
+	case cur.IsNaN():
 		return lessSide, nil
 	}
 	t, err := bd.RangeTarget.Eval([]row.Datum{cur})
 	if err != nil {
 		return false, err
 	}
-	if nan(t) {
+	if t.IsNaN() {
 		return true, nil
 	}
 	if val.Type() == row.TypeDate && t.Type() == row.TypeTimestamp {
@@ -53,16 +49,6 @@ func inRangeTarget(o plan.ColumnOrder, bd plan.FrameBound, a, b []row.Datum, sta
 		return c <= 0, nil
 	}
 	return c >= 0, nil
-}
-
-func nan(d row.Datum) bool {
-	switch d.Type() {
-	case row.TypeFloat64:
-		return math.IsNaN(d.Float64())
-	case row.TypeNumeric:
-		return d.Decimal().Form == apd.NaN
-	}
-	return false
 }
 
 func dateAsTimestamp(days int32) row.Datum {

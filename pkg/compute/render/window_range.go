@@ -37,7 +37,7 @@ func rangeTarget(b plan.FrameBound, start, desc bool) func(row.Datum) (row.Datum
 		switch {
 		case cur.Type() == row.TypeDate && t.Type() == row.TypeTimestamp:
 			return timestampToDateBound(t.Timestamp(), ceil), nil
-		case isNaN(t) && !isNaN(cur):
+		case t.IsNaN() && !cur.IsNaN():
 			return infinity(t.Type(), ceil), nil
 		}
 		return t, nil
@@ -56,16 +56,6 @@ func timestampToDateBound(us int64, ceil bool) row.Datum {
 		days++
 	}
 	return row.Date(int32(days))
-}
-
-func isNaN(d row.Datum) bool {
-	switch d.Type() {
-	case row.TypeFloat64:
-		return math.IsNaN(d.Float64())
-	case row.TypeNumeric:
-		return d.Decimal().Form == apd.NaN
-	}
-	return false
 }
 
 // infinity is -Infinity (neg) or +Infinity of type t: bounds that take

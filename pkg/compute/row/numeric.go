@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/cockroachdb/apd/v3"
@@ -113,6 +114,18 @@ func MustNumeric(s string) Datum {
 func NumericFromInt64(i int64) Datum {
 	d, _ := Numeric(apd.New(i, 0)) // every int64 is in range
 	return d
+}
+
+// IsNaN reports whether d is a float8 or numeric NaN (which sorts after
+// every other number in PostgreSQL's order).
+func (d Datum) IsNaN() bool {
+	switch d.Type() {
+	case TypeFloat64:
+		return math.IsNaN(d.Float64())
+	case TypeNumeric:
+		return d.Decimal().Form == apd.NaN
+	}
+	return false
 }
 
 // Decimal returns the value of a numeric datum (NaN for other types).
