@@ -178,7 +178,13 @@ func rotateOnHUP(ctx context.Context, t *testing.T, rc *runningController, dataD
 	if after := bundle(); bytes.Equal(after, before) || bytes.Count(after, []byte("BEGIN CERTIFICATE")) != 2 {
 		t.Fatalf("SIGHUP did not rotate the CA: bundle of %d certificates", bytes.Count(after, []byte("BEGIN CERTIFICATE")))
 	}
+	// The bundle is written before the new key: until the key is there
+	// too, the pair does not load.
 	ca, err := internaltls.EnsureAuthority(dir)
+	for err != nil && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		ca, err = internaltls.EnsureAuthority(dir)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
