@@ -9,8 +9,8 @@ import (
 )
 
 // Cache parses the simple protocol's statements, remembering single SELECT
-// statements by their text with the digits of their integer literals
-// masked: `SELECT abalance FROM pgbench_accounts WHERE aid = 123` and
+// statements by their text (a repeated text is not parsed again) with the
+// digits of their integer literals masked: `SELECT abalance FROM pgbench_accounts WHERE aid = 123` and
 // `... WHERE aid = 456` share one entry, and the second is not parsed
 // again (the grammar runs in C through cgo and its tree comes back as
 // protobuf: most of a point read's parsing cost). A hit reuses the cached
@@ -92,8 +92,8 @@ type span struct{ start, end int }
 
 // maskIntegers returns text with the digits of every all-digit numeric
 // token replaced by NUL (which no statement text contains) and those
-// tokens' spans; ok is false when the text does not lex or has no such
-// token or more than one statement.
+// tokens' spans (a text without any is its own key); ok is false when the
+// text does not lex or holds more than one statement.
 func maskIntegers(text string) (string, []span, bool) {
 	toks, err := lex(text)
 	if err != nil {
@@ -109,7 +109,7 @@ func maskIntegers(text string) (string, []span, bool) {
 		}
 	}
 	if len(lits) == 0 {
-		return "", nil, false
+		return text, nil, true // the same text again is the same tree
 	}
 	b := []byte(text)
 	for _, l := range lits {

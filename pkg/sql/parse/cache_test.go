@@ -49,6 +49,7 @@ func TestCacheMatchesParse(t *testing.T) {
 		{"digits in comments and identifiers", []string{
 			"SELECT c1 FROM t2 WHERE a = 1 -- 7", "SELECT c1 FROM t2 WHERE a = 2 -- 7", "SELECT c1 FROM t2 WHERE a = 2 -- 8",
 		}, 1},
+		{"no literals: the same text", []string{"SELECT a FROM t", "SELECT a FROM t;", "SELECT b FROM t", " SELECT a FROM t"}, 2},
 		{"not a SELECT", []string{"INSERT INTO t VALUES (1)", "INSERT INTO t VALUES (2)"}, 0},
 		{"several statements", []string{"SELECT 1; SELECT 2", "SELECT 3; SELECT 4"}, 0},
 		{"subquery and function arguments", []string{
