@@ -167,6 +167,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	srv := proc.Server
 	for _, rt := range proc.Runtimes {
 		registerWalkCounters(reg, rt.Role().String(), rt.WalkCounts)
+		registerSealedPeeks(reg, rt.Role().String(), rt.SealedPeeks)
 		registerImportCounters(reg, rt.Role().String(), rt.ImportCounts)
 		registerLiveImports(reg, rt.Role().String(), rt.LiveImports)
 	}

@@ -49,6 +49,9 @@ type conn struct {
 
 	stmts   map[string]*prepared
 	portals map[string]*portal
+	// parses serves the simple protocol's parsing: a point read sent
+	// again with another key is not parsed again (parse.Cache).
+	parses *parse.Cache
 	// skipToSync is set after an error in the extended protocol: messages
 	// are discarded until Sync, as Postgres does.
 	skipToSync bool
@@ -188,7 +191,7 @@ func (c *conn) extended(err error) {
 func (c *conn) simpleQuery(ctx context.Context, text string) {
 	var sts []parse.Statement
 	err := safely(func() (err error) {
-		sts, err = parse.Parse(text)
+		sts, err = c.parses.Parse(text)
 		return err
 	})
 	if err != nil {
