@@ -41,9 +41,12 @@ func (r *planRenderer) recursive(rec *plan.Recursive) (rendered, error) {
 		errs = append(errs, c.errs...)
 		tagged[i] = tagInput(r.b, fmt.Sprintf("%s-input%d", name, i), c.ok, i)
 	}
-	arr := Arrange(r.b, name, Concat(r.b, name+"-inputs", tagged), r.fail)
+	arr := ArrangeFueled(r.b, name, Concat(r.b, name+"-inputs", tagged), r.fail, r.arrangeFuel)
+	// The fixpoint is one group (one key), whose step cannot stop part
+	// way: it is a function of the whole group, so the step bound does
+	// not apply to it (docs/design/runtime.md, Bounded steps).
 	if rec.Incremental() {
-		out := Stateful(r.b, name, []*Arranged{arr}, IncrementalFixpointStep(fp), r.fail)
+		out := r.stateful(name, []*Arranged{arr}, IncrementalFixpointStep(fp))
 		return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 	}
 	logic := FixpointLogic(fp)
@@ -54,7 +57,7 @@ func (r *planRenderer) recursive(rec *plan.Recursive) (rendered, error) {
 		defer func() { fp.Stop = nil }()
 		operators.ReduceGroups(old[0], fresh[0], logic, e.emit, e.emitErr)
 	}
-	out := Stateful(r.b, name, []*Arranged{arr}, step, r.fail)
+	out := r.stateful(name, []*Arranged{arr}, step)
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 }
 
