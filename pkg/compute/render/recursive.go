@@ -42,9 +42,10 @@ func (r *planRenderer) recursive(rec *plan.Recursive) (rendered, error) {
 		tagged[i] = tagInput(r.b, fmt.Sprintf("%s-input%d", name, i), c.ok, i)
 	}
 	arr := ArrangeFueled(r.b, name, Concat(r.b, name+"-inputs", tagged), r.fail, r.arrangeFuel)
-	// The fixpoint is one group (one key), whose step cannot stop part
-	// way: it is a function of the whole group, so the step bound does
-	// not apply to it (docs/design/runtime.md, Bounded steps).
+	// The fixpoint is one group (one key): an incremental step yields
+	// between times (IncrementalFixpointStep), a re-derivation runs whole,
+	// being a function of the whole group (docs/design/runtime.md,
+	// Bounded steps).
 	if rec.Incremental() {
 		out := r.stateful(name, []*Arranged{arr}, IncrementalFixpointStep(fp))
 		return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
