@@ -39,6 +39,9 @@ type planRenderer struct {
 	memo map[string]rendered
 	// arrangeFuel is the arrangement build fuel per step (Env.ArrangeFuel).
 	arrangeFuel func() int
+	// onSchedule, if set, sees what every schedule of the stateful
+	// operators it renders emitted (Env.onStatefulSchedule, tests).
+	onSchedule func(name string, emitted int)
 }
 
 func (r *planRenderer) name(kind string) string {
@@ -144,6 +147,16 @@ func (r *planRenderer) arrange(in dataflow.Stream, kind string, spec KeySpec, er
 	return ArrangeFueled(r.b, name, keyed, r.fail, r.arrangeFuel)
 }
 
+// stateful renders a stateful operator that emits each step's output in
+// slices of the arrangement fuel per schedule (StatefulFueled).
+func (r *planRenderer) stateful(name string, inputs []*Arranged, step StepFunc) Collection {
+	c, lg := stateful(r.b, name, inputs, step, r.fail, r.arrangeFuel)
+	if r.onSchedule != nil {
+		lg.onSchedule = func(n int) { r.onSchedule(name, n) }
+	}
+	return c
+}
+
 func (r *planRenderer) join(j *plan.Join) (rendered, error) {
 	var errs []dataflow.Stream
 	la, err := r.joinInput(j.Left, j.LeftKey, "join-left", &errs)
@@ -154,7 +167,7 @@ func (r *planRenderer) join(j *plan.Join) (rendered, error) {
 	if err != nil {
 		return rendered{}, err
 	}
-	out := StatefulFueled(r.b, r.name("join"), []*Arranged{la, ra}, JoinStep, r.fail, r.arrangeFuel)
+	out := r.stateful(r.name("join"), []*Arranged{la, ra}, JoinStep)
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 }
 
@@ -300,7 +313,7 @@ func (r *planRenderer) group(input *plan.Plan, kind string, spec KeySpec, logic 
 	}
 	errs := clip(in.errs)
 	arr := r.arrange(in.ok, kind, spec, &errs)
-	out := StatefulFueled(r.b, r.name(kind), []*Arranged{arr}, GroupStep(logic), r.fail, r.arrangeFuel)
+	out := r.stateful(r.name(kind), []*Arranged{arr}, GroupStep(logic))
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 }
 

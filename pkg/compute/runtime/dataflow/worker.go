@@ -146,7 +146,11 @@ type OperatorStats struct {
 	Name      string
 	Elapsed   time.Duration
 	Schedules int64
-	Frontier  frontier.Frontier
+	// Longest is the longest single schedule of the operator: with the
+	// step bounds on, no operator's should be much longer than one
+	// step's fuel of work.
+	Longest  time.Duration
+	Frontier frontier.Frontier
 }
 
 // Operators returns statistics for every operator on the worker.
@@ -156,7 +160,7 @@ func (w *Worker) Operators() []OperatorStats {
 		for _, op := range df.ops {
 			out = append(out, OperatorStats{
 				Dataflow: df.seq, DebugName: df.name, Operator: op.index, Name: op.name,
-				Elapsed: op.elapsed, Schedules: op.schedules, Frontier: op.frontier,
+				Elapsed: op.elapsed, Schedules: op.schedules, Longest: op.longest, Frontier: op.frontier,
 			})
 		}
 	}
@@ -293,6 +297,7 @@ func (w *Worker) step() bool {
 			d := w.ws.now().Sub(t0)
 			op.elapsed += d
 			op.schedules++
+			op.longest = max(op.longest, d)
 			w.timer.operator(op, d)
 			w.afterSchedule(op)
 			if df.dropped {
