@@ -194,6 +194,10 @@ const (
 	// with spaces to n characters, as a char(n)[] value is output
 	// (char values are stored without their padding).
 	FuncBpcharPad
+	// time_shift(t, us): the time t moved by us microseconds without
+	// wrapping around midnight (a RANGE frame's bound over a time column,
+	// as PostgreSQL's in_range for time; window_time.go).
+	FuncTimeShift
 	funcCount
 )
 
