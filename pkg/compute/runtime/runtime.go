@@ -197,6 +197,11 @@ type pendingPeek struct {
 	walk *peek.Walk
 }
 
+// DefaultWorkerStepBudget is how long a worker step schedules operators
+// before it ends and lets commands, peeks and frontier reports in
+// ("worker_step_budget_ms"; dataflow.Workers.SetStepBudget).
+const DefaultWorkerStepBudget = 10 * time.Millisecond
+
 // New creates a runtime; Start runs it.
 func New(cfg Config) (*Runtime, error) {
 	if cfg.Respond == nil {
@@ -238,6 +243,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("new runtime: %w", err)
 	}
 	r.ws = ws
+	ws.SetStepBudget(DefaultWorkerStepBudget)
 	for i := 0; i < cfg.Workers; i++ {
 		r.states = append(r.states, &workerState{
 			indexes: map[plan.GlobalID]*render.Index{}, dataflows: map[uint64]*render.Built{},
@@ -506,6 +512,13 @@ func (r *Runtime) UpdateConfiguration(params map[string]string) error {
 		}
 		r.arrangeFuel.Store(n)
 	}
+	if v, ok := params["worker_step_budget_ms"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("update configuration: worker_step_budget_ms %q: want a non-negative integer", v)
+		}
+		r.ws.SetStepBudget(time.Duration(n) * time.Millisecond)
+	}
 	if v, ok := params["peek_stash_threshold"]; ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
@@ -745,3 +758,7 @@ func (r *Runtime) peekDone(result string, d time.Duration) {
 	r.metrics.PeekFinished(result, d)
 	r.peekHist[bits.Len64(uint64(max(d, 0)))].Add(1)
 }
+
+// WorkerStepBudget returns the workers' step budget
+// ("worker_step_budget_ms").
+func (r *Runtime) WorkerStepBudget() time.Duration { return r.ws.StepBudget() }
