@@ -32,10 +32,10 @@ func TestRolesSurviveRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, closeCat := rolesOnly(t, dir, "tandem")
-	if err := e.CreateRole(ctx, sql.Role{Name: "bob", Login: true, Password: "SCRAM-SHA-256$4096:c2FsdA==$k:k"}); err != nil {
+	if err := e.CreateRole(ctx, sql.Role{Name: "bob", Login: true, Password: "SCRAM-SHA-256$4096:c2FsdA==$k:k"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.CreateRole(ctx, sql.Role{Name: "bob"}); sqlerr.Code(err) != sqlerr.DuplicateObject {
+	if err := e.CreateRole(ctx, sql.Role{Name: "bob"}, nil); sqlerr.Code(err) != sqlerr.DuplicateObject {
 		t.Fatalf("duplicate: %v", err)
 	}
 	if err := e.AlterRole(ctx, sql.Role{Name: "tandem"}); err != nil { // demoted
