@@ -173,6 +173,40 @@ func (e *Environment) SetOwner(_ context.Context, ids []plan.GlobalID, owner str
 	return err
 }
 
+// DropOwned implements sql.Roles: the items and the revoked grants leave
+// the catalog in one transaction, then the items' collections and shards
+// are released.
+func (e *Environment) DropOwned(_ context.Context, ids []plan.GlobalID, revokes []sql.Grant) error {
+	e.ddl.Lock()
+	defer e.ddl.Unlock()
+	dropped := make([]catalog.Item, len(ids))
+	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
+		for i, id := range ids {
+			if id.Kind != plan.KindUser {
+				return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "cannot drop system item %s", id)
+			}
+			ci, err := tx.Item(id.N)
+			if err != nil {
+				return err
+			}
+			if err := tx.DropItem(id.N); err != nil {
+				return err
+			}
+			dropped[i] = ci
+		}
+		return setGrants(tx, revokes)
+	})
+	if err != nil {
+		return sqlerr.Convert(fmt.Errorf("drop owned: %w", err))
+	}
+	for i, id := range ids {
+		if err := e.releaseDropped(id, dropped[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // catalogObject names the SQL layer's grant object as the catalog does:
 // relations by their catalog id ("item:N", so that the grants on an item
 // go with it), everything else as it is.

@@ -65,4 +65,7 @@ type Roles interface {
 	// stores gs as SetGrants does (their ACLs rewritten for the new owner),
 	// all in one durable change (ALTER ... OWNER TO, REASSIGN OWNED).
 	SetOwner(ctx context.Context, ids []plan.GlobalID, owner string, gs []Grant) error
+	// DropOwned drops the items ids (ordered as DropItems wants them) and
+	// stores the grants revokes, all in one durable change (DROP OWNED).
+	DropOwned(ctx context.Context, ids []plan.GlobalID, revokes []Grant) error
 }

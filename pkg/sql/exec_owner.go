@@ -200,13 +200,9 @@ func (s *Session) dropOwned(ctx context.Context, n *pg.DropOwnedStmt) (*Result, 
 			}
 		}
 	}
-	if len(roots) > 0 {
-		if err := s.dropItems(ctx, sn, roots); err != nil {
-			return nil, err
-		}
-	}
-	if len(revokes) > 0 {
-		if err := s.engine.backend.SetGrants(ctx, revokes); err != nil {
+	// The drops and the revokes are one durable change.
+	if len(roots) > 0 || len(revokes) > 0 {
+		if err := s.engine.backend.DropOwned(ctx, sn.dropOrder(roots), revokes); err != nil {
 			return nil, err
 		}
 	}

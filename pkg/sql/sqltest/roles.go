@@ -125,3 +125,27 @@ func (f *Fake) SetOwner(_ context.Context, ids []plan.GlobalID, owner string, gs
 	f.setGrantsLocked(gs)
 	return nil
 }
+
+// DropOwned implements sql.Backend: nothing changes unless everything
+// does.
+func (f *Fake) DropOwned(_ context.Context, ids []plan.GlobalID, revokes []sql.Grant) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range ids {
+		if !slices.ContainsFunc(f.items, func(it sql.Item) bool { return it.ID == id }) {
+			return sqlerr.Errorf(sqlerr.UndefinedTable, "relation %s does not exist", id)
+		}
+		for _, o := range f.items {
+			if o.ID != id && (o.On == id || slices.Contains(o.DependsOn, id)) && !slices.Contains(ids, o.ID) {
+				return sqlerr.Errorf(sqlerr.DependentObjectsStillExist, "drop %s: %s still depends on it", id, o.ID)
+			}
+		}
+	}
+	for _, id := range ids {
+		f.items = slices.DeleteFunc(f.items, func(it sql.Item) bool { return it.ID == id })
+		delete(f.updates, id)
+		f.dropGrantsLocked("relation:" + id.String())
+	}
+	f.setGrantsLocked(revokes)
+	return nil
+}
