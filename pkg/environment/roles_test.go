@@ -106,7 +106,8 @@ func TestDropOwnedIsOneChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	revoke := sql.Grant{Object: "relation:" + plan.User(u).String(), Grantee: "bob"}
-	unstorable := sql.Grant{Object: "relation:" + plan.System(1).String(), Grantee: "bob"}
+	// A grant the catalog refuses inside the transaction (no object).
+	unstorable := sql.Grant{Object: "", Grantee: "bob", Privileges: "r"}
 	if err := e.DropOwned(ctx, []plan.GlobalID{plan.User(v)}, []sql.Grant{revoke, unstorable}); err == nil {
 		t.Fatal("DROP OWNED with an unstorable revoke succeeded")
 	}

@@ -246,7 +246,6 @@ func (c *conn) runStatementUnsafe(ctx context.Context, st parse.Statement, param
 		c.be.Send(&pgproto3.ParameterStatus{Name: k, Value: v})
 	}
 	sendNotices(c.be, res.Notices)
-	res.Notices = nil // a portal fetched in parts sends them once
 	if res.Copy != nil {
 		return c.copyOut(ctx, res)
 	}
