@@ -248,6 +248,7 @@ func (c *conn) runStatementUnsafe(ctx context.Context, st parse.Statement, param
 	for k, v := range res.ParameterChanges {
 		c.be.Send(&pgproto3.ParameterStatus{Name: k, Value: v})
 	}
+	sendNotices(c.be, res.Notices)
 	if res.Copy != nil {
 		return c.copyOut(ctx, res)
 	}

@@ -68,6 +68,8 @@ type Result struct {
 	// ParameterChanges are session variables whose new value must be
 	// reported to the client (ParameterStatus), by wire name.
 	ParameterChanges map[string]string
+	// Notices are sent to the client before the result (NoticeResponse).
+	Notices []Notice
 	// memLimit is max_query_memory for Materialize (0: no limit).
 	memLimit uint64
 }
