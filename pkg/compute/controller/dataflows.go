@@ -139,6 +139,9 @@ func (c *Controller) createDataflowLocked(cl *cluster, df Dataflow, asOf frontie
 	create := &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: body}}}
 	schedule := &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: df.ID}}}
 	for _, r := range cl.replicas {
+		if r.conns != nil && c.holdBackDataflowLocked(r, d) {
+			continue // memory.go
+		}
 		r.sendLocked(create)
 		r.sendLocked(schedule)
 	}

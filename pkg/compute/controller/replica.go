@@ -38,6 +38,8 @@ type replica struct {
 	// refused holds this epoch's refusals of create_dataflow, by export
 	// of the refused dataflow (refusal.go).
 	refused map[string]*computepb.PeekError
+	// memory is this epoch's last memory report per process (memory.go).
+	memory map[int]*computepb.MemoryStatus
 	// importHolds are this replica's holds on its dataflows' storage
 	// imports, by dataflow id (see replicaholds.go). They outlive
 	// connections and go with the dataflow or the replica.
@@ -208,6 +210,7 @@ func (r *replica) connectOnce(ctx context.Context) error {
 	r.frontiers = map[string]*replicaFrontiers{}
 	r.status = map[string]*computepb.CollectionStatus{}
 	r.refused = map[string]*computepb.PeekError{}
+	r.memory = map[int]*computepb.MemoryStatus{}
 	history := c.historyForLocked(r.cluster, r.cfg.ID.Replica)
 	c.holdHistoryImportsLocked(r)
 	for _, p := range conns {
@@ -294,6 +297,8 @@ func (c *Controller) handleResponse(r *replica, epoch uint64, proc int, resp *co
 		}
 	case *computepb.Response_CommandError:
 		c.handleCommandErrorLocked(r, proc, k.CommandError)
+	case *computepb.Response_MemoryStatus:
+		c.handleMemoryStatusLocked(r, proc, k.MemoryStatus)
 	}
 }
 
@@ -309,6 +314,8 @@ func responseKind(resp *computepb.Response) string {
 		return "status"
 	case *computepb.Response_CommandError:
 		return "command_error"
+	case *computepb.Response_MemoryStatus:
+		return "memory_status"
 	default:
 		return "unknown"
 	}

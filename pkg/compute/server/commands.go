@@ -53,6 +53,7 @@ func (s *Server) connect(ctx context.Context, c *conn) error {
 	c.reported = map[string]*reportedFrontiers{}
 	c.subscribeUpper = map[string]frontier.Frontier{}
 	st.conn = c
+	s.reportMemory(true)
 	return nil
 }
 

@@ -33,6 +33,9 @@ type conn struct {
 	reported map[string]*reportedFrontiers
 	// subscribeUpper is the upper of the last subscribe batch sent per id.
 	subscribeUpper map[string]frontier.Frontier
+	// memoryReported and memoryNear: the last MemoryStatus sent
+	// (Server.reportMemory).
+	memoryReported, memoryNear bool
 }
 
 // buffered is a command held during initialization; CreateDataflow arrives

@@ -901,6 +901,7 @@ type Response struct {
 	//	*Response_SubscribeResponse
 	//	*Response_Status
 	//	*Response_CommandError
+	//	*Response_MemoryStatus
 	Kind          isResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -988,6 +989,15 @@ func (x *Response) GetCommandError() *CommandError {
 	return nil
 }
 
+func (x *Response) GetMemoryStatus() *MemoryStatus {
+	if x != nil {
+		if x, ok := x.Kind.(*Response_MemoryStatus); ok {
+			return x.MemoryStatus
+		}
+	}
+	return nil
+}
+
 type isResponse_Kind interface {
 	isResponse_Kind()
 }
@@ -1012,6 +1022,10 @@ type Response_CommandError struct {
 	CommandError *CommandError `protobuf:"bytes,5,opt,name=command_error,json=commandError,proto3,oneof"`
 }
 
+type Response_MemoryStatus struct {
+	MemoryStatus *MemoryStatus `protobuf:"bytes,6,opt,name=memory_status,json=memoryStatus,proto3,oneof"`
+}
+
 func (*Response_Frontiers) isResponse_Kind() {}
 
 func (*Response_PeekResponse) isResponse_Kind() {}
@@ -1021,6 +1035,8 @@ func (*Response_SubscribeResponse) isResponse_Kind() {}
 func (*Response_Status) isResponse_Kind() {}
 
 func (*Response_CommandError) isResponse_Kind() {}
+
+func (*Response_MemoryStatus) isResponse_Kind() {}
 
 // Frontiers reports advanced frontiers of one collection. An absent field
 // has not changed since the last report.
@@ -1904,6 +1920,79 @@ func (x *CommandError) GetMessage() string {
 	return ""
 }
 
+// MemoryStatus reports a process's memory against its limit. A process
+// with a memory limit sends one first on every connection and again
+// whenever near_limit changes (it samples its memory periodically). The
+// processes of a replica must agree on every dataflow (they number them
+// alike and exchange data between them), so no process of a multi-process
+// replica refuses a create_dataflow on its own: the controller sends no
+// create_dataflow to a replica one of whose processes last reported
+// near_limit, and answers the dataflow's reads on that replica with 53200
+// instead. A process of a one-process replica refuses it itself.
+type MemoryStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Bytes in use, as the process's memory guard counts them.
+	UsedBytes uint64 `protobuf:"varint,1,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"`
+	// The process's memory limit in bytes.
+	LimitBytes uint64 `protobuf:"varint,2,opt,name=limit_bytes,json=limitBytes,proto3" json:"limit_bytes,omitempty"`
+	// used_bytes is above the process's admission threshold (a share of
+	// limit_bytes): new dataflows are not to be created.
+	NearLimit     bool `protobuf:"varint,3,opt,name=near_limit,json=nearLimit,proto3" json:"near_limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemoryStatus) Reset() {
+	*x = MemoryStatus{}
+	mi := &file_compute_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoryStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoryStatus) ProtoMessage() {}
+
+func (x *MemoryStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_compute_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoryStatus.ProtoReflect.Descriptor instead.
+func (*MemoryStatus) Descriptor() ([]byte, []int) {
+	return file_compute_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *MemoryStatus) GetUsedBytes() uint64 {
+	if x != nil {
+		return x.UsedBytes
+	}
+	return 0
+}
+
+func (x *MemoryStatus) GetLimitBytes() uint64 {
+	if x != nil {
+		return x.LimitBytes
+	}
+	return 0
+}
+
+func (x *MemoryStatus) GetNearLimit() bool {
+	if x != nil {
+		return x.NearLimit
+	}
+	return false
+}
+
 var File_compute_proto protoreflect.FileDescriptor
 
 const file_compute_proto_rawDesc = "" +
@@ -1979,13 +2068,14 @@ const file_compute_proto_rawDesc = "" +
 	"\x06_limit\" \n" +
 	"\n" +
 	"CancelPeek\x12\x12\n" +
-	"\x04uuid\x18\x01 \x01(\tR\x04uuid\"\xec\x02\n" +
+	"\x04uuid\x18\x01 \x01(\tR\x04uuid\"\xb4\x03\n" +
 	"\bResponse\x12<\n" +
 	"\tfrontiers\x18\x01 \x01(\v2\x1c.tandem.compute.v1.FrontiersH\x00R\tfrontiers\x12F\n" +
 	"\rpeek_response\x18\x02 \x01(\v2\x1f.tandem.compute.v1.PeekResponseH\x00R\fpeekResponse\x12U\n" +
 	"\x12subscribe_response\x18\x03 \x01(\v2$.tandem.compute.v1.SubscribeResponseH\x00R\x11subscribeResponse\x123\n" +
 	"\x06status\x18\x04 \x01(\v2\x19.tandem.compute.v1.StatusH\x00R\x06status\x12F\n" +
-	"\rcommand_error\x18\x05 \x01(\v2\x1f.tandem.compute.v1.CommandErrorH\x00R\fcommandErrorB\x06\n" +
+	"\rcommand_error\x18\x05 \x01(\v2\x1f.tandem.compute.v1.CommandErrorH\x00R\fcommandError\x12F\n" +
+	"\rmemory_status\x18\x06 \x01(\v2\x1f.tandem.compute.v1.MemoryStatusH\x00R\fmemoryStatusB\x06\n" +
 	"\x04kind\"\xb6\x01\n" +
 	"\tFrontiers\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x121\n" +
@@ -2036,7 +2126,14 @@ const file_compute_proto_rawDesc = "" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1a\n" +
 	"\bsqlstate\x18\x03 \x01(\tR\bsqlstate\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage2W\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"m\n" +
+	"\fMemoryStatus\x12\x1d\n" +
+	"\n" +
+	"used_bytes\x18\x01 \x01(\x04R\tusedBytes\x12\x1f\n" +
+	"\vlimit_bytes\x18\x02 \x01(\x04R\n" +
+	"limitBytes\x12\x1d\n" +
+	"\n" +
+	"near_limit\x18\x03 \x01(\bR\tnearLimit2W\n" +
 	"\aCompute\x12L\n" +
 	"\rCommandStream\x12\x1a.tandem.compute.v1.Command\x1a\x1b.tandem.compute.v1.Response(\x010\x01B;Z9github.com/tandemdb/tandem/pkg/compute/protocol/computepbb\x06proto3"
 
@@ -2052,7 +2149,7 @@ func file_compute_proto_rawDescGZIP() []byte {
 	return file_compute_proto_rawDescData
 }
 
-var file_compute_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_compute_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_compute_proto_goTypes = []any{
 	(*Command)(nil),                // 0: tandem.compute.v1.Command
 	(*Hello)(nil),                  // 1: tandem.compute.v1.Hello
@@ -2081,16 +2178,17 @@ var file_compute_proto_goTypes = []any{
 	(*Status)(nil),                 // 24: tandem.compute.v1.Status
 	(*CollectionStatus)(nil),       // 25: tandem.compute.v1.CollectionStatus
 	(*CommandError)(nil),           // 26: tandem.compute.v1.CommandError
-	nil,                            // 27: tandem.compute.v1.CreateInstance.ParametersEntry
-	nil,                            // 28: tandem.compute.v1.LoggingConfig.IndexIdsEntry
-	nil,                            // 29: tandem.compute.v1.UpdateConfiguration.ParametersEntry
-	nil,                            // 30: tandem.compute.v1.Peek.HintsEntry
-	(*DataflowDescription)(nil),    // 31: tandem.compute.v1.DataflowDescription
-	(*Frontier)(nil),               // 32: tandem.compute.v1.Frontier
-	(*GlobalId)(nil),               // 33: tandem.compute.v1.GlobalId
-	(*MapFilterProject)(nil),       // 34: tandem.compute.v1.MapFilterProject
-	(DataflowClass)(0),             // 35: tandem.compute.v1.DataflowClass
-	(*ColumnOrder)(nil),            // 36: tandem.compute.v1.ColumnOrder
+	(*MemoryStatus)(nil),           // 27: tandem.compute.v1.MemoryStatus
+	nil,                            // 28: tandem.compute.v1.CreateInstance.ParametersEntry
+	nil,                            // 29: tandem.compute.v1.LoggingConfig.IndexIdsEntry
+	nil,                            // 30: tandem.compute.v1.UpdateConfiguration.ParametersEntry
+	nil,                            // 31: tandem.compute.v1.Peek.HintsEntry
+	(*DataflowDescription)(nil),    // 32: tandem.compute.v1.DataflowDescription
+	(*Frontier)(nil),               // 33: tandem.compute.v1.Frontier
+	(*GlobalId)(nil),               // 34: tandem.compute.v1.GlobalId
+	(*MapFilterProject)(nil),       // 35: tandem.compute.v1.MapFilterProject
+	(DataflowClass)(0),             // 36: tandem.compute.v1.DataflowClass
+	(*ColumnOrder)(nil),            // 37: tandem.compute.v1.ColumnOrder
 }
 var file_compute_proto_depIdxs = []int32{
 	1,  // 0: tandem.compute.v1.Command.hello:type_name -> tandem.compute.v1.Hello
@@ -2103,44 +2201,45 @@ var file_compute_proto_depIdxs = []int32{
 	9,  // 7: tandem.compute.v1.Command.peek:type_name -> tandem.compute.v1.Peek
 	11, // 8: tandem.compute.v1.Command.cancel_peek:type_name -> tandem.compute.v1.CancelPeek
 	3,  // 9: tandem.compute.v1.CreateInstance.logging:type_name -> tandem.compute.v1.LoggingConfig
-	27, // 10: tandem.compute.v1.CreateInstance.parameters:type_name -> tandem.compute.v1.CreateInstance.ParametersEntry
-	28, // 11: tandem.compute.v1.LoggingConfig.index_ids:type_name -> tandem.compute.v1.LoggingConfig.IndexIdsEntry
-	29, // 12: tandem.compute.v1.UpdateConfiguration.parameters:type_name -> tandem.compute.v1.UpdateConfiguration.ParametersEntry
-	31, // 13: tandem.compute.v1.CreateDataflow.dataflow:type_name -> tandem.compute.v1.DataflowDescription
-	32, // 14: tandem.compute.v1.AllowCompaction.frontier:type_name -> tandem.compute.v1.Frontier
-	33, // 15: tandem.compute.v1.Peek.target:type_name -> tandem.compute.v1.GlobalId
-	34, // 16: tandem.compute.v1.Peek.mfp:type_name -> tandem.compute.v1.MapFilterProject
+	28, // 10: tandem.compute.v1.CreateInstance.parameters:type_name -> tandem.compute.v1.CreateInstance.ParametersEntry
+	29, // 11: tandem.compute.v1.LoggingConfig.index_ids:type_name -> tandem.compute.v1.LoggingConfig.IndexIdsEntry
+	30, // 12: tandem.compute.v1.UpdateConfiguration.parameters:type_name -> tandem.compute.v1.UpdateConfiguration.ParametersEntry
+	32, // 13: tandem.compute.v1.CreateDataflow.dataflow:type_name -> tandem.compute.v1.DataflowDescription
+	33, // 14: tandem.compute.v1.AllowCompaction.frontier:type_name -> tandem.compute.v1.Frontier
+	34, // 15: tandem.compute.v1.Peek.target:type_name -> tandem.compute.v1.GlobalId
+	35, // 16: tandem.compute.v1.Peek.mfp:type_name -> tandem.compute.v1.MapFilterProject
 	10, // 17: tandem.compute.v1.Peek.finishing:type_name -> tandem.compute.v1.RowSetFinishing
-	35, // 18: tandem.compute.v1.Peek.target_class:type_name -> tandem.compute.v1.DataflowClass
-	30, // 19: tandem.compute.v1.Peek.hints:type_name -> tandem.compute.v1.Peek.HintsEntry
-	36, // 20: tandem.compute.v1.RowSetFinishing.order_by:type_name -> tandem.compute.v1.ColumnOrder
+	36, // 18: tandem.compute.v1.Peek.target_class:type_name -> tandem.compute.v1.DataflowClass
+	31, // 19: tandem.compute.v1.Peek.hints:type_name -> tandem.compute.v1.Peek.HintsEntry
+	37, // 20: tandem.compute.v1.RowSetFinishing.order_by:type_name -> tandem.compute.v1.ColumnOrder
 	13, // 21: tandem.compute.v1.Response.frontiers:type_name -> tandem.compute.v1.Frontiers
 	14, // 22: tandem.compute.v1.Response.peek_response:type_name -> tandem.compute.v1.PeekResponse
 	20, // 23: tandem.compute.v1.Response.subscribe_response:type_name -> tandem.compute.v1.SubscribeResponse
 	24, // 24: tandem.compute.v1.Response.status:type_name -> tandem.compute.v1.Status
 	26, // 25: tandem.compute.v1.Response.command_error:type_name -> tandem.compute.v1.CommandError
-	32, // 26: tandem.compute.v1.Frontiers.write:type_name -> tandem.compute.v1.Frontier
-	32, // 27: tandem.compute.v1.Frontiers.input:type_name -> tandem.compute.v1.Frontier
-	32, // 28: tandem.compute.v1.Frontiers.output:type_name -> tandem.compute.v1.Frontier
-	15, // 29: tandem.compute.v1.PeekResponse.rows:type_name -> tandem.compute.v1.PeekRows
-	17, // 30: tandem.compute.v1.PeekResponse.stashed:type_name -> tandem.compute.v1.StashedChunk
-	18, // 31: tandem.compute.v1.PeekResponse.error:type_name -> tandem.compute.v1.PeekError
-	19, // 32: tandem.compute.v1.PeekResponse.canceled:type_name -> tandem.compute.v1.PeekCanceled
-	16, // 33: tandem.compute.v1.PeekRows.rows:type_name -> tandem.compute.v1.RowCount
-	16, // 34: tandem.compute.v1.StashedChunk.rows:type_name -> tandem.compute.v1.RowCount
-	32, // 35: tandem.compute.v1.SubscribeResponse.lower:type_name -> tandem.compute.v1.Frontier
-	32, // 36: tandem.compute.v1.SubscribeResponse.upper:type_name -> tandem.compute.v1.Frontier
-	21, // 37: tandem.compute.v1.SubscribeResponse.updates:type_name -> tandem.compute.v1.SubscribeUpdates
-	23, // 38: tandem.compute.v1.SubscribeResponse.dropped:type_name -> tandem.compute.v1.SubscribeDropped
-	22, // 39: tandem.compute.v1.SubscribeUpdates.updates:type_name -> tandem.compute.v1.Update
-	25, // 40: tandem.compute.v1.Status.collections:type_name -> tandem.compute.v1.CollectionStatus
-	0,  // 41: tandem.compute.v1.Compute.CommandStream:input_type -> tandem.compute.v1.Command
-	12, // 42: tandem.compute.v1.Compute.CommandStream:output_type -> tandem.compute.v1.Response
-	42, // [42:43] is the sub-list for method output_type
-	41, // [41:42] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	27, // 26: tandem.compute.v1.Response.memory_status:type_name -> tandem.compute.v1.MemoryStatus
+	33, // 27: tandem.compute.v1.Frontiers.write:type_name -> tandem.compute.v1.Frontier
+	33, // 28: tandem.compute.v1.Frontiers.input:type_name -> tandem.compute.v1.Frontier
+	33, // 29: tandem.compute.v1.Frontiers.output:type_name -> tandem.compute.v1.Frontier
+	15, // 30: tandem.compute.v1.PeekResponse.rows:type_name -> tandem.compute.v1.PeekRows
+	17, // 31: tandem.compute.v1.PeekResponse.stashed:type_name -> tandem.compute.v1.StashedChunk
+	18, // 32: tandem.compute.v1.PeekResponse.error:type_name -> tandem.compute.v1.PeekError
+	19, // 33: tandem.compute.v1.PeekResponse.canceled:type_name -> tandem.compute.v1.PeekCanceled
+	16, // 34: tandem.compute.v1.PeekRows.rows:type_name -> tandem.compute.v1.RowCount
+	16, // 35: tandem.compute.v1.StashedChunk.rows:type_name -> tandem.compute.v1.RowCount
+	33, // 36: tandem.compute.v1.SubscribeResponse.lower:type_name -> tandem.compute.v1.Frontier
+	33, // 37: tandem.compute.v1.SubscribeResponse.upper:type_name -> tandem.compute.v1.Frontier
+	21, // 38: tandem.compute.v1.SubscribeResponse.updates:type_name -> tandem.compute.v1.SubscribeUpdates
+	23, // 39: tandem.compute.v1.SubscribeResponse.dropped:type_name -> tandem.compute.v1.SubscribeDropped
+	22, // 40: tandem.compute.v1.SubscribeUpdates.updates:type_name -> tandem.compute.v1.Update
+	25, // 41: tandem.compute.v1.Status.collections:type_name -> tandem.compute.v1.CollectionStatus
+	0,  // 42: tandem.compute.v1.Compute.CommandStream:input_type -> tandem.compute.v1.Command
+	12, // 43: tandem.compute.v1.Compute.CommandStream:output_type -> tandem.compute.v1.Response
+	43, // [43:44] is the sub-list for method output_type
+	42, // [42:43] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_compute_proto_init() }
@@ -2167,6 +2266,7 @@ func file_compute_proto_init() {
 		(*Response_SubscribeResponse)(nil),
 		(*Response_Status)(nil),
 		(*Response_CommandError)(nil),
+		(*Response_MemoryStatus)(nil),
 	}
 	file_compute_proto_msgTypes[14].OneofWrappers = []any{
 		(*PeekResponse_Rows)(nil),
@@ -2184,7 +2284,7 @@ func file_compute_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_compute_proto_rawDesc), len(file_compute_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
