@@ -65,21 +65,8 @@ func stringAgg(red *plan.Reduce, i int, g Collection) (row.Datum, error) {
 		}
 	}
 	sort.SliceStable(items, func(x, y int) bool {
-		for j, o := range a.OrderBy {
-			p, q := items[x].keys[j], items[y].keys[j]
-			if p.IsNull() != q.IsNull() {
-				return p.IsNull() != o.NullsLast
-			}
-			if p.IsNull() {
-				continue
-			}
-			c := row.CompareOrder(p, q)
-			if o.Desc {
-				c = -c
-			}
-			if c != 0 {
-				return c < 0
-			}
+		if c := compareAggOrder(a.OrderBy, items[x].keys, items[y].keys); c != 0 {
+			return c < 0
 		}
 		if c := row.Compare(items[x].v, items[y].v); c != 0 {
 			return c < 0

@@ -68,25 +68,12 @@ func concatAgg(red *plan.Reduce, i int, g Collection) (row.Datum, error) {
 	return d, nil
 }
 
-// compareAggOrder compares two rows' ORDER BY values: NULLs first or
-// last as each term says, whatever its direction.
+// compareAggOrder compares two rows' ORDER BY values, the j-th value
+// under the j-th term (row.ColumnOrder.Compare: NULLs first or last as
+// each term says, whatever its direction).
 func compareAggOrder(order []plan.AggOrder, x, y []row.Datum) int {
 	for j, o := range order {
-		p, q := x[j], y[j]
-		if p.IsNull() != q.IsNull() {
-			if p.IsNull() != o.NullsLast {
-				return -1
-			}
-			return 1
-		}
-		if p.IsNull() {
-			continue
-		}
-		c := row.CompareOrder(p, q)
-		if o.Desc {
-			c = -c
-		}
-		if c != 0 {
+		if c := (row.ColumnOrder{Desc: o.Desc, NullsLast: o.NullsLast}).Compare(x[j], y[j]); c != 0 {
 			return c
 		}
 	}
