@@ -33,7 +33,11 @@ func (l *loggingConfig) proto() *computepb.LoggingConfig {
 	if l == nil {
 		return nil
 	}
-	return &computepb.LoggingConfig{IntervalMs: uint64(l.interval.Milliseconds()), IndexIds: maps.Clone(l.ids)}
+	indexes := make(map[string]*computepb.GlobalId, len(l.ids))
+	for name, id := range l.ids {
+		indexes[name] = wireID(id)
+	}
+	return &computepb.LoggingConfig{IntervalMs: uint64(l.interval.Milliseconds()), Indexes: indexes}
 }
 
 // EnableIntrospection makes every replica of cluster maintain the

@@ -294,7 +294,9 @@ func (c *Controller) handleResponse(r *replica, epoch uint64, proc int, resp *co
 		c.handleSubscribeResponseLocked(r, proc, k.SubscribeResponse)
 	case *computepb.Response_Status:
 		for _, s := range k.Status.GetCollections() {
-			r.status[s.GetId()] = s
+			if id, ok := idOf(s.GetId()); ok {
+				r.status[id] = s
+			}
 		}
 	case *computepb.Response_CommandError:
 		c.handleCommandErrorLocked(r, proc, k.CommandError)
@@ -319,7 +321,10 @@ func responseKind(resp *computepb.Response) string {
 }
 
 func (c *Controller) handleFrontiersLocked(r *replica, proc int, f *computepb.Frontiers) {
-	id := f.GetId()
+	id, ok := idOf(f.GetId())
+	if !ok {
+		return
+	}
 	rf, ok := r.frontiers[id]
 	if !ok {
 		rf = &replicaFrontiers{procs: make([]procFrontiers, len(r.conns))}
