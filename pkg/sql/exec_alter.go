@@ -151,12 +151,9 @@ func (s *Session) alterTable(ctx context.Context, a *pg.AlterTableStmt) (*Result
 		return nil, err
 	}
 	defer unlock()
-	it, ok := sn.lookup(rangeVarName(a.Relation))
-	if !ok {
-		if a.MissingOk {
-			return tagf("ALTER TABLE"), nil
-		}
-		return nil, undefinedRelation(rangeVarName(a.Relation))
+	it, found, err := lookupForAlter(sn, a.Relation, a.MissingOk)
+	if err != nil || !found {
+		return alterNothing(err)
 	}
 	if it.Kind != KindTable {
 		return nil, sqlerr.Errorf(sqlerr.WrongObjectType, "%q is not a table", it.Name)
@@ -399,12 +396,9 @@ func (s *Session) rename(ctx context.Context, r *pg.RenameStmt) (*Result, error)
 		return nil, err
 	}
 	defer unlock()
-	it, ok := sn.lookup(rangeVarName(r.Relation))
-	if !ok {
-		if r.MissingOk {
-			return tagf("ALTER TABLE"), nil
-		}
-		return nil, undefinedRelation(rangeVarName(r.Relation))
+	it, found, err := lookupForAlter(sn, r.Relation, r.MissingOk)
+	if err != nil || !found {
+		return alterNothing(err)
 	}
 	if it.Kind != KindTable {
 		return nil, sqlerr.Unsupported("renaming a " + kindName(it.Kind))
@@ -495,5 +489,29 @@ func renameRefs(n *pg.Node, from, to string) {
 	}
 	for _, ch := range nodeChildren(n) {
 		renameRefs(ch, from, to)
+	}
+}
+
+// alterNothing answers an ALTER TABLE whose relation lookupForAlter did
+// not find: err, or the tag of a statement that did nothing.
+func alterNothing(err error) (*Result, error) {
+	if err != nil {
+		return nil, err
+	}
+	return tagf("ALTER TABLE"), nil
+}
+
+// lookupForAlter finds the relation an ALTER TABLE names. found is false
+// when it is missing: err is then nil under IF EXISTS (the statement does
+// nothing) and 42P01 otherwise.
+func lookupForAlter(sn *snapshot, rv *pg.RangeVar, missingOk bool) (it *Item, found bool, err error) {
+	it, ok := sn.lookup(rangeVarName(rv))
+	switch {
+	case ok:
+		return it, true, nil
+	case missingOk:
+		return nil, false, nil
+	default:
+		return nil, false, undefinedRelation(rangeVarName(rv))
 	}
 }
