@@ -146,15 +146,11 @@ func (s *Session) alterTable(ctx context.Context, a *pg.AlterTableStmt) (*Result
 	if len(a.Cmds) != 1 {
 		return nil, sqlerr.Unsupported("ALTER TABLE with several actions")
 	}
-	sn, unlock, err := s.lockedSnapshot(ctx)
-	if err != nil {
-		return nil, err
+	sn, it, unlock, res, err := s.lockedAlterTarget(ctx, a.Relation, a.MissingOk)
+	if it == nil {
+		return res, err
 	}
 	defer unlock()
-	it, found, err := lookupForAlter(sn, a.Relation, a.MissingOk)
-	if err != nil || !found {
-		return alterNothing(err)
-	}
 	if it.Kind != KindTable {
 		return nil, sqlerr.Errorf(sqlerr.WrongObjectType, "%q is not a table", it.Name)
 	}
@@ -391,15 +387,11 @@ func (s *Session) rename(ctx context.Context, r *pg.RenameStmt) (*Result, error)
 	if r.RenameType != pg.ObjectType_OBJECT_TABLE && !(r.RenameType == pg.ObjectType_OBJECT_COLUMN && r.RelationType == pg.ObjectType_OBJECT_TABLE) {
 		return nil, sqlerr.Unsupported("ALTER ... RENAME of " + r.RenameType.String())
 	}
-	sn, unlock, err := s.lockedSnapshot(ctx)
-	if err != nil {
-		return nil, err
+	sn, it, unlock, res, err := s.lockedAlterTarget(ctx, r.Relation, r.MissingOk)
+	if it == nil {
+		return res, err
 	}
 	defer unlock()
-	it, found, err := lookupForAlter(sn, r.Relation, r.MissingOk)
-	if err != nil || !found {
-		return alterNothing(err)
-	}
 	if it.Kind != KindTable {
 		return nil, sqlerr.Unsupported("renaming a " + kindName(it.Kind))
 	}
@@ -492,26 +484,24 @@ func renameRefs(n *pg.Node, from, to string) {
 	}
 }
 
-// alterNothing answers an ALTER TABLE whose relation lookupForAlter did
-// not find: err, or the tag of a statement that did nothing.
-func alterNothing(err error) (*Result, error) {
+// lockedAlterTarget locks the catalog (lockedSnapshot) and finds the
+// relation an ALTER TABLE names. When it is missing, it returns a nil item,
+// holds nothing, and the statement is answered with (res, err): the tag of
+// a statement that did nothing under IF EXISTS, 42P01 otherwise.
+func (s *Session) lockedAlterTarget(ctx context.Context, rv *pg.RangeVar, missingOk bool) (sn *snapshot, it *Item, unlock func(), res *Result, err error) {
+	sn, unlock, err = s.lockedSnapshot(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, nil, err
 	}
-	return tagf("ALTER TABLE"), nil
-}
-
-// lookupForAlter finds the relation an ALTER TABLE names. found is false
-// when it is missing: err is then nil under IF EXISTS (the statement does
-// nothing) and 42P01 otherwise.
-func lookupForAlter(sn *snapshot, rv *pg.RangeVar, missingOk bool) (it *Item, found bool, err error) {
 	it, ok := sn.lookup(rangeVarName(rv))
 	switch {
 	case ok:
-		return it, true, nil
+		return sn, it, unlock, nil, nil
 	case missingOk:
-		return nil, false, nil
+		unlock()
+		return nil, nil, nil, tagf("ALTER TABLE"), nil
 	default:
-		return nil, false, undefinedRelation(rangeVarName(rv))
+		unlock()
+		return nil, nil, nil, nil, undefinedRelation(rangeVarName(rv))
 	}
 }
