@@ -144,13 +144,9 @@ func (c *Controller) chooseReplicaAsOfLocked(r *replica, inputs []string) (front
 	minWrite := frontier.Closed()
 	reported := true
 	for _, id := range inputs {
-		col, ok := c.collections[id]
-		if !ok {
-			return 0, fmt.Errorf("input %s: %w", id, ErrUnknownCollection)
-		}
-		st, ok := col.since.Time()
-		if !ok {
-			return 0, fmt.Errorf("input %s was dropped: %w", id, ErrUnknownCollection)
+		col, st, err := c.liveInputLocked(id)
+		if err != nil {
+			return 0, err
 		}
 		maxSince = max(maxSince, st)
 		w := col.write
