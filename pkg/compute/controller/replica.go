@@ -44,6 +44,9 @@ type replica struct {
 	// imports, by dataflow id (see replicaholds.go). They outlive
 	// connections and go with the dataflow or the replica.
 	importHolds map[string]dataflowImportHolds
+	// roll is a config given by ApplyReplicaConfig whose completion is
+	// still to be logged (params.go); nil otherwise.
+	roll *rollWatch
 }
 
 // replicaFrontiers are one collection's frontiers on one replica: per
@@ -226,6 +229,7 @@ func (r *replica) connectOnce(ctx context.Context) error {
 	}
 	c.cfg.Metrics.command(protocol.KindInitializationComplete, len(conns))
 	c.cfg.Metrics.historySize(len(history))
+	c.logRolledLocked(r)
 	c.mu.Unlock()
 	r.log.Info("Connected to replica", "epoch", epoch, "processes", len(conns), "history", len(history))
 
@@ -293,7 +297,9 @@ func (c *Controller) handleResponse(r *replica, epoch uint64, proc int, resp *co
 		c.handleSubscribeResponseLocked(r, proc, k.SubscribeResponse)
 	case *computepb.Response_Status:
 		for _, s := range k.Status.GetCollections() {
-			r.status[s.GetId()] = s
+			if id, ok := idOf(s.GetId()); ok {
+				r.status[id] = s
+			}
 		}
 	case *computepb.Response_CommandError:
 		c.handleCommandErrorLocked(r, proc, k.CommandError)
@@ -322,7 +328,10 @@ func responseKind(resp *computepb.Response) string {
 }
 
 func (c *Controller) handleFrontiersLocked(r *replica, proc int, f *computepb.Frontiers) {
-	id := f.GetId()
+	id, ok := idOf(f.GetId())
+	if !ok {
+		return
+	}
 	rf, ok := r.frontiers[id]
 	if !ok {
 		rf = &replicaFrontiers{procs: make([]procFrontiers, len(r.conns))}
@@ -331,6 +340,8 @@ func (c *Controller) handleFrontiersLocked(r *replica, proc int, f *computepb.Fr
 	if proc >= len(rf.procs) {
 		return
 	}
+	col, ok := c.collections[id]
+	hydrated := ok && r.hydratedLocked(col)
 	p := &rf.procs[proc]
 	// Frontiers never regress within a connection; an absent field is
 	// unchanged.
@@ -344,9 +355,11 @@ func (c *Controller) handleFrontiersLocked(r *replica, proc int, f *computepb.Fr
 		p.output = frontier.Join(p.output, protocol.FrontierFromProto(f.Output))
 	}
 	rf.merge()
-	col, ok := c.collections[id]
 	if !ok || col.kind != kindCompute {
 		return
+	}
+	if !hydrated && r.hydratedLocked(col) {
+		c.logRolledLocked(r)
 	}
 	c.advanceWriteLocked(col, rf.write)
 	c.advanceImportHoldsLocked(r, col)

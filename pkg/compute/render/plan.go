@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -235,9 +236,7 @@ func groupOf(p *plan.Plan) (groupNode, error) {
 		if t.Limit != nil {
 			spec.Limit = *t.Limit
 		}
-		for _, o := range t.Order {
-			spec.Order = append(spec.Order, operators.OrderColumn{Column: o.Column, Desc: o.Desc, NullsFirst: !o.NullsLast})
-		}
+		spec.Order = slices.Clone(t.Order)
 		return groupNode{t.Input, "topk", KeySpec{Key: columnExprs(t.GroupKey)}, operators.TopKLogic(spec), nil}, nil
 	case p.Window != nil:
 		spec, err := WindowSpec(p.Window)
@@ -289,7 +288,7 @@ func reduceGroup(red *plan.Reduce) (groupNode, error) {
 			vals = append(vals, *a.Sep)
 		}
 		for _, o := range a.OrderBy {
-			aggs[i].Order = append(aggs[i].Order, operators.OrderColumn{Column: len(vals), Desc: o.Desc, NullsFirst: !o.NullsLast})
+			aggs[i].Order = append(aggs[i].Order, row.ColumnOrder{Column: len(vals), Desc: o.Desc, NullsLast: o.NullsLast})
 			vals = append(vals, o.Expr)
 		}
 	}

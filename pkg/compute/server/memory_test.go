@@ -93,7 +93,7 @@ func TestDataflowRefusedNearMemoryLimit(t *testing.T) {
 				return
 			}
 			e := commandError(t, s.recv(), CodeOutOfMemory)
-			if e.GetId() != "d2" || !strings.Contains(e.GetMessage(), "refusing a new dataflow") {
+			if idString(e.GetCollection()) != "u2" || !strings.Contains(e.GetMessage(), "refusing a new dataflow") {
 				t.Fatalf("refusal %v, want it to name d2 and say a dataflow was refused", e)
 			}
 			h.rt.expectNone(t)

@@ -182,39 +182,27 @@ func parseTextArray(s string) ([]*string, error) {
 				if i >= len(body) {
 					return nil, bad()
 				}
-				ch := body[i]
-				if ch == '"' {
+				if body[i] == '"' {
 					i++
 					break
 				}
-				if ch == '\\' {
-					i++
-					if i >= len(body) {
-						return nil, bad()
-					}
-					ch = body[i]
+				var ok bool
+				if i, ok = unescapeArrayByte(&sb, body, i); !ok {
+					return nil, bad()
 				}
-				sb.WriteByte(ch)
-				i++
 			}
 			for i < len(body) && isArraySpace(body[i]) {
 				i++
 			}
 		} else {
 			for i < len(body) && body[i] != ',' {
-				ch := body[i]
-				switch ch {
-				case '{', '}', '"':
+				if c := body[i]; c == '{' || c == '}' || c == '"' {
 					return nil, bad()
-				case '\\':
-					i++
-					if i >= len(body) {
-						return nil, bad()
-					}
-					ch = body[i]
 				}
-				sb.WriteByte(ch)
-				i++
+				var ok bool
+				if i, ok = unescapeArrayByte(&sb, body, i); !ok {
+					return nil, bad()
+				}
 			}
 		}
 		v := sb.String()
@@ -354,4 +342,18 @@ func (a *aggScope) jsonbAggregate(inner *exprCtx, name string, fc *pg.FuncCall) 
 	}
 	jt := row.ColumnType{Type: row.TypeJSONB, Nullable: true}
 	return a.add(aggregate{fn: name, distinct: fc.AggDistinct, arg: arg, argType: jt, out: jt}), nil
+}
+
+// unescapeArrayByte writes the array element byte at body[i] to sb, the
+// byte after it when it is a backslash, and returns the index after what
+// it read; ok is false when a backslash ends body.
+func unescapeArrayByte(sb *strings.Builder, body string, i int) (next int, ok bool) {
+	if body[i] == '\\' {
+		i++
+		if i >= len(body) {
+			return i, false
+		}
+	}
+	sb.WriteByte(body[i])
+	return i + 1, true
 }

@@ -18,9 +18,9 @@
 //     a peek outside [since, until) is answered with an error (CommandError
 //     or PeekResponse.error), never by ending the stream.
 //
-// Identifiers: a GlobalId is the message below wherever a command or a
-// plan names a collection (decoded once, into plan.GlobalID); responses
-// and CommandError still print it ("u12", "s3", "t7"). Peek uuids and
+// Identifiers: a GlobalId is the message in plan.proto wherever a command,
+// a response or a plan names a collection (decoded once, into
+// plan.GlobalID; an absent id or an unknown kind is refused). Peek uuids and
 // nonces are canonical UUID strings. Times are milliseconds since the Unix
 // epoch. Rows, keys and literals are encoded with pkg/compute/row. Plans
 // and expressions are protobuf messages mirroring pkg/compute/plan and
@@ -386,7 +386,7 @@ type LoggingConfig struct {
 	// "scheduling_elapsed", "arrangement_sizes", "frontiers",
 	// "import_frontiers", "active_peeks", "peek_durations",
 	// "hydration_times", "worker_step_durations").
-	IndexIds      map[string]string `protobuf:"bytes,2,rep,name=index_ids,json=indexIds,proto3" json:"index_ids,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Indexes       map[string]*GlobalId `protobuf:"bytes,3,rep,name=indexes,proto3" json:"indexes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -428,9 +428,9 @@ func (x *LoggingConfig) GetIntervalMs() uint64 {
 	return 0
 }
 
-func (x *LoggingConfig) GetIndexIds() map[string]string {
+func (x *LoggingConfig) GetIndexes() map[string]*GlobalId {
 	if x != nil {
-		return x.IndexIds
+		return x.Indexes
 	}
 	return nil
 }
@@ -567,7 +567,7 @@ func (x *CreateDataflow) GetDataflow() *DataflowDescription {
 // Schedule lets a created dataflow start running.
 type Schedule struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Id            *GlobalId              `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -602,11 +602,11 @@ func (*Schedule) Descriptor() ([]byte, []int) {
 	return file_compute_proto_rawDescGZIP(), []int{7}
 }
 
-func (x *Schedule) GetId() string {
+func (x *Schedule) GetId() *GlobalId {
 	if x != nil {
 		return x.Id
 	}
-	return ""
+	return nil
 }
 
 // AllowCompaction lets the collection `id` compact up to `frontier`. A
@@ -614,8 +614,8 @@ func (x *Schedule) GetId() string {
 // closed.
 type AllowCompaction struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Frontier      *Frontier              `protobuf:"bytes,2,opt,name=frontier,proto3" json:"frontier,omitempty"`
+	Id            *GlobalId              `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -650,16 +650,16 @@ func (*AllowCompaction) Descriptor() ([]byte, []int) {
 	return file_compute_proto_rawDescGZIP(), []int{8}
 }
 
-func (x *AllowCompaction) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
 func (x *AllowCompaction) GetFrontier() *Frontier {
 	if x != nil {
 		return x.Frontier
+	}
+	return nil
+}
+
+func (x *AllowCompaction) GetId() *GlobalId {
+	if x != nil {
+		return x.Id
 	}
 	return nil
 }
@@ -1042,13 +1042,13 @@ func (*Response_MemoryStatus) isResponse_Kind() {}
 // has not changed since the last report.
 type Frontiers struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The collection's write frontier (upper).
 	Write *Frontier `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
 	// The meet of the dataflow's input frontiers.
 	Input *Frontier `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
 	// The dataflow's output frontier.
 	Output        *Frontier `protobuf:"bytes,4,opt,name=output,proto3" json:"output,omitempty"`
+	Id            *GlobalId `protobuf:"bytes,5,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1083,13 +1083,6 @@ func (*Frontiers) Descriptor() ([]byte, []int) {
 	return file_compute_proto_rawDescGZIP(), []int{13}
 }
 
-func (x *Frontiers) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
 func (x *Frontiers) GetWrite() *Frontier {
 	if x != nil {
 		return x.Write
@@ -1107,6 +1100,13 @@ func (x *Frontiers) GetInput() *Frontier {
 func (x *Frontiers) GetOutput() *Frontier {
 	if x != nil {
 		return x.Output
+	}
+	return nil
+}
+
+func (x *Frontiers) GetId() *GlobalId {
+	if x != nil {
+		return x.Id
 	}
 	return nil
 }
@@ -1491,7 +1491,7 @@ func (*PeekCanceled) Descriptor() ([]byte, []int) {
 // frontiers.
 type SubscribeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Id    *GlobalId              `protobuf:"bytes,6,opt,name=id,proto3" json:"id,omitempty"`
 	Lower *Frontier              `protobuf:"bytes,2,opt,name=lower,proto3" json:"lower,omitempty"`
 	Upper *Frontier              `protobuf:"bytes,3,opt,name=upper,proto3" json:"upper,omitempty"`
 	// Types that are valid to be assigned to Kind:
@@ -1533,11 +1533,11 @@ func (*SubscribeResponse) Descriptor() ([]byte, []int) {
 	return file_compute_proto_rawDescGZIP(), []int{20}
 }
 
-func (x *SubscribeResponse) GetId() string {
+func (x *SubscribeResponse) GetId() *GlobalId {
 	if x != nil {
 		return x.Id
 	}
-	return ""
+	return nil
 }
 
 func (x *SubscribeResponse) GetLower() *Frontier {
@@ -1788,10 +1788,10 @@ func (x *Status) GetCollections() []*CollectionStatus {
 // CollectionStatus reports the hydration of one collection.
 type CollectionStatus struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
-	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Hydrated bool                   `protobuf:"varint,2,opt,name=hydrated,proto3" json:"hydrated,omitempty"`
 	// Milliseconds from dataflow creation to hydration, when hydrated.
-	HydrationMs   uint64 `protobuf:"varint,3,opt,name=hydration_ms,json=hydrationMs,proto3" json:"hydration_ms,omitempty"`
+	HydrationMs   uint64    `protobuf:"varint,3,opt,name=hydration_ms,json=hydrationMs,proto3" json:"hydration_ms,omitempty"`
+	Id            *GlobalId `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1826,13 +1826,6 @@ func (*CollectionStatus) Descriptor() ([]byte, []int) {
 	return file_compute_proto_rawDescGZIP(), []int{25}
 }
 
-func (x *CollectionStatus) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
 func (x *CollectionStatus) GetHydrated() bool {
 	if x != nil {
 		return x.Hydrated
@@ -1847,17 +1840,26 @@ func (x *CollectionStatus) GetHydrationMs() uint64 {
 	return 0
 }
 
+func (x *CollectionStatus) GetId() *GlobalId {
+	if x != nil {
+		return x.Id
+	}
+	return nil
+}
+
 // CommandError refuses one command. The replica keeps serving everything
 // else.
 type CommandError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The refused command's kind, e.g. "create_dataflow".
 	Command string `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
-	// The GlobalId or peek uuid the command named, if any.
-	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	// A five-character SQLSTATE code.
-	Sqlstate      string `protobuf:"bytes,3,opt,name=sqlstate,proto3" json:"sqlstate,omitempty"`
-	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	Sqlstate string `protobuf:"bytes,3,opt,name=sqlstate,proto3" json:"sqlstate,omitempty"`
+	Message  string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// The collection (dataflow) the command named, if any.
+	Collection *GlobalId `protobuf:"bytes,5,opt,name=collection,proto3" json:"collection,omitempty"`
+	// The peek uuid the command named, if any.
+	PeekUuid      string `protobuf:"bytes,6,opt,name=peek_uuid,json=peekUuid,proto3" json:"peek_uuid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1899,13 +1901,6 @@ func (x *CommandError) GetCommand() string {
 	return ""
 }
 
-func (x *CommandError) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
 func (x *CommandError) GetSqlstate() string {
 	if x != nil {
 		return x.Sqlstate
@@ -1916,6 +1911,20 @@ func (x *CommandError) GetSqlstate() string {
 func (x *CommandError) GetMessage() string {
 	if x != nil {
 		return x.Message
+	}
+	return ""
+}
+
+func (x *CommandError) GetCollection() *GlobalId {
+	if x != nil {
+		return x.Collection
+	}
+	return nil
+}
+
+func (x *CommandError) GetPeekUuid() string {
+	if x != nil {
+		return x.PeekUuid
 	}
 	return ""
 }
@@ -2023,14 +2032,14 @@ const file_compute_proto_rawDesc = "" +
 	"parameters\x1a=\n" +
 	"\x0fParametersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xba\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd8\x01\n" +
 	"\rLoggingConfig\x12\x1f\n" +
 	"\vinterval_ms\x18\x01 \x01(\x04R\n" +
-	"intervalMs\x12K\n" +
-	"\tindex_ids\x18\x02 \x03(\v2..tandem.compute.v1.LoggingConfig.IndexIdsEntryR\bindexIds\x1a;\n" +
-	"\rIndexIdsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x18\n" +
+	"intervalMs\x12G\n" +
+	"\aindexes\x18\x03 \x03(\v2-.tandem.compute.v1.LoggingConfig.IndexesEntryR\aindexes\x1aW\n" +
+	"\fIndexesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
+	"\x05value\x18\x02 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x05value:\x028\x01J\x04\b\x02\x10\x03\"\x18\n" +
 	"\x16InitializationComplete\"\xac\x01\n" +
 	"\x13UpdateConfiguration\x12V\n" +
 	"\n" +
@@ -2040,12 +2049,12 @@ const file_compute_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
 	"\x0eCreateDataflow\x12B\n" +
-	"\bdataflow\x18\x02 \x01(\v2&.tandem.compute.v1.DataflowDescriptionR\bdataflowJ\x04\b\x01\x10\x02\"\x1a\n" +
-	"\bSchedule\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"Z\n" +
-	"\x0fAllowCompaction\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x127\n" +
-	"\bfrontier\x18\x02 \x01(\v2\x1b.tandem.compute.v1.FrontierR\bfrontier\"\xce\x03\n" +
+	"\bdataflow\x18\x02 \x01(\v2&.tandem.compute.v1.DataflowDescriptionR\bdataflowJ\x04\b\x01\x10\x02\"=\n" +
+	"\bSchedule\x12+\n" +
+	"\x02id\x18\x02 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x02idJ\x04\b\x01\x10\x02\"}\n" +
+	"\x0fAllowCompaction\x127\n" +
+	"\bfrontier\x18\x02 \x01(\v2\x1b.tandem.compute.v1.FrontierR\bfrontier\x12+\n" +
+	"\x02id\x18\x03 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x02idJ\x04\b\x01\x10\x02\"\xce\x03\n" +
 	"\x04Peek\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x123\n" +
 	"\x06target\x18\t \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x06target\x12\x1c\n" +
@@ -2076,12 +2085,12 @@ const file_compute_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\v2\x19.tandem.compute.v1.StatusH\x00R\x06status\x12F\n" +
 	"\rcommand_error\x18\x05 \x01(\v2\x1f.tandem.compute.v1.CommandErrorH\x00R\fcommandError\x12F\n" +
 	"\rmemory_status\x18\x06 \x01(\v2\x1f.tandem.compute.v1.MemoryStatusH\x00R\fmemoryStatusB\x06\n" +
-	"\x04kind\"\xb6\x01\n" +
-	"\tFrontiers\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x121\n" +
+	"\x04kind\"\xd9\x01\n" +
+	"\tFrontiers\x121\n" +
 	"\x05write\x18\x02 \x01(\v2\x1b.tandem.compute.v1.FrontierR\x05write\x121\n" +
 	"\x05input\x18\x03 \x01(\v2\x1b.tandem.compute.v1.FrontierR\x05input\x123\n" +
-	"\x06output\x18\x04 \x01(\v2\x1b.tandem.compute.v1.FrontierR\x06output\"\x91\x02\n" +
+	"\x06output\x18\x04 \x01(\v2\x1b.tandem.compute.v1.FrontierR\x06output\x12+\n" +
+	"\x02id\x18\x05 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x02idJ\x04\b\x01\x10\x02\"\x91\x02\n" +
 	"\fPeekResponse\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x121\n" +
 	"\x04rows\x18\x02 \x01(\v2\x1b.tandem.compute.v1.PeekRowsH\x00R\x04rows\x12;\n" +
@@ -2101,14 +2110,14 @@ const file_compute_proto_rawDesc = "" +
 	"\tPeekError\x12\x1a\n" +
 	"\bsqlstate\x18\x01 \x01(\tR\bsqlstate\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"\x0e\n" +
-	"\fPeekCanceled\"\x93\x02\n" +
-	"\x11SubscribeResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x121\n" +
+	"\fPeekCanceled\"\xb6\x02\n" +
+	"\x11SubscribeResponse\x12+\n" +
+	"\x02id\x18\x06 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x02id\x121\n" +
 	"\x05lower\x18\x02 \x01(\v2\x1b.tandem.compute.v1.FrontierR\x05lower\x121\n" +
 	"\x05upper\x18\x03 \x01(\v2\x1b.tandem.compute.v1.FrontierR\x05upper\x12?\n" +
 	"\aupdates\x18\x04 \x01(\v2#.tandem.compute.v1.SubscribeUpdatesH\x00R\aupdates\x12?\n" +
 	"\adropped\x18\x05 \x01(\v2#.tandem.compute.v1.SubscribeDroppedH\x00R\adroppedB\x06\n" +
-	"\x04kind\"G\n" +
+	"\x04kindJ\x04\b\x01\x10\x02\"G\n" +
 	"\x10SubscribeUpdates\x123\n" +
 	"\aupdates\x18\x01 \x03(\v2\x19.tandem.compute.v1.UpdateR\aupdates\"B\n" +
 	"\x06Update\x12\x10\n" +
@@ -2117,16 +2126,19 @@ const file_compute_proto_rawDesc = "" +
 	"\x04diff\x18\x03 \x01(\x03R\x04diff\"\x12\n" +
 	"\x10SubscribeDropped\"O\n" +
 	"\x06Status\x12E\n" +
-	"\vcollections\x18\x01 \x03(\v2#.tandem.compute.v1.CollectionStatusR\vcollections\"a\n" +
-	"\x10CollectionStatus\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\vcollections\x18\x01 \x03(\v2#.tandem.compute.v1.CollectionStatusR\vcollections\"\x84\x01\n" +
+	"\x10CollectionStatus\x12\x1a\n" +
 	"\bhydrated\x18\x02 \x01(\bR\bhydrated\x12!\n" +
-	"\fhydration_ms\x18\x03 \x01(\x04R\vhydrationMs\"n\n" +
+	"\fhydration_ms\x18\x03 \x01(\x04R\vhydrationMs\x12+\n" +
+	"\x02id\x18\x04 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x02idJ\x04\b\x01\x10\x02\"\xbe\x01\n" +
 	"\fCommandError\x12\x18\n" +
-	"\acommand\x18\x01 \x01(\tR\acommand\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1a\n" +
+	"\acommand\x18\x01 \x01(\tR\acommand\x12\x1a\n" +
 	"\bsqlstate\x18\x03 \x01(\tR\bsqlstate\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"m\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12;\n" +
+	"\n" +
+	"collection\x18\x05 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\n" +
+	"collection\x12\x1b\n" +
+	"\tpeek_uuid\x18\x06 \x01(\tR\bpeekUuidJ\x04\b\x02\x10\x03\"m\n" +
 	"\fMemoryStatus\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\x01 \x01(\x04R\tusedBytes\x12\x1f\n" +
@@ -2180,12 +2192,12 @@ var file_compute_proto_goTypes = []any{
 	(*CommandError)(nil),           // 26: tandem.compute.v1.CommandError
 	(*MemoryStatus)(nil),           // 27: tandem.compute.v1.MemoryStatus
 	nil,                            // 28: tandem.compute.v1.CreateInstance.ParametersEntry
-	nil,                            // 29: tandem.compute.v1.LoggingConfig.IndexIdsEntry
+	nil,                            // 29: tandem.compute.v1.LoggingConfig.IndexesEntry
 	nil,                            // 30: tandem.compute.v1.UpdateConfiguration.ParametersEntry
 	nil,                            // 31: tandem.compute.v1.Peek.HintsEntry
 	(*DataflowDescription)(nil),    // 32: tandem.compute.v1.DataflowDescription
-	(*Frontier)(nil),               // 33: tandem.compute.v1.Frontier
-	(*GlobalId)(nil),               // 34: tandem.compute.v1.GlobalId
+	(*GlobalId)(nil),               // 33: tandem.compute.v1.GlobalId
+	(*Frontier)(nil),               // 34: tandem.compute.v1.Frontier
 	(*MapFilterProject)(nil),       // 35: tandem.compute.v1.MapFilterProject
 	(DataflowClass)(0),             // 36: tandem.compute.v1.DataflowClass
 	(*ColumnOrder)(nil),            // 37: tandem.compute.v1.ColumnOrder
@@ -2202,44 +2214,51 @@ var file_compute_proto_depIdxs = []int32{
 	11, // 8: tandem.compute.v1.Command.cancel_peek:type_name -> tandem.compute.v1.CancelPeek
 	3,  // 9: tandem.compute.v1.CreateInstance.logging:type_name -> tandem.compute.v1.LoggingConfig
 	28, // 10: tandem.compute.v1.CreateInstance.parameters:type_name -> tandem.compute.v1.CreateInstance.ParametersEntry
-	29, // 11: tandem.compute.v1.LoggingConfig.index_ids:type_name -> tandem.compute.v1.LoggingConfig.IndexIdsEntry
+	29, // 11: tandem.compute.v1.LoggingConfig.indexes:type_name -> tandem.compute.v1.LoggingConfig.IndexesEntry
 	30, // 12: tandem.compute.v1.UpdateConfiguration.parameters:type_name -> tandem.compute.v1.UpdateConfiguration.ParametersEntry
 	32, // 13: tandem.compute.v1.CreateDataflow.dataflow:type_name -> tandem.compute.v1.DataflowDescription
-	33, // 14: tandem.compute.v1.AllowCompaction.frontier:type_name -> tandem.compute.v1.Frontier
-	34, // 15: tandem.compute.v1.Peek.target:type_name -> tandem.compute.v1.GlobalId
-	35, // 16: tandem.compute.v1.Peek.mfp:type_name -> tandem.compute.v1.MapFilterProject
-	10, // 17: tandem.compute.v1.Peek.finishing:type_name -> tandem.compute.v1.RowSetFinishing
-	36, // 18: tandem.compute.v1.Peek.target_class:type_name -> tandem.compute.v1.DataflowClass
-	31, // 19: tandem.compute.v1.Peek.hints:type_name -> tandem.compute.v1.Peek.HintsEntry
-	37, // 20: tandem.compute.v1.RowSetFinishing.order_by:type_name -> tandem.compute.v1.ColumnOrder
-	13, // 21: tandem.compute.v1.Response.frontiers:type_name -> tandem.compute.v1.Frontiers
-	14, // 22: tandem.compute.v1.Response.peek_response:type_name -> tandem.compute.v1.PeekResponse
-	20, // 23: tandem.compute.v1.Response.subscribe_response:type_name -> tandem.compute.v1.SubscribeResponse
-	24, // 24: tandem.compute.v1.Response.status:type_name -> tandem.compute.v1.Status
-	26, // 25: tandem.compute.v1.Response.command_error:type_name -> tandem.compute.v1.CommandError
-	27, // 26: tandem.compute.v1.Response.memory_status:type_name -> tandem.compute.v1.MemoryStatus
-	33, // 27: tandem.compute.v1.Frontiers.write:type_name -> tandem.compute.v1.Frontier
-	33, // 28: tandem.compute.v1.Frontiers.input:type_name -> tandem.compute.v1.Frontier
-	33, // 29: tandem.compute.v1.Frontiers.output:type_name -> tandem.compute.v1.Frontier
-	15, // 30: tandem.compute.v1.PeekResponse.rows:type_name -> tandem.compute.v1.PeekRows
-	17, // 31: tandem.compute.v1.PeekResponse.stashed:type_name -> tandem.compute.v1.StashedChunk
-	18, // 32: tandem.compute.v1.PeekResponse.error:type_name -> tandem.compute.v1.PeekError
-	19, // 33: tandem.compute.v1.PeekResponse.canceled:type_name -> tandem.compute.v1.PeekCanceled
-	16, // 34: tandem.compute.v1.PeekRows.rows:type_name -> tandem.compute.v1.RowCount
-	16, // 35: tandem.compute.v1.StashedChunk.rows:type_name -> tandem.compute.v1.RowCount
-	33, // 36: tandem.compute.v1.SubscribeResponse.lower:type_name -> tandem.compute.v1.Frontier
-	33, // 37: tandem.compute.v1.SubscribeResponse.upper:type_name -> tandem.compute.v1.Frontier
-	21, // 38: tandem.compute.v1.SubscribeResponse.updates:type_name -> tandem.compute.v1.SubscribeUpdates
-	23, // 39: tandem.compute.v1.SubscribeResponse.dropped:type_name -> tandem.compute.v1.SubscribeDropped
-	22, // 40: tandem.compute.v1.SubscribeUpdates.updates:type_name -> tandem.compute.v1.Update
-	25, // 41: tandem.compute.v1.Status.collections:type_name -> tandem.compute.v1.CollectionStatus
-	0,  // 42: tandem.compute.v1.Compute.CommandStream:input_type -> tandem.compute.v1.Command
-	12, // 43: tandem.compute.v1.Compute.CommandStream:output_type -> tandem.compute.v1.Response
-	43, // [43:44] is the sub-list for method output_type
-	42, // [42:43] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	33, // 14: tandem.compute.v1.Schedule.id:type_name -> tandem.compute.v1.GlobalId
+	34, // 15: tandem.compute.v1.AllowCompaction.frontier:type_name -> tandem.compute.v1.Frontier
+	33, // 16: tandem.compute.v1.AllowCompaction.id:type_name -> tandem.compute.v1.GlobalId
+	33, // 17: tandem.compute.v1.Peek.target:type_name -> tandem.compute.v1.GlobalId
+	35, // 18: tandem.compute.v1.Peek.mfp:type_name -> tandem.compute.v1.MapFilterProject
+	10, // 19: tandem.compute.v1.Peek.finishing:type_name -> tandem.compute.v1.RowSetFinishing
+	36, // 20: tandem.compute.v1.Peek.target_class:type_name -> tandem.compute.v1.DataflowClass
+	31, // 21: tandem.compute.v1.Peek.hints:type_name -> tandem.compute.v1.Peek.HintsEntry
+	37, // 22: tandem.compute.v1.RowSetFinishing.order_by:type_name -> tandem.compute.v1.ColumnOrder
+	13, // 23: tandem.compute.v1.Response.frontiers:type_name -> tandem.compute.v1.Frontiers
+	14, // 24: tandem.compute.v1.Response.peek_response:type_name -> tandem.compute.v1.PeekResponse
+	20, // 25: tandem.compute.v1.Response.subscribe_response:type_name -> tandem.compute.v1.SubscribeResponse
+	24, // 26: tandem.compute.v1.Response.status:type_name -> tandem.compute.v1.Status
+	26, // 27: tandem.compute.v1.Response.command_error:type_name -> tandem.compute.v1.CommandError
+	27, // 28: tandem.compute.v1.Response.memory_status:type_name -> tandem.compute.v1.MemoryStatus
+	34, // 29: tandem.compute.v1.Frontiers.write:type_name -> tandem.compute.v1.Frontier
+	34, // 30: tandem.compute.v1.Frontiers.input:type_name -> tandem.compute.v1.Frontier
+	34, // 31: tandem.compute.v1.Frontiers.output:type_name -> tandem.compute.v1.Frontier
+	33, // 32: tandem.compute.v1.Frontiers.id:type_name -> tandem.compute.v1.GlobalId
+	15, // 33: tandem.compute.v1.PeekResponse.rows:type_name -> tandem.compute.v1.PeekRows
+	17, // 34: tandem.compute.v1.PeekResponse.stashed:type_name -> tandem.compute.v1.StashedChunk
+	18, // 35: tandem.compute.v1.PeekResponse.error:type_name -> tandem.compute.v1.PeekError
+	19, // 36: tandem.compute.v1.PeekResponse.canceled:type_name -> tandem.compute.v1.PeekCanceled
+	16, // 37: tandem.compute.v1.PeekRows.rows:type_name -> tandem.compute.v1.RowCount
+	16, // 38: tandem.compute.v1.StashedChunk.rows:type_name -> tandem.compute.v1.RowCount
+	33, // 39: tandem.compute.v1.SubscribeResponse.id:type_name -> tandem.compute.v1.GlobalId
+	34, // 40: tandem.compute.v1.SubscribeResponse.lower:type_name -> tandem.compute.v1.Frontier
+	34, // 41: tandem.compute.v1.SubscribeResponse.upper:type_name -> tandem.compute.v1.Frontier
+	21, // 42: tandem.compute.v1.SubscribeResponse.updates:type_name -> tandem.compute.v1.SubscribeUpdates
+	23, // 43: tandem.compute.v1.SubscribeResponse.dropped:type_name -> tandem.compute.v1.SubscribeDropped
+	22, // 44: tandem.compute.v1.SubscribeUpdates.updates:type_name -> tandem.compute.v1.Update
+	25, // 45: tandem.compute.v1.Status.collections:type_name -> tandem.compute.v1.CollectionStatus
+	33, // 46: tandem.compute.v1.CollectionStatus.id:type_name -> tandem.compute.v1.GlobalId
+	33, // 47: tandem.compute.v1.CommandError.collection:type_name -> tandem.compute.v1.GlobalId
+	33, // 48: tandem.compute.v1.LoggingConfig.IndexesEntry.value:type_name -> tandem.compute.v1.GlobalId
+	0,  // 49: tandem.compute.v1.Compute.CommandStream:input_type -> tandem.compute.v1.Command
+	12, // 50: tandem.compute.v1.Compute.CommandStream:output_type -> tandem.compute.v1.Response
+	50, // [50:51] is the sub-list for method output_type
+	49, // [49:50] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_compute_proto_init() }
