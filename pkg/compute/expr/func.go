@@ -194,6 +194,10 @@ const (
 	// with spaces to n characters, as a char(n)[] value is output
 	// (char values are stored without their padding).
 	FuncBpcharPad
+	// tz_array_cast(x, zone, target) converts between timestamptz[] and
+	// text, text[], timestamp[] or date[] in the session's zone; target is
+	// an empty value of the result type (TZArrayTarget, tzarray.go).
+	FuncTZArrayCast
 	funcCount
 )
 

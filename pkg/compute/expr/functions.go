@@ -141,6 +141,7 @@ var funcs = [funcCount]funcDef{
 	FuncStringToArray: {name: "string_to_array", minArgs: 2, maxArgs: 3, typeOf: typeStringToArray, evalN: evalStringToArray},
 	FuncRegexpMatch:   {name: "regexp_match", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeRegexpMatch, evalN: evalRegexpMatch},
 	FuncBpcharPad:     {name: "bpchar_pad", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeBpcharPad, eval2: evalBpcharPad},
+	FuncTZArrayCast:   {name: "tz_array_cast", minArgs: 3, maxArgs: 3, typeOf: typeTZArrayCast, evalN: evalTZArrayCast},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL
