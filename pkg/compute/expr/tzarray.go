@@ -97,7 +97,7 @@ func tzElemCast(e row.Datum, to row.Type, loc *time.Location, z row.Datum) (row.
 }
 
 // TZArrayTarget is the third argument of tz_array_cast naming the target
-// type t: '' for text, an empty array of t for an array type (a typed
+// type t: the empty string for text, an empty array of t for an array type (a typed
 // NULL would not carry its type into evaluation).
 func TZArrayTarget(t row.Type) (Expr, error) {
 	if t == row.TypeText {
