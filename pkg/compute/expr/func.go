@@ -198,6 +198,13 @@ const (
 	// text, text[], timestamp[] or date[] in the session's zone; target is
 	// an empty value of the result type (TZArrayTarget, tzarray.go).
 	FuncTZArrayCast
+	// json (jsontext.go): ->, ->>, #> and #>> (json_extract_path(_text))
+	// and json_typeof over the document's text.
+	FuncJSONTextGet
+	FuncJSONTextGetText
+	FuncJSONTextPath
+	FuncJSONTextPathText
+	FuncJSONTextTypeof
 	funcCount
 )
 
