@@ -46,6 +46,10 @@
 // (planner.TypeMod) and otherwise the digits without trailing zeros. A
 // uuid is its 16 bytes.
 //
+// A json is its document's text as written (tag 0x58, encoded as text
+// is); SQL gives it no equality or order, so its byte order only serves
+// the row invariants.
+//
 // A jsonb (jsonb.go, jsonbtext.go) is held as its order-preserving key,
 // whose byte order is PostgreSQL's jsonb order (the empty array, then
 // scalars null < string < number < boolean, then arrays by length and
