@@ -1,7 +1,7 @@
 // Package row defines Tandem's values and their binary row encoding.
 //
 // A Datum is one SQL value (NULL, bool, int64, float64, text, bytes,
-// timestamp, date, time, timestamptz, interval, numeric, uuid, jsonb, and
+// timestamp, date, time, timestamptz, interval, numeric, uuid, jsonb, json and
 // one-dimensional arrays of int64, float64, numeric, text, bool) held in a
 // small comparable struct; the zero Datum is NULL. Compare orders datums
 // as SQL does for ORDER BY ... ASC: NULLs last, -0 = 0, NaN equal to
