@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -69,5 +70,16 @@ func TestPgxJSONRoundTrip(t *testing.T) {
 	var n int
 	if err := c.QueryRow(ctx, `SELECT count(*) FROM js`).Scan(&n); err != nil || n != 3 {
 		t.Errorf("count %d, %v; want 3", n, err)
+	}
+	// pgx's CopyFrom sends json in binary: the text, validated.
+	if _, err := c.CopyFrom(ctx, pgx.Identifier{"js"}, []string{"id", "j"}, pgx.CopyFromRows([][]any{{5, json.RawMessage(doc)}})); err != nil {
+		t.Fatalf("copy: %v", err)
+	}
+	var got string
+	if err := c.QueryRow(ctx, `SELECT j::text FROM js WHERE id = 5`).Scan(&got); err != nil || got != doc {
+		t.Errorf("copied %q, %v; want %q", got, err, doc)
+	}
+	if _, err := c.CopyFrom(ctx, pgx.Identifier{"js"}, []string{"id", "j"}, pgx.CopyFromRows([][]any{{6, json.RawMessage(`{"a" 1}`)}})); !errors.As(err, &pgErr) || pgErr.Code != "22P02" {
+		t.Errorf("copy of malformed json: %v, want 22P02", err)
 	}
 }
