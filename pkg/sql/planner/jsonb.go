@@ -22,6 +22,9 @@ func (c *exprCtx) jsonbOp(op string, l, r *pg.Node) (typed, bool, error) {
 	if err != nil {
 		return typed{}, true, err
 	}
+	if x.t.Type == row.TypeJSON {
+		return c.jsonOp(op, x, r)
+	}
 	if x.t.Type != row.TypeJSONB && x.t.Type != row.TypeNull {
 		return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s %s unknown", pgTypeName(x), op)
 	}
@@ -250,7 +253,7 @@ func (c *exprCtx) jsonbFunc(name string, args []*pg.Node) (typed, bool, error) {
 	case "jsonb_extract_path_text":
 		f = expr.FuncJSONPathText
 	default:
-		return typed{}, false, nil
+		return c.jsonFunc(name, args)
 	}
 	es := make([]expr.Expr, len(args))
 	for i, a := range args {
