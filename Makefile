@@ -37,10 +37,12 @@ vet:
 # which), since running the same tests again without -race checks nothing
 # more (docs/testing.md).
 test-unit: build-controller
-	$(TEST_BIN_ENV) $(GO) test -count=1 -timeout 20m $$(GO=$(GO) bash hack/unit-pkgs.sh $(RACE_PKGS))
+	pkgs="$$(GO=$(GO) bash hack/unit-pkgs.sh $(RACE_PKGS))" && \
+		$(TEST_BIN_ENV) $(GO) test -count=1 -timeout 20m $$pkgs
 
 test-race: build-controller
-	$(TEST_BIN_ENV) $(GO) test -count=1 -race -timeout 30m $$($(GO) list $(RACE_PKGS) | grep -vxF '$(RACE_ELSEWHERE)')
+	pkgs="$$($(GO) list $(RACE_PKGS))" && \
+		$(TEST_BIN_ENV) $(GO) test -count=1 -race -timeout 30m $$(grep -vxF '$(RACE_ELSEWHERE)' <<<"$$pkgs")
 
 -include hack/make/*.mk
 
