@@ -195,6 +195,9 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 			if !sn.holdsAny(s.user, t) {
 				return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
 			}
+			if op.publicOption(grantees) {
+				return nil, publicGrantOptionError() // PostgreSQL checks it also here
+			}
 			if sn.grantOptionsOf(s.user, t, op.letters) != "" {
 				return nil, sqlerr.Unsupported("GRANT or REVOKE by a non-owner holding the grant option")
 			}
@@ -207,14 +210,14 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 		if t.owner != "" {
 			grantor = t.owner
 		}
+		if op.publicOption(grantees) {
+			return nil, publicGrantOptionError()
+		}
 		acl := newACLEdit(t.object, sn.grants[t.object])
 		if t.item != nil {
 			acl.ensureOwner(t.owner)
 		}
 		for _, g := range grantees {
-			if op.grant && op.option && g == "" {
-				return nil, sqlerr.Errorf(sqlerr.InvalidGrantOperation, "grant options can only be granted to roles")
-			}
 			if t.item != nil && g == t.owner {
 				continue // the owner's entry holds everything already
 			}
@@ -236,6 +239,18 @@ type grantOp struct {
 	// option is WITH GRANT OPTION for a grant, GRANT OPTION FOR for a
 	// revoke.
 	option bool
+}
+
+// publicGrantOptionError is PostgreSQL's error for GRANT ... TO PUBLIC
+// WITH GRANT OPTION.
+func publicGrantOptionError() error {
+	return sqlerr.Errorf(sqlerr.InvalidGrantOperation, "grant options can only be granted to roles")
+}
+
+// publicOption reports whether op grants grant options to PUBLIC, one of
+// grantees.
+func (op grantOp) publicOption(grantees []string) bool {
+	return op.grant && op.option && slices.Contains(grantees, "")
 }
 
 // apply returns a grantee's privileges and grant options after op:

@@ -33,7 +33,8 @@ func TestGrantOption(t *testing.T) {
 }
 
 // TestGrantOptionNotOwner: a non-owner without the grant option gets the
-// WARNING and changes nothing; one holding it is refused as not supported
+// WARNING and changes nothing (but grant options to PUBLIC are 0LP01
+// first, as in PostgreSQL); one holding it is refused as not supported
 // (rather than granting nothing, as it would without it) until grants
 // onward are implemented; a grant option is not a privilege check.
 func TestGrantOptionNotOwner(t *testing.T) {
@@ -45,6 +46,7 @@ func TestGrantOptionNotOwner(t *testing.T) {
 	if err != nil || len(res) != 1 || len(res[0].Notices) != 1 || res[0].Notices[0].Code != "01007" {
 		t.Fatalf("GRANT without the grant option: %+v, %v", res, err)
 	}
+	wantCode(t, s, "GRANT INSERT ON t TO PUBLIC WITH GRANT OPTION", "0LP01")
 	wantCode(t, s, "GRANT SELECT ON t TO b", "0A000")
 	wantCode(t, s, "GRANT ALL ON t TO b", "0A000")
 	wantCode(t, s, "UPDATE t SET x = 1", "42501")
