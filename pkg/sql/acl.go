@@ -11,7 +11,8 @@ import (
 // "grantee=privileges/grantor", PUBLIC's grantee empty. As in PostgreSQL
 // the owner's entry comes first and holds every relation privilege
 // (arwdDxt), the other entries follow in the order their grantees were
-// first granted something (acl_edit.go), and every grant's grantor is the
+// first granted something (acl_edit.go), a privilege held WITH GRANT
+// OPTION is followed by "*" ("r*"), and every grant's grantor is the
 // owner: in Tandem only the owner's privileges (the owner, its members,
 // superusers) grant, and PostgreSQL records such grants as the owner's,
 // also after ALTER ... OWNER TO. A relation never granted on or revoked
