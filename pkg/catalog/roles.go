@@ -36,7 +36,10 @@ type Grant struct {
 	Object     string `json:"object"`
 	Grantee    string `json:"grantee"`
 	Privileges string `json:"privileges"`
-	Grantor    string `json:"grantor,omitempty"`
+	// Options are the letters of Privileges held with the grant option;
+	// a grant stored before there were grant options has none.
+	Options string `json:"options,omitempty"`
+	Grantor string `json:"grantor,omitempty"`
 	// Seq orders the grants on one object as the SQL layer wants them
 	// listed (PostgreSQL's ACL entry order); the catalog only keeps it.
 	Seq uint64 `json:"seq,omitempty"`

@@ -25,7 +25,7 @@ func TestRolesAndGrantsSurviveReopen(t *testing.T) {
 		if err := tx.CreateItem(Item{ID: id, Name: "t", Kind: KindTable, Owner: "alice"}); err != nil {
 			return err
 		}
-		return tx.SetGrant(Grant{Object: ItemObject(id), Grantee: "bob", Privileges: "r", Grantor: "alice"})
+		return tx.SetGrant(Grant{Object: ItemObject(id), Grantee: "bob", Privileges: "ar", Options: "r", Grantor: "alice"})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +39,9 @@ func TestRolesAndGrantsSurviveReopen(t *testing.T) {
 	roles, err := c.Roles()
 	if err != nil || len(roles) != 2 || roles[0].Name != "alice" || !roles[0].Login || roles[0].Password == "" || roles[1].Login {
 		t.Fatalf("roles after reopen: %+v, %v", roles, err)
+	}
+	if gs, err := c.Grants(); err != nil || len(gs) != 1 || gs[0].Privileges != "ar" || gs[0].Options != "r" || gs[0].Grantor != "alice" {
+		t.Fatalf("grant (with its grant option) after reopen: %+v, %v", gs, err)
 	}
 	for _, name := range []string{"alice", "bob"} {
 		if err := c.Update(func(tx *Tx) error { return tx.DropRole(name) }); !errors.Is(err, ErrInUse) {
@@ -193,5 +196,24 @@ func TestCreateRoleWithGrantsIsOneChange(t *testing.T) {
 	}
 	if gs, err := c.Grants(); err != nil || len(gs) != 1 || gs[0] != good[0] {
 		t.Fatalf("grants = %+v, %v; want %+v", gs, err, good)
+	}
+}
+
+// TestGrantStoredBeforeGrantOptions: a grant written before grants had
+// grant options (no "options" field) reads back with none and its grantor.
+func TestGrantStoredBeforeGrantOptions(t *testing.T) {
+	c := mustOpen(t, t.TempDir())
+	defer c.Close()
+	err := c.Update(func(tx *Tx) error {
+		old := `{"object":"cluster:default","grantee":"bob","privileges":"UC","grantor":"alice","seq":2}`
+		return tx.tx.Bucket(bucketGrants).Put(grantKey(ClusterObject("default"), "bob"), []byte(old))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := c.Grants()
+	want := Grant{Object: ClusterObject("default"), Grantee: "bob", Privileges: "UC", Grantor: "alice", Seq: 2}
+	if err != nil || len(gs) != 1 || gs[0] != want {
+		t.Fatalf("old grant: %+v, %v", gs, err)
 	}
 }

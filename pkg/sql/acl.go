@@ -11,7 +11,8 @@ import (
 // "grantee=privileges/grantor", PUBLIC's grantee empty. As in PostgreSQL
 // the owner's entry comes first and holds every relation privilege
 // (arwdDxt), the other entries follow in the order their grantees were
-// first granted something (acl_edit.go), and every grant's grantor is the
+// first granted something (acl_edit.go), a privilege held WITH GRANT
+// OPTION is followed by "*" ("r*"), and every grant's grantor is the
 // owner: in Tandem only the owner's privileges (the owner, its members,
 // superusers) grant, and PostgreSQL records such grants as the owner's,
 // also after ALTER ... OWNER TO. A relation never granted on or revoked
@@ -31,19 +32,22 @@ func (sn *snapshot) relACL(it *Item) row.Datum {
 	var items []row.Datum
 	grantor := it.Owner
 	if it.Owner != "" {
-		items = append(items, row.Text(aclName(it.Owner)+"="+aclRelationLetters+"/"+aclName(it.Owner)))
+		// The owner's entry holds every privilege, and the grant options
+		// it took over from a grantee's entry (ALTER ... OWNER TO).
+		var opts string
+		for _, g := range grants {
+			if g.Grantee == it.Owner {
+				opts = g.Options
+			}
+		}
+		items = append(items, row.Text(aclName(it.Owner)+"="+aclLetters(aclRelationLetters, opts)+"/"+aclName(it.Owner)))
 	}
 	for _, g := range sortedACL(grants) {
 		if grantor == "" {
 			grantor = g.Grantor
 		}
-		var letters []byte
-		for i := 0; i < len(aclRelationLetters); i++ {
-			if strings.IndexByte(g.Privileges, aclRelationLetters[i]) >= 0 {
-				letters = append(letters, aclRelationLetters[i])
-			}
-		}
-		if len(letters) == 0 || (g.Grantee != "" && g.Grantee == it.Owner) {
+		letters := aclLetters(g.Privileges, g.Options)
+		if letters == "" || (g.Grantee != "" && g.Grantee == it.Owner) {
 			// The owner's own entry is the first.
 			continue
 		}
@@ -51,13 +55,30 @@ func (sn *snapshot) relACL(it *Item) row.Datum {
 		if g.Grantee != "" {
 			grantee = aclName(g.Grantee)
 		}
-		items = append(items, row.Text(grantee+"="+string(letters)+"/"+aclName(grantor)))
+		items = append(items, row.Text(grantee+"="+letters+"/"+aclName(grantor)))
 	}
 	d, err := row.Array(row.TypeTextArray, items)
 	if err != nil {
 		return row.Null()
 	}
 	return d
+}
+
+// aclLetters writes privileges in aclitem's order, each held with the
+// grant option (in opts) followed by "*".
+func aclLetters(privs, opts string) string {
+	var out []byte
+	for i := 0; i < len(aclRelationLetters); i++ {
+		l := aclRelationLetters[i]
+		if strings.IndexByte(privs, l) < 0 {
+			continue
+		}
+		out = append(out, l)
+		if strings.IndexByte(opts, l) >= 0 {
+			out = append(out, '*')
+		}
+	}
+	return string(out)
 }
 
 // aclName is a role name as aclitem's text form writes it: in double

@@ -9,7 +9,8 @@ import (
 
 // An object's grants are its ACL, kept as PostgreSQL keeps an aclitem
 // array (the grantor being the owner, as in Tandem only the owner's
-// privileges grant):
+// privileges grant). A grant's Options are the privileges its grantee
+// holds WITH GRANT OPTION, always some of its Privileges:
 //
 //   - No grants: the object has its default privileges (relacl NULL).
 //   - The first GRANT or REVOKE on a relation stores its owner's entry
@@ -42,28 +43,46 @@ func newACLEdit(object string, grants []Grant) *aclEdit {
 	return e
 }
 
-// set stores what grantee holds, keeping its entry's place, or removes
-// the entry when privs is empty.
-func (e *aclEdit) set(grantee, privs, grantor string) {
+// set stores what grantee holds (privs, and opts of them with the grant
+// option), keeping its entry's place, or removes the entry when privs is
+// empty.
+func (e *aclEdit) set(grantee, privs, opts, grantor string) {
 	old, ok := e.rows[grantee]
+	opts = intersectLetters(opts, privs)
 	switch {
 	case privs == "" && !ok:
 		return
 	case privs == "":
 		delete(e.rows, grantee)
-	case ok && old.Privileges == privs && old.Grantor == grantor:
+	case ok && old.Privileges == privs && old.Options == opts && old.Grantor == grantor:
 		return
 	case ok:
-		old.Privileges, old.Grantor = privs, grantor
+		old.Privileges, old.Options, old.Grantor = privs, opts, grantor
 		e.rows[grantee] = old
 	default:
-		e.rows[grantee] = Grant{Object: e.object, Grantee: grantee, Privileges: privs, Grantor: grantor, Seq: e.nextSeq}
+		e.rows[grantee] = Grant{Object: e.object, Grantee: grantee, Privileges: privs, Options: opts, Grantor: grantor, Seq: e.nextSeq}
 		e.nextSeq++
 	}
 	e.changed[grantee] = true
 }
 
-func (e *aclEdit) held(grantee string) string { return e.rows[grantee].Privileges }
+// held returns what grantee holds: its privileges and those of them it
+// holds with the grant option.
+func (e *aclEdit) held(grantee string) (privs, opts string) {
+	g := e.rows[grantee]
+	return g.Privileges, g.Options
+}
+
+// intersectLetters returns the letters of a that are also in b.
+func intersectLetters(a, b string) string {
+	var out []byte
+	for i := 0; i < len(a); i++ {
+		if strings.IndexByte(b, a[i]) >= 0 {
+			out = append(out, a[i])
+		}
+	}
+	return string(out)
+}
 
 // changes returns the grants to store: each changed grantee's entry, an
 // empty one for a removed entry.
@@ -107,9 +126,10 @@ func (e *aclEdit) newOwner(old, owner string) {
 		e.changed[old] = true
 		if had {
 			n.Privileges = mergeLetters(n.Privileges, o.Privileges, true)
+			n.Options = mergeLetters(n.Options, o.Options, true)
 			n.Seq = min(n.Seq, o.Seq)
 		} else {
-			n = Grant{Object: e.object, Grantee: owner, Privileges: o.Privileges, Seq: o.Seq}
+			n = Grant{Object: e.object, Grantee: owner, Privileges: o.Privileges, Options: o.Options, Seq: o.Seq}
 		}
 		e.rows[owner] = n
 		e.changed[owner] = true

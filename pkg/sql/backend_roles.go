@@ -32,6 +32,9 @@ type Grant struct {
 	// Privileges are PostgreSQL's ACL letters: r SELECT, a INSERT,
 	// w UPDATE, d DELETE, C CREATE, U USAGE. Empty means none.
 	Privileges string
+	// Options are the letters of Privileges held WITH GRANT OPTION
+	// (PostgreSQL's aclitem "r*"): always a subset of Privileges.
+	Options string
 	// Grantor is the role that granted them.
 	Grantor string
 	// Seq orders the grants on one object as PostgreSQL orders its ACL

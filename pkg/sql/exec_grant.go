@@ -61,9 +61,6 @@ func privilegeLetters(names []string, valid map[string]byte, kind string) (strin
 // public and the database.
 func (s *Session) grant(ctx context.Context, n *pg.GrantStmt) (*Result, error) {
 	tag := map[bool]string{true: "GRANT", false: "REVOKE"}[n.IsGrant]
-	if n.GrantOption {
-		return nil, sqlerr.Unsupported("WITH GRANT OPTION")
-	}
 	if n.Grantor != nil {
 		return nil, sqlerr.Unsupported("GRANTED BY")
 	}
@@ -95,7 +92,8 @@ func (s *Session) grant(ctx context.Context, n *pg.GrantStmt) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	notices, err := s.applyGrants(ctx, sn, targets, letters, grantees, n.IsGrant)
+	op := grantOp{letters: letters, grant: n.IsGrant, option: n.GrantOption}
+	notices, err := s.applyGrants(ctx, sn, targets, op, grantees)
 	if err != nil {
 		return nil, err
 	}
@@ -182,13 +180,14 @@ func (s *Session) grantees(sn *snapshot, nodes []*pg.Node) ([]string, error) {
 	return out, nil
 }
 
-// applyGrants adds (grant) or removes (revoke) letters for every grantee
-// on every target, in one durable change. Only an object's owner (or a
-// role holding the owner's privileges) or a superuser may grant on it:
-// Tandem has no grant options, so another role holding some privilege on
-// it grants or revokes nothing and gets PostgreSQL's WARNING, and one
-// holding none gets 42501.
-func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grantTarget, letters string, grantees []string, grant bool) ([]Notice, error) {
+// applyGrants adds (grant) or removes (revoke) op's privileges for every
+// grantee on every target, in one durable change. Only an object's owner
+// (or a role holding the owner's privileges) or a superuser grants on
+// it: another role holding none of the privileges with the grant option
+// grants or revokes nothing and gets PostgreSQL's WARNING, or 42501 if it
+// holds no privilege on the object at all. Grants onward by a holder of
+// the grant option are not implemented yet (feature not supported).
+func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grantTarget, op grantOp, grantees []string) ([]Notice, error) {
 	var changes []Grant
 	var notices []Notice
 	for _, t := range targets {
@@ -196,7 +195,13 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 			if !sn.holdsAny(s.user, t) {
 				return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
 			}
-			notices = append(notices, nothingDone(t, letters, grant)...)
+			if op.publicOption(grantees) {
+				return nil, publicGrantOptionError() // PostgreSQL checks it also here
+			}
+			if sn.grantOptionsOf(s.user, t, op.letters) != "" {
+				return nil, sqlerr.Unsupported("GRANT or REVOKE by a non-owner holding the grant option")
+			}
+			notices = append(notices, nothingDone(t, op.letters, op.grant)...)
 			continue
 		}
 		// As PostgreSQL does, a grant made with the owner's privileges (as
@@ -204,6 +209,9 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 		grantor := s.user
 		if t.owner != "" {
 			grantor = t.owner
+		}
+		if op.publicOption(grantees) {
+			return nil, publicGrantOptionError()
 		}
 		acl := newACLEdit(t.object, sn.grants[t.object])
 		if t.item != nil {
@@ -213,7 +221,8 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 			if t.item != nil && g == t.owner {
 				continue // the owner's entry holds everything already
 			}
-			acl.set(g, mergeLetters(acl.held(g), letters, grant), grantor)
+			privs, opts := op.apply(acl.held(g))
+			acl.set(g, privs, opts, grantor)
 		}
 		changes = append(changes, acl.changes()...)
 	}
@@ -221,6 +230,57 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 		return notices, nil
 	}
 	return notices, s.engine.backend.SetGrants(ctx, changes)
+}
+
+// grantOp is what a GRANT or REVOKE does to each grantee's entry.
+type grantOp struct {
+	letters string
+	grant   bool
+	// option is WITH GRANT OPTION for a grant, GRANT OPTION FOR for a
+	// revoke.
+	option bool
+}
+
+// publicGrantOptionError is PostgreSQL's error for GRANT ... TO PUBLIC
+// WITH GRANT OPTION.
+func publicGrantOptionError() error {
+	return sqlerr.Errorf(sqlerr.InvalidGrantOperation, "grant options can only be granted to roles")
+}
+
+// publicOption reports whether op grants grant options to PUBLIC, one of
+// grantees.
+func (op grantOp) publicOption(grantees []string) bool {
+	return op.grant && op.option && slices.Contains(grantees, "")
+}
+
+// apply returns a grantee's privileges and grant options after op:
+// GRANT adds the privileges (and, WITH GRANT OPTION, their grant
+// options); REVOKE removes them with their grant options; REVOKE GRANT
+// OPTION FOR removes only the grant options.
+func (op grantOp) apply(privs, opts string) (string, string) {
+	switch {
+	case op.grant && op.option:
+		return mergeLetters(privs, op.letters, true), mergeLetters(opts, op.letters, true)
+	case op.grant:
+		return mergeLetters(privs, op.letters, true), opts
+	case op.option:
+		return privs, mergeLetters(opts, op.letters, false)
+	}
+	return mergeLetters(privs, op.letters, false), mergeLetters(opts, op.letters, false)
+}
+
+// grantOptionsOf returns the letters of letters user holds with the grant
+// option on t, through a grant to it or a role it has the privileges of
+// (PostgreSQL gives PUBLIC no grant options).
+func (sn *snapshot) grantOptionsOf(user string, t grantTarget, letters string) string {
+	privs := sn.privsOf(user)
+	var out string
+	for _, g := range sn.grants[t.object] {
+		if g.Grantee != "" && privs[g.Grantee] {
+			out = mergeLetters(out, intersectLetters(g.Options, letters), true)
+		}
+	}
+	return out
 }
 
 // holdsAny reports whether user holds some privilege on t: a grant to it,
@@ -306,7 +366,7 @@ func (s *Session) grantCluster(ctx context.Context, st *parse.GrantCluster) (*Re
 		}
 		grantees = append(grantees, g)
 	}
-	notices, err := s.applyGrants(ctx, sn, targets, letters, grantees, !st.Revoke)
+	notices, err := s.applyGrants(ctx, sn, targets, grantOp{letters: letters, grant: !st.Revoke}, grantees)
 	if err != nil {
 		return nil, err
 	}
