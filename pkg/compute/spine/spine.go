@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
@@ -58,7 +59,17 @@ type Spine struct {
 	// debt is the fuel each in-progress merge is still owed by inserts
 	// that were bounded (InsertBounded), paid by PayDebt.
 	debt int
+	// retired counts the off-heap bytes of batches the spine has dropped
+	// (merge inputs) since it last asked the collector to reclaim them.
+	retired int
 }
+
+// reclaimBytes is the off-heap memory of dropped batches after which the
+// spine starts a collection. A dropped batch's arena is released once the
+// collector finds the batch unreachable (package batch); with the arenas
+// off the heap, a replica that merges but allocates little might otherwise
+// go minutes without a collection, keeping dropped arenas mapped.
+const reclaimBytes = 64 << 20
 
 // New returns an empty spine whose lower, upper, since and physical frontier
 // are all lower.
@@ -195,9 +206,24 @@ func (s *Spine) advance(i int, fuel *int) {
 	done := e.merge.Work(fuel)
 	s.work += int64(before - *fuel)
 	if done {
+		older, newer := e.merge.Inputs()
 		e.batch = e.merge.Result()
 		e.merge = nil
 		e.n = e.batch.Len()
+		s.retire(older, newer)
+	}
+}
+
+// retire notes that the spine no longer holds older and newer. Readers that
+// took them (snapshots, cursors, imports) keep them, and their arenas, alive
+// for as long as they hold them; once enough off-heap memory has been
+// dropped, a collection is started in the background so that the arenas of
+// batches nobody holds are released promptly.
+func (s *Spine) retire(older, newer *batch.Batch) {
+	s.retired += older.OffHeapBytes() + newer.OffHeapBytes()
+	if s.retired >= reclaimBytes {
+		s.retired = 0
+		go runtime.GC()
 	}
 }
 
