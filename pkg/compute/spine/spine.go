@@ -60,8 +60,9 @@ type Spine struct {
 	// that were bounded (InsertBounded), paid by PayDebt.
 	debt int
 	// retired counts the off-heap bytes of batches the spine has dropped
-	// (merge inputs) since it last asked the collector to reclaim them.
-	retired int
+	// (merge inputs) since it last asked the collector to reclaim them;
+	// reclaimAt is the amount that triggers the request (reclaimBytes).
+	retired, reclaimAt int
 }
 
 // reclaimBytes is the off-heap memory of dropped batches after which the
@@ -74,7 +75,7 @@ const reclaimBytes = 64 << 20
 // New returns an empty spine whose lower, upper, since and physical frontier
 // are all lower.
 func New(lower frontier.Frontier) *Spine {
-	return &Spine{lower: lower, upper: lower, logical: lower, physical: lower}
+	return &Spine{lower: lower, upper: lower, logical: lower, physical: lower, reclaimAt: reclaimBytes}
 }
 
 // Lower returns the lower frontier of the first batch.
@@ -221,7 +222,7 @@ func (s *Spine) advance(i int, fuel *int) {
 // batches nobody holds are released promptly.
 func (s *Spine) retire(older, newer *batch.Batch) {
 	s.retired += older.OffHeapBytes() + newer.OffHeapBytes()
-	if s.retired >= reclaimBytes {
+	if s.retired >= s.reclaimAt {
 		s.retired = 0
 		go runtime.GC()
 	}
