@@ -115,8 +115,8 @@ func (b *Batch) ValCount() int {
 	return len(b.valOffs) - 1
 }
 
-// SizeBytes returns the bytes the batch's columns occupy (capacity, since
-// that is what is resident), for memory accounting.
+// SizeBytes returns the bytes the batch's columns occupy, on or off the Go
+// heap (capacity, since that is what is resident), for memory accounting.
 func (b *Batch) SizeBytes() int {
 	if b.parts != nil {
 		return partsSizeBytes(b)
