@@ -119,7 +119,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	// replica: processes judge their own memory and must agree on every
 	// dataflow they build (MemoryGuard.Dataflows).
 	guard := &server.MemoryGuard{Limit: memoryLimit(cfg.MemoryLimit, os.ReadFile), Fraction: server.DefaultMemoryFraction,
-		Dataflows: processes == 1}
+		Dataflows: processes == 1, Used: memoryInUse}
 	log.Info("Memory guard", "limit", guard.String())
 	if twoRuntimes {
 		log.Info("Maintenance worker threads' nice value raised", "by", cfg.MaintenanceNice)

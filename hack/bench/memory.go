@@ -116,8 +116,12 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 	if err != nil {
 		return nil, nil, err
 	}
-	e.logf("memory %s: index hydrated, replica at %d MiB (resident growth %d MiB, logical size %d MiB, heap in use %d MiB)",
-		name, after>>20, indexBytes>>20, logical>>20, heapAfter>>20)
+	arenaAfter, err := arenaBytes(ctx, addrs)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.logf("memory %s: index hydrated, replica at %d MiB (resident growth %d MiB, logical size %d MiB, heap in use %d MiB, off-heap arenas %d MiB)",
+		name, after>>20, indexBytes>>20, logical>>20, heapAfter>>20, arenaAfter>>20)
 	liveAfter, err := liveHeap(ctx, addrs)
 	if err != nil {
 		return nil, nil, err
@@ -220,6 +224,7 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 		Int("rss_growth_bytes", growth).
 		Float("rss_growth_ratio", round(float64(growth)/float64(logical), 4)).
 		Int("heap_inuse_after_index_bytes", heapAfter).
+		Int("arena_after_index_bytes", arenaAfter).
 		Int("heap_inuse_growth_bytes", heapGrowth).
 		Float("heap_growth_ratio", round(float64(heapGrowth)/float64(logical), 4)).
 		Int("live_heap_after_index_bytes", liveAfter).
@@ -304,6 +309,16 @@ func waitIndexComplete(ctx context.Context, e *env, admin *pgx.Conn, keys int64,
 // collection marked live (garbage awaiting a collection excluded).
 func liveHeap(ctx context.Context, addrs []string) (int64, error) {
 	g, err := scrapeGauge(ctx, addrs, "go_gc_heap_live_bytes")
+	if err != nil {
+		return 0, err
+	}
+	return int64(g[""]), nil
+}
+
+// arenaBytes is the replica's tandem_compute_arena_bytes: arrangement
+// columns kept outside the Go heap.
+func arenaBytes(ctx context.Context, addrs []string) (int64, error) {
+	g, err := scrapeGauge(ctx, addrs, "tandem_compute_arena_bytes")
 	if err != nil {
 		return 0, err
 	}

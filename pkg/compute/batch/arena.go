@@ -17,6 +17,17 @@ type arena struct {
 	released atomic.Bool
 }
 
+// mapped counts the bytes of every arena not yet released, in the whole
+// process. It is the one piece of package-level state: process-wide
+// accounting of memory the Go runtime does not see (its own counterpart is
+// runtime/metrics), read by the replica's memory guard and metrics.
+var mapped atomic.Int64
+
+// OffHeapInUse returns the bytes of all arenas of the process not yet
+// released: arrangement memory outside the Go heap, which the Go runtime's
+// memory statistics and its memory limit do not count.
+func OffHeapInUse() int64 { return mapped.Load() }
+
 // offHeapMin is the column bytes from which a sealed batch moves its columns
 // into an arena. Smaller batches (a tick's updates) stay on the Go heap: a
 // mapping costs a system call and rounds up to whole pages.
@@ -28,6 +39,7 @@ const offHeapMin = 64 << 10
 func (a *arena) release() {
 	if a.released.CompareAndSwap(false, true) {
 		unmapMemory(a.mem)
+		mapped.Add(-int64(len(a.mem)))
 	}
 }
 
@@ -55,6 +67,7 @@ func (b *Batch) toArena() bool {
 		return false
 	}
 	a := &arena{mem: mem}
+	mapped.Add(int64(len(mem)))
 	c := carver{mem: mem}
 	// 8-byte columns first, then 4-byte, then bytes: every column stays
 	// aligned in a page-aligned mapping.

@@ -100,9 +100,17 @@ func TestArenaReleasedOnceUnreachable(t *testing.T) {
 	if a == nil {
 		t.Fatal("a batch of 8,192 updates stayed on the heap")
 	}
+	withA := OffHeapInUse()
+	if withA < int64(len(a.mem)) {
+		t.Fatalf("OffHeapInUse() = %d with an arena of %d bytes mapped", withA, len(a.mem))
+	}
 	b = nil
 	if !collect(a.released.Load) {
 		t.Fatal("the arena of an unreachable batch was not released after 100 collections")
+	}
+	// Collections may release other tests' arenas too, never map new ones.
+	if in := OffHeapInUse(); in > withA-int64(len(a.mem)) {
+		t.Fatalf("OffHeapInUse() = %d after releasing %d of %d bytes", in, len(a.mem), withA)
 	}
 }
 
