@@ -195,7 +195,7 @@ func registerProcessCollectors(reg prometheus.Registerer) {
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "tandem_compute_arena_bytes",
+			Name: "process_arena_bytes",
 			Help: "Bytes of arrangement columns kept outside the Go heap (anonymous mappings of large batches), which the go_* memory metrics do not count.",
 		}, func() float64 { return float64(batch.OffHeapInUse()) }))
 }

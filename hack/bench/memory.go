@@ -315,10 +315,10 @@ func liveHeap(ctx context.Context, addrs []string) (int64, error) {
 	return int64(g[""]), nil
 }
 
-// arenaBytes is the replica's tandem_compute_arena_bytes: arrangement
+// arenaBytes is the replica's process_arena_bytes: arrangement
 // columns kept outside the Go heap.
 func arenaBytes(ctx context.Context, addrs []string) (int64, error) {
-	g, err := scrapeGauge(ctx, addrs, "tandem_compute_arena_bytes")
+	g, err := scrapeGauge(ctx, addrs, "process_arena_bytes")
 	if err != nil {
 		return 0, err
 	}
