@@ -56,7 +56,9 @@ func runMemory(ctx context.Context, e *env) (*result, error) {
 // memoryArm runs the memory scenario on a fresh controller with the
 // interactive runtime on or off.
 func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*report.Arm, []plot.Point, error) {
-	keys := pick(e, 20_000, 1_000_000)
+	// 1,050,000 x 1 KiB: at least 1 GiB of arrangement data (the logical
+	// size); 1,000,000 keys came to 1,018 MiB.
+	keys := pick(e, 20_000, 1_050_000)
 	const valueSize = 1024
 	clientsN := 48
 	runFor := pick(e, 20*time.Second, 60*time.Second)
