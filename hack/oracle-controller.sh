@@ -8,9 +8,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 params="${1:-${TANDEM_TEST_SYSTEM_PARAMETERS:-}}"
 bash hack/postgres.sh >/dev/null
-bin="$(mktemp -d)"
 data="$(mktemp -d)"
-go build -o "$bin/" ./cmd/controller ./cmd/replica
+# `make test` builds the binaries once for all its targets and names the
+# directory in TANDEM_TEST_BIN_DIR; run alone, this script builds its own.
+if [[ -n "${TANDEM_TEST_BIN_DIR:-}" ]]; then
+	bin="$TANDEM_TEST_BIN_DIR"
+	own_bin=
+else
+	bin="$(mktemp -d)"
+	own_bin="$bin"
+	go build -o "$bin/" ./cmd/controller ./cmd/replica
+fi
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 pg="127.0.0.1:$(port)"
 "$bin/controller" --data-dir "$data" --pgwire-listen-addr "$pg" \
@@ -21,7 +29,7 @@ ctl=$!
 cleanup() {
 	kill "$ctl" 2>/dev/null || true
 	wait "$ctl" 2>/dev/null || true
-	rm -rf "$bin" "$data"
+	rm -rf "$data" ${own_bin:+"$own_bin"}
 }
 trap cleanup EXIT
 # Up to a minute: a loaded CI machine can take tens of seconds to start it.

@@ -69,8 +69,10 @@ trap 'exit 130' INT TERM
 go build -o "$tmp/" ./hack/slt
 case "$mode" in
 tandem)
-	go build -o bin/ ./cmd/controller ./cmd/replica
-	target=(--controller="$PWD/bin/controller" --replica="$PWD/bin/replica")
+	# `make test` has built them once for all its targets (TANDEM_TEST_BIN_DIR).
+	bindir="${TANDEM_TEST_BIN_DIR:-$PWD/bin}"
+	if [[ -z "${TANDEM_TEST_BIN_DIR:-}" ]]; then go build -o bin/ ./cmd/controller ./cmd/replica; fi
+	target=(--controller="$bindir/controller" --replica="$bindir/replica")
 	;;
 postgres)
 	bash hack/postgres.sh >/dev/null

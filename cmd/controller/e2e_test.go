@@ -47,6 +47,12 @@ func buildBinaries(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds and runs the binaries: skipped with -short")
 	}
+	if dir, ok, err := prebuiltBinaries("controller", "replica"); ok || err != nil {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
 	binOnce.Do(func() {
 		if binDir, binErr = os.MkdirTemp("", "tandem-controller-e2e"); binErr != nil {
 			return
@@ -59,6 +65,24 @@ func buildBinaries(t *testing.T) string {
 		t.Fatal(binErr)
 	}
 	return binDir
+}
+
+// prebuiltBinaries returns TANDEM_TEST_BIN_DIR when it is set: `make test`
+// builds cmd/controller and cmd/replica once into it for every package that
+// runs them, instead of each test binary linking its own. ok is false when
+// it is unset (the test builds them); an error when a named binary is
+// missing from it.
+func prebuiltBinaries(names ...string) (dir string, ok bool, err error) {
+	dir = os.Getenv("TANDEM_TEST_BIN_DIR")
+	if dir == "" {
+		return "", false, nil
+	}
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			return "", true, fmt.Errorf("TANDEM_TEST_BIN_DIR: %w", err)
+		}
+	}
+	return dir, true, nil
 }
 
 type runningController struct {

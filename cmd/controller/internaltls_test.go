@@ -178,6 +178,19 @@ func rotateOnHUP(ctx context.Context, t *testing.T, rc *runningController, dataD
 	if after := bundle(); bytes.Equal(after, before) || bytes.Count(after, []byte("BEGIN CERTIFICATE")) != 2 {
 		t.Fatalf("SIGHUP did not rotate the CA: bundle of %d certificates", bytes.Count(after, []byte("BEGIN CERTIFICATE")))
 	}
+	// The rotation writes the bundle, then the new key: until the key is
+	// written the directory's signing authority is still the previous
+	// one (its certificate is second in the bundle), and a certificate
+	// issued now would not be of the new authority.
+	newKeyWritten := func() bool {
+		_, err := tls.LoadX509KeyPair(filepath.Join(dir, internaltls.CAFile), filepath.Join(dir, "ca.key"))
+		return err == nil
+	}
+	for deadline := time.Now().Add(30 * time.Second); !newKeyWritten(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("SIGHUP rotated the CA bundle but not its key")
+		}
+	}
 	ca, err := internaltls.EnsureAuthority(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -657,6 +657,12 @@ func hasInteractivePort(tmpl *corev1.PodTemplateSpec) bool {
 // buildReplica builds cmd/replica into a temporary directory.
 func buildReplica(t *testing.T) string {
 	t.Helper()
+	if dir, ok, err := prebuiltBinaries("replica"); ok || err != nil {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(dir, "replica")
+	}
 	dir := t.TempDir()
 	out, err := exec.Command("go", "build", "-o", dir+"/", "../../cmd/replica").CombinedOutput()
 	if err != nil {

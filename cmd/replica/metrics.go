@@ -261,6 +261,19 @@ func registerWalkCounters(reg prometheus.Registerer, role string, counts func() 
 	}
 }
 
+// registerSealedPeeks exports how many point reads a runtime served off its
+// workers because their time was already sealed in every local shard.
+func registerSealedPeeks(reg prometheus.Registerer, role string, count func() uint64) {
+	labels := prometheus.Labels{}
+	if role != "solo" {
+		labels["role"] = role
+	}
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "tandem_compute_sealed_peeks_total", Help: "Point-read peeks served off the workers because their time was already sealed in every local shard of the index.",
+		ConstLabels: labels,
+	}, func() float64 { return float64(count()) }))
+}
+
 // registerImportCounters exports how the index imports of a runtime's
 // dataflows were read: through cursors only (one-shot reductions) or
 // flattened into row updates.

@@ -21,6 +21,16 @@ import (
 var replicaBin string
 
 func TestMain(m *testing.M) {
+	// `make test` builds the replica once for every package that runs it
+	// and names the directory in TANDEM_TEST_BIN_DIR.
+	if dir := os.Getenv("TANDEM_TEST_BIN_DIR"); dir != "" {
+		replicaBin = filepath.Join(dir, "replica")
+		if _, err := os.Stat(replicaBin); err != nil {
+			fmt.Fprintf(os.Stderr, "TANDEM_TEST_BIN_DIR: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "replica-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -115,11 +115,12 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	baseLog := log
 	log = log.WithValues("role", serverRole.String())
 
-	// New dataflows are refused near the limit only in a one-process
-	// replica: processes judge their own memory and must agree on every
-	// dataflow they build (MemoryGuard.Dataflows).
+	// New dataflows are refused near the limit by a one-process replica
+	// itself; the processes of a larger replica must agree on every
+	// dataflow they build, so each reports its memory and the controller
+	// holds new dataflows back (MemoryGuard.Dataflows, Report).
 	guard := &server.MemoryGuard{Limit: memoryLimit(cfg.MemoryLimit, os.ReadFile), Fraction: server.DefaultMemoryFraction,
-		Dataflows: processes == 1, Used: memoryInUse}
+		Dataflows: processes == 1, Report: processes > 1, Used: memoryInUse}
 	log.Info("Memory guard", "limit", guard.String())
 	if twoRuntimes {
 		log.Info("Maintenance worker threads' nice value raised", "by", cfg.MaintenanceNice)
@@ -167,6 +168,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	srv := proc.Server
 	for _, rt := range proc.Runtimes {
 		registerWalkCounters(reg, rt.Role().String(), rt.WalkCounts)
+		registerSealedPeeks(reg, rt.Role().String(), rt.SealedPeeks)
 		registerImportCounters(reg, rt.Role().String(), rt.ImportCounts)
 		registerLiveImports(reg, rt.Role().String(), rt.LiveImports)
 	}

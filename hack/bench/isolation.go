@@ -62,7 +62,7 @@ const unboundedArm = "two_runtime_unbounded"
 // stepBoundParams are the system parameters that bound a maintenance
 // worker's step (0 turns each off); the unbounded arm sets them to 0, and
 // every arm reports the values it ran with (limit_<parameter>).
-var stepBoundParams = []string{"source_step_items", "arrange_step_updates"}
+var stepBoundParams = []string{"source_step_items", "arrange_step_updates", "worker_step_budget_ms"}
 
 // setStepBounds turns the step bounds off (on false) or leaves the
 // defaults.
@@ -370,7 +370,7 @@ func tableRows(n int) string {
 // benchLimits are the system parameters that bound reads and steps; each
 // arm states the values it ran with.
 var benchLimits = []string{"max_concurrent_peeks", "max_concurrent_one_shot_reads", "max_queued_reads",
-	"source_step_items", "arrange_step_updates"}
+	"source_step_items", "arrange_step_updates", "worker_step_budget_ms"}
 
 // addLimits records the read-admission and step bounds in force as
 // integer metrics of the arm (limit_<parameter>).

@@ -12,8 +12,8 @@
 
 FLAG_ON_PARAMETERS ?= enable_compute_interactive_dataflows=on
 
-test-flag-on:
-	TANDEM_TEST_SYSTEM_PARAMETERS=$(FLAG_ON_PARAMETERS) $(GO) test -count=1 -race -timeout 15m ./pkg/compute/controller/... ./pkg/environment/...
-	TANDEM_TEST_SYSTEM_PARAMETERS=$(FLAG_ON_PARAMETERS) $(GO) test -count=1 -timeout 15m -skip '^TestReadsDuringHydration$$' ./cmd/controller/
+test-flag-on: build-controller
+	$(TEST_BIN_ENV) TANDEM_TEST_SYSTEM_PARAMETERS=$(FLAG_ON_PARAMETERS) $(GO) test -count=1 -race -timeout 15m ./pkg/compute/controller/... ./pkg/environment/...
+	$(TEST_BIN_ENV) TANDEM_TEST_SYSTEM_PARAMETERS=$(FLAG_ON_PARAMETERS) $(GO) test -count=1 -timeout 15m -skip '^TestReadsDuringHydration$$' ./cmd/controller/
 
 EXTRA_TESTS += test-flag-on

@@ -22,11 +22,11 @@ test-chart:
 # The suites tagged k8s start a real kube-apiserver and etcd (envtest) from the cache. The
 # cmd/controller one runs the operator and the controller together (its other tests run in
 # `make test`).
-test-k8s: check-generate-k8s
+test-k8s: check-generate-k8s build-controller
 	bash hack/promtool.sh >/dev/null
 	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver helm)" TANDEM_PROMTOOL_REQUIRED=1 \
 		$(GO) test -count=1 -tags k8s -timeout 20m ./operator/... ./charts/... ./pkg/orchestrator/kubernetes/...
-	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver)" \
+	$(TEST_BIN_ENV) TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver)" \
 		$(GO) test -count=1 -tags k8s -timeout 10m -run '^TestKubernetes' ./cmd/controller/
 
 EXTRA_TESTS += test-k8s
@@ -39,9 +39,9 @@ EXTRA_TESTS += test-k8s
 # cmd/controller and cmd/replica).
 KUBE_SIM_TEST_DIR ?= /tmp/tandem-kube-sim-test
 KUBE_SIM_TEST_PORT ?= 27443
-test-k8s-sim:
+test-k8s-sim: build-controller
 	bash hack/kube-tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubectl helm >/dev/null
-	TANDEM_KUBE_SIM_DIR=$(KUBE_SIM_TEST_DIR) TANDEM_KUBE_SIM_PORT=$(KUBE_SIM_TEST_PORT) \
+	$(TEST_BIN_ENV) TANDEM_KUBE_SIM_DIR=$(KUBE_SIM_TEST_DIR) TANDEM_KUBE_SIM_PORT=$(KUBE_SIM_TEST_PORT) \
 		bash hack/kube-sim.sh run $(GO) test -count=1 -tags k8ssim -timeout 15m -v ./operator/e2e/
 
 EXTRA_TESTS += test-k8s-sim

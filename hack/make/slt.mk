@@ -24,7 +24,7 @@ slt:
 slt-postgres:
 	SLT_CORPUS='$(SLT_CORPUS)' bash hack/slt.sh postgres $(SLT_FLAGS) $(SLT_FILES)
 
-test-slt:
-	SLT_CORPUS='$(SLT_CORPUS)' bash hack/slt.sh tandem --fail-on-wrong --timeout=60s --progress=0 $(SLT_FLAGS) $(SLT_TEST_FILES)
+test-slt: build-controller
+	$(TEST_BIN_ENV) SLT_CORPUS='$(SLT_CORPUS)' bash hack/slt.sh tandem --fail-on-wrong --timeout=60s --progress=0 $(SLT_FLAGS) $(SLT_TEST_FILES)
 
 EXTRA_TESTS += test-slt

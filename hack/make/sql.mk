@@ -3,9 +3,11 @@
 # by hack/postgres.sh and started by the test on loopback.
 .PHONY: test-sql-oracle fuzz-sql
 
+# The package's only run in `make test` (test-unit and test-race leave it
+# out), hence -race and every test of it, not only TestOracle.
 test-sql-oracle:
 	bash hack/postgres.sh >/dev/null
-	TANDEM_ORACLE_REQUIRED=1 $(GO) test -count=1 -timeout 10m -run TestOracle ./pkg/sql/oracle/
+	TANDEM_ORACLE_REQUIRED=1 $(GO) test -count=1 -race -timeout 20m ./pkg/sql/oracle/
 
 # A short fuzzing run of the SQL entry point (parse, plan, execute against
 # the fake backend) and of the parser alone. The first run on a machine
@@ -22,9 +24,9 @@ FUZZ_TARGETS += fuzz-sql
 # once with a single runtime per replica and once with the interactive
 # runtime beside the maintenance runtime.
 .PHONY: test-oracle-controller
-test-oracle-controller:
-	bash hack/oracle-controller.sh
-	bash hack/oracle-controller.sh enable_compute_interactive_dataflows=on
+test-oracle-controller: build-controller
+	$(TEST_BIN_ENV) bash hack/oracle-controller.sh
+	$(TEST_BIN_ENV) bash hack/oracle-controller.sh enable_compute_interactive_dataflows=on
 
 EXTRA_TESTS += test-oracle-controller
 

@@ -101,6 +101,17 @@ func closeWrite(c net.Conn) {
 // buildBinaries builds cmd/controller and cmd/replica once into the scratch directory.
 func (s *sim) buildBinaries(ctx context.Context, t *testing.T) (controller, replica string) {
 	t.Helper()
+	// `make test` builds both once for every package that runs them and
+	// names the directory in TANDEM_TEST_BIN_DIR.
+	if dir := os.Getenv("TANDEM_TEST_BIN_DIR"); dir != "" {
+		controller, replica = filepath.Join(dir, "controller"), filepath.Join(dir, "replica")
+		for _, f := range []string{controller, replica} {
+			if _, err := os.Stat(f); err != nil {
+				t.Fatalf("TANDEM_TEST_BIN_DIR: %v", err)
+			}
+		}
+		return controller, replica
+	}
 	dir := filepath.Join(s.work, "bin")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+"/", "./cmd/controller", "./cmd/replica")
 	cmd.Dir = s.root

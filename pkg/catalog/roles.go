@@ -37,6 +37,9 @@ type Grant struct {
 	Grantee    string `json:"grantee"`
 	Privileges string `json:"privileges"`
 	Grantor    string `json:"grantor,omitempty"`
+	// Seq orders the grants on one object as the SQL layer wants them
+	// listed (PostgreSQL's ACL entry order); the catalog only keeps it.
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // ItemObject names an item as the object of a grant.
@@ -169,6 +172,20 @@ func (t *Tx) dropGrantsOn(object string) error {
 	for _, k := range keys {
 		if err := b.Delete(k); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// CreateRoleWithGrants stores a new role and grants (its memberships) in
+// one transaction: all of them or, on any error, none.
+func (t *Tx) CreateRoleWithGrants(r Role, gs []Grant) error {
+	if err := t.CreateRole(r); err != nil {
+		return err
+	}
+	for _, g := range gs {
+		if err := t.SetGrant(g); err != nil {
+			return fmt.Errorf("create role %q: %w", r.Name, err)
 		}
 	}
 	return nil

@@ -163,3 +163,35 @@ func TestSetOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCreateRoleWithGrantsIsOneChange: CREATE ROLE ... IN ROLE/ROLE/ADMIN
+// stores the role and its memberships in one transaction: a grant that
+// cannot be stored leaves no role behind (also after a reopen), and the
+// stored grants keep their order (Seq).
+func TestCreateRoleWithGrantsIsOneChange(t *testing.T) {
+	dir := t.TempDir()
+	c := mustOpen(t, dir)
+	if err := c.Update(func(tx *Tx) error { return tx.CreateRole(Role{Name: "staff"}) }); err != nil {
+		t.Fatal(err)
+	}
+	bad := []Grant{{Object: RoleObject("staff"), Grantee: "bob", Privileges: "m"}, {Object: "", Grantee: "bob", Privileges: "m"}}
+	if err := c.Update(func(tx *Tx) error { return tx.CreateRoleWithGrants(Role{Name: "bob"}, bad) }); err == nil {
+		t.Fatal("a role with an unstorable membership was created")
+	}
+	c.Close()
+	c = mustOpen(t, dir)
+	defer c.Close()
+	if rs, err := c.Roles(); err != nil || len(rs) != 1 {
+		t.Fatalf("roles after a failed CREATE ROLE: %+v, %v", rs, err)
+	}
+	if gs, err := c.Grants(); err != nil || len(gs) != 0 {
+		t.Fatalf("grants after a failed CREATE ROLE: %+v, %v", gs, err)
+	}
+	good := []Grant{{Object: RoleObject("staff"), Grantee: "bob", Privileges: "m", Grantor: "admin", Seq: 7}}
+	if err := c.Update(func(tx *Tx) error { return tx.CreateRoleWithGrants(Role{Name: "bob"}, good) }); err != nil {
+		t.Fatal(err)
+	}
+	if gs, err := c.Grants(); err != nil || len(gs) != 1 || gs[0] != good[0] {
+		t.Fatalf("grants = %+v, %v; want %+v", gs, err, good)
+	}
+}

@@ -33,12 +33,14 @@ var (
 	replicaOnce sync.Once
 	replicaBin  string
 	replicaErr  error
+	// replicaShared: replicaBin is TANDEM_TEST_BIN_DIR's, not this run's.
+	replicaShared bool
 )
 
 // TestMain removes the replica binary built by the tests that need one.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if replicaBin != "" {
+	if replicaBin != "" && !replicaShared {
 		os.RemoveAll(filepath.Dir(replicaBin))
 	}
 	os.Exit(code)
@@ -50,6 +52,15 @@ func realReplica(t *testing.T) string {
 		t.Skip("real replica processes: skipped with -short")
 	}
 	replicaOnce.Do(func() {
+		// `make test` builds the replica once for every package that runs
+		// it and names the directory in TANDEM_TEST_BIN_DIR.
+		if dir := os.Getenv("TANDEM_TEST_BIN_DIR"); dir != "" {
+			replicaBin, replicaShared = filepath.Join(dir, "replica"), true
+			if _, err := os.Stat(replicaBin); err != nil {
+				replicaErr = fmt.Errorf("TANDEM_TEST_BIN_DIR: %w", err)
+			}
+			return
+		}
 		dir, err := os.MkdirTemp("", "tandem-replica")
 		if err != nil {
 			replicaErr = err

@@ -463,22 +463,32 @@ func (e *Environment) DropItems(ctx context.Context, ids []plan.GlobalID) error 
 		if err != nil {
 			return sqlerr.Convert(fmt.Errorf("drop %s: %w", id, err))
 		}
-		switch sql.ItemKind(ci.Kind) {
-		case sql.KindTable:
-			if err := e.cfg.Compute.DropCollection(id.String()); err != nil {
-				e.log.Error(err, "Failed to drop a table collection", "id", id.String())
-			}
-			if err := e.cfg.Storage.DropShard(id.String()); err != nil {
-				return fmt.Errorf("drop table %s: %w", ci.Name, err)
-			}
-		case sql.KindIndex:
-			if err := e.cfg.Compute.DropCollection(id.String()); err != nil {
-				e.log.Error(err, "Failed to drop an index", "id", id.String())
-			}
-		case sql.KindMaterializedView:
-			if err := e.dropMaterializedView(id, arrangementOf(ci)); err != nil {
-				return fmt.Errorf("drop materialized view %s: %w", ci.Name, err)
-			}
+		if err := e.releaseDropped(id, ci); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// releaseDropped releases what a dropped item held besides its catalog
+// entry: its compute collection, its shard. A crash before this leaves
+// shards no item owns, which recovery drops.
+func (e *Environment) releaseDropped(id plan.GlobalID, ci catalog.Item) error {
+	switch sql.ItemKind(ci.Kind) {
+	case sql.KindTable:
+		if err := e.cfg.Compute.DropCollection(id.String()); err != nil {
+			e.log.Error(err, "Failed to drop a table collection", "id", id.String())
+		}
+		if err := e.cfg.Storage.DropShard(id.String()); err != nil {
+			return fmt.Errorf("drop table %s: %w", ci.Name, err)
+		}
+	case sql.KindIndex:
+		if err := e.cfg.Compute.DropCollection(id.String()); err != nil {
+			e.log.Error(err, "Failed to drop an index", "id", id.String())
+		}
+	case sql.KindMaterializedView:
+		if err := e.dropMaterializedView(id, arrangementOf(ci)); err != nil {
+			return fmt.Errorf("drop materialized view %s: %w", ci.Name, err)
 		}
 	}
 	return nil

@@ -44,6 +44,11 @@ var params = map[string]string{
 	// worker step before it yields; 0 turns the bound off
 	// (docs/design/runtime.md, "Bounded steps").
 	"arrange_step_updates": "65536",
+	// How long a worker step schedules operators before it ends, so that
+	// commands, peeks and frontier reports wait for at most one more
+	// operator schedule; 0 turns the bound off (docs/design/runtime.md,
+	// "Bounded steps").
+	"worker_step_budget_ms": "10",
 	// Read admission per cluster (docs/design/controller.md, "Read
 	// admission"): reads running at once by kind (0: unbounded) and reads
 	// waiting per kind before a read is refused with 53000.
@@ -94,7 +99,7 @@ func normalizeParam(name, value string) (string, error) {
 			return "", fmt.Errorf("parameter %q requires an integer between 1 and %d", name, maxConnectionsLimit)
 		}
 		return strconv.Itoa(n), nil
-	case "source_step_items", "arrange_step_updates", controller.ParamMaxConcurrentPeeks, controller.ParamMaxConcurrentOneShotReads, controller.ParamMaxQueuedReads:
+	case "source_step_items", "arrange_step_updates", "worker_step_budget_ms", controller.ParamMaxConcurrentPeeks, controller.ParamMaxConcurrentOneShotReads, controller.ParamMaxQueuedReads:
 		n, err := strconv.Atoi(value)
 		if err != nil || n < 0 {
 			return "", fmt.Errorf("parameter %q requires a non-negative integer", name)

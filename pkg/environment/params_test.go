@@ -31,6 +31,9 @@ func TestNormalizeLimitParams(t *testing.T) {
 		{"max_queued_reads", "-5", "", true},
 		{"arrange_step_updates", "0", "0", false},
 		{"arrange_step_updates", "-1", "", true},
+		{"worker_step_budget_ms", "0", "0", false},
+		{"worker_step_budget_ms", "25", "25", false},
+		{"worker_step_budget_ms", "-1", "", true},
 	} {
 		got, err := normalizeParam(tc.name, tc.value)
 		if (err != nil) != tc.wantErr || got != tc.want {
@@ -38,7 +41,7 @@ func TestNormalizeLimitParams(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"max_result_size", "max_query_memory", "max_connections",
-		"max_concurrent_peeks", "max_concurrent_one_shot_reads", "max_queued_reads", "arrange_step_updates"} {
+		"max_concurrent_peeks", "max_concurrent_one_shot_reads", "max_queued_reads", "arrange_step_updates", "worker_step_budget_ms"} {
 		if _, err := normalizeParam(name, params[name]); err != nil {
 			t.Errorf("default of %s (%q) is invalid: %v", name, params[name], err)
 		}

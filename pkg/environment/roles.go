@@ -57,9 +57,13 @@ func (e *Environment) decodeRoles() ([]sql.Role, error) {
 }
 
 // CreateRole implements sql.Roles.
-func (e *Environment) CreateRole(_ context.Context, r sql.Role) error {
+func (e *Environment) CreateRole(_ context.Context, r sql.Role, gs []sql.Grant) error {
 	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
-		return tx.CreateRole(catalog.Role{Name: r.Name, Superuser: r.Superuser, Login: r.Login, NoInherit: r.NoInherit, Password: r.Password})
+		cgs, err := catalogGrants(gs)
+		if err != nil {
+			return err
+		}
+		return tx.CreateRoleWithGrants(catalog.Role{Name: r.Name, Superuser: r.Superuser, Login: r.Login, NoInherit: r.NoInherit, Password: r.Password}, cgs)
 	})
 	if errors.Is(err, catalog.ErrExists) {
 		return sqlerr.Errorf(sqlerr.DuplicateObject, "role %q already exists", r.Name)
@@ -110,29 +114,44 @@ func (e *Environment) decodeGrants() ([]sql.Grant, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, sql.Grant{Object: obj, Grantee: g.Grantee, Privileges: g.Privileges, Grantor: g.Grantor})
+		out = append(out, sql.Grant{Object: obj, Grantee: g.Grantee, Privileges: g.Privileges, Grantor: g.Grantor, Seq: g.Seq})
 	}
 	return out, nil
 }
 
 // SetGrants implements sql.Roles.
 func (e *Environment) SetGrants(_ context.Context, gs []sql.Grant) error {
-	return e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
-		for _, g := range gs {
-			obj, err := catalogObject(g.Object)
-			if err != nil {
-				return err
-			}
-			if err := tx.SetGrant(catalog.Grant{Object: obj, Grantee: g.Grantee, Privileges: g.Privileges, Grantor: g.Grantor}); err != nil {
-				return err
-			}
+	return e.cfg.Catalog.Update(func(tx *catalog.Tx) error { return setGrants(tx, gs) })
+}
+
+func setGrants(tx *catalog.Tx, gs []sql.Grant) error {
+	cgs, err := catalogGrants(gs)
+	if err != nil {
+		return err
+	}
+	for _, g := range cgs {
+		if err := tx.SetGrant(g); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
+}
+
+// catalogGrants converts the SQL layer's grants to the catalog's.
+func catalogGrants(gs []sql.Grant) ([]catalog.Grant, error) {
+	out := make([]catalog.Grant, 0, len(gs))
+	for _, g := range gs {
+		obj, err := catalogObject(g.Object)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, catalog.Grant{Object: obj, Grantee: g.Grantee, Privileges: g.Privileges, Grantor: g.Grantor, Seq: g.Seq})
+	}
+	return out, nil
 }
 
 // SetOwner implements sql.Roles.
-func (e *Environment) SetOwner(_ context.Context, ids []plan.GlobalID, owner string) error {
+func (e *Environment) SetOwner(_ context.Context, ids []plan.GlobalID, owner string, gs []sql.Grant) error {
 	e.ddl.Lock()
 	defer e.ddl.Unlock()
 	ns := make([]uint64, len(ids))
@@ -142,11 +161,50 @@ func (e *Environment) SetOwner(_ context.Context, ids []plan.GlobalID, owner str
 		}
 		ns[i] = id.N
 	}
-	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error { return tx.SetOwner(ns, owner) })
+	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
+		if err := tx.SetOwner(ns, owner); err != nil {
+			return err
+		}
+		return setGrants(tx, gs)
+	})
 	if errors.Is(err, catalog.ErrNotFound) {
 		return sqlerr.Errorf(sqlerr.UndefinedObject, "%v", err)
 	}
 	return err
+}
+
+// DropOwned implements sql.Roles: the items and the revoked grants leave
+// the catalog in one transaction, then the items' collections and shards
+// are released.
+func (e *Environment) DropOwned(_ context.Context, ids []plan.GlobalID, revokes []sql.Grant) error {
+	e.ddl.Lock()
+	defer e.ddl.Unlock()
+	dropped := make([]catalog.Item, len(ids))
+	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
+		for i, id := range ids {
+			if id.Kind != plan.KindUser {
+				return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "cannot drop system item %s", id)
+			}
+			ci, err := tx.Item(id.N)
+			if err != nil {
+				return err
+			}
+			if err := tx.DropItem(id.N); err != nil {
+				return err
+			}
+			dropped[i] = ci
+		}
+		return setGrants(tx, revokes)
+	})
+	if err != nil {
+		return sqlerr.Convert(fmt.Errorf("drop owned: %w", err))
+	}
+	for i, id := range ids {
+		if err := e.releaseDropped(id, dropped[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // catalogObject names the SQL layer's grant object as the catalog does:

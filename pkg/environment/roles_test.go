@@ -32,10 +32,10 @@ func TestRolesSurviveRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, closeCat := rolesOnly(t, dir, "tandem")
-	if err := e.CreateRole(ctx, sql.Role{Name: "bob", Login: true, Password: "SCRAM-SHA-256$4096:c2FsdA==$k:k"}); err != nil {
+	if err := e.CreateRole(ctx, sql.Role{Name: "bob", Login: true, Password: "SCRAM-SHA-256$4096:c2FsdA==$k:k"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.CreateRole(ctx, sql.Role{Name: "bob"}); sqlerr.Code(err) != sqlerr.DuplicateObject {
+	if err := e.CreateRole(ctx, sql.Role{Name: "bob"}, nil); sqlerr.Code(err) != sqlerr.DuplicateObject {
 		t.Fatalf("duplicate: %v", err)
 	}
 	if err := e.AlterRole(ctx, sql.Role{Name: "tandem"}); err != nil { // demoted
@@ -71,5 +71,72 @@ func TestRolesSurviveRestart(t *testing.T) {
 	}
 	if err := e.AlterRole(ctx, sql.Role{Name: "nobody"}); sqlerr.Code(err) != sqlerr.UndefinedObject {
 		t.Fatalf("alter a missing role: %v", err)
+	}
+}
+
+// TestDropOwnedIsOneChange: DROP OWNED's drops and revokes are one catalog
+// transaction: when a revoke cannot be stored the items stay, and a
+// CREATE ROLE whose membership cannot be stored leaves no role; both
+// succeed whole and survive a restart.
+func TestDropOwnedIsOneChange(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, closeCat := rolesOnly(t, dir, "tandem")
+	var v, u uint64
+	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
+		if err := tx.CreateRole(catalog.Role{Name: "bob"}); err != nil {
+			return err
+		}
+		var err error
+		if v, err = tx.AllocateID(); err != nil {
+			return err
+		}
+		if u, err = tx.AllocateID(); err != nil {
+			return err
+		}
+		if err := tx.CreateItem(catalog.Item{ID: v, Name: "v", Kind: catalog.Kind(sql.KindView), Owner: "bob"}); err != nil {
+			return err
+		}
+		if err := tx.CreateItem(catalog.Item{ID: u, Name: "u", Kind: catalog.Kind(sql.KindView), Owner: "tandem"}); err != nil {
+			return err
+		}
+		return tx.SetGrant(catalog.Grant{Object: catalog.ItemObject(u), Grantee: "bob", Privileges: "r", Grantor: "tandem"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoke := sql.Grant{Object: "relation:" + plan.User(u).String(), Grantee: "bob"}
+	// A grant the catalog refuses inside the transaction (no object).
+	unstorable := sql.Grant{Object: "", Grantee: "bob", Privileges: "r"}
+	if err := e.DropOwned(ctx, []plan.GlobalID{plan.User(v)}, []sql.Grant{revoke, unstorable}); err == nil {
+		t.Fatal("DROP OWNED with an unstorable revoke succeeded")
+	}
+	if err := e.CreateRole(ctx, sql.Role{Name: "carol"}, []sql.Grant{{Object: "role:bob", Grantee: "carol", Privileges: "m"}, unstorable}); err == nil {
+		t.Fatal("CREATE ROLE with an unstorable membership succeeded")
+	}
+	closeCat()
+	e, closeCat = rolesOnly(t, dir, "tandem")
+	defer func() { closeCat() }()
+	items, err := e.cfg.Catalog.Items()
+	if err != nil || len(items) != 2 {
+		t.Fatalf("items after a failed DROP OWNED: %+v, %v", items, err)
+	}
+	if gs, err := e.Grants(ctx); err != nil || len(gs) != 1 {
+		t.Fatalf("grants after a failed DROP OWNED: %+v, %v", gs, err)
+	}
+	if rs, err := e.Roles(ctx); err != nil || len(rs) != 2 {
+		t.Fatalf("roles after a failed CREATE ROLE: %+v, %v", rs, err)
+	}
+	if err := e.DropOwned(ctx, []plan.GlobalID{plan.User(v)}, []sql.Grant{revoke}); err != nil {
+		t.Fatal(err)
+	}
+	closeCat()
+	e, closeCat = rolesOnly(t, dir, "tandem")
+	items, err = e.cfg.Catalog.Items()
+	if err != nil || len(items) != 1 || items[0].ID != u {
+		t.Fatalf("items after DROP OWNED: %+v, %v", items, err)
+	}
+	if gs, err := e.Grants(ctx); err != nil || len(gs) != 0 {
+		t.Fatalf("grants after DROP OWNED: %+v, %v", gs, err)
 	}
 }

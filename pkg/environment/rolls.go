@@ -9,17 +9,19 @@ import (
 	"github.com/tandemdb/tandem/pkg/orchestrator"
 )
 
-// reconfigurer applies one replica's changed config and waits until the
-// replica is back and hydrated (*controller.Controller).
-type reconfigurer interface {
-	ReconfigureReplica(ctx context.Context, cfg orchestrator.ReplicaConfig) error
+// configApplier hands one replica's changed config to the orchestrator
+// without waiting for the replica (*controller.Controller, which logs the
+// replica's return and hydration from the frontiers it receives).
+type configApplier interface {
+	ApplyReplicaConfig(ctx context.Context, cfg orchestrator.ReplicaConfig) error
 }
 
 // rolls applies replica config changes to every replica at once, for an
-// orchestrator that sequences the rollout itself: each replica's config
-// goes to the orchestrator without waiting for another replica, and its
-// return is only observed (logged). A newer change supersedes the waits of
-// an older one; they all end with the context Open was given.
+// orchestrator that sequences the rollout itself (the operator on
+// Kubernetes): each replica's config goes to the orchestrator without
+// waiting for another replica or for its hydration. A newer change
+// cancels the calls of an older one still in flight; they all end with the
+// context Open was given.
 type rolls struct {
 	life context.Context
 
@@ -28,7 +30,7 @@ type rolls struct {
 }
 
 // applyAtOnce applies cfgs in the background, one goroutine per replica.
-func (r *rolls) applyAtOnce(c reconfigurer, cfgs []orchestrator.ReplicaConfig, log logr.Logger) {
+func (r *rolls) applyAtOnce(c configApplier, cfgs []orchestrator.ReplicaConfig, log logr.Logger) {
 	r.mu.Lock()
 	if r.cancel != nil {
 		r.cancel()
@@ -38,7 +40,7 @@ func (r *rolls) applyAtOnce(c reconfigurer, cfgs []orchestrator.ReplicaConfig, l
 	r.mu.Unlock()
 	for _, cfg := range cfgs {
 		go func() {
-			err := c.ReconfigureReplica(ctx, cfg)
+			err := c.ApplyReplicaConfig(ctx, cfg)
 			switch {
 			case ctx.Err() != nil:
 				// Superseded or shutting down: the newer roll or the next
@@ -46,7 +48,7 @@ func (r *rolls) applyAtOnce(c reconfigurer, cfgs []orchestrator.ReplicaConfig, l
 			case err != nil:
 				log.Error(err, "Failed to reconfigure a replica", "replica", cfg.ID.String())
 			default:
-				log.Info("Replica reconfigured and hydrated", "replica", cfg.ID.String())
+				log.Info("Replica config applied; the orchestrator rolls it", "replica", cfg.ID.String())
 			}
 		}()
 	}

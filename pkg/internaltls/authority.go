@@ -47,19 +47,53 @@ func EnsureAuthority(dir string) (*Authority, error) {
 			return nil, err
 		}
 	}
-	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+	cert, key, err := loadAuthority(certPath, keyPath)
 	if err != nil {
-		return nil, fmt.Errorf("load the internal CA: %w", err)
-	}
-	cert, err := x509.ParseCertificate(pair.Certificate[0])
-	if err != nil {
-		return nil, fmt.Errorf("parse the internal CA: %w", err)
-	}
-	key, ok := pair.PrivateKey.(*ecdsa.PrivateKey)
-	if !ok {
-		return nil, errors.New("the internal CA's key is not ECDSA")
+		return nil, err
 	}
 	return &Authority{dir: dir, cert: cert, key: key}, nil
+}
+
+// loadAuthority loads the signing key and, of the bundle's certificates,
+// the one of that key. Rotate writes the bundle (new authority first)
+// before the key, so between the two writes, or after a crash there, the
+// bundle's first certificate is not the key's: the previous authority,
+// still in the bundle, is the one to sign with.
+func loadAuthority(certPath, keyPath string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	certPEM, err := os.ReadFile(certPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load the internal CA: %w", err)
+	}
+	keyPEM, err := os.ReadFile(keyPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load the internal CA: %w", err)
+	}
+	var lastErr error
+	for rest := certPEM; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		pair, err := tls.X509KeyPair(pem.EncodeToMemory(block), keyPEM)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		cert, err := x509.ParseCertificate(pair.Certificate[0])
+		if err != nil {
+			return nil, nil, fmt.Errorf("parse the internal CA: %w", err)
+		}
+		key, ok := pair.PrivateKey.(*ecdsa.PrivateKey)
+		if !ok {
+			return nil, nil, errors.New("the internal CA's key is not ECDSA")
+		}
+		return cert, key, nil
+	}
+	if lastErr == nil {
+		lastErr = errors.New("no certificate in " + certPath)
+	}
+	return nil, nil, fmt.Errorf("load the internal CA: no certificate of %s matches its key: %w", keyPath, lastErr)
 }
 
 func serial() (*big.Int, error) {

@@ -55,19 +55,32 @@ func (s *source) read() ([3][]byte, error) {
 }
 
 func parse(f Files, raw [3][]byte) (*material, error) {
+	pool, err := parsePool(f, raw[0])
+	if err != nil {
+		return nil, err
+	}
 	pair, err := tls.X509KeyPair(raw[1], raw[2])
 	if err != nil {
 		return nil, fmt.Errorf("internal TLS certificate %s: %w", f.Cert, err)
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(raw[0]) {
-		return nil, fmt.Errorf("internal TLS CA %s: no certificate", f.CA)
-	}
 	return &material{pair: pair, pool: pool, raw: raw}, nil
 }
 
+func parsePool(f Files, ca []byte) (*x509.CertPool, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("internal TLS CA %s: no certificate", f.CA)
+	}
+	return pool, nil
+}
+
 // current returns the material of the files as they are now, or the last
-// good one when they cannot be read or parsed.
+// good one when they cannot be read or parsed. The authorities and the
+// pair are taken apart: a rotation rewrites the bundle and then each
+// leaf's certificate and key, so a reader may see a new certificate
+// beside the previous key for a moment; that keeps the previous pair but
+// must not keep the previous authorities, or a peer already holding a
+// leaf of the new authority would be refused.
 func (s *source) current() *material {
 	raw, err := s.read()
 	s.mu.Lock()
@@ -77,6 +90,14 @@ func (s *source) current() *material {
 	}
 	if m, err := parse(s.files, raw); err == nil {
 		s.cur = m
+		return s.cur
+	}
+	if !bytes.Equal(raw[0], s.cur.raw[0]) {
+		if pool, err := parsePool(s.files, raw[0]); err == nil {
+			next := *s.cur
+			next.pool, next.raw[0] = pool, raw[0]
+			s.cur = &next
+		}
 	}
 	return s.cur
 }

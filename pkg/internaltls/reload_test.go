@@ -107,3 +107,85 @@ func TestReload(t *testing.T) {
 		t.Fatalf("both on the new authority: %v", err)
 	}
 }
+
+// TestTrustFollowsTheBundleMidRotation: a rotation writes the new bundle
+// first and then each leaf's certificate and key; a server reading its
+// files between the two sees a certificate that does not match its key.
+// It keeps its previous pair, but it must trust the new bundle already,
+// or a client holding a leaf of the new authority is refused.
+func TestTrustFollowsTheBundleMidRotation(t *testing.T) {
+	ca1, ca2 := t.TempDir(), t.TempDir()
+	serverDir := t.TempDir()
+	serverFiles := copyFiles(t, issue(t, ca1, "server"), serverDir)
+	scfg, err := ServerConfig(serverFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := handshake(t, scfg, mustClient(t, issue(t, ca1, "client")))
+	if err != nil {
+		t.Fatalf("first handshake: %v", err)
+	}
+
+	newClient := issue(t, ca2, "client")
+	bundle := append(readFile(t, newClient.CA), readFile(t, serverFiles.CA)...)
+	if err := os.WriteFile(serverFiles.CA, bundle, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The re-issued certificate is written, its key not yet.
+	if err := os.WriteFile(serverFiles.Cert, readFile(t, issue(t, ca2, "server").Cert), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clientCfg := mustClient(t, newClient)
+	// The client of the new authority must trust the server's previous
+	// leaf as well, as every peer's bundle does during a rotation.
+	if err := os.WriteFile(newClient.CA, bundle, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := handshake(t, scfg, clientCfg)
+	if err != nil {
+		t.Fatalf("a client of the new authority mid-rotation: %v", err)
+	}
+	if got != first {
+		t.Fatalf("served serial %s, want the previous pair's %s", got, first)
+	}
+	// In TLS 1.3 the client finishes before the server has checked its
+	// certificate: ask the server.
+	if err := serverHandshake(t, scfg, clientCfg); err != nil {
+		t.Fatalf("the server refused a client of the new authority mid-rotation: %v", err)
+	}
+}
+
+// serverHandshake runs one handshake and returns the server's error.
+func serverHandshake(t *testing.T, server, client *tls.Config) error {
+	t.Helper()
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	go func() {
+		c := tls.Client(b, client)
+		if c.HandshakeContext(ctx) == nil {
+			_, _ = c.Read(make([]byte, 1)) // takes the server's alert, if any
+		}
+	}()
+	return tls.Server(a, server).HandshakeContext(ctx)
+}
+
+func mustClient(t *testing.T, f Files) *tls.Config {
+	t.Helper()
+	cfg, err := ClientConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"math/big"
 	"net"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -183,5 +185,51 @@ func TestRotateIfDue(t *testing.T) {
 	first := a.cert.SerialNumber
 	if rotated, err := a.RotateIfDue(exp); !rotated || err != nil || a.cert.SerialNumber.Cmp(first) == 0 {
 		t.Fatalf("RotateIfDue at expiry: %v, %v", rotated, err)
+	}
+}
+
+// TestAuthorityOpensBetweenRotationWrites: Rotate writes the bundle (new
+// authority first) and then the key; a directory left between the two (a
+// crash, or a reader racing the rotation) still opens, with the previous
+// authority, whose key it holds and which the bundle still trusts; once
+// the key is written it opens with the new one.
+func TestAuthorityOpensBetweenRotationWrites(t *testing.T) {
+	dir := t.TempDir()
+	a, err := EnsureAuthority(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(dir, caKeyFile)
+	oldKey, err := os.ReadFile(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	previous := a.cert.SerialNumber
+	if err := a.Rotate(); err != nil {
+		t.Fatal(err)
+	}
+	rotated := a.cert.SerialNumber
+	newKey, err := os.ReadFile(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		key  []byte
+		want *big.Int
+	}{
+		{"bundle written, key not yet", oldKey, previous},
+		{"both written", newKey, rotated},
+	} {
+		if err := os.WriteFile(keyPath, tc.key, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		b, err := EnsureAuthority(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if b.cert.SerialNumber.Cmp(tc.want) != 0 {
+			t.Errorf("%s: opened the authority %s, want %s", tc.name, b.cert.SerialNumber, tc.want)
+		}
 	}
 }

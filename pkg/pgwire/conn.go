@@ -49,6 +49,9 @@ type conn struct {
 
 	stmts   map[string]*prepared
 	portals map[string]*portal
+	// parses serves the simple protocol's parsing: a point read sent
+	// again with another key is not parsed again (parse.Cache).
+	parses *parse.Cache
 	// skipToSync is set after an error in the extended protocol: messages
 	// are discarded until Sync, as Postgres does.
 	skipToSync bool
@@ -188,7 +191,7 @@ func (c *conn) extended(err error) {
 func (c *conn) simpleQuery(ctx context.Context, text string) {
 	var sts []parse.Statement
 	err := safely(func() (err error) {
-		sts, err = parse.Parse(text)
+		sts, err = c.parses.Parse(text)
 		return err
 	})
 	if err != nil {
@@ -245,6 +248,7 @@ func (c *conn) runStatementUnsafe(ctx context.Context, st parse.Statement, param
 	for k, v := range res.ParameterChanges {
 		c.be.Send(&pgproto3.ParameterStatus{Name: k, Value: v})
 	}
+	sendNotices(c.be, res.Notices)
 	if res.Copy != nil {
 		return c.copyOut(ctx, res)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/readtrace"
 	"github.com/tandemdb/tandem/pkg/scram"
 	"github.com/tandemdb/tandem/pkg/sql"
+	"github.com/tandemdb/tandem/pkg/sql/parse"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
@@ -406,7 +407,7 @@ func (s *Server) open(ctx context.Context, nc net.Conn, in *clientReader, be *pg
 		return nil, fatal(be, sqlerr.InvalidAuthorization, fmt.Sprintf("role %q is not permitted to log in", user))
 	}
 	c = &conn{server: s, nc: nc, in: in, be: be, session: s.engine.NewSession(user),
-		stmts: map[string]*prepared{}, portals: map[string]*portal{}}
+		stmts: map[string]*prepared{}, portals: map[string]*portal{}, parses: parse.NewCache(simpleParseCacheSize)}
 	// Large SELECT results without ORDER BY are sent as they are read
 	// (runStatement), never held whole.
 	c.session.EnableRowStreaming()
@@ -538,3 +539,8 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 		c.cancelRunning()
 	}
 }
+
+// simpleParseCacheSize bounds each connection's cache of parsed simple
+// query statements (parse.Cache): a client cycling through more distinct
+// statement shapes than this empties it and parses again.
+const simpleParseCacheSize = 64

@@ -69,6 +69,8 @@ func typeOID(t row.Type) (uint32, int16) {
 		return oidUUID, 16
 	case row.TypeJSONB:
 		return oidJSONB, -1
+	case row.TypeJSON:
+		return oidJSON, -1
 	}
 	if t.IsArray() {
 		oid, _ := planner.PGType(t, 0, planner.TypeMod{})
@@ -111,8 +113,10 @@ func oidType(oid uint32) (row.Type, error) {
 		return row.TypeNumeric, nil
 	case oidUUID:
 		return row.TypeUUID, nil
-	case oidJSONB, oidJSON:
+	case oidJSONB:
 		return row.TypeJSONB, nil
+	case oidJSON:
+		return row.TypeJSON, nil
 	case oidBytea:
 		return row.TypeBytes, nil
 	case oidTimestamp:
@@ -192,6 +196,8 @@ func encodeBinary(dst []byte, d row.Datum, col sql.Column) ([]byte, error) {
 	case row.TypeJSONB:
 		// Binary jsonb is a version byte (1) and the text form.
 		return d.JSON().AppendText(append(dst, 1)), nil
+	case row.TypeJSON:
+		return append(dst, d.JSONText()...), nil // binary json is the text
 	case row.TypeText:
 		if col.Mod.Kind == planner.ModBpchar {
 			return col.Mod.AppendText(dst, d, nil), nil
@@ -293,16 +299,15 @@ func decodeParam(v []byte, format int16, t row.Type, oid uint32, loc *time.Locat
 			return bad()
 		}
 		return row.UUID([16]byte(v)), nil
-	case oidJSONB, oidJSON:
-		// Binary jsonb is a version byte (1) and the text form; binary
-		// json is the text form.
-		if oid == oidJSONB {
-			if len(v) == 0 || v[0] != 1 {
-				return row.Null(), sqlerr.Errorf(sqlerr.ProtocolViolation, "unsupported jsonb version number %d", firstByte(v))
-			}
-			v = v[1:]
+	case oidJSONB:
+		// Binary jsonb is a version byte (1) and the text form.
+		if len(v) == 0 || v[0] != 1 {
+			return row.Null(), sqlerr.Errorf(sqlerr.ProtocolViolation, "unsupported jsonb version number %d", firstByte(v))
 		}
-		return expr.CastDatum(row.Text(string(v)), row.TypeJSONB)
+		return expr.CastDatum(row.Text(string(v[1:])), row.TypeJSONB)
+	case oidJSON:
+		// Binary json is the text form.
+		return expr.ParseJSONText(string(v))
 	case oidBytea:
 		return row.Bytes(v), nil
 	case oidTimestamp, oidTimestampTZ:

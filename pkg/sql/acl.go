@@ -10,12 +10,13 @@ import (
 // aclitem's text form, as text[] (Tandem has no aclitem type):
 // "grantee=privileges/grantor", PUBLIC's grantee empty. As in PostgreSQL
 // the owner's entry comes first and holds every relation privilege
-// (arwdDxt), and every grant's grantor is the owner: in Tandem only the
-// owner's privileges (the owner, its members, superusers) grant, and
-// PostgreSQL records such grants as the owner's, also after ALTER ...
-// OWNER TO. A relation without grants has NULL (PostgreSQL's default
-// privileges); unlike PostgreSQL, one whose grants were all revoked has
-// NULL again rather than the owner's entry alone.
+// (arwdDxt), the other entries follow in the order their grantees were
+// first granted something (acl_edit.go), and every grant's grantor is the
+// owner: in Tandem only the owner's privileges (the owner, its members,
+// superusers) grant, and PostgreSQL records such grants as the owner's,
+// also after ALTER ... OWNER TO. A relation never granted on or revoked
+// from has NULL (PostgreSQL's default privileges); afterwards the owner's
+// entry stays, also when every other grant was revoked.
 
 // aclRelationLetters is PostgreSQL's order of a relation's privilege
 // letters, and what its owner holds.
@@ -32,7 +33,7 @@ func (sn *snapshot) relACL(it *Item) row.Datum {
 	if it.Owner != "" {
 		items = append(items, row.Text(aclName(it.Owner)+"="+aclRelationLetters+"/"+aclName(it.Owner)))
 	}
-	for _, g := range grants {
+	for _, g := range sortedACL(grants) {
 		if grantor == "" {
 			grantor = g.Grantor
 		}
@@ -43,9 +44,7 @@ func (sn *snapshot) relACL(it *Item) row.Datum {
 			}
 		}
 		if len(letters) == 0 || (g.Grantee != "" && g.Grantee == it.Owner) {
-			// The owner's own grants are in its entry, as PostgreSQL
-			// merges them (ALTER ... OWNER TO a grantee, GRANT to the
-			// owner).
+			// The owner's own entry is the first.
 			continue
 		}
 		grantee := ""

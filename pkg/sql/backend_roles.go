@@ -34,14 +34,19 @@ type Grant struct {
 	Privileges string
 	// Grantor is the role that granted them.
 	Grantor string
+	// Seq orders the grants on one object as PostgreSQL orders its ACL
+	// entries (a new grantee's entry goes last): the SQL layer sets it,
+	// the backend keeps it.
+	Seq uint64
 }
 
 // Roles is the part of Backend that stores roles and privileges.
 type Roles interface {
 	// Roles returns every role, sorted by name.
 	Roles(ctx context.Context) ([]Role, error)
-	// CreateRole stores a new role; a taken name is a 42710 error.
-	CreateRole(ctx context.Context, r Role) error
+	// CreateRole stores a new role and grants (its memberships) in one
+	// durable change; a taken name is a 42710 error.
+	CreateRole(ctx context.Context, r Role, gs []Grant) error
 	// AlterRole replaces an existing role's attributes and password; a
 	// missing role is a 42704 error.
 	AlterRole(ctx context.Context, r Role) error
@@ -56,7 +61,11 @@ type Roles interface {
 	// durable change. The grants on an item go with the item when it is
 	// dropped.
 	SetGrants(ctx context.Context, gs []Grant) error
-	// SetOwner makes the role owner the owner of the user items ids, all
-	// in one durable change (ALTER ... OWNER TO, REASSIGN OWNED).
-	SetOwner(ctx context.Context, ids []plan.GlobalID, owner string) error
+	// SetOwner makes the role owner the owner of the user items ids and
+	// stores gs as SetGrants does (their ACLs rewritten for the new owner),
+	// all in one durable change (ALTER ... OWNER TO, REASSIGN OWNED).
+	SetOwner(ctx context.Context, ids []plan.GlobalID, owner string, gs []Grant) error
+	// DropOwned drops the items ids (ordered as DropItems wants them) and
+	// stores the grants revokes, all in one durable change (DROP OWNED).
+	DropOwned(ctx context.Context, ids []plan.GlobalID, revokes []Grant) error
 }

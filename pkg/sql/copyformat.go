@@ -417,6 +417,8 @@ func (ci *copyIn) binaryDatum(i int, v []byte) (row.Datum, error) {
 			return bad()
 		}
 		return ci.convert(i, string(v[1:]))
+	case row.TypeJSON:
+		return ci.convert(i, string(v)) // binary json is the text form
 	case row.TypeTimestamp:
 		if len(v) != 8 {
 			return bad()

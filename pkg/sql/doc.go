@@ -51,7 +51,9 @@
 // read-modify-write of UPDATE and DELETE, serialised per Engine so two
 // sessions cannot interleave between the read and the write (every
 // table write, transaction commits included, goes through applyWrites
-// under that lock); evaluation
+// under that lock, and counts a version of each table it writes, against
+// which a transaction that read and then wrote is validated at COMMIT:
+// 40001 when a table it read was written since, tx_conflict.go); evaluation
 // of plans that read no collection (SELECT 1, VALUES) without the
 // backend; the finishing of results (ORDER BY, LIMIT, OFFSET; ORDER BY
 // sorted on disk beyond max_query_memory, results held whole failing

@@ -146,18 +146,11 @@ func (s *Session) alterTable(ctx context.Context, a *pg.AlterTableStmt) (*Result
 	if len(a.Cmds) != 1 {
 		return nil, sqlerr.Unsupported("ALTER TABLE with several actions")
 	}
-	sn, unlock, err := s.lockedSnapshot(ctx)
-	if err != nil {
-		return nil, err
+	sn, it, unlock, res, err := s.lockedAlterTarget(ctx, a.Relation, a.MissingOk)
+	if it == nil {
+		return res, err
 	}
 	defer unlock()
-	it, ok := sn.lookup(rangeVarName(a.Relation))
-	if !ok {
-		if a.MissingOk {
-			return tagf("ALTER TABLE"), nil
-		}
-		return nil, undefinedRelation(rangeVarName(a.Relation))
-	}
 	if it.Kind != KindTable {
 		return nil, sqlerr.Errorf(sqlerr.WrongObjectType, "%q is not a table", it.Name)
 	}
@@ -394,18 +387,11 @@ func (s *Session) rename(ctx context.Context, r *pg.RenameStmt) (*Result, error)
 	if r.RenameType != pg.ObjectType_OBJECT_TABLE && !(r.RenameType == pg.ObjectType_OBJECT_COLUMN && r.RelationType == pg.ObjectType_OBJECT_TABLE) {
 		return nil, sqlerr.Unsupported("ALTER ... RENAME of " + r.RenameType.String())
 	}
-	sn, unlock, err := s.lockedSnapshot(ctx)
-	if err != nil {
-		return nil, err
+	sn, it, unlock, res, err := s.lockedAlterTarget(ctx, r.Relation, r.MissingOk)
+	if it == nil {
+		return res, err
 	}
 	defer unlock()
-	it, ok := sn.lookup(rangeVarName(r.Relation))
-	if !ok {
-		if r.MissingOk {
-			return tagf("ALTER TABLE"), nil
-		}
-		return nil, undefinedRelation(rangeVarName(r.Relation))
-	}
 	if it.Kind != KindTable {
 		return nil, sqlerr.Unsupported("renaming a " + kindName(it.Kind))
 	}
@@ -495,5 +481,27 @@ func renameRefs(n *pg.Node, from, to string) {
 	}
 	for _, ch := range nodeChildren(n) {
 		renameRefs(ch, from, to)
+	}
+}
+
+// lockedAlterTarget locks the catalog (lockedSnapshot) and finds the
+// relation an ALTER TABLE names. When it is missing, it returns a nil item,
+// holds nothing, and the statement is answered with (res, err): the tag of
+// a statement that did nothing under IF EXISTS, 42P01 otherwise.
+func (s *Session) lockedAlterTarget(ctx context.Context, rv *pg.RangeVar, missingOk bool) (sn *snapshot, it *Item, unlock func(), res *Result, err error) {
+	sn, unlock, err = s.lockedSnapshot(ctx)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	it, ok := sn.lookup(rangeVarName(rv))
+	switch {
+	case ok:
+		return sn, it, unlock, nil, nil
+	case missingOk:
+		unlock()
+		return nil, nil, nil, tagf("ALTER TABLE"), nil
+	default:
+		unlock()
+		return nil, nil, nil, nil, undefinedRelation(rangeVarName(rv))
 	}
 }

@@ -436,6 +436,15 @@ func indexOn(dep *Item, kind ItemKind, roots []*Item) bool {
 // dropItems drops roots and everything depending on them, dependents
 // first.
 func (s *Session) dropItems(ctx context.Context, sn *snapshot, roots []*Item) error {
+	if err := s.engine.backend.DropItems(ctx, sn.dropOrder(roots)); err != nil {
+		return fmt.Errorf("drop: %w", err)
+	}
+	return nil
+}
+
+// dropOrder lists roots and everything depending on them, dependents
+// first.
+func (sn *snapshot) dropOrder(roots []*Item) []plan.GlobalID {
 	ids := make([]plan.GlobalID, 0, len(roots))
 	for _, r := range roots {
 		ids = append(ids, r.ID)
@@ -450,8 +459,5 @@ func (s *Session) dropItems(ctx context.Context, sn *snapshot, roots []*Item) er
 	for i, it := range all {
 		drop[i] = it.ID
 	}
-	if err := s.engine.backend.DropItems(ctx, drop); err != nil {
-		return fmt.Errorf("drop: %w", err)
-	}
-	return nil
+	return drop
 }

@@ -95,10 +95,13 @@ func (s *Session) grant(ctx context.Context, n *pg.GrantStmt) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.applyGrants(ctx, sn, targets, letters, grantees, n.IsGrant); err != nil {
+	notices, err := s.applyGrants(ctx, sn, targets, letters, grantees, n.IsGrant)
+	if err != nil {
 		return nil, err
 	}
-	return tagf("%s", tag), nil
+	res := tagf("%s", tag)
+	res.Notices = notices
+	return res, nil
 }
 
 // grantTargets resolves a GrantStmt's objects.
@@ -181,13 +184,20 @@ func (s *Session) grantees(sn *snapshot, nodes []*pg.Node) ([]string, error) {
 
 // applyGrants adds (grant) or removes (revoke) letters for every grantee
 // on every target, in one durable change. Only an object's owner (or a
-// role holding the owner's privileges) or a superuser may grant on it
-// (Tandem has no grant options).
-func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grantTarget, letters string, grantees []string, grant bool) error {
+// role holding the owner's privileges) or a superuser may grant on it:
+// Tandem has no grant options, so another role holding some privilege on
+// it grants or revokes nothing and gets PostgreSQL's WARNING, and one
+// holding none gets 42501.
+func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grantTarget, letters string, grantees []string, grant bool) ([]Notice, error) {
 	var changes []Grant
+	var notices []Notice
 	for _, t := range targets {
 		if !sn.hasPrivsOfRole(s.user, t.owner) {
-			return sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
+			if !sn.holdsAny(s.user, t) {
+				return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
+			}
+			notices = append(notices, nothingDone(t, letters, grant)...)
+			continue
 		}
 		// As PostgreSQL does, a grant made with the owner's privileges (as
 		// the owner, a member of it or a superuser) is the owner's.
@@ -195,17 +205,63 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 		if t.owner != "" {
 			grantor = t.owner
 		}
+		acl := newACLEdit(t.object, sn.grants[t.object])
+		if t.item != nil {
+			acl.ensureOwner(t.owner)
+		}
 		for _, g := range grantees {
-			held := ""
-			for _, old := range sn.grants[t.object] {
-				if old.Grantee == g {
-					held = old.Privileges
-				}
+			if t.item != nil && g == t.owner {
+				continue // the owner's entry holds everything already
 			}
-			changes = append(changes, Grant{Object: t.object, Grantee: g, Privileges: mergeLetters(held, letters, grant), Grantor: grantor})
+			acl.set(g, mergeLetters(acl.held(g), letters, grant), grantor)
+		}
+		changes = append(changes, acl.changes()...)
+	}
+	if len(changes) == 0 {
+		return notices, nil
+	}
+	return notices, s.engine.backend.SetGrants(ctx, changes)
+}
+
+// holdsAny reports whether user holds some privilege on t: a grant to it,
+// a role it has the privileges of, or PUBLIC, or PostgreSQL's default
+// privileges of PUBLIC (USAGE on schema public, CONNECT on the database).
+func (sn *snapshot) holdsAny(user string, t grantTarget) bool {
+	if t.kind == "schema" || t.kind == "database" {
+		return true
+	}
+	privs := sn.privsOf(user)
+	for _, g := range sn.grants[t.object] {
+		if g.Privileges != "" && (g.Grantee == "" || privs[g.Grantee]) {
+			return true
 		}
 	}
-	return s.engine.backend.SetGrants(ctx, changes)
+	return false
+}
+
+// nothingDone is PostgreSQL's WARNING for a GRANT or REVOKE by a role
+// without grant options: for a relation's REVOKE of column privileges,
+// also one for each of its columns (system columns first, as PostgreSQL
+// numbers them).
+func nothingDone(t grantTarget, letters string, grant bool) []Notice {
+	if grant {
+		return []Notice{warningf(codePrivilegeNotGranted, "no privileges were granted for %q", t.name)}
+	}
+	out := []Notice{warningf(codePrivilegeNotRevoked, "no privileges could be revoked for %q", t.name)}
+	if t.item == nil || !strings.ContainsAny(letters, string([]byte{privSelect, privInsert, privUpdate})) {
+		return out
+	}
+	var cols []string
+	if t.item.Kind != KindView {
+		cols = append(cols, "tableoid", "cmax", "xmax", "cmin", "xmin", "ctid")
+	}
+	for i := range t.item.Desc.Arity() {
+		cols = append(cols, t.item.Desc.Name(i))
+	}
+	for _, c := range cols {
+		out = append(out, warningf(codePrivilegeNotRevoked, "no privileges could be revoked for column %q of relation %q", c, t.name))
+	}
+	return out
 }
 
 // mergeLetters adds or removes privilege letters, keeping them sorted.
@@ -250,8 +306,11 @@ func (s *Session) grantCluster(ctx context.Context, st *parse.GrantCluster) (*Re
 		}
 		grantees = append(grantees, g)
 	}
-	if err := s.applyGrants(ctx, sn, targets, letters, grantees, !st.Revoke); err != nil {
+	notices, err := s.applyGrants(ctx, sn, targets, letters, grantees, !st.Revoke)
+	if err != nil {
 		return nil, err
 	}
-	return tagf("%s", map[bool]string{false: "GRANT", true: "REVOKE"}[st.Revoke]), nil
+	res := tagf("%s", map[bool]string{false: "GRANT", true: "REVOKE"}[st.Revoke])
+	res.Notices = notices
+	return res, nil
 }

@@ -18,8 +18,9 @@ type roleGrant struct {
 // and REVOKE [ADMIN OPTION FOR] role FROM role, with PostgreSQL 15's
 // checks: the roles exist, the granting role holds the admin option on
 // each group (or is a superuser), and no grant closes a cycle (0LP01).
-// Granting a membership held already, or revoking one not held, changes
-// nothing and succeeds (PostgreSQL's NOTICE and WARNING).
+// Granting a membership held already changes nothing and sends a NOTICE;
+// revoking one not held changes nothing and sends a WARNING, as
+// PostgreSQL 15 does.
 func (s *Session) grantRole(ctx context.Context, n *pg.GrantRoleStmt) (*Result, error) {
 	adminOpt, err := grantRoleOptions(n)
 	if err != nil {
@@ -53,6 +54,7 @@ func (s *Session) grantRole(ctx context.Context, n *pg.GrantRoleStmt) (*Result, 
 		members = append(members, name)
 	}
 	var changes []Grant
+	var notices []Notice
 	for _, g := range groups {
 		if err := s.checkRoleAdmin(sn, g); err != nil {
 			return nil, err
@@ -60,16 +62,20 @@ func (s *Session) grantRole(ctx context.Context, n *pg.GrantRoleStmt) (*Result, 
 		for _, m := range members {
 			rg := roleGrant{group: g, member: m, admin: adminOpt}
 			var c *Grant
+			var note *Notice
 			if n.IsGrant {
-				c, err = sn.addRoleGrant(rg, grantor)
+				c, note, err = sn.addRoleGrant(rg, grantor)
 			} else {
-				c = sn.removeRoleGrant(rg)
+				c, note = sn.removeRoleGrant(rg)
 			}
 			if err != nil {
 				return nil, err
 			}
 			if c != nil {
 				changes = append(changes, *c)
+			}
+			if note != nil {
+				notices = append(notices, *note)
 			}
 		}
 	}
@@ -78,7 +84,9 @@ func (s *Session) grantRole(ctx context.Context, n *pg.GrantRoleStmt) (*Result, 
 			return nil, err
 		}
 	}
-	return tagf("%s ROLE", map[bool]string{true: "GRANT", false: "REVOKE"}[n.IsGrant]), nil
+	res := tagf("%s ROLE", map[bool]string{true: "GRANT", false: "REVOKE"}[n.IsGrant])
+	res.Notices = notices
+	return res, nil
 }
 
 // grantRoleOptions reads WITH ADMIN OPTION (or, revoking, ADMIN OPTION
@@ -148,11 +156,12 @@ func (s *Session) checkRoleAdmin(sn *snapshot, group string) error {
 }
 
 // addRoleGrant records a membership in the snapshot and returns the grant
-// to store, nil when it is held already (with the admin option if asked).
-// A membership that would make group a member of itself is 0LP01.
-func (sn *snapshot) addRoleGrant(rg roleGrant, grantor string) (*Grant, error) {
+// to store; when it is held already (with the admin option if asked) there
+// is nothing to store and PostgreSQL's NOTICE to send instead. A
+// membership that would make group a member of itself is 0LP01.
+func (sn *snapshot) addRoleGrant(rg roleGrant, grantor string) (*Grant, *Notice, error) {
 	if rg.group == rg.member || sn.closure(rg.group, false)[rg.member] {
-		return nil, sqlerr.Errorf(sqlerr.InvalidGrantOperation, "role %q is a member of role %q", rg.group, rg.member)
+		return nil, nil, sqlerr.Errorf(sqlerr.InvalidGrantOperation, "role %q is a member of role %q", rg.group, rg.member)
 	}
 	ms := sn.memberOf[rg.member]
 	for i := range ms {
@@ -160,19 +169,21 @@ func (sn *snapshot) addRoleGrant(rg roleGrant, grantor string) (*Grant, error) {
 			continue
 		}
 		if ms[i].admin || !rg.admin {
-			return nil, nil
+			n := noticef("role %q is already a member of role %q", rg.member, rg.group)
+			return nil, &n, nil
 		}
 		ms[i].admin = true
-		return &Grant{Object: roleObject(rg.group), Grantee: rg.member, Privileges: "Am", Grantor: ms[i].grantor}, nil
+		return &Grant{Object: roleObject(rg.group), Grantee: rg.member, Privileges: "Am", Grantor: ms[i].grantor}, nil, nil
 	}
 	sn.addMembership(Grant{Object: roleObject(rg.group), Grantee: rg.member, Grantor: grantor, Privileges: membershipLetters(rg.admin)})
-	return &Grant{Object: roleObject(rg.group), Grantee: rg.member, Privileges: membershipLetters(rg.admin), Grantor: grantor}, nil
+	return &Grant{Object: roleObject(rg.group), Grantee: rg.member, Privileges: membershipLetters(rg.admin), Grantor: grantor}, nil, nil
 }
 
 // removeRoleGrant removes a membership (or, with admin, only its admin
 // option) from the snapshot and returns the grant to store, nil when there
-// is nothing to remove.
-func (sn *snapshot) removeRoleGrant(rg roleGrant) *Grant {
+// is nothing to remove: then, when the member is not a member at all,
+// PostgreSQL's WARNING (a missing admin option goes without a word).
+func (sn *snapshot) removeRoleGrant(rg roleGrant) (*Grant, *Notice) {
 	ms := sn.memberOf[rg.member]
 	for i := range ms {
 		if ms[i].group != rg.group {
@@ -180,15 +191,16 @@ func (sn *snapshot) removeRoleGrant(rg roleGrant) *Grant {
 		}
 		if rg.admin {
 			if !ms[i].admin {
-				return nil
+				return nil, nil
 			}
 			ms[i].admin = false
-			return &Grant{Object: roleObject(rg.group), Grantee: rg.member, Privileges: "m", Grantor: ms[i].grantor}
+			return &Grant{Object: roleObject(rg.group), Grantee: rg.member, Privileges: "m", Grantor: ms[i].grantor}, nil
 		}
 		sn.memberOf[rg.member] = append(ms[:i:i], ms[i+1:]...)
-		return &Grant{Object: roleObject(rg.group), Grantee: rg.member}
+		return &Grant{Object: roleObject(rg.group), Grantee: rg.member}, nil
 	}
-	return nil
+	w := warningf(codeWarning, "role %q is not a member of role %q", rg.member, rg.group)
+	return nil, &w
 }
 
 func membershipLetters(admin bool) string {
@@ -204,7 +216,7 @@ func membershipLetters(admin bool) string {
 func (s *Session) createRoleMemberships(sn *snapshot, name string, o roleOptions) ([]Grant, error) {
 	var out []Grant
 	add := func(rg roleGrant) error {
-		g, err := sn.addRoleGrant(rg, s.user)
+		g, _, err := sn.addRoleGrant(rg, s.user)
 		if err != nil {
 			return err
 		}

@@ -74,7 +74,7 @@ func (s *Session) alterOwner(ctx context.Context, a *pg.AlterTableStmt) (*Result
 			ids = append(ids, dep.ID)
 		}
 	}
-	if err := s.engine.backend.SetOwner(ctx, ids, owner); err != nil {
+	if err := s.engine.backend.SetOwner(ctx, ids, owner, sn.ownerChangeGrants(ids, owner)); err != nil {
 		return nil, err
 	}
 	return tagf("%s", tag), nil
@@ -153,7 +153,7 @@ func (s *Session) reassignOwned(ctx context.Context, n *pg.ReassignOwnedStmt) (*
 		ids = append(ids, it.ID)
 	}
 	if len(ids) > 0 {
-		if err := s.engine.backend.SetOwner(ctx, ids, owner); err != nil {
+		if err := s.engine.backend.SetOwner(ctx, ids, owner, sn.ownerChangeGrants(ids, owner)); err != nil {
 			return nil, err
 		}
 	}
@@ -200,13 +200,9 @@ func (s *Session) dropOwned(ctx context.Context, n *pg.DropOwnedStmt) (*Result, 
 			}
 		}
 	}
-	if len(roots) > 0 {
-		if err := s.dropItems(ctx, sn, roots); err != nil {
-			return nil, err
-		}
-	}
-	if len(revokes) > 0 {
-		if err := s.engine.backend.SetGrants(ctx, revokes); err != nil {
+	// The drops and the revokes are one durable change.
+	if len(roots) > 0 || len(revokes) > 0 {
+		if err := s.engine.backend.DropOwned(ctx, sn.dropOrder(roots), revokes); err != nil {
 			return nil, err
 		}
 	}

@@ -199,6 +199,7 @@ func (s *Session) peekRows(ctx context.Context, sn *snapshot, q *planner.Query) 
 	if err := s.beforeRead(ctx); err != nil {
 		return nil, err
 	}
+	s.recordReads(sn, q.DependsOn)
 	if s.tx.explicit && s.pendingTable(sn, q.DependsOn) != "" {
 		diffs, err := s.readWithPending(ctx, sn, q)
 		if err != nil {
@@ -210,8 +211,7 @@ func (s *Session) peekRows(ctx context.Context, sn *snapshot, q *planner.Query) 
 	if err := sn.checkUsage(s.user, cluster); err != nil {
 		return nil, err
 	}
-	isolation, _ := s.vars.Get(VarTransactionIsolation)
-	req := PeekRequest{Cluster: cluster, Desc: q.Desc, Isolation: isolation, Cut: topKCut(&q.Finishing)}
+	req := PeekRequest{Cluster: cluster, Desc: q.Desc, Isolation: s.txIsolation(), Cut: topKCut(&q.Finishing)}
 	for _, id := range q.DependsOn {
 		if it, ok := sn.byID[id]; ok && it.Schema == SchemaIntrospection {
 			req.Replica, _ = s.vars.Get(VarClusterReplica)

@@ -166,13 +166,9 @@ func (s *Session) createRole(ctx context.Context, n *pg.CreateRoleStmt) (*Result
 	if err != nil {
 		return nil, err
 	}
-	if err := s.engine.backend.CreateRole(ctx, r); err != nil {
+	// The role and its memberships are one durable change.
+	if err := s.engine.backend.CreateRole(ctx, r, grants); err != nil {
 		return nil, err
-	}
-	if len(grants) > 0 {
-		if err := s.engine.backend.SetGrants(ctx, grants); err != nil {
-			return nil, fmt.Errorf("role %q created, its memberships not stored: %w", r.Name, err)
-		}
 	}
 	return tagf("CREATE ROLE"), nil
 }

@@ -32,7 +32,7 @@ func TestPsqlListings(t *testing.T) {
 
 	// What psql's \d NAME and \di read is not emulated: the refusal says
 	// what to use instead.
-	wantCode(t, s, "SELECT * FROM pg_catalog.pg_attribute", sqlerr.FeatureNotSupported)
+	wantCode(t, s, "SELECT * FROM pg_catalog.pg_constraint", sqlerr.FeatureNotSupported)
 	wantCode(t, s, "SELECT * FROM pg_index", sqlerr.FeatureNotSupported)
 	// A constant as of the statement cannot be maintained.
 	wantCode(t, s, "CREATE MATERIALIZED VIEW rels AS SELECT relname FROM pg_class", sqlerr.FeatureNotSupported)

@@ -92,7 +92,8 @@ func (sn *snapshot) roleRelation(name string) (planner.Relation, bool, error) {
 			add(row.Int64(roleOID(m[0])), row.Int64(roleOID(m[1])), row.Int64(roleOID(m[2])), row.Bool(m[3] == "t"))
 		}
 	default:
-		return planner.Relation{}, false, nil
+		rel, ok := sn.aclRelation(name)
+		return rel, ok, nil
 	}
 	p := plan.NewConstant(desc, rows...)
 	return planner.Relation{ID: plan.GlobalID{Kind: plan.KindSystem}, Name: name, Desc: desc, Plan: &p}, true, nil

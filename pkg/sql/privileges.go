@@ -170,7 +170,7 @@ func (sn *snapshot) roleDependents(name string) string {
 	slices.Sort(objects)
 	for _, o := range objects {
 		for _, g := range sn.grants[o] {
-			if g.Grantee == name {
+			if g.Grantee == name && sn.objectOwner(o) != name {
 				lines = append(lines, "privileges for "+sn.objectText(o))
 			}
 		}
@@ -189,6 +189,24 @@ func (sn *snapshot) objectText(object string) string {
 		}
 	}
 	return kind + " " + name
+}
+
+// objectOwner returns the owner of a grant's object ("" for objects only
+// superusers own): an owner's own ACL entry is no dependency of the role,
+// as in PostgreSQL.
+func (sn *snapshot) objectOwner(object string) string {
+	id, ok := strings.CutPrefix(object, "relation:")
+	if !ok {
+		return ""
+	}
+	gid, err := plan.ParseGlobalID(id)
+	if err != nil {
+		return ""
+	}
+	if it, ok := sn.byID[gid]; ok {
+		return it.Owner
+	}
+	return ""
 }
 
 func withDetail(e *sqlerr.Error, detail string) *sqlerr.Error {

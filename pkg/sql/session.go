@@ -24,6 +24,9 @@ type Engine struct {
 	// that two sessions cannot interleave between the check and the change.
 	// Statements wait for it with their context (writeLock.LockContext).
 	writeMu writeLock
+	// versions counts each table's writes, against which transactions
+	// validate their reads at COMMIT (tx_conflict.go).
+	versions tableVersions
 	// clock is what now() reads (nil: time.Now); see SetClock.
 	clock func() time.Time
 	// defs caches what catalog items' definitions parse to.
@@ -68,6 +71,8 @@ type Result struct {
 	// ParameterChanges are session variables whose new value must be
 	// reported to the client (ParameterStatus), by wire name.
 	ParameterChanges map[string]string
+	// Notices are sent to the client before the result (NoticeResponse).
+	Notices []Notice
 	// memLimit is max_query_memory for Materialize (0: no limit).
 	memLimit uint64
 }

@@ -92,7 +92,7 @@ func (b *memBudget) collect(r PeekRows) ([]RowDiff, error) {
 // turn, NULLs first unless NullsLast (independent of Desc), as PostgreSQL
 // orders them.
 func orderCompare(order []plan.ColumnOrder) func(a, b []row.Datum) int {
-	return func(a, b []row.Datum) int { return plan.CompareColumns(a, b, order) }
+	return func(a, b []row.Datum) int { return row.CompareColumns(a, b, order) }
 }
 
 // sortRow is one counted row being sorted.

@@ -73,6 +73,9 @@ type txState struct {
 	pending  []pendingWrite
 	// now is the block's now() in micros, fixed at its first use.
 	now int64
+	// reads are the tables the transaction read and their versions then,
+	// validated when its writes are applied (tx_conflict.go).
+	reads map[plan.GlobalID]readVersion
 	// unlock releases Engine.writeMu, which an explicit block holds from
 	// its first UPDATE or DELETE until it ends (holdBlockLock).
 	unlock func()
@@ -100,6 +103,7 @@ func (s *Session) EndImplicit(ctx context.Context, failed bool) error {
 		return nil
 	}
 	s.tx.implicit, s.tx.now = false, 0
+	defer func() { s.tx.reads = nil }()
 	if failed {
 		s.tx.pending = nil
 		return nil
@@ -121,11 +125,16 @@ func (s *Session) flushWrites(ctx context.Context) error {
 	if len(pending) == 0 {
 		return nil
 	}
+	reads := s.tx.reads
+	s.tx.reads = nil // the next writes of an implicit transaction validate the reads after these
 	unlock, err := s.lockWrites(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	if err := s.validateReads(reads); err != nil {
+		return err
+	}
 	var order []plan.GlobalID
 	byID := map[plan.GlobalID]*pendingWrite{}
 	for i := range pending {
@@ -207,16 +216,22 @@ func (s *Session) applyWrites(ctx context.Context, writes []pendingWrite) error 
 	// several tables is applied all or nothing, at one timestamp.
 	var tws []TableWrite
 	var names []string
+	var ids []plan.GlobalID
 	for _, w := range writes {
 		if len(w.updates) == 0 {
 			continue
 		}
 		tws = append(tws, TableWrite{Table: w.id, Updates: w.updates})
 		names = append(names, w.name)
+		ids = append(ids, w.id)
 	}
 	if len(tws) == 0 {
 		return nil
 	}
+	// After the write returns, failed or not (a failed write may still
+	// have been applied): a transaction's read recorded before this sees
+	// the write or fails its COMMIT (tx_conflict.go).
+	defer s.engine.versions.bump(ids)
 	if err := s.engine.backend.WriteTables(ctx, tws); err != nil {
 		return fmt.Errorf("write %s: %w", strings.Join(names, ", "), err)
 	}

@@ -253,7 +253,7 @@ func (s *Session) holdBlockLock(ctx context.Context) error {
 // endBlock discards the block's buffered writes and releases the lock it
 // holds, if any.
 func (s *Session) endBlock() {
-	s.tx.pending = nil
+	s.tx.pending, s.tx.reads = nil, nil
 	if s.tx.unlock != nil {
 		s.tx.unlock()
 		s.tx.unlock = nil

@@ -173,7 +173,7 @@ func TestCancelledReadsLeaveNothingBehind(t *testing.T) {
 						k += fmt.Sprint(fakeDataflowOf(cd.GetDataflow()))
 					}
 					if ac := c.GetAllowCompaction(); ac != nil {
-						k += ac.GetId() + ac.GetFrontier().String()
+						k += ac.GetId().String() + ac.GetFrontier().String()
 					}
 					kinds = append(kinds, k)
 				}

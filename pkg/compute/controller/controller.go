@@ -456,7 +456,7 @@ func (c *Controller) updateSinceLocked(col *collection) {
 			c.maybeReleaseDroppedDataflowLocked(cl, col.dataflow)
 		}
 		cmd := &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{
-			Id: col.id, Frontier: protocol.FrontierToProto(next),
+			Id: wireID(col.id), Frontier: protocol.FrontierToProto(next),
 		}}}
 		for _, r := range cl.replicas {
 			r.sendLocked(cmd)

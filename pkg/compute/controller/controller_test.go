@@ -193,7 +193,7 @@ func TestSinceFollowsReadPolicyAndCompactionIsSent(t *testing.T) {
 	// Replicas were told.
 	h.eventually("AllowCompaction u1 [2990] sent", func() bool {
 		for _, c := range f.commands() {
-			if ac := c.GetAllowCompaction(); ac != nil && ac.GetId() == "u1" && protocol.FrontierFromProto(ac.GetFrontier()) == frontier.At(2990) {
+			if ac := c.GetAllowCompaction(); ac != nil && printed(ac.GetId()) == "u1" && protocol.FrontierFromProto(ac.GetFrontier()) == frontier.At(2990) {
 				return true
 			}
 		}
@@ -388,7 +388,7 @@ func TestSubscribeDeliversConsolidatedBatchesAndDropsOnCancel(t *testing.T) {
 		p := f.procs[0]
 		f.mu.Unlock()
 		p.send(&computepb.Response{Kind: &computepb.Response_SubscribeResponse{SubscribeResponse: &computepb.SubscribeResponse{
-			Id: "t1", Lower: protocol.FrontierToProto(frontier.At(lower)), Upper: protocol.FrontierToProto(frontier.At(upper)),
+			Id: wireID("t1"), Lower: protocol.FrontierToProto(frontier.At(lower)), Upper: protocol.FrontierToProto(frontier.At(upper)),
 			Kind: &computepb.SubscribeResponse_Updates{Updates: &computepb.SubscribeUpdates{Updates: updates}}}}})
 	}
 	a, b := row.Pack(row.Text("a")), row.Pack(row.Text("b"))
@@ -407,7 +407,7 @@ func TestSubscribeDeliversConsolidatedBatchesAndDropsOnCancel(t *testing.T) {
 	cancel()
 	h.eventually("sink dropped on replicas", func() bool {
 		for _, c := range f.commands() {
-			if ac := c.GetAllowCompaction(); ac != nil && ac.GetId() == "t1" && ac.GetFrontier().GetClosed() {
+			if ac := c.GetAllowCompaction(); ac != nil && printed(ac.GetId()) == "t1" && ac.GetFrontier().GetClosed() {
 				return true
 			}
 		}

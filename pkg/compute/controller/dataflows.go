@@ -137,8 +137,11 @@ func (c *Controller) createDataflowLocked(cl *cluster, df Dataflow, asOf frontie
 		col.policy, _ = c.acquireHoldLocked(e, asOf) // readable: since == asOf
 	}
 	create := &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: body}}}
-	schedule := &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: df.ID}}}
+	schedule := &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: wireID(df.ID)}}}
 	for _, r := range cl.replicas {
+		if r.conns != nil && c.holdBackDataflowLocked(r, d) {
+			continue // memory.go
+		}
 		r.sendLocked(create)
 		r.sendLocked(schedule)
 	}

@@ -217,10 +217,10 @@ func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
 		}
 	case *computepb.Command_AllowCompaction:
 		if k.AllowCompaction.GetFrontier().GetClosed() && !f.silentDrops {
-			go p.send(frontiersResp(k.AllowCompaction.GetId(), frontier.Closed()))
+			go p.send(frontiersResp(printed(k.AllowCompaction.GetId()), frontier.Closed()))
 		}
 	case *computepb.Command_Schedule:
-		if id := k.Schedule.GetId(); f.refused[id] {
+		if id := printed(k.Schedule.GetId()); f.refused[id] {
 			p.send(commandErrorResp(protocol.KindSchedule, id, "42704", "unknown collection "+id))
 		}
 	case *computepb.Command_Peek:
@@ -290,12 +290,12 @@ func (f *fakeReplica) refuseLocked(p *fakeProcess, df fakeDataflow) {
 
 func commandErrorResp(command, id, code, msg string) *computepb.Response {
 	return &computepb.Response{Kind: &computepb.Response_CommandError{CommandError: &computepb.CommandError{
-		Command: command, Id: id, Sqlstate: code, Message: msg}}}
+		Command: command, Collection: wireID(id), Sqlstate: code, Message: msg}}}
 }
 
 func frontiersResp(id string, f frontier.Frontier) *computepb.Response {
 	pf := protocol.FrontierToProto(f)
-	return &computepb.Response{Kind: &computepb.Response_Frontiers{Frontiers: &computepb.Frontiers{Id: id, Write: pf, Input: pf, Output: pf}}}
+	return &computepb.Response{Kind: &computepb.Response_Frontiers{Frontiers: &computepb.Frontiers{Id: wireID(id), Write: pf, Input: pf, Output: pf}}}
 }
 
 // report sends frontiers from every connected process.
@@ -486,4 +486,10 @@ func (h *harness) collection(id string) (CollectionStatus, bool) {
 func peekTarget(p *computepb.Peek) string {
 	id, _ := protocol.GlobalIDFromProto(p.GetTarget())
 	return id.String()
+}
+
+// printed is a wire id's printed form ("" when absent or malformed).
+func printed(p *computepb.GlobalId) string {
+	id, _ := idOf(p)
+	return id
 }

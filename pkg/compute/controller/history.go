@@ -54,11 +54,11 @@ func (c *Controller) historyForLocked(cl *cluster, name string) []*computepb.Com
 		}
 		cmds = append(cmds,
 			&computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: body}}},
-			&computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: df.desc.ID}}})
+			&computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: wireID(df.desc.ID)}}})
 		for _, e := range df.desc.exports() {
 			if col, ok := c.collections[e]; ok && asOf.Less(col.since) {
 				cmds = append(cmds, &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{
-					Id: e, Frontier: protocol.FrontierToProto(col.since),
+					Id: wireID(e), Frontier: protocol.FrontierToProto(col.since),
 				}}})
 			}
 		}

@@ -33,7 +33,11 @@ func (l *loggingConfig) proto() *computepb.LoggingConfig {
 	if l == nil {
 		return nil
 	}
-	return &computepb.LoggingConfig{IntervalMs: uint64(l.interval.Milliseconds()), IndexIds: maps.Clone(l.ids)}
+	indexes := make(map[string]*computepb.GlobalId, len(l.ids))
+	for name, id := range l.ids {
+		indexes[name] = wireID(id)
+	}
+	return &computepb.LoggingConfig{IntervalMs: uint64(l.interval.Milliseconds()), Indexes: indexes}
 }
 
 // EnableIntrospection makes every replica of cluster maintain the
@@ -140,13 +144,9 @@ func (c *Controller) chooseReplicaAsOfLocked(r *replica, inputs []string) (front
 	minWrite := frontier.Closed()
 	reported := true
 	for _, id := range inputs {
-		col, ok := c.collections[id]
-		if !ok {
-			return 0, fmt.Errorf("input %s: %w", id, ErrUnknownCollection)
-		}
-		st, ok := col.since.Time()
-		if !ok {
-			return 0, fmt.Errorf("input %s was dropped: %w", id, ErrUnknownCollection)
+		col, st, err := c.liveInputLocked(id)
+		if err != nil {
+			return 0, err
 		}
 		maxSince = max(maxSince, st)
 		w := col.write

@@ -46,7 +46,11 @@ func TestIntrospectionReadsGoToOneReplica(t *testing.T) {
 	// Every replica is told, in CreateInstance, which ids to maintain.
 	for name, f := range map[string]*fakeReplica{"r1": r1, "r2": r2} {
 		ci := f.commands()[1].GetCreateInstance()
-		if ci == nil || !maps.Equal(ci.GetLogging().GetIndexIds(), ids) || ci.GetLogging().GetIntervalMs() != 500 {
+		got := map[string]string{}
+		for name, id := range ci.GetLogging().GetIndexes() {
+			got[name] = printed(id)
+		}
+		if ci == nil || !maps.Equal(got, ids) || ci.GetLogging().GetIntervalMs() != 500 {
 			t.Fatalf("%s: CreateInstance %v, want logging ids %v every 500ms", name, ci, ids)
 		}
 	}

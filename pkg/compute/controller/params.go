@@ -112,36 +112,13 @@ func (c *Controller) RollReplicas(cfgs []orchestrator.ReplicaConfig) {
 // several replicas do it one at a time and a cluster keeps a hydrated
 // replica throughout. It waits as long as that takes (logging every
 // RolloutLogInterval) until ctx ends; it fails with errReplicaGone if the
-// replica is dropped meanwhile.
+// replica is dropped meanwhile. This is how local processes are rolled;
+// an orchestrator that sequences rollouts itself (Kubernetes) is given
+// each config with ApplyReplicaConfig instead.
 func (c *Controller) ReconfigureReplica(ctx context.Context, cfg orchestrator.ReplicaConfig) error {
-	c.mu.Lock()
-	cl, err := c.clusterLocked(cfg.ID.Cluster)
-	if err != nil {
-		c.mu.Unlock()
+	cl, r, epoch, err := c.applyReplicaConfig(ctx, cfg)
+	if err != nil || r == nil {
 		return err
-	}
-	r, ok := cl.replicas[cfg.ID.Replica]
-	if !ok {
-		c.mu.Unlock()
-		return fmt.Errorf("reconfigure %s: %w", cfg.ID, errReplicaGone)
-	}
-	if r.cfg == cfg {
-		c.mu.Unlock()
-		return nil
-	}
-	old := r.cfg
-	r.cfg = cfg // connectOnce reads it under the same mutex
-	epoch := r.epoch
-	c.mu.Unlock()
-	if err := c.cfg.Orchestrator.EnsureReplica(ctx, cfg); err != nil {
-		// The processes were not replaced: remember the old config, so a
-		// later roll applies this one again instead of skipping it.
-		c.mu.Lock()
-		if r.cfg == cfg {
-			r.cfg = old
-		}
-		c.mu.Unlock()
-		return fmt.Errorf("reconfigure %s: %w", cfg.ID, err)
 	}
 	start := time.Now()
 	nextLog := start.Add(c.cfg.RolloutLogInterval)
@@ -156,7 +133,7 @@ func (c *Controller) ReconfigureReplica(ctx context.Context, cfg orchestrator.Re
 		if now := time.Now(); !now.Before(nextLog) {
 			// Keep waiting: rolling the next replica too could leave the
 			// cluster without a hydrated replica.
-			c.log.Info("Replica rollout waiting for the replica to reconnect and hydrate",
+			c.log.Info(msgRolloutWaiting,
 				"replica", cfg.ID.String(), "elapsed", now.Sub(start).Round(time.Second).String(), "waiting", waiting)
 			nextLog = now.Add(c.cfg.RolloutLogInterval)
 		}
@@ -168,6 +145,90 @@ func (c *Controller) ReconfigureReplica(ctx context.Context, cfg orchestrator.Re
 	}
 }
 
+// msgRolloutWaiting is ReconfigureReplica's progress log.
+const msgRolloutWaiting = "Replica rollout waiting for the replica to reconnect and hydrate"
+
+// msgReconfiguredHydrated is logged once a replica given a config by
+// ApplyReplicaConfig is back and hydrated.
+const msgReconfiguredHydrated = "Replica reconfigured and hydrated"
+
+// ApplyReplicaConfig applies a changed replica config through the
+// orchestrator and returns without waiting: for an orchestrator that
+// sequences the rollout itself (the operator on Kubernetes waits for each
+// pod's Hydrated condition), so the controller keeps no second sequence.
+// When the replica is back and has hydrated every collection of its
+// cluster, the controller logs it from the frontiers it receives anyway
+// (logRolledLocked); nothing polls. It fails with errReplicaGone if the
+// replica is unknown.
+func (c *Controller) ApplyReplicaConfig(ctx context.Context, cfg orchestrator.ReplicaConfig) error {
+	_, r, epoch, err := c.applyReplicaConfig(ctx, cfg)
+	if err != nil || r == nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r.roll = &rollWatch{epoch: epoch, start: time.Now()}
+	c.logRolledLocked(r)
+	return nil
+}
+
+// applyReplicaConfig gives cfg to the orchestrator and returns the replica
+// with the epoch it had before, or a nil replica when cfg is already its
+// config.
+func (c *Controller) applyReplicaConfig(ctx context.Context, cfg orchestrator.ReplicaConfig) (*cluster, *replica, uint64, error) {
+	c.mu.Lock()
+	cl, err := c.clusterLocked(cfg.ID.Cluster)
+	if err != nil {
+		c.mu.Unlock()
+		return nil, nil, 0, err
+	}
+	r, ok := cl.replicas[cfg.ID.Replica]
+	if !ok {
+		c.mu.Unlock()
+		return nil, nil, 0, fmt.Errorf("reconfigure %s: %w", cfg.ID, errReplicaGone)
+	}
+	if r.cfg == cfg {
+		c.mu.Unlock()
+		return nil, nil, 0, nil
+	}
+	old := r.cfg
+	r.cfg = cfg // connectOnce reads it under the same mutex
+	epoch := r.epoch
+	c.mu.Unlock()
+	if err := c.cfg.Orchestrator.EnsureReplica(ctx, cfg); err != nil {
+		// The processes were not replaced: remember the old config, so a
+		// later roll applies this one again instead of skipping it.
+		c.mu.Lock()
+		if r.cfg == cfg {
+			r.cfg = old
+		}
+		c.mu.Unlock()
+		return nil, nil, 0, fmt.Errorf("reconfigure %s: %w", cfg.ID, err)
+	}
+	return cl, r, epoch, nil
+}
+
+// rollWatch is a config given by ApplyReplicaConfig whose completion is
+// still to be logged: the replica's epoch before it, and when.
+type rollWatch struct {
+	epoch uint64
+	start time.Time
+}
+
+// logRolledLocked logs, once, that replica r is back after the config
+// ApplyReplicaConfig gave it and has hydrated every collection of its
+// cluster. It runs when r connects and when a collection hydrates on r.
+func (c *Controller) logRolledLocked(r *replica) {
+	if r.roll == nil {
+		return
+	}
+	if done, _ := c.rolledLocked(r.cluster, r, r.roll.epoch); !done {
+		return
+	}
+	r.log.Info(msgReconfiguredHydrated, "elapsed", time.Since(r.roll.start).Round(time.Millisecond).String())
+	r.roll = nil
+}
+
 // rolled reports whether replica r reconnected after epoch and
 // hydrated every collection of its cluster, whether it (or the cluster)
 // was dropped, and otherwise what it waits for.
@@ -177,13 +238,20 @@ func (c *Controller) rolled(cl *cluster, r *replica, epoch uint64) (done, gone b
 	if c.clusters[cl.name] != cl || cl.replicas[r.cfg.ID.Replica] != r {
 		return false, true, ""
 	}
+	done, waiting = c.rolledLocked(cl, r, epoch)
+	return done, false, waiting
+}
+
+// rolledLocked reports whether replica r of cl reconnected after epoch
+// and hydrated every collection of cl, and otherwise what it waits for.
+func (c *Controller) rolledLocked(cl *cluster, r *replica, epoch uint64) (done bool, waiting string) {
 	if r.epoch <= epoch || r.conns == nil {
-		return false, false, "connection"
+		return false, "connection"
 	}
 	for _, col := range c.collections {
 		if col.kind == kindCompute && !col.introspection && col.cluster == cl.name && !col.dropped && !r.hydratedLocked(col) {
-			return false, false, "hydration of " + col.id
+			return false, "hydration of " + col.id
 		}
 	}
-	return true, false, ""
+	return true, ""
 }

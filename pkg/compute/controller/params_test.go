@@ -168,8 +168,6 @@ func (s *countingSink) WithName(name string) logr.LogSink {
 	return &countingSink{LogSink: s.LogSink.WithName(name), rh: s.rh}
 }
 
-const msgRolloutWaiting = "Replica rollout waiting for the replica to reconnect and hydrate"
-
 // TestRollReplicasWaitsForASlowReplica: a replica whose new processes take
 // far longer than the old give-up time (scaled here to many log intervals)
 // does not stop the roll: the controller keeps waiting, logs that it does,
@@ -220,5 +218,47 @@ func TestRollSupersededStops(t *testing.T) {
 	}
 	if got := rh.ensured(); !slices.Equal(got, []string{"r1"}) {
 		t.Fatalf("superseded roll went on: rolled %v", got)
+	}
+}
+
+// TestApplyReplicaConfigDoesNotWait: on an orchestrator that sequences
+// rollouts itself, ApplyReplicaConfig hands each replica its config and
+// returns while the replica is still away (r1 stays unreachable), with no
+// progress poll; the controller logs each replica's return and hydration
+// once, from the frontiers it receives. Making ApplyReplicaConfig wait
+// fails the first step; dropping the log on hydration fails the second.
+func TestApplyReplicaConfigDoesNotWait(t *testing.T) {
+	rh := newRollHarness(t)
+	returned := make(chan error, 2)
+	for _, name := range []string{"r1", "r2"} {
+		cfg := orchestrator.ReplicaConfig{ID: orchestrator.ReplicaID{Cluster: "default", Replica: name}, Processes: 1, Workers: 1,
+			Interactive: !testparams.Interactive(t)}
+		go func() { returned <- rh.h.c.ApplyReplicaConfig(context.Background(), cfg) }()
+	}
+	rh.h.eventually("both configs applied while r1 is away", func() bool { return len(returned) == 2 })
+	for range 2 {
+		if err := <-returned; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rh.ensured(); len(got) != 2 {
+		t.Fatalf("ensured %v, want both replicas", got)
+	}
+	rh.h.eventually("r2's return logged", func() bool { return rh.count(msgReconfiguredHydrated) == 1 })
+	rh.release()
+	rh.h.eventually("r1's return logged", func() bool { return rh.count(msgReconfiguredHydrated) == 2 })
+	if n := rh.count(msgRolloutWaiting); n != 0 {
+		t.Fatalf("%d progress logs: ApplyReplicaConfig must not poll", n)
+	}
+	// A later frontier of a hydrated collection logs nothing more.
+	if _, err := rh.h.c.CreateDataflow("default", testDataflow("u2", nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	rh.h.eventually("u2 hydrated on both", func() bool {
+		return slices.Contains(replicaByName(rh.h.c.Status(), "r1").Hydrated, "u2") &&
+			slices.Contains(replicaByName(rh.h.c.Status(), "r2").Hydrated, "u2")
+	})
+	if n := rh.count(msgReconfiguredHydrated); n != 2 {
+		t.Fatalf("logged %d returns, want 2 (once per replica)", n)
 	}
 }

@@ -30,20 +30,21 @@ import (
 // command.
 func (c *Controller) handleCommandErrorLocked(r *replica, proc int, e *computepb.CommandError) {
 	perr := &computepb.PeekError{Sqlstate: e.GetSqlstate(), Message: e.GetMessage()}
+	id, _ := idOf(e.GetCollection())
 	if e.GetCommand() == protocol.KindCreateDataflow {
-		if d, ok := r.cluster.dataflows[e.GetId()]; ok {
+		if d, ok := r.cluster.dataflows[id]; ok {
 			c.dataflowRefusedLocked(r, proc, d, perr)
 			return
 		}
 	}
 	log := r.log
-	if _, ok := r.refused[e.GetId()]; ok {
+	if _, ok := r.refused[id]; ok && id != "" {
 		// The echo of a refused dataflow (its Schedule, its compaction):
 		// the refusal itself was logged.
 		log = log.V(1)
 	}
-	log.Info("Replica refused a command", "command", e.GetCommand(), "id", e.GetId(), "sqlstate", e.GetSqlstate(), "message", e.GetMessage())
-	if p, ok := r.cluster.peeks[e.GetId()]; ok {
+	log.Info("Replica refused a command", "command", e.GetCommand(), "collection", id, "peek", e.GetPeekUuid(), "sqlstate", e.GetSqlstate(), "message", e.GetMessage())
+	if p, ok := r.cluster.peeks[e.GetPeekUuid()]; ok {
 		c.peekAnsweredLocked(r, proc, p, nil, perr, true)
 	}
 }

@@ -38,10 +38,15 @@ type replica struct {
 	// refused holds this epoch's refusals of create_dataflow, by export
 	// of the refused dataflow (refusal.go).
 	refused map[string]*computepb.PeekError
+	// memory is this epoch's last memory report per process (memory.go).
+	memory map[int]*computepb.MemoryStatus
 	// importHolds are this replica's holds on its dataflows' storage
 	// imports, by dataflow id (see replicaholds.go). They outlive
 	// connections and go with the dataflow or the replica.
 	importHolds map[string]dataflowImportHolds
+	// roll is a config given by ApplyReplicaConfig whose completion is
+	// still to be logged (params.go); nil otherwise.
+	roll *rollWatch
 }
 
 // replicaFrontiers are one collection's frontiers on one replica: per
@@ -208,6 +213,7 @@ func (r *replica) connectOnce(ctx context.Context) error {
 	r.frontiers = map[string]*replicaFrontiers{}
 	r.status = map[string]*computepb.CollectionStatus{}
 	r.refused = map[string]*computepb.PeekError{}
+	r.memory = map[int]*computepb.MemoryStatus{}
 	history := c.historyForLocked(r.cluster, r.cfg.ID.Replica)
 	c.holdHistoryImportsLocked(r)
 	for _, p := range conns {
@@ -223,6 +229,7 @@ func (r *replica) connectOnce(ctx context.Context) error {
 	}
 	c.cfg.Metrics.command(protocol.KindInitializationComplete, len(conns))
 	c.cfg.Metrics.historySize(len(history))
+	c.logRolledLocked(r)
 	c.mu.Unlock()
 	r.log.Info("Connected to replica", "epoch", epoch, "processes", len(conns), "history", len(history))
 
@@ -290,10 +297,14 @@ func (c *Controller) handleResponse(r *replica, epoch uint64, proc int, resp *co
 		c.handleSubscribeResponseLocked(r, proc, k.SubscribeResponse)
 	case *computepb.Response_Status:
 		for _, s := range k.Status.GetCollections() {
-			r.status[s.GetId()] = s
+			if id, ok := idOf(s.GetId()); ok {
+				r.status[id] = s
+			}
 		}
 	case *computepb.Response_CommandError:
 		c.handleCommandErrorLocked(r, proc, k.CommandError)
+	case *computepb.Response_MemoryStatus:
+		c.handleMemoryStatusLocked(r, proc, k.MemoryStatus)
 	}
 }
 
@@ -309,13 +320,18 @@ func responseKind(resp *computepb.Response) string {
 		return "status"
 	case *computepb.Response_CommandError:
 		return "command_error"
+	case *computepb.Response_MemoryStatus:
+		return "memory_status"
 	default:
 		return "unknown"
 	}
 }
 
 func (c *Controller) handleFrontiersLocked(r *replica, proc int, f *computepb.Frontiers) {
-	id := f.GetId()
+	id, ok := idOf(f.GetId())
+	if !ok {
+		return
+	}
 	rf, ok := r.frontiers[id]
 	if !ok {
 		rf = &replicaFrontiers{procs: make([]procFrontiers, len(r.conns))}
@@ -324,6 +340,8 @@ func (c *Controller) handleFrontiersLocked(r *replica, proc int, f *computepb.Fr
 	if proc >= len(rf.procs) {
 		return
 	}
+	col, ok := c.collections[id]
+	hydrated := ok && r.hydratedLocked(col)
 	p := &rf.procs[proc]
 	// Frontiers never regress within a connection; an absent field is
 	// unchanged.
@@ -337,9 +355,11 @@ func (c *Controller) handleFrontiersLocked(r *replica, proc int, f *computepb.Fr
 		p.output = frontier.Join(p.output, protocol.FrontierFromProto(f.Output))
 	}
 	rf.merge()
-	col, ok := c.collections[id]
 	if !ok || col.kind != kindCompute {
 		return
+	}
+	if !hydrated && r.hydratedLocked(col) {
+		c.logRolledLocked(r)
 	}
 	c.advanceWriteLocked(col, rf.write)
 	c.advanceImportHoldsLocked(r, col)

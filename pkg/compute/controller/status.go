@@ -34,6 +34,10 @@ type ReplicaStatus struct {
 	// own introspection indexes are in neither.
 	Hydrated    []string `json:"hydrated"`
 	NotHydrated []string `json:"not_hydrated"`
+	// MemoryNearLimit lists the processes whose last memory report said
+	// they are near their memory limit: no new dataflow is sent to the
+	// replica (memory.go).
+	MemoryNearLimit []int `json:"memory_near_limit,omitempty"`
 }
 
 // CollectionStatus describes a collection's frontiers.
@@ -60,7 +64,8 @@ func (c *Controller) Status() Status {
 		cs := ClusterStatus{Name: cl.name, Replicas: []ReplicaStatus{}, Dataflows: len(cl.dataflows), PendingPeeks: len(cl.peeks), HistorySize: len(c.historyLocked(cl))}
 		for _, r := range cl.replicas {
 			rs := ReplicaStatus{Name: r.cfg.ID.Replica, Processes: r.cfg.Processes, Workers: r.cfg.Workers,
-				Epoch: r.epoch, Connected: r.conns != nil, LastError: r.lastError, Hydrated: []string{}, NotHydrated: []string{}}
+				Epoch: r.epoch, Connected: r.conns != nil, LastError: r.lastError, Hydrated: []string{}, NotHydrated: []string{},
+				MemoryNearLimit: r.nearLimitLocked()}
 			for _, col := range c.collections {
 				if col.kind != kindCompute || col.introspection || col.cluster != cl.name || col.dropped {
 					continue

@@ -158,7 +158,11 @@ func (c *Controller) subscribeClassLocked(df Dataflow) computepb.DataflowClass {
 }
 
 func (c *Controller) handleSubscribeResponseLocked(r *replica, proc int, resp *computepb.SubscribeResponse) {
-	col, ok := c.collections[resp.GetId()]
+	id, ok := idOf(resp.GetId())
+	if !ok {
+		return
+	}
+	col, ok := c.collections[id]
 	if !ok || col.subscribe == nil {
 		return
 	}

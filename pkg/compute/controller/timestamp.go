@@ -71,13 +71,9 @@ func (c *Controller) chooseTimeLocked(inputs []string, clocks []loadgen.Clock, i
 	var maxSince frontier.Time
 	minWrite := frontier.Closed()
 	for _, id := range inputs {
-		col, ok := c.collections[id]
-		if !ok {
-			return 0, fmt.Errorf("input %s: %w", id, ErrUnknownCollection)
-		}
-		st, ok := col.since.Time()
-		if !ok {
-			return 0, fmt.Errorf("input %s was dropped: %w", id, ErrUnknownCollection)
+		col, st, err := c.liveInputLocked(id)
+		if err != nil {
+			return 0, err
 		}
 		maxSince = max(maxSince, st)
 		minWrite = frontier.Meet(minWrite, col.write)
@@ -119,4 +115,18 @@ func (c *Controller) chooseTimeLocked(inputs []string, clocks []loadgen.Clock, i
 		ts = max(ts, gen.readableFrom)
 	}
 	return ts, nil
+}
+
+// liveInputLocked returns the collection of a read's input and its since;
+// an unknown or dropped input is ErrUnknownCollection.
+func (c *Controller) liveInputLocked(id string) (*collection, frontier.Time, error) {
+	col, ok := c.collections[id]
+	if !ok {
+		return nil, 0, fmt.Errorf("input %s: %w", id, ErrUnknownCollection)
+	}
+	st, ok := col.since.Time()
+	if !ok {
+		return nil, 0, fmt.Errorf("input %s was dropped: %w", id, ErrUnknownCollection)
+	}
+	return col, st, nil
 }

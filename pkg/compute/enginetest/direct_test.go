@@ -228,7 +228,7 @@ func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
 					vals = append(vals, *a.Sep)
 				}
 				for _, o := range a.OrderBy {
-					aggs[i].Order = append(aggs[i].Order, operators.OrderColumn{Column: len(vals), Desc: o.Desc, NullsFirst: !o.NullsLast})
+					aggs[i].Order = append(aggs[i].Order, row.ColumnOrder{Column: len(vals), Desc: o.Desc, NullsLast: o.NullsLast})
 					vals = append(vals, o.Expr)
 				}
 			}
@@ -244,7 +244,7 @@ func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
 			spec.Limit = *n.Limit
 		}
 		for _, o := range n.Order {
-			spec.Order = append(spec.Order, operators.OrderColumn{Column: o.Column, Desc: o.Desc, NullsFirst: !o.NullsLast})
+			spec.Order = append(spec.Order, row.ColumnOrder{Column: o.Column, Desc: o.Desc, NullsLast: o.NullsLast})
 		}
 		var key []expr.Expr
 		for _, c := range n.GroupKey {

@@ -32,7 +32,9 @@ func CanCast(from, to row.Type) bool {
 	case row.TypeNumeric:
 		return to == row.TypeInt64 || to == row.TypeFloat64
 	case row.TypeJSONB:
-		return to == row.TypeBool || to == row.TypeInt64 || to == row.TypeFloat64 || to == row.TypeNumeric
+		return to == row.TypeBool || to == row.TypeInt64 || to == row.TypeFloat64 || to == row.TypeNumeric || to == row.TypeJSON
+	case row.TypeJSON:
+		return to == row.TypeJSONB
 	}
 	if from.IsArray() {
 		return canCastArray(from, to)
@@ -102,7 +104,12 @@ func CastDatum(d row.Datum, to row.Type) (row.Datum, error) {
 	case row.TypeText:
 		return parseText(d.Text(), to)
 	case row.TypeJSONB:
+		if to == row.TypeJSON {
+			return row.JSONText(d.String()), nil
+		}
 		return castFromJSONB(d, to)
+	case row.TypeJSON:
+		return jsonTextToJSONB(d)
 	}
 	if from.IsArray() {
 		return castArray(d, to)
@@ -168,6 +175,8 @@ func parseText(s string, to row.Type) (row.Datum, error) {
 		return parseNumeric(s)
 	case row.TypeJSONB:
 		return parseJSONB(s)
+	case row.TypeJSON:
+		return ParseJSONText(s)
 	case row.TypeUUID:
 		u, err := row.ParseUUID(s)
 		if err != nil {

@@ -194,6 +194,21 @@ const (
 	// with spaces to n characters, as a char(n)[] value is output
 	// (char values are stored without their padding).
 	FuncBpcharPad
+	// time_shift(t, us): the time t moved by us microseconds without
+	// wrapping around midnight (a RANGE frame's bound over a time column,
+	// as PostgreSQL's in_range for time; window_time.go).
+	FuncTimeShift
+	// tz_array_cast(x, zone, target) converts between timestamptz[] and
+	// text, text[], timestamp[] or date[] in the session's zone; target is
+	// an empty value of the result type (TZArrayTarget, tzarray.go).
+	FuncTZArrayCast
+	// json (jsontext.go): ->, ->>, #> and #>> (json_extract_path(_text))
+	// and json_typeof over the document's text.
+	FuncJSONTextGet
+	FuncJSONTextGetText
+	FuncJSONTextPath
+	FuncJSONTextPathText
+	FuncJSONTextTypeof
 	funcCount
 )
 

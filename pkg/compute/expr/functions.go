@@ -141,6 +141,14 @@ var funcs = [funcCount]funcDef{
 	FuncStringToArray: {name: "string_to_array", minArgs: 2, maxArgs: 3, typeOf: typeStringToArray, evalN: evalStringToArray},
 	FuncRegexpMatch:   {name: "regexp_match", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeRegexpMatch, evalN: evalRegexpMatch},
 	FuncBpcharPad:     {name: "bpchar_pad", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeBpcharPad, eval2: evalBpcharPad},
+	FuncTimeShift:     {name: "time_shift", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeTimeShift, eval2: evalTimeShift},
+	FuncTZArrayCast:   {name: "tz_array_cast", minArgs: 3, maxArgs: 3, typeOf: typeTZArrayCast, evalN: evalTZArrayCast},
+
+	FuncJSONTextGet:      {name: "json_get", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeJSONGetOf(row.TypeJSON, row.TypeJSON), eval2: evalJSONTextGet},
+	FuncJSONTextGetText:  {name: "json_get_text", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeJSONGetOf(row.TypeJSON, row.TypeText), eval2: evalJSONTextGetText},
+	FuncJSONTextPath:     {name: "json_extract_path", minArgs: 1, maxArgs: -1, strict: true, typeOf: typeJSONPathOf(row.TypeJSON, row.TypeJSON), evalN: evalJSONTextPath},
+	FuncJSONTextPathText: {name: "json_extract_path_text", minArgs: 1, maxArgs: -1, strict: true, typeOf: typeJSONPathOf(row.TypeJSON, row.TypeText), evalN: evalJSONTextPathText},
+	FuncJSONTextTypeof:   {name: "json_typeof", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeSig1(row.TypeJSON, row.TypeText), eval1: evalJSONTextTypeof},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL

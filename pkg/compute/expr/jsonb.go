@@ -19,8 +19,13 @@ func isScalar(j row.JSON) bool { return j.Kind != row.JSONArray && j.Kind != row
 // typeJSONGet types j -> key|index and its variants: (jsonb, text|int) to
 // result, NULL when the element is missing.
 func typeJSONGet(result row.Type) func([]row.ColumnType) (row.ColumnType, error) {
+	return typeJSONGetOf(row.TypeJSONB, result)
+}
+
+// typeJSONGetOf types -> and ->> on a document of type in (json or jsonb).
+func typeJSONGetOf(in, result row.Type) func([]row.ColumnType) (row.ColumnType, error) {
 	return func(args []row.ColumnType) (row.ColumnType, error) {
-		if !is(args[0], row.TypeJSONB) || !is(args[1], row.TypeText, row.TypeInt64) {
+		if !is(args[0], in) || !is(args[1], row.TypeText, row.TypeInt64) {
 			return row.ColumnType{}, typeSig("jsonb operator", args)
 		}
 		return row.ColumnType{Type: result, Nullable: true}, nil
@@ -77,8 +82,13 @@ func evalJSONGetText(a, b row.Datum) (row.Datum, error) {
 }
 
 func typeJSONPath(result row.Type) func([]row.ColumnType) (row.ColumnType, error) {
+	return typeJSONPathOf(row.TypeJSONB, result)
+}
+
+// typeJSONPathOf types #> and #>> on a document of type in.
+func typeJSONPathOf(in, result row.Type) func([]row.ColumnType) (row.ColumnType, error) {
 	return func(args []row.ColumnType) (row.ColumnType, error) {
-		if !is(args[0], row.TypeJSONB) {
+		if !is(args[0], in) {
 			return row.ColumnType{}, typeSig("jsonb_extract_path", args)
 		}
 		for _, a := range args[1:] {
@@ -103,8 +113,8 @@ func jsonPath(args []row.Datum) (row.JSON, bool) {
 		case row.JSONObject:
 			j, ok = j.Lookup(p.Text())
 		case row.JSONArray:
-			i, err := strconv.ParseInt(strings.TrimSpace(p.Text()), 10, 32)
-			if err != nil {
+			i, isIndex := pathIndex(p)
+			if !isIndex {
 				return row.JSON{}, false
 			}
 			j, ok = jsonIndex(j, i)
@@ -114,6 +124,13 @@ func jsonPath(args []row.Datum) (row.JSON, bool) {
 		}
 	}
 	return j, true
+}
+
+// pathIndex reads a path element that steps into an array (json and
+// jsonb alike): an integer, negative from the end.
+func pathIndex(p row.Datum) (int64, bool) {
+	i, err := strconv.ParseInt(strings.TrimSpace(p.Text()), 10, 32)
+	return i, err == nil
 }
 
 func evalJSONPath(args []row.Datum) (row.Datum, error) {

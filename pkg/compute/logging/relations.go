@@ -16,7 +16,8 @@ type Relation string
 // The relations.
 const (
 	// Operators: dataflow, dataflow name, operator, operator name, worker,
-	// elapsed nanoseconds scheduled, schedules.
+	// elapsed nanoseconds scheduled, schedules, the longest single
+	// schedule in nanoseconds.
 	Operators Relation = "operators"
 	// Arrangements: index id, worker, records, batches, bytes.
 	Arrangements Relation = "arrangements"
@@ -55,7 +56,8 @@ func cols(specs ...any) row.RelationDesc {
 
 var descs = map[Relation]row.RelationDesc{
 	Operators: cols("dataflow", row.TypeInt64, "dataflow_name", row.TypeText, "operator", row.TypeInt64,
-		"name", row.TypeText, "worker", row.TypeInt64, "elapsed_ns", row.TypeInt64, "schedules", row.TypeInt64),
+		"name", row.TypeText, "worker", row.TypeInt64, "elapsed_ns", row.TypeInt64, "schedules", row.TypeInt64,
+		"max_schedule_ns", row.TypeInt64),
 	Arrangements: cols("id", row.TypeText, "worker", row.TypeInt64, "records", row.TypeInt64,
 		"batches", row.TypeInt64, "bytes", row.TypeInt64),
 	Frontiers:     cols("id", row.TypeText, "worker", row.TypeInt64, "write_frontier", row.TypeInt64, "input_frontier", row.TypeInt64),

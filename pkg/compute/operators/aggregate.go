@@ -77,7 +77,7 @@ type Aggregate struct {
 	Column   int
 	Distinct bool
 	Sep      int
-	Order    []OrderColumn
+	Order    []row.ColumnOrder
 }
 
 func (a Aggregate) String() string {

@@ -82,3 +82,82 @@ func TestBoundedStepsEmitInSlices(t *testing.T) {
 		})
 	}
 }
+
+// runSliced drives a bounded step with limit to completion and returns
+// what all the calls emitted together, how many calls it took and the
+// most updates one call emitted.
+func runSliced(t *testing.T, limit int, step func(c *collector, limit int, p *Progress) bool) (out *collector, calls, most int) {
+	t.Helper()
+	out = newCollector()
+	var p Progress
+	for done := false; !done; calls++ {
+		if calls > 1_000_000 {
+			t.Fatal("the bounded step never completed")
+		}
+		c := newCollector()
+		done = step(c, limit, &p)
+		most = max(most, c.count)
+		for k, d := range c.rows {
+			out.rows[k] += d
+		}
+	}
+	maps.DeleteFunc(out.rows, func(_ string, d int64) bool { return d == 0 })
+	return out, calls, most
+}
+
+// TestJoinBoundedSplitsOneKey: a skewed key whose pairs (200 x 200) far
+// exceed the limit is split between pairs: no call emits more than the
+// limit, and the calls together emit exactly the unbounded output.
+func TestJoinBoundedSplitsOneKey(t *testing.T) {
+	const side, limit = 200, 1000
+	k := pack(i64(7))
+	var lFresh, rOld []kv
+	for i := range side {
+		lFresh = append(lFresh, kv{k, pack(row.Text("l"), i64(int64(i))), 5, 1})
+		rOld = append(rOld, kv{k, pack(row.Text("r"), i64(int64(i))), 1, 1})
+	}
+	in := JoinInput{
+		LeftFresh: []*batch.Batch{mkBatch(t, 5, 10, lFresh...)},
+		RightOld:  []*batch.Batch{mkBatch(t, 0, 5, rOld...)},
+	}
+	step := func(c *collector, limit int, p *Progress) bool { return JoinBounded(in, c.emit, limit, p) }
+	whole := newCollector()
+	if !step(whole, 0, &Progress{}) || whole.count != side*side {
+		t.Fatalf("unbounded: %d pairs, want %d in one call", whole.count, side*side)
+	}
+	got, calls, most := runSliced(t, limit, step)
+	if most > limit {
+		t.Errorf("a call emitted %d pairs of one key, limit %d", most, limit)
+	}
+	if calls < side*side/limit {
+		t.Errorf("%d calls for %d pairs with limit %d", calls, side*side, limit)
+	}
+	if !maps.Equal(got.rows, whole.rows) {
+		t.Errorf("sliced output (%d rows) differs from the unbounded output (%d rows)", len(got.rows), len(whole.rows))
+	}
+}
+
+// TestBoundedWalkCountsKeys: a step that walks many keys and emits nothing
+// (a join whose fresh keys match no old key) is bounded too: every key
+// walked counts as work, so it takes at least keys/limit calls.
+func TestBoundedWalkCountsKeys(t *testing.T) {
+	const keys, limit = 20_000, 500
+	var lFresh, rOld []kv
+	for i := range keys {
+		lFresh = append(lFresh, kv{pack(i64(int64(2 * i))), pack(row.Text("l")), 5, 1})
+		rOld = append(rOld, kv{pack(i64(int64(2*i + 1))), pack(row.Text("r")), 1, 1})
+	}
+	in := JoinInput{
+		LeftFresh: []*batch.Batch{mkBatch(t, 5, 10, lFresh...)},
+		RightOld:  []*batch.Batch{mkBatch(t, 0, 5, rOld...)},
+	}
+	got, calls, _ := runSliced(t, limit, func(c *collector, limit int, p *Progress) bool {
+		return JoinBounded(in, c.emit, limit, p)
+	})
+	if len(got.rows) != 0 {
+		t.Fatalf("%d rows from disjoint keys", len(got.rows))
+	}
+	if calls < keys/limit {
+		t.Errorf("walking %d keys that emit nothing took %d calls, limit %d: want at least %d", keys, calls, limit, keys/limit)
+	}
+}

@@ -43,7 +43,7 @@ func concatAgg(a Aggregate, ds [][]row.Datum, input []ValDiff) (row.Datum, error
 	}
 	slices.SortFunc(entries, func(x, y concatEntry) int {
 		for _, o := range a.Order {
-			if c := compareOrdered(x.ds[o.Column], y.ds[o.Column], o); c != 0 {
+			if c := o.Compare(x.ds[o.Column], y.ds[o.Column]); c != 0 {
 				return c
 			}
 		}

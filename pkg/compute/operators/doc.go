@@ -43,10 +43,13 @@
 //     rows; output each row, once per multiplicity, ++ its window
 //     functions' values; the partition is recomputed when it changes).
 //   - JoinBounded and ReduceGroupsBounded: the same steps in slices. A call
-//     stops at the end of the key at which it has emitted its limit of
-//     updates and records the next key in a Progress; the next call with
-//     the same inputs seeks there. Keys are independent, so the slices
-//     together are exactly the unbounded step's output (bounded.go).
+//     stops at the end of the key at which its work (updates emitted plus
+//     one per key walked) has reached its limit and records the next key in
+//     a Progress; the next call with the same inputs seeks there. A join
+//     also stops between two pairs of one key (a skewed key's product);
+//     a reduction never splits a group, whose output is a function of the
+//     whole group. Keys are independent, so the slices together are
+//     exactly the unbounded step's output (bounded.go).
 //   - Negate(Emit) Emit: the stateless negation; Union is two inputs
 //     emitting into one Emit; Mfp is expr's job.
 //

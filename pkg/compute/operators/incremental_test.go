@@ -5,6 +5,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
 // partitionRows is the size of every partition in the incrementality
@@ -64,7 +65,7 @@ func updateWork(t *testing.T, n int, logic GroupLogic) workCount {
 // the rows whose output changed are emitted. (Finding the partition in
 // the arrangement is a seek, logarithmic in the input, not counted.)
 func TestOneUpdateWorkIndependentOfInputSize(t *testing.T) {
-	order := []OrderColumn{{Column: 1}}
+	order := []row.ColumnOrder{{Column: 1, NullsLast: true}}
 	running := WindowSpec{Order: order, Funcs: []WindowFunc{{Kind: WinAggregate, Agg: Aggregate{Func: AggSum, Column: 2},
 		Frame: WindowFrame{Rows: true, Start: FrameBound{Kind: BoundUnboundedPreceding}, End: FrameBound{Kind: BoundCurrentRow}}}}}
 	tests := []struct {
@@ -75,7 +76,7 @@ func TestOneUpdateWorkIndependentOfInputSize(t *testing.T) {
 		// The new row is last: its running total is the only new output.
 		{"running total", WindowLogic(running), 1},
 		// Latest 3 by ord: the new row enters, the 3rd latest leaves.
-		{"top 3 per group", TopKLogic(TopKSpec{Order: []OrderColumn{{Column: 1, Desc: true}}, Limit: 3}), 2},
+		{"top 3 per group", TopKLogic(TopKSpec{Order: []row.ColumnOrder{{Column: 1, Desc: true, NullsLast: true}}, Limit: 3}), 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

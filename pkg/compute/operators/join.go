@@ -66,20 +66,34 @@ func (j *joiner) term(left, right []*batch.Batch, limit int, emitted *int, p *Pr
 	if p.key != nil {
 		other.seek(p.key)
 	}
-	return walkKeys(drive, p, limit, emitted, func(key []byte) {
+	return walkKeys(drive, p, limit, emitted, func(key []byte) bool {
 		j.walked++
 		j.driven = drive.collectTimed(key, j.driven[:0])
 		j.other = other.collectTimed(key, j.other[:0])
-		for _, d := range j.driven {
-			for _, o := range j.other {
-				if leftDrives {
-					j.pair(d.Val, o.Val, max(d.Time, o.Time), d.Diff*o.Diff)
-				} else {
-					j.pair(o.Val, d.Val, max(d.Time, o.Time), d.Diff*o.Diff)
-				}
-			}
-		}
+		return j.pairs(leftDrives, limit, emitted, p)
 	})
+}
+
+// pairs emits the current key's pairs (driven × other) from p.within on
+// and reports whether it emitted them all; it stops between two pairs,
+// after the first, once *emitted has reached limit (limit <= 0: never),
+// recording in p.within where the next call goes on.
+func (j *joiner) pairs(leftDrives bool, limit int, emitted *int, p *Progress) bool {
+	no := len(j.other)
+	n := len(j.driven) * no
+	for i := p.within; i < n; i++ {
+		if limit > 0 && *emitted >= limit && i > p.within {
+			p.within = i
+			return false
+		}
+		d, o := j.driven[i/no], j.other[i%no]
+		if leftDrives {
+			j.pair(d.Val, o.Val, max(d.Time, o.Time), d.Diff*o.Diff)
+		} else {
+			j.pair(o.Val, d.Val, max(d.Time, o.Time), d.Diff*o.Diff)
+		}
+	}
+	return true
 }
 
 // keyCount is the number of keys over bs, counting a key once per batch.

@@ -151,14 +151,14 @@ func TestReduceGroupsMatchesRecomputation(t *testing.T) {
 		{"text and float aggregates", true, func() GroupLogic {
 			return AggregateLogic([]Aggregate{
 				{Func: AggStringAgg, Column: 0, Sep: 2}, {Func: AggStringAgg, Column: 0, Sep: 0, Distinct: true},
-				{Func: AggStringAgg, Column: 0, Sep: 2, Order: []OrderColumn{{Column: 1, Desc: true}}},
+				{Func: AggStringAgg, Column: 0, Sep: 2, Order: []row.ColumnOrder{{Column: 1, Desc: true, NullsLast: true}}},
 				{Func: AggVarSamp, Column: 1}, {Func: AggStddevPop, Column: 1, Distinct: true},
 			})
 		}, textFloatVals},
 		{"distinct", false, DistinctLogic, nil},
 		{"threshold", false, ThresholdLogic, nil},
 		{"topk", true, func() GroupLogic {
-			return TopKLogic(TopKSpec{Order: []OrderColumn{{Column: 1, Desc: true}}, Limit: 2, Offset: 1})
+			return TopKLogic(TopKSpec{Order: []row.ColumnOrder{{Column: 1, Desc: true, NullsLast: true}}, Limit: 2, Offset: 1})
 		}, nil},
 	}
 	for _, op := range ops {

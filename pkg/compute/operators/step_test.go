@@ -70,7 +70,7 @@ func TestReduceGroupsSteps(t *testing.T) {
 		},
 		{
 			name:     "topk 1 per group",
-			logic:    TopKLogic(TopKSpec{Order: []OrderColumn{{Column: 0}}, Limit: 1}),
+			logic:    TopKLogic(TopKSpec{Order: []row.ColumnOrder{{Column: 0, NullsLast: true}}, Limit: 1}),
 			old:      []kv{{k("g"), v(5), 1, 1}},
 			fresh:    []kv{{k("g"), v(3), 5, 1}, {k("g"), v(3), 6, -1}, {k("g"), v(9), 6, 1}},
 			wantRows: []string{"(5)@5:-1", "(3)@5:+1", "(3)@6:-1", "(5)@6:+1"},

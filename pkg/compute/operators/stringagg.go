@@ -75,7 +75,7 @@ func stringAgg(a Aggregate, ds [][]row.Datum, input []ValDiff) (row.Datum, error
 // compareStringAgg orders two rows of a string_agg group.
 func compareStringAgg(a Aggregate, x, y []row.Datum) int {
 	for _, o := range a.Order {
-		if c := compareOrdered(x[o.Column], y[o.Column], o); c != 0 {
+		if c := o.Compare(x[o.Column], y[o.Column]); c != 0 {
 			return c
 		}
 	}

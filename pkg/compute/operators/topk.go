@@ -8,19 +8,12 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
-// OrderColumn is one ORDER BY column of a TopK, indexing the input row.
-type OrderColumn struct {
-	Column     int
-	Desc       bool
-	NullsFirst bool
-}
-
 // TopKSpec describes a TopK: per group, the rows ordered by Order (ties
 // broken by the encoded row, so the result is a deterministic function of
 // the group's multiset), skipping Offset rows and keeping at most Limit
 // (Limit < 0 means no limit). A row with multiplicity n counts as n rows.
 type TopKSpec struct {
-	Order  []OrderColumn
+	Order  []row.ColumnOrder
 	Limit  int64
 	Offset int64
 }
@@ -29,39 +22,10 @@ type TopKSpec struct {
 // their encodings ea and eb. It is exported so the reference evaluator and
 // the operator share the one definition of TopK's order.
 func (s TopKSpec) CompareRows(a, b []row.Datum, ea, eb []byte) int {
-	for _, o := range s.Order {
-		var x, y row.Datum
-		if o.Column < len(a) {
-			x = a[o.Column]
-		}
-		if o.Column < len(b) {
-			y = b[o.Column]
-		}
-		if c := compareOrdered(x, y, o); c != 0 {
-			return c
-		}
+	if c := row.CompareColumns(a, b, s.Order); c != 0 {
+		return c
 	}
 	return bytes.Compare(ea, eb)
-}
-
-// compareOrdered compares under one column's direction and NULL placement.
-func compareOrdered(x, y row.Datum, o OrderColumn) int {
-	xn, yn := x.IsNull(), y.IsNull()
-	switch {
-	case xn && yn:
-		return 0
-	case xn || yn:
-		// NULL first exactly when NullsFirst, regardless of direction.
-		if xn == o.NullsFirst {
-			return -1
-		}
-		return 1
-	}
-	c := row.CompareOrder(x, y)
-	if o.Desc {
-		c = -c
-	}
-	return c
 }
 
 // TopKLogic returns the group logic of TopK: the input is arranged by the

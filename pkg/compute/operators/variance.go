@@ -28,15 +28,12 @@ func floatVariance(a Aggregate, args []argCount) (row.Datum, error) {
 	sx, sxx := new(big.Rat), new(big.Rat)
 	x, m := new(big.Rat), new(big.Rat)
 	for i, v := range args {
-		if v.d.IsNull() {
-			continue
+		w, err := weightOf(a, args, i, row.TypeFloat64)
+		if err != nil {
+			return row.Null(), err
 		}
-		w := multiplicity(a, args, i)
 		if w == 0 {
 			continue
-		}
-		if v.d.Type() != row.TypeFloat64 {
-			return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("%s: cannot aggregate %s values", a.Func, v.d.Type())}
 		}
 		n += w
 		f := v.d.Float64()
@@ -81,15 +78,12 @@ func sumSquares(a Aggregate, args []argCount) (row.Datum, error) {
 		found bool
 	)
 	for i, v := range args {
-		if v.d.IsNull() {
-			continue
+		w, err := weightOf(a, args, i, row.TypeNumeric)
+		if err != nil {
+			return row.Null(), err
 		}
-		w := multiplicity(a, args, i)
 		if w == 0 {
 			continue
-		}
-		if v.d.Type() != row.TypeNumeric {
-			return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("%s: cannot aggregate %s values", a.Func, v.d.Type())}
 		}
 		x := v.d.Decimal()
 		sq := new(apd.Decimal)
@@ -114,4 +108,19 @@ func sumSquares(a Aggregate, args []argCount) (row.Datum, error) {
 		return row.Null(), nil
 	}
 	return s.result()
+}
+
+// weightOf is argument i's multiplicity, 0 for a NULL or an argument that
+// does not count (multiplicity); an argument of another type than want is
+// an internal error.
+func weightOf(a Aggregate, args []argCount, i int, want row.Type) (int64, error) {
+	d := args[i].d
+	if d.IsNull() {
+		return 0, nil
+	}
+	w := multiplicity(a, args, i)
+	if w != 0 && d.Type() != want {
+		return 0, Error{Code: CodeInternal, Message: fmt.Sprintf("%s: cannot aggregate %s values", a.Func, d.Type())}
+	}
+	return w, nil
 }

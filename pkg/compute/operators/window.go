@@ -88,7 +88,7 @@ type WindowFunc struct {
 
 // WindowSpec is a window: the partition's order and the functions.
 type WindowSpec struct {
-	Order []OrderColumn
+	Order []row.ColumnOrder
 	Funcs []WindowFunc
 }
 
@@ -156,12 +156,12 @@ type partition struct {
 	peer           []int
 	// groupLo and groupHi are each peer group's first and last positions.
 	groupLo, groupHi []int
-	order            []OrderColumn
+	order            []row.ColumnOrder
 	// err is the first error computing a RANGE bound's value.
 	err error
 }
 
-func newPartition(rows []winRow, order []OrderColumn) *partition {
+func newPartition(rows []winRow, order []row.ColumnOrder) *partition {
 	p := &partition{rows: rows, order: order}
 	for r, w := range rows {
 		for j := int64(0); j < w.n; j++ {
@@ -187,9 +187,9 @@ func newPartition(rows []winRow, order []OrderColumn) *partition {
 }
 
 // peers reports whether two rows are equal in the order columns.
-func peers(a, b []row.Datum, order []OrderColumn) bool {
+func peers(a, b []row.Datum, order []row.ColumnOrder) bool {
 	for _, o := range order {
-		if compareOrdered(a[o.Column], b[o.Column], o) != 0 {
+		if o.Compare(a[o.Column], b[o.Column]) != 0 {
 			return false
 		}
 	}
@@ -282,9 +282,9 @@ func (p *partition) rangeBound(b FrameBound, i int, start bool) int {
 	}
 	n := p.size()
 	if start {
-		return sort.Search(n, func(j int) bool { return compareOrdered(p.value(j, o.Column), target, o) >= 0 })
+		return sort.Search(n, func(j int) bool { return o.Compare(p.value(j, o.Column), target) >= 0 })
 	}
-	return sort.Search(n, func(j int) bool { return compareOrdered(p.value(j, o.Column), target, o) > 0 }) - 1
+	return sort.Search(n, func(j int) bool { return o.Compare(p.value(j, o.Column), target) > 0 }) - 1
 }
 
 // saturatingAdd is a + b, or the nearest int64 when it overflows.

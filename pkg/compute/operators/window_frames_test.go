@@ -15,11 +15,11 @@ import (
 // partition's order.
 func TestWindowFrameBounds(t *testing.T) {
 	bound := func(k FrameBoundKind, off int64) FrameBound { return FrameBound{Kind: k, Offset: off} }
-	asc := OrderColumn{Column: 0}                                // NULLS LAST
-	desc := OrderColumn{Column: 0, Desc: true, NullsFirst: true} // PostgreSQL's DESC default
+	asc := row.ColumnOrder{Column: 0, NullsLast: true} // NULLS LAST
+	desc := row.ColumnOrder{Column: 0, Desc: true}     // PostgreSQL's DESC default
 	tests := []struct {
 		name  string
-		order OrderColumn
+		order row.ColumnOrder
 		frame WindowFrame
 		want  []int64 // count(*) per position
 	}{
@@ -65,7 +65,7 @@ func TestWindowFrameBounds(t *testing.T) {
 			}
 			// Collapse the duplicate 2 into one row of multiplicity 2.
 			in = Consolidate(sortedVals(in))
-			spec := WindowSpec{Order: []OrderColumn{tc.order}, Funcs: []WindowFunc{{Kind: WinAggregate, Agg: Aggregate{Func: AggCountStar}, Arg: -1, Default: -1, Frame: tc.frame}}}
+			spec := WindowSpec{Order: []row.ColumnOrder{tc.order}, Funcs: []WindowFunc{{Kind: WinAggregate, Agg: Aggregate{Func: AggCountStar}, Arg: -1, Default: -1, Frame: tc.frame}}}
 			out, err := WindowLogic(spec)(nil, in)
 			if err != nil {
 				t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -414,7 +415,7 @@ func (d *DataflowDescription) validate() error {
 
 // Compatible reports whether a replica already running old may keep it
 // in place of new, which a reconnecting controller sends again: the same
-// imports, plans and exports (compared on their wire form), the same
+// imports, plans and exports (compared structurally by sameValue), the same
 // class and until, and old.AsOf <= new.AsOf (a dataflow that started
 // earlier can serve every later read). When it is not, the error says
 // what differs.
@@ -440,12 +441,7 @@ func Compatible(old, new *DataflowDescription) error {
 		{"subscribe_sinks", old.SubscribeSinks, new.SubscribeSinks},
 	}
 	for _, p := range parts {
-		a, err1 := json.Marshal(p.old)
-		b, err2 := json.Marshal(p.new)
-		if err := errors.Join(err1, err2); err != nil {
-			return fmt.Errorf("dataflow %s: compare %s: %w", new.ID, p.name, err)
-		}
-		if !bytes.Equal(a, b) {
+		if !sameValue(reflect.ValueOf(p.old), reflect.ValueOf(p.new)) {
 			return fmt.Errorf("dataflow %s: %s differ", new.ID, p.name)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,29 +157,67 @@ func TestDataflowJSONRejects(t *testing.T) {
 }
 
 func TestCompatible(t *testing.T) {
-	old := sampleDataflow()
-	later := sampleDataflow()
-	later.AsOf = frontier.At(5000)
-	if err := Compatible(old, later); err != nil {
-		t.Errorf("later as_of: %v", err)
+	nanFilter := func(d *DataflowDescription) {
+		d.ObjectsToBuild = append(d.ObjectsToBuild, Build{ID: User(14), Plan: NewMfp(NewGet(User(11)),
+			expr.MFP{Predicates: []expr.Expr{expr.Gt(col(2), lit(row.Float64(math.NaN())))}, Projection: []int{0}})})
 	}
-	if err := Compatible(later, old); err == nil || !strings.Contains(err.Error(), "as_of") {
-		t.Errorf("earlier as_of accepted: %v", err)
+	tests := []struct {
+		name        string
+		old, mutate func(d *DataflowDescription)
+		want        string // "" means compatible
+	}{
+		{"same", nil, nil, ""},
+		{"later as_of", nil, func(d *DataflowDescription) { d.AsOf = frontier.At(5000) }, ""},
+		{"earlier as_of", func(d *DataflowDescription) { d.AsOf = frontier.At(5000) }, nil, "as_of"},
+		{"class", nil, func(d *DataflowDescription) { d.Class = ClassOneShotRead }, "class"},
+		{"until", nil, func(d *DataflowDescription) { d.Until = frontier.At(9000) }, "until"},
+		{"debug name is not compared", nil, func(d *DataflowDescription) { d.DebugName = "renamed" }, ""},
+		{"id", nil, func(d *DataflowDescription) { d.ID = User(101) }, "id differ"},
+		{"id kind", nil, func(d *DataflowDescription) { d.ID = Transient(100) }, "id differ"},
+		{"aggregate", nil, func(d *DataflowDescription) { d.ObjectsToBuild[1].Plan.Reduce.Aggregates[1].Func = AggMax }, "objects_to_build differ"},
+		{"plan node", nil, func(d *DataflowDescription) { d.ObjectsToBuild[0].Plan = NewGet(User(1)) }, "objects_to_build differ"},
+		{"literal value", nanFilter, func(d *DataflowDescription) {
+			nanFilter(d)
+			d.ObjectsToBuild[2].Plan.Mfp.MFP.Predicates[0].Args[1] = lit(row.Float64(1))
+		}, "objects_to_build differ"},
+		{"literal type", func(d *DataflowDescription) {
+			nanFilter(d)
+			d.ObjectsToBuild[2].Plan.Mfp.MFP.Predicates[0].Args[1] = lit(row.Int64(1))
+		}, func(d *DataflowDescription) {
+			nanFilter(d)
+			d.ObjectsToBuild[2].Plan.Mfp.MFP.Predicates[0].Args[1] = lit(row.Float64(1))
+		}, "objects_to_build differ"},
+		{"NaN literal equals itself", nanFilter, nanFilter, ""},
+		{"nil and empty slices", nil, func(d *DataflowDescription) {
+			d.ObjectsToBuild[1].Plan.Reduce.Aggregates[0].OrderBy = []AggOrder{}
+			d.IndexImports[0].Key = append(make([]expr.Expr, 0, 4), d.IndexImports[0].Key...)
+		}, ""},
+		{"source option", nil, func(d *DataflowDescription) { d.SourceImports[0].Connection.Options["tick_ms"] = "10" }, "source_imports differ"},
+		{"empty options", func(d *DataflowDescription) { d.SourceImports[0].Connection.Options = nil }, func(d *DataflowDescription) {
+			d.SourceImports[0].Connection.Options = map[string]string{}
+		}, ""},
+		{"index import key", nil, func(d *DataflowDescription) { d.IndexImports[0].Key = []expr.Expr{col(1)} }, "index_imports differ"},
+		{"index export", nil, func(d *DataflowDescription) { d.IndexExports[0].Key = append(d.IndexExports[0].Key, col(1)) }, "index_exports differ"},
+		{"sink up_to", nil, func(d *DataflowDescription) { d.SubscribeSinks[0].UpTo = frontier.At(9000) }, "subscribe_sinks differ"},
+		{"sink dropped", nil, func(d *DataflowDescription) { d.SubscribeSinks = nil }, "subscribe_sinks differ"},
 	}
-	changed := sampleDataflow()
-	changed.ObjectsToBuild[1].Plan.Reduce.Aggregates[1].Func = AggMax
-	if err := Compatible(old, changed); err == nil || !strings.Contains(err.Error(), "objects_to_build differ") {
-		t.Errorf("changed plan accepted: %v", err)
-	}
-	sink := sampleDataflow()
-	sink.SubscribeSinks[0].UpTo = frontier.At(9000)
-	if err := Compatible(old, sink); err == nil || !strings.Contains(err.Error(), "subscribe_sinks differ") {
-		t.Errorf("changed up_to accepted: %v", err)
-	}
-	class := sampleDataflow()
-	class.Class = ClassOneShotRead
-	if err := Compatible(old, class); err == nil {
-		t.Error("changed class accepted")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			old, new := sampleDataflow(), sampleDataflow()
+			if tc.old != nil {
+				tc.old(old)
+			}
+			if tc.mutate != nil {
+				tc.mutate(new)
+			}
+			err := Compatible(old, new)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Compatible = %v, want compatible", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Compatible = %v, want an error naming %q", err, tc.want)
+			}
+		})
 	}
 }
 

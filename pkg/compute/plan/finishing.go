@@ -63,40 +63,10 @@ func (f *Finishing) Validate(arity int) error {
 // CompareOrdered compares two rows by order, then (so that the order is
 // total and every replica produces the same answer) by the whole row.
 func CompareOrdered(a, b []row.Datum, order []ColumnOrder) int {
-	if c := CompareColumns(a, b, order); c != 0 {
+	if c := row.CompareColumns(a, b, order); c != 0 {
 		return c
 	}
 	return row.CompareDatums(a, b)
-}
-
-// CompareColumns is the one ORDER BY comparator of decoded rows (the
-// replica's finishing, the controller's merge and the SQL layer's sort):
-// the order's columns in turn, NULLs first unless NullsLast (independent
-// of Desc), as PostgreSQL orders them. Rows equal on every column compare
-// 0; CompareOrdered breaks such ties.
-func CompareColumns(a, b []row.Datum, order []ColumnOrder) int {
-	for _, o := range order {
-		x, y := a[o.Column], b[o.Column]
-		xn, yn := x.IsNull(), y.IsNull()
-		switch {
-		case xn && yn:
-			continue
-		case xn || yn:
-			// Exactly one NULL: it goes last iff NullsLast.
-			if xn == o.NullsLast {
-				return 1
-			}
-			return -1
-		}
-		c := row.CompareOrder(x, y)
-		if o.Desc {
-			c = -c
-		}
-		if c != 0 {
-			return c
-		}
-	}
-	return 0
 }
 
 // Apply finishes rows: it drops rows with count zero, rejects a negative

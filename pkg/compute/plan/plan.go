@@ -166,14 +166,12 @@ type Negate struct {
 	Input *Plan `json:"input"`
 }
 
-// ColumnOrder is one ORDER BY term over a column. NullsLast is Postgres'
-// default for ascending order; descending order defaults to NULLs first
-// in Postgres, so the SQL layer sets NullsLast explicitly.
-type ColumnOrder struct {
-	Column    int  `json:"column"`
-	Desc      bool `json:"desc,omitempty"`
-	NullsLast bool `json:"nulls_last,omitempty"`
-}
+// ColumnOrder is one ORDER BY term over a column: row.ColumnOrder, the
+// type the engine's operators, the finishing and the SQL layer's sort
+// share with row.CompareColumns. NullsLast is Postgres' default for
+// ascending order; descending order defaults to NULLs first in Postgres,
+// so the SQL layer sets NullsLast explicitly.
+type ColumnOrder = row.ColumnOrder
 
 // TopK keeps, per group of GroupKey columns, the rows at positions
 // [Offset, Offset+Limit) in Order (ties broken by the whole row, so the

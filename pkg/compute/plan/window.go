@@ -96,12 +96,13 @@ const (
 )
 
 // FrameBound is one end of a frame. A RANGE frame's offset bound over an
-// ORDER BY column that is not an integer (float8, numeric, date,
-// timestamp, timestamptz) has RangeTarget instead of Offset: an
+// ORDER BY column that is not an integer (float8, numeric, date, time,
+// timestamp, timestamptz, interval) has RangeTarget instead of Offset: an
 // expression over one column, #0, the current row's (non-NULL) ORDER BY
 // value, that computes the bound's value: the value minus or plus the
 // offset (an interval for the date and time types), in the direction of
-// the bound and of the order. For a date column it is a timestamp.
+// the bound and of the order. For a date column it is a timestamp; for a
+// time column a time that may lie outside the day (expr.FuncTimeShift).
 type FrameBound struct {
 	Kind        BoundKind  `json:"kind"`
 	Offset      int64      `json:"offset,omitempty"`

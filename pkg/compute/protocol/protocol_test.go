@@ -40,18 +40,23 @@ func TestValidate(t *testing.T) {
 		{"empty command", &computepb.Command{}, false},
 		{"nil command", nil, false},
 		{"create instance", &computepb.Command{Kind: &computepb.Command_CreateInstance{CreateInstance: &computepb.CreateInstance{
-			Logging: &computepb.LoggingConfig{IndexIds: map[string]string{"operators": "s1"}}}}}, true},
+			Logging: &computepb.LoggingConfig{Indexes: map[string]*computepb.GlobalId{"operators": GlobalIDToProto(plan.System(1))}}}}}, true},
 		{"create instance bad log id", &computepb.Command{Kind: &computepb.Command_CreateInstance{CreateInstance: &computepb.CreateInstance{
-			Logging: &computepb.LoggingConfig{IndexIds: map[string]string{"operators": "x1"}}}}}, false},
+			Logging: &computepb.LoggingConfig{Indexes: map[string]*computepb.GlobalId{"operators": {Kind: 9, N: 1}}}}}}, false},
+		{"create instance absent log id", &computepb.Command{Kind: &computepb.Command_CreateInstance{CreateInstance: &computepb.CreateInstance{
+			Logging: &computepb.LoggingConfig{Indexes: map[string]*computepb.GlobalId{"operators": nil}}}}}, false},
 		{"init complete", &computepb.Command{Kind: &computepb.Command_InitializationComplete{InitializationComplete: &computepb.InitializationComplete{}}}, true},
 		{"create dataflow empty", &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{}}}, false},
 		{"create dataflow", &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: &computepb.DataflowDescription{}}}}, true},
-		{"schedule", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: "t7"}}}, true},
-		{"schedule bad id", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: "u"}}}, false},
-		{"schedule leading zero", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: "u012"}}}, false},
+		{"schedule", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: GlobalIDToProto(plan.Transient(7))}}}, true},
+		{"schedule no id", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{}}}, false},
+		{"schedule unspecified kind", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: &computepb.GlobalId{N: 3}}}}, false},
+		{"schedule unknown kind", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: &computepb.GlobalId{Kind: 42, N: 3}}}}, false},
 		{"allow compaction", &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{
-			Id: "u1", Frontier: &computepb.Frontier{Closed: true}}}}, true},
-		{"allow compaction no frontier", &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{Id: "u1"}}}, false},
+			Id: GlobalIDToProto(plan.User(1)), Frontier: &computepb.Frontier{Closed: true}}}}, true},
+		{"allow compaction no id", &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{
+			Frontier: &computepb.Frontier{Closed: true}}}}, false},
+		{"allow compaction no frontier", &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{Id: GlobalIDToProto(plan.User(1))}}}, false},
 		{"peek", peek(func(*computepb.Peek) {}), true},
 		{"peek bad uuid", peek(func(p *computepb.Peek) { p.Uuid = "0b9e3f5c-1d2a-4c6e-9f00-123456789abZ" }), false},
 		{"peek no target", peek(func(p *computepb.Peek) { p.Target = nil }), false},
@@ -97,7 +102,12 @@ func FuzzDecodeCommand(f *testing.F) {
 	seeds := []*computepb.Command{
 		{Kind: &computepb.Command_Hello{Hello: &computepb.Hello{Nonce: "abc"}}},
 		{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{Uuid: testUUID, Target: GlobalIDToProto(plan.User(3)), LiteralKeys: [][]byte{{0x10, 2}}}}},
-		{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{Id: "s9", Frontier: &computepb.Frontier{Time: 4}}}},
+		{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{Id: GlobalIDToProto(plan.System(9)), Frontier: &computepb.Frontier{Time: 4}}}},
+		{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{Frontier: &computepb.Frontier{Time: 4}}}},
+		{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: GlobalIDToProto(plan.Transient(7))}}},
+		{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: &computepb.GlobalId{Kind: 42, N: 1}}}},
+		{Kind: &computepb.Command_CreateInstance{CreateInstance: &computepb.CreateInstance{Logging: &computepb.LoggingConfig{
+			Indexes: map[string]*computepb.GlobalId{"operators": GlobalIDToProto(plan.System(1)), "peeks": nil}}}}},
 	}
 	for _, s := range seeds {
 		b, err := proto.Marshal(s)

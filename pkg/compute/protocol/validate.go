@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
@@ -34,7 +33,7 @@ func validate(c *computepb.Command) error {
 			return errors.New("empty nonce")
 		}
 	case *computepb.Command_CreateInstance:
-		for name, id := range k.CreateInstance.GetLogging().GetIndexIds() {
+		for name, id := range k.CreateInstance.GetLogging().GetIndexes() {
 			if name == "" {
 				return errors.New("logging relation with empty name")
 			}
@@ -82,9 +81,9 @@ func validatePeek(p *computepb.Peek) error {
 	return nil
 }
 
-// checkGlobalID accepts the canonical printed form of plan.GlobalID.
-func checkGlobalID(s string) error {
-	_, err := plan.ParseGlobalID(s)
+// checkGlobalID accepts a present GlobalId of a known kind.
+func checkGlobalID(id *computepb.GlobalId) error {
+	_, err := GlobalIDFromProto(id)
 	return err
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"sort"
 	"strings"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
@@ -49,43 +48,7 @@ func appendStringAggArgs(red *plan.Reduce, ds, args []row.Datum) ([]row.Datum, e
 func stringAgg(red *plan.Reduce, i int, g Collection) (row.Datum, error) {
 	at := orderedArgsAt(red, i)
 	a := red.Aggregates[i]
-	type item struct {
-		v, sep row.Datum
-		keys   []row.Datum
-	}
-	var items []item
-	for k, n := range g {
-		ds := unpack(k)
-		it := item{v: ds[i], sep: ds[at], keys: ds[at+1 : at+1+len(a.OrderBy)]}
-		if it.v.IsNull() {
-			continue
-		}
-		for range n {
-			items = append(items, it)
-		}
-	}
-	sort.SliceStable(items, func(x, y int) bool {
-		for j, o := range a.OrderBy {
-			p, q := items[x].keys[j], items[y].keys[j]
-			if p.IsNull() != q.IsNull() {
-				return p.IsNull() != o.NullsLast
-			}
-			if p.IsNull() {
-				continue
-			}
-			c := row.CompareOrder(p, q)
-			if o.Desc {
-				c = -c
-			}
-			if c != 0 {
-				return c < 0
-			}
-		}
-		if c := row.Compare(items[x].v, items[y].v); c != 0 {
-			return c < 0
-		}
-		return row.Compare(items[x].sep, items[y].sep) < 0
-	})
+	items := orderedItems(g, a.OrderBy, i, at, at+1)
 	if len(items) == 0 {
 		return row.Null(), nil
 	}

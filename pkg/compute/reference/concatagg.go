@@ -16,27 +16,7 @@ import (
 func concatAgg(red *plan.Reduce, i int, g Collection) (row.Datum, error) {
 	at := orderedArgsAt(red, i)
 	a := red.Aggregates[i]
-	type item struct {
-		v    row.Datum
-		keys []row.Datum
-	}
-	var items []item
-	for k, n := range g {
-		ds := unpack(k)
-		it := item{v: ds[i], keys: ds[at : at+len(a.OrderBy)]}
-		if it.v.IsNull() {
-			continue
-		}
-		for range n {
-			items = append(items, it)
-		}
-	}
-	sort.SliceStable(items, func(x, y int) bool {
-		if c := compareAggOrder(a.OrderBy, items[x].keys, items[y].keys); c != 0 {
-			return c < 0
-		}
-		return row.Compare(items[x].v, items[y].v) < 0
-	})
+	items := orderedItems(g, a.OrderBy, i, -1, at)
 	if len(items) == 0 {
 		return row.Null(), nil
 	}
@@ -68,27 +48,52 @@ func concatAgg(red *plan.Reduce, i int, g Collection) (row.Datum, error) {
 	return d, nil
 }
 
-// compareAggOrder compares two rows' ORDER BY values: NULLs first or
-// last as each term says, whatever its direction.
+// compareAggOrder compares two rows' ORDER BY values, the j-th value
+// under the j-th term (row.ColumnOrder.Compare: NULLs first or last as
+// each term says, whatever its direction).
 func compareAggOrder(order []plan.AggOrder, x, y []row.Datum) int {
 	for j, o := range order {
-		p, q := x[j], y[j]
-		if p.IsNull() != q.IsNull() {
-			if p.IsNull() != o.NullsLast {
-				return -1
-			}
-			return 1
-		}
-		if p.IsNull() {
-			continue
-		}
-		c := row.CompareOrder(p, q)
-		if o.Desc {
-			c = -c
-		}
-		if c != 0 {
+		if c := (row.ColumnOrder{Desc: o.Desc, NullsLast: o.NullsLast}).Compare(x[j], y[j]); c != 0 {
 			return c
 		}
 	}
 	return 0
+}
+
+// aggItem is one non-NULL argument of an ordered aggregate: its value,
+// its separator (string_agg; NULL otherwise) and its ORDER BY keys.
+type aggItem struct {
+	v, sep row.Datum
+	keys   []row.Datum
+}
+
+// orderedItems lists group g's non-NULL values of column i, each as often
+// as its multiplicity, with the separator at column sepAt (-1: none) and
+// the ORDER BY keys from column keysAt, sorted by the ORDER BY terms, then
+// by value, then by separator.
+func orderedItems(g Collection, order []plan.AggOrder, i, sepAt, keysAt int) []aggItem {
+	var items []aggItem
+	for k, n := range g {
+		ds := unpack(k)
+		it := aggItem{v: ds[i], keys: ds[keysAt : keysAt+len(order)]}
+		if sepAt >= 0 {
+			it.sep = ds[sepAt]
+		}
+		if it.v.IsNull() {
+			continue
+		}
+		for range n {
+			items = append(items, it)
+		}
+	}
+	sort.SliceStable(items, func(x, y int) bool {
+		if c := compareAggOrder(order, items[x].keys, items[y].keys); c != 0 {
+			return c < 0
+		}
+		if c := row.Compare(items[x].v, items[y].v); c != 0 {
+			return c < 0
+		}
+		return row.Compare(items[x].sep, items[y].sep) < 0
+	})
+	return items
 }

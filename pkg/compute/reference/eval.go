@@ -1,7 +1,6 @@
 package reference
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"sort"
@@ -411,27 +410,13 @@ func evalTopK(t *plan.TopK, in Result, out *Result) {
 	}
 }
 
-// topKLess orders rows by the ORDER BY columns, NULLs placed per
-// NullsLast (false: first), then by encoded row.
+// topKLess orders rows by the ORDER BY columns (row.CompareColumns, the
+// engine's one comparator), then by encoded row.
 func topKLess(order []plan.ColumnOrder, a, b []row.Datum, ra, rb string) bool {
-	for _, o := range order {
-		x, y := col(a, o.Column), col(b, o.Column)
-		if x.IsNull() || y.IsNull() {
-			if x.IsNull() && y.IsNull() {
-				continue
-			}
-			// Exactly one is NULL: it goes first unless NullsLast.
-			return x.IsNull() != o.NullsLast
-		}
-		c := row.CompareOrder(x, y)
-		if o.Desc {
-			c = -c
-		}
-		if c != 0 {
-			return c < 0
-		}
+	if c := row.CompareColumns(a, b, order); c != 0 {
+		return c < 0
 	}
-	return bytes.Compare([]byte(ra), []byte(rb)) < 0
+	return ra < rb
 }
 
 // col returns column i of ds, or NULL when a malformed plan reads past

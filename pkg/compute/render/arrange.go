@@ -14,7 +14,9 @@ import (
 )
 
 // exertFuel is the merge work an arrangement does per schedule when it has
-// no new data, so that merges finish on an otherwise idle worker.
+// no new data, so that merges finish on an otherwise idle worker, with the
+// step bound off (arrange_step_updates 0); with it on, the schedule's one
+// budget bounds the exertion too.
 const exertFuel = 1 << 16
 
 // Arranged is one worker's shard of an arrangement: its trace and a
@@ -66,9 +68,11 @@ type arrangeLogic struct {
 	failed bool
 	// onBuilt, if set, sees every finished build (tests).
 	onBuilt func(*batchBuild)
-	// onMergeWork, if set, sees the spine merge work of every schedule
-	// (tests).
-	onMergeWork func(int64)
+	// onWork, if set, sees the work of every schedule: the build's and
+	// the spine's merges' (tests).
+	onWork func(build, merge int64)
+	// buildWork is the build work of the current schedule.
+	buildWork int64
 }
 
 // minConsolidate is the least pending length worth consolidating.
@@ -139,10 +143,20 @@ func arrange(b *dataflow.Builder, name string, keyed dataflow.Stream, fail func(
 	return &Arranged{Trace: lg.tr, Stream: op.Stream(0), listeners: &lg.listeners}, lg
 }
 
+// Schedule takes the input, seals what the input frontier has passed and
+// keeps the spine merged, all on one budget: the step fuel
+// (arrange_step_updates) bounds the build's sorting and merging, the
+// merge work the new batch's insert pays, the debt earlier inserts still
+// owe and the idle exertion together, so that one schedule's work is at
+// most one step's fuel (plus the updates of one value where a merge
+// stops). What does not fit is done on the next schedules. Fuel 0 turns
+// the bound off: the build and its insert's merge work complete in one
+// schedule, and idle merging gets exertFuel.
 func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
-	if lg.onMergeWork != nil {
+	if lg.onWork != nil {
 		before := lg.tr.MergeWork()
-		defer func() { lg.onMergeWork(lg.tr.MergeWork() - before) }()
+		lg.buildWork = 0
+		defer func() { lg.onWork(lg.buildWork, lg.tr.MergeWork()-before) }()
 	}
 	in := op.Input(0)
 	for _, d := range in.Take() {
@@ -169,27 +183,40 @@ func (lg *arrangeLogic) Schedule(op *dataflow.Operator) {
 	if lg.build == nil && lg.lower.Less(f1) {
 		lg.startBuild(f1)
 	}
-	built := lg.build == nil || lg.stepBuild(op)
+	var budget *int // nil: unbounded
+	if fuel := lg.stepFuel(); fuel > 0 {
+		budget = &fuel
+	}
+	built := lg.build == nil || lg.stepBuild(op, budget)
 	// The stream's frontier is the trace's upper: consumers never see a
 	// frontier whose batch is still being built.
 	op.SetHold(lg.lower)
 	if lg.failed || op.Dropping() {
 		return
 	}
-	if !built || lg.lower.Less(f1) {
-		op.Activate() // the build goes on (or the next one starts) next step
-		return
+	// The build goes on (or the next one starts) next step.
+	more := !built || lg.lower.Less(f1)
+	if built && lg.merge(budget) {
+		more = true
 	}
-	// Merge work a bounded insert still owes (a large batch inserted
-	// after another large one), at most one step's fuel at a time.
-	owed := lg.tr.PayDebt(lg.stepFuel())
-	fuel := exertFuel
-	if lg.tr.Exert(&fuel) || owed {
+	if more {
 		op.Activate()
 	}
 }
 
-// stepFuel returns the build fuel of one step (0: unbounded).
+// merge spends what is left of the schedule's budget (nil: unbounded) on
+// the merge work bounded inserts still owe, then on idle merging, and
+// reports whether merge work remains.
+func (lg *arrangeLogic) merge(budget *int) bool {
+	owed := lg.tr.PayDebt(budget)
+	if budget == nil {
+		fuel := exertFuel
+		return lg.tr.Exert(&fuel) || owed
+	}
+	return lg.tr.Exert(budget) || owed
+}
+
+// stepFuel returns the fuel of one schedule (0: unbounded).
 func (lg *arrangeLogic) stepFuel() int {
 	if lg.fuel != nil {
 		return lg.fuel()
@@ -205,22 +232,33 @@ func (lg *arrangeLogic) startBuild(f1 frontier.Frontier) {
 	lg.build = newBatchBuild(batch.Description{Lower: lg.lower, Upper: f1, Since: frontier.Minimum()}, ups)
 }
 
-// stepBuild spends one step's fuel on the build; when it completes, the
-// batch goes into the trace, lower advances and the listeners run, and it
-// returns true.
-func (lg *arrangeLogic) stepBuild(op *dataflow.Operator) bool {
+// stepBuild spends the schedule's budget (nil: unbounded) on the build,
+// subtracting what it did; when the build completes, the batch goes into
+// the trace (its merge work paid from what is left of the budget, the rest
+// owed), lower advances and the listeners run, and it returns true.
+func (lg *arrangeLogic) stepBuild(op *dataflow.Operator, budget *int) bool {
 	if op.Dropping() {
 		return false // nothing built now would be read
 	}
-	fuel := lg.stepFuel()
-	bat, err := lg.build.work(&lg.builder, fuel)
+	fuel := 0
+	if budget != nil {
+		if *budget <= 0 {
+			return false
+		}
+		fuel = *budget
+	}
+	bat, spent, err := lg.build.work(&lg.builder, fuel)
+	lg.buildWork += int64(spent)
+	if budget != nil {
+		*budget -= spent
+	}
 	if err == nil && bat == nil {
 		return false
 	}
 	if err == nil {
-		// The merges the new batch starts or joins get at most a step's
-		// fuel now; the rest is paid on the next steps (PayDebt below).
-		err = lg.tr.InsertBounded(bat, fuel)
+		// The merges the new batch starts or joins get what is left of
+		// the budget now; the rest is paid on the next schedules.
+		err = lg.tr.InsertBounded(bat, budget)
 	}
 	if err != nil {
 		// Only a bug or an oversized batch gets here; the arrangement

@@ -50,8 +50,9 @@ func newBatchBuild(desc batch.Description, todo pendingUpdates) *batchBuild {
 }
 
 // work spends up to fuel (0: unbounded) on the build with b (a reusable
-// builder, left reset) and returns the batch once it is complete.
-func (bb *batchBuild) work(b *batch.Builder, fuel int) (*batch.Batch, error) {
+// builder, left reset) and returns the batch once it is complete, and the
+// work it did (in fuel units; it may overrun fuel by one value's updates).
+func (bb *batchBuild) work(b *batch.Builder, fuel int) (*batch.Batch, int, error) {
 	bb.calls++
 	if fuel <= 0 {
 		fuel = math.MaxInt // everything left in this call
@@ -62,17 +63,18 @@ func (bb *batchBuild) work(b *batch.Builder, fuel int) (*batch.Batch, error) {
 		switch {
 		case bb.todo.n == 0 && bb.merge == nil && len(bb.runs) <= 1:
 			if len(bb.runs) == 1 {
-				return bb.runs[0], nil
+				return bb.runs[0], fuel - left, nil
 			}
-			return b.Build(bb.desc) // no update: an empty batch
+			bat, err := b.Build(bb.desc) // no update: an empty batch
+			return bat, fuel - left, err
 		case left <= 0:
-			return nil, nil
+			return nil, fuel - left, nil
 		case bb.todo.n > 0:
 			// At least one update, so that any fuel makes progress.
 			n := min(bb.todo.n, max(1, left/sortUnitsPerUpdate))
 			run, err := bb.sortRun(b, n)
 			if err != nil {
-				return nil, err
+				return nil, fuel - left, err
 			}
 			bb.runs = append(bb.runs, run)
 			bb.maxSorted = max(bb.maxSorted, n)
@@ -85,7 +87,7 @@ func (bb *batchBuild) work(b *batch.Builder, fuel int) (*batch.Batch, error) {
 		default:
 			m, err := batch.NewRunMerger(bb.runs[0], bb.runs[1])
 			if err != nil {
-				return nil, fmt.Errorf("merge runs: %w", err)
+				return nil, fuel - left, fmt.Errorf("merge runs: %w", err)
 			}
 			bb.runs[0], bb.runs[1] = nil, nil
 			bb.runs = bb.runs[2:]

@@ -69,7 +69,7 @@ func TestBatchBuildOnFuel(t *testing.T) {
 			var b batch.Builder
 			var got *batch.Batch
 			for got == nil {
-				if got, err = bb.work(&b, fuel); err != nil {
+				if got, _, err = bb.work(&b, fuel); err != nil {
 					t.Fatal(err)
 				}
 				if bb.calls > 10*n {

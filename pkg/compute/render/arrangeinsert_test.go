@@ -12,48 +12,61 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/spine"
 )
 
-// TestArrangeInsertPaysMergeOnFuel: an arrangement sealing a second large
-// batch after a first one inserts it into a spine whose merge of the two
-// then starts; with build fuel F no schedule does more than about 2F units
-// of that merge (the insert's share and one debt payment) plus the idle
-// exertion, the rest being paid on later schedules; with the bound off
-// (fuel 0) the insert pays the whole merge in one schedule.
-func TestArrangeInsertPaysMergeOnFuel(t *testing.T) {
-	const n, fuel = 60_000, 4096
+// TestArrangeScheduleOneBudget: an arrangement sealing several large
+// snapshots, one after the other, inserts each into a spine with merges of
+// the earlier ones in progress. With fuel F no schedule does more than F
+// units of work in all (the build's sorting and run merging, the insert's
+// merge work, the debt of earlier inserts and the idle exertion share one
+// budget), plus the updates of one value per merge where it stops; the
+// rest is paid on later schedules. With the bound off (fuel 0) the insert
+// pays its whole merge work in one schedule.
+func TestArrangeScheduleOneBudget(t *testing.T) {
+	const n, fuel = 40_000, 4096
+	// Halving pairs keep several spine merges in progress at once.
+	sizes := []int{n, n, n / 4, n / 4, n / 16, n / 16}
 	for _, tc := range []struct{ fuel int }{{fuel}, {0}} {
 		t.Run(fmt.Sprintf("fuel=%d", tc.fuel), func(t *testing.T) {
-			maxWork := arrangeTwoSnapshots(t, n, tc.fuel)
-			bound := int64(2*(fuel+16) + exertFuel)
+			w := arrangeSnapshots(t, sizes, tc.fuel)
+			// A merge stops between values (buildUpdates: at most a few
+			// times per value), once per spine merge and once for the build.
+			bound := int64(fuel + 16*len(sizes))
 			switch {
-			case tc.fuel > 0 && maxWork > bound:
-				t.Errorf("one schedule did %d units of spine merge work, want at most %d", maxWork, bound)
-			case tc.fuel == 0 && maxWork < int64(spine.FuelPerUpdate*n/2):
-				t.Errorf("unbounded: the most merge work in one schedule was %d, want the insert's whole payment (>= %d)", maxWork, spine.FuelPerUpdate*n/2)
+			case tc.fuel > 0 && w.maxTotal > bound:
+				t.Errorf("one schedule did %d units of work (build %d, merge %d at most), want at most %d", w.maxTotal, w.maxBuild, w.maxMerge, bound)
+			case tc.fuel > 0 && w.maxMerge < fuel/2:
+				t.Errorf("no schedule did more than %d units of merge work: the test never merged on the budget", w.maxMerge)
+			case tc.fuel == 0 && w.maxMerge < int64(spine.FuelPerUpdate*n/2):
+				t.Errorf("unbounded: the most merge work in one schedule was %d, want the insert's whole payment (>= %d)", w.maxMerge, spine.FuelPerUpdate*n/2)
 			}
 		})
 	}
 }
 
-// arrangeTwoSnapshots arranges n updates at time 0 and n at time 1 on one
-// worker with the given build fuel and returns the most spine merge work
-// one schedule did.
-func arrangeTwoSnapshots(t *testing.T, n, fuel int) int64 {
+// scheduleWork is the most work one arrangement schedule did: build,
+// merge, and both together.
+type scheduleWork struct{ maxBuild, maxMerge, maxTotal int64 }
+
+// arrangeSnapshots arranges one snapshot per size, the i-th at time i, on
+// one worker with the given build fuel, and returns the most work one
+// schedule did.
+func arrangeSnapshots(t *testing.T, sizes []int, fuel int) scheduleWork {
 	ws, err := dataflow.New(dataflow.Config{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var (
-		mu      sync.Mutex
-		maxWork int64
+		mu sync.Mutex
+		w  scheduleWork
 	)
 	done := make(chan struct{}, 1)
 	ws.Install("arrange", func(b *dataflow.Builder) error {
 		sent := 0
 		src := b.AddOperator("src", nil, 1, dataflow.LogicFunc(func(op *dataflow.Operator) {
-			// One snapshot per schedule: [0, 1), then [1, 2), then closed.
-			switch sent {
-			case 0, 1:
-				ups := buildUpdates(n, uint64(sent))
+			// One snapshot per schedule: [0, 1), then [1, 2), ..., then
+			// closed.
+			switch {
+			case sent < len(sizes):
+				ups := buildUpdates(sizes[sent], uint64(sent))
 				for i := range ups {
 					ups[i].Time = frontier.Time(sent)
 				}
@@ -68,7 +81,11 @@ func arrangeTwoSnapshots(t *testing.T, n, fuel int) int64 {
 		src.SetHold(frontier.At(0))
 		a, lg := arrange(b, "test", src.Stream(0), func(err error) { t.Error(err) })
 		lg.fuel = func() int { return fuel }
-		lg.onMergeWork = func(w int64) { mu.Lock(); maxWork = max(maxWork, w); mu.Unlock() }
+		lg.onWork = func(build, merge int64) {
+			mu.Lock()
+			w.maxBuild, w.maxMerge, w.maxTotal = max(w.maxBuild, build), max(w.maxMerge, merge), max(w.maxTotal, build+merge)
+			mu.Unlock()
+		}
 		fired := false
 		b.AddOperator("probe", []dataflow.Connection{{From: a.Stream}}, 0, dataflow.LogicFunc(func(op *dataflow.Operator) {
 			if !fired && op.InputFrontier().IsClosed() {
@@ -88,5 +105,5 @@ func arrangeTwoSnapshots(t *testing.T, n, fuel int) int64 {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return maxWork
+	return w
 }

@@ -61,6 +61,9 @@ type Env struct {
 	// snapshotTuning, if set, replaces the snapshot operators' sizes
 	// (tests).
 	snapshotTuning *snapshotTuning
+	// onStatefulSchedule, if set, sees what every schedule of the
+	// dataflow's stateful operators emitted (tests).
+	onStatefulSchedule func(name string, emitted int)
 	// ArrangeFuel, if set, returns how many updates an arrangement's batch
 	// build may sort or merge in one step (ArrangeFueled); nil is
 	// DefaultArrangeStepUpdates, 0 unbounded.
@@ -98,7 +101,8 @@ func Check(desc *plan.DataflowDescription, hasIndex func(plan.GlobalID) bool, so
 // in order, then index exports and subscribe sinks.
 func Build(b *dataflow.Builder, desc *plan.DataflowDescription, env Env) (*Built, error) {
 	r := &planRenderer{b: b, asOf: desc.AsOf, objects: map[plan.GlobalID]rendered{}, fail: env.Fail,
-		imports: map[plan.GlobalID]*importedIndex{}, memo: map[string]rendered{}, arrangeFuel: env.ArrangeFuel}
+		imports: map[plan.GlobalID]*importedIndex{}, memo: map[string]rendered{}, arrangeFuel: env.ArrangeFuel,
+		onSchedule: env.onStatefulSchedule}
 	if t, ok := snapshotTime(desc); ok && !env.NoSnapshotReads {
 		r.snapshot, r.snapshotAt, r.tune = true, t, defaultSnapshotTuning
 		if env.snapshotTuning != nil {

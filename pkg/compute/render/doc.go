@@ -27,8 +27,11 @@
 // still cut. Joins and reductions (StatefulFueled) emit a step's output in
 // slices of the fuel per schedule, stopping between keys, holding their
 // output frontier at f0 and reactivating themselves until the step is done
-// (stateful.go); the arrangement pays the merges a new batch owes at most
-// the fuel per schedule (trace.InsertBounded, PayDebt).
+// (stateful.go). An arrangement's schedule does all its work on one budget,
+// the fuel per schedule: the build, the merge work its new batch's insert
+// pays, the debt earlier inserts owe and idle merging share it, and the
+// spine counts the budget across all its merges in progress
+// (trace.InsertBounded, PayDebt and Exert with one *int).
 //
 // Dataflows. Build renders a plan.DataflowDescription: source imports
 // (SourceFactory; MemorySources for tests), index imports (an Import

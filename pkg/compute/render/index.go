@@ -76,7 +76,8 @@ func (x *Index) InputFrontier() frontier.Frontier {
 
 // ReadAt captures both traces for a read at t. It returns
 // trace.ErrNotYetReadable (wrapped) while t is not complete in either, and
-// trace.ErrCompacted when t is before the export's since.
+// trace.ErrCompacted when t is before the export's since. Safe from any
+// goroutine (the runtime serves sealed point reads off the workers with it).
 func (x *Index) ReadAt(t frontier.Time) (ok, errs trace.Read, err error) {
 	if since := x.Since(); !since.LessEqualTime(t) {
 		return ok, errs, fmt.Errorf("read at %d before the index's since %v: %w", t, since, trace.ErrCompacted)

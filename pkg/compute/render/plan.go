@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -39,6 +40,9 @@ type planRenderer struct {
 	memo map[string]rendered
 	// arrangeFuel is the arrangement build fuel per step (Env.ArrangeFuel).
 	arrangeFuel func() int
+	// onSchedule, if set, sees what every schedule of the stateful
+	// operators it renders emitted (Env.onStatefulSchedule, tests).
+	onSchedule func(name string, emitted int)
 }
 
 func (r *planRenderer) name(kind string) string {
@@ -144,6 +148,16 @@ func (r *planRenderer) arrange(in dataflow.Stream, kind string, spec KeySpec, er
 	return ArrangeFueled(r.b, name, keyed, r.fail, r.arrangeFuel)
 }
 
+// stateful renders a stateful operator that emits each step's output in
+// slices of the arrangement fuel per schedule (StatefulFueled).
+func (r *planRenderer) stateful(name string, inputs []*Arranged, step StepFunc) Collection {
+	c, lg := stateful(r.b, name, inputs, step, r.fail, r.arrangeFuel)
+	if r.onSchedule != nil {
+		lg.onSchedule = func(n int) { r.onSchedule(name, n) }
+	}
+	return c
+}
+
 func (r *planRenderer) join(j *plan.Join) (rendered, error) {
 	var errs []dataflow.Stream
 	la, err := r.joinInput(j.Left, j.LeftKey, "join-left", &errs)
@@ -154,7 +168,7 @@ func (r *planRenderer) join(j *plan.Join) (rendered, error) {
 	if err != nil {
 		return rendered{}, err
 	}
-	out := StatefulFueled(r.b, r.name("join"), []*Arranged{la, ra}, JoinStep, r.fail, r.arrangeFuel)
+	out := r.stateful(r.name("join"), []*Arranged{la, ra}, JoinStep)
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 }
 
@@ -222,9 +236,7 @@ func groupOf(p *plan.Plan) (groupNode, error) {
 		if t.Limit != nil {
 			spec.Limit = *t.Limit
 		}
-		for _, o := range t.Order {
-			spec.Order = append(spec.Order, operators.OrderColumn{Column: o.Column, Desc: o.Desc, NullsFirst: !o.NullsLast})
-		}
+		spec.Order = slices.Clone(t.Order)
 		return groupNode{t.Input, "topk", KeySpec{Key: columnExprs(t.GroupKey)}, operators.TopKLogic(spec), nil}, nil
 	case p.Window != nil:
 		spec, err := WindowSpec(p.Window)
@@ -276,7 +288,7 @@ func reduceGroup(red *plan.Reduce) (groupNode, error) {
 			vals = append(vals, *a.Sep)
 		}
 		for _, o := range a.OrderBy {
-			aggs[i].Order = append(aggs[i].Order, operators.OrderColumn{Column: len(vals), Desc: o.Desc, NullsFirst: !o.NullsLast})
+			aggs[i].Order = append(aggs[i].Order, row.ColumnOrder{Column: len(vals), Desc: o.Desc, NullsLast: o.NullsLast})
 			vals = append(vals, o.Expr)
 		}
 	}
@@ -300,7 +312,7 @@ func (r *planRenderer) group(input *plan.Plan, kind string, spec KeySpec, logic 
 	}
 	errs := clip(in.errs)
 	arr := r.arrange(in.ok, kind, spec, &errs)
-	out := StatefulFueled(r.b, r.name(kind), []*Arranged{arr}, GroupStep(logic), r.fail, r.arrangeFuel)
+	out := r.stateful(r.name(kind), []*Arranged{arr}, GroupStep(logic))
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 }
 

@@ -41,9 +41,13 @@ func (r *planRenderer) recursive(rec *plan.Recursive) (rendered, error) {
 		errs = append(errs, c.errs...)
 		tagged[i] = tagInput(r.b, fmt.Sprintf("%s-input%d", name, i), c.ok, i)
 	}
-	arr := Arrange(r.b, name, Concat(r.b, name+"-inputs", tagged), r.fail)
+	arr := ArrangeFueled(r.b, name, Concat(r.b, name+"-inputs", tagged), r.fail, r.arrangeFuel)
+	// The fixpoint is one group (one key): an incremental step yields
+	// between times (IncrementalFixpointStep), a re-derivation runs whole,
+	// being a function of the whole group (docs/design/runtime.md,
+	// Bounded steps).
 	if rec.Incremental() {
-		out := Stateful(r.b, name, []*Arranged{arr}, IncrementalFixpointStep(fp), r.fail)
+		out := r.stateful(name, []*Arranged{arr}, IncrementalFixpointStep(fp))
 		return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 	}
 	logic := FixpointLogic(fp)
@@ -54,7 +58,7 @@ func (r *planRenderer) recursive(rec *plan.Recursive) (rendered, error) {
 		defer func() { fp.Stop = nil }()
 		operators.ReduceGroups(old[0], fresh[0], logic, e.emit, e.emitErr)
 	}
-	out := Stateful(r.b, name, []*Arranged{arr}, step, r.fail)
+	out := r.stateful(name, []*Arranged{arr}, step)
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 }
 
@@ -141,25 +145,47 @@ func (fp *Fixpoint) split(input []operators.ValDiff) ([][]operators.ValDiff, err
 // each time's changes in time order to the maintained fixed point (see
 // incFix) and emits the output's change at that time. The arrangement's
 // older contents are never read: the operator's state holds them.
+//
+// Under StatefulFueled the step yields between the times of its fresh
+// updates: each time's changes are applied whole (the fixed point moves
+// from one consistent state to the next), and a call stops after the time
+// at which its work (changes applied plus updates emitted) has reached the
+// fuel, recording the next time's position (emitter.pos). A single time's
+// changes are one unit: the fixed point cannot stop part way through one.
 func IncrementalFixpointStep(fp *Fixpoint) StepFunc {
 	s := newIncFix(fp)
+	var upds []operators.TimedVal // the step in progress's fresh updates
 	return func(_, fresh [][]*batch.Batch, e *emitter) {
 		s.stop = func() bool { return e.stop != nil && e.stop() }
 		defer func() { s.stop = nil }()
-		upds := freshUpdates(fresh[0])
-		for i := 0; i < len(upds); {
+		start := 0
+		if e.pos != nil {
+			start = *e.pos
+		}
+		if start == 0 {
+			upds = freshUpdates(fresh[0])
+		}
+		work := 0
+		for i := start; i < len(upds); {
+			if e.limit > 0 && e.pos != nil && work >= e.limit && i > start {
+				*e.pos, e.more = i, true
+				return
+			}
 			t := upds[i].Time
 			j := i
 			for j < len(upds) && upds[j].Time == t {
 				j++
 			}
+			work += j - i
 			changes, err := fp.changes(upds[i:j])
 			if err != nil {
 				e.emitErr(err, t, 1)
 				i = j
 				continue
 			}
-			for _, d := range s.Apply(changes) {
+			deltas := s.Apply(changes)
+			work += len(deltas)
+			for _, d := range deltas {
 				if d.err != nil {
 					e.emitErr(d.err, t, d.diff)
 				} else {
@@ -167,6 +193,10 @@ func IncrementalFixpointStep(fp *Fixpoint) StepFunc {
 				}
 			}
 			i = j
+		}
+		upds = nil
+		if e.pos != nil {
+			*e.pos = 0
 		}
 	}
 }

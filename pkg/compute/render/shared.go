@@ -35,7 +35,9 @@ type SharedImports interface {
 // an *Index whose traces mirror the publisher's chains. The batches are the
 // publisher's own (immutable, so shared without a copy), and each mirror
 // holds its physical frontier at its lower so it never merges them into
-// copies. The dataflow is built at once, even when nothing is published yet
+// copies: a sync's inserts start no merge, so the import's schedule does
+// work in the chain's length (O(log n) batches), never in its updates. The
+// dataflow is built at once, even when nothing is published yet
 // (builds are never deferred or reordered): the mirrors start empty and an
 // operator fills them on the worker goroutine when the publisher wakes it.
 //

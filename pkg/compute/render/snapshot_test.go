@@ -114,6 +114,9 @@ type readerOpts struct {
 	flatten  bool              // Env.NoSnapshotReads
 	counters *ImportCounters
 	tuning   *snapshotTuning
+	// fuel is Env.ArrangeFuel; onSchedule Env.onStatefulSchedule.
+	fuel       func() int
+	onSchedule func(name string, emitted int)
 }
 
 // reader is one installed reader dataflow: its export per worker.
@@ -155,7 +158,8 @@ func (fx *indexFixture) install(p plan.Plan, o readerOpts) *reader {
 		idx := fx.indexes[bl.Worker().Index()]
 		fx.mu.Unlock()
 		built, err := Build(bl, desc, Env{Indexes: map[plan.GlobalID]*Index{fixIdx: idx}, Fail: fx.fail,
-			NoSnapshotReads: o.flatten, Imports: o.counters, snapshotTuning: o.tuning})
+			NoSnapshotReads: o.flatten, Imports: o.counters, snapshotTuning: o.tuning,
+			ArrangeFuel: o.fuel, onStatefulSchedule: o.onSchedule})
 		if err != nil {
 			return err
 		}

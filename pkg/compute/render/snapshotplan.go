@@ -107,8 +107,8 @@ func (r *planRenderer) snapshotGroup(input *plan.Plan, kind string, spec KeySpec
 		seeks, _ = seekKeys(mfps[0], imp.key, imp.desc)
 	}
 	keyed, keyErrs := snapshotKeyBy(r.b, name, imp.ok, r.snapshotAt, mfps, spec, r.tune, seeks, fold, r.fail)
-	arr := Arrange(r.b, name, keyed, r.fail)
-	out := Stateful(r.b, r.name(kind), []*Arranged{arr}, GroupStep(logic), r.fail)
+	arr := ArrangeFueled(r.b, name, keyed, r.fail, r.arrangeFuel)
+	out := r.stateful(r.name(kind), []*Arranged{arr}, GroupStep(logic))
 	return rendered{ok: out.Ok, errs: []dataflow.Stream{imp.errs, keyErrs, out.Err}}, true, nil
 }
 

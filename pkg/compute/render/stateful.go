@@ -31,6 +31,10 @@ type emitter struct {
 	limit    int
 	progress *operators.Progress
 	more     bool
+	// pos is where a bounded step that is not a walk over keys stopped
+	// (the incremental fixpoint: the next time of its fresh updates); nil
+	// outside a bounded operator.
+	pos *int
 }
 
 // stopCheckInterval is how many updates a step emits between polls of
@@ -102,6 +106,7 @@ type stepRun struct {
 	old, fresh [][]*batch.Batch
 	f1         frontier.Frontier
 	progress   operators.Progress
+	pos        int // emitter.pos
 }
 
 // Stateful renders an operator over arrangements with two outputs, ok and
@@ -142,10 +147,10 @@ func (lg *stepLogic) Schedule(op *dataflow.Operator) {
 		return
 	}
 	r := lg.run
-	lg.out.limit, lg.out.progress, lg.out.more = lg.stepLimit(), &r.progress, false
+	lg.out.limit, lg.out.progress, lg.out.pos, lg.out.more = lg.stepLimit(), &r.progress, &r.pos, false
 	completed := lg.runStep(op, r.old, r.fresh)
 	more := lg.out.more
-	lg.out.progress, lg.out.more = nil, false
+	lg.out.progress, lg.out.pos, lg.out.more = nil, nil, false
 	if !completed {
 		// The dataflow is being dropped: hold the output where it was (no
 		// consumer may think [f0, f1) complete) and leave the handles to

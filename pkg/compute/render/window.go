@@ -42,7 +42,7 @@ var excludeKinds = map[plan.FrameExclude]operators.FrameExclude{
 func WindowSpec(w *plan.Window) (operators.WindowSpec, error) {
 	var spec operators.WindowSpec
 	for _, o := range w.OrderBy {
-		spec.Order = append(spec.Order, operators.OrderColumn{Column: o.Column, Desc: o.Desc, NullsFirst: !o.NullsLast})
+		spec.Order = append(spec.Order, o)
 	}
 	desc := len(w.OrderBy) > 0 && w.OrderBy[0].Desc
 	for _, f := range w.Funcs {

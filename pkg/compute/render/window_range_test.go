@@ -15,17 +15,34 @@ import (
 
 // rangeDomain is an ORDER BY column type for RANGE frames with a target:
 // the values rows draw (NULL, NaN and infinities included) and the
-// offsets frames draw.
+// offsets frames draw. A time column's offsets are microseconds for
+// time_shift, as the planner lowers them.
 type rangeDomain struct {
 	typ     row.Type
 	values  []row.Datum
 	offsets []row.Datum
 }
 
+// target is the bound's target expression: #0 plus or minus off.
+func (dom rangeDomain) target(off row.Datum, sub bool) expr.Expr {
+	if dom.typ == row.TypeTime {
+		if sub {
+			off = row.Int64(-off.Int64())
+		}
+		return expr.Call(expr.FuncTimeShift, expr.Column(0), expr.Literal(off))
+	}
+	fn := expr.FuncAdd
+	if sub {
+		fn = expr.FuncSub
+	}
+	return expr.Call(fn, expr.Column(0), expr.Literal(off))
+}
+
 func rangeDomains() []rangeDomain {
 	num := row.MustNumeric
 	day := int64(row.MicrosPerDay)
 	ts := func(d, h int64) row.Datum { return row.Timestamp(d*day + h*3600_000_000) }
+	hour := int64(3600_000_000)
 	iv := func(m, d int32, us int64) row.Datum {
 		return row.IntervalDatum(row.Interval{Months: m, Days: d, Micros: us})
 	}
@@ -40,11 +57,19 @@ func rangeDomains() []rangeDomain {
 			row.Date(19003), row.Date(19030), row.Date(19031), row.Date(19060)}, intervals},
 		{row.TypeTimestamp, []row.Datum{row.Null(), row.Timestamp(row.TimestampInfinity), row.Timestamp(row.TimestampNegInfinity),
 			ts(19000, 0), ts(19000, 12), ts(19001, 0), ts(19002, 6), ts(19031, 0), ts(19031, 23)}, intervals},
+		{row.TypeTime, []row.Datum{row.Null(), row.Time(0), row.Time(hour / 2), row.Time(hour), row.Time(12 * hour),
+			row.Time(23*hour + hour/2), row.Time(day - 1), row.Time(day)},
+			[]row.Datum{row.Int64(0), row.Int64(hour), row.Int64(hour + 1), row.Int64(day), row.Int64(math.MaxInt64)}},
+		// Intervals order by length: 1 day, 24 hours and 1 month - 29 days
+		// are peers.
+		{row.TypeInterval, []row.Datum{row.Null(), iv(0, 0, -hour), iv(0, 0, 0), iv(0, 1, 0), iv(0, 0, 24*hour), iv(1, -29, 0),
+			iv(0, 0, 25*hour), iv(1, 0, 0), iv(-1, 0, 3*hour), iv(12, 0, 0)}, intervals},
 	}
 }
 
 // TestRangeTargetFramesMatchReference computes RANGE frames with a target
-// (float8, numeric, date and timestamp ORDER BY columns) with the window
+// (float8, numeric, date, time, timestamp and interval ORDER BY columns)
+// with the window
 // operator and with the reference evaluator, which follows PostgreSQL's
 // in_range definition row by row, over random partitions and frames.
 func TestRangeTargetFramesMatchReference(t *testing.T) {
@@ -86,11 +111,7 @@ func randomRangeFrame(r *rand.Rand, dom rangeDomain, desc bool) plan.WindowFrame
 	bound := func(kind plan.BoundKind) plan.FrameBound {
 		b := plan.FrameBound{Kind: kind}
 		if kind == plan.Preceding || kind == plan.Following {
-			fn := expr.FuncAdd
-			if (kind == plan.Preceding) != desc {
-				fn = expr.FuncSub
-			}
-			e := expr.Call(fn, expr.Column(0), expr.Literal(dom.offsets[r.IntN(len(dom.offsets))]))
+			e := dom.target(dom.offsets[r.IntN(len(dom.offsets))], (kind == plan.Preceding) != desc)
 			b.RangeTarget = &e
 		}
 		return b

@@ -226,18 +226,27 @@ func AppendOffset(dst []byte, off int64) []byte {
 }
 
 // TimestampFromLocal converts a local wall-clock time (micros since the
-// epoch as if UTC) in loc to the UTC instant, resolving offsets as Go's
-// time.Date does.
+// epoch as if UTC) in loc to the UTC instant, resolving offsets as
+// PostgreSQL does: a time a jump back makes ambiguous takes the offset in
+// force just after the transition (standard time), and a time a jump
+// forward skips takes the offset in force just before it.
 func TimestampFromLocal(local int64, loc *time.Location) int64 {
 	if loc == nil || loc == time.UTC {
 		return local
 	}
-	days, rem := FloorDiv(local, MicrosPerDay)
-	y, m, d := CivilFromDays(days)
-	secs := rem / MicrosPerSecond
-	t := time.Date(int(y), time.Month(m), int(d), int(secs/3600), int(secs/60%60), int(secs%60), 0, loc)
-	_, off := t.Zone()
-	return local - int64(off)*MicrosPerSecond
+	before := ZoneOffset(local-MicrosPerDay, loc) * MicrosPerSecond
+	after := ZoneOffset(local+MicrosPerDay, loc) * MicrosPerSecond
+	if before == after {
+		return local - before
+	}
+	fits := func(off int64) bool { return ZoneOffset(local-off, loc)*MicrosPerSecond == off }
+	switch {
+	case fits(after):
+		return local - after
+	case fits(before):
+		return local - before
+	}
+	return local - before
 }
 
 // AppendTextIn is d.AppendText with timestamptz shown in loc.

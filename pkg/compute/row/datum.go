@@ -43,6 +43,10 @@ func Float64(f float64) Datum { return Datum{typ: TypeFloat64, bits: canonicalFl
 // Text returns a text datum.
 func Text(s string) Datum { return Datum{typ: TypeText, str: s} }
 
+// JSONText returns a json datum holding the document s as written. The
+// caller has validated s (expr.CastDatum does, with PostgreSQL's error).
+func JSONText(s string) Datum { return Datum{typ: TypeJSON, str: s} }
+
 // Bytes returns a bytes datum holding a copy of b.
 func Bytes(b []byte) Datum { return Datum{typ: TypeBytes, str: string(b)} }
 
@@ -154,6 +158,14 @@ func (d Datum) Interval() Interval {
 		return Interval{}
 	}
 	return unpackMonthsDays(d.str, int64(d.bits))
+}
+
+// JSONText returns a json datum's document text; "" for other types.
+func (d Datum) JSONText() string {
+	if d.typ != TypeJSON {
+		return ""
+	}
+	return d.str
 }
 
 // Text returns the text payload; "" for other types.

@@ -1,7 +1,7 @@
 // Package row defines Tandem's values and their binary row encoding.
 //
 // A Datum is one SQL value (NULL, bool, int64, float64, text, bytes,
-// timestamp, date, time, timestamptz, interval, numeric, uuid, jsonb, and
+// timestamp, date, time, timestamptz, interval, numeric, uuid, jsonb, json and
 // one-dimensional arrays of int64, float64, numeric, text, bool) held in a
 // small comparable struct; the zero Datum is NULL. Compare orders datums
 // as SQL does for ORDER BY ... ASC: NULLs last, -0 = 0, NaN equal to
@@ -45,6 +45,10 @@
 // column); the SQL layer prints the scale the value's SQL type declares
 // (planner.TypeMod) and otherwise the digits without trailing zeros. A
 // uuid is its 16 bytes.
+//
+// A json is its document's text as written (tag 0x58, encoded as text
+// is); SQL gives it no equality or order, so its byte order only serves
+// the row invariants.
 //
 // A jsonb (jsonb.go, jsonbtext.go) is held as its order-preserving key,
 // whose byte order is PostgreSQL's jsonb order (the empty array, then

@@ -31,7 +31,7 @@ import (
 //	0x44 interval                         24 bytes: length in whole days (8, sign
 //	                                      flipped) and remainder micros (8), then
 //	                                      months and days (4 each, sign flipped)
-//	0x50 text, 0x60 bytes                 payload with 0x00 escaped as 0x00 0xFF,
+//	0x50 text, 0x58 json, 0x60 bytes      payload with 0x00 escaped as 0x00 0xFF,
 //	                                      terminated by 0x00 0x01
 //	0x70 numeric                          order-preserving decimal key (numeric.go)
 //	0x78 uuid                             16 bytes
@@ -56,6 +56,7 @@ const (
 	tagTimestampTZ = 0x43
 	tagInterval    = 0x44
 	tagText        = 0x50
+	tagJSON        = 0x58
 	tagBytes       = 0x60
 	tagNumeric     = 0x70
 	tagUUID        = 0x78
@@ -97,6 +98,8 @@ func tagOf(d Datum) byte {
 		return tagInterval
 	case TypeText:
 		return tagText
+	case TypeJSON:
+		return tagJSON
 	case TypeBytes:
 		return tagBytes
 	case TypeNumeric:
@@ -136,7 +139,7 @@ func encodedLen(d Datum) int {
 		return fixedLen
 	case TypeInterval:
 		return 1 + intervalEncodedLen
-	case TypeText, TypeBytes:
+	case TypeText, TypeBytes, TypeJSON:
 		return 1 + len(d.str) + strings.Count(d.str, "\x00") + 2
 	case TypeNumeric, TypeUUID, TypeJSONB, TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
 		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
@@ -157,7 +160,7 @@ func AppendDatum(dst Row, d Datum) Row {
 		dst = appendInterval(dst, d.Interval())
 	case tagFloat64:
 		dst = binary.BigEndian.AppendUint64(dst, floatKey(d.bits))
-	case tagText, tagBytes:
+	case tagText, tagBytes, tagJSON:
 		s := d.str
 		for {
 			i := strings.IndexByte(s, escByte)
@@ -239,7 +242,7 @@ func datumLen(b []byte, off int) (n int, escaped bool, err error) {
 			return 0, false, corrupt(off, "truncated uuid (%d bytes)", len(b))
 		}
 		return 1 + uuidLen, false, nil
-	case tagText, tagBytes:
+	case tagText, tagBytes, tagJSON:
 		i := 1
 		for {
 			j := bytes.IndexByte(b[i:], escByte)
@@ -301,10 +304,13 @@ func decodeDatum(b []byte, escaped, alias bool) Datum {
 	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayBase + 4,
 		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayLast:
 		return Datum{typ: arrayTypeOfTag(b[0]), str: string(b[1:])}
-	case tagText, tagBytes:
+	case tagText, tagBytes, tagJSON:
 		typ := TypeText
-		if b[0] == tagBytes {
+		switch b[0] {
+		case tagBytes:
 			typ = TypeBytes
+		case tagJSON:
+			typ = TypeJSON
 		}
 		p := b[1 : len(b)-2]
 		var s string

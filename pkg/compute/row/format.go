@@ -54,6 +54,8 @@ func (d Datum) AppendText(dst []byte) []byte {
 		return appendUUID(dst, d.str)
 	case TypeJSONB:
 		return d.JSON().AppendText(dst)
+	case TypeJSON:
+		return append(dst, d.str...)
 	default:
 		if d.typ.IsArray() {
 			return appendArrayText(dst, d)
@@ -120,6 +122,8 @@ func (d Datum) SQLLiteral() string {
 		return "'" + d.String() + "'::uuid"
 	case TypeJSONB:
 		return "'" + strings.ReplaceAll(d.String(), "'", "''") + "'::jsonb"
+	case TypeJSON:
+		return "'" + strings.ReplaceAll(d.str, "'", "''") + "'::json"
 	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
 		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
 		return "'" + strings.ReplaceAll(d.String(), "'", "''") + "'::" + d.Type().String()

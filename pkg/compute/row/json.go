@@ -33,6 +33,9 @@ type datumJSON struct {
 	Numeric     *string   `json:"numeric,omitempty"`
 	UUID        *string   `json:"uuid,omitempty"`
 	JSONB       *string   `json:"jsonb,omitempty"`
+	// JSON is a json datum's row encoding, base64 (its text need not be
+	// valid UTF-8 here).
+	JSON *string `json:"json,omitempty"`
 	// Array is an array datum's row encoding, base64.
 	Array *string `json:"array,omitempty"`
 }
@@ -81,6 +84,9 @@ func (d Datum) MarshalJSON() ([]byte, error) {
 	case TypeJSONB:
 		s := d.String()
 		j.JSONB = &s
+	case TypeJSON:
+		e := base64.StdEncoding.EncodeToString(Pack(d))
+		j.JSON = &e
 	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
 		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
 		e := base64.StdEncoding.EncodeToString(Pack(d))
@@ -111,7 +117,7 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 	n := 0
 	for _, set := range []bool{j.Bool != nil, j.Int64 != nil, j.Float64 != nil, j.Text != nil,
 		j.TextBase64 != nil, j.Bytes != nil, j.Timestamp != nil, j.Date != nil, j.Time != nil,
-		j.TimestampTZ != nil, j.Interval != nil, j.Numeric != nil, j.UUID != nil, j.JSONB != nil, j.Array != nil} {
+		j.TimestampTZ != nil, j.Interval != nil, j.Numeric != nil, j.UUID != nil, j.JSONB != nil, j.Array != nil, j.JSON != nil} {
 		if set {
 			n++
 		}
@@ -184,6 +190,16 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("unmarshal jsonb datum: %w", err)
 		}
 		*d = JSONB(v)
+	case j.JSON != nil:
+		raw, err := base64.StdEncoding.DecodeString(*j.JSON)
+		if err != nil {
+			return fmt.Errorf("unmarshal json datum: %w", err)
+		}
+		ds, err := Row(raw).Unpack()
+		if err != nil || len(ds) != 1 || ds[0].Type() != TypeJSON {
+			return fmt.Errorf("unmarshal json datum: not one json (%v)", err)
+		}
+		*d = ds[0]
 	case j.Array != nil:
 		raw, err := base64.StdEncoding.DecodeString(*j.Array)
 		if err != nil {

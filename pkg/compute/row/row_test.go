@@ -35,6 +35,7 @@ var sampleDatums = []Datum{
 	JSONB(JSON{Kind: JSONArray}), JSONB(JSON{Kind: JSONNull}), JSONB(JSON{Kind: JSONString, Str: "a\x00"}),
 	JSONB(JSON{Kind: JSONArray, Elems: []JSON{{Kind: JSONNumber, Num: MustNumeric("-1.5")}}}),
 	JSONB(JSONObjectOf([]string{"b", "a"}, []JSON{{Kind: JSONBool, Bool: true}, {Kind: JSONObject}})),
+	JSONText(""), JSONText(" {\"a\" : 1, \"a\":2} "), JSONText("[1,\x00]"), JSONText("null"),
 	mustArray(TypeInt64Array), mustArray(TypeInt64Array, Int64(-1)), mustArray(TypeInt64Array, Int64(-1), Null()),
 	mustArray(TypeInt64Array, Int64(2)), mustArray(TypeInt64Array, Null()),
 	mustArray(TypeFloat64Array, Float64(1.5)), mustArray(TypeNumericArray, MustNumeric("1.5")),

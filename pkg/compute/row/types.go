@@ -33,6 +33,11 @@ const (
 	// TypeJSONB is a jsonb document, held as its order-preserving key
 	// (jsonb.go).
 	TypeJSONB Type = 14
+	// TypeJSON is a json document, held as its text exactly as written
+	// (whitespace, key order and duplicate keys kept; json.go validates
+	// it). It has no equality or order in SQL; the row order is its
+	// text's, as for any datum.
+	TypeJSON Type = 26
 )
 
 // The date/time types have explicit values: values 12 and 13 are
@@ -77,6 +82,7 @@ var typeNames = [...]string{
 	TypeBytesArray:       "bytes[]",
 	TypeJSONBArray:       "jsonb[]",
 	TypeTimestampTZArray: "timestamptz[]",
+	TypeJSON:             "json",
 }
 
 // String returns the canonical lower-case name, also used in JSON.

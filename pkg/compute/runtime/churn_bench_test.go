@@ -57,7 +57,7 @@ func BenchmarkChurnKeyValue(b *testing.B) {
 		rounds = v
 	}
 	params := map[string]string{}
-	for env, p := range map[string]string{"TANDEM_BENCH_SOURCE_STEP_ITEMS": "source_step_items", "TANDEM_BENCH_ARRANGE_STEP_UPDATES": "arrange_step_updates"} {
+	for env, p := range map[string]string{"TANDEM_BENCH_SOURCE_STEP_ITEMS": "source_step_items", "TANDEM_BENCH_ARRANGE_STEP_UPDATES": "arrange_step_updates", "TANDEM_BENCH_WORKER_STEP_BUDGET_MS": "worker_step_budget_ms"} {
 		if v := os.Getenv(env); v != "" {
 			params[p] = v
 		}

@@ -47,6 +47,13 @@
 //     collection at the time fails the peek with that error (SQLSTATE
 //     preserved); a negative multiplicity or a result above the maximum
 //     size is an error.
+//   - A point read (a peek with literal keys) whose time is already sealed
+//     in every local shard of its index is served off the workers, on the
+//     caller's goroutine (or the offload pool past the walk budget), so it
+//     never waits for a worker's step in progress; the shards' answers merge
+//     in the same aggregator as the workers', so it still gets exactly one
+//     response. Any other peek, or one that would fail, goes to the workers.
+//     SealedPeeks counts the reads served so.
 //   - Dropping a dataflow (its last export dropped) releases every trace
 //     handle and closes every source on every worker; a runtime leaves no
 //     goroutine behind after Stop.

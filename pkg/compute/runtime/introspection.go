@@ -76,7 +76,8 @@ func (r *Runtime) snapshot(rel logging.Relation, w *dataflow.Worker) (logging.Sn
 		return func(dst []row.Row) []row.Row {
 			for _, op := range w.Operators() {
 				dst = append(dst, row.Pack(row.Int64(int64(op.Dataflow)), row.Text(op.DebugName), row.Int64(int64(op.Operator)),
-					row.Text(op.Name), worker, row.Int64(op.Elapsed.Nanoseconds()), row.Int64(op.Schedules)))
+					row.Text(op.Name), worker, row.Int64(op.Elapsed.Nanoseconds()), row.Int64(op.Schedules),
+					row.Int64(op.Longest.Nanoseconds())))
 			}
 			return dst
 		}, nil

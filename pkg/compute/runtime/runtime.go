@@ -146,10 +146,14 @@ type Runtime struct {
 	liveExports map[uint64]int // per dataflow seq: exports not yet dropped
 	subscribes  map[plan.GlobalID]*subscribeMerger
 
-	tracker    *frontierTracker[plan.GlobalID]
-	peeks      *peekAggregator
-	maxBytes   atomic.Int64
-	walkBudget atomic.Int64
+	tracker *frontierTracker[plan.GlobalID]
+	peeks   *peekAggregator
+	// sealed lists the built index shards for point reads served off the
+	// workers (sealedpeek.go); sealedPeeks counts those reads.
+	sealed      *sealedShards
+	sealedPeeks atomic.Uint64
+	maxBytes    atomic.Int64
+	walkBudget  atomic.Int64
 	// sourceChunk bounds the items a source produces per step (0:
 	// unbounded); "source_step_items".
 	sourceChunk atomic.Int64
@@ -193,6 +197,11 @@ type pendingPeek struct {
 	walk *peek.Walk
 }
 
+// DefaultWorkerStepBudget is how long a worker step schedules operators
+// before it ends and lets commands, peeks and frontier reports in
+// ("worker_step_budget_ms"; dataflow.Workers.SetStepBudget).
+const DefaultWorkerStepBudget = 10 * time.Millisecond
+
 // New creates a runtime; Start runs it.
 func New(cfg Config) (*Runtime, error) {
 	if cfg.Respond == nil {
@@ -206,6 +215,7 @@ func New(cfg Config) (*Runtime, error) {
 		subscribes:  map[plan.GlobalID]*subscribeMerger{},
 		tracker:     newFrontierTracker[plan.GlobalID](cfg.Workers),
 		peeks:       newPeekAggregator(cfg.Workers),
+		sealed:      newSealedShards(),
 		resp:        newResponder(cfg.Respond),
 		stop:        make(chan struct{}),
 	}
@@ -233,6 +243,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("new runtime: %w", err)
 	}
 	r.ws = ws
+	ws.SetStepBudget(DefaultWorkerStepBudget)
 	for i := 0; i < cfg.Workers; i++ {
 		r.states = append(r.states, &workerState{
 			indexes: map[plan.GlobalID]*render.Index{}, dataflows: map[uint64]*render.Built{},
@@ -342,6 +353,7 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 		pubs := map[plan.GlobalID]Publication{}
 		for id, idx := range built.Indexes {
 			st.indexes[id] = idx
+			r.sealed.built(id, b.Seq(), b.Worker().Local(), r.cfg.Workers, idx)
 			delete(st.written, id)
 			delete(st.hydrated, id)
 			st.builtAt[id] = time.Now()
@@ -358,6 +370,7 @@ func (r *Runtime) CreateDataflow(desc plan.DataflowDescription) error {
 		b.OnDrop(func() {
 			delete(st.dataflows, b.Seq())
 			for id, idx := range built.Indexes {
+				r.sealed.dropped(id, b.Worker().Local(), idx)
 				if st.indexes[id] == idx {
 					delete(st.indexes, id)
 					delete(st.written, id)
@@ -499,6 +512,13 @@ func (r *Runtime) UpdateConfiguration(params map[string]string) error {
 		}
 		r.arrangeFuel.Store(n)
 	}
+	if v, ok := params["worker_step_budget_ms"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("update configuration: worker_step_budget_ms %q: want a non-negative integer", v)
+		}
+		r.ws.SetStepBudget(time.Duration(n) * time.Millisecond)
+	}
 	if v, ok := params["peek_stash_threshold"]; ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
@@ -532,11 +552,17 @@ func (r *Runtime) Peek(p Peek) {
 		fail(fmt.Errorf("peek %s at %d: index %s: %w", p.UUID, p.Timestamp, p.Target, ErrUnknownCollection))
 		return
 	}
+	maxBytes := int(r.maxBytes.Load())
+	if served, err := r.serveSealed(p, c.seq, maxBytes); served {
+		if err != nil {
+			fail(err)
+		}
+		return
+	}
 	if err := r.peeks.add(p.UUID); err != nil {
 		fail(err)
 		return
 	}
-	maxBytes := int(r.maxBytes.Load())
 	r.ws.Broadcast(func(w *dataflow.Worker) {
 		st := r.states[w.Local()]
 		st.peeks = append(st.peeks, &pendingPeek{p: p, maxBytes: maxBytes})
@@ -657,15 +683,7 @@ func (r *Runtime) tryPeek(st *workerState, pp *pendingPeek, budget int) ([]peek.
 	if err != nil {
 		return nil, fmt.Errorf("peek %s at %d on index %s: %w", p.UUID, p.Timestamp, p.Target, err), true
 	}
-	chunkBytes := 0
-	var sink offload.Sink
-	if th := r.stashThreshold.Load(); p.Streamable && p.TopK == nil && th > 0 {
-		// A large result leaves in chunks of about the stash threshold,
-		// with backpressure from the consumer (see PeekStream).
-		chunkBytes = int(th)
-		sink = chunkSink{a: r.peeks, uuid: p.UUID, capacity: peekStreamChunksPerWorker * r.cfg.Workers,
-			emit: func(resp *PeekResponse) { r.resp.push(resp) }}
-	}
+	chunkBytes, sink := r.peekSink(p)
 	pp.walk, err = NewPeekWalk(p, okRead, errRead, pp.maxBytes, chunkBytes)
 	if err != nil {
 		return nil, err, true
@@ -681,6 +699,19 @@ func (r *Runtime) tryPeek(st *workerState, pp *pendingPeek, budget int) ([]peek.
 	}
 	rows, err := pp.walk.Result()
 	return rows, err, true
+}
+
+// peekSink returns the chunk size and sink of p's walks: a streamable
+// peek's large result leaves in chunks of about the stash threshold, with
+// backpressure from the consumer (see PeekStream); any other peek is not
+// chunked (0, nil).
+func (r *Runtime) peekSink(p Peek) (int, offload.Sink) {
+	th := r.stashThreshold.Load()
+	if !p.Streamable || p.TopK != nil || th <= 0 {
+		return 0, nil
+	}
+	return int(th), chunkSink{a: r.peeks, uuid: p.UUID, capacity: peekStreamChunksPerWorker * r.cfg.Workers,
+		emit: func(resp *PeekResponse) { r.resp.push(resp) }}
 }
 
 // subscribeReport merges one worker's subscribe output into the process's
@@ -727,3 +758,7 @@ func (r *Runtime) peekDone(result string, d time.Duration) {
 	r.metrics.PeekFinished(result, d)
 	r.peekHist[bits.Len64(uint64(max(d, 0)))].Add(1)
 }
+
+// WorkerStepBudget returns the workers' step budget
+// ("worker_step_budget_ms").
+func (r *Runtime) WorkerStepBudget() time.Duration { return r.ws.StepBudget() }

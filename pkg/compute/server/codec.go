@@ -18,22 +18,22 @@ func (PlanCodec) Decode(p *computepb.DataflowDescription) (*Dataflow, error) {
 	d, err := protocol.DataflowFromProto(p)
 	if err != nil {
 		if id, idErr := protocol.GlobalIDFromProto(p.GetId()); idErr == nil {
-			return nil, &InvalidDataflowError{Name: id.String(), Err: err}
+			return nil, &InvalidDataflowError{ID: id, Err: err}
 		}
 		return nil, err
 	}
-	df := &Dataflow{Name: d.ID.String(), AsOf: d.AsOf, Until: d.Until, Description: d}
+	df := &Dataflow{ID: d.ID, AsOf: d.AsOf, Until: d.Until, Description: d}
 	for _, e := range d.IndexExports {
-		df.Indexes = append(df.Indexes, e.ID.String())
+		df.Indexes = append(df.Indexes, e.ID)
 	}
 	for _, s := range d.SubscribeSinks {
-		df.Subscribes = append(df.Subscribes, s.ID.String())
+		df.Subscribes = append(df.Subscribes, s.ID)
 	}
 	if err := d.Validate(); err != nil {
 		if !d.ID.Valid() {
 			return nil, err // nothing to name it by
 		}
-		return nil, &InvalidDataflowError{Name: df.Name, Err: err}
+		return nil, &InvalidDataflowError{ID: df.ID, Err: err}
 	}
 	return df, nil
 }

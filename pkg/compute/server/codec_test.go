@@ -59,7 +59,7 @@ func TestPlanCodecNamesInvalidDataflows(t *testing.T) {
 			}
 			df, err := PlanCodec{}.Decode(b)
 			if !tc.wantErr {
-				if err != nil || df.Name != "t14" || len(df.Indexes) != 1 || df.Indexes[0] != "t14" {
+				if err != nil || df.ID != plan.Transient(14) || len(df.Indexes) != 1 || df.Indexes[0] != plan.Transient(14) {
 					t.Fatalf("Decode = %+v, %v; want dataflow t14 exporting t14", df, err)
 				}
 				return
@@ -70,7 +70,7 @@ func TestPlanCodecNamesInvalidDataflows(t *testing.T) {
 			var ie *InvalidDataflowError
 			name := ""
 			if errors.As(err, &ie) {
-				name = ie.Name
+				name = ie.ID.String()
 			}
 			if name != tc.wantName {
 				t.Fatalf("refusal names %q, want %q (%v)", name, tc.wantName, err)
@@ -100,7 +100,7 @@ func TestRefusedCreateDataflowCarriesItsID(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s.send(tc.cmd)
 			e := commandError(t, s.recv(), CodeInvalidPlan)
-			if e.GetId() != tc.wantID || e.GetCommand() != "create_dataflow" {
+			if idString(e.GetCollection()) != tc.wantID || e.GetCommand() != "create_dataflow" {
 				t.Fatalf("refusal %v, want command create_dataflow id %q", e, tc.wantID)
 			}
 		})

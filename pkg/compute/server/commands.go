@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -50,9 +51,10 @@ func (s *Server) connect(ctx context.Context, c *conn) error {
 		old.cancel(errSuperseded)
 		s.discardPeeks(ctx, old)
 	}
-	c.reported = map[string]*reportedFrontiers{}
-	c.subscribeUpper = map[string]frontier.Frontier{}
+	c.reported = map[plan.GlobalID]*reportedFrontiers{}
+	c.subscribeUpper = map[plan.GlobalID]frontier.Frontier{}
 	st.conn = c
+	s.reportMemory(true)
 	return nil
 }
 
@@ -79,21 +81,21 @@ func (s *Server) command(ctx context.Context, c *conn, cmd *computepb.Command) {
 	kind := protocol.CommandKind(cmd)
 	s.metrics.CommandReceived(kind)
 	if err := protocol.Validate(cmd); err != nil {
-		s.refuse(c, kind, "", coded(CodeProtocolViolation, "%w", err))
+		s.refuse(c, kind, noID, coded(CodeProtocolViolation, "%w", err))
 		return
 	}
 	switch k := cmd.GetKind().(type) {
 	case *computepb.Command_Hello:
-		s.refuse(c, kind, "", coded(CodeProtocolViolation, "hello on an open connection"))
+		s.refuse(c, kind, noID, coded(CodeProtocolViolation, "hello on an open connection"))
 		return
 	case *computepb.Command_CreateInstance:
 		if c.phase != awaitCreateInstance {
-			s.refuse(c, kind, "", coded(CodeProtocolViolation, "create_instance sent twice"))
+			s.refuse(c, kind, noID, coded(CodeProtocolViolation, "create_instance sent twice"))
 			return
 		}
 		c.cfg = instanceConfig(k.CreateInstance)
 		if err := s.rt.CreateInstance(ctx, c.cfg); err != nil {
-			s.refuse(c, kind, "", fmt.Errorf("create instance: %w", err))
+			s.refuse(c, kind, noID, fmt.Errorf("create instance: %w", err))
 		} else {
 			s.registerLogging(c.cfg)
 		}
@@ -101,7 +103,7 @@ func (s *Server) command(ctx context.Context, c *conn, cmd *computepb.Command) {
 		return
 	}
 	if c.phase == awaitCreateInstance {
-		s.refuse(c, kind, "", coded(CodeProtocolViolation, "%s before create_instance", kind))
+		s.refuse(c, kind, noID, coded(CodeProtocolViolation, "%s before create_instance", kind))
 		return
 	}
 	var df *Dataflow
@@ -112,10 +114,10 @@ func (s *Server) command(ctx context.Context, c *conn, cmd *computepb.Command) {
 			// fails the reads of its exports with this refusal. XX000: a
 			// plan the controller built and the replica cannot run is an
 			// internal error, not the user's.
-			var id string
+			var id plan.GlobalID
 			var ie *InvalidDataflowError
 			if errors.As(err, &ie) {
-				id = ie.Name
+				id = ie.ID
 			}
 			s.refuse(c, kind, id, coded(CodeInvalidPlan, "invalid dataflow: %w", err))
 			return
@@ -137,17 +139,22 @@ func (s *Server) apply(ctx context.Context, c *conn, cmd *computepb.Command, df 
 	kind := protocol.CommandKind(cmd)
 	switch k := cmd.GetKind().(type) {
 	case *computepb.Command_InitializationComplete:
-		s.refuse(c, kind, "", coded(CodeProtocolViolation, "initialization_complete sent twice"))
+		s.refuse(c, kind, noID, coded(CodeProtocolViolation, "initialization_complete sent twice"))
 	case *computepb.Command_UpdateConfiguration:
 		if err := s.rt.UpdateConfiguration(ctx, k.UpdateConfiguration.GetParameters()); err != nil {
-			s.refuse(c, kind, "", fmt.Errorf("update configuration: %w", err))
+			s.refuse(c, kind, noID, fmt.Errorf("update configuration: %w", err))
 		}
 	case *computepb.Command_CreateDataflow:
 		if err := s.createDataflow(ctx, df); err != nil {
-			s.refuse(c, kind, df.Name, err)
+			s.refuse(c, kind, df.ID, err)
 		}
 	case *computepb.Command_Schedule:
-		id := k.Schedule.GetId()
+		id, err := protocol.GlobalIDFromProto(k.Schedule.GetId())
+		if err != nil {
+			// Validate already refused it; never reached.
+			s.refuse(c, kind, noID, coded(CodeProtocolViolation, "schedule: %w", protocol.InField("id", err)))
+			return
+		}
 		if _, ok := s.st.collections[id]; !ok {
 			s.refuse(c, kind, id, coded(CodeUndefinedObject, "unknown collection %s", id))
 			return
@@ -164,29 +171,44 @@ func (s *Server) apply(ctx context.Context, c *conn, cmd *computepb.Command, df 
 	}
 }
 
-// refuse answers a command with a CommandError and logs it.
-func (s *Server) refuse(c *conn, kind, id string, err error) {
-	s.log.Info("Refused command", "command", kind, "id", id, "error", err.Error())
-	c.respond(&computepb.Response{Kind: &computepb.Response_CommandError{CommandError: &computepb.CommandError{
-		Command: kind, Id: id, Sqlstate: sqlstate(err), Message: err.Error(),
-	}}})
+// noID is refuse's id for a command that names no collection.
+var noID plan.GlobalID
+
+// refuse answers a command with a CommandError naming collection id (the
+// zero id: none) and logs it.
+func (s *Server) refuse(c *conn, kind string, id plan.GlobalID, err error) {
+	e := &computepb.CommandError{Command: kind, Sqlstate: sqlstate(err), Message: err.Error()}
+	if !id.IsZero() {
+		e.Collection = protocol.GlobalIDToProto(id)
+	}
+	s.sendRefusal(c, e, err)
+}
+
+// refusePeek answers a peek command with a CommandError naming its uuid.
+func (s *Server) refusePeek(c *conn, uuid string, err error) {
+	s.sendRefusal(c, &computepb.CommandError{Command: protocol.KindPeek, PeekUuid: uuid, Sqlstate: sqlstate(err), Message: err.Error()}, err)
+}
+
+func (s *Server) sendRefusal(c *conn, e *computepb.CommandError, err error) {
+	s.log.Info("Refused command", "command", e.GetCommand(), "collection", e.GetCollection().String(), "peek", e.GetPeekUuid(), "error", err.Error())
+	c.respond(&computepb.Response{Kind: &computepb.Response_CommandError{CommandError: e}})
 }
 
 func (s *Server) createDataflow(ctx context.Context, df *Dataflow) error {
 	if err := s.memory.CheckDataflow(); err != nil {
 		// Refused before any work; the controller fails the reads of
 		// its exports with this refusal.
-		return fmt.Errorf("create dataflow %s: %w", df.Name, err)
+		return fmt.Errorf("create dataflow %s: %w", df.ID, err)
 	}
-	seen := map[string]bool{}
+	seen := map[plan.GlobalID]bool{}
 	for _, id := range df.Exports() {
 		if _, ok := s.st.collections[id]; ok || seen[id] {
-			return coded(CodeDuplicateObject, "dataflow %s: export %s already exists", df.Name, id)
+			return coded(CodeDuplicateObject, "dataflow %s: export %s already exists", df.ID, id)
 		}
 		seen[id] = true
 	}
 	if err := s.rt.CreateDataflow(ctx, df); err != nil {
-		return fmt.Errorf("create dataflow %s: %w", df.Name, err)
+		return fmt.Errorf("create dataflow %s: %w", df.ID, err)
 	}
 	s.install(df)
 	return nil
@@ -208,7 +230,12 @@ func (s *Server) install(df *Dataflow) *dataflowState {
 }
 
 func (s *Server) allowCompaction(ctx context.Context, c *conn, ac *computepb.AllowCompaction) {
-	id := ac.GetId()
+	id, err := protocol.GlobalIDFromProto(ac.GetId())
+	if err != nil {
+		// Validate already refused it; never reached.
+		s.refuse(c, protocol.KindAllowCompaction, noID, coded(CodeProtocolViolation, "allow compaction: %w", protocol.InField("id", err)))
+		return
+	}
 	col, ok := s.st.collections[id]
 	if !ok {
 		s.refuse(c, protocol.KindAllowCompaction, id, coded(CodeUndefinedObject, "unknown collection %s", id))
@@ -244,7 +271,7 @@ func (s *Server) dropCollection(c *conn, col *collection) {
 		s.reportFrontiers(c, col, &FrontiersEvent{ID: col.id, Write: &closed, Input: &closed, Output: &closed})
 		if col.subscribe {
 			c.respond(&computepb.Response{Kind: &computepb.Response_SubscribeResponse{SubscribeResponse: &computepb.SubscribeResponse{
-				Id:    col.id,
+				Id:    protocol.GlobalIDToProto(col.id),
 				Lower: protocol.FrontierToProto(c.subscribeUpperOf(col)),
 				Upper: protocol.FrontierToProto(closed),
 				Kind:  &computepb.SubscribeResponse_Dropped{Dropped: &computepb.SubscribeDropped{}},
@@ -266,7 +293,7 @@ func (c *conn) subscribeUpperOf(col *collection) frontier.Frontier {
 func instanceConfig(ci *computepb.CreateInstance) InstanceConfig {
 	cfg := InstanceConfig{
 		LoggingInterval:    time.Duration(ci.GetLogging().GetIntervalMs()) * time.Millisecond,
-		LoggingIndexes:     ci.GetLogging().GetIndexIds(),
+		LoggingIndexes:     loggingIndexes(ci.GetLogging()),
 		MaxResultSize:      ci.GetMaxResultSize(),
 		PeekStashThreshold: ci.GetPeekStashThreshold(),
 		PeekStashChunkSize: ci.GetPeekStashChunkSize(),
@@ -276,6 +303,17 @@ func instanceConfig(ci *computepb.CreateInstance) InstanceConfig {
 		cfg.LoggingInterval = time.Second
 	}
 	return cfg
+}
+
+// loggingIndexes decodes a validated LoggingConfig's indexes.
+func loggingIndexes(l *computepb.LoggingConfig) map[string]plan.GlobalID {
+	out := make(map[string]plan.GlobalID, len(l.GetIndexes()))
+	for name, p := range l.GetIndexes() {
+		if id, err := protocol.GlobalIDFromProto(p); err == nil {
+			out[name] = id
+		}
+	}
+	return out
 }
 
 // decodePeek converts a validated peek once, at the edge: its target
@@ -317,7 +355,7 @@ func (s *Server) registerLogging(cfg InstanceConfig) {
 		if _, ok := s.st.collections[id]; ok {
 			continue
 		}
-		ds := &dataflowState{df: &Dataflow{Name: "introspection " + id, Indexes: []string{id}, AsOf: frontier.Minimum(), Until: frontier.Closed()}}
+		ds := &dataflowState{df: &Dataflow{ID: id, Indexes: []plan.GlobalID{id}, AsOf: frontier.Minimum(), Until: frontier.Closed()}}
 		s.st.collections[id] = &collection{id: id, df: ds, asOf: frontier.Minimum(), until: frontier.Closed(), since: frontier.Minimum(), created: s.now()}
 	}
 }

@@ -37,5 +37,9 @@
 // process uses more than its MemoryGuard's share of its memory limit, so
 // a replica near the limit answers an error instead of being killed; with
 // MemoryGuard.Dataflows (one-process replicas) a create_dataflow is
-// refused the same way, before the runtime sees it.
+// refused the same way, before the runtime sees it. With
+// MemoryGuard.Report (replicas of several processes, which must agree on
+// every dataflow) the process never refuses one itself: it sends a
+// MemoryStatus on every connection and whenever it crosses the
+// threshold, and the controller holds back new dataflows.
 package server

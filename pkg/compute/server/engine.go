@@ -84,22 +84,18 @@ func (e *Engine) CreateInstance(_ context.Context, cfg InstanceConfig) error {
 func (e *Engine) CreateDataflow(_ context.Context, df *Dataflow) error {
 	d, ok := df.Description.(*plan.DataflowDescription)
 	if !ok {
-		return coded(CodeInvalidPlan, "dataflow %s: not a plan description", df.Name)
+		return coded(CodeInvalidPlan, "dataflow %s: not a plan description", df.ID)
 	}
 	return translate(e.rt.CreateDataflow(*d))
 }
 
 // Schedule implements Backend: the runtime runs dataflows as soon as they
 // are built, so there is nothing to do.
-func (e *Engine) Schedule(context.Context, string) error { return nil }
+func (e *Engine) Schedule(context.Context, plan.GlobalID) error { return nil }
 
 // AllowCompaction implements Backend.
-func (e *Engine) AllowCompaction(_ context.Context, id string, f frontier.Frontier) error {
-	gid, err := plan.ParseGlobalID(id)
-	if err != nil {
-		return coded(CodeUndefinedObject, "%w", err)
-	}
-	return translate(e.rt.AllowCompaction(gid, f))
+func (e *Engine) AllowCompaction(_ context.Context, id plan.GlobalID, f frontier.Frontier) error {
+	return translate(e.rt.AllowCompaction(id, f))
 }
 
 // Peek implements Backend.
@@ -151,7 +147,7 @@ func (e *Engine) Respond(r runtime.Response) {
 	switch r := r.(type) {
 	case *runtime.Frontiers:
 		w, i, o := r.Write, r.Input, r.Output
-		e.deliver(&FrontiersEvent{ID: r.ID.String(), Write: &w, Input: &i, Output: &o})
+		e.deliver(&FrontiersEvent{ID: r.ID, Write: &w, Input: &i, Output: &o})
 	case *runtime.PeekResponse:
 		e.mu.Lock()
 		f := e.finishing[r.UUID]
@@ -173,7 +169,7 @@ func (e *Engine) Respond(r runtime.Response) {
 		if r.Error != nil {
 			e.log.Error(r.Error, "Subscribe output has errors", "id", r.ID.String())
 		}
-		b := &SubscribeBatch{ID: r.ID.String(), Lower: r.Lower, Upper: r.Upper}
+		b := &SubscribeBatch{ID: r.ID, Lower: r.Lower, Upper: r.Upper}
 		for _, u := range r.Updates {
 			b.Updates = append(b.Updates, Update{Row: u.Row, Time: u.Time, Diff: u.Diff})
 		}
@@ -247,11 +243,7 @@ func (e *Engine) enableLogging(cfg InstanceConfig) error {
 		return nil
 	}
 	ids := map[logging.Relation]plan.GlobalID{}
-	for name, s := range cfg.LoggingIndexes {
-		id, err := plan.ParseGlobalID(s)
-		if err != nil {
-			return fmt.Errorf("create instance: logging relation %s: %w", name, err)
-		}
+	for name, id := range cfg.LoggingIndexes {
 		ids[logging.Relation(name)] = id
 	}
 	if err := in.EnableIntrospection(ids, cfg.LoggingInterval, frontier.Minimum()); err != nil {

@@ -108,7 +108,7 @@ func TestEngineEndToEnd(t *testing.T) {
 	}
 	s.send(allowCompaction("u3", frontier.Closed()))
 	for {
-		if f := s.recv().GetFrontiers(); f.GetId() == "u3" && f.GetWrite().GetClosed() {
+		if f := s.recv().GetFrontiers(); idString(f.GetId()) == "u3" && f.GetWrite().GetClosed() {
 			break
 		}
 	}

@@ -49,7 +49,7 @@ func (s *Server) handleEvent(_ context.Context, ev Event) {
 			updates[i] = &computepb.Update{Row: u.Row, Time: uint64(u.Time), Diff: u.Diff}
 		}
 		c.respond(&computepb.Response{Kind: &computepb.Response_SubscribeResponse{SubscribeResponse: &computepb.SubscribeResponse{
-			Id:    ev.ID,
+			Id:    protocol.GlobalIDToProto(ev.ID),
 			Lower: protocol.FrontierToProto(ev.Lower),
 			Upper: protocol.FrontierToProto(ev.Upper),
 			Kind:  &computepb.SubscribeResponse_Updates{Updates: &computepb.SubscribeUpdates{Updates: updates}},
@@ -98,7 +98,7 @@ func (s *Server) reportFrontiers(c *conn, col *collection, ev *FrontiersEvent) {
 		rep = &reportedFrontiers{}
 		c.reported[col.id] = rep
 	}
-	msg := &computepb.Frontiers{Id: col.id}
+	msg := &computepb.Frontiers{Id: protocol.GlobalIDToProto(col.id)}
 	advance := func(last **frontier.Frontier, next *frontier.Frontier) *computepb.Frontier {
 		if next == nil || !col.asOf.LessEqual(*next) {
 			return nil
@@ -136,7 +136,7 @@ func statusResponse(cols ...*collection) *computepb.Response {
 	st := &computepb.Status{}
 	for _, col := range cols {
 		st.Collections = append(st.Collections, &computepb.CollectionStatus{
-			Id: col.id, Hydrated: col.hydrated, HydrationMs: uint64(col.hydrationTime.Milliseconds()),
+			Id: protocol.GlobalIDToProto(col.id), Hydrated: col.hydrated, HydrationMs: uint64(col.hydrationTime.Milliseconds()),
 		})
 	}
 	return &computepb.Response{Kind: &computepb.Response_Status{Status: st}}

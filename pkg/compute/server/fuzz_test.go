@@ -8,19 +8,23 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
 // quietRuntime accepts everything and records nothing.
 type quietRuntime struct{}
 
-func (quietRuntime) CreateInstance(context.Context, InstanceConfig) error             { return nil }
-func (quietRuntime) CreateDataflow(context.Context, *Dataflow) error                  { return nil }
-func (quietRuntime) Schedule(context.Context, string) error                           { return nil }
-func (quietRuntime) AllowCompaction(context.Context, string, frontier.Frontier) error { return nil }
-func (quietRuntime) Peek(context.Context, *Peek) error                                { return nil }
-func (quietRuntime) CancelPeek(context.Context, string)                               {}
-func (quietRuntime) UpdateConfiguration(context.Context, map[string]string) error     { return nil }
+func (quietRuntime) CreateInstance(context.Context, InstanceConfig) error { return nil }
+func (quietRuntime) CreateDataflow(context.Context, *Dataflow) error      { return nil }
+func (quietRuntime) Schedule(context.Context, plan.GlobalID) error        { return nil }
+func (quietRuntime) AllowCompaction(context.Context, plan.GlobalID, frontier.Frontier) error {
+	return nil
+}
+func (quietRuntime) Peek(context.Context, *Peek) error                            { return nil }
+func (quietRuntime) CancelPeek(context.Context, string)                           {}
+func (quietRuntime) UpdateConfiguration(context.Context, map[string]string) error { return nil }
 
 // FuzzCommand feeds arbitrary decodable commands to a running connection
 // holding one index and checks that none crashes the server and that each
@@ -37,6 +41,9 @@ func FuzzCommand(f *testing.F) {
 		createDataflow(testDataflow{Name: "x", Indexes: []string{"u1"}, Plan: "p"}),
 		createDataflow(testDataflow{Name: "y", Indexes: []string{"u2"}, Subscribes: []string{"u3"}, Plan: "p"}),
 		cancelPeek(uuidN(1)),
+		{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: gid("u1")}}},
+		{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: &computepb.GlobalId{Kind: 42, N: 1}}}},
+		{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{Frontier: protocol.FrontierToProto(frontier.Closed())}}},
 		hello("n2"),
 		initDone(),
 	} {

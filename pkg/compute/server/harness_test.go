@@ -49,11 +49,13 @@ func (f *fakeRuntime) CreateInstance(_ context.Context, cfg InstanceConfig) erro
 	return f.record("instance")
 }
 func (f *fakeRuntime) CreateDataflow(_ context.Context, df *Dataflow) error {
-	return f.record("create " + df.Name)
+	return f.record("create " + df.Description.(testDataflow).Name)
 }
-func (f *fakeRuntime) Schedule(_ context.Context, id string) error { return f.record("schedule " + id) }
-func (f *fakeRuntime) AllowCompaction(_ context.Context, id string, fr frontier.Frontier) error {
-	return f.record("compact " + id + " " + fr.String())
+func (f *fakeRuntime) Schedule(_ context.Context, id plan.GlobalID) error {
+	return f.record("schedule " + id.String())
+}
+func (f *fakeRuntime) AllowCompaction(_ context.Context, id plan.GlobalID, fr frontier.Frontier) error {
+	return f.record("compact " + id.String() + " " + fr.String())
 }
 func (f *fakeRuntime) Peek(_ context.Context, p *Peek) error { return f.record("peek " + p.UUID) }
 func (f *fakeRuntime) CancelPeek(_ context.Context, uuid string) {
@@ -108,13 +110,7 @@ func (d testDataflow) proto() *computepb.DataflowDescription {
 	if d.Until != nil {
 		p.Until = &computepb.Frontier{Time: *d.Until}
 	}
-	id := func(s string) *computepb.GlobalId {
-		gid, err := plan.ParseGlobalID(s)
-		if err != nil {
-			panic(err)
-		}
-		return protocol.GlobalIDToProto(gid)
-	}
+	id := gid
 	for _, ix := range d.Indexes {
 		p.IndexExports = append(p.IndexExports, &computepb.IndexExport{Id: id(ix)})
 	}
@@ -142,19 +138,56 @@ func (testCodec) Decode(p *computepb.DataflowDescription) (*Dataflow, error) {
 		id, _ := protocol.GlobalIDFromProto(s.GetId())
 		d.Subscribes = append(d.Subscribes, id.String())
 	}
+	// The dataflow's id is its first export's, as the controller names
+	// dataflows.
+	df := &Dataflow{Indexes: parseIDs(d.Indexes), Subscribes: parseIDs(d.Subscribes), Description: d}
+	if exports := df.Exports(); len(exports) > 0 {
+		df.ID = exports[0]
+	}
 	if d.Plan == "invalid" {
-		return nil, &InvalidDataflowError{Name: d.Name, Err: errors.New("plan does not type-check")}
+		return nil, &InvalidDataflowError{ID: df.ID, Err: errors.New("plan does not type-check")}
 	}
-	until := frontier.Closed()
+	df.Until = frontier.Closed()
 	if d.Until != nil {
-		until = frontier.At(frontier.Time(*d.Until))
+		df.Until = frontier.At(frontier.Time(*d.Until))
 	}
-	return &Dataflow{Name: d.Name, Indexes: d.Indexes, Subscribes: d.Subscribes,
-		AsOf: frontier.At(frontier.Time(d.AsOf)), Until: until, Description: d.Plan}, nil
+	df.AsOf = frontier.At(frontier.Time(d.AsOf))
+	return df, nil
 }
 
 func (testCodec) Compatible(running, desired *Dataflow) bool {
-	return running.Description == desired.Description && running.AsOf.LessEqual(desired.AsOf)
+	r, d := running.Description.(testDataflow), desired.Description.(testDataflow)
+	return r.Plan == d.Plan && running.AsOf.LessEqual(desired.AsOf)
+}
+
+// gid is the wire form of a printed id; it panics on a malformed one.
+func gid(s string) *computepb.GlobalId {
+	id, err := plan.ParseGlobalID(s)
+	if err != nil {
+		panic(err)
+	}
+	return protocol.GlobalIDToProto(id)
+}
+
+// idString prints a wire id ("" when absent or malformed).
+func idString(p *computepb.GlobalId) string {
+	id, err := protocol.GlobalIDFromProto(p)
+	if err != nil {
+		return ""
+	}
+	return id.String()
+}
+
+func parseIDs(ss []string) []plan.GlobalID {
+	var out []plan.GlobalID
+	for _, s := range ss {
+		id, err := plan.ParseGlobalID(s)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, id)
+	}
+	return out
 }
 
 // harness runs a server on an in-memory listener.
@@ -309,7 +342,7 @@ func createDataflow(d testDataflow) *computepb.Command {
 }
 
 func allowCompaction(id string, f frontier.Frontier) *computepb.Command {
-	return &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{Id: id, Frontier: protocol.FrontierToProto(f)}}}
+	return &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{Id: gid(id), Frontier: protocol.FrontierToProto(f)}}}
 }
 
 func peekCmd(uuid, target string, ts uint64) *computepb.Command {

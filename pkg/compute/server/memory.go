@@ -3,6 +3,9 @@ package server
 import (
 	"fmt"
 	"runtime/metrics"
+	"time"
+
+	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
 // CodeOutOfMemory is the SQLSTATE of a read refused because the replica is
@@ -22,12 +25,25 @@ const CodeOutOfMemory = "53200"
 // a replica of one process may set it: each process judges its own
 // memory, and processes that disagreed would number their dataflows
 // differently and exchange data between unrelated ones.
+//
+// With Report set (replicas of several processes) the process instead
+// reports its memory to the controller (a MemoryStatus response): first
+// on every connection, then whenever its side of the threshold changes,
+// sampled every Interval (DefaultMemoryInterval when zero). The
+// controller, which sends the same commands to every process, then sends
+// no new dataflow to a replica one of whose processes is near its limit
+// and answers the dataflow's reads with 53200, so all processes agree.
 type MemoryGuard struct {
 	Limit     uint64
 	Fraction  float64
 	Used      func() uint64
 	Dataflows bool
+	Report    bool
+	Interval  time.Duration
 }
+
+// DefaultMemoryInterval is how often a reporting guard samples memory.
+const DefaultMemoryInterval = 250 * time.Millisecond
 
 // DefaultMemoryFraction is the share of the limit above which new reads
 // are refused: the rest is headroom for the work already running.
@@ -48,6 +64,15 @@ func (g *MemoryGuard) check(what string) error {
 	if g == nil || g.Limit == 0 {
 		return nil
 	}
+	if n, near := g.sample(); near {
+		return coded(CodeOutOfMemory, "replica is near its memory limit (%d of %d bytes in use); refusing a new %s: retry later or use a larger replica", n, g.Limit, what)
+	}
+	return nil
+}
+
+// sample returns the bytes in use and whether they are above the
+// threshold.
+func (g *MemoryGuard) sample() (uint64, bool) {
 	used := g.Used
 	if used == nil {
 		used = goMemoryInUse
@@ -56,10 +81,40 @@ func (g *MemoryGuard) check(what string) error {
 	if frac <= 0 || frac > 1 {
 		frac = DefaultMemoryFraction
 	}
-	if n := used(); float64(n) > frac*float64(g.Limit) {
-		return coded(CodeOutOfMemory, "replica is near its memory limit (%d of %d bytes in use); refusing a new %s: retry later or use a larger replica", n, g.Limit, what)
+	n := used()
+	return n, float64(n) > frac*float64(g.Limit)
+}
+
+// reports reports whether the guard sends MemoryStatus responses.
+func (g *MemoryGuard) reports() bool { return g != nil && g.Limit > 0 && g.Report }
+
+// interval is how often a reporting guard samples.
+func (g *MemoryGuard) interval() time.Duration {
+	if g.Interval > 0 {
+		return g.Interval
 	}
-	return nil
+	return DefaultMemoryInterval
+}
+
+// reportMemory sends the current connection a MemoryStatus when force is
+// set or the process crossed its threshold since the last report.
+func (s *Server) reportMemory(force bool) {
+	c := s.st.conn
+	if c == nil || !s.memory.reports() {
+		return
+	}
+	n, near := s.memory.sample()
+	if !force && c.memoryReported && near == c.memoryNear {
+		return
+	}
+	c.memoryReported, c.memoryNear = true, near
+	if near {
+		s.log.Info("Memory near the limit: the controller is told to send no new dataflow", "used", n, "limit", s.memory.Limit)
+	} else if !force {
+		s.log.Info("Memory below the limit again: new dataflows are admitted", "used", n, "limit", s.memory.Limit)
+	}
+	c.respond(&computepb.Response{Kind: &computepb.Response_MemoryStatus{MemoryStatus: &computepb.MemoryStatus{
+		UsedBytes: n, LimitBytes: s.memory.Limit, NearLimit: near}}})
 }
 
 // goMemoryInUse is the Go runtime's memory, minus heap returned to the
@@ -81,6 +136,9 @@ func (g *MemoryGuard) String() string {
 	}
 	if g.Dataflows {
 		return fmt.Sprintf("%d bytes (reads and dataflows)", g.Limit)
+	}
+	if g.Report {
+		return fmt.Sprintf("%d bytes (reads; dataflows through the controller)", g.Limit)
 	}
 	return fmt.Sprintf("%d bytes (reads)", g.Limit)
 }

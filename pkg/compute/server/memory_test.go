@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -92,7 +93,7 @@ func TestDataflowRefusedNearMemoryLimit(t *testing.T) {
 				return
 			}
 			e := commandError(t, s.recv(), CodeOutOfMemory)
-			if e.GetId() != "d2" || !strings.Contains(e.GetMessage(), "refusing a new dataflow") {
+			if idString(e.GetCollection()) != "u2" || !strings.Contains(e.GetMessage(), "refusing a new dataflow") {
 				t.Fatalf("refusal %v, want it to name d2 and say a dataflow was refused", e)
 			}
 			h.rt.expectNone(t)
@@ -101,4 +102,32 @@ func TestDataflowRefusedNearMemoryLimit(t *testing.T) {
 			h.rt.expect(t, "create d3")
 		})
 	}
+}
+
+// TestMemoryReportedToTheController: with Report set (a process of a
+// multi-process replica) the process refuses no dataflow itself: it
+// reports its memory first on each connection and then only when it
+// crosses the threshold, so the controller can hold new dataflows back
+// for all processes alike.
+func TestMemoryReportedToTheController(t *testing.T) {
+	var used atomic.Uint64
+	used.Store(950)
+	h := newHarnessConfig(t, Config{Memory: &MemoryGuard{Limit: 1000, Used: used.Load, Report: true, Interval: time.Millisecond}})
+	s := h.ready("n1", &computepb.CreateInstance{})
+	wantStatus := func(near bool, n uint64) {
+		t.Helper()
+		m := s.recv().GetMemoryStatus()
+		if m == nil || m.GetNearLimit() != near || m.GetUsedBytes() != n || m.GetLimitBytes() != 1000 {
+			t.Fatalf("memory status %v, want near_limit %v with %d of 1000 bytes", m, near, n)
+		}
+	}
+	wantStatus(true, 950)
+	s.send(createDataflow(testDataflow{Name: "d2", Indexes: []string{"u2"}, AsOf: 5, Plan: "p2"}))
+	h.rt.expect(t, "create d2") // the controller decides, not the process
+	used.Store(951)
+	s.expectNone() // still near: nothing new to report
+	used.Store(100)
+	wantStatus(false, 100)
+	used.Store(990)
+	wantStatus(true, 990)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
-	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -15,7 +14,7 @@ func (s *Server) peek(ctx context.Context, c *conn, p *computepb.Peek) {
 	if _, ok := s.st.peeks[uuid]; ok {
 		// Not a PeekResponse: the pending peek of that uuid still gets its
 		// own, and only one.
-		s.refuse(c, protocol.KindPeek, uuid, coded(CodeDuplicateObject, "peek %s is already pending", uuid))
+		s.refusePeek(c, uuid, coded(CodeDuplicateObject, "peek %s is already pending", uuid))
 		return
 	}
 	pending := &pendingPeek{conn: c, started: s.now()}
@@ -25,7 +24,7 @@ func (s *Server) peek(ctx context.Context, c *conn, p *computepb.Peek) {
 		s.finishPeek(c, uuid, nil, coded(CodeProtocolViolation, "%w", err))
 		return
 	}
-	col, ok := s.st.collections[dp.Target.String()]
+	col, ok := s.st.collections[dp.Target]
 	switch {
 	case !ok || col.subscribe:
 		s.finishPeek(c, uuid, nil, coded(CodeUndefinedObject, "peek %s: unknown index %s", uuid, dp.Target))

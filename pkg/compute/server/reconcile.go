@@ -3,9 +3,9 @@ package server
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 )
 
 // reconcile ends a connection's initialization: it compares the dataflows
@@ -19,7 +19,7 @@ import (
 func (s *Server) reconcile(ctx context.Context, c *conn) {
 	kept := map[*dataflowState]bool{}
 	reusedCmd := map[int]bool{}
-	desiredExports := map[string]bool{}
+	desiredExports := map[plan.GlobalID]bool{}
 	for i, b := range c.buffered {
 		if b.df == nil {
 			continue
@@ -50,7 +50,10 @@ func (s *Server) reconcile(ctx context.Context, c *conn) {
 		}
 	}
 	slices.SortFunc(stale, func(a, b *dataflowState) int {
-		return strings.Compare(a.df.Name+"\x00"+strings.Join(a.df.Exports(), ","), b.df.Name+"\x00"+strings.Join(b.df.Exports(), ","))
+		if c := a.df.ID.Compare(b.df.ID); c != 0 {
+			return c
+		}
+		return slices.CompareFunc(a.df.Exports(), b.df.Exports(), plan.GlobalID.Compare)
 	})
 	for _, ds := range stale {
 		wanted := false
@@ -81,15 +84,7 @@ func (s *Server) reconcile(ctx context.Context, c *conn) {
 	for _, col := range s.st.collections {
 		cols = append(cols, col)
 	}
-	slices.SortFunc(cols, func(a, b *collection) int {
-		switch {
-		case a.id < b.id:
-			return -1
-		case a.id > b.id:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(cols, func(a, b *collection) int { return a.id.Compare(b.id) })
 	for _, col := range cols {
 		s.reportFrontiers(c, col, &FrontiersEvent{ID: col.id, Write: col.write, Input: col.input, Output: col.output})
 	}
@@ -147,12 +142,12 @@ func (s *Server) dropDataflow(ctx context.Context, ds *dataflowState) {
 	delete(s.st.dataflows, ds)
 }
 
-func sameSet(a, b []string) bool {
+func sameSet(a, b []plan.GlobalID) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
+	slices.SortFunc(a, plan.GlobalID.Compare)
+	slices.SortFunc(b, plan.GlobalID.Compare)
 	return slices.Equal(a, b)
 }

@@ -22,9 +22,9 @@ type Backend interface {
 	// CreateDataflow builds a dataflow decoded by the Codec.
 	CreateDataflow(ctx context.Context, df *Dataflow) error
 	// Schedule lets the dataflow exporting id run.
-	Schedule(ctx context.Context, id string) error
+	Schedule(ctx context.Context, id plan.GlobalID) error
 	// AllowCompaction lets collection id compact to f; a closed f drops it.
-	AllowCompaction(ctx context.Context, id string, f frontier.Frontier) error
+	AllowCompaction(ctx context.Context, id plan.GlobalID, f frontier.Frontier) error
 	// Peek starts a peek; its result arrives later as a PeekResult event.
 	Peek(ctx context.Context, p *Peek) error
 	// CancelPeek stops a peek. A result delivered afterwards is ignored.
@@ -47,10 +47,10 @@ type Codec interface {
 }
 
 // InvalidDataflowError is a Codec's refusal of a description that named
-// its dataflow: the CommandError then carries Name as its id.
+// its dataflow: the CommandError then carries ID as its collection.
 type InvalidDataflowError struct {
-	Name string
-	Err  error
+	ID  plan.GlobalID
+	Err error
 }
 
 func (e *InvalidDataflowError) Error() string { return e.Err.Error() }
@@ -61,17 +61,17 @@ func (e *InvalidDataflowError) Unwrap() error { return e.Err }
 // know it. Description is the codec's own decoded form, handed to the
 // runtime untouched.
 type Dataflow struct {
-	Name        string
-	Indexes     []string // GlobalIds of index exports
-	Subscribes  []string // GlobalIds of subscribe sinks
+	ID          plan.GlobalID
+	Indexes     []plan.GlobalID // index exports
+	Subscribes  []plan.GlobalID // subscribe sinks
 	AsOf        frontier.Frontier
 	Until       frontier.Frontier // closed means no until
 	Description any
 }
 
 // Exports returns every GlobalId the dataflow exports.
-func (d *Dataflow) Exports() []string {
-	out := make([]string, 0, len(d.Indexes)+len(d.Subscribes))
+func (d *Dataflow) Exports() []plan.GlobalID {
+	out := make([]plan.GlobalID, 0, len(d.Indexes)+len(d.Subscribes))
 	return append(append(out, d.Indexes...), d.Subscribes...)
 }
 
@@ -79,7 +79,7 @@ func (d *Dataflow) Exports() []string {
 type InstanceConfig struct {
 	LoggingInterval time.Duration
 	// LoggingIndexes maps an introspection relation name to its GlobalId.
-	LoggingIndexes     map[string]string
+	LoggingIndexes     map[string]plan.GlobalID
 	MaxResultSize      uint64
 	PeekStashThreshold uint64
 	PeekStashChunkSize uint64
@@ -114,7 +114,7 @@ type Event interface{ isEvent() }
 
 // FrontiersEvent reports a collection's frontiers; nil fields are unchanged.
 type FrontiersEvent struct {
-	ID                   string
+	ID                   plan.GlobalID
 	Write, Input, Output *frontier.Frontier
 }
 
@@ -131,14 +131,14 @@ type PeekResult struct {
 
 // SubscribeBatch carries a subscribe's updates in [Lower, Upper).
 type SubscribeBatch struct {
-	ID           string
+	ID           plan.GlobalID
 	Lower, Upper frontier.Frontier
 	Updates      []Update
 }
 
 // HydrationEvent reports that a collection finished (or lost) hydration.
 type HydrationEvent struct {
-	ID       string
+	ID       plan.GlobalID
 	Hydrated bool
 	Elapsed  time.Duration
 }

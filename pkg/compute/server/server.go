@@ -28,7 +28,9 @@ type Config struct {
 	// Now is the clock for peek durations; nil means time.Now.
 	Now func() time.Time
 	// Memory, when set, refuses new peeks (53200) while the process is
-	// near its memory limit, and new dataflows when its Dataflows is set.
+	// near its memory limit, and new dataflows when its Dataflows is set;
+	// with its Report set the process reports its memory to the
+	// controller instead (MemoryStatus).
 	Memory *MemoryGuard
 }
 
@@ -106,8 +108,16 @@ type stashFinished struct {
 // Run runs the server loop until ctx ends. Only one Run may be active.
 func (s *Server) Run(ctx context.Context) error {
 	defer close(s.loopDone)
+	var memoryTick <-chan time.Time
+	if s.memory.reports() {
+		t := time.NewTicker(s.memory.interval())
+		defer t.Stop()
+		memoryTick = t.C
+	}
 	for {
 		select {
+		case <-memoryTick:
+			s.reportMemory(false)
 		case <-ctx.Done():
 			if c := s.st.conn; c != nil {
 				c.cancel(errShutdown)

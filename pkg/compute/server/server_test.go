@@ -9,6 +9,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -78,12 +80,12 @@ func TestFrontiersNeverRegressNorGoBelowAsOf(t *testing.T) {
 	s := h.ready("n1", &computepb.CreateInstance{}, df1)
 	h.rt.expect(t, "create d1")
 	at := func(t frontier.Time) *frontier.Frontier { f := frontier.At(t); return &f }
-	h.srv.Deliver(&FrontiersEvent{ID: "u1", Write: at(3)}) // below as_of 5: suppressed
-	h.srv.Deliver(&FrontiersEvent{ID: "u1", Write: at(7), Input: at(7)})
-	h.srv.Deliver(&FrontiersEvent{ID: "u1", Write: at(6)}) // regression: suppressed
-	h.srv.Deliver(&FrontiersEvent{ID: "u1", Write: at(7)}) // no advance: suppressed
-	h.srv.Deliver(&FrontiersEvent{ID: "u9", Write: at(9)}) // unknown: ignored
-	h.srv.Deliver(&FrontiersEvent{ID: "u1", Write: at(8)})
+	h.srv.Deliver(&FrontiersEvent{ID: plan.User(1), Write: at(3)}) // below as_of 5: suppressed
+	h.srv.Deliver(&FrontiersEvent{ID: plan.User(1), Write: at(7), Input: at(7)})
+	h.srv.Deliver(&FrontiersEvent{ID: plan.User(1), Write: at(6)}) // regression: suppressed
+	h.srv.Deliver(&FrontiersEvent{ID: plan.User(1), Write: at(7)}) // no advance: suppressed
+	h.srv.Deliver(&FrontiersEvent{ID: plan.User(9), Write: at(9)}) // unknown: ignored
+	h.srv.Deliver(&FrontiersEvent{ID: plan.User(1), Write: at(8)})
 	f := frontiersOf(t, s.recv())
 	if f.GetWrite().GetTime() != 7 || f.GetInput().GetTime() != 7 || f.GetOutput() != nil {
 		t.Fatalf("first report %v, want write=input=7", f)
@@ -111,7 +113,13 @@ func TestBadInputIsRefusedAndServingContinues(t *testing.T) {
 		peek bool
 	}{
 		{"unknown compaction id", allowCompaction("u404", frontier.At(3)), CodeUndefinedObject, false},
-		{"unknown schedule id", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: "u404"}}}, CodeUndefinedObject, false},
+		{"unknown schedule id", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: gid("u404")}}}, CodeUndefinedObject, false},
+		{"schedule without id", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{}}}, CodeProtocolViolation, false},
+		{"schedule id of unknown kind", &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: &computepb.GlobalId{Kind: 42, N: 1}}}}, CodeProtocolViolation, false},
+		{"compaction without id", &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{
+			Frontier: protocol.FrontierToProto(frontier.Closed())}}}, CodeProtocolViolation, false},
+		{"logging id of unknown kind", createInstance(&computepb.CreateInstance{Logging: &computepb.LoggingConfig{
+			Indexes: map[string]*computepb.GlobalId{"operators": {Kind: 9, N: 1}}}}), CodeProtocolViolation, false},
 		{"invalid plan", createDataflow(testDataflow{Name: "bad", Indexes: []string{"u2"}, Plan: "invalid"}), CodeInvalidPlan, false},
 		{"undecodable plan", &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: &computepb.DataflowDescription{}}}}, CodeInvalidPlan, false},
 		{"duplicate export", createDataflow(testDataflow{Name: "dup", Indexes: []string{"u1"}, Plan: "p"}), CodeDuplicateObject, false},
@@ -312,7 +320,7 @@ func TestDropReportsClosedFrontiers(t *testing.T) {
 	s.send(allowCompaction("u1", frontier.Closed()))
 	commandError(t, s.recv(), CodeUndefinedObject)
 
-	h.srv.Deliver(&SubscribeBatch{ID: "u2", Lower: frontier.At(5), Upper: frontier.At(7),
+	h.srv.Deliver(&SubscribeBatch{ID: plan.User(2), Lower: frontier.At(5), Upper: frontier.At(7),
 		Updates: []Update{{Row: row.Pack(row.Int64(1)), Time: 5, Diff: 1}}})
 	sr := s.recv().GetSubscribeResponse()
 	if len(sr.GetUpdates().GetUpdates()) != 1 || sr.GetUpper().GetTime() != 7 {
@@ -325,7 +333,7 @@ func TestDropReportsClosedFrontiers(t *testing.T) {
 	if sr.GetDropped() == nil || sr.GetLower().GetTime() != 7 {
 		t.Fatalf("subscribe drop %v", sr)
 	}
-	h.srv.Deliver(&SubscribeBatch{ID: "u2", Lower: frontier.At(7), Upper: frontier.At(9)})
+	h.srv.Deliver(&SubscribeBatch{ID: plan.User(2), Lower: frontier.At(7), Upper: frontier.At(9)})
 	s.expectNone()
 }
 
@@ -337,9 +345,9 @@ func TestReconnectReconciles(t *testing.T) {
 	old := h.ready("n1", &computepb.CreateInstance{}, keep, change, gone)
 	h.rt.expect(t, "create keep", "create change", "create gone")
 	at := func(t frontier.Time) *frontier.Frontier { f := frontier.At(t); return &f }
-	h.srv.Deliver(&FrontiersEvent{ID: "u1", Write: at(9)})
+	h.srv.Deliver(&FrontiersEvent{ID: plan.User(1), Write: at(9)})
 	frontiersOf(t, old.recv())
-	h.srv.Deliver(&HydrationEvent{ID: "u1", Hydrated: true})
+	h.srv.Deliver(&HydrationEvent{ID: plan.User(1), Hydrated: true})
 	if st := old.recv().GetStatus(); len(st.GetCollections()) != 1 || !st.GetCollections()[0].GetHydrated() {
 		t.Fatalf("hydration status %v", st)
 	}
@@ -385,11 +393,11 @@ func TestReconnectReconciles(t *testing.T) {
 	h.rt.expectNone(t)
 	// Every frontier afresh, then status; nothing for the old peek.
 	f := frontiersOf(t, s.recv())
-	if f.GetId() != "u1" || f.GetWrite().GetTime() != 9 {
+	if idString(f.GetId()) != "u1" || f.GetWrite().GetTime() != 9 {
 		t.Fatalf("afresh report %v", f)
 	}
 	st := s.recv().GetStatus()
-	if len(st.GetCollections()) != 1 || st.GetCollections()[0].GetId() != "u1" {
+	if len(st.GetCollections()) != 1 || idString(st.GetCollections()[0].GetId()) != "u1" {
 		t.Fatalf("status %v", st)
 	}
 	s.expectNone()

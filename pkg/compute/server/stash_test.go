@@ -29,7 +29,7 @@ func TestOutQueueInterleavesStash(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var sent []*computepb.Response
-	frontiers := &computepb.Response{Kind: &computepb.Response_Frontiers{Frontiers: &computepb.Frontiers{Id: "u1"}}}
+	frontiers := &computepb.Response{Kind: &computepb.Response_Frontiers{Frontiers: &computepb.Frontiers{Id: gid("u1")}}}
 	err := q.drain(ctx, func(r *computepb.Response) error {
 		sent = append(sent, r)
 		if len(sent) == 1 {

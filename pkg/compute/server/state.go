@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
@@ -30,9 +31,12 @@ type conn struct {
 	buffered []buffered
 	// reported holds what this connection has been told, so reports never
 	// regress and are sent afresh on a new connection.
-	reported map[string]*reportedFrontiers
+	reported map[plan.GlobalID]*reportedFrontiers
 	// subscribeUpper is the upper of the last subscribe batch sent per id.
-	subscribeUpper map[string]frontier.Frontier
+	subscribeUpper map[plan.GlobalID]frontier.Frontier
+	// memoryReported and memoryNear: the last MemoryStatus sent
+	// (Server.reportMemory).
+	memoryReported, memoryNear bool
 }
 
 // buffered is a command held during initialization; CreateDataflow arrives
@@ -55,7 +59,7 @@ type dataflowState struct {
 
 // collection is one export of a running dataflow.
 type collection struct {
-	id        string
+	id        plan.GlobalID
 	df        *dataflowState
 	subscribe bool
 	asOf      frontier.Frontier
@@ -82,7 +86,7 @@ type pendingPeek struct {
 type state struct {
 	conn        *conn
 	dataflows   map[*dataflowState]struct{}
-	collections map[string]*collection
+	collections map[plan.GlobalID]*collection
 	peeks       map[string]*pendingPeek
 	// received is when the command being handled came off the stream.
 	received time.Time
@@ -91,7 +95,7 @@ type state struct {
 func newState() state {
 	return state{
 		dataflows:   map[*dataflowState]struct{}{},
-		collections: map[string]*collection{},
+		collections: map[plan.GlobalID]*collection{},
 		peeks:       map[string]*pendingPeek{},
 	}
 }

@@ -10,8 +10,11 @@
 // FuelPerUpdate*(n+1) units, enough that a merge finishes before newer data of
 // its own size arrives, so an Insert's work is proportional to n times the
 // number of merges in progress (O(log N) in steady state), never a whole
-// merge of old data. Exert
-// spends fuel on pending merges when there is no new data. While a merge is in
+// merge of old data. InsertBounded and PayDebt bound that work by one
+// budget for all merges together: what an insert owes each merge beyond
+// the budget is kept as that merge's debt and paid, newest merge first, by
+// later calls. Exert spends fuel on pending merges when there is no new
+// data (and counts it against their debt). While a merge is in
 // progress its inputs stay in the chain and are what readers see.
 //
 // Compaction. The logical frontier (since) is applied by every merge that

@@ -38,6 +38,9 @@ type entry struct {
 	batch *batch.Batch
 	merge *batch.Merger
 	n     int // updates held (sum of the inputs for a merge)
+	// owed is the merge work bounded inserts still owe this merge
+	// (InsertBounded), paid by PayDebt, Exert and later inserts.
+	owed int
 }
 
 func (e *entry) upper() frontier.Frontier {
@@ -56,9 +59,6 @@ type Spine struct {
 	logical  frontier.Frontier
 	physical frontier.Frontier
 	work     int64 // merge effort spent so far, in fuel units
-	// debt is the fuel each in-progress merge is still owed by inserts
-	// that were bounded (InsertBounded), paid by PayDebt.
-	debt int
 	// retired counts the off-heap bytes of batches the spine has dropped
 	// (merge inputs) since it last asked the collector to reclaim them;
 	// reclaimAt is the amount that triggers the request (reclaimBytes).
@@ -94,14 +94,16 @@ func (s *Spine) Physical() frontier.Frontier { return s.physical }
 // Insert appends b, which must start at the spine's upper, and spends
 // FuelPerUpdate*(b.Len()+1) units on each in-progress merge. An empty batch
 // with lower == upper is ignored.
-func (s *Spine) Insert(b *batch.Batch) error { return s.InsertBounded(b, 0) }
+func (s *Spine) Insert(b *batch.Batch) error { return s.InsertBounded(b, nil) }
 
-// InsertBounded is Insert spending at most limit units on each in-progress
-// merge now (limit <= 0: no limit, as Insert). What the batch owes beyond
-// limit is kept as debt, paid by PayDebt, so that inserting a large batch
-// (a hydration's snapshot after another large one) does not pay a whole
-// merge of old data in one call.
-func (s *Spine) InsertBounded(b *batch.Batch, limit int) error {
+// InsertBounded is Insert spending at most *fuel units of merge work in
+// all (fuel nil: no bound, as Insert), subtracting what it spent. The
+// FuelPerUpdate*(b.Len()+1) units the batch owes each in-progress merge
+// beyond that are kept as that merge's debt, paid by PayDebt (or by Exert
+// and later inserts), so that inserting a large batch (a hydration's
+// snapshot after another large one) never pays a whole merge of old data,
+// or one payment per merge in progress, in one call.
+func (s *Spine) InsertBounded(b *batch.Batch, fuel *int) error {
 	if b.Lower() != s.upper {
 		return fmt.Errorf("insert batch %v at spine upper %v: %w", b.Description(), s.upper, ErrNotAdjacent)
 	}
@@ -110,29 +112,58 @@ func (s *Spine) InsertBounded(b *batch.Batch, limit int) error {
 	}
 	s.entries = append(s.entries, entry{batch: b, n: b.Len()})
 	s.upper = b.Upper()
-	s.debt += FuelPerUpdate * (b.Len() + 1)
-	s.PayDebt(limit)
+	s.startMerges()
+	owe := FuelPerUpdate * (b.Len() + 1)
+	for i := range s.entries {
+		if e := &s.entries[i]; e.merge != nil {
+			e.owed += owe
+		}
+	}
+	s.PayDebt(fuel)
 	return nil
 }
 
-// PayDebt spends what inserts still owe, at most limit units (limit <= 0:
-// all of it), on each in-progress merge, and reports whether debt remains.
-// Debt lapses when no merge is in progress (as Insert's fuel does).
-func (s *Spine) PayDebt(limit int) bool {
-	pay := s.debt
-	if limit > 0 {
-		pay = min(pay, limit)
+// PayDebt pays what bounded inserts still owe the in-progress merges,
+// newest merge first (so small merges complete and cascade), spending at
+// most *fuel units in all (fuel nil: all of it) and subtracting what it
+// spent; it reports whether debt remains. A merge's debt lapses when it
+// completes (as Insert's fuel does); merges started since get fuel from
+// the inserts after them.
+func (s *Spine) PayDebt(fuel *int) bool {
+	s.startMerges()
+	for i := len(s.entries) - 1; i >= 0; i-- {
+		e := &s.entries[i]
+		if e.merge == nil || e.owed <= 0 {
+			continue
+		}
+		pay := e.owed
+		if fuel != nil {
+			if *fuel <= 0 {
+				break
+			}
+			pay = min(pay, *fuel)
+		}
+		left := pay
+		s.advance(i, &left)
+		if fuel != nil {
+			*fuel -= pay - left
+		}
 	}
-	s.debt -= pay
-	s.spend(pay)
-	if !s.pendingWork() {
-		s.debt = 0
-	}
-	return s.debt > 0
+	s.startMerges()
+	return s.Debt() > 0
 }
 
-// Debt returns the fuel inserts still owe each in-progress merge.
-func (s *Spine) Debt() int { return s.debt }
+// Debt returns the merge work bounded inserts still owe, summed over the
+// in-progress merges.
+func (s *Spine) Debt() int {
+	n := 0
+	for i := range s.entries {
+		if e := &s.entries[i]; e.merge != nil {
+			n += e.owed
+		}
+	}
+	return n
+}
 
 // SetLogical advances the logical compaction frontier; merges started from
 // now on advance times to it. A closed frontier means nothing will be read
@@ -187,30 +218,22 @@ func (s *Spine) pendingWork() bool {
 	return false
 }
 
-// spend gives each in-progress merge fuel units, then starts newly allowed
-// merges.
-func (s *Spine) spend(fuel int) {
-	s.startMerges()
-	for i := len(s.entries) - 1; i >= 0; i-- {
-		if s.entries[i].merge != nil {
-			f := fuel
-			s.advance(i, &f)
-		}
-	}
-	s.startMerges()
-}
-
-// advance runs the merge of entry i with fuel and installs its result when done.
+// advance runs the merge of entry i with fuel, counts the work against
+// what the merge is owed, and installs its result when done (its debt
+// lapses).
 func (s *Spine) advance(i int, fuel *int) {
 	e := &s.entries[i]
 	before := *fuel
 	done := e.merge.Work(fuel)
-	s.work += int64(before - *fuel)
+	spent := before - *fuel
+	s.work += int64(spent)
+	e.owed = max(0, e.owed-spent)
 	if done {
 		older, newer := e.merge.Inputs()
 		e.batch = e.merge.Result()
 		e.merge = nil
 		e.n = e.batch.Len()
+		e.owed = 0
 		s.retire(older, newer)
 	}
 }

@@ -304,10 +304,10 @@ func TestInsertWorkBounded(t *testing.T) {
 }
 
 // TestInsertBoundedDefersMergeWork: inserting a large batch after another
-// large one starts their merge; a bounded insert does at most its limit of
+// large one starts their merge; a bounded insert does at most its fuel of
 // that merge's work and owes the rest (FuelPerUpdate a new update), which
-// PayDebt pays at most limit units a call; the contents are those of an
-// unbounded insert. Limit 0 pays everything owed in the insert.
+// PayDebt pays at most its fuel a call; the contents are those of an
+// unbounded insert. No fuel (nil) pays everything owed in the insert.
 func TestInsertBoundedDefersMergeWork(t *testing.T) {
 	const n, limit = 20_000, 1_000
 	big := func(lo frontier.Time) (*batch.Batch, []update) {
@@ -328,11 +328,11 @@ func TestInsertBoundedDefersMergeWork(t *testing.T) {
 			if err := s.SetPhysical(frontier.Closed()); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.InsertBounded(a, tc.limit); err != nil {
+			if err := s.InsertBounded(a, fuelOf(tc.limit)); err != nil {
 				t.Fatal(err)
 			}
 			before := s.WorkDone()
-			if err := s.InsertBounded(b, tc.limit); err != nil {
+			if err := s.InsertBounded(b, fuelOf(tc.limit)); err != nil {
 				t.Fatal(err)
 			}
 			w := s.WorkDone() - before
@@ -347,7 +347,7 @@ func TestInsertBoundedDefersMergeWork(t *testing.T) {
 				}
 				for more := true; more; calls++ {
 					before := s.WorkDone()
-					more = s.PayDebt(limit)
+					more = s.PayDebt(fuelOf(limit))
 					if w := s.WorkDone() - before; w > limit+2 {
 						t.Fatalf("PayDebt did %d units, limit %d", w, limit)
 					}
@@ -369,5 +369,63 @@ func TestInsertBoundedDefersMergeWork(t *testing.T) {
 				t.Fatalf("merged contents differ: %d keys, want %d", len(got), len(want))
 			}
 		})
+	}
+}
+
+// fuelOf is a fresh budget of n units; 0 is no budget (nil).
+func fuelOf(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+// TestPayDebtBoundsTotalWork: with several merges in progress, each owed
+// by inserts, one PayDebt spends at most its fuel in all (plus the updates
+// of one value per merge it touches), not its fuel once per merge, and
+// subtracts exactly what it spent; the debt is still paid in full.
+func TestPayDebtBoundsTotalWork(t *testing.T) {
+	const fuel = 500
+	s := New(frontier.At(0))
+	if err := s.SetPhysical(frontier.Closed()); err != nil {
+		t.Fatal(err)
+	}
+	// Pairs of equal batches, halving: each pair starts a merge that the
+	// zero-fuel inserts leave in progress, so several are owed at once.
+	lo := frontier.Time(0)
+	for _, n := range []int{4096, 4096, 1024, 1024, 256, 256, 64, 64} {
+		var upds []update
+		for j := range n {
+			upds = append(upds, update{fmt.Sprintf("%06d", j), "v", lo, 1})
+		}
+		zero := 0
+		if err := s.InsertBounded(mk(t, lo, lo+1, upds...), &zero); err != nil {
+			t.Fatal(err)
+		}
+		lo++
+	}
+	merges := 0
+	for i := range s.entries {
+		if s.entries[i].merge != nil {
+			merges++
+		}
+	}
+	if merges < 3 {
+		t.Fatalf("%d merges in progress, want at least 3 for the test to mean anything", merges)
+	}
+	for calls := 0; s.Debt() > 0; calls++ {
+		if calls > 1000 {
+			t.Fatal("debt never paid")
+		}
+		f := fuel
+		before := s.WorkDone()
+		s.PayDebt(&f)
+		w := s.WorkDone() - before
+		if w > fuel+2*int64(merges) {
+			t.Fatalf("PayDebt did %d units with %d in progress, fuel %d", w, merges, fuel)
+		}
+		if int64(fuel-f) != w {
+			t.Fatalf("PayDebt did %d units but took %d of its fuel", w, fuel-f)
+		}
 	}
 }

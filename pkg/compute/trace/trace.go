@@ -46,19 +46,19 @@ func New(lower frontier.Frontier) *Trace {
 
 // Insert appends b (b.Lower() must equal Upper()) and does merge work
 // proportional to its size.
-func (tr *Trace) Insert(b *batch.Batch) error { return tr.InsertBounded(b, 0) }
+func (tr *Trace) Insert(b *batch.Batch) error { return tr.InsertBounded(b, nil) }
 
-// InsertBounded is Insert doing at most limit units of merge work on each
-// in-progress merge (limit <= 0: no limit); the rest is owed, and paid by
-// PayDebt (spine.Spine.InsertBounded).
-func (tr *Trace) InsertBounded(b *batch.Batch, limit int) error {
+// InsertBounded is Insert doing at most *fuel units of merge work in all
+// (fuel nil: no bound) and subtracting what it did; the rest is owed, and
+// paid by PayDebt (spine.Spine.InsertBounded).
+func (tr *Trace) InsertBounded(b *batch.Batch, fuel *int) error {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	if len(tr.handles) == 0 && b.Lower() == tr.spine.Upper() && tr.spine.Physical().Less(b.Upper()) {
 		// Nobody can ask for a cut: let the new batch merge at once.
 		_ = tr.spine.SetPhysical(b.Upper())
 	}
-	return tr.spine.InsertBounded(b, limit)
+	return tr.spine.InsertBounded(b, fuel)
 }
 
 // MergeWork returns the merge effort the trace's spine has spent so far, in
@@ -69,13 +69,13 @@ func (tr *Trace) MergeWork() int64 {
 	return tr.spine.WorkDone()
 }
 
-// PayDebt does at most limit units (limit <= 0: all) of the merge work
-// bounded inserts still owe each in-progress merge, and reports whether
-// debt remains.
-func (tr *Trace) PayDebt(limit int) bool {
+// PayDebt does at most *fuel units in all (fuel nil: all) of the merge
+// work bounded inserts still owe, subtracting what it did, and reports
+// whether debt remains.
+func (tr *Trace) PayDebt(fuel *int) bool {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	return tr.spine.PayDebt(limit)
+	return tr.spine.PayDebt(fuel)
 }
 
 // Exert spends up to *fuel on merges without new data and reports whether

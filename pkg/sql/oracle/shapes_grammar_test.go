@@ -92,17 +92,24 @@ func (g *shapeGen) windowFunc(x rel) (string, gcol) {
 		if g.chance(0.4) {
 			// RANGE offsets over one integer column: value-based, so
 			// the order among peers does not matter either.
-			// Over the integer itself, as float8 (numeric offsets) or as
-			// a date (interval offsets).
+			// Over the integer itself, as float8 (numeric offsets), as
+			// a date, as a time of day that wraps past midnight (its
+			// bounds do not) or as an interval (interval offsets).
 			key := x.ref(ic)
 			b := []string{"UNBOUNDED PRECEDING", "2 PRECEDING", "1 PRECEDING", "CURRENT ROW", "0 FOLLOWING", "1 FOLLOWING", "UNBOUNDED FOLLOWING"}
-			switch g.pick(3) {
+			switch g.pick(5) {
 			case 1:
 				key = "(" + key + ")::float8"
 				b = []string{"UNBOUNDED PRECEDING", "2.5 PRECEDING", "0.5 PRECEDING", "CURRENT ROW", "0 FOLLOWING", "1.5 FOLLOWING", "UNBOUNDED FOLLOWING"}
 			case 2:
 				key = "DATE '2024-02-27' + (" + key + ")::int"
 				b = []string{"UNBOUNDED PRECEDING", "INTERVAL '2 days' PRECEDING", "INTERVAL '12 hours' PRECEDING", "CURRENT ROW", "INTERVAL '0' FOLLOWING", "INTERVAL '1 day 12:00' FOLLOWING", "UNBOUNDED FOLLOWING"}
+			case 3:
+				key = "TIME '23:00' + (" + key + ") * INTERVAL '30 minutes'"
+				b = []string{"UNBOUNDED PRECEDING", "INTERVAL '1 day 1 hour' PRECEDING", "INTERVAL '30 minutes' PRECEDING", "CURRENT ROW", "INTERVAL '0' FOLLOWING", "INTERVAL '45 minutes' FOLLOWING", "UNBOUNDED FOLLOWING"}
+			case 4:
+				key = "(" + key + ") * INTERVAL '12 hours'"
+				b = []string{"UNBOUNDED PRECEDING", "INTERVAL '1 day' PRECEDING", "INTERVAL '12 hours' PRECEDING", "CURRENT ROW", "INTERVAL '0' FOLLOWING", "INTERVAL '1 mon -29 days' FOLLOWING", "UNBOUNDED FOLLOWING"}
 			}
 			o := g.orderAll([]string{key})
 			i := g.pick(len(b) - 1)

@@ -242,6 +242,7 @@ func (a *aggScope) concatAggArg(inner *exprCtx, g *aggregate, fc *pg.FuncCall) e
 	g.wrap = &w
 	g.out = row.ColumnType{Type: at, Nullable: true}
 	g.outW = x.w
+	g.outMod = elemArrayMod(x.mod)
 	return nil
 }
 

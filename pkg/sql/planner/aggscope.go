@@ -179,6 +179,9 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		}
 		g.arg, g.argType, g.argW, g.argMod = x.e, x.t, x.w, x.mod
 	}
+	if err := refuseJSONKey(g.argType.Type, "an equality"); g.distinct && err != nil {
+		return typed{}, err
+	}
 	if err := a.aggOrder(inner, &g, fc); err != nil {
 		return typed{}, err
 	}
@@ -227,8 +230,8 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		if g.argType.Type == row.TypeNull {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(unknown) is not unique", name)
 		}
-		if g.argType.Type == row.TypeUUID || g.argType.Type == row.TypeJSONB {
-			// Postgres 15 has no min or max over uuid or jsonb.
+		if g.argType.Type == row.TypeUUID || g.argType.Type == row.TypeJSONB || g.argType.Type == row.TypeJSON {
+			// Postgres 15 has no min or max over uuid, jsonb or json.
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, PGTypeName(g.argType.Type))
 		}
 		g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}

@@ -262,7 +262,12 @@ func (c *exprCtx) arrayCall(name string, xs []typed) (typed, error) {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function array_to_string(%s) does not exist", argTypeNames(xs))
 		}
 		if xs[0].t.Type == row.TypeTimestampTZArray {
-			return typed{}, sqlerr.Unsupported("array_to_string of timestamptz[] (its elements would be shown in UTC)")
+			// The elements are shown in the session's time zone.
+			y, _, err := c.timestamptzArrayCast(xs[0], row.TypeTextArray)
+			if err != nil {
+				return typed{}, err
+			}
+			xs[0] = y
 		}
 		xs[0] = padCharArray(xs[0])
 		return c.textArgsCall(expr.FuncArrayToString, "array_to_string", xs, 1)

@@ -64,7 +64,41 @@ func (c *exprCtx) arrayConstructor(a *pg.A_ArrayExpr) (typed, error) {
 	}
 	y, err := c.check(arrayOf(et, exprs(xs)...))
 	y.w = widthOf(xs)
+	if et == row.TypeText {
+		y.mod = sharedCharMod(xs)
+	}
 	return y, err
+}
+
+// elemArrayMod is the modifier of an array of values with modifier m: a
+// char(n)[] keeps n, since its elements are padded to n on output as
+// PostgreSQL's (padded when stored) are; a varchar(n)[] is a varchar[]
+// without a length, as PostgreSQL describes array_agg's result.
+func elemArrayMod(m TypeMod) TypeMod {
+	switch m.Kind {
+	case ModBpchar:
+		return m
+	case ModVarchar:
+		return TypeMod{Kind: ModVarchar}
+	}
+	return TypeMod{}
+}
+
+// sharedCharMod is the array modifier of ARRAY[xs...] of text elements:
+// that of the elements' common char(n) or varchar(n) modifier when every
+// element other than a NULL literal has it, else none.
+func sharedCharMod(xs []typed) TypeMod {
+	var m TypeMod
+	for _, x := range xs {
+		if x.t.Type == row.TypeNull {
+			continue
+		}
+		if charMod(x.mod).Kind == ModNone || (m.Kind != ModNone && x.mod != m) {
+			return TypeMod{}
+		}
+		m = x.mod
+	}
+	return elemArrayMod(m)
 }
 
 // arrayOf is ARRAY[xs...] with elements of type et. The engine's ARRAY
@@ -301,6 +335,11 @@ func (c *exprCtx) unnestCall(args []*pg.Node) (expr.TableCall, []column, error) 
 	col := column{name: "unnest", typ: row.ColumnType{Type: x.t.Type.ElemType(), Nullable: true}}
 	if x.t.Type == row.TypeInt64Array {
 		col.w = x.w
+	}
+	if x.t.Type == row.TypeTextArray {
+		// The elements of a char(n)[] are char(n) values, padded on
+		// output (stored without their padding).
+		col.mod = charMod(x.mod)
 	}
 	return expr.TableCall{Func: expr.TableUnnest, Args: []expr.Expr{x.e}}, []column{col}, nil
 }

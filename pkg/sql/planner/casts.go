@@ -38,15 +38,24 @@ func (c *exprCtx) typeCast(tc *pg.TypeCast) (typed, error) {
 	return c.check2(convert(x, mod, true))
 }
 
-// timestamptzArrayCast refuses the casts of timestamptz[] values other
-// than reading a literal: their elements would be read or shown in UTC,
-// not in the session's time zone.
-func timestamptzArrayCast(x typed, to row.Type) error {
+// timestamptzArrayCast lowers a cast between timestamptz[] and text,
+// text[], timestamp[] or date[] to tz_array_cast in the session's time
+// zone (ok false: not such a cast). Other casts to or from timestamptz[]
+// are refused with 42846, as PostgreSQL has no such cast.
+func (c *exprCtx) timestamptzArrayCast(x typed, to row.Type) (typed, bool, error) {
 	from := x.t.Type
 	if x.untyped() || from == to || from == row.TypeNull || (from != row.TypeTimestampTZArray && to != row.TypeTimestampTZArray) {
-		return nil
+		return typed{}, false, nil
 	}
-	return sqlerr.Unsupported("casts between " + PGTypeName(from) + " and " + PGTypeName(to))
+	if !expr.TZArrayCastOK(from, to) {
+		return typed{}, true, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(from), PGTypeName(to))
+	}
+	target, err := expr.TZArrayTarget(to)
+	if err != nil {
+		return typed{}, true, err
+	}
+	y, err := c.check(expr.Call(expr.FuncTZArrayCast, x.e, c.zone(), target))
+	return y, true, err
 }
 
 // check2 type-checks x's expression, keeping its width and modifier.
@@ -71,8 +80,8 @@ func (c *exprCtx) castTyped(tc *pg.TypeCast, to row.Type) (typed, error) {
 	if to == row.TypeText {
 		x = padCharArray(x)
 	}
-	if err := timestamptzArrayCast(x, to); err != nil {
-		return typed{}, err
+	if y, ok, err := c.timestamptzArrayCast(x, to); ok {
+		return y, err
 	}
 	if to.IsArray() {
 		return c.arrayCast(tc, x, to)

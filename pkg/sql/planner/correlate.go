@@ -89,7 +89,7 @@ func (p *Planner) correlatedAggregate(sel *pg.SelectStmt, r *rel, innerKeys []ex
 // which in a subquery may be a reference to an outer query.
 func isUndefinedName(err error) bool {
 	code := sqlerr.Code(err)
-	return code == sqlerr.UndefinedColumn || code == sqlerr.UndefinedTable
+	return code == sqlerr.UndefinedColumn || code == sqlerr.UndefinedTable || isEmulatedColumn(err)
 }
 
 // correlatedUnsupported refuses a form of correlation, keeping the name

@@ -186,6 +186,22 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 			name = expr.If(expr.Eq(x.e, expr.Literal(row.Int64(oid))), expr.Literal(row.Text(c.p.Session.RoleNames[oid])), name)
 		}
 		return c.check(expr.If(expr.IsNull(x.e), expr.TypedNull(row.TypeText), name))
+	case "pg_get_expr":
+		// The catalog emulation stores an expression (pg_policy's
+		// polqual) as its SQL text, so its text is the decompiled form.
+		if len(fc.Args) != 2 && len(fc.Args) != 3 {
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes 2 or 3 arguments", name)
+		}
+		x, err := c.lowerAs(fc.Args[0], row.TypeText)
+		if err != nil {
+			return typed{}, err
+		}
+		for _, a := range fc.Args[1:] {
+			if _, err := c.lower(a); err != nil {
+				return typed{}, err
+			}
+		}
+		return c.check(x.e)
 	case "pg_table_is_visible":
 		// Relations of the search path (schema public) have the oids
 		// the SQL layer's pg_class emulation gives user items.

@@ -22,6 +22,9 @@ func (c *exprCtx) jsonbOp(op string, l, r *pg.Node) (typed, bool, error) {
 	if err != nil {
 		return typed{}, true, err
 	}
+	if x.t.Type == row.TypeJSON {
+		return c.jsonOp(op, x, r)
+	}
 	if x.t.Type != row.TypeJSONB && x.t.Type != row.TypeNull {
 		return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s %s unknown", pgTypeName(x), op)
 	}
@@ -182,39 +185,27 @@ func parseTextArray(s string) ([]*string, error) {
 				if i >= len(body) {
 					return nil, bad()
 				}
-				ch := body[i]
-				if ch == '"' {
+				if body[i] == '"' {
 					i++
 					break
 				}
-				if ch == '\\' {
-					i++
-					if i >= len(body) {
-						return nil, bad()
-					}
-					ch = body[i]
+				var ok bool
+				if i, ok = unescapeArrayByte(&sb, body, i); !ok {
+					return nil, bad()
 				}
-				sb.WriteByte(ch)
-				i++
 			}
 			for i < len(body) && isArraySpace(body[i]) {
 				i++
 			}
 		} else {
 			for i < len(body) && body[i] != ',' {
-				ch := body[i]
-				switch ch {
-				case '{', '}', '"':
+				if c := body[i]; c == '{' || c == '}' || c == '"' {
 					return nil, bad()
-				case '\\':
-					i++
-					if i >= len(body) {
-						return nil, bad()
-					}
-					ch = body[i]
 				}
-				sb.WriteByte(ch)
-				i++
+				var ok bool
+				if i, ok = unescapeArrayByte(&sb, body, i); !ok {
+					return nil, bad()
+				}
 			}
 		}
 		v := sb.String()
@@ -262,7 +253,7 @@ func (c *exprCtx) jsonbFunc(name string, args []*pg.Node) (typed, bool, error) {
 	case "jsonb_extract_path_text":
 		f = expr.FuncJSONPathText
 	default:
-		return typed{}, false, nil
+		return c.jsonFunc(name, args)
 	}
 	es := make([]expr.Expr, len(args))
 	for i, a := range args {
@@ -354,4 +345,18 @@ func (a *aggScope) jsonbAggregate(inner *exprCtx, name string, fc *pg.FuncCall) 
 	}
 	jt := row.ColumnType{Type: row.TypeJSONB, Nullable: true}
 	return a.add(aggregate{fn: name, distinct: fc.AggDistinct, arg: arg, argType: jt, out: jt}), nil
+}
+
+// unescapeArrayByte writes the array element byte at body[i] to sb, the
+// byte after it when it is a backslash, and returns the index after what
+// it read; ok is false when a backslash ends body.
+func unescapeArrayByte(sb *strings.Builder, body string, i int) (next int, ok bool) {
+	if body[i] == '\\' {
+		i++
+		if i >= len(body) {
+			return i, false
+		}
+	}
+	sb.WriteByte(body[i])
+	return i + 1, true
 }

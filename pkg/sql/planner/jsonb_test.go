@@ -55,7 +55,11 @@ func TestJSONBPlanErrors(t *testing.T) {
 	for _, tt := range []struct{ sql, code string }{
 		{"SELECT 1 -> 'a'", sqlerr.UndefinedFunction},
 		{"SELECT doc #> t FROM docs, (SELECT '{a}' AS t) s", sqlerr.FeatureNotSupported},
-		{"SELECT '{}'::json", sqlerr.FeatureNotSupported},
+		{"SELECT '{'::json", sqlerr.InvalidTextRepresentation},
+		{"SELECT '{}'::json = '{}'::json", sqlerr.UndefinedFunction},
+		{"SELECT DISTINCT doc::json FROM docs", sqlerr.UndefinedFunction},
+		{"SELECT doc::json FROM docs GROUP BY 1", sqlerr.UndefinedFunction},
+		{"SELECT doc::json FROM docs ORDER BY 1", sqlerr.UndefinedFunction},
 		{"SELECT '{\"a\":'::jsonb", sqlerr.InvalidTextRepresentation},
 		{"SELECT max(doc) FROM docs", sqlerr.UndefinedFunction},
 		{"SELECT jsonb_agg(doc) OVER () FROM docs", sqlerr.FeatureNotSupported},

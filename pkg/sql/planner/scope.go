@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"errors"
+
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
@@ -91,7 +93,7 @@ func (s *scope) resolve(table, name string) (int, error) {
 	if err == nil || !s.hasOuter() {
 		return i, err
 	}
-	if code := sqlerr.Code(err); code == sqlerr.UndefinedTable || (table == "" && code == sqlerr.UndefinedColumn) {
+	if code := sqlerr.Code(err); code == sqlerr.UndefinedTable || (table == "" && (code == sqlerr.UndefinedColumn || isEmulatedColumn(err))) {
 		if j, oerr := s.resolveLevel(table, name, true); oerr == nil {
 			return j, nil
 		}
@@ -129,12 +131,25 @@ func (s *scope) resolveLevel(table, name string, outer bool) (int, error) {
 	}
 	for _, c := range s.cols {
 		if c.emulated && c.outer == outer && (table == "" || c.table == table) {
-			return 0, sqlerr.Errorf(sqlerr.FeatureNotSupported,
-				"column %s not supported: Tandem emulates only the pg_catalog columns psql's \\dt, \\dv, \\dm and \\d list relations with; use SHOW COLUMNS FROM <relation> or SHOW INDEXES", name)
+			return 0, emulatedColumnError{sqlerr.Errorf(sqlerr.FeatureNotSupported,
+				"column %s not supported: Tandem emulates only the pg_catalog columns psql's \\dt, \\dv, \\dm and \\d list relations with; use SHOW COLUMNS FROM <relation> or SHOW INDEXES", name)}
 		}
 	}
 	if table != "" {
 		return 0, sqlerr.Errorf(sqlerr.UndefinedColumn, "column %s.%s does not exist", table, name)
 	}
 	return 0, sqlerr.Errorf(sqlerr.UndefinedColumn, "column %q does not exist", name)
+}
+
+// emulatedColumnError is the 0A000 of a name an emulated catalog
+// relation lacks: it may still name an outer query's column (psql's \dp:
+// pg_roles ... WHERE oid = ANY (polroles)), so correlation looks further.
+type emulatedColumnError struct{ err *sqlerr.Error }
+
+func (e emulatedColumnError) Error() string { return e.err.Error() }
+func (e emulatedColumnError) Unwrap() error { return e.err }
+
+func isEmulatedColumn(err error) bool {
+	var e emulatedColumnError
+	return errors.As(err, &e)
 }

@@ -124,6 +124,11 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 		}
 	}
 	targets, extras, order := out.targets, out.extras, out.order
+	for _, tg := range targets {
+		if err := refuseJSONKey(tg.x.t.Type, "an equality"); distinct && err != nil {
+			return nil, nil, 0, err
+		}
+	}
 	if distinct && len(extras) > 0 {
 		return nil, nil, 0, sqlerr.New("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
 	}
@@ -350,6 +355,9 @@ func (p *Planner) groupKeys(sel *pg.SelectStmt, in *scope, agg *aggScope) error 
 	for _, g := range sel.GroupClause {
 		x, err := p.groupExpr(sel, c, g)
 		if err != nil {
+			return err
+		}
+		if err := refuseJSONKey(x.t.Type, "an equality"); err != nil {
 			return err
 		}
 		agg.keyIndex(x)
@@ -629,6 +637,15 @@ func (p *Planner) orderBy(sorts []*pg.Node, targets []target, c *exprCtx) ([]pla
 		}
 		if col < 0 {
 			return nil, nil, sqlerr.Errorf(sqlerr.UndefinedColumn, "ORDER BY term does not match any column in the result")
+		}
+		t := row.TypeNull
+		if col < len(targets) {
+			t = targets[col].x.t.Type
+		} else if col-len(targets) < len(extras) {
+			t = extras[col-len(targets)].t.Type
+		}
+		if err := refuseJSONKey(t, "an ordering"); err != nil {
+			return nil, nil, err
 		}
 		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
 		// Postgres: NULLs sort as larger than any value by default, so

@@ -53,6 +53,11 @@ func (p *Planner) setOp(sel *pg.SelectStmt, depth int, frame *corrFrame) (*rel, 
 		if t == row.TypeNull {
 			t = row.TypeText
 		}
+		if sel.Op != pg.SetOperation_SETOP_UNION || !sel.All {
+			if err := refuseJSONKey(t, "an equality"); err != nil {
+				return nil, err
+			}
+		}
 		var w IntWidth
 		switch {
 		case t != row.TypeInt64:

@@ -238,6 +238,8 @@ func PGType(t row.Type, w IntWidth, m TypeMod) (oid uint32, typmod int32) {
 		return 2950, -1
 	case row.TypeJSONB:
 		return 3802, -1
+	case row.TypeJSON:
+		return 114, -1
 	}
 	return 25, -1
 }

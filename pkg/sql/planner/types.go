@@ -97,7 +97,7 @@ func baseType(tn *pg.TypeName) (row.Type, error) {
 	case "jsonb":
 		return row.TypeJSONB, nil
 	case "json":
-		return row.TypeInvalid, sqlerr.Unsupported("type json (use jsonb)")
+		return row.TypeJSON, nil
 	}
 	return row.TypeInvalid, sqlerr.Unsupported("type " + name)
 }
@@ -258,6 +258,8 @@ func PGTypeName(t row.Type) string {
 		return "uuid"
 	case row.TypeJSONB:
 		return "jsonb"
+	case row.TypeJSON:
+		return "json"
 	}
 	return "unknown"
 }

@@ -15,12 +15,12 @@ import (
 // rangeOffsetType is the offset type of a RANGE frame over an ORDER BY
 // column of type t other than an integer (PostgreSQL's in_range support
 // functions): float8 and numeric take an offset of their own type, the
-// date and time types an interval.
+// date, time and interval types an interval.
 func rangeOffsetType(t row.Type) (row.Type, bool) {
 	switch t {
 	case row.TypeFloat64, row.TypeNumeric:
 		return t, true
-	case row.TypeDate, row.TypeTimestamp, row.TypeTimestampTZ:
+	case row.TypeDate, row.TypeTimestamp, row.TypeTimestampTZ, row.TypeTime, row.TypeInterval:
 		return row.TypeInterval, true
 	}
 	return row.TypeInvalid, false
@@ -44,7 +44,9 @@ func implicitOffset(from, to row.Type) bool {
 // column o (not an integer) to the bound's target: #0 minus the offset
 // for PRECEDING in ascending order and FOLLOWING in descending order, plus
 // it otherwise (see plan.FrameBound). The offset must be a constant: NULL
-// is 22004 and a negative (or NaN) offset 22013, as PostgreSQL.
+// is 22004 and a negative (or NaN) offset 22013, as PostgreSQL. Over a
+// time column the offset's months and days are ignored, in the sign test
+// too, and the bound does not wrap around midnight (timeRangeTarget).
 func (c *exprCtx) rangeTarget(n *pg.Node, what string, kind plan.BoundKind, o winOrder) (*expr.Expr, error) {
 	colType := o.x.t.Type
 	offType, _ := rangeOffsetType(colType)
@@ -75,14 +77,36 @@ func (c *exprCtx) rangeTarget(n *pg.Node, what string, kind plan.BoundKind, o wi
 	if d.IsNull() {
 		return nil, sqlerr.Errorf("22004", "%s must not be null", what)
 	}
+	if colType == row.TypeTime {
+		return timeRangeTarget(d.Interval(), kind, o.desc)
+	}
 	if negativeOffset(d) {
-		return nil, sqlerr.New("22013", "invalid preceding or following size in window function")
+		return nil, errRangeOffset
 	}
 	fn := expr.FuncAdd
 	if (kind == plan.Preceding) != o.desc {
 		fn = expr.FuncSub
 	}
 	t := expr.Call(fn, expr.Column(0), expr.Literal(d))
+	return &t, nil
+}
+
+var errRangeOffset = sqlerr.New("22013", "invalid preceding or following size in window function")
+
+// timeRangeTarget is the bound's target over a time column, as
+// PostgreSQL's in_range_time_interval: base ± the offset's time part (its
+// months and days are ignored, as time + interval ignores them), without
+// the wraparound of time + interval, so '1 hour' PRECEDING of 00:30 takes
+// no rows from the evening. A negative time part is 22013.
+func timeRangeTarget(off row.Interval, kind plan.BoundKind, desc bool) (*expr.Expr, error) {
+	if off.Micros < 0 {
+		return nil, errRangeOffset
+	}
+	us := off.Micros
+	if (kind == plan.Preceding) != desc {
+		us = -us
+	}
+	t := expr.Call(expr.FuncTimeShift, expr.Column(0), expr.Literal(row.Int64(us)))
 	return &t, nil
 }
 

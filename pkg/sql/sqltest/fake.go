@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -36,6 +37,8 @@ type Fake struct {
 	// gate, when set, holds every peek until it is closed or the peek's
 	// context ends (BlockPeeks).
 	gate chan struct{}
+	// gated counts the peeks the gate holds now (HeldPeeks).
+	gated atomic.Int64
 	// roles and grants (roles.go), grants keyed by object and grantee.
 	roles  map[string]sql.Role
 	grants map[[2]string]sql.Grant
@@ -58,6 +61,9 @@ func (f *Fake) BlockPeeks() (release func()) {
 		})
 	}
 }
+
+// HeldPeeks returns how many peeks BlockPeeks holds now.
+func (f *Fake) HeldPeeks() int { return int(f.gated.Load()) }
 
 // StreamPeeks makes every later peek result report Streamed, as a
 // backend's large spilled results do, so the SQL layer streams them.
@@ -408,11 +414,14 @@ func (f *Fake) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRows, err
 	gate := f.gate
 	f.mu.Unlock()
 	if gate != nil {
+		f.gated.Add(1)
 		select {
 		case <-gate:
 		case <-ctx.Done():
+			f.gated.Add(-1)
 			return nil, ctx.Err()
 		}
+		f.gated.Add(-1)
 	}
 	rows, err := f.peek(req)
 	if err != nil {

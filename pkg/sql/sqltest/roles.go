@@ -23,7 +23,7 @@ func (f *Fake) Roles(context.Context) ([]sql.Role, error) {
 }
 
 // CreateRole implements sql.Backend.
-func (f *Fake) CreateRole(_ context.Context, r sql.Role) error {
+func (f *Fake) CreateRole(_ context.Context, r sql.Role, gs []sql.Grant) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.roles[r.Name]; ok {
@@ -33,6 +33,7 @@ func (f *Fake) CreateRole(_ context.Context, r sql.Role) error {
 		f.roles = map[string]sql.Role{}
 	}
 	f.roles[r.Name] = r
+	f.setGrantsLocked(gs)
 	return nil
 }
 
@@ -81,6 +82,11 @@ func (f *Fake) Grants(context.Context) ([]sql.Grant, error) {
 func (f *Fake) SetGrants(_ context.Context, gs []sql.Grant) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.setGrantsLocked(gs)
+	return nil
+}
+
+func (f *Fake) setGrantsLocked(gs []sql.Grant) {
 	if f.grants == nil {
 		f.grants = map[[2]string]sql.Grant{}
 	}
@@ -92,7 +98,6 @@ func (f *Fake) SetGrants(_ context.Context, gs []sql.Grant) error {
 		}
 		f.grants[k] = g
 	}
-	return nil
 }
 
 func (f *Fake) dropGrantsLocked(object string) {
@@ -104,7 +109,7 @@ func (f *Fake) dropGrantsLocked(object string) {
 }
 
 // SetOwner implements sql.Backend.
-func (f *Fake) SetOwner(_ context.Context, ids []plan.GlobalID, owner string) error {
+func (f *Fake) SetOwner(_ context.Context, ids []plan.GlobalID, owner string, gs []sql.Grant) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.roles[owner]; !ok {
@@ -117,5 +122,30 @@ func (f *Fake) SetOwner(_ context.Context, ids []plan.GlobalID, owner string) er
 		}
 		f.items[i].Owner = owner
 	}
+	f.setGrantsLocked(gs)
+	return nil
+}
+
+// DropOwned implements sql.Backend: nothing changes unless everything
+// does.
+func (f *Fake) DropOwned(_ context.Context, ids []plan.GlobalID, revokes []sql.Grant) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range ids {
+		if !slices.ContainsFunc(f.items, func(it sql.Item) bool { return it.ID == id }) {
+			return sqlerr.Errorf(sqlerr.UndefinedTable, "relation %s does not exist", id)
+		}
+		for _, o := range f.items {
+			if o.ID != id && (o.On == id || slices.Contains(o.DependsOn, id)) && !slices.Contains(ids, o.ID) {
+				return sqlerr.Errorf(sqlerr.DependentObjectsStillExist, "drop %s: %s still depends on it", id, o.ID)
+			}
+		}
+	}
+	for _, id := range ids {
+		f.items = slices.DeleteFunc(f.items, func(it sql.Item) bool { return it.ID == id })
+		delete(f.updates, id)
+		f.dropGrantsLocked("relation:" + id.String())
+	}
+	f.setGrantsLocked(revokes)
 	return nil
 }

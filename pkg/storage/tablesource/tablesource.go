@@ -43,7 +43,7 @@ func (f *Factory) OpenSource(imp plan.SourceImport, sctx render.SourceContext) (
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &source{shard: imp.ID.String(), worker: uint64(sctx.Worker), peers: uint64(sctx.Peers),
-		activate: sctx.Activate, cancel: cancel, upper: frontier.Minimum()}
+		activate: sctx.Activate, chunk: sctx.Chunk, cancel: cancel, upper: frontier.Minimum(), delivered: frontier.Minimum()}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -56,13 +56,27 @@ type source struct {
 	shard         string
 	worker, peers uint64
 	activate      func()
+	chunk         func() int // updates per Poll (nil or 0: all)
 	cancel        context.CancelFunc
 	wg            sync.WaitGroup
 
-	mu      sync.Mutex
-	pending []dataflow.Update
-	upper   frontier.Frontier
-	err     error
+	mu sync.Mutex
+	// pending is what storage sent and Poll has not returned yet, one
+	// segment per progress message, oldest first.
+	pending []segment
+	// upper is the last upper storage sent; delivered the upper of the
+	// last segment Poll returned in full (what Poll may report while
+	// segments remain).
+	upper, delivered frontier.Frontier
+	err              error
+}
+
+// segment is one progress message's updates for this worker, and the
+// upper that follows them: every update before upper is in this segment
+// or an earlier one.
+type segment struct {
+	ups   []dataflow.Update
+	upper frontier.Frontier
 }
 
 // run listens until closed, re-listening from the current upper after a
@@ -85,7 +99,7 @@ func (s *source) run(ctx context.Context, c Lister, asOf frontier.Time, log logr
 			}
 		}
 		err := c.Listen(ctx, s.shard, from, func(p storage.Progress) error {
-			s.mu.Lock()
+			var ups []dataflow.Update
 			for _, u := range p.Updates {
 				if !first && u.Time < skipBefore {
 					continue
@@ -93,11 +107,13 @@ func (s *source) run(ctx context.Context, c Lister, asOf frontier.Time, log logr
 				if row.Hash(u.Row)%s.peers != s.worker {
 					continue
 				}
-				s.pending = append(s.pending, dataflow.Update{Val: u.Row, Time: u.Time, Diff: u.Diff})
+				ups = append(ups, dataflow.Update{Val: u.Row, Time: u.Time, Diff: u.Diff})
 			}
+			s.mu.Lock()
 			if s.upper.LessEqual(p.Upper) {
 				s.upper = p.Upper
 			}
+			s.pending = append(s.pending, segment{ups: ups, upper: s.upper})
 			s.mu.Unlock()
 			first = false
 			s.activate()
@@ -116,16 +132,46 @@ func (s *source) run(ctx context.Context, c Lister, asOf frontier.Time, log logr
 	}
 }
 
-// Poll implements render.Source.
+// Poll implements render.Source. It returns at most a chunk of updates
+// (SourceContext.Chunk), so that a table's snapshot, which storage sends
+// in one message, reaches the dataflow over several steps; while updates
+// remain it reports the upper of the last message it returned in full
+// (the source's frontier holds before the rest) and reactivates itself.
 func (s *source) Poll(dst []dataflow.Update) ([]dataflow.Update, frontier.Frontier, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
-		return dst, s.upper, s.err
+		return dst, s.delivered, s.err
 	}
-	dst = append(dst, s.pending...)
-	s.pending = s.pending[:0]
-	return dst, s.upper, nil
+	room := -1 // unbounded
+	if s.chunk != nil {
+		if c := s.chunk(); c > 0 {
+			room = c
+		}
+	}
+	for len(s.pending) > 0 {
+		seg := &s.pending[0]
+		n := len(seg.ups)
+		if room >= 0 {
+			if n > 0 && room == 0 {
+				break
+			}
+			n = min(n, room)
+			room -= n
+		}
+		dst = append(dst, seg.ups[:n]...)
+		seg.ups = seg.ups[n:]
+		if len(seg.ups) > 0 {
+			break
+		}
+		s.delivered = seg.upper
+		s.pending[0] = segment{}
+		s.pending = s.pending[1:]
+	}
+	if len(s.pending) > 0 {
+		s.activate() // the rest next step
+	}
+	return dst, s.delivered, nil
 }
 
 // Close implements render.Source.

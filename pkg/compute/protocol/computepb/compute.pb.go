@@ -18,9 +18,9 @@
 //     a peek outside [since, until) is answered with an error (CommandError
 //     or PeekResponse.error), never by ending the stream.
 //
-// Identifiers: a GlobalId is the message below wherever a command or a
-// plan names a collection (decoded once, into plan.GlobalID); responses
-// and CommandError still print it ("u12", "s3", "t7"). Peek uuids and
+// Identifiers: a GlobalId is the message in plan.proto wherever a command,
+// a response or a plan names a collection (decoded once, into
+// plan.GlobalID; an absent id or an unknown kind is refused). Peek uuids and
 // nonces are canonical UUID strings. Times are milliseconds since the Unix
 // epoch. Rows, keys and literals are encoded with pkg/compute/row. Plans
 // and expressions are protobuf messages mirroring pkg/compute/plan and
@@ -386,7 +386,7 @@ type LoggingConfig struct {
 	// "scheduling_elapsed", "arrangement_sizes", "frontiers",
 	// "import_frontiers", "active_peeks", "peek_durations",
 	// "hydration_times", "worker_step_durations").
-	IndexIds      map[string]string `protobuf:"bytes,2,rep,name=index_ids,json=indexIds,proto3" json:"index_ids,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Indexes       map[string]*GlobalId `protobuf:"bytes,3,rep,name=indexes,proto3" json:"indexes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -428,9 +428,9 @@ func (x *LoggingConfig) GetIntervalMs() uint64 {
 	return 0
 }
 
-func (x *LoggingConfig) GetIndexIds() map[string]string {
+func (x *LoggingConfig) GetIndexes() map[string]*GlobalId {
 	if x != nil {
-		return x.IndexIds
+		return x.Indexes
 	}
 	return nil
 }
@@ -567,7 +567,7 @@ func (x *CreateDataflow) GetDataflow() *DataflowDescription {
 // Schedule lets a created dataflow start running.
 type Schedule struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Id            *GlobalId              `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -602,11 +602,11 @@ func (*Schedule) Descriptor() ([]byte, []int) {
 	return file_compute_proto_rawDescGZIP(), []int{7}
 }
 
-func (x *Schedule) GetId() string {
+func (x *Schedule) GetId() *GlobalId {
 	if x != nil {
 		return x.Id
 	}
-	return ""
+	return nil
 }
 
 // AllowCompaction lets the collection `id` compact up to `frontier`. A
@@ -614,8 +614,8 @@ func (x *Schedule) GetId() string {
 // closed.
 type AllowCompaction struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Frontier      *Frontier              `protobuf:"bytes,2,opt,name=frontier,proto3" json:"frontier,omitempty"`
+	Id            *GlobalId              `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -650,16 +650,16 @@ func (*AllowCompaction) Descriptor() ([]byte, []int) {
 	return file_compute_proto_rawDescGZIP(), []int{8}
 }
 
-func (x *AllowCompaction) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
 func (x *AllowCompaction) GetFrontier() *Frontier {
 	if x != nil {
 		return x.Frontier
+	}
+	return nil
+}
+
+func (x *AllowCompaction) GetId() *GlobalId {
+	if x != nil {
+		return x.Id
 	}
 	return nil
 }
@@ -901,6 +901,7 @@ type Response struct {
 	//	*Response_SubscribeResponse
 	//	*Response_Status
 	//	*Response_CommandError
+	//	*Response_MemoryStatus
 	Kind          isResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -988,6 +989,15 @@ func (x *Response) GetCommandError() *CommandError {
 	return nil
 }
 
+func (x *Response) GetMemoryStatus() *MemoryStatus {
+	if x != nil {
+		if x, ok := x.Kind.(*Response_MemoryStatus); ok {
+			return x.MemoryStatus
+		}
+	}
+	return nil
+}
+
 type isResponse_Kind interface {
 	isResponse_Kind()
 }
@@ -1012,6 +1022,10 @@ type Response_CommandError struct {
 	CommandError *CommandError `protobuf:"bytes,5,opt,name=command_error,json=commandError,proto3,oneof"`
 }
 
+type Response_MemoryStatus struct {
+	MemoryStatus *MemoryStatus `protobuf:"bytes,6,opt,name=memory_status,json=memoryStatus,proto3,oneof"`
+}
+
 func (*Response_Frontiers) isResponse_Kind() {}
 
 func (*Response_PeekResponse) isResponse_Kind() {}
@@ -1022,17 +1036,19 @@ func (*Response_Status) isResponse_Kind() {}
 
 func (*Response_CommandError) isResponse_Kind() {}
 
+func (*Response_MemoryStatus) isResponse_Kind() {}
+
 // Frontiers reports advanced frontiers of one collection. An absent field
 // has not changed since the last report.
 type Frontiers struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The collection's write frontier (upper).
 	Write *Frontier `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
 	// The meet of the dataflow's input frontiers.
 	Input *Frontier `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
 	// The dataflow's output frontier.
 	Output        *Frontier `protobuf:"bytes,4,opt,name=output,proto3" json:"output,omitempty"`
+	Id            *GlobalId `protobuf:"bytes,5,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1067,13 +1083,6 @@ func (*Frontiers) Descriptor() ([]byte, []int) {
 	return file_compute_proto_rawDescGZIP(), []int{13}
 }
 
-func (x *Frontiers) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
 func (x *Frontiers) GetWrite() *Frontier {
 	if x != nil {
 		return x.Write
@@ -1091,6 +1100,13 @@ func (x *Frontiers) GetInput() *Frontier {
 func (x *Frontiers) GetOutput() *Frontier {
 	if x != nil {
 		return x.Output
+	}
+	return nil
+}
+
+func (x *Frontiers) GetId() *GlobalId {
+	if x != nil {
+		return x.Id
 	}
 	return nil
 }
@@ -1475,7 +1491,7 @@ func (*PeekCanceled) Descriptor() ([]byte, []int) {
 // frontiers.
 type SubscribeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Id    *GlobalId              `protobuf:"bytes,6,opt,name=id,proto3" json:"id,omitempty"`
 	Lower *Frontier              `protobuf:"bytes,2,opt,name=lower,proto3" json:"lower,omitempty"`
 	Upper *Frontier              `protobuf:"bytes,3,opt,name=upper,proto3" json:"upper,omitempty"`
 	// Types that are valid to be assigned to Kind:
@@ -1517,11 +1533,11 @@ func (*SubscribeResponse) Descriptor() ([]byte, []int) {
 	return file_compute_proto_rawDescGZIP(), []int{20}
 }
 
-func (x *SubscribeResponse) GetId() string {
+func (x *SubscribeResponse) GetId() *GlobalId {
 	if x != nil {
 		return x.Id
 	}
-	return ""
+	return nil
 }
 
 func (x *SubscribeResponse) GetLower() *Frontier {
@@ -1772,10 +1788,10 @@ func (x *Status) GetCollections() []*CollectionStatus {
 // CollectionStatus reports the hydration of one collection.
 type CollectionStatus struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
-	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Hydrated bool                   `protobuf:"varint,2,opt,name=hydrated,proto3" json:"hydrated,omitempty"`
 	// Milliseconds from dataflow creation to hydration, when hydrated.
-	HydrationMs   uint64 `protobuf:"varint,3,opt,name=hydration_ms,json=hydrationMs,proto3" json:"hydration_ms,omitempty"`
+	HydrationMs   uint64    `protobuf:"varint,3,opt,name=hydration_ms,json=hydrationMs,proto3" json:"hydration_ms,omitempty"`
+	Id            *GlobalId `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1810,13 +1826,6 @@ func (*CollectionStatus) Descriptor() ([]byte, []int) {
 	return file_compute_proto_rawDescGZIP(), []int{25}
 }
 
-func (x *CollectionStatus) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
 func (x *CollectionStatus) GetHydrated() bool {
 	if x != nil {
 		return x.Hydrated
@@ -1831,17 +1840,26 @@ func (x *CollectionStatus) GetHydrationMs() uint64 {
 	return 0
 }
 
+func (x *CollectionStatus) GetId() *GlobalId {
+	if x != nil {
+		return x.Id
+	}
+	return nil
+}
+
 // CommandError refuses one command. The replica keeps serving everything
 // else.
 type CommandError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The refused command's kind, e.g. "create_dataflow".
 	Command string `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
-	// The GlobalId or peek uuid the command named, if any.
-	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	// A five-character SQLSTATE code.
-	Sqlstate      string `protobuf:"bytes,3,opt,name=sqlstate,proto3" json:"sqlstate,omitempty"`
-	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	Sqlstate string `protobuf:"bytes,3,opt,name=sqlstate,proto3" json:"sqlstate,omitempty"`
+	Message  string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// The collection (dataflow) the command named, if any.
+	Collection *GlobalId `protobuf:"bytes,5,opt,name=collection,proto3" json:"collection,omitempty"`
+	// The peek uuid the command named, if any.
+	PeekUuid      string `protobuf:"bytes,6,opt,name=peek_uuid,json=peekUuid,proto3" json:"peek_uuid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1883,13 +1901,6 @@ func (x *CommandError) GetCommand() string {
 	return ""
 }
 
-func (x *CommandError) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
 func (x *CommandError) GetSqlstate() string {
 	if x != nil {
 		return x.Sqlstate
@@ -1902,6 +1913,93 @@ func (x *CommandError) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *CommandError) GetCollection() *GlobalId {
+	if x != nil {
+		return x.Collection
+	}
+	return nil
+}
+
+func (x *CommandError) GetPeekUuid() string {
+	if x != nil {
+		return x.PeekUuid
+	}
+	return ""
+}
+
+// MemoryStatus reports a process's memory against its limit. A process
+// with a memory limit sends one first on every connection and again
+// whenever near_limit changes (it samples its memory periodically). The
+// processes of a replica must agree on every dataflow (they number them
+// alike and exchange data between them), so no process of a multi-process
+// replica refuses a create_dataflow on its own: the controller sends no
+// create_dataflow to a replica one of whose processes last reported
+// near_limit, and answers the dataflow's reads on that replica with 53200
+// instead. A process of a one-process replica refuses it itself.
+type MemoryStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Bytes in use, as the process's memory guard counts them.
+	UsedBytes uint64 `protobuf:"varint,1,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"`
+	// The process's memory limit in bytes.
+	LimitBytes uint64 `protobuf:"varint,2,opt,name=limit_bytes,json=limitBytes,proto3" json:"limit_bytes,omitempty"`
+	// used_bytes is above the process's admission threshold (a share of
+	// limit_bytes): new dataflows are not to be created.
+	NearLimit     bool `protobuf:"varint,3,opt,name=near_limit,json=nearLimit,proto3" json:"near_limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemoryStatus) Reset() {
+	*x = MemoryStatus{}
+	mi := &file_compute_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoryStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoryStatus) ProtoMessage() {}
+
+func (x *MemoryStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_compute_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoryStatus.ProtoReflect.Descriptor instead.
+func (*MemoryStatus) Descriptor() ([]byte, []int) {
+	return file_compute_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *MemoryStatus) GetUsedBytes() uint64 {
+	if x != nil {
+		return x.UsedBytes
+	}
+	return 0
+}
+
+func (x *MemoryStatus) GetLimitBytes() uint64 {
+	if x != nil {
+		return x.LimitBytes
+	}
+	return 0
+}
+
+func (x *MemoryStatus) GetNearLimit() bool {
+	if x != nil {
+		return x.NearLimit
+	}
+	return false
 }
 
 var File_compute_proto protoreflect.FileDescriptor
@@ -1934,14 +2032,14 @@ const file_compute_proto_rawDesc = "" +
 	"parameters\x1a=\n" +
 	"\x0fParametersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xba\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd8\x01\n" +
 	"\rLoggingConfig\x12\x1f\n" +
 	"\vinterval_ms\x18\x01 \x01(\x04R\n" +
-	"intervalMs\x12K\n" +
-	"\tindex_ids\x18\x02 \x03(\v2..tandem.compute.v1.LoggingConfig.IndexIdsEntryR\bindexIds\x1a;\n" +
-	"\rIndexIdsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x18\n" +
+	"intervalMs\x12G\n" +
+	"\aindexes\x18\x03 \x03(\v2-.tandem.compute.v1.LoggingConfig.IndexesEntryR\aindexes\x1aW\n" +
+	"\fIndexesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
+	"\x05value\x18\x02 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x05value:\x028\x01J\x04\b\x02\x10\x03\"\x18\n" +
 	"\x16InitializationComplete\"\xac\x01\n" +
 	"\x13UpdateConfiguration\x12V\n" +
 	"\n" +
@@ -1951,12 +2049,12 @@ const file_compute_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
 	"\x0eCreateDataflow\x12B\n" +
-	"\bdataflow\x18\x02 \x01(\v2&.tandem.compute.v1.DataflowDescriptionR\bdataflowJ\x04\b\x01\x10\x02\"\x1a\n" +
-	"\bSchedule\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"Z\n" +
-	"\x0fAllowCompaction\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x127\n" +
-	"\bfrontier\x18\x02 \x01(\v2\x1b.tandem.compute.v1.FrontierR\bfrontier\"\xce\x03\n" +
+	"\bdataflow\x18\x02 \x01(\v2&.tandem.compute.v1.DataflowDescriptionR\bdataflowJ\x04\b\x01\x10\x02\"=\n" +
+	"\bSchedule\x12+\n" +
+	"\x02id\x18\x02 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x02idJ\x04\b\x01\x10\x02\"}\n" +
+	"\x0fAllowCompaction\x127\n" +
+	"\bfrontier\x18\x02 \x01(\v2\x1b.tandem.compute.v1.FrontierR\bfrontier\x12+\n" +
+	"\x02id\x18\x03 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x02idJ\x04\b\x01\x10\x02\"\xce\x03\n" +
 	"\x04Peek\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x123\n" +
 	"\x06target\x18\t \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x06target\x12\x1c\n" +
@@ -1979,19 +2077,20 @@ const file_compute_proto_rawDesc = "" +
 	"\x06_limit\" \n" +
 	"\n" +
 	"CancelPeek\x12\x12\n" +
-	"\x04uuid\x18\x01 \x01(\tR\x04uuid\"\xec\x02\n" +
+	"\x04uuid\x18\x01 \x01(\tR\x04uuid\"\xb4\x03\n" +
 	"\bResponse\x12<\n" +
 	"\tfrontiers\x18\x01 \x01(\v2\x1c.tandem.compute.v1.FrontiersH\x00R\tfrontiers\x12F\n" +
 	"\rpeek_response\x18\x02 \x01(\v2\x1f.tandem.compute.v1.PeekResponseH\x00R\fpeekResponse\x12U\n" +
 	"\x12subscribe_response\x18\x03 \x01(\v2$.tandem.compute.v1.SubscribeResponseH\x00R\x11subscribeResponse\x123\n" +
 	"\x06status\x18\x04 \x01(\v2\x19.tandem.compute.v1.StatusH\x00R\x06status\x12F\n" +
-	"\rcommand_error\x18\x05 \x01(\v2\x1f.tandem.compute.v1.CommandErrorH\x00R\fcommandErrorB\x06\n" +
-	"\x04kind\"\xb6\x01\n" +
-	"\tFrontiers\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x121\n" +
+	"\rcommand_error\x18\x05 \x01(\v2\x1f.tandem.compute.v1.CommandErrorH\x00R\fcommandError\x12F\n" +
+	"\rmemory_status\x18\x06 \x01(\v2\x1f.tandem.compute.v1.MemoryStatusH\x00R\fmemoryStatusB\x06\n" +
+	"\x04kind\"\xd9\x01\n" +
+	"\tFrontiers\x121\n" +
 	"\x05write\x18\x02 \x01(\v2\x1b.tandem.compute.v1.FrontierR\x05write\x121\n" +
 	"\x05input\x18\x03 \x01(\v2\x1b.tandem.compute.v1.FrontierR\x05input\x123\n" +
-	"\x06output\x18\x04 \x01(\v2\x1b.tandem.compute.v1.FrontierR\x06output\"\x91\x02\n" +
+	"\x06output\x18\x04 \x01(\v2\x1b.tandem.compute.v1.FrontierR\x06output\x12+\n" +
+	"\x02id\x18\x05 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x02idJ\x04\b\x01\x10\x02\"\x91\x02\n" +
 	"\fPeekResponse\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x121\n" +
 	"\x04rows\x18\x02 \x01(\v2\x1b.tandem.compute.v1.PeekRowsH\x00R\x04rows\x12;\n" +
@@ -2011,14 +2110,14 @@ const file_compute_proto_rawDesc = "" +
 	"\tPeekError\x12\x1a\n" +
 	"\bsqlstate\x18\x01 \x01(\tR\bsqlstate\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"\x0e\n" +
-	"\fPeekCanceled\"\x93\x02\n" +
-	"\x11SubscribeResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x121\n" +
+	"\fPeekCanceled\"\xb6\x02\n" +
+	"\x11SubscribeResponse\x12+\n" +
+	"\x02id\x18\x06 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x02id\x121\n" +
 	"\x05lower\x18\x02 \x01(\v2\x1b.tandem.compute.v1.FrontierR\x05lower\x121\n" +
 	"\x05upper\x18\x03 \x01(\v2\x1b.tandem.compute.v1.FrontierR\x05upper\x12?\n" +
 	"\aupdates\x18\x04 \x01(\v2#.tandem.compute.v1.SubscribeUpdatesH\x00R\aupdates\x12?\n" +
 	"\adropped\x18\x05 \x01(\v2#.tandem.compute.v1.SubscribeDroppedH\x00R\adroppedB\x06\n" +
-	"\x04kind\"G\n" +
+	"\x04kindJ\x04\b\x01\x10\x02\"G\n" +
 	"\x10SubscribeUpdates\x123\n" +
 	"\aupdates\x18\x01 \x03(\v2\x19.tandem.compute.v1.UpdateR\aupdates\"B\n" +
 	"\x06Update\x12\x10\n" +
@@ -2027,16 +2126,26 @@ const file_compute_proto_rawDesc = "" +
 	"\x04diff\x18\x03 \x01(\x03R\x04diff\"\x12\n" +
 	"\x10SubscribeDropped\"O\n" +
 	"\x06Status\x12E\n" +
-	"\vcollections\x18\x01 \x03(\v2#.tandem.compute.v1.CollectionStatusR\vcollections\"a\n" +
-	"\x10CollectionStatus\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\vcollections\x18\x01 \x03(\v2#.tandem.compute.v1.CollectionStatusR\vcollections\"\x84\x01\n" +
+	"\x10CollectionStatus\x12\x1a\n" +
 	"\bhydrated\x18\x02 \x01(\bR\bhydrated\x12!\n" +
-	"\fhydration_ms\x18\x03 \x01(\x04R\vhydrationMs\"n\n" +
+	"\fhydration_ms\x18\x03 \x01(\x04R\vhydrationMs\x12+\n" +
+	"\x02id\x18\x04 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x02idJ\x04\b\x01\x10\x02\"\xbe\x01\n" +
 	"\fCommandError\x12\x18\n" +
-	"\acommand\x18\x01 \x01(\tR\acommand\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1a\n" +
+	"\acommand\x18\x01 \x01(\tR\acommand\x12\x1a\n" +
 	"\bsqlstate\x18\x03 \x01(\tR\bsqlstate\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage2W\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12;\n" +
+	"\n" +
+	"collection\x18\x05 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\n" +
+	"collection\x12\x1b\n" +
+	"\tpeek_uuid\x18\x06 \x01(\tR\bpeekUuidJ\x04\b\x02\x10\x03\"m\n" +
+	"\fMemoryStatus\x12\x1d\n" +
+	"\n" +
+	"used_bytes\x18\x01 \x01(\x04R\tusedBytes\x12\x1f\n" +
+	"\vlimit_bytes\x18\x02 \x01(\x04R\n" +
+	"limitBytes\x12\x1d\n" +
+	"\n" +
+	"near_limit\x18\x03 \x01(\bR\tnearLimit2W\n" +
 	"\aCompute\x12L\n" +
 	"\rCommandStream\x12\x1a.tandem.compute.v1.Command\x1a\x1b.tandem.compute.v1.Response(\x010\x01B;Z9github.com/tandemdb/tandem/pkg/compute/protocol/computepbb\x06proto3"
 
@@ -2052,7 +2161,7 @@ func file_compute_proto_rawDescGZIP() []byte {
 	return file_compute_proto_rawDescData
 }
 
-var file_compute_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_compute_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_compute_proto_goTypes = []any{
 	(*Command)(nil),                // 0: tandem.compute.v1.Command
 	(*Hello)(nil),                  // 1: tandem.compute.v1.Hello
@@ -2081,16 +2190,17 @@ var file_compute_proto_goTypes = []any{
 	(*Status)(nil),                 // 24: tandem.compute.v1.Status
 	(*CollectionStatus)(nil),       // 25: tandem.compute.v1.CollectionStatus
 	(*CommandError)(nil),           // 26: tandem.compute.v1.CommandError
-	nil,                            // 27: tandem.compute.v1.CreateInstance.ParametersEntry
-	nil,                            // 28: tandem.compute.v1.LoggingConfig.IndexIdsEntry
-	nil,                            // 29: tandem.compute.v1.UpdateConfiguration.ParametersEntry
-	nil,                            // 30: tandem.compute.v1.Peek.HintsEntry
-	(*DataflowDescription)(nil),    // 31: tandem.compute.v1.DataflowDescription
-	(*Frontier)(nil),               // 32: tandem.compute.v1.Frontier
+	(*MemoryStatus)(nil),           // 27: tandem.compute.v1.MemoryStatus
+	nil,                            // 28: tandem.compute.v1.CreateInstance.ParametersEntry
+	nil,                            // 29: tandem.compute.v1.LoggingConfig.IndexesEntry
+	nil,                            // 30: tandem.compute.v1.UpdateConfiguration.ParametersEntry
+	nil,                            // 31: tandem.compute.v1.Peek.HintsEntry
+	(*DataflowDescription)(nil),    // 32: tandem.compute.v1.DataflowDescription
 	(*GlobalId)(nil),               // 33: tandem.compute.v1.GlobalId
-	(*MapFilterProject)(nil),       // 34: tandem.compute.v1.MapFilterProject
-	(DataflowClass)(0),             // 35: tandem.compute.v1.DataflowClass
-	(*ColumnOrder)(nil),            // 36: tandem.compute.v1.ColumnOrder
+	(*Frontier)(nil),               // 34: tandem.compute.v1.Frontier
+	(*MapFilterProject)(nil),       // 35: tandem.compute.v1.MapFilterProject
+	(DataflowClass)(0),             // 36: tandem.compute.v1.DataflowClass
+	(*ColumnOrder)(nil),            // 37: tandem.compute.v1.ColumnOrder
 }
 var file_compute_proto_depIdxs = []int32{
 	1,  // 0: tandem.compute.v1.Command.hello:type_name -> tandem.compute.v1.Hello
@@ -2103,44 +2213,52 @@ var file_compute_proto_depIdxs = []int32{
 	9,  // 7: tandem.compute.v1.Command.peek:type_name -> tandem.compute.v1.Peek
 	11, // 8: tandem.compute.v1.Command.cancel_peek:type_name -> tandem.compute.v1.CancelPeek
 	3,  // 9: tandem.compute.v1.CreateInstance.logging:type_name -> tandem.compute.v1.LoggingConfig
-	27, // 10: tandem.compute.v1.CreateInstance.parameters:type_name -> tandem.compute.v1.CreateInstance.ParametersEntry
-	28, // 11: tandem.compute.v1.LoggingConfig.index_ids:type_name -> tandem.compute.v1.LoggingConfig.IndexIdsEntry
-	29, // 12: tandem.compute.v1.UpdateConfiguration.parameters:type_name -> tandem.compute.v1.UpdateConfiguration.ParametersEntry
-	31, // 13: tandem.compute.v1.CreateDataflow.dataflow:type_name -> tandem.compute.v1.DataflowDescription
-	32, // 14: tandem.compute.v1.AllowCompaction.frontier:type_name -> tandem.compute.v1.Frontier
-	33, // 15: tandem.compute.v1.Peek.target:type_name -> tandem.compute.v1.GlobalId
-	34, // 16: tandem.compute.v1.Peek.mfp:type_name -> tandem.compute.v1.MapFilterProject
-	10, // 17: tandem.compute.v1.Peek.finishing:type_name -> tandem.compute.v1.RowSetFinishing
-	35, // 18: tandem.compute.v1.Peek.target_class:type_name -> tandem.compute.v1.DataflowClass
-	30, // 19: tandem.compute.v1.Peek.hints:type_name -> tandem.compute.v1.Peek.HintsEntry
-	36, // 20: tandem.compute.v1.RowSetFinishing.order_by:type_name -> tandem.compute.v1.ColumnOrder
-	13, // 21: tandem.compute.v1.Response.frontiers:type_name -> tandem.compute.v1.Frontiers
-	14, // 22: tandem.compute.v1.Response.peek_response:type_name -> tandem.compute.v1.PeekResponse
-	20, // 23: tandem.compute.v1.Response.subscribe_response:type_name -> tandem.compute.v1.SubscribeResponse
-	24, // 24: tandem.compute.v1.Response.status:type_name -> tandem.compute.v1.Status
-	26, // 25: tandem.compute.v1.Response.command_error:type_name -> tandem.compute.v1.CommandError
-	32, // 26: tandem.compute.v1.Frontiers.write:type_name -> tandem.compute.v1.Frontier
-	32, // 27: tandem.compute.v1.Frontiers.input:type_name -> tandem.compute.v1.Frontier
-	32, // 28: tandem.compute.v1.Frontiers.output:type_name -> tandem.compute.v1.Frontier
-	15, // 29: tandem.compute.v1.PeekResponse.rows:type_name -> tandem.compute.v1.PeekRows
-	17, // 30: tandem.compute.v1.PeekResponse.stashed:type_name -> tandem.compute.v1.StashedChunk
-	18, // 31: tandem.compute.v1.PeekResponse.error:type_name -> tandem.compute.v1.PeekError
-	19, // 32: tandem.compute.v1.PeekResponse.canceled:type_name -> tandem.compute.v1.PeekCanceled
-	16, // 33: tandem.compute.v1.PeekRows.rows:type_name -> tandem.compute.v1.RowCount
-	16, // 34: tandem.compute.v1.StashedChunk.rows:type_name -> tandem.compute.v1.RowCount
-	32, // 35: tandem.compute.v1.SubscribeResponse.lower:type_name -> tandem.compute.v1.Frontier
-	32, // 36: tandem.compute.v1.SubscribeResponse.upper:type_name -> tandem.compute.v1.Frontier
-	21, // 37: tandem.compute.v1.SubscribeResponse.updates:type_name -> tandem.compute.v1.SubscribeUpdates
-	23, // 38: tandem.compute.v1.SubscribeResponse.dropped:type_name -> tandem.compute.v1.SubscribeDropped
-	22, // 39: tandem.compute.v1.SubscribeUpdates.updates:type_name -> tandem.compute.v1.Update
-	25, // 40: tandem.compute.v1.Status.collections:type_name -> tandem.compute.v1.CollectionStatus
-	0,  // 41: tandem.compute.v1.Compute.CommandStream:input_type -> tandem.compute.v1.Command
-	12, // 42: tandem.compute.v1.Compute.CommandStream:output_type -> tandem.compute.v1.Response
-	42, // [42:43] is the sub-list for method output_type
-	41, // [41:42] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	28, // 10: tandem.compute.v1.CreateInstance.parameters:type_name -> tandem.compute.v1.CreateInstance.ParametersEntry
+	29, // 11: tandem.compute.v1.LoggingConfig.indexes:type_name -> tandem.compute.v1.LoggingConfig.IndexesEntry
+	30, // 12: tandem.compute.v1.UpdateConfiguration.parameters:type_name -> tandem.compute.v1.UpdateConfiguration.ParametersEntry
+	32, // 13: tandem.compute.v1.CreateDataflow.dataflow:type_name -> tandem.compute.v1.DataflowDescription
+	33, // 14: tandem.compute.v1.Schedule.id:type_name -> tandem.compute.v1.GlobalId
+	34, // 15: tandem.compute.v1.AllowCompaction.frontier:type_name -> tandem.compute.v1.Frontier
+	33, // 16: tandem.compute.v1.AllowCompaction.id:type_name -> tandem.compute.v1.GlobalId
+	33, // 17: tandem.compute.v1.Peek.target:type_name -> tandem.compute.v1.GlobalId
+	35, // 18: tandem.compute.v1.Peek.mfp:type_name -> tandem.compute.v1.MapFilterProject
+	10, // 19: tandem.compute.v1.Peek.finishing:type_name -> tandem.compute.v1.RowSetFinishing
+	36, // 20: tandem.compute.v1.Peek.target_class:type_name -> tandem.compute.v1.DataflowClass
+	31, // 21: tandem.compute.v1.Peek.hints:type_name -> tandem.compute.v1.Peek.HintsEntry
+	37, // 22: tandem.compute.v1.RowSetFinishing.order_by:type_name -> tandem.compute.v1.ColumnOrder
+	13, // 23: tandem.compute.v1.Response.frontiers:type_name -> tandem.compute.v1.Frontiers
+	14, // 24: tandem.compute.v1.Response.peek_response:type_name -> tandem.compute.v1.PeekResponse
+	20, // 25: tandem.compute.v1.Response.subscribe_response:type_name -> tandem.compute.v1.SubscribeResponse
+	24, // 26: tandem.compute.v1.Response.status:type_name -> tandem.compute.v1.Status
+	26, // 27: tandem.compute.v1.Response.command_error:type_name -> tandem.compute.v1.CommandError
+	27, // 28: tandem.compute.v1.Response.memory_status:type_name -> tandem.compute.v1.MemoryStatus
+	34, // 29: tandem.compute.v1.Frontiers.write:type_name -> tandem.compute.v1.Frontier
+	34, // 30: tandem.compute.v1.Frontiers.input:type_name -> tandem.compute.v1.Frontier
+	34, // 31: tandem.compute.v1.Frontiers.output:type_name -> tandem.compute.v1.Frontier
+	33, // 32: tandem.compute.v1.Frontiers.id:type_name -> tandem.compute.v1.GlobalId
+	15, // 33: tandem.compute.v1.PeekResponse.rows:type_name -> tandem.compute.v1.PeekRows
+	17, // 34: tandem.compute.v1.PeekResponse.stashed:type_name -> tandem.compute.v1.StashedChunk
+	18, // 35: tandem.compute.v1.PeekResponse.error:type_name -> tandem.compute.v1.PeekError
+	19, // 36: tandem.compute.v1.PeekResponse.canceled:type_name -> tandem.compute.v1.PeekCanceled
+	16, // 37: tandem.compute.v1.PeekRows.rows:type_name -> tandem.compute.v1.RowCount
+	16, // 38: tandem.compute.v1.StashedChunk.rows:type_name -> tandem.compute.v1.RowCount
+	33, // 39: tandem.compute.v1.SubscribeResponse.id:type_name -> tandem.compute.v1.GlobalId
+	34, // 40: tandem.compute.v1.SubscribeResponse.lower:type_name -> tandem.compute.v1.Frontier
+	34, // 41: tandem.compute.v1.SubscribeResponse.upper:type_name -> tandem.compute.v1.Frontier
+	21, // 42: tandem.compute.v1.SubscribeResponse.updates:type_name -> tandem.compute.v1.SubscribeUpdates
+	23, // 43: tandem.compute.v1.SubscribeResponse.dropped:type_name -> tandem.compute.v1.SubscribeDropped
+	22, // 44: tandem.compute.v1.SubscribeUpdates.updates:type_name -> tandem.compute.v1.Update
+	25, // 45: tandem.compute.v1.Status.collections:type_name -> tandem.compute.v1.CollectionStatus
+	33, // 46: tandem.compute.v1.CollectionStatus.id:type_name -> tandem.compute.v1.GlobalId
+	33, // 47: tandem.compute.v1.CommandError.collection:type_name -> tandem.compute.v1.GlobalId
+	33, // 48: tandem.compute.v1.LoggingConfig.IndexesEntry.value:type_name -> tandem.compute.v1.GlobalId
+	0,  // 49: tandem.compute.v1.Compute.CommandStream:input_type -> tandem.compute.v1.Command
+	12, // 50: tandem.compute.v1.Compute.CommandStream:output_type -> tandem.compute.v1.Response
+	50, // [50:51] is the sub-list for method output_type
+	49, // [49:50] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_compute_proto_init() }
@@ -2167,6 +2285,7 @@ func file_compute_proto_init() {
 		(*Response_SubscribeResponse)(nil),
 		(*Response_Status)(nil),
 		(*Response_CommandError)(nil),
+		(*Response_MemoryStatus)(nil),
 	}
 	file_compute_proto_msgTypes[14].OneofWrappers = []any{
 		(*PeekResponse_Rows)(nil),
@@ -2184,7 +2303,7 @@ func file_compute_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_compute_proto_rawDesc), len(file_compute_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -18,9 +18,9 @@
 //     a peek outside [since, until) is answered with an error (CommandError
 //     or PeekResponse.error), never by ending the stream.
 //
-// Identifiers: a GlobalId is the message below wherever a command or a
-// plan names a collection (decoded once, into plan.GlobalID); responses
-// and CommandError still print it ("u12", "s3", "t7"). Peek uuids and
+// Identifiers: a GlobalId is the message in plan.proto wherever a command,
+// a response or a plan names a collection (decoded once, into
+// plan.GlobalID; an absent id or an unknown kind is refused). Peek uuids and
 // nonces are canonical UUID strings. Times are milliseconds since the Unix
 // epoch. Rows, keys and literals are encoded with pkg/compute/row. Plans
 // and expressions are protobuf messages mirroring pkg/compute/plan and

@@ -344,7 +344,7 @@ func (rn *runner) command(kind string, args []string, rest string) (*computepb.C
 		if err != nil {
 			return nil, err
 		}
-		return &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: id}}}, nil
+		return &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: wireID(id)}}}, nil
 	case "allow_compaction":
 		if len(args) < 2 {
 			return nil, errors.New("allow_compaction: want ID FRONTIER")
@@ -354,7 +354,7 @@ func (rn *runner) command(kind string, args []string, rest string) (*computepb.C
 			return nil, err
 		}
 		return &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{
-			Id: args[0], Frontier: protocol.FrontierToProto(f)}}}, nil
+			Id: wireID(args[0]), Frontier: protocol.FrontierToProto(f)}}}, nil
 	case "peek":
 		return rn.peek(args)
 	case "cancel_peek":
@@ -550,7 +550,7 @@ func (rn *runner) expect(ctx context.Context, ss []*stream, kind string, args []
 		for _, s := range ss {
 			if _, err := s.take(ctx, "frontier "+id+" "+cond, func(r *computepb.Response) bool {
 				f := r.GetFrontiers()
-				return f.GetId() == id && f.GetWrite() != nil && match(f.GetWrite())
+				return printID(f.GetId()) == id && f.GetWrite() != nil && match(f.GetWrite())
 			}); err != nil {
 				return err
 			}
@@ -561,7 +561,7 @@ func (rn *runner) expect(ctx context.Context, ss []*stream, kind string, args []
 		for _, s := range ss {
 			if _, err := s.take(ctx, "hydration of "+id, func(r *computepb.Response) bool {
 				for _, c := range r.GetStatus().GetCollections() {
-					if c.GetId() == id && c.GetHydrated() {
+					if printID(c.GetId()) == id && c.GetHydrated() {
 						return true
 					}
 				}
@@ -576,7 +576,7 @@ func (rn *runner) expect(ctx context.Context, ss []*stream, kind string, args []
 		if arg(1) == "dropped" {
 			for _, s := range ss {
 				if _, err := s.take(ctx, "subscribe "+id+" dropped", func(r *computepb.Response) bool {
-					return r.GetSubscribeResponse().GetId() == id && r.GetSubscribeResponse().GetDropped() != nil
+					return printID(r.GetSubscribeResponse().GetId()) == id && r.GetSubscribeResponse().GetDropped() != nil
 				}); err != nil {
 					return err
 				}
@@ -591,7 +591,7 @@ func (rn *runner) expect(ctx context.Context, ss []*stream, kind string, args []
 		// until the total suffices.
 		total := 0
 		isUpdates := func(r *computepb.Response) bool {
-			return r.GetSubscribeResponse().GetId() == id && r.GetSubscribeResponse().GetUpdates() != nil
+			return printID(r.GetSubscribeResponse().GetId()) == id && r.GetSubscribeResponse().GetUpdates() != nil
 		}
 		for total < n {
 			for _, s := range ss {
@@ -768,4 +768,24 @@ func scrape(ctx context.Context, addr, name string, labels []string) (float64, e
 		sum += v
 	}
 	return sum, sc.Err()
+}
+
+// wireID encodes a script's printed id; a malformed one becomes a GlobalId
+// of no kind, which the replica must refuse.
+func wireID(s string) *computepb.GlobalId {
+	id, err := plan.ParseGlobalID(s)
+	if err != nil {
+		return &computepb.GlobalId{}
+	}
+	return protocol.GlobalIDToProto(id)
+}
+
+// printID prints a wire id for matching against a script ("" when absent
+// or malformed).
+func printID(p *computepb.GlobalId) string {
+	id, err := protocol.GlobalIDFromProto(p)
+	if err != nil {
+		return ""
+	}
+	return id.String()
 }

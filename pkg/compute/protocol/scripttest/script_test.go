@@ -55,7 +55,7 @@ func TestInvariantChecks(t *testing.T) {
 		if tm, ok := write.Time(); ok {
 			w.Time = uint64(tm)
 		}
-		return &computepb.Response{Kind: &computepb.Response_Frontiers{Frontiers: &computepb.Frontiers{Id: id, Write: w}}}
+		return &computepb.Response{Kind: &computepb.Response_Frontiers{Frontiers: &computepb.Frontiers{Id: wireID(id), Write: w}}}
 	}
 	peek := func(uuid string, r *computepb.PeekResponse) *computepb.Response {
 		r.Uuid = uuid

@@ -133,11 +133,16 @@ func (st *stream) check(r *computepb.Response) {
 	switch k := r.GetKind().(type) {
 	case *computepb.Response_Frontiers:
 		f := k.Frontiers
-		last := st.frontiers[f.GetId()]
-		seen := st.reported[f.GetId()]
+		id := printID(f.GetId())
+		if id == "" {
+			fail("frontiers without a valid id: %v", f.GetId())
+			return
+		}
+		last := st.frontiers[id]
+		seen := st.reported[id]
 		if last == nil {
 			last, seen = &[3]frontier.Frontier{}, &[3]bool{}
-			st.frontiers[f.GetId()], st.reported[f.GetId()] = last, seen
+			st.frontiers[id], st.reported[id] = last, seen
 		}
 		for i, p := range []*computepb.Frontier{f.GetWrite(), f.GetInput(), f.GetOutput()} {
 			if p == nil {
@@ -145,7 +150,7 @@ func (st *stream) check(r *computepb.Response) {
 			}
 			next := protocol.FrontierFromProto(p)
 			if seen[i] && next.LessEqual(last[i]) {
-				fail("frontier %d of %s did not advance: %s after %s", i, f.GetId(), next, last[i])
+				fail("frontier %d of %s did not advance: %s after %s", i, id, next, last[i])
 			}
 			last[i], seen[i] = next, true
 		}

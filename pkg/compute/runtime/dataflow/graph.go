@@ -62,6 +62,8 @@ type Operator struct {
 
 	elapsed   time.Duration
 	schedules int64
+	// longest is the longest single schedule so far.
+	longest time.Duration
 }
 
 // Name returns the operator's debug name.

@@ -100,3 +100,49 @@ func TestStepProfileNamesTheLongestPart(t *testing.T) {
 		t.Errorf("Where() = %q", w)
 	}
 }
+
+// TestOperatorStatsKeepLongestSchedule: an operator's statistics keep its
+// longest single schedule (introspection's max_schedule_ns), not the last
+// or the mean; the clock is fake.
+func TestOperatorStatsKeepLongestSchedule(t *testing.T) {
+	clk := &fakeClock{}
+	ws, err := New(Config{Workers: 1, Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ws.Start(ctx)
+	t.Cleanup(func() { cancel(); ws.Stop() })
+	costs := make(chan time.Duration, 4)
+	ran := make(chan struct{}, 4)
+	activators := make(chan func(), 1)
+	ws.Install("df", func(b *Builder) error {
+		op := b.AddOperator("work", nil, 1, LogicFunc(func(*Operator) {
+			select {
+			case d := <-costs:
+				clk.advance(d)
+				ran <- struct{}{}
+			default:
+			}
+		}))
+		activators <- op.Activator()
+		return nil
+	}, nil)
+	activate := <-activators
+	for _, d := range []time.Duration{30 * time.Millisecond, 90 * time.Millisecond, 10 * time.Millisecond} {
+		costs <- d
+		activate()
+		<-ran
+	}
+	stats := make(chan []OperatorStats, 1)
+	ws.Broadcast(func(w *Worker) { stats <- w.Operators() })
+	for _, s := range <-stats {
+		if s.Name == "work" {
+			if s.Longest != 90*time.Millisecond || s.Elapsed < 130*time.Millisecond {
+				t.Fatalf("operator stats %+v: want the longest schedule 90ms of 130ms", s)
+			}
+			return
+		}
+	}
+	t.Fatal("operator work not in the worker's statistics")
+}

@@ -77,6 +77,11 @@ type Worker struct {
 	inbox *inbox
 
 	dataflows []*instance // in build order
+	// resume is where the next step starts scheduling when the previous
+	// one ended at its budget (Workers.SetStepBudget): the dataflow and
+	// operator positions after the last operator scheduled. Positions are
+	// clamped when dataflows come and go; they only decide fairness.
+	resume    struct{ df, op int }
 	bySeq     map[uint64]*instance
 	lastBuilt uint64 // highest sequence number built or failed
 	early     map[uint64][]message
@@ -146,7 +151,11 @@ type OperatorStats struct {
 	Name      string
 	Elapsed   time.Duration
 	Schedules int64
-	Frontier  frontier.Frontier
+	// Longest is the longest single schedule of the operator: with the
+	// step bounds on, no operator's should be much longer than one
+	// step's fuel of work.
+	Longest  time.Duration
+	Frontier frontier.Frontier
 }
 
 // Operators returns statistics for every operator on the worker.
@@ -156,7 +165,7 @@ func (w *Worker) Operators() []OperatorStats {
 		for _, op := range df.ops {
 			out = append(out, OperatorStats{
 				Dataflow: df.seq, DebugName: df.name, Operator: op.index, Name: op.name,
-				Elapsed: op.elapsed, Schedules: op.schedules, Frontier: op.frontier,
+				Elapsed: op.elapsed, Schedules: op.schedules, Longest: op.longest, Frontier: op.frontier,
 			})
 		}
 	}
@@ -278,36 +287,70 @@ func (w *Worker) deliver(df *instance, m *message) {
 	}
 }
 
-// step schedules every activated operator once, in build order, and reports
-// whether any operator is activated again.
+// step schedules activated operators once each, in build order from
+// where the previous step stopped, until every one was visited or the
+// step budget is spent, and reports whether any operator is still
+// activated.
 func (w *Worker) step() bool {
-	more := false
-	for _, df := range w.dataflows {
-		for _, op := range df.ops {
+	budget := time.Duration(w.ws.stepBudget.Load())
+	start := w.ws.now()
+	n := len(w.dataflows)
+	first, firstOp := w.resume.df, w.resume.op
+	if first >= n {
+		first, firstOp = 0, 0
+	}
+	w.resume.df, w.resume.op = 0, 0
+	for k := 0; k < n; k++ {
+		i := (first + k) % n
+		df := w.dataflows[i]
+		j := 0
+		if k == 0 {
+			j = min(firstOp, len(df.ops))
+		}
+		for ; j < len(df.ops); j++ {
+			op := df.ops[j]
 			if !op.activated {
 				continue
 			}
-			op.activated = false
-			t0 := w.ws.now()
-			op.logic.Schedule(op)
-			d := w.ws.now().Sub(t0)
-			op.elapsed += d
-			op.schedules++
-			w.timer.operator(op, d)
-			w.afterSchedule(op)
+			w.schedule(op)
 			if df.dropped {
 				break
 			}
-		}
-	}
-	for _, df := range w.dataflows {
-		for _, op := range df.ops {
-			if op.activated {
-				more = true
+			if budget > 0 && w.ws.now().Sub(start) >= budget {
+				w.resume.df, w.resume.op = i, j+1
+				return w.anyActivated()
 			}
 		}
 	}
-	return more
+	// A step that started mid-dataflow owes that dataflow's earlier
+	// operators a visit; they are first in the next step.
+	if firstOp > 0 && first < n {
+		w.resume.df = first
+	}
+	return w.anyActivated()
+}
+
+func (w *Worker) schedule(op *Operator) {
+	op.activated = false
+	t0 := w.ws.now()
+	op.logic.Schedule(op)
+	d := w.ws.now().Sub(t0)
+	op.elapsed += d
+	op.schedules++
+	op.longest = max(op.longest, d)
+	w.timer.operator(op, d)
+	w.afterSchedule(op)
+}
+
+func (w *Worker) anyActivated() bool {
+	for _, df := range w.dataflows {
+		for _, op := range df.ops {
+			if op.activated {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // afterSchedule flushes exchanged data, then advances and propagates the

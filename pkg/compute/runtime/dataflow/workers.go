@@ -77,7 +77,9 @@ type Workers struct {
 
 	regressions atomic.Int64
 	fatalOnce   sync.Once
-	fatal       atomic.Pointer[error]
+	// stepBudget is SetStepBudget's value in nanoseconds (0: off).
+	stepBudget atomic.Int64
+	fatal      atomic.Pointer[error]
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -279,3 +281,15 @@ func (ws *Workers) receive(from int, b []byte) {
 // Fail records a fatal error (shared fate: the process must end) and calls
 // OnFatal once. Any goroutine may call it.
 func (ws *Workers) Fail(err error) { ws.fail(err) }
+
+// SetStepBudget bounds a worker step's operator schedules: once a step
+// has scheduled operators for d, it ends after the schedule in progress,
+// and the next step (after the worker's commands and its OnStep hook:
+// peeks and frontier reports) resumes with the operator after the last
+// one scheduled. An operator's own schedule is bounded by its fuel, not
+// by this; 0 (the default) schedules every activated operator in every
+// step. Safe from any goroutine; workers read it at each step.
+func (ws *Workers) SetStepBudget(d time.Duration) { ws.stepBudget.Store(int64(max(d, 0))) }
+
+// StepBudget returns the bound SetStepBudget set.
+func (ws *Workers) StepBudget() time.Duration { return time.Duration(ws.stepBudget.Load()) }

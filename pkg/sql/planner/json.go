@@ -1,0 +1,81 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// jsonOp lowers ->, ->>, #> and #>> on a json document x (its text as
+// written: the results keep the sub-document's text); json has none of
+// jsonb's other operators (42883, as in PostgreSQL).
+func (c *exprCtx) jsonOp(op string, x typed, r *pg.Node) (typed, bool, error) {
+	switch op {
+	case "->", "->>":
+		y, err := c.lowerAs(r, row.TypeText)
+		if err != nil {
+			return typed{}, true, err
+		}
+		f := expr.FuncJSONTextGet
+		if op == "->>" {
+			f = expr.FuncJSONTextGetText
+		}
+		z, err := c.check(expr.Call(f, x.e, y.e))
+		return z, true, err
+	case "#>", "#>>":
+		path, err := c.textArrayOperand(r, op)
+		if err != nil {
+			return typed{}, true, err
+		}
+		f := expr.FuncJSONTextPath
+		if op == "#>>" {
+			f = expr.FuncJSONTextPathText
+		}
+		z, err := c.check(expr.Call(f, append([]expr.Expr{x.e}, path...)...))
+		return z, true, err
+	}
+	return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: json %s unknown", op)
+}
+
+// jsonFunc lowers the json functions Tandem has (json_typeof,
+// json_extract_path, json_extract_path_text); ok is false for other
+// names.
+func (c *exprCtx) jsonFunc(name string, args []*pg.Node) (typed, bool, error) {
+	var f expr.Func
+	switch name {
+	case "json_typeof":
+		f = expr.FuncJSONTextTypeof
+	case "json_extract_path":
+		f = expr.FuncJSONTextPath
+	case "json_extract_path_text":
+		f = expr.FuncJSONTextPathText
+	default:
+		return typed{}, false, nil
+	}
+	es := make([]expr.Expr, len(args))
+	for i, a := range args {
+		want := row.TypeText
+		if i == 0 {
+			want = row.TypeJSON
+		}
+		x, err := c.lowerAs(a, want)
+		if err != nil {
+			return typed{}, true, err
+		}
+		es[i] = x.e
+	}
+	y, err := c.check(expr.Call(f, es...))
+	return y, true, err
+}
+
+// refuseJSONKey refuses a json value where rows are grouped, made
+// distinct or sorted by it: PostgreSQL's json has no equality or ordering
+// operator.
+func refuseJSONKey(t row.Type, what string) error {
+	if t != row.TypeJSON {
+		return nil
+	}
+	return sqlerr.Errorf(sqlerr.UndefinedFunction, "could not identify %s operator for type json", what)
+}
