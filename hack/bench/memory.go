@@ -252,6 +252,7 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 		Int("cursor_imports", int64(imports1["cursor"]-imports0["cursor"])).
 		Int("flattened_imports", int64(imports1["flattened"]-imports0["flattened"])).
 		String("gogc", gogc).
+		String("offheap_arrangements", offHeapSetting()).
 		Latency("oneshot_query", lat.Summary()).
 		Int("errors", int64(errs))
 	return arm, samples, nil
@@ -401,4 +402,14 @@ func abs64(x int64) int64 {
 		return -x
 	}
 	return x
+}
+
+// offHeapSetting is the replicas' --offheap-arrangements as the benchmark
+// ran them: local replicas take it from TANDEM_OFFHEAP_ARRANGEMENTS in the
+// controller's environment, which is this process's.
+func offHeapSetting() string {
+	if v := os.Getenv("TANDEM_OFFHEAP_ARRANGEMENTS"); v != "" {
+		return v
+	}
+	return "false (default)"
 }

@@ -23,6 +23,22 @@ type arena struct {
 // runtime/metrics), read by the replica's memory guard and metrics.
 var mapped atomic.Int64
 
+// offHeap switches arenas on for the whole process (SetOffHeap). Off by
+// default: a slice a reader keeps from a batch it no longer references
+// would read unmapped memory once the batch's arena is released, and the
+// audit that every reader copies or holds its batch (doc.go) is not yet
+// proven by the whole system's tests, so a replica opts in with
+// --offheap-arrangements. Like mapped, process-wide by nature: the Go
+// heap it relieves is the process's.
+var offHeap atomic.Bool
+
+// SetOffHeap turns arenas on or off for batches sealed from now on; batches
+// already sealed keep where they are.
+func SetOffHeap(on bool) { offHeap.Store(on) }
+
+// OffHeapEnabled reports SetOffHeap's setting.
+func OffHeapEnabled() bool { return offHeap.Load() }
+
 // OffHeapInUse returns the bytes of all arenas of the process not yet
 // released: arrangement memory outside the Go heap, which the Go runtime's
 // memory statistics and its memory limit do not count.
@@ -58,6 +74,9 @@ func (b *Batch) columnBytes() int {
 // reports whether the columns moved. The seek index stays on the heap (8
 // bytes per 32 keys).
 func (b *Batch) toArena() bool {
+	if !offHeap.Load() {
+		return false
+	}
 	size := b.columnBytes()
 	if size < offHeapMin {
 		return false
