@@ -4,8 +4,11 @@ import (
 	"errors"
 	"math"
 	"runtime/debug"
+	rtmetrics "runtime/metrics"
 	"strconv"
 	"strings"
+
+	"github.com/tandemdb/tandem/pkg/compute/batch"
 )
 
 // memoryUnits are the suffixes --memory-limit accepts, as GOMEMLIMIT does.
@@ -58,4 +61,19 @@ func memoryLimit(flag uint64, readFile func(string) ([]byte, error)) uint64 {
 		return 0 // "max": no limit
 	}
 	return n
+}
+
+// memoryInUse is what the memory guard compares with the limit: the Go
+// runtime's memory minus heap returned to the operating system, plus the
+// arrangements' columns kept outside the Go heap (package batch's arenas),
+// which the runtime does not count.
+func memoryInUse() uint64 {
+	s := []rtmetrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	rtmetrics.Read(s)
+	total, released := s[0].Value.Uint64(), s[1].Value.Uint64()
+	goMem := uint64(0)
+	if released < total {
+		goMem = total - released
+	}
+	return goMem + uint64(max(batch.OffHeapInUse(), 0))
 }

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
+
+	"github.com/tandemdb/tandem/pkg/compute/batch"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
 )
 
 func TestParseMemory(t *testing.T) {
@@ -61,4 +66,34 @@ func TestMemoryLimitResolution(t *testing.T) {
 	if got := memoryLimit(0, cgroup("2147483648")); got != 1<<30 {
 		t.Errorf("runtime limit: %d", got)
 	}
+}
+
+// TestMemoryInUseCountsArenas: the guard's measure includes arrangement
+// memory kept outside the Go heap. With a 24 MiB arena held and the Go
+// heap's garbage returned to the system, the Go runtime alone accounts for
+// far less than the arena.
+func TestMemoryInUseCountsArenas(t *testing.T) {
+	batch.SetOffHeap(true)
+	t.Cleanup(func() { batch.SetOffHeap(false) })
+	const keys, valueSize = 96 << 10, 248
+	var bl batch.Builder
+	val := make([]byte, valueSize)
+	for i := range keys {
+		var key [8]byte
+		binary.BigEndian.PutUint64(key[:], uint64(i))
+		bl.Push(key[:], val, 0, 1)
+	}
+	b, err := bl.Build(batch.Description{Lower: frontier.At(0), Upper: frontier.At(1), Since: frontier.At(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arena := uint64(b.OffHeapBytes())
+	if arena < 24<<20 {
+		t.Fatalf("batch keeps %d bytes off the heap, want at least 24 MiB", arena)
+	}
+	debug.FreeOSMemory()
+	if got := memoryInUse(); got < arena {
+		t.Fatalf("memoryInUse() = %d with an arena of %d bytes held", got, arena)
+	}
+	runtime.KeepAlive(b)
 }

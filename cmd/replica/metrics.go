@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/runtime"
 	"github.com/tandemdb/tandem/pkg/compute/sink"
 )
@@ -192,7 +193,11 @@ func (s sinkMetrics) SinkClosed(id string) {
 func registerProcessCollectors(reg prometheus.Registerer) {
 	reg.MustRegister(
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC)),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "process_arena_bytes",
+			Help: "Bytes of arrangement columns kept outside the Go heap (anonymous mappings of large batches), which the go_* memory metrics do not count.",
+		}, func() float64 { return float64(batch.OffHeapInUse()) }))
 }
 
 // sharingMetrics are the two-runtime gauges: the hold gap of what each role

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"log/slog"
 	"net"
 	"net/http"
@@ -120,8 +121,12 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	// dataflow they build, so each reports its memory and the controller
 	// holds new dataflows back (MemoryGuard.Dataflows, Report).
 	guard := &server.MemoryGuard{Limit: memoryLimit(cfg.MemoryLimit, os.ReadFile), Fraction: server.DefaultMemoryFraction,
-		Dataflows: processes == 1, Report: processes > 1}
+		Dataflows: processes == 1, Report: processes > 1, Used: memoryInUse}
 	log.Info("Memory guard", "limit", guard.String())
+	batch.SetOffHeap(cfg.OffHeapArrangements)
+	if cfg.OffHeapArrangements {
+		log.Info("Arrangement batches kept off the Go heap (--offheap-arrangements)")
+	}
 	if twoRuntimes {
 		log.Info("Maintenance worker threads' nice value raised", "by", cfg.MaintenanceNice)
 	}

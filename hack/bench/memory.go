@@ -56,7 +56,9 @@ func runMemory(ctx context.Context, e *env) (*result, error) {
 // memoryArm runs the memory scenario on a fresh controller with the
 // interactive runtime on or off.
 func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*report.Arm, []plot.Point, error) {
-	keys := pick(e, 20_000, 1_000_000)
+	// 1,050,000 x 1 KiB: at least 1 GiB of arrangement data (the logical
+	// size); 1,000,000 keys came to 1,018 MiB.
+	keys := pick(e, 20_000, 1_050_000)
 	const valueSize = 1024
 	clientsN := 48
 	runFor := pick(e, 20*time.Second, 60*time.Second)
@@ -116,8 +118,12 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 	if err != nil {
 		return nil, nil, err
 	}
-	e.logf("memory %s: index hydrated, replica at %d MiB (resident growth %d MiB, logical size %d MiB, heap in use %d MiB)",
-		name, after>>20, indexBytes>>20, logical>>20, heapAfter>>20)
+	arenaAfter, err := arenaBytes(ctx, addrs)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.logf("memory %s: index hydrated, replica at %d MiB (resident growth %d MiB, logical size %d MiB, heap in use %d MiB, off-heap arenas %d MiB)",
+		name, after>>20, indexBytes>>20, logical>>20, heapAfter>>20, arenaAfter>>20)
 	liveAfter, err := liveHeap(ctx, addrs)
 	if err != nil {
 		return nil, nil, err
@@ -144,7 +150,13 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 		peak     = after
 		peakHeap = heapAfter
 		peakLive = liveAfter
-		samples  []plot.Point
+		// Arenas (off-heap batches) and the resident set outside them: a
+		// merge of the index, which its generator keeps rewriting, grows
+		// the first whatever the readers do.
+		peakArena   = arenaAfter
+		arena       = arenaAfter
+		peakOutside = after - arenaAfter
+		samples     []plot.Point
 	)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -188,9 +200,14 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 			if i%5 == 0 {
 				heap, _ = heapInUse(runCtx, addrs)
 				live, _ = liveHeap(runCtx, addrs)
+				if a, err := arenaBytes(runCtx, addrs); err == nil {
+					arena = a
+				}
 			}
 			mu.Lock()
 			peak = max(peak, rss)
+			peakArena = max(peakArena, arena)
+			peakOutside = max(peakOutside, rss-arena)
 			peakHeap = max(peakHeap, heap)
 			peakLive = max(peakLive, live)
 			samples = append(samples, plot.Point{T: time.Since(start).Seconds(), Ms: float64(rss) / (1 << 20)})
@@ -208,8 +225,9 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 	}
 	imports1, _ := scrapeCounterAt(ctx, addrs, "tandem_compute_index_imports_total", "read")
 	growth, heapGrowth, liveGrowth := peak-after, peakHeap-heapAfter, peakLive-liveAfter
-	e.logf("memory %s: %d queries, peak %d MiB, growth %d MiB (%.3f of the logical index), heap in use growth %d MiB, live heap %d -> %d MiB",
-		name, lat.Count(), peak>>20, growth>>20, float64(growth)/float64(logical), heapGrowth>>20, liveAfter>>20, peakLive>>20)
+	arenaGrowth, outsideGrowth := peakArena-arenaAfter, peakOutside-(after-arenaAfter)
+	e.logf("memory %s: %d queries, peak %d MiB, growth %d MiB (%.3f of the logical index; outside arenas %d MiB, arenas %d MiB), heap in use growth %d MiB, live heap %d -> %d MiB",
+		name, lat.Count(), peak>>20, growth>>20, float64(growth)/float64(logical), outsideGrowth>>20, arenaGrowth>>20, heapGrowth>>20, liveAfter>>20, peakLive>>20)
 	gogc := os.Getenv("GOGC")
 	if gogc == "" {
 		gogc = "100 (default)"
@@ -220,6 +238,10 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 		Int("rss_growth_bytes", growth).
 		Float("rss_growth_ratio", round(float64(growth)/float64(logical), 4)).
 		Int("heap_inuse_after_index_bytes", heapAfter).
+		Int("arena_after_index_bytes", arenaAfter).
+		Int("rss_outside_arenas_growth_bytes", outsideGrowth).
+		Float("rss_outside_arenas_growth_ratio", round(float64(outsideGrowth)/float64(logical), 4)).
+		Int("arena_growth_bytes", arenaGrowth).
 		Int("heap_inuse_growth_bytes", heapGrowth).
 		Float("heap_growth_ratio", round(float64(heapGrowth)/float64(logical), 4)).
 		Int("live_heap_after_index_bytes", liveAfter).
@@ -230,6 +252,7 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 		Int("cursor_imports", int64(imports1["cursor"]-imports0["cursor"])).
 		Int("flattened_imports", int64(imports1["flattened"]-imports0["flattened"])).
 		String("gogc", gogc).
+		String("offheap_arrangements", offHeapSetting()).
 		Latency("oneshot_query", lat.Summary()).
 		Int("errors", int64(errs))
 	return arm, samples, nil
@@ -310,6 +333,16 @@ func liveHeap(ctx context.Context, addrs []string) (int64, error) {
 	return int64(g[""]), nil
 }
 
+// arenaBytes is the replica's process_arena_bytes: arrangement
+// columns kept outside the Go heap.
+func arenaBytes(ctx context.Context, addrs []string) (int64, error) {
+	g, err := scrapeGauge(ctx, addrs, "process_arena_bytes")
+	if err != nil {
+		return 0, err
+	}
+	return int64(g[""]), nil
+}
+
 // heapInUse is the replica's go_memstats_heap_inuse_bytes.
 func heapInUse(ctx context.Context, addrs []string) (int64, error) {
 	g, err := scrapeGauge(ctx, addrs, "go_memstats_heap_inuse_bytes")
@@ -369,4 +402,14 @@ func abs64(x int64) int64 {
 		return -x
 	}
 	return x
+}
+
+// offHeapSetting is the replicas' --offheap-arrangements as the benchmark
+// ran them: local replicas take it from TANDEM_OFFHEAP_ARRANGEMENTS in the
+// controller's environment, which is this process's.
+func offHeapSetting() string {
+	if v := os.Getenv("TANDEM_OFFHEAP_ARRANGEMENTS"); v != "" {
+		return v
+	}
+	return "false (default)"
 }

@@ -56,6 +56,10 @@ type Batch struct {
 	// and nVals are then their sums; n is always the update count.
 	parts        []*Batch
 	nKeys, nVals int
+
+	// arena, when not nil, holds the columns above outside the Go heap
+	// (arena.go); it is released once the batch is unreachable.
+	arena *arena
 }
 
 // indexStride is the key sampling distance of Batch.index.
@@ -111,8 +115,8 @@ func (b *Batch) ValCount() int {
 	return len(b.valOffs) - 1
 }
 
-// SizeBytes returns the bytes the batch's columns occupy (capacity, since
-// that is what is resident), for memory accounting.
+// SizeBytes returns the bytes the batch's columns occupy, on or off the Go
+// heap (capacity, since that is what is resident), for memory accounting.
 func (b *Batch) SizeBytes() int {
 	if b.parts != nil {
 		return partsSizeBytes(b)
@@ -166,9 +170,10 @@ func (b *Batch) updates(j int) ([]frontier.Time, []int64) {
 
 // seal turns a batch the writer filled (every column complete) into its
 // stored form: it elides identity offset columns and constant time and diff
-// columns, trims over-allocated columns so SizeBytes reflects the data (the
-// writer sizes for the worst case, and consolidation may leave far fewer
-// keys or updates), and builds the seek index.
+// columns, moves large batches' columns into an arena off the Go heap
+// (arena.go), trims the others' over-allocated columns so SizeBytes reflects
+// the data (the writer sizes for the worst case, and consolidation may leave
+// far fewer keys or updates), and builds the seek index.
 func seal(b *Batch) *Batch {
 	b.n = len(b.times)
 	maxRun := 1
@@ -187,14 +192,16 @@ func seal(b *Batch) *Batch {
 	if len(b.valOffs)-1 == b.n {
 		b.valUpds = nil
 	}
-	b.keyData = clip(b.keyData)
-	b.keyOffs = clip(b.keyOffs)
-	b.keyVals = clip(b.keyVals)
-	b.valData = clip(b.valData)
-	b.valOffs = clip(b.valOffs)
-	b.valUpds = clip(b.valUpds)
-	b.times = clip(b.times)
-	b.diffs = clip(b.diffs)
+	if !b.toArena() {
+		b.keyData = clip(b.keyData)
+		b.keyOffs = clip(b.keyOffs)
+		b.keyVals = clip(b.keyVals)
+		b.valData = clip(b.valData)
+		b.valOffs = clip(b.valOffs)
+		b.valUpds = clip(b.valUpds)
+		b.times = clip(b.times)
+		b.diffs = clip(b.diffs)
+	}
 	b.buildIndex()
 	return b
 }

@@ -16,10 +16,37 @@
 // diffs. Every update time t satisfies lower <= t, and t < upper unless
 // logical compaction (since) advanced it.
 //
+// Memory off the Go heap (arena.go). A sealed plain batch (or part) whose
+// columns take 64 KiB or more moves them into an arena: one anonymous
+// mapping, outside the Go heap. The collector's heap then holds only the
+// batches' metadata, so its heap goal, which paces collection, is set by
+// that and by transient garbage, not by the arrangements: an index of a GiB
+// no longer lets a GiB of garbage pile up before the next collection.
+//
+// Ownership and lifetime. An arena belongs to the one batch that sealed it
+// and is released (unmapped) by that batch's cleanup (runtime.AddCleanup),
+// that is once no goroutine can reach the *Batch. Every way of reading a
+// batch holds the *Batch: a Cursor or CursorList, a spine's chain, a merge's
+// inputs, a trace snapshot, a sharing registry's published snapshot and the
+// imports reading it. So a reader that took a batch keeps its memory for
+// exactly as long as it holds the batch, whoever dropped it meanwhile (a
+// spine that merged it away, a publisher that compacted), and no reader
+// can see a released arena. Nothing releases an arena explicitly: the spine
+// does not know its readers (render's operators, peeks and imports hold
+// batches without telling it), and a release they missed would be a fault,
+// where a late collection only delays the unmapping. To keep that delay
+// short when little Go heap is allocated, a spine that has dropped 64 MiB
+// of off-heap batches starts a collection (spine.reclaimBytes).
+//
 // Invariants callers rely on:
 //   - A *Batch is never mutated after it is built; any goroutine may read it
-//     without locks, and slices returned by cursors stay valid (and unchanged)
-//     for as long as the caller keeps them.
+//     without locks. Slices returned by cursors (keys, values, times, diffs)
+//     stay valid (and unchanged) while the caller can reach the batch: it
+//     holds the *Batch, or a Cursor or CursorList over it. A slice kept
+//     beyond that, such as a row sent downstream in an update, must be
+//     copied (render's Flatten copies the rows it emits from off-heap
+//     batches; Builder.Push copies). For a batch on the heap a kept slice
+//     stays valid as before, but code must not rely on where a batch lives.
 //   - Reads at any time t with since <= t are exact: summing the diffs of
 //     updates with time <= t gives the accumulation the unmerged inputs gave.
 //   - Nothing does unbounded work per call: Merger.Work consumes explicit fuel,
@@ -41,4 +68,5 @@
 //	for ; c.KeyValid(); c.StepKey() { for ; c.ValValid(); c.StepVal() { ts, ds := c.Updates() } }
 //	cl := batch.NewCursorList(batches)         // merged view over many batches
 //	bat.SizeBytes(), bat.Len(), bat.KeyCount(), bat.Description()
+//	bat.OffHeapBytes()                         // bytes of its arenas (0: on the heap)
 package batch

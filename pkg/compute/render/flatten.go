@@ -45,6 +45,12 @@ type flattenLogic struct {
 	next    int
 	cur     *batch.Cursor
 	out     []dataflow.Update
+	// copyRows: the batch under cur keeps its columns off the Go heap, so
+	// the rows sent downstream are copied into rows (package batch: a
+	// slice of an arena is valid only while its batch is reachable, and
+	// the sent updates outlive the walk's hold on the batch).
+	copyRows bool
+	rows     []byte
 	// remaining counts the walk's updates not yet emitted.
 	remaining int
 }
@@ -105,14 +111,16 @@ func (lg *flattenLogic) walk() bool {
 	emitted := 0
 	// Sized once: the slice is sent downstream whole and never reused.
 	lg.out = make([]dataflow.Update, 0, min(lg.fuel, lg.remaining))
+	lg.rows = nil // the last slice's rows belong to its updates
 	defer func() { lg.remaining -= emitted }()
 	for {
 		if lg.cur == nil || !lg.cur.KeyValid() {
 			if lg.next == len(lg.fresh) {
 				return true
 			}
-			c := lg.fresh[lg.next].Cursor()
-			lg.cur = &c
+			b := lg.fresh[lg.next]
+			c := b.Cursor()
+			lg.cur, lg.copyRows = &c, b.OffHeapBytes() > 0
 			lg.next++
 			continue
 		}
@@ -124,6 +132,11 @@ func (lg *flattenLogic) walk() bool {
 			r := c.Val()
 			if lg.keys {
 				r = c.Key()
+			}
+			if lg.copyRows {
+				off := len(lg.rows)
+				lg.rows = append(lg.rows, r...)
+				r = lg.rows[off:len(lg.rows):len(lg.rows)]
 			}
 			c.ForEachUpdate(func(t frontier.Time, d int64) {
 				lg.out = append(lg.out, dataflow.Update{Val: r, Time: lg.asOf.AdvanceTime(t), Diff: d})

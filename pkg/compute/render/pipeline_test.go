@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"fmt"
+	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +17,13 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/trace"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks for leaked goroutines; the package's tests run with
+// arrangement arenas on (batch.SetOffHeap), so that Flatten and every
+// operator reading arrangements are exercised with them.
+func TestMain(m *testing.M) {
+	batch.SetOffHeap(true)
+	goleak.VerifyTestMain(m)
+}
 
 // keyByFirst keys rows by their first column.
 func keyByFirst(op *dataflow.Operator) {

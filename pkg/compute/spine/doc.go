@@ -30,6 +30,13 @@
 // since and the physical frontier only advance; returned batch lists are fresh
 // slices of immutable batches, safe to hand to any goroutine.
 //
+// Memory. The spine owns no batch memory explicitly: a batch's columns, on or
+// off the Go heap (package batch), are released once nothing reaches the
+// batch, so readers that took batches from the chain keep them after a merge
+// drops them. Because off-heap arenas do not count towards the collector's
+// heap goal, a spine that has dropped reclaimBytes of them starts a
+// collection, so dropped batches nobody holds are released promptly.
+//
 // A Spine is not safe for concurrent use; package trace wraps it with a lock
 // and read holds.
 //

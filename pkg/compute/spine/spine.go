@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
@@ -58,12 +59,23 @@ type Spine struct {
 	logical  frontier.Frontier
 	physical frontier.Frontier
 	work     int64 // merge effort spent so far, in fuel units
+	// retired counts the off-heap bytes of batches the spine has dropped
+	// (merge inputs) since it last asked the collector to reclaim them;
+	// reclaimAt is the amount that triggers the request (reclaimBytes).
+	retired, reclaimAt int
 }
+
+// reclaimBytes is the off-heap memory of dropped batches after which the
+// spine starts a collection. A dropped batch's arena is released once the
+// collector finds the batch unreachable (package batch); with the arenas
+// off the heap, a replica that merges but allocates little might otherwise
+// go minutes without a collection, keeping dropped arenas mapped.
+const reclaimBytes = 64 << 20
 
 // New returns an empty spine whose lower, upper, since and physical frontier
 // are all lower.
 func New(lower frontier.Frontier) *Spine {
-	return &Spine{lower: lower, upper: lower, logical: lower, physical: lower}
+	return &Spine{lower: lower, upper: lower, logical: lower, physical: lower, reclaimAt: reclaimBytes}
 }
 
 // Lower returns the lower frontier of the first batch.
@@ -217,10 +229,25 @@ func (s *Spine) advance(i int, fuel *int) {
 	s.work += int64(spent)
 	e.owed = max(0, e.owed-spent)
 	if done {
+		older, newer := e.merge.Inputs()
 		e.batch = e.merge.Result()
 		e.merge = nil
 		e.n = e.batch.Len()
 		e.owed = 0
+		s.retire(older, newer)
+	}
+}
+
+// retire notes that the spine no longer holds older and newer. Readers that
+// took them (snapshots, cursors, imports) keep them, and their arenas, alive
+// for as long as they hold them; once enough off-heap memory has been
+// dropped, a collection is started in the background so that the arenas of
+// batches nobody holds are released promptly.
+func (s *Spine) retire(older, newer *batch.Batch) {
+	s.retired += older.OffHeapBytes() + newer.OffHeapBytes()
+	if s.retired >= s.reclaimAt {
+		s.retired = 0
+		go runtime.GC()
 	}
 }
 
