@@ -2,6 +2,7 @@ package sql_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/tandemdb/tandem/pkg/sql"
@@ -73,4 +74,27 @@ func TestSnapshotEditsStayPrivate(t *testing.T) {
 	}
 	run(t, s, "CREATE ROLE x")
 	wantRows(t, s, "SELECT rolname FROM pg_roles WHERE rolname = 'x'", "x")
+}
+
+// BenchmarkPointSelectCatalog200 runs a point read against a catalog of 200
+// views (with -benchmem: the allocations per statement that the snapshot
+// cache saves).
+func BenchmarkPointSelectCatalog200(b *testing.B) {
+	e := sql.NewEngine(sqltest.New())
+	s := e.NewSession("alice")
+	ctx := context.Background()
+	if _, err := s.ExecuteSQL(ctx, "CREATE TABLE t (k int, v text); INSERT INTO t VALUES (1, 'x'); CREATE INDEX t_k ON t (k)"); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 200 {
+		if _, err := s.ExecuteSQL(ctx, fmt.Sprintf("CREATE VIEW v%d AS SELECT k FROM t", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.ExecuteSQL(ctx, "SELECT v FROM t WHERE k = 1"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
