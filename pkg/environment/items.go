@@ -28,6 +28,16 @@ func (e *Environment) Items(ctx context.Context) ([]sql.Item, error) {
 	return get(&e.decoded.mu, &e.decoded.items, gen, e.decodeItems)
 }
 
+// Generation implements sql.Catalog: the catalog's generation, which
+// every committed change to items, roles or grants advances.
+func (e *Environment) Generation(context.Context) (uint64, error) {
+	gen, err := e.cfg.Catalog.Generation()
+	if err != nil {
+		return 0, sqlerr.Convert(fmt.Errorf("read catalog generation: %w", err))
+	}
+	return gen, nil
+}
+
 // decodeItems reads and decodes every visible item.
 func (e *Environment) decodeItems() ([]sql.Item, error) {
 	cis, err := e.cfg.Catalog.Items()

@@ -122,6 +122,11 @@ type SourceSpec struct {
 type Catalog interface {
 	// Items returns every item, user and system, in id order.
 	Items(ctx context.Context) ([]Item, error)
+	// Generation identifies the state of the catalog: the items, roles and
+	// grants. It changes with every change to any of them and never goes
+	// back, so what was read from the catalog at one generation may be
+	// reused while Generation returns it (the per-statement snapshot is).
+	Generation(ctx context.Context) (uint64, error)
 	// CreateItem stores a new table, view, materialized view or index. The
 	// backend assigns the id (item.ID is ignored) and returns the stored
 	// item. A table gets an empty storage shard; a materialized view or an

@@ -37,11 +37,29 @@ type snapshot struct {
 }
 
 func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
-	items, err := s.engine.backend.Items(ctx)
+	base, err := s.engine.snaps.get(ctx, s.engine.backend)
+	if err != nil {
+		return nil, err
+	}
+	sn := *base
+	sn.user, sn.defs, sn.onViewPlan = s.user, &s.engine.defs, s.engine.onViewPlan
+	if _, ok := sn.roles[s.sessionUser]; ok {
+		s.sessionRole = true
+	}
+	if err := sn.checkSetRole(s.user, s.sessionUser, s.sessionRole); err != nil {
+		return nil, err
+	}
+	return &sn, nil
+}
+
+// buildSnapshot reads the catalog's items, roles and grants and indexes
+// them: the part of a snapshot that is the same for every session.
+func buildSnapshot(ctx context.Context, b Backend) (*snapshot, error) {
+	items, err := b.Items(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
 	}
-	sn := &snapshot{items: items, byID: map[plan.GlobalID]*Item{}, byName: map[string]*Item{}, user: s.user, defs: &s.engine.defs, onViewPlan: s.engine.onViewPlan}
+	sn := &snapshot{items: items, byID: make(map[plan.GlobalID]*Item, len(items)), byName: make(map[string]*Item, len(items))}
 	for i := range items {
 		it := &items[i]
 		schema := it.Schema
@@ -51,13 +69,7 @@ func (s *Session) snapshot(ctx context.Context) (*snapshot, error) {
 		sn.byID[it.ID] = it
 		sn.byName[schema+"."+it.Name] = it
 	}
-	if err := sn.loadAuthz(ctx, s.engine.backend); err != nil {
-		return nil, err
-	}
-	if _, ok := sn.roles[s.sessionUser]; ok {
-		s.sessionRole = true
-	}
-	if err := sn.checkSetRole(s.user, s.sessionUser, s.sessionRole); err != nil {
+	if err := sn.loadAuthz(ctx, b); err != nil {
 		return nil, err
 	}
 	return sn, nil

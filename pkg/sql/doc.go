@@ -20,7 +20,8 @@
 //     subsources (the backend knows their columns). DropItems drops items
 //     that the SQL layer has ordered dependents-first and checked.
 //     AlterTable replaces a table's name, columns and CREATE TABLE text
-//     (ALTER TABLE).
+//     (ALTER TABLE). Generation identifies the state of items, roles and
+//     grants: the engine reuses its catalog snapshot while it is unchanged.
 //   - Tables: WriteTables appends row diffs to tables at one new timestamp;
 //     a strict serializable read issued after it returns sees the write.
 //   - Reads: Peek answers a query at one timestamp, either by running

@@ -31,6 +31,7 @@ func (s *Session) grantRole(ctx context.Context, n *pg.GrantRoleStmt) (*Result, 
 		return nil, err
 	}
 	defer unlock()
+	sn.ownRoles() // each change is checked against the ones before it
 	grantor, err := s.roleGrantor(sn, n.Grantor)
 	if err != nil {
 		return nil, err

@@ -139,6 +139,7 @@ func (s *Session) createRole(ctx context.Context, n *pg.CreateRoleStmt) (*Result
 	if err != nil {
 		return nil, err
 	}
+	sn.ownRoles() // the new role is checked against its memberships below
 	if !sn.superuser(s.user) {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "permission denied to create role")
 	}

@@ -31,6 +31,8 @@ type Engine struct {
 	clock func() time.Time
 	// defs caches what catalog items' definitions parse to.
 	defs definitions
+	// snaps keeps the catalog snapshot of the latest generation.
+	snaps snapshotCache
 	// onViewPlan, when set (by tests), is called each time a statement
 	// plans a view's definition (planner.Planner.OnViewPlan).
 	onViewPlan func(view string)

@@ -221,17 +221,32 @@ func (c *Controller) Peek(ctx context.Context, req PeekRequest) (PeekResult, err
 	if col.dataflow != nil {
 		class = col.dataflow.class
 	}
+	// The peek is registered in the same critical section as its hold:
+	// one acquisition of the mutex fewer per read.
+	p, err := c.registerPeekLocked(cl, req, ts, class)
+	if err != nil {
+		c.releaseLocked(hold)
+		c.mu.Unlock()
+		return PeekResult{}, err
+	}
 	c.mu.Unlock()
 	readtrace.Observe(ctx, readtrace.Timestamp, start)
-	return c.peekHeld(ctx, req, hold, class, time.Now())
+	ctlStart := time.Now()
+	return c.awaitHeld(ctx, hold, func() (PeekResult, error) { return c.awaitPeek(ctx, req, p, ts, ctlStart) })
 }
 
 // peekHeld issues a peek under an acquired hold and releases the hold
 // after the result is delivered (or the peek abandoned), on every path.
 // ctlStart is when the read's controller stage began (readtrace).
 func (c *Controller) peekHeld(ctx context.Context, req PeekRequest, hold *ReadHold, class computepb.DataflowClass, ctlStart time.Time) (PeekResult, error) {
+	return c.awaitHeld(ctx, hold, func() (PeekResult, error) { return c.issuePeek(ctx, req, hold.Since(), class, ctlStart) })
+}
+
+// awaitHeld runs read, a peek under hold, and releases the hold after the
+// result is delivered (or the peek abandoned), on every path.
+func (c *Controller) awaitHeld(ctx context.Context, hold *ReadHold, read func() (PeekResult, error)) (PeekResult, error) {
 	start := time.Now()
-	res, err := c.issuePeek(ctx, req, hold.Since(), class, ctlStart)
+	res, err := read()
 	// The result has been handed to us: only now may the index compact
 	// past the peek's time.
 	if !c.hooks.skipPeekHoldRelease {
@@ -255,10 +270,20 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 		c.mu.Unlock()
 		return PeekResult{}, err
 	}
+	p, err := c.registerPeekLocked(cl, req, ts, class)
+	c.mu.Unlock()
+	if err != nil {
+		return PeekResult{}, err
+	}
+	return c.awaitPeek(ctx, req, p, ts, ctlStart)
+}
+
+// registerPeekLocked registers a peek of req at ts on cluster cl and
+// queues it to the replicas it asks.
+func (c *Controller) registerPeekLocked(cl *cluster, req PeekRequest, ts frontier.Time, class computepb.DataflowClass) (*peek, error) {
 	target, err := plan.ParseGlobalID(req.Target)
 	if err != nil {
-		c.mu.Unlock()
-		return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, err)
+		return nil, fmt.Errorf("peek %s: %w", req.Target, err)
 	}
 	p := &peek{
 		uuid: newUUID(), target: req.Target, cluster: cl, started: time.Now(),
@@ -276,8 +301,7 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 	}}}
 	if p.replica != "" {
 		if _, ok := cl.replicas[p.replica]; !ok {
-			c.mu.Unlock()
-			return PeekResult{}, fmt.Errorf("peek %s: cluster %q has no replica %q: %w", req.Target, cl.name, p.replica, ErrUnknownReplica)
+			return nil, fmt.Errorf("peek %s: cluster %q has no replica %q: %w", req.Target, cl.name, p.replica, ErrUnknownReplica)
 		}
 	}
 	cl.peeks[p.uuid] = p
@@ -286,7 +310,13 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 			r.sendLocked(p.cmd)
 		}
 	}
-	c.mu.Unlock()
+	return p, nil
+}
+
+// awaitPeek waits for a registered peek's result, cancelling it when ctx
+// ends first.
+func (c *Controller) awaitPeek(ctx context.Context, req PeekRequest, p *peek, ts frontier.Time, ctlStart time.Time) (PeekResult, error) {
+	cl := p.cluster
 	readtrace.Observe(ctx, readtrace.Controller, ctlStart)
 	sent := time.Now()
 

@@ -42,6 +42,9 @@ type Fake struct {
 	// roles and grants (roles.go), grants keyed by object and grantee.
 	roles  map[string]sql.Role
 	grants map[[2]string]sql.Grant
+	// gen is the catalog generation: bumped by every change to items,
+	// roles or grants.
+	gen uint64
 }
 
 // BlockPeeks holds every later peek until the returned release is called
@@ -149,6 +152,13 @@ func (f *Fake) Items(context.Context) ([]sql.Item, error) {
 	return slices.Clone(f.items), nil
 }
 
+// Generation implements sql.Backend.
+func (f *Fake) Generation(context.Context) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.gen, nil
+}
+
 // CreateItem implements sql.Backend.
 func (f *Fake) CreateItem(_ context.Context, it sql.Item) (sql.Item, error) {
 	f.mu.Lock()
@@ -157,6 +167,7 @@ func (f *Fake) CreateItem(_ context.Context, it sql.Item) (sql.Item, error) {
 }
 
 func (f *Fake) createLocked(it sql.Item) (sql.Item, error) {
+	f.gen++ // a catalog change
 	if it.Schema == "" {
 		it.Schema = sql.SchemaPublic
 	}
@@ -196,6 +207,7 @@ func (f *Fake) envLocked() plan.Env {
 func (f *Fake) AddSystemItem(name string, desc row.RelationDesc, rows ...[]row.Datum) sql.Item {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gen++ // a catalog change
 	it := sql.Item{ID: plan.System(f.nextID), Schema: sql.SchemaIntrospection, Name: name, Kind: sql.KindSource, Desc: desc}
 	f.nextID++
 	f.items = append(f.items, it)
@@ -239,6 +251,7 @@ func generatorOutputs(gen, name string) ([]string, []row.RelationDesc, error) {
 func (f *Fake) CreateSource(_ context.Context, spec sql.SourceSpec) ([]sql.Item, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gen++ // a catalog change
 	names, descs, err := generatorOutputs(spec.Generator, spec.Name)
 	if err != nil {
 		return nil, err
@@ -269,6 +282,7 @@ func (f *Fake) CreateSource(_ context.Context, spec sql.SourceSpec) ([]sql.Item,
 func (f *Fake) DropItems(_ context.Context, ids []plan.GlobalID) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gen++ // a catalog change
 	for _, id := range ids {
 		i := slices.IndexFunc(f.items, func(it sql.Item) bool { return it.ID == id })
 		if i < 0 {
@@ -290,6 +304,7 @@ func (f *Fake) DropItems(_ context.Context, ids []plan.GlobalID) error {
 func (f *Fake) AlterTable(_ context.Context, it sql.Item) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gen++ // a catalog change
 	old := f.itemLocked(it.ID)
 	if old == nil || old.Kind != sql.KindTable {
 		return fmt.Errorf("alter %s: not a table", it.ID)

@@ -26,6 +26,7 @@ func (f *Fake) Roles(context.Context) ([]sql.Role, error) {
 func (f *Fake) CreateRole(_ context.Context, r sql.Role, gs []sql.Grant) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gen++ // a catalog change
 	if _, ok := f.roles[r.Name]; ok {
 		return sqlerr.Errorf(sqlerr.DuplicateObject, "role %q already exists", r.Name)
 	}
@@ -41,6 +42,7 @@ func (f *Fake) CreateRole(_ context.Context, r sql.Role, gs []sql.Grant) error {
 func (f *Fake) AlterRole(_ context.Context, r sql.Role) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gen++ // a catalog change
 	if _, ok := f.roles[r.Name]; !ok {
 		return sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", r.Name)
 	}
@@ -52,6 +54,7 @@ func (f *Fake) AlterRole(_ context.Context, r sql.Role) error {
 func (f *Fake) DropRole(_ context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gen++ // a catalog change
 	if _, ok := f.roles[name]; !ok {
 		return sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", name)
 	}
@@ -87,6 +90,7 @@ func (f *Fake) SetGrants(_ context.Context, gs []sql.Grant) error {
 }
 
 func (f *Fake) setGrantsLocked(gs []sql.Grant) {
+	f.gen++ // a catalog change
 	if f.grants == nil {
 		f.grants = map[[2]string]sql.Grant{}
 	}
@@ -101,6 +105,7 @@ func (f *Fake) setGrantsLocked(gs []sql.Grant) {
 }
 
 func (f *Fake) dropGrantsLocked(object string) {
+	f.gen++ // a catalog change
 	for k := range f.grants {
 		if k[0] == object {
 			delete(f.grants, k)
@@ -112,6 +117,7 @@ func (f *Fake) dropGrantsLocked(object string) {
 func (f *Fake) SetOwner(_ context.Context, ids []plan.GlobalID, owner string, gs []sql.Grant) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gen++ // a catalog change
 	if _, ok := f.roles[owner]; !ok {
 		return sqlerr.Errorf(sqlerr.UndefinedObject, "role %q does not exist", owner)
 	}
@@ -131,6 +137,7 @@ func (f *Fake) SetOwner(_ context.Context, ids []plan.GlobalID, owner string, gs
 func (f *Fake) DropOwned(_ context.Context, ids []plan.GlobalID, revokes []sql.Grant) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gen++ // a catalog change
 	for _, id := range ids {
 		if !slices.ContainsFunc(f.items, func(it sql.Item) bool { return it.ID == id }) {
 			return sqlerr.Errorf(sqlerr.UndefinedTable, "relation %s does not exist", id)
