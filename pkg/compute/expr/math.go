@@ -100,11 +100,21 @@ func cmpSign(i int64) int {
 	return 0
 }
 
-func evalDivTrunc(a, b row.Datum) (row.Datum, error) {
+// decimalPair is the numeric values of a two-argument numeric function's
+// arguments, or the function-does-not-exist error naming fn.
+func decimalPair(fn string, a, b row.Datum) (*apd.Decimal, *apd.Decimal, error) {
 	x, ok1 := decimalOf(a)
 	y, ok2 := decimalOf(b)
 	if !ok1 || !ok2 {
-		return row.Null(), undefinedFunc("div", a, b)
+		return nil, nil, undefinedFunc(fn, a, b)
+	}
+	return x, y, nil
+}
+
+func evalDivTrunc(a, b row.Datum) (row.Datum, error) {
+	x, y, err := decimalPair("div", a, b)
+	if err != nil {
+		return row.Null(), err
 	}
 	return numericDivTrunc(x, y)
 }
@@ -294,10 +304,9 @@ func typeCharN(args []row.ColumnType) (row.ColumnType, error) {
 
 // evalLog is log(b, x) over numerics (integers are exact numerics).
 func evalLog(b, x row.Datum) (row.Datum, error) {
-	db, ok1 := decimalOf(b)
-	dx, ok2 := decimalOf(x)
-	if !ok1 || !ok2 {
-		return row.Null(), undefinedFunc("log", b, x)
+	db, dx, err := decimalPair("log", b, x)
+	if err != nil {
+		return row.Null(), err
 	}
 	return numericLog(db, dx)
 }
