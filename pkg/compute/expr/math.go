@@ -200,19 +200,7 @@ func evalCharN(bpchar, assign bool) func(a, n row.Datum) (row.Datum, error) {
 		if a.Type() == row.TypeTextArray && n.Type() == row.TypeInt64 {
 			// varchar(n)[] and char(n)[]: the rule applies to each
 			// element.
-			elems := a.ArrayElems()
-			out := make([]row.Datum, len(elems))
-			for i, e := range elems {
-				out[i] = e
-				if e.IsNull() {
-					continue
-				}
-				var err error
-				if out[i], err = charN(e, n); err != nil {
-					return row.Null(), err
-				}
-			}
-			return row.Array(row.TypeTextArray, out)
+			return mapTextElems(a, func(e row.Datum) (row.Datum, error) { return charN(e, n) })
 		}
 		if a.Type() != row.TypeText || n.Type() != row.TypeInt64 {
 			return row.Null(), undefinedFunc("varchar", a, n)
@@ -271,6 +259,16 @@ func evalBpcharPad(a, n row.Datum) (row.Datum, error) {
 	if a.Type() != row.TypeTextArray || n.Type() != row.TypeInt64 {
 		return row.Null(), undefinedFunc("bpchar_pad", a, n)
 	}
+	return mapTextElems(a, func(e row.Datum) (row.Datum, error) {
+		if k := utf8.RuneCountInString(e.Text()); int64(k) < n.Int64() {
+			return row.Text(e.Text() + strings.Repeat(" ", int(n.Int64())-k)), nil
+		}
+		return e, nil
+	})
+}
+
+// mapTextElems applies f to each non-NULL element of the text array a.
+func mapTextElems(a row.Datum, f func(row.Datum) (row.Datum, error)) (row.Datum, error) {
 	elems := a.ArrayElems()
 	out := make([]row.Datum, len(elems))
 	for i, e := range elems {
@@ -278,8 +276,9 @@ func evalBpcharPad(a, n row.Datum) (row.Datum, error) {
 		if e.IsNull() {
 			continue
 		}
-		if k := utf8.RuneCountInString(e.Text()); int64(k) < n.Int64() {
-			out[i] = row.Text(e.Text() + strings.Repeat(" ", int(n.Int64())-k))
+		var err error
+		if out[i], err = f(e); err != nil {
+			return row.Null(), err
 		}
 	}
 	return row.Array(row.TypeTextArray, out)
