@@ -136,14 +136,11 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	httpSrv := &http.Server{Handler: httpHandler, ReadHeaderTimeout: 10 * time.Second}
 	go httpSrv.Serve(httpLis)
 	defer httpSrv.Close()
-	if cfg.PprofListenAddr != "" {
-		addr, stopPprof, err := pprofserver.Serve(ctx, cfg.PprofListenAddr)
-		if err != nil {
-			return err
-		}
-		defer stopPprof()
-		log.Info("Serving profiles on loopback", "addr", addr)
+	stopPprof, err := pprofserver.ServeConfigured(ctx, cfg.PprofListenAddr, log)
+	if err != nil {
+		return err
 	}
+	defer stopPprof()
 
 	var backend sql.Backend = env
 	// Replicas users applied for the catalog's clusters join the catalog: once before

@@ -104,14 +104,11 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		defer cancel()
 		_ = httpSrv.Shutdown(sctx)
 	}()
-	if cfg.PprofListenAddr != "" {
-		addr, stopPprof, err := pprofserver.Serve(ctx, cfg.PprofListenAddr)
-		if err != nil {
-			return err
-		}
-		defer stopPprof()
-		log.Info("Serving profiles on loopback", "addr", addr)
+	stopPprof, err := pprofserver.ServeConfigured(ctx, cfg.PprofListenAddr, log)
+	if err != nil {
+		return err
 	}
+	defer stopPprof()
 
 	baseLog := log
 	log = log.WithValues("role", serverRole.String())

@@ -122,11 +122,7 @@ func postAll(ctx context.Context, addrs []string, path string) error {
 func scrapeGauge(ctx context.Context, addrs []string, metric string) (map[string]float64, error) {
 	out := map[string]float64{}
 	for _, addr := range addrs {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := getMetrics(ctx, addr)
 		if err != nil {
 			return nil, err
 		}
@@ -140,6 +136,15 @@ func scrapeGauge(ctx context.Context, addrs []string, metric string) (map[string
 		}
 	}
 	return out, nil
+}
+
+// getMetrics GETs addr's /metrics; the caller closes the body.
+func getMetrics(ctx context.Context, addr string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	return http.DefaultClient.Do(req)
 }
 
 // getAll concatenates GET path's answers from every address; an error is

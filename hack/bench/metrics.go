@@ -200,11 +200,7 @@ func scrapeCounterAt(ctx context.Context, addrs []string, metric, label string) 
 	out := map[string]float64{}
 	found := false
 	for _, addr := range addrs {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := getMetrics(ctx, addr)
 		if err != nil {
 			return nil, fmt.Errorf("replica %s metrics: %w", addr, err)
 		}

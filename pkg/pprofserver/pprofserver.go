@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"github.com/go-logr/logr"
 )
 
 // CheckAddr returns an error unless addr (host:port) is a loopback
@@ -66,4 +68,19 @@ func Serve(ctx context.Context, addr string) (listening string, stop func(), err
 		srv.Close()
 	}()
 	return ln.Addr().String(), func() { cancel(); <-done }, nil
+}
+
+// ServeConfigured serves profiles on addr as Serve does and logs where, or
+// does nothing when addr is empty (profiling not configured). The returned
+// stop is never nil.
+func ServeConfigured(ctx context.Context, addr string, log logr.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	listening, stop, err := Serve(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("Serving profiles on loopback", "addr", listening)
+	return stop, nil
 }

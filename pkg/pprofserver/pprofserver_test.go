@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"testing"
+
+	"github.com/go-logr/logr"
 )
 
 func TestCheckAddr(t *testing.T) {
@@ -45,6 +47,28 @@ func TestServeLoopbackOnly(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != want {
 			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+}
+
+func TestServeConfigured(t *testing.T) {
+	for _, tc := range []struct {
+		addr    string
+		wantErr bool
+	}{
+		{"", false},
+		{"127.0.0.1:0", false},
+		{"0.0.0.0:0", true},
+	} {
+		stop, err := ServeConfigured(context.Background(), tc.addr, logr.Discard())
+		if (err != nil) != tc.wantErr {
+			t.Fatalf("ServeConfigured(%q) error = %v, want error %v", tc.addr, err, tc.wantErr)
+		}
+		if err == nil {
+			if stop == nil {
+				t.Fatalf("ServeConfigured(%q) returned a nil stop", tc.addr)
+			}
+			stop()
 		}
 	}
 }

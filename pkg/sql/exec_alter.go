@@ -196,6 +196,35 @@ func (s *Session) redefine(sn *snapshot, it *Item, c *pg.CreateStmt) (Item, *tab
 	return next, rules, def, nil
 }
 
+// alteration is a table with one element (column or constraint) added:
+// the altered item, its rules, the constraints before and after, and the
+// table's current rows to validate or rewrite.
+type alteration struct {
+	next          Item
+	rules         *tableRules
+	before, after *tableDef
+	rows          [][]row.Datum
+}
+
+// withElement appends elt to the table's definition c and reads the
+// table's rows. The caller holds Engine.writeMu.
+func (s *Session) withElement(ctx context.Context, sn *snapshot, it *Item, c *pg.CreateStmt, elt *pg.Node) (alteration, error) {
+	before, err := tableDefOf(it)
+	if err != nil {
+		return alteration{}, err
+	}
+	c.TableElts = append(c.TableElts, elt)
+	next, rules, after, err := s.redefine(sn, it, c)
+	if err != nil {
+		return alteration{}, err
+	}
+	rows, err := s.tableRows(ctx, it)
+	if err != nil {
+		return alteration{}, err
+	}
+	return alteration{next: next, rules: rules, before: before, after: after, rows: rows}, nil
+}
+
 // addConstraint adds a PRIMARY KEY, UNIQUE or CHECK constraint after
 // checking the table's rows satisfy it.
 func (s *Session) addConstraint(ctx context.Context, sn *snapshot, it *Item, c *pg.CreateStmt, def *pg.Node) error {
@@ -205,20 +234,12 @@ func (s *Session) addConstraint(ctx context.Context, sn *snapshot, it *Item, c *
 	default:
 		return unsupportedConstraint(cons)
 	}
-	before, err := tableDefOf(it)
+	a, err := s.withElement(ctx, sn, it, c, def)
 	if err != nil {
 		return err
 	}
-	c.TableElts = append(c.TableElts, def)
-	next, rules, after, err := s.redefine(sn, it, c)
-	if err != nil {
-		return err
-	}
-	rows, err := s.tableRows(ctx, it)
-	if err != nil {
-		return err
-	}
-	if err := validateRows(&next, rows, before, after, rules); err != nil {
+	next := a.next
+	if err := validateRows(&next, a.rows, a.before, a.after, a.rules); err != nil {
 		return err
 	}
 	if err := s.engine.backend.AlterTable(ctx, next); err != nil {
@@ -318,19 +339,11 @@ func (s *Session) addColumn(ctx context.Context, sn *snapshot, it *Item, c *pg.C
 		return sqlerr.Errorf(sqlerr.DependentObjectsStillExist,
 			"cannot add a column to table %q because %s %q depends on it", it.Name, kindName(d.Kind), d.Name)
 	}
-	before, err := tableDefOf(it)
+	a, err := s.withElement(ctx, sn, it, c, cmd.Def)
 	if err != nil {
 		return err
 	}
-	c.TableElts = append(c.TableElts, cmd.Def)
-	next, rules, after, err := s.redefine(sn, it, c)
-	if err != nil {
-		return err
-	}
-	rows, err := s.tableRows(ctx, it)
-	if err != nil {
-		return err
-	}
+	next, rules, before, after, rows := a.next, a.rules, a.before, a.after, a.rows
 	n := it.Desc.Arity()
 	var updates []RowDiff
 	added := make([][]row.Datum, len(rows))

@@ -137,15 +137,7 @@ func (s *Session) rowsWithKeys(ctx context.Context, sn *snapshot, it *Item, cols
 		p := plan.NewMfp(plan.NewGet(it.ID), m)
 		req.Plan = &p
 	}
-	pr, err := s.engine.backend.Peek(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	diffs, err := CollectRows(pr)
-	if err != nil {
-		return nil, err
-	}
-	return expand(diffs, &memBudget{limit: s.maxQueryMemory(ctx)})
+	return s.peekAll(ctx, req)
 }
 
 // keyIndex returns an index on the table keyed by exactly cols, on the
@@ -195,6 +187,12 @@ func (s *Session) tableRows(ctx context.Context, it *Item) ([][]row.Datum, error
 	req.Cluster, _ = s.vars.Get(VarCluster)
 	p := plan.NewGet(it.ID)
 	req.Plan = &p
+	return s.peekAll(ctx, req)
+}
+
+// peekAll runs req and returns every row it answers, expanded by
+// multiplicity under the session's max_query_memory.
+func (s *Session) peekAll(ctx context.Context, req PeekRequest) ([][]row.Datum, error) {
 	pr, err := s.engine.backend.Peek(ctx, req)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,5 @@
 package sql
 
-import "fmt"
-
 // PeekRows is a peek's result, read once, in the backend's order. A large
 // result may be read from the backend's spill file as it is consumed, so a
 // SELECT without ORDER BY can send it to the client without holding it in
@@ -34,16 +32,6 @@ func (s *sliceRows) Close()       { s.rows = nil }
 
 // CollectRows reads r to its end and closes it.
 func CollectRows(r PeekRows) ([]RowDiff, error) {
-	defer r.Close()
-	var out []RowDiff
-	for {
-		d, ok, err := r.Next()
-		if err != nil {
-			return nil, fmt.Errorf("read peek result: %w", err)
-		}
-		if !ok {
-			return out, nil
-		}
-		out = append(out, d)
-	}
+	var unlimited memBudget
+	return unlimited.collect(r)
 }

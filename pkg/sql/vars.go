@@ -165,12 +165,9 @@ func (v *Vars) Get(name string) (string, error) {
 // Set changes a variable, returning whether it is reported to clients.
 func (v *Vars) Set(name, value string) (report bool, err error) {
 	name = strings.ToLower(name)
-	d, ok := v.defs[name]
-	if !ok {
-		return false, sqlerr.Errorf(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
-	}
-	if d.check == nil {
-		return false, sqlerr.Errorf(sqlerr.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	d, err := v.changeable(name)
+	if err != nil {
+		return false, err
 	}
 	val, err := d.check(value)
 	if err != nil {
@@ -180,15 +177,25 @@ func (v *Vars) Set(name, value string) (report bool, err error) {
 	return d.reportStatus, nil
 }
 
+// changeable returns the definition of the variable named (lower case),
+// failing when there is none (42704) or it cannot be changed (55P02).
+func (v *Vars) changeable(name string) (sessionVar, error) {
+	d, ok := v.defs[name]
+	if !ok {
+		return sessionVar{}, sqlerr.Errorf(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	if d.check == nil {
+		return sessionVar{}, sqlerr.Errorf(sqlerr.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	}
+	return d, nil
+}
+
 // Reset restores a variable's default.
 func (v *Vars) Reset(name string) (report bool, err error) {
 	name = strings.ToLower(name)
-	d, ok := v.defs[name]
-	if !ok {
-		return false, sqlerr.Errorf(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
-	}
-	if d.check == nil {
-		return false, sqlerr.Errorf(sqlerr.CantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	d, err := v.changeable(name)
+	if err != nil {
+		return false, err
 	}
 	delete(v.values, name)
 	return d.reportStatus, nil

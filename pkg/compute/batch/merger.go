@@ -128,15 +128,7 @@ func (m *Merger) nextKey() bool {
 	if !aOK && !bOK {
 		return false
 	}
-	cmp := 0
-	switch {
-	case !aOK:
-		cmp = 1
-	case !bOK:
-		cmp = -1
-	default:
-		cmp = bytes.Compare(a.key(), b.key())
-	}
+	cmp := headOrder(aOK, bOK, func() int { return bytes.Compare(a.key(), b.key()) })
 	a.v, a.e, b.v, b.e = 0, 0, 0, 0
 	if cmp <= 0 {
 		m.w.startKey(a.key())
@@ -150,6 +142,18 @@ func (m *Merger) nextKey() bool {
 	return true
 }
 
+// headOrder orders the heads of the merge's two sides, an exhausted side
+// after the other (at least one side has a head); cmp compares two heads.
+func headOrder(aOK, bOK bool, cmp func() int) int {
+	switch {
+	case !aOK:
+		return 1
+	case !bOK:
+		return -1
+	}
+	return cmp()
+}
+
 // stepVal merges the least remaining value of the current key and returns
 // the number of input updates it read.
 func (m *Merger) stepVal() int {
@@ -160,15 +164,7 @@ func (m *Merger) stepVal() int {
 		m.inKey = false
 		return 0
 	}
-	cmp := 0
-	switch {
-	case !aOK:
-		cmp = 1
-	case !bOK:
-		cmp = -1
-	default:
-		cmp = bytes.Compare(a.b.val(a.v), b.b.val(b.v))
-	}
+	cmp := headOrder(aOK, bOK, func() int { return bytes.Compare(a.b.val(a.v), b.b.val(b.v)) })
 	switch {
 	case cmp < 0:
 		return m.copyVal(a)

@@ -2,7 +2,9 @@ package consolidate
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +39,31 @@ func TestSlice(t *testing.T) {
 				if u != (upd{}) {
 					t.Fatalf("unused slot not cleared: %v", in)
 				}
+			}
+		})
+	}
+}
+
+func TestDifference(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		prev, next []int
+		want       string
+	}{
+		{"both empty", nil, nil, ""},
+		{"all added", nil, []int{1, 2}, "+1 +2 "},
+		{"all removed", []int{1, 2}, nil, "-1 -2 "},
+		{"interleaved", []int{1, 3, 5}, []int{2, 3, 6}, "-1 +2 =3 -5 +6 "},
+		{"duplicates pair up", []int{4, 4}, []int{4}, "=4 -4 "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got strings.Builder
+			Difference(tc.prev, tc.next, func(a, b int) int { return a - b },
+				func(v int) { fmt.Fprintf(&got, "-%d ", v) },
+				func(v int) { fmt.Fprintf(&got, "+%d ", v) },
+				func(p, n int) { fmt.Fprintf(&got, "=%d ", n) })
+			if got.String() != tc.want {
+				t.Errorf("Difference(%v, %v) = %q, want %q", tc.prev, tc.next, got.String(), tc.want)
 			}
 		})
 	}

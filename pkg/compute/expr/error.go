@@ -3,6 +3,8 @@ package expr
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
 // SQLSTATE codes of the errors evaluation can produce.
@@ -63,4 +65,23 @@ func Code(err error) string {
 		return e.Code
 	}
 	return ""
+}
+
+// ErrorRow encodes err as an error-collection row (SQLSTATE, message): the
+// code of an *EvalError or of an error with a SQLState method, else XX000;
+// the message is err's text without its " (SQLSTATE code)" suffix.
+func ErrorRow(err error) row.Row {
+	code := Code(err)
+	var coded interface{ SQLState() string }
+	if code == "" && errors.As(err, &coded) {
+		code = coded.SQLState()
+	}
+	if code == "" {
+		code = CodeInternal
+	}
+	msg := err.Error()
+	if suffix := fmt.Sprintf(" (SQLSTATE %s)", code); len(msg) > len(suffix) && msg[len(msg)-len(suffix):] == suffix {
+		msg = msg[:len(msg)-len(suffix)]
+	}
+	return row.Pack(row.Text(code), row.Text(msg))
 }

@@ -100,11 +100,21 @@ func cmpSign(i int64) int {
 	return 0
 }
 
-func evalDivTrunc(a, b row.Datum) (row.Datum, error) {
+// decimalPair is the numeric values of a two-argument numeric function's
+// arguments, or the function-does-not-exist error naming fn.
+func decimalPair(fn string, a, b row.Datum) (*apd.Decimal, *apd.Decimal, error) {
 	x, ok1 := decimalOf(a)
 	y, ok2 := decimalOf(b)
 	if !ok1 || !ok2 {
-		return row.Null(), undefinedFunc("div", a, b)
+		return nil, nil, undefinedFunc(fn, a, b)
+	}
+	return x, y, nil
+}
+
+func evalDivTrunc(a, b row.Datum) (row.Datum, error) {
+	x, y, err := decimalPair("div", a, b)
+	if err != nil {
+		return row.Null(), err
 	}
 	return numericDivTrunc(x, y)
 }
@@ -190,19 +200,7 @@ func evalCharN(bpchar, assign bool) func(a, n row.Datum) (row.Datum, error) {
 		if a.Type() == row.TypeTextArray && n.Type() == row.TypeInt64 {
 			// varchar(n)[] and char(n)[]: the rule applies to each
 			// element.
-			elems := a.ArrayElems()
-			out := make([]row.Datum, len(elems))
-			for i, e := range elems {
-				out[i] = e
-				if e.IsNull() {
-					continue
-				}
-				var err error
-				if out[i], err = charN(e, n); err != nil {
-					return row.Null(), err
-				}
-			}
-			return row.Array(row.TypeTextArray, out)
+			return mapTextElems(a, func(e row.Datum) (row.Datum, error) { return charN(e, n) })
 		}
 		if a.Type() != row.TypeText || n.Type() != row.TypeInt64 {
 			return row.Null(), undefinedFunc("varchar", a, n)
@@ -261,6 +259,16 @@ func evalBpcharPad(a, n row.Datum) (row.Datum, error) {
 	if a.Type() != row.TypeTextArray || n.Type() != row.TypeInt64 {
 		return row.Null(), undefinedFunc("bpchar_pad", a, n)
 	}
+	return mapTextElems(a, func(e row.Datum) (row.Datum, error) {
+		if k := utf8.RuneCountInString(e.Text()); int64(k) < n.Int64() {
+			return row.Text(e.Text() + strings.Repeat(" ", int(n.Int64())-k)), nil
+		}
+		return e, nil
+	})
+}
+
+// mapTextElems applies f to each non-NULL element of the text array a.
+func mapTextElems(a row.Datum, f func(row.Datum) (row.Datum, error)) (row.Datum, error) {
 	elems := a.ArrayElems()
 	out := make([]row.Datum, len(elems))
 	for i, e := range elems {
@@ -268,8 +276,9 @@ func evalBpcharPad(a, n row.Datum) (row.Datum, error) {
 		if e.IsNull() {
 			continue
 		}
-		if k := utf8.RuneCountInString(e.Text()); int64(k) < n.Int64() {
-			out[i] = row.Text(e.Text() + strings.Repeat(" ", int(n.Int64())-k))
+		var err error
+		if out[i], err = f(e); err != nil {
+			return row.Null(), err
 		}
 	}
 	return row.Array(row.TypeTextArray, out)
@@ -294,10 +303,9 @@ func typeCharN(args []row.ColumnType) (row.ColumnType, error) {
 
 // evalLog is log(b, x) over numerics (integers are exact numerics).
 func evalLog(b, x row.Datum) (row.Datum, error) {
-	db, ok1 := decimalOf(b)
-	dx, ok2 := decimalOf(x)
-	if !ok1 || !ok2 {
-		return row.Null(), undefinedFunc("log", b, x)
+	db, dx, err := decimalPair("log", b, x)
+	if err != nil {
+		return row.Null(), err
 	}
 	return numericLog(db, dx)
 }

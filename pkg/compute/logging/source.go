@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tandemdb/tandem/pkg/compute/consolidate"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
@@ -68,29 +69,10 @@ func (s *Source) Poll(dst []dataflow.Update) ([]dataflow.Update, frontier.Fronti
 
 // diffSorted appends next - prev (sorted multisets of rows) at time t.
 func diffSorted(dst []dataflow.Update, prev, next []row.Row, t frontier.Time) []dataflow.Update {
-	i, j := 0, 0
-	for i < len(prev) || j < len(next) {
-		var c int
-		switch {
-		case i == len(prev):
-			c = 1
-		case j == len(next):
-			c = -1
-		default:
-			c = bytes.Compare(prev[i], next[j])
-		}
-		switch {
-		case c < 0:
-			dst = append(dst, dataflow.Update{Val: prev[i], Time: t, Diff: -1})
-			i++
-		case c > 0:
-			dst = append(dst, dataflow.Update{Val: next[j], Time: t, Diff: 1})
-			j++
-		default:
-			i++
-			j++
-		}
-	}
+	consolidate.Difference(prev, next, func(a, b row.Row) int { return bytes.Compare(a, b) },
+		func(r row.Row) { dst = append(dst, dataflow.Update{Val: r, Time: t, Diff: -1}) },
+		func(r row.Row) { dst = append(dst, dataflow.Update{Val: r, Time: t, Diff: 1}) },
+		func(row.Row, row.Row) {})
 	return dst
 }
 

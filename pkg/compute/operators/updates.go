@@ -68,32 +68,14 @@ func Consolidate(vs []ValDiff) []ValDiff {
 
 // emitDifference emits next - prev (both val-sorted and consolidated) at t.
 func emitDifference(prev, next []ValDiff, t frontier.Time, emit Emit) {
-	i, j := 0, 0
-	for i < len(prev) || j < len(next) {
-		var c int
-		switch {
-		case i == len(prev):
-			c = 1
-		case j == len(next):
-			c = -1
-		default:
-			c = bytes.Compare(prev[i].Val, next[j].Val)
-		}
-		switch {
-		case c < 0:
-			emit(prev[i].Val, t, -prev[i].Diff)
-			i++
-		case c > 0:
-			emit(next[j].Val, t, next[j].Diff)
-			j++
-		default:
-			if d := next[j].Diff - prev[i].Diff; d != 0 {
-				emit(next[j].Val, t, d)
+	consolidate.Difference(prev, next, func(a, b ValDiff) int { return bytes.Compare(a.Val, b.Val) },
+		func(p ValDiff) { emit(p.Val, t, -p.Diff) },
+		func(n ValDiff) { emit(n.Val, t, n.Diff) },
+		func(p, n ValDiff) {
+			if d := n.Diff - p.Diff; d != 0 {
+				emit(n.Val, t, d)
 			}
-			i++
-			j++
-		}
-	}
+		})
 }
 
 // sortByTime orders a key's new updates by time, then value, so that the

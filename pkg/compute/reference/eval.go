@@ -1,10 +1,8 @@
 package reference
 
 import (
-	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -32,21 +30,9 @@ func (r Result) Errs() []error {
 	return out
 }
 
-// ErrorRow encodes an evaluation error as an error-collection row: its
-// SQLSTATE (from an *expr.EvalError, an error with a SQLState method, or
-// XX000) and its message without the " (SQLSTATE ...)" suffix.
-func ErrorRow(err error) row.Row {
-	code := expr.Code(err)
-	var coded interface{ SQLState() string }
-	if code == "" && errors.As(err, &coded) {
-		code = coded.SQLState()
-	}
-	if code == "" {
-		code = "XX000"
-	}
-	msg := strings.TrimSuffix(err.Error(), " (SQLSTATE "+code+")")
-	return row.Pack(row.Text(code), row.Text(msg))
-}
+// ErrorRow encodes an evaluation error as an error-collection row, as the
+// engine does (expr.ErrorRow).
+func ErrorRow(err error) row.Row { return expr.ErrorRow(err) }
 
 // DecodeErrorRow turns an error row back into an error.
 func DecodeErrorRow(r row.Row) error {

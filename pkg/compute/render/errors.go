@@ -1,7 +1,6 @@
 package render
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
@@ -25,24 +24,8 @@ func (e *EvalError) Error() string { return fmt.Sprintf("%s (SQLSTATE %s)", e.Me
 // SQLState returns the SQLSTATE code.
 func (e *EvalError) SQLState() string { return e.Code }
 
-// ErrorRow encodes err as an error-collection row. Errors exposing
-// SQLState() keep their code; the message is err's text without a
-// duplicated "(SQLSTATE ...)" suffix.
-func ErrorRow(err error) row.Row {
-	code := expr.Code(err)
-	var coded interface{ SQLState() string }
-	if code == "" && errors.As(err, &coded) {
-		code = coded.SQLState()
-	}
-	if code == "" {
-		code = CodeInternal
-	}
-	msg := err.Error()
-	if suffix := fmt.Sprintf(" (SQLSTATE %s)", code); len(msg) > len(suffix) && msg[len(msg)-len(suffix):] == suffix {
-		msg = msg[:len(msg)-len(suffix)]
-	}
-	return row.Pack(row.Text(code), row.Text(msg))
-}
+// ErrorRow encodes err as an error-collection row (expr.ErrorRow).
+func ErrorRow(err error) row.Row { return expr.ErrorRow(err) }
 
 // DecodeErrorRow turns an error-collection row back into an *EvalError.
 func DecodeErrorRow(r []byte) error {

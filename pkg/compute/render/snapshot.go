@@ -268,28 +268,40 @@ func (lg *snapshotKeyLogic) walk(op *dataflow.Operator) bool {
 	}
 	cl := lg.cl
 	for n := 0; cl.KeyValid(); cl.StepKey() {
-		for cl.ValValid() {
-			if n >= lg.tune.fuel {
-				if lg.streaming {
-					lg.flush(op)
-				}
-				return false
+		if stopped, fuelOut := lg.foldKey(&n); stopped {
+			if fuelOut && lg.streaming {
+				lg.flush(op)
 			}
-			if m := cl.Accumulate(lg.asOf); m != 0 {
-				if lg.add(cl.Val(), m); lg.restart {
-					lg.restart = false
-					lg.stopFolding()
-					return false
-				}
-			}
-			cl.StepVal()
-			n++
+			return false
 		}
 		if len(lg.entries) >= lg.tune.flushAt {
 			lg.flush(op)
 		}
 	}
 	return true
+}
+
+// foldKey folds the current key's remaining values at lg.asOf, counting
+// each value read in *n. It stops when *n reaches the fuel (fuelOut) or
+// when a value makes the fold start again; otherwise it ends at the key's
+// last value with stopped false.
+func (lg *snapshotKeyLogic) foldKey(n *int) (stopped, fuelOut bool) {
+	cl := lg.cl
+	for cl.ValValid() {
+		if *n >= lg.tune.fuel {
+			return true, true
+		}
+		if m := cl.Accumulate(lg.asOf); m != 0 {
+			if lg.add(cl.Val(), m); lg.restart {
+				lg.restart = false
+				lg.stopFolding()
+				return true, false
+			}
+		}
+		cl.StepVal()
+		*n++
+	}
+	return false, false
 }
 
 // walkSeeks is walk over the keys of lg.seeks only (ascending, so the
@@ -304,19 +316,8 @@ func (lg *snapshotKeyLogic) walkSeeks(op *dataflow.Operator) bool {
 			}
 			lg.inKey = true
 		}
-		for cl.ValValid() {
-			if n >= lg.tune.fuel {
-				return false
-			}
-			if m := cl.Accumulate(lg.asOf); m != 0 {
-				if lg.add(cl.Val(), m); lg.restart {
-					lg.restart = false
-					lg.stopFolding()
-					return false
-				}
-			}
-			cl.StepVal()
-			n++
+		if stopped, _ := lg.foldKey(&n); stopped {
+			return false
 		}
 	}
 	return true

@@ -115,20 +115,30 @@ func (p *jsonParser) array(depth int) (JSON, error) {
 			return JSON{}, err
 		}
 		j.Elems = append(j.Elems, e)
-		p.space()
-		if p.i >= len(p.s) {
-			return JSON{}, p.fail("The input string ended unexpectedly.")
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
+		if done, err := p.afterItem(']'); err != nil {
+			return JSON{}, err
+		} else if done {
 			return j, nil
-		default:
-			return JSON{}, p.fail(`Expected "," or "]".`)
 		}
 	}
+}
+
+// afterItem reads what follows an array element or object member: a
+// comma (more follow) or the container's closing bracket (done).
+func (p *jsonParser) afterItem(closer byte) (done bool, err error) {
+	p.space()
+	if p.i >= len(p.s) {
+		return false, p.fail("The input string ended unexpectedly.")
+	}
+	switch p.s[p.i] {
+	case ',':
+		p.i++
+		return false, nil
+	case closer:
+		p.i++
+		return true, nil
+	}
+	return false, p.fail(`Expected "," or "` + string(closer) + `".`)
 }
 
 func (p *jsonParser) object(depth int) (JSON, error) {
@@ -160,18 +170,10 @@ func (p *jsonParser) object(depth int) (JSON, error) {
 			return JSON{}, err
 		}
 		keys, vals = append(keys, k), append(vals, v)
-		p.space()
-		if p.i >= len(p.s) {
-			return JSON{}, p.fail("The input string ended unexpectedly.")
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
+		if done, err := p.afterItem('}'); err != nil {
+			return JSON{}, err
+		} else if done {
 			return JSONObjectOf(keys, vals), nil
-		default:
-			return JSON{}, p.fail(`Expected "," or "}".`)
 		}
 	}
 }

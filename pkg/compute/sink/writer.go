@@ -172,6 +172,17 @@ func (w *Writer) run(ctx context.Context) error {
 		backoff = min(2*backoff, w.cfg.MaxBackoff)
 		return nil
 	}
+	// readFailed handles a failed read of the shard: stop (with run's
+	// result) when the shard is gone or ctx ended, else back off.
+	readFailed := func(err error) (stop bool, result error) {
+		if gone(err) {
+			return true, nil
+		}
+		if err := retry(err); err != nil {
+			return true, err
+		}
+		return false, nil
+	}
 	for {
 		// Take what the dataflow produced.
 		w.mu.Lock()
@@ -190,10 +201,7 @@ func (w *Writer) run(ctx context.Context) error {
 		if _, known := c.Known(); !known {
 			w.metrics.shardRead(ReadAtStart)
 			if err := w.read(ctx, c, 0); err != nil {
-				if gone(err) {
-					return nil
-				}
-				if err := retry(err); err != nil {
+				if stop, err := readFailed(err); stop {
 					return err
 				}
 				continue
@@ -215,10 +223,7 @@ func (w *Writer) run(ctx context.Context) error {
 				// correct against it.
 				w.metrics.shardRead(ReadAfterLostRace)
 				if err := w.read(ctx, c, expected); err != nil {
-					if gone(err) {
-						return nil
-					}
-					if err := retry(err); err != nil {
+					if stop, err := readFailed(err); stop {
 						return err
 					}
 					continue

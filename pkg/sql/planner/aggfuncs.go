@@ -60,14 +60,7 @@ func (a *aggScope) aggOrder(inner *exprCtx, g *aggregate, fc *pg.FuncCall) error
 		if g.distinct && !x.e.Equal(g.arg) && (g.sep == nil || !x.e.Equal(*g.sep)) {
 			return sqlerr.New("42P10", "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
 		}
-		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
-		nullsLast := !desc
-		switch sb.SortbyNulls {
-		case pg.SortByNulls_SORTBY_NULLS_FIRST:
-			nullsLast = false
-		case pg.SortByNulls_SORTBY_NULLS_LAST:
-			nullsLast = true
-		}
+		desc, nullsLast := sortDirection(sb)
 		if g.fn == "string_agg" || g.fn == "array_agg" || g.fn == "jsonb_agg" {
 			g.order = append(g.order, plan.AggOrder{Expr: x.e, Desc: desc, NullsLast: nullsLast})
 		}

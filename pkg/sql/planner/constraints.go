@@ -78,13 +78,9 @@ func (p *Planner) ReturningList(table Relation, alias string, targets []*pg.Node
 			}
 			continue
 		}
-		x, err := c.lower(rt.Val)
+		name, x, err := c.namedValue(rt)
 		if err != nil {
 			return nil, err
-		}
-		name := rt.Name
-		if name == "" {
-			name = deriveName(rt.Val)
 		}
 		out.Exprs = append(out.Exprs, x.e)
 		out.Names = append(out.Names, name)

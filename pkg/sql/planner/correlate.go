@@ -47,20 +47,14 @@ func (p *Planner) correlatedAggregate(sel *pg.SelectStmt, r *rel, innerKeys []ex
 		agg.keys = append(agg.keys, typed{e: k, t: keyTypes[i]})
 	}
 	c := &exprCtx{p: p, scope: r.scope, agg: agg, clause: "the select list", depth: depth}
-	targets, err := p.targetList(sel.TargetList, c, r.scope)
+	tg, err := p.correlatedTarget(sel, c, r.scope, outer)
 	if err != nil {
-		if outerRef, rerr := refersToOuter(sel.TargetList, r.scope, outer); rerr == nil && outerRef {
-			return nil, correlatedUnsupported("in the select list", err)
-		}
 		return nil, err
-	}
-	if len(targets) != 1 {
-		return nil, sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column")
 	}
 	if agg.sawSubLink {
 		return nil, sqlerr.Unsupported("subqueries in the select list of a correlated subquery with aggregates")
 	}
-	v := targets[0].x
+	v := tg.x
 	for _, col := range v.e.Columns() {
 		if col < len(innerKeys) {
 			// The keys are grouped only by decorrelation; the query has no
@@ -194,18 +188,12 @@ func (p *Planner) decorrelate(sel *pg.SelectStmt, outer *scope, withValue bool, 
 	}
 	if withValue {
 		c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "the select list", depth: depth}
-		targets, err := p.targetList(sel.TargetList, c, r.scope)
+		tg, err := p.correlatedTarget(sel, c, r.scope, outer)
 		if err != nil {
-			if outerRef, rerr := refersToOuter(sel.TargetList, r.scope, outer); rerr == nil && outerRef {
-				return nil, correlatedUnsupported("in the select list", err)
-			}
 			return nil, err
 		}
-		if len(targets) != 1 {
-			return nil, sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column")
-		}
-		es = append(es, targets[0].x.e)
-		s.cols = append(s.cols, column{name: targets[0].name, typ: targets[0].x.t, w: targets[0].x.w})
+		es = append(es, tg.x.e)
+		s.cols = append(s.cols, column{name: tg.name, typ: tg.x.t, w: tg.x.w})
 	}
 	r.project(es, s)
 	if withValue {
@@ -294,4 +282,21 @@ func (p *Planner) correlationKey(n *pg.Node, inner, outer *scope) ([2]typed, boo
 		return [2]typed{{e: ie, t: t}, {e: oe, t: t}}, true, nil
 	}
 	return [2]typed{}, false, nil
+}
+
+// correlatedTarget plans the single select-list entry of a correlated
+// scalar subquery over in. An error in a list that refers to the outer
+// query is reported as an unsupported correlation.
+func (p *Planner) correlatedTarget(sel *pg.SelectStmt, c *exprCtx, in, outer *scope) (target, error) {
+	targets, err := p.targetList(sel.TargetList, c, in)
+	if err != nil {
+		if outerRef, rerr := refersToOuter(sel.TargetList, in, outer); rerr == nil && outerRef {
+			return target{}, correlatedUnsupported("in the select list", err)
+		}
+		return target{}, err
+	}
+	if len(targets) != 1 {
+		return target{}, sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column")
+	}
+	return targets[0], nil
 }

@@ -157,11 +157,7 @@ func operandTypeFor(op string, t row.Type) row.Type {
 // settle to the other operand's type (or the date/time rule of
 // operandTypeFor), and mixed dates and timestamps are promoted.
 func (c *exprCtx) binaryOp(op string, l, r *pg.Node) (typed, typed, error) {
-	a, err := c.lowerTyped(l)
-	if err != nil {
-		return typed{}, typed{}, err
-	}
-	b, err := c.lowerTyped(r)
+	a, b, err := c.lowerPair(l, r)
 	if err != nil {
 		return typed{}, typed{}, err
 	}

@@ -50,11 +50,7 @@ func opName(names []*pg.Node) string {
 
 // binary lowers two operands, settling an untyped one to the other's type.
 func (c *exprCtx) binary(l, r *pg.Node) (typed, typed, error) {
-	a, err := c.lowerTyped(l)
-	if err != nil {
-		return typed{}, typed{}, err
-	}
-	b, err := c.lowerTyped(r)
+	a, b, err := c.lowerPair(l, r)
 	if err != nil {
 		return typed{}, typed{}, err
 	}
@@ -108,11 +104,7 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 			return c.regexMatch(op, a.Lexpr, a.Rexpr)
 		}
 		if op == "@>" || op == "<@" || op == "&&" {
-			x, err := c.lowerTyped(a.Lexpr)
-			if err != nil {
-				return typed{}, err
-			}
-			y, err := c.lowerTyped(a.Rexpr)
+			x, y, err := c.lowerPair(a.Lexpr, a.Rexpr)
 			if err != nil {
 				return typed{}, err
 			}
@@ -126,11 +118,7 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s", op)
 		}
 		if op == "||" {
-			x, err := c.lowerTyped(a.Lexpr)
-			if err != nil {
-				return typed{}, err
-			}
-			y, err := c.lowerTyped(a.Rexpr)
+			x, y, err := c.lowerPair(a.Lexpr, a.Rexpr)
 			if err != nil {
 				return typed{}, err
 			}
@@ -248,4 +236,17 @@ func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 		return c.anyAll(op, all, a.Lexpr, a.Rexpr)
 	}
 	return typed{}, sqlerr.Unsupported("operator form " + strings.TrimPrefix(a.Kind.String(), "AEXPR_"))
+}
+
+// lowerPair lowers a binary operator's two operands, left first.
+func (c *exprCtx) lowerPair(l, r *pg.Node) (typed, typed, error) {
+	a, err := c.lowerTyped(l)
+	if err != nil {
+		return typed{}, typed{}, err
+	}
+	b, err := c.lowerTyped(r)
+	if err != nil {
+		return typed{}, typed{}, err
+	}
+	return a, b, nil
 }

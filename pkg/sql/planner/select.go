@@ -529,17 +529,27 @@ func (p *Planner) targetList(list []*pg.Node, c *exprCtx, in *scope) ([]target, 
 				continue
 			}
 		}
-		x, err := c.lower(rt.Val)
+		name, x, err := c.namedValue(rt)
 		if err != nil {
 			return nil, err
-		}
-		name := rt.Name
-		if name == "" {
-			name = deriveName(rt.Val)
 		}
 		out = append(out, target{name: name, x: x})
 	}
 	return out, nil
+}
+
+// namedValue lowers a select-list (or RETURNING) item and names it: its
+// alias, or the name PostgreSQL derives from the expression.
+func (c *exprCtx) namedValue(rt *pg.ResTarget) (string, typed, error) {
+	x, err := c.lower(rt.Val)
+	if err != nil {
+		return "", typed{}, err
+	}
+	name := rt.Name
+	if name == "" {
+		name = deriveName(rt.Val)
+	}
+	return name, x, nil
 }
 
 // deriveName is Postgres' FigureColname: the name a select-list item
@@ -647,16 +657,7 @@ func (p *Planner) orderBy(sorts []*pg.Node, targets []target, c *exprCtx) ([]pla
 		if err := refuseJSONKey(t, "an ordering"); err != nil {
 			return nil, nil, err
 		}
-		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
-		// Postgres: NULLs sort as larger than any value by default, so
-		// last ascending and first descending.
-		nullsLast := !desc
-		switch sb.SortbyNulls {
-		case pg.SortByNulls_SORTBY_NULLS_FIRST:
-			nullsLast = false
-		case pg.SortByNulls_SORTBY_NULLS_LAST:
-			nullsLast = true
-		}
+		desc, nullsLast := sortDirection(sb)
 		order = append(order, plan.ColumnOrder{Column: col, Desc: desc, NullsLast: nullsLast})
 	}
 	return order, extras, nil
@@ -727,4 +728,19 @@ func (p *Planner) constInt(n *pg.Node, what string) (int64, bool, error) {
 		return 0, false, sqlerr.Errorf(code, "%s must not be negative", what)
 	}
 	return d.Int64(), false, nil
+}
+
+// sortDirection is an ORDER BY item's direction and NULLs placement. As in
+// PostgreSQL, NULLs sort as larger than any value by default: last
+// ascending and first descending.
+func sortDirection(sb *pg.SortBy) (desc, nullsLast bool) {
+	desc = sb.SortbyDir == pg.SortByDir_SORTBY_DESC
+	nullsLast = !desc
+	switch sb.SortbyNulls {
+	case pg.SortByNulls_SORTBY_NULLS_FIRST:
+		nullsLast = false
+	case pg.SortByNulls_SORTBY_NULLS_LAST:
+		nullsLast = true
+	}
+	return desc, nullsLast
 }

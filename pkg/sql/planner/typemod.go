@@ -142,11 +142,7 @@ func TableTypeMods(createTable string) []TypeMod {
 	if !strings.Contains(s, "char") && !strings.Contains(s, "numeric") && !strings.Contains(s, "decimal") {
 		return nil
 	}
-	tree, err := pg.Parse(createTable)
-	if err != nil || len(tree.Stmts) != 1 {
-		return nil
-	}
-	c := tree.Stmts[0].GetStmt().GetCreateStmt()
+	c := parseCreateTable(createTable)
 	if c == nil {
 		return nil
 	}

@@ -147,11 +147,7 @@ func TableIntWidths(createTable string) []IntWidth {
 		// of microseconds per statement that resolves the table).
 		return nil
 	}
-	tree, err := pg.Parse(createTable)
-	if err != nil || len(tree.Stmts) != 1 {
-		return nil
-	}
-	c := tree.Stmts[0].GetStmt().GetCreateStmt()
+	c := parseCreateTable(createTable)
 	if c == nil {
 		return nil
 	}
@@ -262,4 +258,14 @@ func PGTypeName(t row.Type) string {
 		return "json"
 	}
 	return "unknown"
+}
+
+// parseCreateTable parses the stored text of a CREATE TABLE statement, or
+// returns nil when it is not exactly one such statement.
+func parseCreateTable(createTable string) *pg.CreateStmt {
+	tree, err := pg.Parse(createTable)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil
+	}
+	return tree.Stmts[0].GetStmt().GetCreateStmt()
 }

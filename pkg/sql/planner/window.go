@@ -140,14 +140,7 @@ func (c *exprCtx) windowSpec(fc *pg.FuncCall, name string) (*winCall, error) {
 		if err != nil {
 			return nil, err
 		}
-		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
-		nullsLast := !desc
-		switch sb.SortbyNulls {
-		case pg.SortByNulls_SORTBY_NULLS_FIRST:
-			nullsLast = false
-		case pg.SortByNulls_SORTBY_NULLS_LAST:
-			nullsLast = true
-		}
+		desc, nullsLast := sortDirection(sb)
 		call.order = append(call.order, winOrder{x: x, desc: desc, nullsLast: nullsLast})
 	}
 	frame, err := c.windowFrame(over, call.order)

@@ -135,15 +135,8 @@ func assignExpr(x typed, t row.Type, w IntWidth, m TypeMod, col string) (expr.Ex
 // PlanUpdate plans an UPDATE of a table: the result has the old row's
 // columns followed by the new row's, for each row the WHERE selects.
 func (p *Planner) PlanUpdate(table Relation, alias string, set []*pg.Node, where *pg.Node) (*Query, error) {
-	if alias == "" {
-		alias = table.Name
-	}
-	s := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
-	for i := range s.cols {
-		s.cols[i].table = alias
-	}
-	r := newRel(plan.NewGet(table.ID), s)
-	if err := p.whereClause(r, where); err != nil {
+	r, s, err := p.writeTarget(table, alias, where)
+	if err != nil {
 		return nil, err
 	}
 	es := make([]expr.Expr, 0, 2*table.Desc.Arity())
@@ -168,15 +161,8 @@ func (p *Planner) PlanUpdate(table Relation, alias string, set []*pg.Node, where
 
 // PlanDelete plans the rows a DELETE removes.
 func (p *Planner) PlanDelete(table Relation, alias string, where *pg.Node) (*Query, error) {
-	if alias == "" {
-		alias = table.Name
-	}
-	s := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
-	for i := range s.cols {
-		s.cols[i].table = alias
-	}
-	r := newRel(plan.NewGet(table.ID), s)
-	if err := p.whereClause(r, where); err != nil {
+	r, _, err := p.writeTarget(table, alias, where)
+	if err != nil {
 		return nil, err
 	}
 	pl := p.finalPlan(r)
@@ -238,4 +224,22 @@ func (c *exprCtx) assignments(table Relation, cols *scope, set []*pg.Node, form 
 		}
 	}
 	return out, nil
+}
+
+// writeTarget scans the table an UPDATE or DELETE writes, its columns
+// named by alias (the table's name when empty), filtered by where. It
+// returns the relation and the table's own scope.
+func (p *Planner) writeTarget(table Relation, alias string, where *pg.Node) (*rel, *scope, error) {
+	if alias == "" {
+		alias = table.Name
+	}
+	s := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
+	for i := range s.cols {
+		s.cols[i].table = alias
+	}
+	r := newRel(plan.NewGet(table.ID), s)
+	if err := p.whereClause(r, where); err != nil {
+		return nil, nil, err
+	}
+	return r, s, nil
 }
