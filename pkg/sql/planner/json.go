@@ -52,7 +52,7 @@ func (c *exprCtx) jsonFunc(name string, args []*pg.Node) (typed, bool, error) {
 	case "json_extract_path_text":
 		f = expr.FuncJSONTextPathText
 	default:
-		return typed{}, false, nil
+		return c.jsonBuildFunc(name, args)
 	}
 	es := make([]expr.Expr, len(args))
 	for i, a := range args {

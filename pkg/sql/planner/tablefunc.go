@@ -53,7 +53,7 @@ func (p *Planner) rangeFunction(base *rel, rf *pg.RangeFunction, depth int) (*re
 	fn := &rel{scope: &scope{cols: cols}, mfp: expr.Identity(len(cols))}
 	// Functions with a named output column (jsonb_each's key and value)
 	// keep its name under an alias.
-	outNamed := strings.HasPrefix(name, "jsonb_")
+	outNamed := strings.HasPrefix(name, "json")
 	if err := aliasFunction(fn, rf.Alias, name, rf.Ordinality, !outNamed); err != nil {
 		return nil, nil, err
 	}
@@ -82,6 +82,8 @@ func (c *exprCtx) tableCall(name string, args []*pg.Node) (expr.TableCall, []col
 		return c.generateSeries(args)
 	case "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_each", "jsonb_each_text":
 		return c.jsonbTable(name, args)
+	case "json_array_elements", "json_array_elements_text":
+		return c.jsonTable(name, args)
 	case "unnest":
 		return c.unnestCall(args)
 	case "regexp_matches":

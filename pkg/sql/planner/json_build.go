@@ -1,0 +1,129 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// jsonBuildFunc lowers to_json, json_build_array, json_build_object and
+// json_array_length; ok is false for other names.
+func (c *exprCtx) jsonBuildFunc(name string, args []*pg.Node) (typed, bool, error) {
+	var f expr.Func
+	switch name {
+	case "to_json":
+		f = expr.FuncToJSON
+	case "json_build_array":
+		f = expr.FuncJSONTextBuildArray
+	case "json_build_object":
+		f = expr.FuncJSONTextBuildObject
+	case "json_array_length":
+		f = expr.FuncJSONTextArrayLength
+	default:
+		return typed{}, false, nil
+	}
+	es := make([]expr.Expr, len(args))
+	for i, a := range args {
+		want := row.TypeText
+		if f == expr.FuncJSONTextArrayLength {
+			want = row.TypeJSON
+		}
+		x, err := c.lowerAs(a, want)
+		if err != nil {
+			return typed{}, true, err
+		}
+		es[i] = x.e
+		if f != expr.FuncJSONTextBuildObject || i%2 == 1 {
+			es[i] = jsonValueArg(x)
+		}
+	}
+	y, err := c.check(expr.Call(f, es...))
+	if f == expr.FuncJSONTextArrayLength {
+		y.w = IntWidth4
+	}
+	return y, true, err
+}
+
+// jsonValueArg is x as a json value: a numeric of a numeric(p,s) type
+// keeps its display scale (2.50) through the jsonb number that carries it.
+func jsonValueArg(x typed) expr.Expr {
+	if x.t.Type == row.TypeNumeric && x.mod.Kind == ModNumeric && x.mod.Scale > 0 {
+		return expr.Call(expr.FuncJSONNumber, x.e, expr.Literal(row.Int64(int64(x.mod.Scale))))
+	}
+	return x.e
+}
+
+// jsonTable lowers json_array_elements(_text) over a json document.
+func (c *exprCtx) jsonTable(name string, args []*pg.Node) (expr.TableCall, []column, error) {
+	if len(args) != 1 {
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(args))
+	}
+	x, err := c.lowerAs(args[0], row.TypeJSON)
+	if err != nil {
+		return expr.TableCall{}, nil, err
+	}
+	if x.t.Type != row.TypeJSON && x.t.Type != row.TypeNull {
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, PGTypeName(x.t.Type))
+	}
+	call := expr.TableCall{Func: expr.TableFunc(name), Args: []expr.Expr{x.e}}
+	types, err := call.OutputTypes(c.scope.types())
+	if err != nil {
+		return expr.TableCall{}, nil, err
+	}
+	return call, []column{{name: "value", typ: types[0]}}, nil
+}
+
+// jsonAggregate plans json_agg(x) and json_object_agg(k, v) as the
+// engine's ordered concatenation of one-element jsonb arrays (the path of
+// jsonb_agg with ORDER BY), each holding the element's json text (x's,
+// or the `"k" : v` member); json_agg_final joins the texts as PostgreSQL
+// prints them. ORDER BY inside and FILTER apply as for jsonb_agg; without
+// ORDER BY the elements come in the order of their texts (docs/sql.md).
+func (a *aggScope) jsonAggregate(inner *exprCtx, name string, fc *pg.FuncCall) (typed, error) {
+	want := 1
+	if name == "json_object_agg" {
+		want = 2
+	}
+	if fc.AggStar || len(fc.Args) != want {
+		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes exactly %d argument(s)", name, want)
+	}
+	if fc.AggDistinct {
+		return typed{}, sqlerr.Unsupported("DISTINCT in " + name)
+	}
+	es := make([]expr.Expr, want)
+	for i, n := range fc.Args {
+		x, err := inner.lowerAs(n, row.TypeText)
+		if err != nil {
+			return typed{}, err
+		}
+		es[i] = jsonValueArg(x)
+	}
+	f := expr.FuncJSONValueText
+	if want == 2 {
+		f = expr.FuncJSONPairText
+	}
+	txt, err := inner.check(expr.Call(f, es...))
+	if err != nil {
+		return typed{}, err
+	}
+	g := aggregate{fn: "jsonb_agg", arg: txt.e, argType: txt.t}
+	if err := a.aggOrder(inner, &g, fc); err != nil {
+		return typed{}, err
+	}
+	g.arg = expr.Call(expr.FuncJSONBuildArray, txt.e)
+	g.argType = row.ColumnType{Type: row.TypeJSONB}
+	g.out = row.ColumnType{Type: row.TypeJSONB, Nullable: true}
+	if err := a.aggFilter(inner, &g, fc.AggFilter); err != nil {
+		return typed{}, err
+	}
+	if err := refuseOuterAggregate(a.input, g.arg); err != nil {
+		return typed{}, err
+	}
+	g.fn = string(plan.AggConcat)
+	y := a.add(g)
+	final := expr.Call(expr.FuncJSONAggFinal, y.e, expr.Literal(row.Bool(want == 2)))
+	return typed{e: final, t: row.ColumnType{Type: row.TypeJSON, Nullable: true}}, nil
+}
