@@ -127,3 +127,13 @@ func (a *aggScope) jsonAggregate(inner *exprCtx, name string, fc *pg.FuncCall) (
 	final := expr.Call(expr.FuncJSONAggFinal, y.e, expr.Literal(row.Bool(want == 2)))
 	return typed{e: final, t: row.ColumnType{Type: row.TypeJSON, Nullable: true}}, nil
 }
+
+// RefuseJSONIndexKey refuses a json value as a key of an index, a
+// PRIMARY KEY or a UNIQUE constraint with PostgreSQL's error: json has
+// no btree operator class (jsonb has).
+func RefuseJSONIndexKey(t row.Type) error {
+	if t != row.TypeJSON {
+		return nil
+	}
+	return sqlerr.New(sqlerr.UndefinedObject, `data type json has no default operator class for access method "btree"`)
+}
