@@ -40,8 +40,9 @@ func (c *exprCtx) jsonOp(op string, x typed, r *pg.Node) (typed, bool, error) {
 }
 
 // jsonFunc lowers the json functions Tandem has (json_typeof,
-// json_extract_path, json_extract_path_text); ok is false for other
-// names.
+// json_extract_path(_text), json_array_length over a document; to_json,
+// json_build_array and json_build_object of values); ok is false for
+// other names.
 func (c *exprCtx) jsonFunc(name string, args []*pg.Node) (typed, bool, error) {
 	var f expr.Func
 	switch name {
@@ -51,13 +52,22 @@ func (c *exprCtx) jsonFunc(name string, args []*pg.Node) (typed, bool, error) {
 		f = expr.FuncJSONTextPath
 	case "json_extract_path_text":
 		f = expr.FuncJSONTextPathText
+	case "json_array_length":
+		f = expr.FuncJSONTextArrayLength
+	case "to_json":
+		f = expr.FuncToJSON
+	case "json_build_array":
+		f = expr.FuncJSONTextBuildArray
+	case "json_build_object":
+		f = expr.FuncJSONTextBuildObject
 	default:
-		return c.jsonBuildFunc(name, args)
+		return typed{}, false, nil
 	}
+	values := f == expr.FuncToJSON || f == expr.FuncJSONTextBuildArray || f == expr.FuncJSONTextBuildObject
 	es := make([]expr.Expr, len(args))
 	for i, a := range args {
 		want := row.TypeText
-		if i == 0 {
+		if i == 0 && !values {
 			want = row.TypeJSON
 		}
 		x, err := c.lowerAs(a, want)
@@ -65,8 +75,14 @@ func (c *exprCtx) jsonFunc(name string, args []*pg.Node) (typed, bool, error) {
 			return typed{}, true, err
 		}
 		es[i] = x.e
+		if values && (f != expr.FuncJSONTextBuildObject || i%2 == 1) {
+			es[i] = jsonValueArg(x)
+		}
 	}
 	y, err := c.check(expr.Call(f, es...))
+	if f == expr.FuncJSONTextArrayLength {
+		y.w = IntWidth4
+	}
 	return y, true, err
 }
 

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
@@ -8,44 +10,6 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
-
-// jsonBuildFunc lowers to_json, json_build_array, json_build_object and
-// json_array_length; ok is false for other names.
-func (c *exprCtx) jsonBuildFunc(name string, args []*pg.Node) (typed, bool, error) {
-	var f expr.Func
-	switch name {
-	case "to_json":
-		f = expr.FuncToJSON
-	case "json_build_array":
-		f = expr.FuncJSONTextBuildArray
-	case "json_build_object":
-		f = expr.FuncJSONTextBuildObject
-	case "json_array_length":
-		f = expr.FuncJSONTextArrayLength
-	default:
-		return typed{}, false, nil
-	}
-	es := make([]expr.Expr, len(args))
-	for i, a := range args {
-		want := row.TypeText
-		if f == expr.FuncJSONTextArrayLength {
-			want = row.TypeJSON
-		}
-		x, err := c.lowerAs(a, want)
-		if err != nil {
-			return typed{}, true, err
-		}
-		es[i] = x.e
-		if f != expr.FuncJSONTextBuildObject || i%2 == 1 {
-			es[i] = jsonValueArg(x)
-		}
-	}
-	y, err := c.check(expr.Call(f, es...))
-	if f == expr.FuncJSONTextArrayLength {
-		y.w = IntWidth4
-	}
-	return y, true, err
-}
 
 // jsonValueArg is x as a json value: a numeric of a numeric(p,s) type
 // keeps its display scale (2.50) through the jsonb number that carries it.
@@ -56,26 +20,6 @@ func jsonValueArg(x typed) expr.Expr {
 	return x.e
 }
 
-// jsonTable lowers json_array_elements(_text) over a json document.
-func (c *exprCtx) jsonTable(name string, args []*pg.Node) (expr.TableCall, []column, error) {
-	if len(args) != 1 {
-		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(args))
-	}
-	x, err := c.lowerAs(args[0], row.TypeJSON)
-	if err != nil {
-		return expr.TableCall{}, nil, err
-	}
-	if x.t.Type != row.TypeJSON && x.t.Type != row.TypeNull {
-		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, PGTypeName(x.t.Type))
-	}
-	call := expr.TableCall{Func: expr.TableFunc(name), Args: []expr.Expr{x.e}}
-	types, err := call.OutputTypes(c.scope.types())
-	if err != nil {
-		return expr.TableCall{}, nil, err
-	}
-	return call, []column{{name: "value", typ: types[0]}}, nil
-}
-
 // jsonAggregate plans json_agg(x) and json_object_agg(k, v) as the
 // engine's ordered concatenation of one-element jsonb arrays (the path of
 // jsonb_agg with ORDER BY), each holding the element's json text (x's,
@@ -83,12 +27,9 @@ func (c *exprCtx) jsonTable(name string, args []*pg.Node) (expr.TableCall, []col
 // prints them. ORDER BY inside and FILTER apply as for jsonb_agg; without
 // ORDER BY the elements come in the order of their texts (docs/sql.md).
 func (a *aggScope) jsonAggregate(inner *exprCtx, name string, fc *pg.FuncCall) (typed, error) {
-	want := 1
-	if name == "json_object_agg" {
-		want = 2
-	}
-	if fc.AggStar || len(fc.Args) != want {
-		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes exactly %d argument(s)", name, want)
+	want, err := jsonAggArity(name, fc)
+	if err != nil {
+		return typed{}, err
 	}
 	if fc.AggDistinct {
 		return typed{}, sqlerr.Unsupported("DISTINCT in " + name)
@@ -126,6 +67,19 @@ func (a *aggScope) jsonAggregate(inner *exprCtx, name string, fc *pg.FuncCall) (
 	y := a.add(g)
 	final := expr.Call(expr.FuncJSONAggFinal, y.e, expr.Literal(row.Bool(want == 2)))
 	return typed{e: final, t: row.ColumnType{Type: row.TypeJSON, Nullable: true}}, nil
+}
+
+// jsonAggArity is the argument count of json(b)_agg (1) and
+// json(b)_object_agg (2); 42883 when the call has another.
+func jsonAggArity(name string, fc *pg.FuncCall) (int, error) {
+	want := 1
+	if strings.HasSuffix(name, "_object_agg") {
+		want = 2
+	}
+	if fc.AggStar || len(fc.Args) != want {
+		return 0, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes exactly %d argument(s)", name, want)
+	}
+	return want, nil
 }
 
 // RefuseJSONIndexKey refuses a json value as a key of an index, a
