@@ -44,23 +44,16 @@ func (c *exprCtx) jsonOp(op string, x typed, r *pg.Node) (typed, bool, error) {
 // json_build_array and json_build_object of values); ok is false for
 // other names.
 func (c *exprCtx) jsonFunc(name string, args []*pg.Node) (typed, bool, error) {
-	var f expr.Func
-	switch name {
-	case "json_typeof":
-		f = expr.FuncJSONTextTypeof
-	case "json_extract_path":
-		f = expr.FuncJSONTextPath
-	case "json_extract_path_text":
-		f = expr.FuncJSONTextPathText
-	case "json_array_length":
-		f = expr.FuncJSONTextArrayLength
-	case "to_json":
-		f = expr.FuncToJSON
-	case "json_build_array":
-		f = expr.FuncJSONTextBuildArray
-	case "json_build_object":
-		f = expr.FuncJSONTextBuildObject
-	default:
+	f, ok := map[string]expr.Func{
+		"json_typeof":            expr.FuncJSONTextTypeof,
+		"json_extract_path":      expr.FuncJSONTextPath,
+		"json_extract_path_text": expr.FuncJSONTextPathText,
+		"json_array_length":      expr.FuncJSONTextArrayLength,
+		"to_json":                expr.FuncToJSON,
+		"json_build_array":       expr.FuncJSONTextBuildArray,
+		"json_build_object":      expr.FuncJSONTextBuildObject,
+	}[name]
+	if !ok {
 		return typed{}, false, nil
 	}
 	values := f == expr.FuncToJSON || f == expr.FuncJSONTextBuildArray || f == expr.FuncJSONTextBuildObject
