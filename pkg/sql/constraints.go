@@ -140,6 +140,11 @@ func declaredConstraints(table string, c *pg.CreateStmt) (*tableDef, row.Relatio
 		return i, nil
 	}
 	addKey := func(cons *pg.Constraint, cols []int) error {
+		for _, i := range cols {
+			if err := planner.RefuseJSONIndexKey(desc.Types[i].Type); err != nil {
+				return err
+			}
+		}
 		k := keyDef{name: cons.Conname, cols: cols, primary: cons.Contype == pg.ConstrType_CONSTR_PRIMARY}
 		if k.primary {
 			for _, o := range def.keys {

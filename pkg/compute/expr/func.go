@@ -209,6 +209,18 @@ const (
 	FuncJSONTextPath
 	FuncJSONTextPathText
 	FuncJSONTextTypeof
+	// json construction (jsonbuild.go): to_json, json_build_array,
+	// json_build_object and json_array_length, PostgreSQL's json text;
+	// json_value_text(x) is x's json text (NULL as null) for json_agg;
+	// json_pair_text(k, v) the `"k" : v` member of json_object_agg;
+	// json_agg_final(a, object) joins the jsonb array of those texts.
+	FuncToJSON
+	FuncJSONTextBuildArray
+	FuncJSONTextBuildObject
+	FuncJSONTextArrayLength
+	FuncJSONValueText
+	FuncJSONPairText
+	FuncJSONAggFinal
 	funcCount
 )
 

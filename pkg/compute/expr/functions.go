@@ -149,6 +149,14 @@ var funcs = [funcCount]funcDef{
 	FuncJSONTextPath:     {name: "json_extract_path", minArgs: 1, maxArgs: -1, strict: true, typeOf: typeJSONPathOf(row.TypeJSON, row.TypeJSON), evalN: evalJSONTextPath},
 	FuncJSONTextPathText: {name: "json_extract_path_text", minArgs: 1, maxArgs: -1, strict: true, typeOf: typeJSONPathOf(row.TypeJSON, row.TypeText), evalN: evalJSONTextPathText},
 	FuncJSONTextTypeof:   {name: "json_typeof", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeSig1(row.TypeJSON, row.TypeText), eval1: evalJSONTextTypeof},
+
+	FuncToJSON:              {name: "to_json", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeToJSON, eval1: evalToJSON},
+	FuncJSONTextBuildArray:  {name: "json_build_array", minArgs: 0, maxArgs: -1, typeOf: typeToJSON, evalN: evalJSONTextBuildArray},
+	FuncJSONTextBuildObject: {name: "json_build_object", minArgs: 0, maxArgs: -1, typeOf: typeToJSON, evalN: evalJSONTextBuildObject},
+	FuncJSONTextArrayLength: {name: "json_array_length", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeSig1(row.TypeJSON, row.TypeInt64), eval1: evalJSONTextArrayLength},
+	FuncJSONValueText:       {name: "json_value_text", minArgs: 1, maxArgs: 1, typeOf: typeJSONValueText, eval1: evalJSONValueText},
+	FuncJSONPairText:        {name: "json_pair_text", minArgs: 2, maxArgs: 2, typeOf: typeJSONValueText, eval2: evalJSONPairText},
+	FuncJSONAggFinal:        {name: "json_agg_final", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeJSONB, row.TypeBool, row.TypeJSON), eval2: evalJSONAggFinal},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL

@@ -35,6 +35,10 @@ const (
 	// gives for the first match, or with flag 'g' for every match (column
 	// regexp_matches); no rows without a match.
 	TableRegexpMatches TableFunc = "regexp_matches"
+	// json_array_elements(j) and json_array_elements_text(j) are the
+	// elements of a json array as written (jsonbuild.go).
+	TableJSONTextArrayElements     TableFunc = "json_array_elements"
+	TableJSONTextArrayElementsText TableFunc = "json_array_elements_text"
 )
 
 // MaxTableFuncRows bounds the rows one call of a table function may
@@ -130,6 +134,9 @@ var tableFuncs = map[TableFunc]tableFuncDef{
 	TableJSONEachText:          {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeText}, row.ColumnType{Type: row.TypeText, Nullable: true}), eval: jsonEach(true)},
 	TableUnnest:                {typeOf: typeUnnest, eval: evalUnnest},
 	TableRegexpMatches:         {typeOf: typeRegexpMatches, eval: evalRegexpMatches},
+
+	TableJSONTextArrayElements:     {typeOf: typeJSONTextTable(row.ColumnType{Type: row.TypeJSON}), eval: jsonTextElements(false)},
+	TableJSONTextArrayElementsText: {typeOf: typeJSONTextTable(row.ColumnType{Type: row.TypeText, Nullable: true}), eval: jsonTextElements(true)},
 }
 
 func typeJSONTable(cols ...row.ColumnType) func([]row.Type) ([]row.ColumnType, error) {

@@ -137,6 +137,9 @@ func (a *aggScope) match(c *exprCtx, n *pg.Node) (typed, bool, error) {
 }
 
 func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (typed, error) {
+	if name == "json_agg" || name == "json_object_agg" {
+		return a.jsonAggregate(inner, name, fc)
+	}
 	ordered := name == "jsonb_agg" && (fc.AggFilter != nil || len(fc.AggOrder) > 0)
 	if (name == "jsonb_agg" || name == "jsonb_object_agg") && !ordered {
 		// FILTER cannot be a CASE over the argument here: these aggregate

@@ -119,7 +119,7 @@ func isAggregate(name string) bool {
 	switch name {
 	case "count", "sum", "min", "max", "avg", "bool_and", "bool_or", "every", "string_agg",
 		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "jsonb_agg", "jsonb_object_agg",
-		"array_agg":
+		"array_agg", "json_agg", "json_object_agg":
 		return true
 	}
 	return false

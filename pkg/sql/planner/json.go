@@ -40,24 +40,27 @@ func (c *exprCtx) jsonOp(op string, x typed, r *pg.Node) (typed, bool, error) {
 }
 
 // jsonFunc lowers the json functions Tandem has (json_typeof,
-// json_extract_path, json_extract_path_text); ok is false for other
-// names.
+// json_extract_path(_text), json_array_length over a document; to_json,
+// json_build_array and json_build_object of values); ok is false for
+// other names.
 func (c *exprCtx) jsonFunc(name string, args []*pg.Node) (typed, bool, error) {
-	var f expr.Func
-	switch name {
-	case "json_typeof":
-		f = expr.FuncJSONTextTypeof
-	case "json_extract_path":
-		f = expr.FuncJSONTextPath
-	case "json_extract_path_text":
-		f = expr.FuncJSONTextPathText
-	default:
+	f, ok := map[string]expr.Func{
+		"json_typeof":            expr.FuncJSONTextTypeof,
+		"json_extract_path":      expr.FuncJSONTextPath,
+		"json_extract_path_text": expr.FuncJSONTextPathText,
+		"json_array_length":      expr.FuncJSONTextArrayLength,
+		"to_json":                expr.FuncToJSON,
+		"json_build_array":       expr.FuncJSONTextBuildArray,
+		"json_build_object":      expr.FuncJSONTextBuildObject,
+	}[name]
+	if !ok {
 		return typed{}, false, nil
 	}
+	values := f == expr.FuncToJSON || f == expr.FuncJSONTextBuildArray || f == expr.FuncJSONTextBuildObject
 	es := make([]expr.Expr, len(args))
 	for i, a := range args {
 		want := row.TypeText
-		if i == 0 {
+		if i == 0 && !values {
 			want = row.TypeJSON
 		}
 		x, err := c.lowerAs(a, want)
@@ -65,8 +68,14 @@ func (c *exprCtx) jsonFunc(name string, args []*pg.Node) (typed, bool, error) {
 			return typed{}, true, err
 		}
 		es[i] = x.e
+		if values && (f != expr.FuncJSONTextBuildObject || i%2 == 1) {
+			es[i] = jsonValueArg(x)
+		}
 	}
 	y, err := c.check(expr.Call(f, es...))
+	if f == expr.FuncJSONTextArrayLength {
+		y.w = IntWidth4
+	}
 	return y, true, err
 }
 

@@ -314,12 +314,9 @@ func (c *exprCtx) jsonbValue(x typed) (expr.Expr, error) {
 // engine aggregates jsonb values (x as to_jsonb gives it, a one-pair
 // object for jsonb_object_agg), in value order (docs/sql.md).
 func (a *aggScope) jsonbAggregate(inner *exprCtx, name string, fc *pg.FuncCall) (typed, error) {
-	want := 1
-	if name == "jsonb_object_agg" {
-		want = 2
-	}
-	if fc.AggStar || len(fc.Args) != want {
-		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes exactly %d argument(s)", name, want)
+	want, err := jsonAggArity(name, fc)
+	if err != nil {
+		return typed{}, err
 	}
 	xs := make([]typed, len(fc.Args))
 	for i, n := range fc.Args {

@@ -587,17 +587,15 @@ func unsupportedFunction(name string) string {
 	case "to_date", "make_timestamptz", "make_interval", "justify_days", "justify_hours", "justify_interval", "isfinite", "date_bin":
 		return "time functions"
 	case "generate_series", "unnest", "regexp_split_to_table", "regexp_matches", "generate_subscripts",
-		"json_each", "jsonb_each", "json_array_elements", "jsonb_array_elements":
+		"json_each", "jsonb_each", "jsonb_array_elements":
 		return "set-returning functions"
-	case "json_agg", "bit_and", "bit_or":
-		return "aggregate functions returning json, and bitwise aggregates"
+	case "bit_and", "bit_or":
+		return "bitwise aggregates"
 	case "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
 		"first_value", "last_value", "nth_value":
 		return "window functions"
 	case "random", "setseed", "gen_random_uuid":
 		return "random functions"
-	case "to_json", "json_build_object", "json_build_array":
-		return "json and array functions"
 	case "nextval", "currval", "setval", "lastval":
 		return "sequences"
 	}

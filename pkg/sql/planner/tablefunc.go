@@ -53,7 +53,7 @@ func (p *Planner) rangeFunction(base *rel, rf *pg.RangeFunction, depth int) (*re
 	fn := &rel{scope: &scope{cols: cols}, mfp: expr.Identity(len(cols))}
 	// Functions with a named output column (jsonb_each's key and value)
 	// keep its name under an alias.
-	outNamed := strings.HasPrefix(name, "jsonb_")
+	outNamed := strings.HasPrefix(name, "json")
 	if err := aliasFunction(fn, rf.Alias, name, rf.Ordinality, !outNamed); err != nil {
 		return nil, nil, err
 	}
@@ -81,6 +81,8 @@ func (c *exprCtx) tableCall(name string, args []*pg.Node) (expr.TableCall, []col
 	case "generate_series":
 		return c.generateSeries(args)
 	case "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_each", "jsonb_each_text":
+		return c.jsonbTable(name, args)
+	case "json_array_elements", "json_array_elements_text":
 		return c.jsonbTable(name, args)
 	case "unnest":
 		return c.unnestCall(args)
@@ -177,16 +179,21 @@ func (c *exprCtx) generateSeries(args []*pg.Node) (expr.TableCall, []column, err
 	return out(expr.TableCall{Func: expr.TableGenerateSeries, Args: es}, t, 0)
 }
 
-// jsonbTable lowers jsonb_array_elements(_text) and jsonb_each(_text).
+// jsonbTable lowers jsonb_array_elements(_text) and jsonb_each(_text),
+// and json_array_elements(_text) over a json document.
 func (c *exprCtx) jsonbTable(name string, args []*pg.Node) (expr.TableCall, []column, error) {
 	if len(args) != 1 {
 		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(args))
 	}
-	x, err := c.lowerAs(args[0], row.TypeJSONB)
+	doc := row.TypeJSONB
+	if !strings.HasPrefix(name, "jsonb_") {
+		doc = row.TypeJSON
+	}
+	x, err := c.lowerAs(args[0], doc)
 	if err != nil {
 		return expr.TableCall{}, nil, err
 	}
-	if x.t.Type != row.TypeJSONB && x.t.Type != row.TypeNull {
+	if x.t.Type != doc && x.t.Type != row.TypeNull {
 		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, PGTypeName(x.t.Type))
 	}
 	call := expr.TableCall{Func: expr.TableFunc(name), Args: []expr.Expr{x.e}}

@@ -329,7 +329,7 @@ func (c *exprCtx) windowFunction(call *winCall, fc *pg.FuncCall, name string) er
 	if !isAggregate(name) {
 		return sqlerr.Errorf(sqlerr.WrongObjectType, "OVER specified, but %s is not a window function nor an aggregate function", name)
 	}
-	if name == "jsonb_agg" || name == "jsonb_object_agg" || name == "array_agg" {
+	if name == "jsonb_agg" || name == "jsonb_object_agg" || name == "array_agg" || name == "json_agg" || name == "json_object_agg" {
 		return sqlerr.Unsupported(name + " as a window function")
 	}
 	return c.windowAggregate(call, fc, name)

@@ -23,6 +23,9 @@ func (p *Planner) IndexKeys(desc row.RelationDesc, nodes []*pg.Node) ([]expr.Exp
 		if x.t.Type == row.TypeNull {
 			return nil, nil, sqlerr.New(sqlerr.DatatypeMismatch, "index key expressions must have a type")
 		}
+		if err := RefuseJSONIndexKey(x.t.Type); err != nil {
+			return nil, nil, err
+		}
 		keys[i] = x.e
 		names[i] = deriveName(n)
 		if names[i] == "?column?" {

@@ -1,0 +1,93 @@
+package planner
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// jsonValueArg is x as a json value: a numeric of a numeric(p,s) type
+// keeps its display scale (2.50) through the jsonb number that carries it.
+func jsonValueArg(x typed) expr.Expr {
+	if x.t.Type == row.TypeNumeric && x.mod.Kind == ModNumeric && x.mod.Scale > 0 {
+		return expr.Call(expr.FuncJSONNumber, x.e, expr.Literal(row.Int64(int64(x.mod.Scale))))
+	}
+	return x.e
+}
+
+// jsonAggregate plans json_agg(x) and json_object_agg(k, v) as the
+// engine's ordered concatenation of one-element jsonb arrays (the path of
+// jsonb_agg with ORDER BY), each holding the element's json text (x's,
+// or the `"k" : v` member); json_agg_final joins the texts as PostgreSQL
+// prints them. ORDER BY inside and FILTER apply as for jsonb_agg; without
+// ORDER BY the elements come in the order of their texts (docs/sql.md).
+func (a *aggScope) jsonAggregate(inner *exprCtx, name string, fc *pg.FuncCall) (typed, error) {
+	want, err := jsonAggArity(name, fc)
+	if err != nil {
+		return typed{}, err
+	}
+	if fc.AggDistinct {
+		return typed{}, sqlerr.Unsupported("DISTINCT in " + name)
+	}
+	es := make([]expr.Expr, want)
+	for i, n := range fc.Args {
+		x, err := inner.lowerAs(n, row.TypeText)
+		if err != nil {
+			return typed{}, err
+		}
+		es[i] = jsonValueArg(x)
+	}
+	f := expr.FuncJSONValueText
+	if want == 2 {
+		f = expr.FuncJSONPairText
+	}
+	txt, err := inner.check(expr.Call(f, es...))
+	if err != nil {
+		return typed{}, err
+	}
+	g := aggregate{fn: "jsonb_agg", arg: txt.e, argType: txt.t}
+	if err := a.aggOrder(inner, &g, fc); err != nil {
+		return typed{}, err
+	}
+	g.arg = expr.Call(expr.FuncJSONBuildArray, txt.e)
+	g.argType = row.ColumnType{Type: row.TypeJSONB}
+	g.out = row.ColumnType{Type: row.TypeJSONB, Nullable: true}
+	if err := a.aggFilter(inner, &g, fc.AggFilter); err != nil {
+		return typed{}, err
+	}
+	if err := refuseOuterAggregate(a.input, g.arg); err != nil {
+		return typed{}, err
+	}
+	g.fn = string(plan.AggConcat)
+	y := a.add(g)
+	final := expr.Call(expr.FuncJSONAggFinal, y.e, expr.Literal(row.Bool(want == 2)))
+	return typed{e: final, t: row.ColumnType{Type: row.TypeJSON, Nullable: true}}, nil
+}
+
+// jsonAggArity is the argument count of json(b)_agg (1) and
+// json(b)_object_agg (2); 42883 when the call has another.
+func jsonAggArity(name string, fc *pg.FuncCall) (int, error) {
+	want := 1
+	if strings.HasSuffix(name, "_object_agg") {
+		want = 2
+	}
+	if fc.AggStar || len(fc.Args) != want {
+		return 0, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s takes exactly %d argument(s)", name, want)
+	}
+	return want, nil
+}
+
+// RefuseJSONIndexKey refuses a json value as a key of an index, a
+// PRIMARY KEY or a UNIQUE constraint with PostgreSQL's error: json has
+// no btree operator class (jsonb has).
+func RefuseJSONIndexKey(t row.Type) error {
+	if t != row.TypeJSON {
+		return nil
+	}
+	return sqlerr.New(sqlerr.UndefinedObject, `data type json has no default operator class for access method "btree"`)
+}
