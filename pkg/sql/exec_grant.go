@@ -68,15 +68,24 @@ func (s *Session) grant(ctx context.Context, n *pg.GrantStmt) (*Result, error) {
 		return nil, sqlerr.Unsupported("GRANTED BY")
 	}
 	var names []string
+	var cols []columnPriv
 	for _, p := range n.Privileges {
 		ap := p.GetAccessPriv()
 		if ap == nil {
 			return nil, sqlerr.Unsupported("this privilege")
 		}
 		if len(ap.Cols) > 0 {
-			return nil, sqlerr.Unsupported("column privileges")
+			cp, err := newColumnPriv(ap)
+			if err != nil {
+				return nil, err
+			}
+			cols = append(cols, cp)
+			continue
 		}
 		names = append(names, strings.ToUpper(ap.PrivName))
+	}
+	if len(cols) > 0 {
+		return s.grantColumns(ctx, n, names, cols)
 	}
 	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
@@ -189,12 +198,21 @@ func (s *Session) grantees(sn *snapshot, nodes []*pg.Node) ([]string, error) {
 // it grants or revokes nothing and gets PostgreSQL's WARNING, and one
 // holding none gets 42501.
 func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grantTarget, letters string, grantees []string, grant bool) ([]Notice, error) {
+	changes, notices, err := s.grantChanges(sn, targets, letters, grantees, grant)
+	if err != nil || len(changes) == 0 {
+		return notices, err
+	}
+	return notices, s.engine.backend.SetGrants(ctx, changes)
+}
+
+// grantChanges returns the grants applyGrants stores and its notices.
+func (s *Session) grantChanges(sn *snapshot, targets []grantTarget, letters string, grantees []string, grant bool) ([]Grant, []Notice, error) {
 	var changes []Grant
 	var notices []Notice
 	for _, t := range targets {
 		if !sn.hasPrivsOfRole(s.user, t.owner) {
 			if !sn.holdsAny(s.user, t) {
-				return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
+				return nil, nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
 			}
 			notices = append(notices, nothingDone(t, letters, grant)...)
 			continue
@@ -216,11 +234,12 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 			acl.set(g, mergeLetters(acl.held(g), letters, grant), grantor)
 		}
 		changes = append(changes, acl.changes()...)
+		if t.item != nil && !grant {
+			// Revoking on the relation revokes on its columns too.
+			changes = append(changes, sn.columnGrantChanges(t, allColumns(t.item), letters, grantees, grantor, false)...)
+		}
 	}
-	if len(changes) == 0 {
-		return notices, nil
-	}
-	return notices, s.engine.backend.SetGrants(ctx, changes)
+	return changes, notices, nil
 }
 
 // holdsAny reports whether user holds some privilege on t: a grant to it,
@@ -236,7 +255,7 @@ func (sn *snapshot) holdsAny(user string, t grantTarget) bool {
 			return true
 		}
 	}
-	return false
+	return t.item != nil && sn.holdsAnyColumn(user, t.item)
 }
 
 // nothingDone is PostgreSQL's WARNING for a GRANT or REVOKE by a role

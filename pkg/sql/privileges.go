@@ -252,14 +252,16 @@ func (s *Session) checkUsage(ctx context.Context, cluster string) error {
 }
 
 // checkWrite checks priv on a written table for the session's user, and
-// SELECT too when the statement reads the table's columns (a WHERE clause,
-// RETURNING), as PostgreSQL does.
+// SELECT too (on the relation or some column: the planner checks the
+// columns read) when the statement reads the table's columns (a WHERE
+// clause, RETURNING), as PostgreSQL does.
 func (sn *snapshot) checkWrite(it *Item, priv byte, reads bool) error {
 	if err := sn.checkRelation(sn.user, it, priv); err != nil {
 		return err
 	}
 	if reads {
-		return sn.checkRelation(sn.user, it, privSelect)
+		_, err := sn.columnGuard(sn.user, it, privSelect)
+		return err
 	}
 	return nil
 }

@@ -138,7 +138,7 @@ func (p *Planner) PlanUpdate(table Relation, alias string, set []*pg.Node, where
 	if alias == "" {
 		alias = table.Name
 	}
-	s := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
+	s := guarded(withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods), table.ColumnGuard)
 	for i := range s.cols {
 		s.cols[i].table = alias
 	}
@@ -171,7 +171,7 @@ func (p *Planner) PlanDelete(table Relation, alias string, where *pg.Node) (*Que
 	if alias == "" {
 		alias = table.Name
 	}
-	s := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
+	s := guarded(withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods), table.ColumnGuard)
 	for i := range s.cols {
 		s.cols[i].table = alias
 	}

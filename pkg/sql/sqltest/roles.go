@@ -100,9 +100,11 @@ func (f *Fake) setGrantsLocked(gs []sql.Grant) {
 	}
 }
 
+// dropGrantsLocked removes the grants on object and, for a relation, on
+// its columns (object#attnum).
 func (f *Fake) dropGrantsLocked(object string) {
 	for k := range f.grants {
-		if k[0] == object {
+		if k[0] == object || strings.HasPrefix(k[0], object+"#") {
 			delete(f.grants, k)
 		}
 	}
