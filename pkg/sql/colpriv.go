@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/planner"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
@@ -153,4 +154,18 @@ func columnOfObject(object string) (string, int, bool) {
 		return "", 0, false
 	}
 	return rel, attnum - 1, true
+}
+
+// useAllColumns asks rel's column guard for every column: a read of the
+// whole relation outside the planner (SUBSCRIBE t).
+func useAllColumns(rel planner.Relation) error {
+	if rel.ColumnGuard == nil {
+		return nil
+	}
+	for i := range rel.Desc.Arity() {
+		if err := rel.ColumnGuard(i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
