@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/planner"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
@@ -168,4 +169,18 @@ func useAllColumns(rel planner.Relation) error {
 		}
 	}
 	return nil
+}
+
+// lookupObject returns the relation a grant's object names.
+func (sn *snapshot) lookupObject(object string) (*Item, bool) {
+	id, ok := strings.CutPrefix(object, "relation:")
+	if !ok {
+		return nil, false
+	}
+	gid, err := plan.ParseGlobalID(id)
+	if err != nil {
+		return nil, false
+	}
+	it, ok := sn.byID[gid]
+	return it, ok
 }

@@ -1,6 +1,9 @@
 package sql_test
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/tandemdb/tandem/pkg/sql"
@@ -67,6 +70,13 @@ func TestColumnPrivileges(t *testing.T) {
 	wantCode(t, alice, "SELECT count(*) FROM t", sqlerr.InsufficientPrivilege)
 	wantCode(t, alice, "UPDATE t SET b = 'u'", sqlerr.InsufficientPrivilege)
 	run(t, alice, "INSERT INTO t (a) VALUES (8)")
+	// The column grant keeps the group from being dropped, with
+	// PostgreSQL's DETAIL.
+	_, err := admin.ExecuteSQL(context.Background(), "DROP ROLE grp")
+	var se *sqlerr.Error
+	if !errors.As(err, &se) || se.Code != sqlerr.DependentObjectsStillExist || !strings.Contains(se.Detail, "privileges for column a of table t\n") {
+		t.Fatalf("DROP ROLE grp: %v (%+v)", err, se)
+	}
 	// Dropping the table drops its column grants, so the group drops.
 	run(t, admin, "DROP VIEW v; DROP TABLE t; DROP TABLE u; DROP ROLE alice; DROP ROLE grp")
 }
