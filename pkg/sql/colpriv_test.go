@@ -29,6 +29,8 @@ func TestColumnPrivileges(t *testing.T) {
 		GRANT SELECT (a) ON v, u TO grp;
 		GRANT INSERT (a), UPDATE (b) ON t TO grp`)
 	alice := e.NewSession("alice")
+	wantCode(t, admin, "GRANT SELECT (c) ON t TO grp WITH GRANT OPTION", sqlerr.FeatureNotSupported)
+	wantCode(t, admin, "REVOKE GRANT OPTION FOR SELECT (c) ON t FROM grp", sqlerr.FeatureNotSupported)
 	cases := []struct {
 		sql    string
 		denied bool

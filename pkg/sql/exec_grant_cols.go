@@ -43,6 +43,11 @@ func newColumnPriv(ap *pg.AccessPriv) (columnPriv, error) {
 // grantColumns executes a GRANT or REVOKE naming column privileges (and
 // perhaps relation privileges beside them), in one durable change.
 func (s *Session) grantColumns(ctx context.Context, n *pg.GrantStmt, names []string, cols []columnPriv) (*Result, error) {
+	if n.GrantOption || n.Grantor != nil {
+		// Column grants carry no grant option or grantor of their own
+		// (yet): refused here too, whatever GRANT on relations accepts.
+		return nil, sqlerr.Unsupported("WITH GRANT OPTION and GRANTED BY on column privileges")
+	}
 	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
