@@ -295,6 +295,9 @@ func (t *Tx) DropItem(id uint64) error {
 	if err := t.dropGrantsOn(ItemObject(id)); err != nil {
 		return err
 	}
+	if err := t.dropColumnGrantsOf(id); err != nil {
+		return err
+	}
 	return t.tx.Bucket(bucketItems).Delete(u64(id))
 }
 

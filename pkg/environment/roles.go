@@ -215,9 +215,14 @@ func catalogObject(obj string) (string, error) {
 	if !ok {
 		return obj, nil
 	}
+	id, col, isCol := strings.Cut(id, "#")
 	gid, err := plan.ParseGlobalID(id)
 	if err != nil || gid.Kind != plan.KindUser {
 		return "", fmt.Errorf("grant on %q: only user relations take grants", obj)
+	}
+	if isCol {
+		// A column's grants (sql's columnObject, catalog.ColumnObject).
+		return catalog.ItemObject(gid.N) + "#" + col, nil
 	}
 	return catalog.ItemObject(gid.N), nil
 }
@@ -227,9 +232,13 @@ func sqlObject(obj string) (string, error) {
 	if !ok {
 		return obj, nil
 	}
+	n, col, isCol := strings.Cut(n, "#")
 	var id uint64
 	if _, err := fmt.Sscan(n, &id); err != nil {
 		return "", fmt.Errorf("decode grant object %q: %w", obj, err)
+	}
+	if isCol {
+		return "relation:" + plan.User(id).String() + "#" + col, nil
 	}
 	return "relation:" + plan.User(id).String(), nil
 }

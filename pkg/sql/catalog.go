@@ -138,15 +138,19 @@ func (sn *snapshot) resolveAs(schema, name, as string, check bool) (planner.Rela
 	if it.Kind == KindIndex {
 		return planner.Relation{}, sqlerr.Errorf(sqlerr.WrongObjectType, "%q is an index, not a relation", name)
 	}
+	var guard func(int) error
 	if check {
-		if err := sn.checkRelation(as, it, privSelect); err != nil {
+		// SELECT on the relation, or on the columns the query references
+		// (colpriv.go).
+		var err error
+		if guard, err = sn.columnGuard(as, it, privSelect); err != nil {
 			return planner.Relation{}, err
 		}
 		if err := sn.checkViewReads(it, map[plan.GlobalID]bool{}); err != nil {
 			return planner.Relation{}, err
 		}
 	}
-	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc}
+	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc, ColumnGuard: guard}
 	if it.Kind == KindTable {
 		rel.IntWidths, rel.TypeMods = sn.defs.tableTypes(it)
 	}

@@ -92,7 +92,7 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := sn.checkRelation(s.user, it, privInsert); err != nil {
+	if _, err := sn.columnGuard(s.user, it, privInsert); err != nil {
 		return nil, err
 	}
 	rules, err := rulesFor(s.planner(sn, nil, nil), sn, it)
@@ -115,6 +115,9 @@ func (s *Session) copyFrom(ctx context.Context, c *pg.CopyStmt) (*Result, error)
 		for i := range it.Desc.Types {
 			ci.cols = append(ci.cols, i)
 		}
+	}
+	if err := sn.checkColumns(s.user, it, privInsert, ci.cols); err != nil {
+		return nil, err
 	}
 	if err := ci.options(c.Options); err != nil {
 		return nil, err

@@ -23,7 +23,8 @@ func writeTarget(sn *snapshot, rv *pg.RangeVar) (*Item, planner.Relation, error)
 	if it.Kind != KindTable {
 		return nil, planner.Relation{}, sqlerr.Errorf(sqlerr.WrongObjectType, "cannot write to %s %q: only tables can be written", kindName(it.Kind), it.Name)
 	}
-	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc, IntWidths: planner.TableIntWidths(it.SQL), TypeMods: planner.TableTypeMods(it.SQL)}
+	rel := planner.Relation{ID: it.ID, Name: it.Name, Desc: it.Desc, IntWidths: planner.TableIntWidths(it.SQL), TypeMods: planner.TableTypeMods(it.SQL),
+		ColumnGuard: sn.readGuard(it)}
 	return it, rel, nil
 }
 
@@ -85,11 +86,19 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*writePlan, 
 		if wp.it, rel, err = writeTarget(sn, rv); err != nil {
 			return nil, err
 		}
-		if err := sn.checkWrite(wp.it, privInsert, len(returning) > 0); err != nil {
+		insCols, err := insertColumns(wp.it, ins)
+		if err != nil {
+			return nil, err
+		}
+		if err := sn.checkWriteColumns(wp.it, privInsert, insCols, len(returning) > 0); err != nil {
 			return nil, err
 		}
 		if oc := ins.OnConflictClause; oc != nil && oc.Action == pg.OnConflictAction_ONCONFLICT_UPDATE {
-			if err := sn.checkWrite(wp.it, privUpdate, false); err != nil {
+			set, err := setColumns(wp.it, oc.TargetList)
+			if err != nil {
+				return nil, err
+			}
+			if err := sn.checkWriteColumns(wp.it, privUpdate, set, false); err != nil {
 				return nil, err
 			}
 		}
@@ -134,7 +143,11 @@ func planWriteQuery(sn *snapshot, pl *planner.Planner, n *pg.Node) (*writePlan, 
 		if wp.it, rel, err = writeTarget(sn, rv); err != nil {
 			return nil, err
 		}
-		if err := sn.checkWrite(wp.it, privUpdate, up.WhereClause != nil || len(returning) > 0); err != nil {
+		set, err := setColumns(wp.it, up.TargetList)
+		if err != nil {
+			return nil, err
+		}
+		if err := sn.checkWriteColumns(wp.it, privUpdate, set, up.WhereClause != nil || len(returning) > 0); err != nil {
 			return nil, err
 		}
 		if wp.rules, err = rulesFor(pl, sn, wp.it); err != nil {

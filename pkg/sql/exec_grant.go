@@ -65,15 +65,24 @@ func (s *Session) grant(ctx context.Context, n *pg.GrantStmt) (*Result, error) {
 		return nil, sqlerr.Unsupported("GRANTED BY")
 	}
 	var names []string
+	var cols []columnPriv
 	for _, p := range n.Privileges {
 		ap := p.GetAccessPriv()
 		if ap == nil {
 			return nil, sqlerr.Unsupported("this privilege")
 		}
 		if len(ap.Cols) > 0 {
-			return nil, sqlerr.Unsupported("column privileges")
+			cp, err := newColumnPriv(ap)
+			if err != nil {
+				return nil, err
+			}
+			cols = append(cols, cp)
+			continue
 		}
 		names = append(names, strings.ToUpper(ap.PrivName))
+	}
+	if len(cols) > 0 {
+		return s.grantColumns(ctx, n, names, cols)
 	}
 	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
@@ -181,25 +190,35 @@ func (s *Session) grantees(sn *snapshot, nodes []*pg.Node) ([]string, error) {
 }
 
 // applyGrants adds (grant) or removes (revoke) op's privileges for every
-// grantee on every target, in one durable change. Only an object's owner
-// (or a role holding the owner's privileges) or a superuser grants on
-// it: another role holding none of the privileges with the grant option
-// grants or revokes nothing and gets PostgreSQL's WARNING, or 42501 if it
-// holds no privilege on the object at all. Grants onward by a holder of
-// the grant option are not implemented yet (feature not supported).
+// grantee on every target, in one durable change (grantChanges).
 func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grantTarget, op grantOp, grantees []string) ([]Notice, error) {
+	changes, notices, err := s.grantChanges(sn, targets, op, grantees)
+	if err != nil || len(changes) == 0 {
+		return notices, err
+	}
+	return notices, s.engine.backend.SetGrants(ctx, changes)
+}
+
+// grantChanges returns the grants applyGrants stores and its notices.
+// Only an object's owner (or a role holding the owner's privileges) or a
+// superuser grants on it: another role holding none of the privileges
+// with the grant option grants or revokes nothing and gets PostgreSQL's
+// WARNING, or 42501 if it holds no privilege on the object at all.
+// Grants onward by a holder of the grant option are not implemented yet
+// (feature not supported).
+func (s *Session) grantChanges(sn *snapshot, targets []grantTarget, op grantOp, grantees []string) ([]Grant, []Notice, error) {
 	var changes []Grant
 	var notices []Notice
 	for _, t := range targets {
 		if !sn.hasPrivsOfRole(s.user, t.owner) {
 			if !sn.holdsAny(s.user, t) {
-				return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
+				return nil, nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
 			}
 			if op.publicOption(grantees) {
-				return nil, publicGrantOptionError() // PostgreSQL checks it also here
+				return nil, nil, publicGrantOptionError() // PostgreSQL checks it also here
 			}
 			if sn.grantOptionsOf(s.user, t, op.letters) != "" {
-				return nil, sqlerr.Unsupported("GRANT or REVOKE by a non-owner holding the grant option")
+				return nil, nil, sqlerr.Unsupported("GRANT or REVOKE by a non-owner holding the grant option")
 			}
 			notices = append(notices, nothingDone(t, op.letters, op.grant)...)
 			continue
@@ -211,7 +230,7 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 			grantor = t.owner
 		}
 		if op.publicOption(grantees) {
-			return nil, publicGrantOptionError()
+			return nil, nil, publicGrantOptionError()
 		}
 		acl := newACLEdit(t.object, sn.grants[t.object])
 		if t.item != nil {
@@ -225,11 +244,12 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 			acl.set(g, privs, opts, grantor)
 		}
 		changes = append(changes, acl.changes()...)
+		if t.item != nil && !op.grant {
+			// Revoking on the relation revokes on its columns too.
+			changes = append(changes, sn.columnGrantChanges(t, allColumns(t.item), op.letters, grantees, grantor, false)...)
+		}
 	}
-	if len(changes) == 0 {
-		return notices, nil
-	}
-	return notices, s.engine.backend.SetGrants(ctx, changes)
+	return changes, notices, nil
 }
 
 // grantOp is what a GRANT or REVOKE does to each grantee's entry.
@@ -296,7 +316,7 @@ func (sn *snapshot) holdsAny(user string, t grantTarget) bool {
 			return true
 		}
 	}
-	return false
+	return t.item != nil && sn.holdsAnyColumn(user, t.item)
 }
 
 // nothingDone is PostgreSQL's WARNING for a GRANT or REVOKE by a role

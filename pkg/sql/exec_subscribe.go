@@ -29,6 +29,10 @@ func (s *Session) subscribePlan(ctx context.Context, st *parse.Subscribe) (*plan
 	if err != nil {
 		return nil, err
 	}
+	if err := useAllColumns(rel); err != nil {
+		// SUBSCRIBE t reads every column, as SELECT * does.
+		return nil, err
+	}
 	if rel.View != nil {
 		// The view's reads are its owner's (viewCatalog).
 		pl.Catalog = rel.ViewCatalog

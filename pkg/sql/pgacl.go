@@ -8,7 +8,7 @@ import (
 
 // The privilege relations of the pg_catalog emulation beside pg_class's
 // relacl, what psql's \dp reads: pg_attribute (the relations' columns,
-// with attacl, NULL as Tandem has no column privileges) and pg_policy
+// with attacl, their column privileges: colpriv.go) and pg_policy
 // (row security policies: Tandem has none, so it is empty).
 //
 // pg_attribute lists each table's, materialized view's, source's and
@@ -48,7 +48,7 @@ func (sn *snapshot) aclRelation(name string) (planner.Relation, bool) {
 				}
 			}
 			for i := range it.Desc.Arity() {
-				add(oid, row.Text(it.Desc.Name(i)), row.Int64(int64(i+1)), row.Bool(!it.Desc.Types[i].Nullable), row.Bool(false), row.Null())
+				add(oid, row.Text(it.Desc.Name(i)), row.Int64(int64(i+1)), row.Bool(!it.Desc.Types[i].Nullable), row.Bool(false), sn.attACL(&it, i))
 			}
 		}
 	case "pg_policy":

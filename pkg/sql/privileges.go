@@ -180,6 +180,11 @@ func (sn *snapshot) roleDependents(name string) string {
 
 // objectText describes a grant's object as PostgreSQL's messages do.
 func (sn *snapshot) objectText(object string) string {
+	if rel, i, ok := columnOfObject(object); ok {
+		if it, ok := sn.lookupObject(rel); ok && i < it.Desc.Arity() {
+			return "column " + it.Desc.Name(i) + " of " + pgKindName(it.Kind) + " " + it.Name
+		}
+	}
 	kind, name, _ := strings.Cut(object, ":")
 	if kind == "relation" {
 		for _, it := range sn.items {
@@ -195,6 +200,9 @@ func (sn *snapshot) objectText(object string) string {
 // superusers own): an owner's own ACL entry is no dependency of the role,
 // as in PostgreSQL.
 func (sn *snapshot) objectOwner(object string) string {
+	if rel, _, ok := columnOfObject(object); ok {
+		object = rel
+	}
 	id, ok := strings.CutPrefix(object, "relation:")
 	if !ok {
 		return ""
@@ -252,14 +260,16 @@ func (s *Session) checkUsage(ctx context.Context, cluster string) error {
 }
 
 // checkWrite checks priv on a written table for the session's user, and
-// SELECT too when the statement reads the table's columns (a WHERE clause,
-// RETURNING), as PostgreSQL does.
+// SELECT too (on the relation or some column: the planner checks the
+// columns read) when the statement reads the table's columns (a WHERE
+// clause, RETURNING), as PostgreSQL does.
 func (sn *snapshot) checkWrite(it *Item, priv byte, reads bool) error {
 	if err := sn.checkRelation(sn.user, it, priv); err != nil {
 		return err
 	}
 	if reads {
-		return sn.checkRelation(sn.user, it, privSelect)
+		_, err := sn.columnGuard(sn.user, it, privSelect)
+		return err
 	}
 	return nil
 }

@@ -44,6 +44,10 @@ type Relation struct {
 	// (TableTypeMods of its CREATE TABLE); nil reads as none. For a view,
 	// as IntWidths.
 	TypeMods []TypeMod
+	// ColumnGuard, when set, is asked before the query references column
+	// i of the relation (a name, a * or a USING column): the SQL layer
+	// refuses the columns the reader holds no column privilege on.
+	ColumnGuard func(i int) error
 }
 
 // Index is an index on a relation: its id and key expressions over the

@@ -57,7 +57,7 @@ func (p *Planner) ReturningList(table Relation, alias string, targets []*pg.Node
 	if alias == "" {
 		alias = table.Name
 	}
-	s := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
+	s := guarded(withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods), table.ColumnGuard)
 	for i := range s.cols {
 		s.cols[i].table = alias
 	}
@@ -70,6 +70,9 @@ func (p *Planner) ReturningList(table Relation, alias string, targets []*pg.Node
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil && isStar(cr) {
 			for i, col := range s.cols {
+				if err := s.use(i); err != nil {
+					return nil, err
+				}
 				out.Exprs = append(out.Exprs, expr.Column(i))
 				out.Names = append(out.Names, col.name)
 				out.Types = append(out.Types, col.typ)
@@ -116,11 +119,11 @@ func (p *Planner) PlanConflictUpdate(table Relation, alias string, set []*pg.Nod
 	if alias == "" {
 		alias = table.Name
 	}
-	old := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
+	old := guarded(withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods), table.ColumnGuard)
 	for i := range old.cols {
 		old.cols[i].table = alias
 	}
-	ex := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
+	ex := guarded(withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods), table.ColumnGuard)
 	for i := range ex.cols {
 		ex.cols[i].table = "excluded"
 	}

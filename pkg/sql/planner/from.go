@@ -115,7 +115,7 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 		// index already holds its rows, so a read of it can take the
 		// fast path and a dataflow imports the index rather than
 		// recomputing the view.
-		r = newRel(plan.NewGet(item.ID), p.indexedViewScope(item, depth))
+		r = newRel(plan.NewGet(item.ID), guarded(p.indexedViewScope(item, depth), item.ColumnGuard))
 	case item.View != nil:
 		// The view's names are resolved in the catalog, not among the
 		// CTEs of the query that reads it.
@@ -136,6 +136,7 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 		for i := range r.scope.cols {
 			r.scope.cols[i].name = item.Desc.Name(i)
 		}
+		guarded(r.scope, item.ColumnGuard)
 	case item.Plan != nil:
 		// A computed relation is a constant as of this statement: right
 		// for a one-shot read (the planner of reads is the one with
@@ -149,7 +150,7 @@ func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
 		}
 		r = newRel(*item.Plan, s)
 	default:
-		r = newRel(plan.NewGet(item.ID), withTypeMods(descScope(item.Desc, item.IntWidths), item.TypeMods))
+		r = newRel(plan.NewGet(item.ID), guarded(withTypeMods(descScope(item.Desc, item.IntWidths), item.TypeMods), item.ColumnGuard))
 	}
 	return aliased(r, rv.Alias, rv.Relname)
 }
@@ -300,6 +301,12 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 		ri, err := r.scope.resolve("", name)
 		if err != nil {
 			return nil, sqlerr.Errorf(sqlerr.UndefinedColumn, "column %q specified in USING clause does not exist in right table", name)
+		}
+		if err := l.scope.use(li); err != nil {
+			return nil, err
+		}
+		if err := r.scope.use(ri); err != nil {
+			return nil, err
 		}
 		x, err := c.check(expr.Eq(expr.Column(li), expr.Column(la+ri)))
 		if err != nil {

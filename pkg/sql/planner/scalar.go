@@ -500,6 +500,9 @@ func (c *exprCtx) columnRef(cr *pg.ColumnRef) (typed, error) {
 		c.p.unresolved = [2]string{table, col}
 		return typed{}, c.p.outerReference(table, col, err)
 	}
+	if err := c.scope.use(i); err != nil {
+		return typed{}, err
+	}
 	return typed{e: expr.Column(i), t: c.scope.cols[i].typ, w: c.scope.cols[i].w, mod: c.scope.cols[i].mod}, nil
 }
 

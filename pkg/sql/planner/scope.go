@@ -29,6 +29,28 @@ type column struct {
 	// against (apply.go): names resolve to them only when the subquery's
 	// own columns do not have the name, and * does not expand them.
 	outer bool
+	// guard, when set, refuses a reference of the column (column
+	// privileges: Relation.ColumnGuard).
+	guard func() error
+}
+
+// use checks that column i of s may be referenced.
+func (s *scope) use(i int) error {
+	if g := s.cols[i].guard; g != nil {
+		return g()
+	}
+	return nil
+}
+
+// guarded sets the columns of s to ask guard before each reference.
+func guarded(s *scope, guard func(int) error) *scope {
+	if guard == nil {
+		return s
+	}
+	for i := range s.cols {
+		s.cols[i].guard = func() error { return guard(i) }
+	}
+	return s
 }
 
 // scope is the list of columns of the relation an expression is evaluated

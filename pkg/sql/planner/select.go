@@ -522,6 +522,9 @@ func (p *Planner) targetList(list []*pg.Node, c *exprCtx, in *scope) ([]target, 
 							return nil, err
 						}
 					} else {
+						if err := in.use(i); err != nil {
+							return nil, err
+						}
 						x = typed{e: expr.Column(i), t: col.typ, w: col.w, mod: col.mod}
 					}
 					out = append(out, target{name: col.name, x: x})

@@ -104,10 +104,12 @@ func (f *Fake) setGrantsLocked(gs []sql.Grant) {
 	}
 }
 
+// dropGrantsLocked removes the grants on object and, for a relation, on
+// its columns (object#attnum).
 func (f *Fake) dropGrantsLocked(object string) {
 	f.gen++ // a catalog change
 	for k := range f.grants {
-		if k[0] == object {
+		if k[0] == object || strings.HasPrefix(k[0], object+"#") {
 			delete(f.grants, k)
 		}
 	}
