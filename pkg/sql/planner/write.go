@@ -236,7 +236,7 @@ func (p *Planner) writeTarget(table Relation, alias string, where *pg.Node) (*re
 	if alias == "" {
 		alias = table.Name
 	}
-	s := withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods)
+	s := guarded(withTypeMods(descScope(table.Desc, table.IntWidths), table.TypeMods), table.ColumnGuard)
 	for i := range s.cols {
 		s.cols[i].table = alias
 	}
