@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/planner"
 )
@@ -22,13 +21,8 @@ var systemColumns = []string{"ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"}
 // aclRelation returns the emulated pg_attribute or pg_policy, if name is
 // one of them.
 func (sn *snapshot) aclRelation(name string) (planner.Relation, bool) {
-	var desc row.RelationDesc
-	var rows []plan.ConstantRow
-	add := func(ds ...row.Datum) { rows = append(rows, plan.ConstantRow{Datums: ds, Diff: 1}) }
-	col := func(n string, t row.ColumnType) {
-		desc.Names = append(desc.Names, n)
-		desc.Types = append(desc.Types, t)
-	}
+	var cr constRelation
+	add, col := cr.add, cr.col
 	switch name {
 	case "pg_attribute":
 		col("attrelid", row.ColumnType{Type: row.TypeInt64})
@@ -63,6 +57,5 @@ func (sn *snapshot) aclRelation(name string) (planner.Relation, bool) {
 	default:
 		return planner.Relation{}, false
 	}
-	p := plan.NewConstant(desc, rows...)
-	return planner.Relation{ID: plan.GlobalID{Kind: plan.KindSystem}, Name: name, Desc: desc, Plan: &p}, true
+	return cr.relation(name), true
 }

@@ -31,15 +31,32 @@ func roleOID(name string) int64 {
 
 func nullable(t row.Type) row.ColumnType { return row.ColumnType{Type: t, Nullable: true} }
 
+// constRelation builds an emulated catalog relation: its columns (col),
+// then its rows (add).
+type constRelation struct {
+	desc row.RelationDesc
+	rows []plan.ConstantRow
+}
+
+func (c *constRelation) col(name string, t row.ColumnType) {
+	c.desc.Names = append(c.desc.Names, name)
+	c.desc.Types = append(c.desc.Types, t)
+}
+
+func (c *constRelation) add(ds ...row.Datum) {
+	c.rows = append(c.rows, plan.ConstantRow{Datums: ds, Diff: 1})
+}
+
+// relation is the emulated relation name with the rows added so far.
+func (c *constRelation) relation(name string) planner.Relation {
+	p := plan.NewConstant(c.desc, c.rows...)
+	return planner.Relation{ID: plan.GlobalID{Kind: plan.KindSystem}, Name: name, Desc: c.desc, Plan: &p}
+}
+
 // roleRelation returns the emulated role relation name, if it is one.
 func (sn *snapshot) roleRelation(name string) (planner.Relation, bool, error) {
-	var desc row.RelationDesc
-	var rows []plan.ConstantRow
-	add := func(ds ...row.Datum) { rows = append(rows, plan.ConstantRow{Datums: ds, Diff: 1}) }
-	col := func(n string, t row.ColumnType) {
-		desc.Names = append(desc.Names, n)
-		desc.Types = append(desc.Types, t)
-	}
+	var cr constRelation
+	add, col := cr.add, cr.col
 	b := func(n string) { col(n, row.ColumnType{Type: row.TypeBool}) }
 	password := func(r Role, shown bool) row.Datum {
 		switch {
@@ -95,8 +112,7 @@ func (sn *snapshot) roleRelation(name string) (planner.Relation, bool, error) {
 		rel, ok := sn.aclRelation(name)
 		return rel, ok, nil
 	}
-	p := plan.NewConstant(desc, rows...)
-	return planner.Relation{ID: plan.GlobalID{Kind: plan.KindSystem}, Name: name, Desc: desc, Plan: &p}, true, nil
+	return cr.relation(name), true, nil
 }
 
 // sortedRoles lists the catalog's roles by name.

@@ -13,28 +13,8 @@ import (
 // jsonb's other operators (42883, as in PostgreSQL).
 func (c *exprCtx) jsonOp(op string, x typed, r *pg.Node) (typed, bool, error) {
 	switch op {
-	case "->", "->>":
-		y, err := c.lowerAs(r, row.TypeText)
-		if err != nil {
-			return typed{}, true, err
-		}
-		f := expr.FuncJSONTextGet
-		if op == "->>" {
-			f = expr.FuncJSONTextGetText
-		}
-		z, err := c.check(expr.Call(f, x.e, y.e))
-		return z, true, err
-	case "#>", "#>>":
-		path, err := c.textArrayOperand(r, op)
-		if err != nil {
-			return typed{}, true, err
-		}
-		f := expr.FuncJSONTextPath
-		if op == "#>>" {
-			f = expr.FuncJSONTextPathText
-		}
-		z, err := c.check(expr.Call(f, append([]expr.Expr{x.e}, path...)...))
-		return z, true, err
+	case "->", "->>", "#>", "#>>":
+		return c.jsonAccess(op, x, r, jsonTextAccess)
 	}
 	return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: json %s unknown", op)
 }

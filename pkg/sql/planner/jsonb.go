@@ -29,28 +29,8 @@ func (c *exprCtx) jsonbOp(op string, l, r *pg.Node) (typed, bool, error) {
 		return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s %s unknown", pgTypeName(x), op)
 	}
 	switch op {
-	case "->", "->>":
-		y, err := c.lowerAs(r, row.TypeText)
-		if err != nil {
-			return typed{}, true, err
-		}
-		f := expr.FuncJSONGet
-		if op == "->>" {
-			f = expr.FuncJSONGetText
-		}
-		z, err := c.check(expr.Call(f, x.e, y.e))
-		return z, true, err
-	case "#>", "#>>":
-		path, err := c.textArrayOperand(r, op)
-		if err != nil {
-			return typed{}, true, err
-		}
-		f := expr.FuncJSONPath
-		if op == "#>>" {
-			f = expr.FuncJSONPathText
-		}
-		z, err := c.check(expr.Call(f, append([]expr.Expr{x.e}, path...)...))
-		return z, true, err
+	case "->", "->>", "#>", "#>>":
+		return c.jsonAccess(op, x, r, jsonbAccess)
 	case "@>", "<@":
 		y, err := c.lowerAs(r, row.TypeJSONB)
 		if err != nil {
@@ -356,4 +336,42 @@ func unescapeArrayByte(sb *strings.Builder, body string, i int) (next int, ok bo
 	}
 	sb.WriteByte(body[i])
 	return i + 1, true
+}
+
+// jsonAccessFuncs are the functions of ->, ->>, #> and #>> for one of the
+// json types.
+type jsonAccessFuncs struct{ get, getText, path, pathText expr.Func }
+
+var (
+	jsonbAccess    = jsonAccessFuncs{expr.FuncJSONGet, expr.FuncJSONGetText, expr.FuncJSONPath, expr.FuncJSONPathText}
+	jsonTextAccess = jsonAccessFuncs{expr.FuncJSONTextGet, expr.FuncJSONTextGetText, expr.FuncJSONTextPath, expr.FuncJSONTextPathText}
+)
+
+// jsonAccess lowers x op r for op one of ->, ->>, #> and #>> with fs.
+func (c *exprCtx) jsonAccess(op string, x typed, r *pg.Node, fs jsonAccessFuncs) (typed, bool, error) {
+	var call expr.Expr
+	switch op {
+	case "->", "->>":
+		y, err := c.lowerAs(r, row.TypeText)
+		if err != nil {
+			return typed{}, true, err
+		}
+		f := fs.get
+		if op == "->>" {
+			f = fs.getText
+		}
+		call = expr.Call(f, x.e, y.e)
+	default:
+		path, err := c.textArrayOperand(r, op)
+		if err != nil {
+			return typed{}, true, err
+		}
+		f := fs.path
+		if op == "#>>" {
+			f = fs.pathText
+		}
+		call = expr.Call(f, append([]expr.Expr{x.e}, path...)...)
+	}
+	z, err := c.check(call)
+	return z, true, err
 }
