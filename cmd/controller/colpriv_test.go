@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -25,14 +23,8 @@ var columnReadPaths = []struct{ name, ok, denied string }{
 // runtimes and gets 42501 for any other column; the column grants survive
 // a controller restart (they are stored in the catalog).
 func TestColumnPrivilegesOnEveryReadPath(t *testing.T) {
-	bin := buildBinaries(t)
-	dataDir := t.TempDir()
-	pwFile := filepath.Join(t.TempDir(), "pw")
-	if err := os.WriteFile(pwFile, []byte("adm1n\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	flags := []string{"--superuser-password-file=" + pwFile, "--system-parameter-default=enable_compute_interactive_dataflows=on"}
-	rc := startController(t, bin, dataDir, flags...)
+	start := superuserController(t)
+	rc := start()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	admin := connectAs(ctx, t, rc, "tandem", "adm1n")
@@ -65,5 +57,5 @@ func TestColumnPrivilegesOnEveryReadPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = rc.cmd.Wait()
-	check(startController(t, bin, dataDir, flags...))
+	check(start())
 }

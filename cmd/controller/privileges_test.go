@@ -86,14 +86,8 @@ func tryRead(ctx context.Context, conn *pgx.Conn, sql string) string {
 // grants survive a controller restart. A member of a role granted SELECT
 // reads on every path as well (the membership survives the restart too).
 func TestPrivilegesOnEveryReadPath(t *testing.T) {
-	bin := buildBinaries(t)
-	dataDir := t.TempDir()
-	pwFile := filepath.Join(t.TempDir(), "pw")
-	if err := os.WriteFile(pwFile, []byte("adm1n\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	flags := []string{"--superuser-password-file=" + pwFile, "--system-parameter-default=enable_compute_interactive_dataflows=on"}
-	rc := startController(t, bin, dataDir, flags...)
+	start := superuserController(t)
+	rc := start()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	admin := connectAs(ctx, t, rc, "tandem", "adm1n")
@@ -142,5 +136,20 @@ func TestPrivilegesOnEveryReadPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = rc.cmd.Wait()
-	check(startController(t, bin, dataDir, flags...))
+	check(start())
+}
+
+// superuserController returns a start function for a controller with the
+// superuser password adm1n and the interactive runtime on; each call
+// starts it on the same data directory (a restart).
+func superuserController(t *testing.T) func() *runningController {
+	t.Helper()
+	bin := buildBinaries(t)
+	dataDir := t.TempDir()
+	pwFile := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pwFile, []byte("adm1n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--superuser-password-file=" + pwFile, "--system-parameter-default=enable_compute_interactive_dataflows=on"}
+	return func() *runningController { return startController(t, bin, dataDir, flags...) }
 }
