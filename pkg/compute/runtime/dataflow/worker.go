@@ -312,11 +312,11 @@ func (w *Worker) step() bool {
 			if !op.activated {
 				continue
 			}
-			w.schedule(op)
+			end := w.schedule(op)
 			if df.dropped {
 				break
 			}
-			if budget > 0 && w.ws.now().Sub(start) >= budget {
+			if budget > 0 && end.Sub(start) >= budget {
 				w.resume.df, w.resume.op = i, j+1
 				return w.anyActivated()
 			}
@@ -330,16 +330,19 @@ func (w *Worker) step() bool {
 	return w.anyActivated()
 }
 
-func (w *Worker) schedule(op *Operator) {
+// schedule runs op once and returns the time its schedule ended.
+func (w *Worker) schedule(op *Operator) time.Time {
 	op.activated = false
 	t0 := w.ws.now()
 	op.logic.Schedule(op)
-	d := w.ws.now().Sub(t0)
+	end := w.ws.now()
+	d := end.Sub(t0)
 	op.elapsed += d
 	op.schedules++
 	op.longest = max(op.longest, d)
 	w.timer.operator(op, d)
 	w.afterSchedule(op)
+	return end
 }
 
 func (w *Worker) anyActivated() bool {
