@@ -190,7 +190,7 @@ func checkPsqlGetsIn(ctx context.Context, t *testing.T, psql, host, port, passwo
 		}
 		out, err := runPsql(ctx, psql, conninfo, password, `\conninfo`)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %s", err, out)
 		}
 		if !strings.Contains(out, "SSL connection") {
 			t.Fatalf("psql with sslmode=require is not on TLS:\n%s", out)
@@ -203,7 +203,7 @@ func checkPsqlGetsIn(ctx context.Context, t *testing.T, psql, host, port, passwo
 	eventually(ctx, t, "a read through the replica", func() error {
 		out, err := runPsql(ctx, psql, conninfo, password, "SELECT sum(a) FROM hosted")
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %s", err, out)
 		}
 		if strings.TrimSpace(out) != "3" {
 			t.Fatalf("SELECT sum(a) FROM hosted: %q, want 3", out)
