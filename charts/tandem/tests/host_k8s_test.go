@@ -408,7 +408,7 @@ func findPsql(t *testing.T) string {
 // imageBinaries reads the image the chart and the operator run (hack/kube-images/Dockerfile):
 // its ENTRYPOINT, what a container without a command runs, and the path of each binary it
 // installs, mapped to the host's build of that binary. `make test-k8s` builds them into
-// TANDEM_TEST_BIN_DIR; run by hand, the test builds them.
+// TANDEM_TEST_BIN_DIR (a missing one fails the test); run by hand, the test builds them.
 func imageBinaries(t *testing.T) (entrypoint string, binaries map[string]string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(repoRoot, "hack", "kube-images", "Dockerfile"))
@@ -420,24 +420,26 @@ func imageBinaries(t *testing.T) (entrypoint string, binaries map[string]string)
 	if entry == nil || install == nil {
 		t.Fatal(`hack/kube-images/Dockerfile has no ENTRYPOINT ["..."] or no COPY --from of the binaries into a directory`)
 	}
-	dir := os.Getenv("TANDEM_TEST_BIN_DIR")
 	binaries = map[string]string{}
-	var missing []string
+	var pkgs []string
 	for _, src := range strings.Fields(string(install[1])) {
 		name := filepath.Base(src)
-		if _, err := os.Stat(filepath.Join(dir, name)); dir == "" || err != nil {
-			missing = append(missing, "./cmd/"+name)
-		}
 		binaries[string(install[2])+name] = name
+		pkgs = append(pkgs, "./cmd/"+name)
 	}
-	if len(missing) > 0 {
-		if dir == "" {
-			dir = t.TempDir()
+	dir := os.Getenv("TANDEM_TEST_BIN_DIR")
+	if dir != "" {
+		for _, name := range binaries {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				t.Fatalf("TANDEM_TEST_BIN_DIR: %v (make build-operator builds all three)", err)
+			}
 		}
-		cmd := exec.Command("go", append([]string{"build", "-o", dir + "/"}, missing...)...)
+	} else {
+		dir = t.TempDir()
+		cmd := exec.Command("go", append([]string{"build", "-o", dir + "/"}, pkgs...)...)
 		cmd.Dir = repoRoot
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %v: %v\n%s", missing, err, out)
+			t.Fatalf("go build %v: %v\n%s", pkgs, err, out)
 		}
 	}
 	for path, name := range binaries {
