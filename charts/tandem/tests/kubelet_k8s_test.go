@@ -242,10 +242,15 @@ func (k *hostKubelet) rewriteArg(pod *hostPod, arg string, mounts map[string]str
 	if !ok {
 		return arg, nil
 	}
-	for mountPath, dir := range mounts {
-		if value == mountPath || strings.HasPrefix(value, mountPath+"/") {
-			return flag + "=" + dir + strings.TrimPrefix(value, mountPath), nil
+	// The deepest mount holding the path, as in the container's filesystem.
+	best := ""
+	for mountPath := range mounts {
+		if (value == mountPath || strings.HasPrefix(value, mountPath+"/")) && len(mountPath) > len(best) {
+			best = mountPath
 		}
+	}
+	if best != "" {
+		return flag + "=" + mounts[best] + strings.TrimPrefix(value, best), nil
 	}
 	parts := strings.Split(value, ",")
 	for i, p := range parts {
