@@ -539,7 +539,8 @@ func startAPIServer(t *testing.T, crds []*apiextensionsv1.CustomResourceDefiniti
 	if bin == "" {
 		t.Fatal("TANDEM_KUBE_BIN is not set: run these tests with `make test-k8s`")
 	}
-	env := &envtest.Environment{BinaryAssetsDirectory: bin, CRDs: crds}
+	// A loaded machine starts kube-apiserver slowly; envtest's default is 20 s per attempt.
+	env := &envtest.Environment{BinaryAssetsDirectory: bin, CRDs: crds, ControlPlaneStartTimeout: 2 * time.Minute}
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("start kube-apiserver and etcd: %v", err)
