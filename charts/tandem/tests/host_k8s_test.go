@@ -67,7 +67,9 @@ const (
 // controller's --kubeconfig fallback TANDEM_KUBECONFIG), cluster DNS for the controller's
 // dials of replica pods (HTTPS_PROXY, a CONNECT proxy resolving pod names), and the pod's
 // hostname ordinal (TANDEM_PROCESS, the replica's --process fallback). One operator pod runs
-// where the chart asks for two (the second would only wait for the lease).
+// where the chart asks for two (the second would only wait for the lease). The kubeconfig is
+// an administrator's, not the chart's ServiceAccounts' (the simulated cluster's ChartRBAC and
+// later steps run under those).
 //
 // It checks: psql with sslmode=require and the password gets in over TLS and reads a table
 // (through the replica, which reads storage over mutual TLS); a wrong password, an unknown
