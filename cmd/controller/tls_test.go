@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
@@ -20,7 +19,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tandemdb/tandem/pkg/sql/sqltest"
 )
@@ -52,11 +50,12 @@ func writeCert(t *testing.T, dir, cn string) (certFile, keyFile string) {
 	return certFile, keyFile
 }
 
-// TestFrontDoor: with a password and TLS configured, a client connects
-// with sslmode=require and SCRAM; a plaintext client, a wrong password and
-// an unknown user are refused; a renewed certificate is served without a
-// restart.
-func TestFrontDoor(t *testing.T) {
+// TestFrontDoorRenewsItsCertificate: with a password and TLS configured, a
+// client connects with sslmode=require and SCRAM, and a renewed certificate
+// is served without a restart. What the front door refuses is shown on the
+// chart's rendered flags by charts/tandem/tests' TestChartOnHost, and each
+// refusal's SQLSTATE by pkg/pgwire's tests.
+func TestFrontDoorRenewsItsCertificate(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := writeCert(t, dir, "first")
 	fd := frontDoorConfig{TLSCert: certFile, TLSKey: keyFile, RequireTLS: true, Superuser: "tandem", SuperuserPassword: "s3cret"}
@@ -68,13 +67,13 @@ func TestFrontDoor(t *testing.T) {
 	}
 	defer stop()
 	host, port, _ := net.SplitHostPort(addr)
-	dial := func(user, password, sslmode string) (*pgx.Conn, error) {
-		return pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=%s password=%s sslmode=%s", host, port, user, password, sslmode))
+	dial := func() (*pgx.Conn, error) {
+		return pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=tandem password=s3cret sslmode=require", host, port))
 	}
 	peerCN := func(c *pgx.Conn) string {
 		return c.PgConn().Conn().(*tls.Conn).ConnectionState().PeerCertificates[0].Subject.CommonName
 	}
-	c, err := dial("tandem", "s3cret", "require")
+	c, err := dial()
 	if err != nil {
 		t.Fatalf("TLS and SCRAM: %v", err)
 	}
@@ -82,23 +81,12 @@ func TestFrontDoor(t *testing.T) {
 		t.Fatalf("served certificate %q", cn)
 	}
 	c.Close(ctx)
-	for _, tc := range []struct{ user, password, sslmode, code string }{
-		{"tandem", "s3cret", "disable", "28000"},
-		{"tandem", "wrong", "require", "28P01"},
-		{"nobody", "s3cret", "require", "28P01"},
-	} {
-		_, err := dial(tc.user, tc.password, tc.sslmode)
-		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) || pgErr.Code != tc.code {
-			t.Errorf("%s/%s over sslmode=%s: %v, want SQLSTATE %s", tc.user, tc.password, tc.sslmode, err, tc.code)
-		}
-	}
 	// Renew the certificate in place (a later modification time).
 	time.Sleep(10 * time.Millisecond)
 	writeCert(t, dir, "renewed")
 	later := time.Now().Add(time.Second)
 	_ = os.Chtimes(certFile, later, later)
-	c, err = dial("tandem", "s3cret", "require")
+	c, err = dial()
 	if err != nil {
 		t.Fatalf("after renewal: %v", err)
 	}

@@ -12,19 +12,29 @@ generate-k8s:
 check-generate-k8s:
 	bash hack/kube-generate.sh --check
 
-# helm lint, golden renders and schema checks of charts/tandem (needs only helm).
-# promtool (hack/promtool.sh, Debian's prometheus package) checks the alert rules.
-test-chart:
+# helm lint, golden renders and schema checks of charts/tandem. promtool (hack/promtool.sh,
+# Debian's prometheus package) checks the alert rules. TestChartOnHost runs what the chart
+# renders as host processes (the three binaries, against envtest's etcd and kube-apiserver)
+# and connects with Debian's psql (hack/postgres.sh).
+test-chart: build-operator
 	bash hack/promtool.sh >/dev/null
-	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh helm)" TANDEM_PROMTOOL_REQUIRED=1 \
+	bash hack/postgres.sh >/dev/null
+	$(TEST_BIN_ENV) TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver helm)" TANDEM_PROMTOOL_REQUIRED=1 \
 		$(GO) test -count=1 -tags k8s -timeout 10m ./charts/...
+
+# The operator beside the controller and replica in $(BIN), for the tests that run all three.
+.PHONY: build-operator
+build-operator: build-controller
+	$(GO) build -o $(BIN)/ ./cmd/operator
 
 # The suites tagged k8s start a real kube-apiserver and etcd (envtest) from the cache. The
 # cmd/controller one runs the operator and the controller together (its other tests run in
-# `make test`).
-test-k8s: check-generate-k8s build-controller
+# `make test`); charts/tandem/tests' TestChartOnHost runs the rendered chart on the host
+# (about 30 s).
+test-k8s: check-generate-k8s build-operator
 	bash hack/promtool.sh >/dev/null
-	TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver helm)" TANDEM_PROMTOOL_REQUIRED=1 \
+	bash hack/postgres.sh >/dev/null
+	$(TEST_BIN_ENV) TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver helm)" TANDEM_PROMTOOL_REQUIRED=1 \
 		$(GO) test -count=1 -tags k8s -timeout 20m ./operator/... ./charts/... ./pkg/orchestrator/kubernetes/...
 	$(TEST_BIN_ENV) TANDEM_KUBE_BIN="$$(bash hack/kube-tools.sh etcd kube-apiserver)" \
 		$(GO) test -count=1 -tags k8s -timeout 10m -run '^TestKubernetes' ./cmd/controller/

@@ -94,14 +94,17 @@ func TestSimulatedCluster(t *testing.T) {
 	t.Logf("pod timeline:\n%s", st.tracker.timelineText())
 }
 
-// helmInstall installs the chart. The controller StatefulSet's PVC binds to a
+// helmInstall installs the chart with the values charts/tandem/tests' TestChartOnHost runs
+// on the host (chartValuesFile: a superuser password Secret, SQL TLS, internal mutual TLS),
+// after creating the two Secrets they name. The controller StatefulSet's PVC binds to a
 // pre-provisioned PersistentVolume (the simulated cluster has no provisioner), and
 // `helm install --wait` returns once the operator Deployment's and the controller's pods,
 // scheduled onto fake nodes, are Ready.
 func (st *suite) helmInstall(ctx context.Context, t *testing.T) {
 	s := st.s
 	s.must(ctx, t, "kubectl", "apply", "-f", "operator/e2e/testdata/controller-pv.yaml")
-	s.must(ctx, t, "helm", "install", release, "charts/tandem", "--namespace", namespace, "--create-namespace",
+	s.createChartSecrets(ctx, t)
+	s.must(ctx, t, "helm", "install", release, "charts/tandem", "--namespace", namespace, "-f", chartValuesFile,
 		"--wait", "--timeout", "2m", "--set", "image.repository=registry.example/tandem", "--set", "image.tag=e2e")
 
 	var dep appsv1.Deployment

@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -21,6 +23,8 @@ type rendered struct {
 	clusterRoles []rbacv1.ClusterRole
 	deployments  []appsv1.Deployment
 	statefulSets []appsv1.StatefulSet
+	services     []corev1.Service
+	crds         []*apiextensionsv1.CustomResourceDefinition
 }
 
 func render(t *testing.T, set ...string) rendered {
@@ -57,6 +61,14 @@ func render(t *testing.T, set ...string) rendered {
 			var s appsv1.StatefulSet
 			mustUnmarshal(t, doc, &s)
 			r.statefulSets = append(r.statefulSets, s)
+		case "Service":
+			var s corev1.Service
+			mustUnmarshal(t, doc, &s)
+			r.services = append(r.services, s)
+		case "CustomResourceDefinition":
+			var crd apiextensionsv1.CustomResourceDefinition
+			mustUnmarshal(t, doc, &crd)
+			r.crds = append(r.crds, &crd)
 		}
 	}
 	return r
