@@ -27,7 +27,7 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRo
 	switch {
 	case req.Index != nil:
 		pr := controller.PeekRequest{Cluster: req.Cluster, Target: req.Index.Index.String(), Isolation: isolation(req.Isolation), Replica: req.Replica,
-			SpillDir: e.cfg.SpillDir, Finishing: req.Cut}
+			SpillDir: e.cfg.SpillDir, Finishing: req.Cut, AsOf: req.AsOf}
 		for _, k := range req.Index.Keys {
 			pr.LiteralKeys = append(pr.LiteralKeys, k)
 		}
@@ -48,6 +48,7 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRo
 		}
 		var df controller.Dataflow
 		df, err = e.oneShot(ctx, req.Cluster, *req.Plan, req.Desc)
+		df.AsOf = req.AsOf
 		if err == nil {
 			res, err = e.cfg.Compute.PeekDataflowOn(ctx, req.Cluster, req.Replica, df, isolation(req.Isolation), req.Cut, e.cfg.SpillDir)
 		}
@@ -55,6 +56,9 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRo
 		return nil, sqlerr.Errorf(sqlerr.InternalError, "peek without a plan or an index")
 	}
 	if err != nil {
+		if req.AsOf != nil {
+			err = snapshotReadError(err)
+		}
 		return nil, readError(err)
 	}
 	if res.Spilled != nil {

@@ -220,6 +220,9 @@ type PeekRequest struct {
 	// It never offsets or projects; the SQL layer still applies the query's
 	// whole finishing to what comes back, so a backend may ignore it.
 	Cut *plan.Finishing
+	// AsOf, when set, is the read time, held by a ReadSnapshot (a
+	// transaction block's): the backend reads there and chooses none.
+	AsOf *frontier.Time
 }
 
 // IndexPeek reads an index: the rows under Keys (every row when Keys is

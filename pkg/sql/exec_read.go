@@ -199,6 +199,10 @@ func (s *Session) peekRows(ctx context.Context, sn *snapshot, q *planner.Query) 
 	if err := s.beforeRead(ctx); err != nil {
 		return nil, err
 	}
+	asOf, err := s.blockSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
 	s.recordReads(sn, q.DependsOn)
 	if s.tx.explicit && s.pendingTable(sn, q.DependsOn) != "" {
 		diffs, err := s.readWithPending(ctx, sn, q)
@@ -211,10 +215,12 @@ func (s *Session) peekRows(ctx context.Context, sn *snapshot, q *planner.Query) 
 	if err := sn.checkUsage(s.user, cluster); err != nil {
 		return nil, err
 	}
-	req := PeekRequest{Cluster: cluster, Desc: q.Desc, Isolation: s.txIsolation(), Cut: topKCut(&q.Finishing)}
+	req := PeekRequest{Cluster: cluster, Desc: q.Desc, Isolation: s.txIsolation(), Cut: topKCut(&q.Finishing), AsOf: asOf}
 	for _, id := range q.DependsOn {
 		if it, ok := sn.byID[id]; ok && it.Schema == SchemaIntrospection {
+			// A replica's own relations are read at its times.
 			req.Replica, _ = s.vars.Get(VarClusterReplica)
+			req.AsOf = nil
 		}
 	}
 	if fp := q.FastPath; fp != nil {

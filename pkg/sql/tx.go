@@ -79,6 +79,10 @@ type txState struct {
 	// unlock releases Engine.writeMu, which an explicit block holds from
 	// its first UPDATE or DELETE until it ends (holdBlockLock).
 	unlock func()
+	// snap is an explicit block's read time, taken at its first read
+	// (tx_snapshot.go); snapVersions are the table versions just before.
+	snap         ReadSnapshot
+	snapVersions map[plan.GlobalID]uint64
 }
 
 func (t *txState) buffering() bool { return t.explicit || t.implicit }

@@ -34,8 +34,13 @@ import (
 // running whole at its commit. A write in flight while a read is issued
 // may be seen by the read and still fail the COMMIT: a retry succeeds.
 //
-// A read-only block is not validated (each of its statements reads at
-// its own time, as under PostgreSQL's READ COMMITTED). An implicit
+// In an explicit block with a snapshot (tx_snapshot.go) every read is
+// made at the snapshot's time and the versions recorded are those taken
+// just before it was picked: the same argument holds with the snapshot
+// time in place of each read's. A read-only block is not validated: with
+// a snapshot it saw one state of the data; without one (a backend
+// without snapshots) each of its statements read at its own time, as
+// under PostgreSQL's READ COMMITTED. An implicit
 // transaction (a query string of several statements) is validated at
 // each application of its buffered writes, which also starts its next
 // read set. Reads made under the write lock (a block's UPDATE or DELETE,
@@ -53,6 +58,13 @@ func (tv *tableVersions) get(id plan.GlobalID) uint64 {
 	tv.mu.Lock()
 	defer tv.mu.Unlock()
 	return tv.v[id]
+}
+
+// all returns a copy of every table's version.
+func (tv *tableVersions) all() map[plan.GlobalID]uint64 {
+	tv.mu.Lock()
+	defer tv.mu.Unlock()
+	return maps.Clone(tv.v)
 }
 
 // bump records one more write to each table.
@@ -98,7 +110,7 @@ func (s *Session) recordReads(sn *snapshot, ids []plan.GlobalID) {
 		if s.tx.reads == nil {
 			s.tx.reads = map[plan.GlobalID]readVersion{}
 		}
-		s.tx.reads[id] = readVersion{name: name, version: s.engine.versions.get(id)}
+		s.tx.reads[id] = readVersion{name: name, version: s.versionSeen(id)}
 	}
 }
 

@@ -254,6 +254,7 @@ func (s *Session) holdBlockLock(ctx context.Context) error {
 // holds, if any.
 func (s *Session) endBlock() {
 	s.tx.pending, s.tx.reads = nil, nil
+	s.releaseSnapshot()
 	if s.tx.unlock != nil {
 		s.tx.unlock()
 		s.tx.unlock = nil

@@ -107,6 +107,28 @@ func holdScenarios(t *testing.T, h *harness, f *fakeReplica) []string {
 			t.Fatalf("hold before since: %v", err)
 		}
 	})
+	check("snapshot read and released twice", func() {
+		snap, err := h.c.HoldSnapshot([]string{"u1", "u999"}, nil, Serializable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !snap.Holds("u1") || snap.Holds("u999") {
+			t.Fatalf("snapshot holds u1 %v, u999 %v: want the known collection only", snap.Holds("u1"), snap.Holds("u999"))
+		}
+		f.mu.Lock()
+		f.rows["u1"] = [][]*computepb.RowCount{{{Row: row.Pack(row.Int64(1)), Count: 1}}}
+		f.mu.Unlock()
+		at := snap.Time()
+		res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u1", AsOf: &at})
+		if err != nil || res.Timestamp != at {
+			t.Fatalf("peek at the snapshot's time %d: %+v, %v", at, res, err)
+		}
+		f.mu.Lock()
+		delete(f.rows, "u1")
+		f.mu.Unlock()
+		snap.Release()
+		snap.Release()
+	})
 	check("acquired and released twice", func() {
 		hold, err := h.c.AcquireReadHold("u1", 5000)
 		if err != nil {

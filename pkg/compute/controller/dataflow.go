@@ -29,6 +29,9 @@ type Dataflow struct {
 	Generators []loadgen.Clock
 	// Class tags the dataflow for placement on two-runtime replicas.
 	Class computepb.DataflowClass
+	// AsOf, when set, is a one-shot read's time, held by the caller (a
+	// Snapshot): PeekDataflow then chooses none.
+	AsOf *frontier.Time
 	// Encode renders the description as its protocol message with the
 	// given as_of and class. It must be deterministic: replicas compare
 	// descriptions to reuse dataflows after a reconnect.

@@ -51,6 +51,9 @@ type PeekRequest struct {
 	// A finishing with an order still needs every row at once: it is read
 	// back into Rows.
 	SpillDir string
+	// AsOf, when set, is the read time, held by the caller (a Snapshot):
+	// no time is chosen from Isolation or the replica's frontiers.
+	AsOf *frontier.Time
 }
 
 // PeekResult is a peek's answer: Rows, or (for a request with a SpillDir
@@ -202,8 +205,13 @@ func (c *Controller) Peek(ctx context.Context, req PeekRequest) (PeekResult, err
 	var ts frontier.Time
 	if target != nil {
 		req.Replica = target.cfg.ID.Replica
+	}
+	switch {
+	case req.AsOf != nil:
+		ts = *req.AsOf
+	case target != nil:
 		ts, err = c.chooseReplicaAsOfLocked(target, []string{req.Target})
-	} else {
+	default:
 		ts, err = c.chooseAsOfLocked([]string{req.Target}, req.Isolation)
 	}
 	if err != nil {

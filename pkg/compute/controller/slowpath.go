@@ -56,8 +56,13 @@ func (c *Controller) PeekDataflowOn(ctx context.Context, cluster, replica string
 	var ts frontier.Time
 	if r != nil {
 		replica = r.cfg.ID.Replica
+	}
+	switch {
+	case df.AsOf != nil:
+		ts = *df.AsOf
+	case r != nil:
 		ts, err = c.chooseReplicaAsOfLocked(r, df.imports())
-	} else {
+	default:
 		ts, err = c.chooseTimeLocked(df.imports(), df.Generators, iso)
 	}
 	if err != nil {
