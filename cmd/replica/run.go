@@ -61,11 +61,19 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	refused := newRefusedCounter(reg)
 	meshRefused := refused.WithLabelValues("mesh")
 	fatal := make(chan error, 1)
+	// A fatal error while the meshes still connect (a peer lost on one
+	// runtime's mesh while the other's waits for that peer) must end the
+	// process at once, not after the peer-connect timeout: the orchestrator
+	// restarts every process with fresh peer addresses only once each has
+	// exited.
+	connecting, stopConnecting := context.WithCancel(ctx)
+	defer stopConnecting()
 	onFatal := func(err error) {
 		select {
 		case fatal <- err:
 		default:
 		}
+		stopConnecting()
 	}
 
 	processes := max(1, len(cfg.ComputePeers))
@@ -137,7 +145,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 			if role == runtime.Interactive {
 				peers, listen = cfg.InteractivePeers, cfg.InteractiveListenAddr
 			}
-			return connectMesh(ctx, cfg, peers, listen, onFatal, meshRefused.Inc, baseLog.WithName("mesh").WithValues("role", role.String()))
+			return connectMesh(connecting, cfg, peers, listen, onFatal, meshRefused.Inc, baseLog.WithName("mesh").WithValues("role", role.String()))
 		},
 		Metrics: func(role runtime.Role) runtime.Metrics {
 			if role == runtime.Interactive {
@@ -164,6 +172,12 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	}
 	proc, err := replica.New(rcfg)
 	if err != nil {
+		select {
+		case ferr := <-fatal:
+			log.Error(ferr, "Exiting after a fatal error while connecting; the replica must be restarted")
+			return fmt.Errorf("fatal: %w", ferr)
+		default:
+		}
 		return err
 	}
 	defer proc.Close()

@@ -188,3 +188,52 @@ func TestInteractiveMeshLossEndsBothProcesses(t *testing.T) {
 			tail(r.procs[0].stderr.String(), 3000), tail(r.procs[1].stderr.String(), 3000))
 	}
 }
+
+// TestPeerLostWhileConnectingEndsTheProcess: process 1 of a two-runtime
+// replica connects the maintenance mesh and then dies, because its
+// interactive mesh port is taken (the local orchestrator's ports can be
+// taken between its pick and the bind). Process 0, still connecting its
+// interactive mesh to the dead peer, must exit at once, saying it lost a
+// peer, rather than wait out its peer-connect timeout: only when every
+// process has exited does the orchestrator restart them all with fresh
+// peer addresses.
+func TestPeerLostWhileConnectingEndsTheProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts replica processes")
+	}
+	addrs := freeAddrs(t, 8)
+	ctrl, httpAddrs, compute, inter := addrs[0:2], addrs[2:4], addrs[4:6], addrs[6:8]
+	taken, err := net.Listen("tcp", inter[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	var procs []*proc
+	for i := range 2 {
+		p := startProc(t, []string{
+			"--controller-listen-addr", ctrl[i], "--internal-http-listen-addr", httpAddrs[i],
+			"--workers", "1", "--log-level", "debug", "--shutdown-timeout", "5s",
+			"--process", fmt.Sprint(i), "--compute-peers", strings.Join(compute, ","), "--peer-connect-timeout", "10m",
+			"--interactive-peers", strings.Join(inter, ","),
+		})
+		t.Cleanup(func() {
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		})
+		procs = append(procs, p)
+	}
+	for i, p := range procs {
+		select {
+		case <-p.done:
+		case <-time.After(90 * time.Second):
+			t.Fatalf("process %d still running 90 s after its peer died (peer-connect timeout 10m)\n%s", i, tail(p.stderr.String(), 3000))
+		}
+		var exit *exec.ExitError
+		if err := p.err; err == nil || !asExit(err, &exit) || exit.ExitCode() == 0 {
+			t.Fatalf("process %d exited with %v, want a non-zero exit", i, err)
+		}
+	}
+	if log := procs[0].stderr.String(); !strings.Contains(log, "Lost a peer process") {
+		t.Fatalf("process 0's log does not say it lost a peer:\n%s", tail(log, 3000))
+	}
+}
