@@ -82,8 +82,30 @@ func (b *Builder) Len() int { return len(b.upds) }
 // Reserve grows the builder's buffers for n more updates of about
 // bytesPerUpdate key+val bytes each.
 func (b *Builder) Reserve(n, bytesPerUpdate int) {
+	b.ReserveUpdates(n)
+	b.ReserveBytes(n * bytesPerUpdate)
+}
+
+// ReserveUpdates grows the builder's update buffer for n more updates and
+// reports whether it had to allocate. A reservation is one allocation of
+// the whole size (which the Go runtime may clear at once), where growth by
+// Push copies what was staged onto fresh memory at each doubling.
+func (b *Builder) ReserveUpdates(n int) bool {
+	if cap(b.upds)-len(b.upds) >= n {
+		return false
+	}
 	b.upds = slices.Grow(b.upds, n)
-	b.stage = slices.Grow(b.stage, n*bytesPerUpdate)
+	return true
+}
+
+// ReserveBytes grows the builder's key and value buffer for n more bytes
+// and reports whether it had to allocate.
+func (b *Builder) ReserveBytes(n int) bool {
+	if cap(b.stage)-len(b.stage) >= n {
+		return false
+	}
+	b.stage = slices.Grow(b.stage, n)
+	return true
 }
 
 // Reset discards pushed updates and any build in progress, keeping

@@ -78,8 +78,31 @@ type batchBuild struct {
 	merge  *batch.Merger
 	// calls and maxWork count the calls and the most work one call did,
 	// maxStaged and maxWritten the most updates one call staged into a
-	// run and wrote into one, maxRun the largest run, for tests.
-	calls, maxWork, maxStaged, maxWritten, maxRun int
+	// run and wrote into one, maxRun the largest run, maxGrown the most
+	// builder buffers one call grew, and grewAndWrote whether a call both
+	// grew one and staged or wrote, for tests.
+	calls, maxWork, maxStaged, maxWritten, maxRun, maxGrown int
+	grewAndWrote                                            bool
+}
+
+// reserve makes room in b for a run of r updates, sized from the pending
+// updates, and returns how many of its buffers it grew. Bounded, it grows
+// at most one per call (the updates', then the bytes'): a cold builder's
+// buffers for a run of 16,384 updates of 64-byte values are ~2 MiB that
+// the Go runtime may clear at once, about as much fresh memory as writing
+// a whole run. Unbounded, it grows both.
+func (bb *batchBuild) reserve(b *batch.Builder, r int, bounded bool) int {
+	grown := 0
+	if b.ReserveUpdates(r) {
+		grown++
+		if bounded {
+			return grown
+		}
+	}
+	if b.ReserveBytes(r * bb.todo.bytesPerUpdate(reserveSample)) {
+		grown++
+	}
+	return grown
 }
 
 func newBatchBuild(desc batch.Description, todo pendingUpdates) *batchBuild {
@@ -93,14 +116,19 @@ func newBatchBuild(desc batch.Description, todo pendingUpdates) *batchBuild {
 func (bb *batchBuild) work(b *batch.Builder, fuel int) (*batch.Batch, int, error) {
 	bb.calls++
 	runCap := runUpdates(fuel)
+	bounded := fuel > 0
 	if fuel <= 0 {
 		fuel = math.MaxInt // everything left in this call
 	}
 	left := fuel
-	staged, written := 0, 0
+	staged, written, grown := 0, 0, 0
 	defer func() {
 		bb.maxWork = max(bb.maxWork, fuel-left)
 		bb.maxStaged, bb.maxWritten = max(bb.maxStaged, staged), max(bb.maxWritten, written)
+		bb.maxGrown = max(bb.maxGrown, grown)
+		if grown > 0 && staged+written > 0 {
+			bb.grewAndWrote = true
+		}
 	}()
 	for {
 		switch {
@@ -128,12 +156,13 @@ func (bb *batchBuild) work(b *batch.Builder, fuel int) (*batch.Batch, int, error
 			}
 		case bb.todo.n > 0 && bb.staged < runCap:
 			if bb.staged == 0 {
-				// The run's buffers at once: grown by doubling while
-				// staging, they were copied (onto fresh memory) in the
-				// calls that grew them; reserved, each call touches only
-				// the memory of the updates it stages.
-				r := min(bb.todo.n, runCap)
-				b.Reserve(r, bb.todo.bytesPerUpdate(reserveSample))
+				if g := bb.reserve(b, min(bb.todo.n, runCap), bounded); g > 0 && bounded {
+					// A buffer grew: that allocation (cleared at once,
+					// on fresh memory) is this call's work.
+					grown += g
+					left = 0
+					continue
+				}
 			}
 			// At least one update, so that any fuel makes progress.
 			n := min(bb.todo.n, runCap-bb.staged, max(1, left/stageUnitsPerUpdate))

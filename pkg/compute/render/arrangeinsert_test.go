@@ -50,8 +50,9 @@ func TestArrangeScheduleOneBudget(t *testing.T) {
 // fuel F, sealing a snapshot of 60,000 updates, no schedule stages more
 // than F/stageUnitsPerUpdate updates into a run or writes more than
 // F/writeUnitsPerUpdate (plus one key's) into one, and no schedule does
-// more than F units of work plus one key's or value's; with the bound
-// off one schedule writes every update.
+// more than F units of work plus one key's or value's, and a schedule that
+// grows one of the (cold) builder's buffers for the run does nothing else;
+// with the bound off one schedule writes every update.
 func TestArrangeScheduleWritesARunOnFuel(t *testing.T) {
 	const n, fuel = 60_000, 4096
 	keyMax := maxKeyUpdates(buildUpdates(n, 0))
@@ -73,6 +74,11 @@ func TestArrangeScheduleWritesARunOnFuel(t *testing.T) {
 			if limit := fuel / stageUnitsPerUpdate; w.maxStaged > limit {
 				t.Errorf("one schedule staged %d updates, fuel %d allows %d", w.maxStaged, fuel, limit)
 			}
+			// The cold builder's buffers for a run are about as much fresh
+			// memory as writing the run: one per schedule, nothing else.
+			if w.maxGrown != 1 || w.grewAndWrote {
+				t.Errorf("a schedule grew %d of the builder's buffers (and also staged or wrote: %v), want one buffer alone", w.maxGrown, w.grewAndWrote)
+			}
 			if limit := int64(fuel + writeUnitsPerUpdate*keyMax + 16); w.maxTotal > limit {
 				t.Errorf("one schedule did %d units of work (build %d, merge %d at most), want at most %d", w.maxTotal, w.maxBuild, w.maxMerge, limit)
 			}
@@ -86,6 +92,8 @@ func TestArrangeScheduleWritesARunOnFuel(t *testing.T) {
 type scheduleWork struct {
 	maxBuild, maxMerge, maxTotal  int64
 	maxStaged, maxWritten, maxRun int
+	maxGrown                      int
+	grewAndWrote                  bool
 }
 
 // arrangeSnapshots arranges one snapshot per size, the i-th at time i, on
@@ -131,6 +139,7 @@ func arrangeSnapshots(t *testing.T, sizes []int, fuel int) scheduleWork {
 		lg.onBuilt = func(bb *batchBuild) {
 			mu.Lock()
 			w.maxStaged, w.maxWritten, w.maxRun = max(w.maxStaged, bb.maxStaged), max(w.maxWritten, bb.maxWritten), max(w.maxRun, bb.maxRun)
+			w.maxGrown, w.grewAndWrote = max(w.maxGrown, bb.maxGrown), w.grewAndWrote || bb.grewAndWrote
 			mu.Unlock()
 		}
 		fired := false

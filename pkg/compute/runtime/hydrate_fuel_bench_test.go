@@ -18,17 +18,17 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/runtime/runtimetest"
 )
 
-// BenchmarkHydrateFuelArms measures what the arrangement's step fuel costs
-// a hydration, side by side in one run: the isolation benchmark's churned
-// index (a KEY VALUE source of 300,000 keys with 64-byte values, or
-// TANDEM_BENCH_KEYS, two workers) is hydrated with arrange_step_updates at
-// each value of TANDEM_BENCH_FUEL_ARMS (default "65536,16384": the old
-// default and the new), the arms alternating, TANDEM_BENCH_ROUNDS times
-// each (default 3). Per arm it reports the median hydration time
-// (hydrate-ms-<fuel>) and the median process CPU of a hydration
-// (cpu-ms-<fuel>, which a loaded machine inflates less than the wall
-// time), and the ratios of each arm to the first (hydrate-ratio-<fuel>,
-// cpu-ratio-<fuel>).
+// BenchmarkHydrateFuelArms measures what a step bound costs a hydration,
+// side by side in one run: the isolation benchmark's churned index (a KEY
+// VALUE source of 300,000 keys with 64-byte values, or TANDEM_BENCH_KEYS,
+// two workers) is hydrated with the system parameter TANDEM_BENCH_ARM_PARAM
+// (default arrange_step_updates) at each value of TANDEM_BENCH_FUEL_ARMS
+// (default "65536,16384": arrange_step_updates' old default and its new),
+// the arms alternating, TANDEM_BENCH_ROUNDS times each (default 3). Per arm
+// it reports the median hydration time (hydrate-ms-<value>) and the median
+// process CPU of a hydration (cpu-ms-<value>, which a loaded machine
+// inflates less than the wall time), and the ratios of each arm to the
+// first (hydrate-ratio-<value>, cpu-ratio-<value>).
 func BenchmarkHydrateFuelArms(b *testing.B) {
 	keys, rounds := 300_000, 3
 	if v, err := strconv.Atoi(os.Getenv("TANDEM_BENCH_KEYS")); err == nil && v > 0 {
@@ -36,6 +36,10 @@ func BenchmarkHydrateFuelArms(b *testing.B) {
 	}
 	if v, err := strconv.Atoi(os.Getenv("TANDEM_BENCH_ROUNDS")); err == nil && v > 0 {
 		rounds = v
+	}
+	param := "arrange_step_updates"
+	if v := os.Getenv("TANDEM_BENCH_ARM_PARAM"); v != "" {
+		param = v
 	}
 	arms := []string{"65536", strconv.Itoa(render.DefaultArrangeStepUpdates)}
 	if v := os.Getenv("TANDEM_BENCH_FUEL_ARMS"); v != "" {
@@ -49,7 +53,7 @@ func BenchmarkHydrateFuelArms(b *testing.B) {
 		n := 0
 		for range rounds {
 			for a, fuel := range arms {
-				if err := h.RTs[0].UpdateConfiguration(map[string]string{"arrange_step_updates": fuel}); err != nil {
+				if err := h.RTs[0].UpdateConfiguration(map[string]string{param: fuel}); err != nil {
 					b.Fatal(err)
 				}
 				d, c := hydrateOnce(b, h, n, keys)
