@@ -39,7 +39,7 @@ var params = map[string]string{
 	// How many items (a load generator's keys, ...) a source produces in
 	// one worker step before it yields; 0 turns the bound off
 	// (docs/design/runtime.md, "Bounded steps").
-	"source_step_items": "16384",
+	"source_step_items": "8192",
 	// How many updates an arrangement's batch build sorts or merges in one
 	// worker step before it yields; 0 turns the bound off
 	// (docs/design/runtime.md, "Bounded steps").
