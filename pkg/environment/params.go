@@ -39,11 +39,11 @@ var params = map[string]string{
 	// How many items (a load generator's keys, ...) a source produces in
 	// one worker step before it yields; 0 turns the bound off
 	// (docs/design/runtime.md, "Bounded steps").
-	"source_step_items": "16384",
+	"source_step_items": "8192",
 	// How many updates an arrangement's batch build sorts or merges in one
 	// worker step before it yields; 0 turns the bound off
 	// (docs/design/runtime.md, "Bounded steps").
-	"arrange_step_updates": "65536",
+	"arrange_step_updates": "16384",
 	// How long a worker step schedules operators before it ends, so that
 	// commands, peeks and frontier reports wait for at most one more
 	// operator schedule; 0 turns the bound off (docs/design/runtime.md,

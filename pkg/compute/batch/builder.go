@@ -35,9 +35,17 @@ type Builder struct {
 	sortBuf  []staged // radix sort scratch, kept for reuse
 	keyBytes int      // total key bytes pushed, to size the key arena exactly
 	tooLarge bool
+	// sealing is set between StartBuild and the BuildStep that returns
+	// the batch: w is the batch being written and at the next sorted
+	// update to write.
+	sealing bool
+	w       writer
+	at      int
 }
 
-// Push adds one update. The bytes of key and val are copied.
+// Push adds one update. The bytes of key and val are copied. Push must not
+// be called while a build is in progress (between StartBuild and the
+// BuildStep that returns its batch).
 func (b *Builder) Push(key, val []byte, t frontier.Time, diff int64) {
 	if diff == 0 {
 		return
@@ -74,17 +82,45 @@ func (b *Builder) Len() int { return len(b.upds) }
 // Reserve grows the builder's buffers for n more updates of about
 // bytesPerUpdate key+val bytes each.
 func (b *Builder) Reserve(n, bytesPerUpdate int) {
-	b.upds = slices.Grow(b.upds, n)
-	b.stage = slices.Grow(b.stage, n*bytesPerUpdate)
+	b.ReserveUpdates(n)
+	b.ReserveBytes(n * bytesPerUpdate)
 }
 
-// Reset discards pushed updates, keeping buffers.
+// ReserveUpdates grows the builder's update buffer for n more updates and
+// reports whether it had to allocate. A reservation is one allocation of
+// the whole size (which the Go runtime may clear at once), where growth by
+// Push copies what was staged onto fresh memory at each doubling.
+func (b *Builder) ReserveUpdates(n int) bool {
+	if cap(b.upds)-len(b.upds) >= n {
+		return false
+	}
+	b.upds = slices.Grow(b.upds, n)
+	return true
+}
+
+// ReserveBytes grows the builder's key and value buffer for n more bytes
+// and reports whether it had to allocate.
+func (b *Builder) ReserveBytes(n int) bool {
+	if cap(b.stage)-len(b.stage) >= n {
+		return false
+	}
+	b.stage = slices.Grow(b.stage, n)
+	return true
+}
+
+// Reset discards pushed updates and any build in progress, keeping
+// buffers.
 func (b *Builder) Reset() {
 	b.stage = b.stage[:0]
 	b.upds = b.upds[:0]
 	b.keyBytes = 0
 	b.tooLarge = false
+	b.sealing, b.w, b.at = false, writer{}, 0
 }
+
+// Building reports whether a build is in progress (StartBuild was called
+// and BuildStep has not yet returned its batch).
+func (b *Builder) Building() bool { return b.sealing }
 
 // retainMax is the most staged updates whose buffers a Builder keeps for
 // reuse after Build. A long-lived builder (one per arrange operator) that
@@ -144,29 +180,72 @@ func (b *Builder) compareKV(x, y *staged) int {
 // desc and resets the builder. Every time must satisfy desc.Lower <= t <
 // desc.Upper; times are then advanced by desc.Since (when it is not closed)
 // before consolidation, so equal (key, val, time) triples sum and zero sums
-// disappear.
+// disappear. It is StartBuild followed by one unbounded BuildStep.
 func (b *Builder) Build(desc Description) (*Batch, error) {
-	defer b.release()
-	if err := desc.Validate(); err != nil {
+	if err := b.StartBuild(desc); err != nil {
 		return nil, err
 	}
+	return b.BuildStep(nil)
+}
+
+// StartBuild begins a build in steps of the pushed updates (see Build):
+// it checks their times and sorts them (the sort's CPU is a small share
+// of a build's: writing the batch, fresh memory, is most of it), and
+// BuildStep then writes the batch a bounded number of updates at a time.
+// On error the builder is reset.
+func (b *Builder) StartBuild(desc Description) error {
+	if b.sealing {
+		return fmt.Errorf("start build %v: %w", desc, ErrBuilding)
+	}
+	if err := b.prepare(desc); err != nil {
+		b.release()
+		return err
+	}
+	b.upds, b.sortBuf = b.sortStaged(b.upds, b.sortBuf)
+	b.w = newWriter(desc, len(b.upds), b.keyBytes, len(b.upds), len(b.stage)-b.keyBytes, len(b.upds))
+	b.at, b.sealing = 0, true
+	return nil
+}
+
+// ErrBuilding reports a StartBuild while another build is in progress.
+var ErrBuilding = errors.New("batch: builder already building")
+
+// prepare validates desc and the pushed updates' times, advancing them by
+// desc.Since.
+func (b *Builder) prepare(desc Description) error {
+	if err := desc.Validate(); err != nil {
+		return err
+	}
 	if b.tooLarge {
-		return nil, fmt.Errorf("build batch %v: %w", desc, ErrTooLarge)
+		return fmt.Errorf("build batch %v: %w", desc, ErrTooLarge)
 	}
 	compact := !desc.Since.IsClosed() && !desc.Since.LessEqual(desc.Lower)
 	for i := range b.upds {
 		u := &b.upds[i]
 		if !desc.Lower.LessEqualTime(u.time) || desc.Upper.LessEqualTime(u.time) {
-			return nil, fmt.Errorf("build batch %v: time %d: %w", desc, u.time, ErrTimeOutOfRange)
+			return fmt.Errorf("build batch %v: time %d: %w", desc, u.time, ErrTimeOutOfRange)
 		}
 		if compact {
 			u.time = desc.Since.AdvanceTime(u.time)
 		}
 	}
-	b.upds, b.sortBuf = b.sortStaged(b.upds, b.sortBuf)
-	w := newWriter(desc, len(b.upds), b.keyBytes, len(b.upds), len(b.stage)-b.keyBytes, len(b.upds))
-	upds := b.upds
-	for i := 0; i < len(upds); {
+	return nil
+}
+
+// BuildStep writes the build in progress (StartBuild) into its batch,
+// whole keys at a time, until it has consumed *limit pushed updates or
+// more (limit nil: all of them), subtracting what it consumed from
+// *limit; it may overrun *limit by the updates of one key. Once every
+// update is written it returns the batch and resets the builder;
+// before, it returns nil.
+func (b *Builder) BuildStep(limit *int) (*Batch, error) {
+	if !b.sealing {
+		return nil, fmt.Errorf("build step: %w", ErrNotBuilding)
+	}
+	upds, w := b.upds, &b.w
+	i := b.at
+	for i < len(upds) && (limit == nil || *limit > 0) {
+		start := i
 		// One key.
 		k0 := &upds[i]
 		key := b.keyOf(k0)
@@ -190,10 +269,23 @@ func (b *Builder) Build(desc Description) (*Batch, error) {
 			i = j
 		}
 		w.sealKey()
+		if limit != nil {
+			*limit -= i - start
+		}
+	}
+	b.at = i
+	if i < len(upds) {
+		return nil, nil
 	}
 	out, err := w.finish()
+	desc := w.desc
+	b.sealing, b.w, b.at = false, writer{}, 0
+	b.release()
 	if err != nil {
 		return nil, fmt.Errorf("build batch %v: %w", desc, err)
 	}
 	return out, nil
 }
+
+// ErrNotBuilding reports a BuildStep without a build in progress.
+var ErrNotBuilding = errors.New("batch: no build in progress")

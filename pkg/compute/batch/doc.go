@@ -49,7 +49,10 @@
 //     stays valid as before, but code must not rely on where a batch lives.
 //   - Reads at any time t with since <= t are exact: summing the diffs of
 //     updates with time <= t gives the accumulation the unmerged inputs gave.
-//   - Nothing does unbounded work per call: Merger.Work consumes explicit fuel,
+//   - Nothing does unbounded work per call: Builder.BuildStep writes a
+//     sorted build a limited number of updates at a time (Build is
+//     StartBuild, which sorts, and one unlimited BuildStep); Merger.Work
+//     consumes explicit fuel,
 //     and a merge writes its output in parts (a parted batch, parted.go) of
 //     about 16,384 updates or 2 MiB, each allocated when the merge reaches
 //     it, so no call allocates, clears or seals memory in proportion to the

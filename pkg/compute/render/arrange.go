@@ -266,6 +266,7 @@ func (lg *arrangeLogic) stepBuild(op *dataflow.Operator, budget *int) bool {
 		// progress past it.
 		lg.fail(fmt.Errorf("arrange %s: %w", lg.name, err))
 		lg.failed, lg.build, lg.pending = true, nil, pendingUpdates{}
+		lg.builder.Reset()
 		return false
 	}
 	if lg.onBuilt != nil {

@@ -46,11 +46,25 @@ func buildUpdates(n int, seed uint64) []dataflow.Update {
 	return ups
 }
 
+// maxKeyUpdates is the most updates one key holds in ups.
+func maxKeyUpdates(ups []dataflow.Update) int {
+	per := map[string]int{}
+	most := 0
+	for _, u := range ups {
+		per[string(u.Key)]++
+		most = max(most, per[string(u.Key)])
+	}
+	return most
+}
+
 // TestBatchBuildOnFuel: a build of 50,000 updates on fuel F takes at least
 // N/F calls, none doing more than F units of work (plus the updates of one
-// (key, val), where a merge may stop) nor sorting more than
-// F/sortUnitsPerUpdate updates, and gives exactly the batch one Build of
-// every update gives; fuel 0 builds it in one call.
+// key, where writing a run or a merge may stop), staging more than
+// F/stageUnitsPerUpdate updates into a run or writing more than
+// F/writeUnitsPerUpdate (plus one key's) into one, while its runs hold
+// runUpdates(F) updates whatever F (a smaller fuel spreads a run over more
+// calls instead of adding merge levels); it gives exactly the batch one
+// Build of every update gives; fuel 0 builds it in one call.
 func TestBatchBuildOnFuel(t *testing.T) {
 	const n = 50_000
 	desc := batch.Description{Lower: frontier.At(1), Upper: frontier.At(4), Since: frontier.Minimum()}
@@ -63,6 +77,7 @@ func TestBatchBuildOnFuel(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantContents := batchContents(want)
+	keyMax := maxKeyUpdates(buildUpdates(n, 7))
 	for _, fuel := range []int{0, 1000, 4096, 20_000, 100_000} {
 		t.Run(fmt.Sprintf("fuel=%d", fuel), func(t *testing.T) {
 			bb := newBatchBuild(desc, pendingOf(buildUpdates(n, 7)))
@@ -83,18 +98,24 @@ func TestBatchBuildOnFuel(t *testing.T) {
 			if bb.calls < minCalls {
 				t.Errorf("%d calls, want at least %d", bb.calls, minCalls)
 			}
-			// One (key, val) holds at most 3 times per run, so a merge
-			// stops within a few units past the fuel.
-			if fuel > 0 && bb.maxWork > fuel+8 {
+			// A call stops between keys (writing a run) or values (a
+			// merge): it overruns its fuel by at most one key's updates.
+			if fuel > 0 && bb.maxWork > fuel+writeUnitsPerUpdate*keyMax {
 				t.Errorf("a call did %d units of work, fuel %d", bb.maxWork, fuel)
 			}
-			// Sorting costs several merge units per update (its CPU per
-			// update, measured): a call sorts at most a quarter of its fuel.
-			if fuel > 0 && bb.maxSorted > fuel/sortUnitsPerUpdate {
-				t.Errorf("a call sorted %d updates, fuel %d allows %d", bb.maxSorted, fuel, fuel/sortUnitsPerUpdate)
+			// Writing a run (fresh memory) is what a run costs: a call
+			// writes at most its fuel's share of a run, not the run.
+			if fuel > 0 && bb.maxWritten > fuel/writeUnitsPerUpdate+keyMax {
+				t.Errorf("a call wrote %d updates into a run, fuel %d allows %d", bb.maxWritten, fuel, fuel/writeUnitsPerUpdate)
 			}
-			if fuel > 0 && fuel < n && bb.maxSorted < fuel/sortUnitsPerUpdate {
-				t.Errorf("no call sorted more than %d updates, fuel %d allows %d: the build does more calls than it needs", bb.maxSorted, fuel, fuel/sortUnitsPerUpdate)
+			if fuel > 0 && bb.maxStaged > fuel/stageUnitsPerUpdate {
+				t.Errorf("a call staged %d updates, fuel %d allows %d", bb.maxStaged, fuel, fuel/stageUnitsPerUpdate)
+			}
+			if fuel > 0 && fuel/stageUnitsPerUpdate < n && bb.maxStaged < min(fuel/stageUnitsPerUpdate, runUpdates(fuel)) {
+				t.Errorf("no call staged more than %d updates, fuel %d allows %d: the build does more calls than it needs", bb.maxStaged, fuel, fuel/stageUnitsPerUpdate)
+			}
+			if wantRun := min(n, runUpdates(fuel)); bb.maxRun != wantRun {
+				t.Errorf("the largest run held %d updates, want %d (runUpdates(%d))", bb.maxRun, wantRun, fuel)
 			}
 			if fuel == 0 && bb.calls != 1 {
 				t.Errorf("unbounded build took %d calls, want 1", bb.calls)

@@ -42,9 +42,59 @@ func TestArrangeScheduleOneBudget(t *testing.T) {
 	}
 }
 
+// TestArrangeScheduleWritesARunOnFuel: what a schedule of a hydrating
+// arrangement costs is the fresh memory it writes (runtime.md, "The
+// longest schedule"), and a build's sorted run is larger than one
+// schedule's fuel allows to write: its runs hold minRunUpdates updates
+// whatever the fuel, so that a smaller fuel adds no merge levels. With
+// fuel F, sealing a snapshot of 60,000 updates, no schedule stages more
+// than F/stageUnitsPerUpdate updates into a run or writes more than
+// F/writeUnitsPerUpdate (plus one key's) into one, and no schedule does
+// more than F units of work plus one key's or value's, and a schedule that
+// grows one of the (cold) builder's buffers for the run does nothing else;
+// with the bound off one schedule writes every update.
+func TestArrangeScheduleWritesARunOnFuel(t *testing.T) {
+	const n, fuel = 60_000, 4096
+	keyMax := maxKeyUpdates(buildUpdates(n, 0))
+	for _, tc := range []struct{ fuel int }{{fuel}, {0}} {
+		t.Run(fmt.Sprintf("fuel=%d", tc.fuel), func(t *testing.T) {
+			w := arrangeSnapshots(t, []int{n}, tc.fuel)
+			if tc.fuel == 0 {
+				if w.maxRun != n || w.maxWritten != n {
+					t.Errorf("unbounded: largest run %d, most written in one schedule %d, want %d", w.maxRun, w.maxWritten, n)
+				}
+				return
+			}
+			if w.maxRun != minRunUpdates {
+				t.Errorf("the largest run held %d updates, want %d", w.maxRun, minRunUpdates)
+			}
+			if limit := fuel/writeUnitsPerUpdate + keyMax; w.maxWritten > limit {
+				t.Errorf("one schedule wrote %d updates into a run, fuel %d allows %d", w.maxWritten, fuel, limit)
+			}
+			if limit := fuel / stageUnitsPerUpdate; w.maxStaged > limit {
+				t.Errorf("one schedule staged %d updates, fuel %d allows %d", w.maxStaged, fuel, limit)
+			}
+			// The cold builder's buffers for a run are about as much fresh
+			// memory as writing the run: one per schedule, nothing else.
+			if w.maxGrown != 1 || w.grewAndWrote {
+				t.Errorf("a schedule grew %d of the builder's buffers (and also staged or wrote: %v), want one buffer alone", w.maxGrown, w.grewAndWrote)
+			}
+			if limit := int64(fuel + writeUnitsPerUpdate*keyMax + 16); w.maxTotal > limit {
+				t.Errorf("one schedule did %d units of work (build %d, merge %d at most), want at most %d", w.maxTotal, w.maxBuild, w.maxMerge, limit)
+			}
+		})
+	}
+}
+
 // scheduleWork is the most work one arrangement schedule did: build,
-// merge, and both together.
-type scheduleWork struct{ maxBuild, maxMerge, maxTotal int64 }
+// merge, and both together; and over its builds, the most updates one
+// schedule staged into a run and wrote into one, and the largest run.
+type scheduleWork struct {
+	maxBuild, maxMerge, maxTotal  int64
+	maxStaged, maxWritten, maxRun int
+	maxGrown                      int
+	grewAndWrote                  bool
+}
 
 // arrangeSnapshots arranges one snapshot per size, the i-th at time i, on
 // one worker with the given build fuel, and returns the most work one
@@ -84,6 +134,12 @@ func arrangeSnapshots(t *testing.T, sizes []int, fuel int) scheduleWork {
 		lg.onWork = func(build, merge int64) {
 			mu.Lock()
 			w.maxBuild, w.maxMerge, w.maxTotal = max(w.maxBuild, build), max(w.maxMerge, merge), max(w.maxTotal, build+merge)
+			mu.Unlock()
+		}
+		lg.onBuilt = func(bb *batchBuild) {
+			mu.Lock()
+			w.maxStaged, w.maxWritten, w.maxRun = max(w.maxStaged, bb.maxStaged), max(w.maxWritten, bb.maxWritten), max(w.maxRun, bb.maxRun)
+			w.maxGrown, w.grewAndWrote = max(w.maxGrown, bb.maxGrown), w.grewAndWrote || bb.grewAndWrote
 			mu.Unlock()
 		}
 		fired := false

@@ -13,9 +13,10 @@
 // list), Arrange exchanges by row.Hash(key) to the owning worker and, each
 // time its input frontier advances from f0 to f1, seals the updates in
 // [f0, f1) into one batch of its trace, whose upper then is f1. The seal
-// runs on fuel (batchBuild, arrangebuild.go: sorted runs of at most the
-// fuel, then fuelled merges of runs, per schedule; Env.ArrangeFuel, 0
-// unbounded): until it completes the operator holds its output frontier at
+// runs on fuel (batchBuild, arrangebuild.go: sorted runs of
+// runUpdates(fuel) updates, each staged and written a fuel's share per
+// schedule, then fuelled merges of runs; Env.ArrangeFuel, 0 unbounded):
+// until it completes the operator holds its output frontier at
 // the trace's upper, so a stream's frontier never passes its trace's upper,
 // and the batch equals one Build of the same updates. Stateful
 // operators (join, reduce, distinct, threshold, top-k) hold their own trace

@@ -52,6 +52,25 @@ func (p *pendingUpdates) newest(n int) []dataflow.Update {
 	return out
 }
 
+// bytesPerUpdate estimates the key and value bytes of a pending update
+// from up to n of the oldest, an eighth more for the variation.
+func (p *pendingUpdates) bytesPerUpdate(n int) int {
+	seen, bytes := 0, 0
+	for _, c := range p.chunks {
+		for _, u := range c[:min(len(c), n-seen)] {
+			bytes += len(u.Key) + len(u.Val)
+		}
+		seen += min(len(c), n-seen)
+		if seen == n {
+			break
+		}
+	}
+	if seen == 0 {
+		return 0
+	}
+	return bytes/seen + bytes/seen/8 + 1
+}
+
 // flatten copies every pending update into one new slice, which the caller
 // owns.
 func (p *pendingUpdates) flatten() []dataflow.Update {

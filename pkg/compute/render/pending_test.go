@@ -61,3 +61,37 @@ func TestPendingUpdatesKeepArrivalsWithoutCopying(t *testing.T) {
 func sameUpdate(x, y dataflow.Update) bool {
 	return x.Time == y.Time && x.Diff == y.Diff && string(x.Val) == string(y.Val)
 }
+
+// TestPendingBytesPerUpdate: a run's reservation is estimated from the
+// oldest pending updates, across slices, an eighth over their mean; no
+// update, no estimate.
+func TestPendingBytesPerUpdate(t *testing.T) {
+	sized := func(n, keyLen, valLen int) []dataflow.Update {
+		out := make([]dataflow.Update, n)
+		for i := range out {
+			out[i] = dataflow.Update{Key: make([]byte, keyLen), Val: make([]byte, valLen), Diff: 1}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		chunks [][]dataflow.Update
+		sample int
+		want   int
+	}{
+		{"empty", nil, 64, 0},
+		{"one slice", [][]dataflow.Update{sized(10, 8, 56)}, 64, 64 + 8 + 1},
+		{"across slices", [][]dataflow.Update{sized(2, 8, 8), sized(2, 8, 40)}, 4, 32 + 4 + 1},
+		{"only the sample", [][]dataflow.Update{sized(4, 8, 8), sized(100, 8, 1000)}, 4, 16 + 2 + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p pendingUpdates
+			for _, c := range tc.chunks {
+				p.add(c)
+			}
+			if got := p.bytesPerUpdate(tc.sample); got != tc.want {
+				t.Errorf("bytesPerUpdate(%d) = %d, want %d", tc.sample, got, tc.want)
+			}
+		})
+	}
+}

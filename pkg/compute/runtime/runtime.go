@@ -473,7 +473,11 @@ const DefaultPeekWalkBudget = 10_000
 // rewrites, ...) a source produces in one worker step before it yields: a
 // few milliseconds of generation, so that a snapshot of millions of rows
 // leaves the worker to other dataflows, commands and peeks between chunks.
-const DefaultSourceStepItems = 16_384
+// 8,192: at 16,384 a Poll of 64-byte rows and its KeyBy took 12-16 ms of
+// CPU each (mostly fresh memory; BenchmarkChurnKeyValue), the longest
+// maintenance schedules once the arrangement's were bounded
+// (docs/design/runtime.md, "The longest schedule").
+const DefaultSourceStepItems = 8_192
 
 // UpdateConfiguration applies runtime parameters; unknown names are
 // ignored (they belong to other layers). Known: "max_result_size" (bytes,
