@@ -97,7 +97,12 @@ func (e *aclEdit) set(grantee, grantor, privs, opts string) {
 	case ok && old.Privileges == privs && old.Options == opts && !old.Keep:
 		return
 	case ok:
-		// An ownerless object's entry keeps its stored grantor (its key).
+		// An ownerless object's entry keeps its stored grantor (its key);
+		// the owner's emptied entry is a new one, last.
+		if old.Keep && old.Privileges == "" {
+			old.Seq = e.nextSeq
+			e.nextSeq++
+		}
 		old.Privileges, old.Options, old.Keep = privs, opts, false
 		e.rows[k] = old
 	default:

@@ -38,6 +38,12 @@ func privilegeLetters(names []string, valid map[string]byte, kind string) (strin
 		for _, l := range valid {
 			all = append(all, l)
 		}
+		if kind == "table" {
+			// REFERENCES and TRIGGER: Tandem checks neither, but ALL
+			// grants and revokes them as PostgreSQL's ALL does (the
+			// owner's entry holds them).
+			all = append(all, 'x', 't')
+		}
 		slices.Sort(all)
 		return string(all), nil
 	}
