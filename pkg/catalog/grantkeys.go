@@ -17,7 +17,12 @@ import (
 //     role) is object NUL grantee, one per member whoever granted it.
 //   - version 1 had object NUL grantee for every grant: migrateGrantKeys
 //     rewrites such keys when the catalog is opened, a grant without a
-//     grantor becoming its item's owner's.
+//     grantor becoming its item's owner's, and the owner's own entry
+//     holding every privilege (as the owner did in version 1).
+
+// ownerLetters are every privilege of a relation (PostgreSQL's ACL
+// letters): what an item's owner held in version 1.
+const ownerLetters = "arwdDxt"
 
 // grantKey is g's key in the grants bucket.
 func grantKey(g Grant) []byte {
@@ -53,8 +58,15 @@ func migrateGrantKeys(tx *bolt.Tx) error {
 	}
 	items := tx.Bucket(bucketItems)
 	for _, g := range old {
+		owner := itemOwner(items, g.Object)
 		if g.Grantor == "" {
-			g.Grantor = itemOwner(items, g.Object)
+			g.Grantor = owner
+		}
+		if owner != "" && g.Grantee == owner && g.Grantor == owner && !strings.Contains(g.Object, "#") {
+			// In version 1 an item's owner held every privilege whatever
+			// its entry said; from version 2 on it holds what its entry
+			// says.
+			g.Privileges = ownerLetters
 		}
 		if err := putJSON(b, grantKey(g), g); err != nil {
 			return fmt.Errorf("migrate grant on %s: %w", g.Object, err)

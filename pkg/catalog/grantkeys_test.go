@@ -43,7 +43,7 @@ func writeV1(t *testing.T, dir string) {
 		}
 		for _, g := range []Grant{
 			{Object: ItemObject(7), Grantee: "a", Privileges: "r"},
-			{Object: ItemObject(7), Grantee: "o", Privileges: "arwdDxt", Grantor: "o", Seq: 0},
+			{Object: ItemObject(7), Grantee: "o", Privileges: "r", Grantor: "o", Seq: 0},
 			{Object: ColumnObject(7, 1), Grantee: "a", Privileges: "w"},
 			{Object: ClusterObject("default"), Privileges: "U"},
 			{Object: RoleObject("g"), Grantee: "a", Privileges: "m", Grantor: "o"},
@@ -65,7 +65,8 @@ func writeV1(t *testing.T, dir string) {
 
 // TestOpenMigratesGrantKeys: a version 1 data directory opens with its
 // grants keyed by grantor, a grant without a grantor read back as its
-// item's owner's; the owner's later change of the same grant replaces it
+// item's owner's, the owner's own entry holding every privilege (as the
+// owner did in version 1); the owner's later change of the same grant replaces it
 // (no second entry), another grantor's is a second entry, and the catalog
 // is version 2 across a reopen.
 func TestOpenMigratesGrantKeys(t *testing.T) {

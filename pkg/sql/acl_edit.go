@@ -171,14 +171,14 @@ func (e *aclEdit) changes() []Grant {
 }
 
 // ensureOwner writes out a relation's default ACL, its owner's entry,
-// before the first grant or revoke changes it.
+// before the first grant or revoke changes it; an ACL stored before
+// owners' entries were gets it too (first, as relacl showed it), so that
+// a revoke from the owner has an entry to take letters from.
 func (e *aclEdit) ensureOwner() {
-	if len(e.rows) > 0 || e.owner == "" {
-		// An ACL stored before owners' entries were gives the owner
-		// everything without one (ownerHolds): it stays so.
+	k := aclKey{e.owner, e.owner}
+	if _, ok := e.rows[k]; ok || e.owner == "" {
 		return
 	}
-	k := aclKey{e.owner, e.owner}
 	e.rows[k] = Grant{Object: e.object, Grantee: e.owner, Privileges: aclRelationLetters, Grantor: e.owner}
 	e.changed[k] = true
 }

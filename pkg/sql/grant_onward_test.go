@@ -1,6 +1,11 @@
 package sql_test
 
-import "testing"
+import (
+	"context"
+	"testing"
+
+	"github.com/tandemdb/tandem/pkg/sql"
+)
 
 // TestGrantOnwardCascade: a chain of grants made with grant options
 // (o to a to b to c), the circularity check (0LP01), a grantee holding
@@ -65,4 +70,32 @@ func TestPrivilegeViews(t *testing.T) {
 	run(t, s, "SET ROLE b")
 	wantRows(t, s, tp, "o,PUBLIC,UPDATE,NO")
 	wantRows(t, s, cp, "PUBLIC,x,UPDATE,NO", "PUBLIC,y,UPDATE,NO", "b,y,INSERT,NO")
+}
+
+// TestACLWithoutOwnerEntry: an ACL stored before owners' entries were
+// (grants, none to the owner from itself) gives the owner everything and
+// shows its entry first; a REVOKE from the owner then writes the entry
+// out and takes the letters from it.
+func TestACLWithoutOwnerEntry(t *testing.T) {
+	s, f := newSession(t)
+	ctx := context.Background()
+	run(t, s, `CREATE ROLE o; CREATE ROLE a; CREATE TABLE t (x int); INSERT INTO t VALUES (1);
+		ALTER TABLE t OWNER TO o; GRANT SELECT ON t TO a`)
+	gs, err := f.Grants(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gs {
+		if g.Grantee == "o" && g.Grantor == "o" {
+			if err := f.SetGrants(ctx, []sql.Grant{{Object: g.Object, Grantee: "o", Grantor: "o"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run(t, s, "SET ROLE o")
+	wantRows(t, s, relacl, "{o=arwdDxt/o,a=r/o}")
+	wantRows(t, s, "SELECT x FROM t", "1")
+	run(t, s, "REVOKE SELECT ON t FROM o")
+	wantRows(t, s, relacl, "{o=awdDxt/o,a=r/o}")
+	wantCode(t, s, "SELECT x FROM t", "42501")
 }
