@@ -36,8 +36,10 @@ var (
 	keyVersion    = []byte("version")
 )
 
-// schemaVersion is bumped when the stored layout changes incompatibly.
-const schemaVersion = 1
+// schemaVersion is bumped when the stored layout changes incompatibly;
+// Open upgrades an older catalog in place (version 1 to 2: grants keyed
+// by grantor, grantkeys.go), and a binary refuses a newer one.
+const schemaVersion = 2
 
 // Kind is the kind of a catalog item.
 type Kind string
@@ -116,7 +118,14 @@ func Open(dataDir string) (*Catalog, error) {
 		}
 		meta := tx.Bucket(bucketMeta)
 		if v := meta.Get(keyVersion); v != nil {
-			if got := binary.BigEndian.Uint64(v); got != schemaVersion {
+			got := binary.BigEndian.Uint64(v)
+			if got == 1 {
+				if err := migrateGrantKeys(tx); err != nil {
+					return fmt.Errorf("upgrade catalog from version 1: %w", err)
+				}
+				return meta.Put(keyVersion, u64(schemaVersion))
+			}
+			if got != schemaVersion {
 				return fmt.Errorf("catalog schema version %d, this binary understands %d", got, schemaVersion)
 			}
 			return nil

@@ -39,7 +39,17 @@ type Grant struct {
 	// Options are the letters of Privileges held with the grant option;
 	// a grant stored before there were grant options has none.
 	Options string `json:"options,omitempty"`
+	// Grantor is the role that granted them: an object's grants are keyed
+	// by object, grantee and grantor, as PostgreSQL's ACL entries (a
+	// membership, a grant on a role, by object and grantee only). A grant
+	// stored before grantors were keys reads back as its object's owner's
+	// (migrateGrantKeys).
 	Grantor string `json:"grantor,omitempty"`
+	// Keep stores the grant even without privileges: the SQL layer's mark
+	// that an owner's own entry was revoked (its object's ACL is written
+	// and holds nothing for the owner). Without it, no privileges removes
+	// the grant.
+	Keep bool `json:"keep,omitempty"`
 	// Seq orders the grants on one object as the SQL layer wants them
 	// listed (PostgreSQL's ACL entry order); the catalog only keeps it.
 	Seq uint64 `json:"seq,omitempty"`
@@ -120,10 +130,11 @@ func (t *Tx) DropRole(name string) error {
 	var memberships [][]byte
 	for _, g := range grants {
 		switch {
-		case g.Grantee != name:
 		case strings.HasPrefix(g.Object, "role:"):
-			memberships = append(memberships, grantKey(g.Object, g.Grantee))
-		default:
+			if g.Grantee == name {
+				memberships = append(memberships, grantKey(g))
+			}
+		case g.Grantee == name || g.Grantor == name:
 			return fmt.Errorf("drop role %q: privileges on %s: %w", name, g.Object, ErrInUse)
 		}
 	}
@@ -139,26 +150,22 @@ func (t *Tx) DropRole(name string) error {
 	return b.Delete([]byte(name))
 }
 
-func grantKey(object, grantee string) []byte {
-	// NUL cannot appear in an identifier, so it separates unambiguously.
-	return []byte(object + "\x00" + grantee)
-}
-
-// SetGrant stores what g.Grantee holds on g.Object, replacing what it held;
-// empty Privileges removes the grant.
+// SetGrant stores what g.Grantee holds on g.Object from g.Grantor,
+// replacing what it held from that grantor; empty Privileges removes the
+// grant unless Keep.
 func (t *Tx) SetGrant(g Grant) error {
 	if g.Object == "" {
 		return errors.New("set grant: empty object")
 	}
 	b := t.tx.Bucket(bucketGrants)
-	k := grantKey(g.Object, g.Grantee)
-	if g.Privileges == "" {
+	k := grantKey(g)
+	if g.Privileges == "" && !g.Keep {
 		return b.Delete(k)
 	}
 	return putJSON(b, k, g)
 }
 
-// Grants lists every grant, by object then grantee.
+// Grants lists every grant, by object, grantee then grantor.
 func (t *Tx) Grants() ([]Grant, error) {
 	return listJSON[Grant](t.tx.Bucket(bucketGrants), nil)
 }

@@ -206,7 +206,7 @@ func TestGrantStoredBeforeGrantOptions(t *testing.T) {
 	defer c.Close()
 	err := c.Update(func(tx *Tx) error {
 		old := `{"object":"cluster:default","grantee":"bob","privileges":"UC","grantor":"alice","seq":2}`
-		return tx.tx.Bucket(bucketGrants).Put(grantKey(ClusterObject("default"), "bob"), []byte(old))
+		return tx.tx.Bucket(bucketGrants).Put(grantKey(Grant{Object: ClusterObject("default"), Grantee: "bob", Grantor: "alice"}), []byte(old))
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -114,7 +114,7 @@ func (e *Environment) decodeGrants() ([]sql.Grant, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, sql.Grant{Object: obj, Grantee: g.Grantee, Privileges: g.Privileges, Options: g.Options, Grantor: g.Grantor, Seq: g.Seq})
+		out = append(out, sql.Grant{Object: obj, Grantee: g.Grantee, Privileges: g.Privileges, Options: g.Options, Grantor: g.Grantor, Keep: g.Keep, Seq: g.Seq})
 	}
 	return out, nil
 }
@@ -145,7 +145,7 @@ func catalogGrants(gs []sql.Grant) ([]catalog.Grant, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, catalog.Grant{Object: obj, Grantee: g.Grantee, Privileges: g.Privileges, Options: g.Options, Grantor: g.Grantor, Seq: g.Seq})
+		out = append(out, catalog.Grant{Object: obj, Grantee: g.Grantee, Privileges: g.Privileges, Options: g.Options, Grantor: g.Grantor, Keep: g.Keep, Seq: g.Seq})
 	}
 	return out, nil
 }

@@ -2,6 +2,8 @@ package environment
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/tandemdb/tandem/pkg/catalog"
@@ -74,6 +76,55 @@ func TestRolesSurviveRestart(t *testing.T) {
 	}
 }
 
+// TestGrantorsSurviveRestart: grants on one relation to one grantee from
+// two grantors are two grants, a revoke from one grantor leaves the
+// other's, and the owner's emptied entry (Keep) stays, across a restart.
+func TestGrantorsSurviveRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, closeCat := rolesOnly(t, dir, "tandem")
+	for _, r := range []string{"o", "a", "b"} {
+		if err := e.CreateRole(ctx, sql.Role{Name: r}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel := "relation:" + plan.User(7).String()
+	err := e.SetGrants(ctx, []sql.Grant{
+		{Object: rel, Grantee: "o", Grantor: "o", Keep: true},
+		{Object: rel, Grantee: "a", Grantor: "o", Privileges: "r", Options: "r", Seq: 1},
+		{Object: rel, Grantee: "b", Grantor: "o", Privileges: "w", Seq: 2},
+		{Object: rel, Grantee: "b", Grantor: "a", Privileges: "r", Seq: 3},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeCat()
+	e, closeCat = rolesOnly(t, dir, "tandem")
+	if err := e.SetGrants(ctx, []sql.Grant{{Object: rel, Grantee: "b", Grantor: "o"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DropRole(ctx, "a"); sqlerr.Code(err) != sqlerr.DependentObjectsStillExist {
+		t.Fatalf("drop a role that granted privileges: %v", err)
+	}
+	closeCat()
+	e, closeCat = rolesOnly(t, dir, "tandem")
+	defer closeCat()
+	gs, err := e.Grants(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range gs {
+		if g.Object == rel {
+			got = append(got, fmt.Sprintf("%s=%s*%s/%s keep=%v seq=%d", g.Grantee, g.Privileges, g.Options, g.Grantor, g.Keep, g.Seq))
+		}
+	}
+	want := []string{"a=r*r/o keep=false seq=1", "b=r*/a keep=false seq=3", "o=*/o keep=true seq=0"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("grants after restarts:\n%q\nwant\n%q", got, want)
+	}
+}
+
 // TestDropOwnedIsOneChange: DROP OWNED's drops and revokes are one catalog
 // transaction: when a revoke cannot be stored the items stay, and a
 // CREATE ROLE whose membership cannot be stored leaves no role; both
@@ -105,7 +156,7 @@ func TestDropOwnedIsOneChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	revoke := sql.Grant{Object: "relation:" + plan.User(u).String(), Grantee: "bob"}
+	revoke := sql.Grant{Object: "relation:" + plan.User(u).String(), Grantee: "bob", Grantor: "tandem"}
 	// A grant the catalog refuses inside the transaction (no object).
 	unstorable := sql.Grant{Object: "", Grantee: "bob", Privileges: "r"}
 	if err := e.DropOwned(ctx, []plan.GlobalID{plan.User(v)}, []sql.Grant{revoke, unstorable}); err == nil {

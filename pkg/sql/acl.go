@@ -8,16 +8,13 @@ import (
 
 // pg_class.relacl, PostgreSQL's access privileges of a relation in
 // aclitem's text form, as text[] (Tandem has no aclitem type):
-// "grantee=privileges/grantor", PUBLIC's grantee empty. As in PostgreSQL
-// the owner's entry comes first and holds every relation privilege
-// (arwdDxt), the other entries follow in the order their grantees were
-// first granted something (acl_edit.go), a privilege held WITH GRANT
-// OPTION is followed by "*" ("r*"), and every grant's grantor is the
-// owner: in Tandem only the owner's privileges (the owner, its members,
-// superusers) grant, and PostgreSQL records such grants as the owner's,
-// also after ALTER ... OWNER TO. A relation never granted on or revoked
-// from has NULL (PostgreSQL's default privileges); afterwards the owner's
-// entry stays, also when every other grant was revoked.
+// "grantee=privileges/grantor", PUBLIC's grantee empty, one entry per
+// grantee and grantor in PostgreSQL's order (acl_edit.go), a privilege
+// held WITH GRANT OPTION followed by "*" ("r*"). A relation never granted
+// on or revoked from has NULL (PostgreSQL's default privileges);
+// afterwards the owner's entry stays until privileges are revoked from
+// the owner itself. An ACL stored before owners' entries were shows the
+// owner's entry first, holding every privilege.
 
 // aclRelationLetters is PostgreSQL's order of a relation's privilege
 // letters, and what its owner holds.
@@ -25,38 +22,34 @@ const aclRelationLetters = "arwdDxt"
 
 // relACL returns the relacl of it.
 func (sn *snapshot) relACL(it *Item) row.Datum {
-	grants := sn.grants[relationObject(it.ID)]
+	object := relationObject(it.ID)
+	grants := sn.grants[object]
 	if len(grants) == 0 || it.Kind == KindIndex {
 		return row.Null()
 	}
 	var items []row.Datum
-	grantor := it.Owner
-	if it.Owner != "" {
-		// The owner's entry holds every privilege, and the grant options
-		// it took over from a grantee's entry (ALTER ... OWNER TO).
-		var opts string
-		for _, g := range grants {
-			if g.Grantee == it.Owner {
-				opts = g.Options
-			}
-		}
-		items = append(items, row.Text(aclName(it.Owner)+"="+aclLetters(aclRelationLetters, opts)+"/"+aclName(it.Owner)))
+	if it.Owner != "" && sn.ownerHoldsAll(object, it.Owner) {
+		items = append(items, row.Text(aclItemText(it.Owner, it.Owner, aclRelationLetters, "")))
 	}
-	for _, g := range sortedACL(grants) {
-		if grantor == "" {
-			grantor = g.Grantor
+	for _, g := range sortedACL(grants, it.Owner) {
+		if g.Privileges != "" {
+			items = append(items, row.Text(aclItemText(g.Grantee, g.Grantor, g.Privileges, g.Options)))
 		}
-		letters := aclLetters(g.Privileges, g.Options)
-		if letters == "" || (g.Grantee != "" && g.Grantee == it.Owner) {
-			// The owner's own entry is the first.
-			continue
-		}
-		grantee := ""
-		if g.Grantee != "" {
-			grantee = aclName(g.Grantee)
-		}
-		items = append(items, row.Text(grantee+"="+letters+"/"+aclName(grantor)))
 	}
+	return aclArray(items)
+}
+
+// aclItemText is one aclitem in its text form.
+func aclItemText(grantee, grantor, privs, opts string) string {
+	name := ""
+	if grantee != "" {
+		name = aclName(grantee)
+	}
+	return name + "=" + aclLetters(privs, opts) + "/" + aclName(grantor)
+}
+
+// aclArray is an ACL as text[] ({} when it has no entry).
+func aclArray(items []row.Datum) row.Datum {
 	d, err := row.Array(row.TypeTextArray, items)
 	if err != nil {
 		return row.Null()

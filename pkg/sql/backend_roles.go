@@ -35,8 +35,15 @@ type Grant struct {
 	// Options are the letters of Privileges held WITH GRANT OPTION
 	// (PostgreSQL's aclitem "r*"): always a subset of Privileges.
 	Options string
-	// Grantor is the role that granted them.
+	// Grantor is the role that granted them: a grantee holds one grant
+	// per grantor on an object, as PostgreSQL's ACL entries ("" for
+	// objects without an owner, granted by superusers).
 	Grantor string
+	// Keep marks the owner's own entry on a relation after every privilege
+	// was revoked from the owner: stored without privileges, it tells the
+	// owner holds nothing (no entry at all is the default ACL, where the
+	// owner holds everything).
+	Keep bool
 	// Seq orders the grants on one object as PostgreSQL orders its ACL
 	// entries (a new grantee's entry goes last): the SQL layer sets it,
 	// the backend keeps it.

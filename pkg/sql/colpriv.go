@@ -117,30 +117,16 @@ func columnIndexes(it *Item, names []string) ([]int, error) {
 // attACL returns pg_attribute.attacl of column i (from 0) of it: its
 // column grants in aclitem's text form, NULL when it has none.
 func (sn *snapshot) attACL(it *Item, i int) row.Datum {
-	grants := sn.grants[columnObject(relationObject(it.ID), i)]
 	var items []row.Datum
-	for _, g := range sortedACL(grants) {
-		if g.Privileges == "" {
-			continue
+	for _, g := range sortedACL(sn.grants[columnObject(relationObject(it.ID), i)], it.Owner) {
+		if g.Privileges != "" {
+			items = append(items, row.Text(aclItemText(g.Grantee, g.Grantor, g.Privileges, g.Options)))
 		}
-		grantor := it.Owner
-		if grantor == "" {
-			grantor = g.Grantor
-		}
-		grantee := ""
-		if g.Grantee != "" {
-			grantee = aclName(g.Grantee)
-		}
-		items = append(items, row.Text(grantee+"="+g.Privileges+"/"+aclName(grantor)))
 	}
 	if len(items) == 0 {
 		return row.Null()
 	}
-	d, err := row.Array(row.TypeTextArray, items)
-	if err != nil {
-		return row.Null()
-	}
-	return d
+	return aclArray(items)
 }
 
 // columnOfObject splits a column grant's object into its relation's

@@ -29,8 +29,16 @@ func TestColumnPrivileges(t *testing.T) {
 		GRANT SELECT (a) ON v, u TO grp;
 		GRANT INSERT (a), UPDATE (b) ON t TO grp`)
 	alice := e.NewSession("alice")
-	wantCode(t, admin, "GRANT SELECT (c) ON t TO grp WITH GRANT OPTION", sqlerr.FeatureNotSupported)
-	wantCode(t, admin, "REVOKE GRANT OPTION FOR SELECT (c) ON t FROM grp", sqlerr.FeatureNotSupported)
+	// Column grants WITH GRANT OPTION, and their revokes.
+	const attaclC = "SELECT attacl FROM pg_attribute a JOIN pg_class c ON a.attrelid = c.oid WHERE c.relname = 't' AND attname = 'c'"
+	for _, st := range []struct{ sql, want string }{
+		{"GRANT SELECT (c) ON t TO grp WITH GRANT OPTION", "{grp=r*/admin}"},
+		{"REVOKE GRANT OPTION FOR SELECT (c) ON t FROM grp", "{grp=r/admin}"},
+		{"REVOKE SELECT (c) ON t FROM grp", "NULL"},
+	} {
+		run(t, admin, st.sql)
+		wantRows(t, admin, attaclC, st.want)
+	}
 	cases := []struct {
 		sql    string
 		denied bool

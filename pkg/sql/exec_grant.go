@@ -38,6 +38,12 @@ func privilegeLetters(names []string, valid map[string]byte, kind string) (strin
 		for _, l := range valid {
 			all = append(all, l)
 		}
+		if kind == "table" {
+			// REFERENCES and TRIGGER: Tandem checks neither, but ALL
+			// grants and revokes them as PostgreSQL's ALL does (the
+			// owner's entry holds them).
+			all = append(all, 'x', 't')
+		}
 		slices.Sort(all)
 		return string(all), nil
 	}
@@ -57,8 +63,8 @@ func privilegeLetters(names []string, valid map[string]byte, kind string) (strin
 	return string(out), nil
 }
 
-// grant executes GRANT and REVOKE of privileges on relations, schema
-// public and the database.
+// grant executes GRANT and REVOKE of privileges on relations (and their
+// columns), schema public and the database, in one durable change.
 func (s *Session) grant(ctx context.Context, n *pg.GrantStmt) (*Result, error) {
 	tag := map[bool]string{true: "GRANT", false: "REVOKE"}[n.IsGrant]
 	if n.Grantor != nil {
@@ -81,27 +87,29 @@ func (s *Session) grant(ctx context.Context, n *pg.GrantStmt) (*Result, error) {
 		}
 		names = append(names, strings.ToUpper(ap.PrivName))
 	}
-	if len(cols) > 0 {
-		return s.grantColumns(ctx, n, names, cols)
-	}
 	sn, unlock, err := s.lockedSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	if len(cols) > 0 && n.Objtype != pg.ObjectType_OBJECT_TABLE {
+		return nil, sqlerr.New(sqlerr.InvalidGrantOperation, "column privileges are only valid for relations")
+	}
 	targets, valid, kind, err := sn.grantTargets(n)
 	if err != nil {
 		return nil, err
 	}
-	letters, err := privilegeLetters(names, valid, kind)
-	if err != nil {
-		return nil, err
+	op := grantOp{grant: n.IsGrant, option: n.GrantOption, cascade: n.Behavior == pg.DropBehavior_DROP_CASCADE,
+		all: len(n.Privileges) == 0, cols: cols}
+	if len(names) > 0 || len(cols) == 0 {
+		if op.letters, err = privilegeLetters(names, valid, kind); err != nil {
+			return nil, err
+		}
 	}
 	grantees, err := s.grantees(sn, n.Grantees)
 	if err != nil {
 		return nil, err
 	}
-	op := grantOp{letters: letters, grant: n.IsGrant, option: n.GrantOption}
 	notices, err := s.applyGrants(ctx, sn, targets, op, grantees)
 	if err != nil {
 		return nil, err
@@ -199,66 +207,88 @@ func (s *Session) applyGrants(ctx context.Context, sn *snapshot, targets []grant
 	return notices, s.engine.backend.SetGrants(ctx, changes)
 }
 
-// grantChanges returns the grants applyGrants stores and its notices.
-// Only an object's owner (or a role holding the owner's privileges) or a
-// superuser grants on it: another role holding none of the privileges
-// with the grant option grants or revokes nothing and gets PostgreSQL's
-// WARNING, or 42501 if it holds no privilege on the object at all.
-// Grants onward by a holder of the grant option are not implemented yet
-// (feature not supported).
+// grantChanges returns the grants applyGrants stores and its notices:
+// for each target, the change of its own ACL, then of its columns' (those
+// the statement names, and every column for a REVOKE of column
+// privileges on the relation), each as PostgreSQL's ExecGrant does
+// (acl_update.go).
 func (s *Session) grantChanges(sn *snapshot, targets []grantTarget, op grantOp, grantees []string) ([]Grant, []Notice, error) {
 	var changes []Grant
 	var notices []Notice
 	for _, t := range targets {
-		if !sn.hasPrivsOfRole(s.user, t.owner) {
-			if !sn.holdsAny(s.user, t) {
-				return nil, nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
+		rel := newACLEdit(t.object, t.owner, sn.grants[t.object])
+		if t.item != nil && op.letters != "" {
+			rel.ensureOwner() // column privileges alone leave it
+		}
+		before := rel.clone()
+		if op.letters != "" {
+			grantor, avail := sn.bestGrantor(s.user, op.letters, rel)
+			this, ns, err := restrictGrant(t, "", op.grant, op.all, op.letters, avail, avail != "" || sn.holdsOn(rel, t, grantor))
+			if err != nil {
+				return nil, nil, err
 			}
-			if op.publicOption(grantees) {
-				return nil, nil, publicGrantOptionError() // PostgreSQL checks it also here
+			notices = append(notices, ns...)
+			if err := sn.applyOp(rel, op, this, grantor, grantees); err != nil {
+				return nil, nil, err
 			}
-			if sn.grantOptionsOf(s.user, t, op.letters) != "" {
-				return nil, nil, sqlerr.Unsupported("GRANT or REVOKE by a non-owner holding the grant option")
-			}
-			notices = append(notices, nothingDone(t, op.letters, op.grant)...)
+		}
+		changes = append(changes, rel.changes()...)
+		if t.item == nil {
 			continue
 		}
-		// As PostgreSQL does, a grant made with the owner's privileges (as
-		// the owner, a member of it or a superuser) is the owner's.
-		grantor := s.user
-		if t.owner != "" {
-			grantor = t.owner
+		cc, ns, err := s.columnChanges(sn, t, before, op, grantees)
+		if err != nil {
+			return nil, nil, err
 		}
-		if op.publicOption(grantees) {
-			return nil, nil, publicGrantOptionError()
-		}
-		acl := newACLEdit(t.object, sn.grants[t.object])
-		if t.item != nil {
-			acl.ensureOwner(t.owner)
-		}
-		for _, g := range grantees {
-			if t.item != nil && g == t.owner {
-				continue // the owner's entry holds everything already
-			}
-			privs, opts := op.apply(acl.held(g))
-			acl.set(g, privs, opts, grantor)
-		}
-		changes = append(changes, acl.changes()...)
-		if t.item != nil && !op.grant {
-			// Revoking on the relation revokes on its columns too.
-			changes = append(changes, sn.columnGrantChanges(t, allColumns(t.item), op.letters, grantees, grantor, false)...)
-		}
+		changes = append(changes, cc...)
+		notices = append(notices, ns...)
 	}
 	return changes, notices, nil
 }
 
-// grantOp is what a GRANT or REVOKE does to each grantee's entry.
+// applyOp changes each grantee's entry from grantor by op's letters this
+// (those the grantor may grant or revoke): GRANT adds the privileges
+// (WITH GRANT OPTION, their grant options too); REVOKE removes them with
+// their grant options; REVOKE GRANT OPTION FOR removes only the options.
+func (sn *snapshot) applyOp(e *aclEdit, op grantOp, this, grantor string, grantees []string) error {
+	for _, g := range grantees {
+		if op.publicOption([]string{g}) {
+			return publicGrantOptionError()
+		}
+		m := aclMod{grantee: g, grantor: grantor}
+		switch {
+		case op.grant:
+			m.privs = this
+			if op.option {
+				m.opts = this
+			}
+		case op.option:
+			m.opts = this
+		default:
+			m.privs, m.opts = this, this
+		}
+		if err := sn.update(e, m, op.grant, op.cascade); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// grantOp is what a GRANT or REVOKE does.
 type grantOp struct {
+	// letters are the privileges on the object itself ("" when the
+	// statement names column privileges only).
 	letters string
 	grant   bool
 	// option is WITH GRANT OPTION for a grant, GRANT OPTION FOR for a
 	// revoke.
 	option bool
+	// cascade is REVOKE ... CASCADE.
+	cascade bool
+	// all is ALL [PRIVILEGES] (no WARNING for what is not granted).
+	all bool
+	// cols are the column privileges named.
+	cols []columnPriv
 }
 
 // publicGrantOptionError is PostgreSQL's error for GRANT ... TO PUBLIC
@@ -271,77 +301,6 @@ func publicGrantOptionError() error {
 // grantees.
 func (op grantOp) publicOption(grantees []string) bool {
 	return op.grant && op.option && slices.Contains(grantees, "")
-}
-
-// apply returns a grantee's privileges and grant options after op:
-// GRANT adds the privileges (and, WITH GRANT OPTION, their grant
-// options); REVOKE removes them with their grant options; REVOKE GRANT
-// OPTION FOR removes only the grant options.
-func (op grantOp) apply(privs, opts string) (string, string) {
-	switch {
-	case op.grant && op.option:
-		return mergeLetters(privs, op.letters, true), mergeLetters(opts, op.letters, true)
-	case op.grant:
-		return mergeLetters(privs, op.letters, true), opts
-	case op.option:
-		return privs, mergeLetters(opts, op.letters, false)
-	}
-	return mergeLetters(privs, op.letters, false), mergeLetters(opts, op.letters, false)
-}
-
-// grantOptionsOf returns the letters of letters user holds with the grant
-// option on t, through a grant to it or a role it has the privileges of
-// (PostgreSQL gives PUBLIC no grant options).
-func (sn *snapshot) grantOptionsOf(user string, t grantTarget, letters string) string {
-	privs := sn.privsOf(user)
-	var out string
-	for _, g := range sn.grants[t.object] {
-		if g.Grantee != "" && privs[g.Grantee] {
-			out = mergeLetters(out, intersectLetters(g.Options, letters), true)
-		}
-	}
-	return out
-}
-
-// holdsAny reports whether user holds some privilege on t: a grant to it,
-// a role it has the privileges of, or PUBLIC, or PostgreSQL's default
-// privileges of PUBLIC (USAGE on schema public, CONNECT on the database).
-func (sn *snapshot) holdsAny(user string, t grantTarget) bool {
-	if t.kind == "schema" || t.kind == "database" {
-		return true
-	}
-	privs := sn.privsOf(user)
-	for _, g := range sn.grants[t.object] {
-		if g.Privileges != "" && (g.Grantee == "" || privs[g.Grantee]) {
-			return true
-		}
-	}
-	return t.item != nil && sn.holdsAnyColumn(user, t.item)
-}
-
-// nothingDone is PostgreSQL's WARNING for a GRANT or REVOKE by a role
-// without grant options: for a relation's REVOKE of column privileges,
-// also one for each of its columns (system columns first, as PostgreSQL
-// numbers them).
-func nothingDone(t grantTarget, letters string, grant bool) []Notice {
-	if grant {
-		return []Notice{warningf(codePrivilegeNotGranted, "no privileges were granted for %q", t.name)}
-	}
-	out := []Notice{warningf(codePrivilegeNotRevoked, "no privileges could be revoked for %q", t.name)}
-	if t.item == nil || !strings.ContainsAny(letters, string([]byte{privSelect, privInsert, privUpdate})) {
-		return out
-	}
-	var cols []string
-	if t.item.Kind != KindView {
-		cols = append(cols, "tableoid", "cmax", "xmax", "cmin", "xmin", "ctid")
-	}
-	for i := range t.item.Desc.Arity() {
-		cols = append(cols, t.item.Desc.Name(i))
-	}
-	for _, c := range cols {
-		out = append(out, warningf(codePrivilegeNotRevoked, "no privileges could be revoked for column %q of relation %q", c, t.name))
-	}
-	return out
 }
 
 // mergeLetters adds or removes privilege letters, keeping them sorted.
@@ -386,7 +345,7 @@ func (s *Session) grantCluster(ctx context.Context, st *parse.GrantCluster) (*Re
 		}
 		grantees = append(grantees, g)
 	}
-	notices, err := s.applyGrants(ctx, sn, targets, grantOp{letters: letters, grant: !st.Revoke}, grantees)
+	notices, err := s.applyGrants(ctx, sn, targets, grantOp{letters: letters, grant: !st.Revoke, all: len(st.Privileges) == 0}, grantees)
 	if err != nil {
 		return nil, err
 	}

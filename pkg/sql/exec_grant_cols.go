@@ -1,9 +1,6 @@
 package sql
 
 import (
-	"context"
-	"maps"
-	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -40,96 +37,69 @@ func newColumnPriv(ap *pg.AccessPriv) (columnPriv, error) {
 	return cp, nil
 }
 
-// grantColumns executes a GRANT or REVOKE naming column privileges (and
-// perhaps relation privileges beside them), in one durable change.
-func (s *Session) grantColumns(ctx context.Context, n *pg.GrantStmt, names []string, cols []columnPriv) (*Result, error) {
-	if n.GrantOption || n.Grantor != nil {
-		// Column grants carry no grant option or grantor of their own
-		// (yet): refused here too, whatever GRANT on relations accepts.
-		return nil, sqlerr.Unsupported("WITH GRANT OPTION and GRANTED BY on column privileges")
+// columnChanges returns the changes of the column ACLs of t's relation a
+// GRANT or REVOKE makes, and their notices, column by column in
+// PostgreSQL's order (system columns first), as its ExecGrant_Attribute:
+// the grantor is chosen over the relation's ACL as it was before the
+// statement (rel) and the column's, and the change (with its circularity
+// check and cascade) is made on the column's ACL alone.
+func (s *Session) columnChanges(sn *snapshot, t grantTarget, rel *aclEdit, op grantOp, grantees []string) ([]Grant, []Notice, error) {
+	letters := map[int]string{} // by column index; system columns negative
+	if !op.grant {
+		// Revoking on the relation revokes on its columns too.
+		if l := intersectLetters(op.letters, colAllLetters); l != "" {
+			for i := -len(relSystemColumns(t.item)); i < t.item.Desc.Arity(); i++ {
+				letters[i] = l
+			}
+		}
 	}
-	sn, unlock, err := s.lockedSnapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if n.Objtype != pg.ObjectType_OBJECT_TABLE {
-		return nil, sqlerr.New(sqlerr.InvalidGrantOperation, "column privileges are only valid for relations")
-	}
-	targets, valid, kind, err := sn.grantTargets(n)
-	if err != nil {
-		return nil, err
-	}
-	grantees, err := s.grantees(sn, n.Grantees)
-	if err != nil {
-		return nil, err
+	for _, cp := range op.cols {
+		idx, err := columnIndexes(t.item, cp.cols)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, i := range idx {
+			letters[i] = mergeLetters(letters[i], cp.letters, true)
+		}
 	}
 	var changes []Grant
 	var notices []Notice
-	relLetters := ""
-	if len(names) > 0 {
-		if relLetters, err = privilegeLetters(names, valid, kind); err != nil {
-			return nil, err
+	for i := -len(relSystemColumns(t.item)); i < t.item.Desc.Arity(); i++ {
+		want := letters[i]
+		if want == "" {
+			continue
 		}
-		if changes, notices, err = s.grantChanges(sn, targets, grantOp{letters: relLetters, grant: n.IsGrant}, grantees); err != nil {
-			return nil, err
+		name, object := "", ""
+		if i < 0 {
+			name = relSystemColumns(t.item)[-i-1]
+		} else {
+			name, object = t.item.Desc.Name(i), columnObject(t.object, i)
 		}
-		// The relation's revoke also revokes on every column: done below
-		// with the columns', as one edit of each column.
-		changes = slices.DeleteFunc(changes, func(g Grant) bool { return strings.Contains(g.Object, "#") })
-	}
-	for _, t := range targets {
-		it := t.item
-		letters := map[int]string{}
-		for _, cp := range cols {
-			idx, err := columnIndexes(it, cp.cols)
-			if err != nil {
-				return nil, err
-			}
-			if !sn.hasPrivsOfRole(s.user, t.owner) {
-				if !sn.holdsAny(s.user, t) {
-					return nil, sqlerr.Errorf(sqlerr.InsufficientPrivilege, "permission denied for %s %s", t.kind, t.name)
-				}
-				notices = append(notices, columnsNothingDone(t, cp.cols, n.IsGrant)...)
-				continue
-			}
-			for _, i := range idx {
-				letters[i] = mergeLetters(letters[i], cp.letters, true)
-			}
+		col := newACLEdit(object, t.owner, sn.grants[object])
+		grantor, avail := sn.bestGrantor(s.user, want, rel, col)
+		holds := avail != "" || sn.holdsOn(rel, t, grantor) || sn.holdsOn(col, t, grantor)
+		this, ns, err := restrictGrant(t, name, op.grant, want == colAllLetters, want, avail, holds)
+		if err != nil {
+			return nil, nil, err
 		}
-		if !n.IsGrant && relLetters != "" && sn.hasPrivsOfRole(s.user, t.owner) {
-			for i := range it.Desc.Arity() {
-				letters[i] = mergeLetters(letters[i], relLetters, true)
-			}
+		notices = append(notices, ns...)
+		if err := sn.applyOp(col, op, this, grantor, grantees); err != nil {
+			return nil, nil, err
 		}
-		for _, i := range slices.Sorted(maps.Keys(letters)) {
-			changes = append(changes, sn.columnGrantChanges(t, []int{i}, letters[i], grantees, t.owner, n.IsGrant)...)
+		if object != "" {
+			changes = append(changes, col.changes()...)
 		}
 	}
-	if len(changes) > 0 {
-		if err := s.engine.backend.SetGrants(ctx, changes); err != nil {
-			return nil, err
-		}
-	}
-	res := tagf("%s", map[bool]string{true: "GRANT", false: "REVOKE"}[n.IsGrant])
-	res.Notices = notices
-	return res, nil
+	return changes, notices, nil
 }
 
-// columnGrantChanges returns the grants adding (grant) or removing
-// letters for grantees on the columns idx of t's relation.
-func (sn *snapshot) columnGrantChanges(t grantTarget, idx []int, letters string, grantees []string, grantor string, grant bool) []Grant {
-	var out []Grant
-	for _, i := range idx {
-		object := columnObject(t.object, i)
-		acl := newACLEdit(object, sn.grants[object])
-		for _, g := range grantees {
-			privs, opts := acl.held(g) // column grants carry no grant options
-			acl.set(g, mergeLetters(privs, letters, grant), opts, grantor)
-		}
-		out = append(out, acl.changes()...)
+// relSystemColumns are the system columns of it by attnum -1, -2, ...:
+// PostgreSQL's, for every relation but a view.
+func relSystemColumns(it *Item) []string {
+	if it.Kind == KindView {
+		return nil
 	}
-	return out
+	return systemColumns
 }
 
 // allColumns returns the indexes of every column of it.
@@ -139,32 +109,4 @@ func allColumns(it *Item) []int {
 		out[i] = i
 	}
 	return out
-}
-
-// columnsNothingDone is PostgreSQL's WARNING, one for each column, for a
-// GRANT or REVOKE of column privileges by a role without grant options.
-func columnsNothingDone(t grantTarget, cols []string, grant bool) []Notice {
-	var out []Notice
-	for _, c := range cols {
-		if grant {
-			out = append(out, warningf(codePrivilegeNotGranted, "no privileges were granted for column %q of relation %q", c, t.name))
-		} else {
-			out = append(out, warningf(codePrivilegeNotRevoked, "no privileges could be revoked for column %q of relation %q", c, t.name))
-		}
-	}
-	return out
-}
-
-// holdsAnyColumn reports whether user holds some privilege on a column
-// of it.
-func (sn *snapshot) holdsAnyColumn(user string, it *Item) bool {
-	privs := sn.privsOf(user)
-	for i := range it.Desc.Arity() {
-		for _, g := range sn.grants[columnObject(relationObject(it.ID), i)] {
-			if g.Privileges != "" && (g.Grantee == "" || privs[g.Grantee]) {
-				return true
-			}
-		}
-	}
-	return false
 }

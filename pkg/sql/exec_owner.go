@@ -192,13 +192,9 @@ func (s *Session) dropOwned(ctx context.Context, n *pg.DropOwnedStmt) (*Result, 
 			}
 		}
 	}
-	var revokes []Grant
-	for _, object := range sn.grantObjects() {
-		for _, g := range sn.grants[object] {
-			if roles[g.Grantee] && !dropped[object] {
-				revokes = append(revokes, Grant{Object: object, Grantee: g.Grantee})
-			}
-		}
+	revokes, err := sn.revokeAllFrom(roles, dropped)
+	if err != nil {
+		return nil, err
 	}
 	// The drops and the revokes are one durable change.
 	if len(roots) > 0 || len(revokes) > 0 {
@@ -207,6 +203,35 @@ func (s *Session) dropOwned(ctx context.Context, n *pg.DropOwnedStmt) (*Result, 
 		}
 	}
 	return tagf("DROP OWNED"), nil
+}
+
+// revokeAllFrom returns the changes revoking every privilege the roles
+// hold on objects other than the dropped relations (and their columns),
+// from every grantor, with what they granted with them (CASCADE), as
+// DROP OWNED does.
+func (sn *snapshot) revokeAllFrom(roles, dropped map[string]bool) ([]Grant, error) {
+	var out []Grant
+	for _, object := range sn.grantObjects() {
+		rel := object
+		if r, _, ok := columnOfObject(object); ok {
+			rel = r
+		}
+		if dropped[rel] {
+			continue
+		}
+		e := newACLEdit(object, sn.objectOwner(object), sn.grants[object])
+		for _, g := range e.entries() {
+			if !roles[g.Grantee] {
+				continue
+			}
+			m := aclMod{grantee: g.Grantee, grantor: g.Grantor, privs: g.Privileges, opts: g.Options}
+			if err := sn.update(e, m, false, true); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, e.changes()...)
+	}
+	return out, nil
 }
 
 // grantObjects lists the objects holding grants, sorted.

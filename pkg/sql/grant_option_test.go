@@ -34,9 +34,10 @@ func TestGrantOption(t *testing.T) {
 
 // TestGrantOptionNotOwner: a non-owner without the grant option gets the
 // WARNING and changes nothing (but grant options to PUBLIC are 0LP01
-// first, as in PostgreSQL); one holding it is refused as not supported
-// (rather than granting nothing, as it would without it) until grants
-// onward are implemented; a grant option is not a privilege check.
+// first, as in PostgreSQL); one holding it grants onward, as the grantor
+// of what it grants; revoking the option it granted with is 2BP01 unless
+// CASCADE, which takes the onward grant too; a grant option is not a
+// privilege check.
 func TestGrantOptionNotOwner(t *testing.T) {
 	s, _ := newSession(t)
 	run(t, s, `CREATE ROLE o; CREATE ROLE a; CREATE ROLE b;
@@ -47,9 +48,17 @@ func TestGrantOptionNotOwner(t *testing.T) {
 		t.Fatalf("GRANT without the grant option: %+v, %v", res, err)
 	}
 	wantCode(t, s, "GRANT INSERT ON t TO PUBLIC WITH GRANT OPTION", "0LP01")
-	wantCode(t, s, "GRANT SELECT ON t TO b", "0A000")
-	wantCode(t, s, "GRANT ALL ON t TO b", "0A000")
+	res, err = s.ExecuteSQL(context.Background(), "GRANT SELECT, INSERT ON t TO b")
+	if err != nil || len(res) != 1 || len(res[0].Notices) != 1 || res[0].Notices[0].Message != `not all privileges were granted for "t"` {
+		t.Fatalf("GRANT of some privileges with their option: %+v, %v", res, err)
+	}
+	run(t, s, "GRANT ALL ON t TO b")
 	wantCode(t, s, "UPDATE t SET x = 1", "42501")
 	run(t, s, "RESET ROLE")
-	wantRows(t, s, "SELECT relacl FROM pg_class WHERE relname = 't'", "{o=arwdDxt/o,a=ar*/o}")
+	const relacl = "SELECT relacl FROM pg_class WHERE relname = 't'"
+	wantRows(t, s, relacl, "{o=arwdDxt/o,a=ar*/o,b=r/a}")
+	wantCode(t, s, "REVOKE SELECT ON t FROM a", "2BP01")
+	wantCode(t, s, "REVOKE GRANT OPTION FOR SELECT ON t FROM a", "2BP01")
+	run(t, s, "REVOKE GRANT OPTION FOR SELECT ON t FROM a CASCADE")
+	wantRows(t, s, relacl, "{o=arwdDxt/o,a=ar/o}")
 }

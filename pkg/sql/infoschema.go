@@ -8,8 +8,9 @@ import (
 	"github.com/tandemdb/tandem/pkg/sql/planner"
 )
 
-// The information_schema emulation: tables, columns, table_constraints
-// and key_column_usage, as constants computed from the statement's
+// The information_schema emulation: tables, columns, table_constraints,
+// key_column_usage, table_privileges and column_privileges
+// (infoschema_privs.go), as constants computed from the statement's
 // catalog snapshot like the pg_catalog relations (pgcatalog.go), with the
 // columns tools read most. Identifiers are text. NOT NULL constraints are
 // not listed in table_constraints (PostgreSQL lists them as CHECK
@@ -125,7 +126,7 @@ func (sn *snapshot) informationSchemaRelation(name string) (planner.Relation, bo
 			}
 		}
 	default:
-		return planner.Relation{}, false
+		return sn.privilegeRelation(name)
 	}
 	p := plan.NewConstant(desc, rows...)
 	return planner.Relation{ID: plan.GlobalID{Kind: plan.KindSystem}, Name: name, Desc: desc, Plan: &p}, true

@@ -18,8 +18,9 @@ import (
 //     for is one the front door let in without a catalog role (the
 //     bootstrap superuser, or any name under loopback trust, which trusts
 //     the client with everything anyway): it counts as a superuser.
-//   - An object's owner holds every privilege on it; others hold what was
-//     granted to them or to PUBLIC.
+//   - An object's owner holds every privilege on it until they are
+//     revoked from it (acl_edit.go); others hold what was granted to them
+//     or to PUBLIC, by any grantor.
 //   - Reading a relation needs SELECT on it; a view's own reads are checked
 //     against the view's owner, not the reader.
 //   - Creating an object in schema public needs CREATE on the schema;
@@ -87,7 +88,7 @@ func (sn *snapshot) has(user, object, owner string, priv byte) bool {
 		return true
 	}
 	privs := sn.privsOf(user)
-	if owner != "" && privs[owner] {
+	if owner != "" && privs[owner] && sn.ownerHoldsAll(object, owner) {
 		return true
 	}
 	for _, g := range sn.grants[object] {
@@ -96,6 +97,23 @@ func (sn *snapshot) has(user, object, owner string, priv byte) bool {
 		}
 	}
 	return false
+}
+
+// ownerHoldsAll reports whether owner holds every privilege on object
+// without an entry saying so: on an object other than a column whose ACL
+// has no entry of the owner to itself (the default ACL, or one stored
+// before owners' entries were). A column's owner holds what it holds on
+// the relation.
+func (sn *snapshot) ownerHoldsAll(object, owner string) bool {
+	if _, _, ok := columnOfObject(object); ok {
+		return false
+	}
+	for _, g := range sn.grants[object] {
+		if g.Grantee == owner && g.Grantor == owner {
+			return false
+		}
+	}
+	return true
 }
 
 // checkRelation fails with 42501 unless user holds priv on it.
@@ -155,7 +173,9 @@ func pgKindName(k ItemKind) string {
 }
 
 // roleDependents lists what keeps a role from being dropped, in
-// PostgreSQL's DETAIL form ("owner of table t", "privileges for table u").
+// PostgreSQL's DETAIL form ("owner of table t", "privileges for table
+// u"): the items it owns and the objects whose ACL names it as grantee
+// or grantor, once each.
 func (sn *snapshot) roleDependents(name string) string {
 	var lines []string
 	for _, it := range sn.items {
@@ -163,15 +183,14 @@ func (sn *snapshot) roleDependents(name string) string {
 			lines = append(lines, fmt.Sprintf("owner of %s %s", pgKindName(it.Kind), it.Name))
 		}
 	}
-	objects := make([]string, 0, len(sn.grants))
-	for o := range sn.grants {
-		objects = append(objects, o)
-	}
-	slices.Sort(objects)
-	for _, o := range objects {
+	for _, o := range sn.grantObjects() {
+		if sn.objectOwner(o) == name {
+			continue
+		}
 		for _, g := range sn.grants[o] {
-			if g.Grantee == name && sn.objectOwner(o) != name {
+			if g.Grantee == name || g.Grantor == name {
 				lines = append(lines, "privileges for "+sn.objectText(o))
+				break
 			}
 		}
 	}

@@ -39,9 +39,10 @@ type Fake struct {
 	gate chan struct{}
 	// gated counts the peeks the gate holds now (HeldPeeks).
 	gated atomic.Int64
-	// roles and grants (roles.go), grants keyed by object and grantee.
+	// roles and grants (roles.go), grants keyed by object, grantee and
+	// grantor (grantKey).
 	roles  map[string]sql.Role
-	grants map[[2]string]sql.Grant
+	grants map[[3]string]sql.Grant
 	// gen is the catalog generation: bumped by every change to items,
 	// roles or grants.
 	gen uint64
@@ -134,7 +135,7 @@ func New() *Fake {
 		clusters: []sql.Cluster{{Name: "default", Replicas: []sql.Replica{{Name: "r1", Size: "1", Processes: 1, Workers: 1, Status: "ready"}}}},
 		peeks:    map[string]int{},
 		// Every role may use the default cluster, as in the environment.
-		grants: map[[2]string]sql.Grant{{"cluster:default", ""}: {Object: "cluster:default", Privileges: "U"}},
+		grants: map[[3]string]sql.Grant{{"cluster:default", "", ""}: {Object: "cluster:default", Privileges: "U"}},
 	}
 }
 

@@ -76,7 +76,7 @@ func (f *Fake) Grants(context.Context) ([]sql.Grant, error) {
 		out = append(out, g)
 	}
 	slices.SortFunc(out, func(a, b sql.Grant) int {
-		return strings.Compare(a.Object+"\x00"+a.Grantee, b.Object+"\x00"+b.Grantee)
+		return strings.Compare(a.Object+"\x00"+a.Grantee+"\x00"+a.Grantor, b.Object+"\x00"+b.Grantee+"\x00"+b.Grantor)
 	})
 	return out, nil
 }
@@ -92,16 +92,25 @@ func (f *Fake) SetGrants(_ context.Context, gs []sql.Grant) error {
 func (f *Fake) setGrantsLocked(gs []sql.Grant) {
 	f.gen++ // a catalog change
 	if f.grants == nil {
-		f.grants = map[[2]string]sql.Grant{}
+		f.grants = map[[3]string]sql.Grant{}
 	}
 	for _, g := range gs {
-		k := [2]string{g.Object, g.Grantee}
-		if g.Privileges == "" {
+		k := grantKey(g)
+		if g.Privileges == "" && !g.Keep {
 			delete(f.grants, k)
 			continue
 		}
 		f.grants[k] = g
 	}
+}
+
+// grantKey keys a grant as the catalog does: by object, grantee and
+// grantor, a membership (a grant on a role) by object and grantee.
+func grantKey(g sql.Grant) [3]string {
+	if strings.HasPrefix(g.Object, "role:") {
+		return [3]string{g.Object, g.Grantee, ""}
+	}
+	return [3]string{g.Object, g.Grantee, g.Grantor}
 }
 
 // dropGrantsLocked removes the grants on object and, for a relation, on
