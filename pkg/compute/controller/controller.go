@@ -79,6 +79,12 @@ type Config struct {
 	// a read whose dataflow or answer kills its replica would otherwise
 	// crash-loop it forever (default 2; negative: never give up).
 	MaxPeekRestarts int
+	// MemoryReportTimeout bounds how long a connection to a replica of
+	// several processes waits for every process's first memory report
+	// before the controller replays the history (memory.go); a process
+	// silent that long fails the connection, which is retried (default
+	// 10s).
+	MemoryReportTimeout time.Duration
 }
 
 // DefaultMaxPeekRestarts is Config.MaxPeekRestarts' default.
@@ -111,6 +117,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxPeekRestarts == 0 {
 		c.MaxPeekRestarts = DefaultMaxPeekRestarts
+	}
+	if c.MemoryReportTimeout <= 0 {
+		c.MemoryReportTimeout = 10 * time.Second
 	}
 }
 
@@ -502,6 +511,9 @@ func (c *Controller) maybeRemoveLocked(col *collection) {
 				}
 				if gone {
 					delete(cl.dataflows, df.desc.ID)
+					for _, r := range cl.replicas {
+						delete(r.admitted, df.desc.ID)
+					}
 				}
 			}
 		}

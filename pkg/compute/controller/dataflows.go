@@ -139,8 +139,11 @@ func (c *Controller) createDataflowLocked(cl *cluster, df Dataflow, asOf frontie
 	create := &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: body}}}
 	schedule := &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: wireID(df.ID)}}}
 	for _, r := range cl.replicas {
-		if r.conns != nil && c.holdBackDataflowLocked(r, d) {
-			continue // memory.go
+		if r.conns != nil {
+			if c.holdBackDataflowLocked(r, d) {
+				continue // memory.go
+			}
+			r.admitted[df.ID] = true
 		}
 		r.sendLocked(create)
 		r.sendLocked(schedule)

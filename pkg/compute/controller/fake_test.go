@@ -186,6 +186,10 @@ type fakeReplica struct {
 	deferRefusal bool
 	refused      map[string]bool               // exports of refused dataflows
 	deferred     map[int][]*computepb.Response // per process
+	// memoryNear is the near_limit each process reports on Hello, as a
+	// real process reports its memory on every connection;
+	// memorySilent sends no report.
+	memoryNear, memorySilent bool
 }
 
 func newFakeReplica() *fakeReplica {
@@ -201,6 +205,10 @@ func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
 		f.log = append(f.log, cmd)
 	}
 	switch k := cmd.GetKind().(type) {
+	case *computepb.Command_Hello:
+		if !f.memorySilent {
+			p.send(memoryStatusResp(f.memoryNear))
+		}
 	case *computepb.Command_CreateDataflow:
 		df := fakeDataflowOf(k.CreateDataflow.GetDataflow())
 		if f.refuse != nil {
@@ -435,7 +443,19 @@ func newHarnessWith(t *testing.T, edit func(*Config)) *harness {
 // connected.
 func (h *harness) addReplica(name string, processes int) *fakeReplica {
 	h.t.Helper()
+	f := h.startReplica(name, processes, nil)
+	h.eventually(fmt.Sprintf("replica %s connected", name), func() bool { return h.connected(name) })
+	return f
+}
+
+// startReplica creates a fake replica with n processes, scripted by edit
+// when not nil, without waiting for it to connect.
+func (h *harness) startReplica(name string, processes int, edit func(*fakeReplica)) *fakeReplica {
+	h.t.Helper()
 	f := newFakeReplica()
+	if edit != nil {
+		edit(f)
+	}
 	h.dialer.mu.Lock()
 	h.dialer.replicas[name] = f
 	h.dialer.mu.Unlock()
@@ -444,7 +464,6 @@ func (h *harness) addReplica(name string, processes int) *fakeReplica {
 		Interactive: testparams.Interactive(h.t)}); err != nil {
 		h.t.Fatal(err)
 	}
-	h.eventually(fmt.Sprintf("replica %s connected", name), func() bool { return h.connected(name) })
 	return f
 }
 
