@@ -89,16 +89,31 @@ func fakeDataflowOf(d *computepb.DataflowDescription) fakeDataflow {
 	return df
 }
 
+// gid is the id a test names by its printed form ("u1"); a malformed one
+// is a bug in the test.
+func gid(s string) plan.GlobalID {
+	id, err := plan.ParseGlobalID(s)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
+
+// gids is gid of each of ss (nil for none).
+func gids(ss ...string) []plan.GlobalID {
+	var out []plan.GlobalID
+	for _, s := range ss {
+		out = append(out, gid(s))
+	}
+	return out
+}
+
 // testDataflow returns a Dataflow over imports with one index export.
 func testDataflow(id string, indexImports, sourceImports []string) Dataflow {
 	return Dataflow{
-		ID: id, IndexImports: indexImports, SourceImports: sourceImports, IndexExports: []string{id},
+		ID: gid(id), IndexImports: gids(indexImports...), SourceImports: gids(sourceImports...), IndexExports: gids(id),
 		Encode: func(asOf frontier.Time, class computepb.DataflowClass) (*computepb.DataflowDescription, error) {
-			gid, err := plan.ParseGlobalID(id)
-			if err != nil {
-				return nil, err
-			}
-			pid := protocol.GlobalIDToProto(gid)
+			pid := protocol.GlobalIDToProto(gid(id))
 			return &computepb.DataflowDescription{Id: pid, AsOf: protocol.FrontierToProto(frontier.At(asOf)), Class: class,
 				IndexExports: []*computepb.IndexExport{{Id: pid, On: pid}}}, nil
 		},
@@ -298,12 +313,22 @@ func (f *fakeReplica) refuseLocked(p *fakeProcess, df fakeDataflow) {
 
 func commandErrorResp(command, id, code, msg string) *computepb.Response {
 	return &computepb.Response{Kind: &computepb.Response_CommandError{CommandError: &computepb.CommandError{
-		Command: command, Collection: wireID(id), Sqlstate: code, Message: msg}}}
+		Command: command, Collection: wireOf(id), Sqlstate: code, Message: msg}}}
+}
+
+// wireOf is the wire form of a fake replica's printed id; nil (absent)
+// when it does not parse, as a broken replica might send.
+func wireOf(id string) *computepb.GlobalId {
+	gid, err := plan.ParseGlobalID(id)
+	if err != nil {
+		return nil
+	}
+	return protocol.GlobalIDToProto(gid)
 }
 
 func frontiersResp(id string, f frontier.Frontier) *computepb.Response {
 	pf := protocol.FrontierToProto(f)
-	return &computepb.Response{Kind: &computepb.Response_Frontiers{Frontiers: &computepb.Frontiers{Id: wireID(id), Write: pf, Input: pf, Output: pf}}}
+	return &computepb.Response{Kind: &computepb.Response_Frontiers{Frontiers: &computepb.Frontiers{Id: wireOf(id), Write: pf, Input: pf, Output: pf}}}
 }
 
 // report sends frontiers from every connected process.
@@ -494,7 +519,7 @@ func (h *harness) eventually(what string, cond func() bool) {
 // collection returns a collection's status.
 func (h *harness) collection(id string) (CollectionStatus, bool) {
 	for _, cs := range h.c.Status().Collections {
-		if cs.ID == id {
+		if cs.ID.String() == id {
 			return cs, true
 		}
 	}
@@ -509,6 +534,9 @@ func peekTarget(p *computepb.Peek) string {
 
 // printed is a wire id's printed form ("" when absent or malformed).
 func printed(p *computepb.GlobalId) string {
-	id, _ := idOf(p)
-	return id
+	id, err := protocol.GlobalIDFromProto(p)
+	if err != nil {
+		return ""
+	}
+	return id.String()
 }

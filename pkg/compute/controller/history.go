@@ -65,11 +65,11 @@ func (c *Controller) historyForLocked(cl *cluster, r *replica) []*computepb.Comm
 		}
 		cmds = append(cmds,
 			&computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: body}}},
-			&computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: wireID(df.desc.ID)}}})
+			&computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: protocol.GlobalIDToProto(df.desc.ID)}}})
 		for _, e := range df.desc.exports() {
 			if col, ok := c.collections[e]; ok && asOf.Less(col.since) {
 				cmds = append(cmds, &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{
-					Id: wireID(e), Frontier: protocol.FrontierToProto(col.since),
+					Id: protocol.GlobalIDToProto(e), Frontier: protocol.FrontierToProto(col.since),
 				}}})
 			}
 		}

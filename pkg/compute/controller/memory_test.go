@@ -65,7 +65,7 @@ func TestDataflowHeldBackFromReplicaNearMemoryLimit(t *testing.T) {
 		t.Fatalf("r1, near its memory limit, was sent %d new dataflows", n-c1)
 	}
 	h.c.mu.Lock()
-	perr := h.c.clusters["default"].replicas["r1"].refused["u1"]
+	perr := h.c.clusters["default"].replicas["r1"].refused[gid("u1")]
 	h.c.mu.Unlock()
 	if perr.GetSqlstate() != codeOutOfMemory {
 		t.Fatalf("u1 on r1: refusal %v, want 53200", perr)
@@ -94,7 +94,7 @@ func (h *harness) replicaStatus(name string) ReplicaStatus {
 func (h *harness) refusal(name, id string) *computepb.PeekError {
 	h.c.mu.Lock()
 	defer h.c.mu.Unlock()
-	return h.c.clusters["default"].replicas[name].refused[id]
+	return h.c.clusters["default"].replicas[name].refused[gid(id)]
 }
 
 // TestMemoryKnownBeforeTheFirstDataflow: a two-process replica is sent

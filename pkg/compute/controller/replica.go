@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
@@ -32,12 +33,12 @@ type replica struct {
 	connected time.Time
 	lastError string
 	// frontiers are this epoch's reports per collection.
-	frontiers map[string]*replicaFrontiers
+	frontiers map[plan.GlobalID]*replicaFrontiers
 	// hydrationMs is the replica's own hydration report (introspection).
-	status map[string]*computepb.CollectionStatus
+	status map[plan.GlobalID]*computepb.CollectionStatus
 	// refused holds this epoch's refusals of create_dataflow, by export
 	// of the refused dataflow (refusal.go).
-	refused map[string]*computepb.PeekError
+	refused map[plan.GlobalID]*computepb.PeekError
 	// memory is this epoch's last memory report per process (memory.go).
 	memory map[int]*computepb.MemoryStatus
 	// memoryWait is the connection's wait for every process's first
@@ -46,11 +47,11 @@ type replica struct {
 	// admitted are the dataflows sent to this replica (by id), in this
 	// connection or an earlier one: a replay sends them whatever the
 	// memory reports say (memory.go).
-	admitted map[string]bool
+	admitted map[plan.GlobalID]bool
 	// importHolds are this replica's holds on its dataflows' storage
 	// imports, by dataflow id (see replicaholds.go). They outlive
 	// connections and go with the dataflow or the replica.
-	importHolds map[string]dataflowImportHolds
+	importHolds map[plan.GlobalID]dataflowImportHolds
 	// roll is a config given by ApplyReplicaConfig whose completion is
 	// still to be logged (params.go); nil otherwise.
 	roll *rollWatch
@@ -131,7 +132,7 @@ func (r *replica) sendLocked(cmd *computepb.Command) {
 
 // reportsOpenLocked reports whether the replica is connected and has not
 // reported collection id closed.
-func (r *replica) reportsOpenLocked(id string) bool {
+func (r *replica) reportsOpenLocked(id plan.GlobalID) bool {
 	if r.conns == nil {
 		return false
 	}
@@ -234,7 +235,7 @@ func (r *replica) connectOnce(ctx context.Context) error {
 	if r.epoch == epoch {
 		r.conns = nil
 		r.memoryWait = nil
-		r.frontiers = map[string]*replicaFrontiers{}
+		r.frontiers = map[plan.GlobalID]*replicaFrontiers{}
 		c.replicaDisconnectedLocked(r)
 		if replayed && ctx.Err() == nil {
 			// Lost, not dropped or closed by us: charge the reads it
@@ -292,9 +293,9 @@ func (r *replica) replay(epoch uint64, conns []*processConn) {
 	r.conns = conns
 	r.connected = time.Now()
 	r.lastError = ""
-	r.frontiers = map[string]*replicaFrontiers{}
-	r.status = map[string]*computepb.CollectionStatus{}
-	r.refused = map[string]*computepb.PeekError{}
+	r.frontiers = map[plan.GlobalID]*replicaFrontiers{}
+	r.status = map[plan.GlobalID]*computepb.CollectionStatus{}
+	r.refused = map[plan.GlobalID]*computepb.PeekError{}
 	history := c.replicaHistoryLocked(r)
 	c.holdHistoryImportsLocked(r)
 	for _, p := range conns {
@@ -331,7 +332,7 @@ func (c *Controller) handleResponse(r *replica, epoch uint64, proc int, resp *co
 		c.handleSubscribeResponseLocked(r, proc, k.SubscribeResponse)
 	case *computepb.Response_Status:
 		for _, s := range k.Status.GetCollections() {
-			if id, ok := idOf(s.GetId()); ok {
+			if id, err := protocol.GlobalIDFromProto(s.GetId()); err == nil {
 				r.status[id] = s
 			}
 		}
@@ -362,8 +363,8 @@ func responseKind(resp *computepb.Response) string {
 }
 
 func (c *Controller) handleFrontiersLocked(r *replica, proc int, f *computepb.Frontiers) {
-	id, ok := idOf(f.GetId())
-	if !ok {
+	id, err := protocol.GlobalIDFromProto(f.GetId())
+	if err != nil {
 		return
 	}
 	rf, ok := r.frontiers[id]
@@ -477,11 +478,11 @@ func (c *Controller) CreateReplica(ctx context.Context, cfg orchestrator.Replica
 	r := &replica{
 		ctl: c, cluster: cl, cfg: cfg, cancel: cancel, done: make(chan struct{}),
 		log:         c.log.WithValues("replica", cfg.ID.String()),
-		frontiers:   map[string]*replicaFrontiers{},
-		status:      map[string]*computepb.CollectionStatus{},
-		refused:     map[string]*computepb.PeekError{},
-		admitted:    map[string]bool{},
-		importHolds: map[string]dataflowImportHolds{},
+		frontiers:   map[plan.GlobalID]*replicaFrontiers{},
+		status:      map[plan.GlobalID]*computepb.CollectionStatus{},
+		refused:     map[plan.GlobalID]*computepb.PeekError{},
+		admitted:    map[plan.GlobalID]bool{},
+		importHolds: map[plan.GlobalID]dataflowImportHolds{},
 	}
 	cl.replicas[cfg.ID.Replica] = r
 	c.cfg.Metrics.replicas(c.clusters)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
@@ -39,7 +40,7 @@ type SubscribeBatch struct {
 // then Err says why; Close drops it.
 type Subscription struct {
 	ctl     *Controller
-	id      string
+	id      plan.GlobalID
 	batches chan SubscribeBatch
 	once    sync.Once
 	mu      sync.Mutex
@@ -47,7 +48,7 @@ type Subscription struct {
 }
 
 // ID returns the subscribe sink's id.
-func (s *Subscription) ID() string { return s.id }
+func (s *Subscription) ID() plan.GlobalID { return s.id }
 
 // Batches returns the channel of batches, closed when the subscription
 // ends.
@@ -158,8 +159,8 @@ func (c *Controller) subscribeClassLocked(df Dataflow) computepb.DataflowClass {
 }
 
 func (c *Controller) handleSubscribeResponseLocked(r *replica, proc int, resp *computepb.SubscribeResponse) {
-	id, ok := idOf(resp.GetId())
-	if !ok {
+	id, err := protocol.GlobalIDFromProto(resp.GetId())
+	if err != nil {
 		return
 	}
 	col, ok := c.collections[id]
