@@ -2,12 +2,13 @@ package controller
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
+	"github.com/tandemdb/tandem/pkg/compute/consolidate"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
@@ -229,25 +230,10 @@ func (c *Controller) handleSubscribeResponseLocked(r *replica, proc int, resp *c
 // consolidateUpdates sums equal (time, row) updates and drops zeros,
 // sorted by time then row.
 func consolidateUpdates(us []Update) []Update {
-	slices.SortFunc(us, func(a, b Update) int {
-		if a.Time != b.Time {
-			if a.Time < b.Time {
-				return -1
-			}
-			return 1
+	return consolidate.Slice(us, func(a, b Update) int {
+		if c := cmp.Compare(a.Time, b.Time); c != 0 {
+			return c
 		}
 		return bytes.Compare(a.Row, b.Row)
-	})
-	out := us[:0]
-	for _, u := range us {
-		if n := len(out); n > 0 && out[n-1].Time == u.Time && bytes.Equal(out[n-1].Row, u.Row) {
-			out[n-1].Diff += u.Diff
-			if out[n-1].Diff == 0 {
-				out = out[:n-1]
-			}
-			continue
-		}
-		out = append(out, u)
-	}
-	return out
+	}, func(u *Update) *int64 { return &u.Diff })
 }
