@@ -21,7 +21,9 @@ import (
 // processes, never restarted). A one-process replica refuses the dataflow
 // itself; the processes of a two-process replica report their memory and
 // the controller holds the dataflow back (server.MemoryGuard.Report,
-// pkg/compute/controller/memory.go).
+// pkg/compute/controller/memory.go), also one created right after the
+// replica, before any report could arrive: the controller sends no
+// dataflow before it has every process's report.
 func TestReplicaNearMemoryLimitRefusesNewDataflows(t *testing.T) {
 	bin := buildBinaries(t)
 	t.Setenv("TANDEM_MEMORY_LIMIT", "1MiB")
@@ -29,10 +31,10 @@ func TestReplicaNearMemoryLimitRefusesNewDataflows(t *testing.T) {
 		name  string
 		setup []string // run before the table is created
 		procs int      // replica processes running
-		// reports: the replica's processes report their memory, and the
-		// test waits for both reports before it creates the index: a
-		// dataflow created before them is admitted (and a reconnection's
-		// replay always is).
+		// reports: the replica's processes report their memory. The test
+		// creates the index without waiting for the reports: the
+		// controller sends the replica no dataflow before both arrived,
+		// and then lists both processes near their limit.
 		reports bool
 	}{
 		{name: "one process", procs: 1},
@@ -58,11 +60,6 @@ func TestReplicaNearMemoryLimitRefusesNewDataflows(t *testing.T) {
 					t.Fatalf("%s: %v", q, err)
 				}
 			}
-			for deadline := time.Now().Add(60 * time.Second); tc.reports && rc.nearLimit(t, "big", "r1") < 2; time.Sleep(20 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("big.r1's two processes did not report being near their memory limit")
-				}
-			}
 			for _, q := range []string{"CREATE TABLE t (a bigint, b text)", "INSERT INTO t VALUES (1, 'x'), (2, 'y')", "CREATE INDEX t_a ON t (a)"} {
 				if _, err := conn.Exec(ctx, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
@@ -86,6 +83,9 @@ func TestReplicaNearMemoryLimitRefusesNewDataflows(t *testing.T) {
 				if sqlState(err) != "53200" || !strings.Contains(err.Error(), "refusing a new dataflow") {
 					t.Fatalf("%s on a replica above its memory limit: %v, want 53200 refusing a new dataflow", q, err)
 				}
+			}
+			if n := rc.nearLimit(t, "big", "r1"); tc.reports && n != 2 {
+				t.Fatalf("%d processes of big.r1 listed near their memory limit, want 2", n)
 			}
 			var one int
 			if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {

@@ -82,7 +82,7 @@ type itemExtra struct {
 	// Arrangement is a materialized view's sink id: the compute collection
 	// of the storage sink that writes its shard (named "arrangement" since
 	// views were first kept as arrangements; catalogs keep the name).
-	Arrangement string `json:"arrangement,omitempty"`
+	Arrangement plan.GlobalID `json:"arrangement,omitzero"`
 	// System marks the environment's own items (introspection), whose ids
 	// are system ids; Hidden ones are not SQL items at all.
 	System bool `json:"system,omitempty"`
@@ -190,7 +190,7 @@ func (e *Environment) recover(ctx context.Context) error {
 			if err := e.cfg.Storage.RequireShard(it.ID.String()); err != nil {
 				return fmt.Errorf("recover table %s: %w", it.Name, err)
 			}
-			if err := e.cfg.Compute.CreateStorageCollection(it.ID.String()); err != nil {
+			if err := e.cfg.Compute.CreateStorageCollection(it.ID); err != nil {
 				return fmt.Errorf("recover table %s: %w", it.Name, err)
 			}
 		case sql.KindIndex, sql.KindMaterializedView:

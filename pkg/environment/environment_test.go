@@ -361,7 +361,7 @@ func TestSubscribeStreamsACounter(t *testing.T) {
 	sub.Close()
 	// The cluster's introspection indexes stay, each held by its read
 	// policy.
-	logging := map[string]bool{}
+	logging := map[plan.GlobalID]bool{}
 	for _, id := range s.ctl.IntrospectionIDs(DefaultCluster) {
 		logging[id] = true
 	}

@@ -39,8 +39,8 @@ func clusterIndexName(cluster string, rel logging.Relation) string {
 // ensureIntrospection creates any missing relation items and cluster
 // index records of cluster inside tx and returns the cluster's relation
 // name -> index GlobalId.
-func ensureIntrospection(tx *catalog.Tx, cluster string) (map[string]string, error) {
-	ids := map[string]string{}
+func ensureIntrospection(tx *catalog.Tx, cluster string) (map[string]plan.GlobalID, error) {
+	ids := map[string]plan.GlobalID{}
 	for _, rel := range logging.Relations() {
 		desc, _ := logging.Desc(rel)
 		rd, err := json.Marshal(desc)
@@ -56,7 +56,7 @@ func ensureIntrospection(tx *catalog.Tx, cluster string) (map[string]string, err
 		if err != nil {
 			return nil, err
 		}
-		ids[string(rel)] = plan.System(id).String()
+		ids[string(rel)] = plan.System(id)
 	}
 	return ids, nil
 }
@@ -102,7 +102,7 @@ func dropIntrospection(tx *catalog.Tx, cluster string) error {
 // catalog (if new) and tells the controller, before any replica of the
 // cluster is created.
 func (e *Environment) enableIntrospection(cluster string) error {
-	var ids map[string]string
+	var ids map[string]plan.GlobalID
 	err := e.cfg.Catalog.Update(func(tx *catalog.Tx) error {
 		var err error
 		ids, err = ensureIntrospection(tx, cluster)
@@ -124,13 +124,9 @@ func isIntrospection(it sql.Item) bool {
 // relation's first column.
 func (e *Environment) introspectionImport(it sql.Item, cluster string) (plan.IndexImport, error) {
 	ids := e.cfg.Compute.IntrospectionIDs(cluster)
-	s, ok := ids[it.Name]
+	ix, ok := ids[it.Name]
 	if !ok {
 		return plan.IndexImport{}, sqlerr.Errorf(sqlerr.UndefinedObject, "cluster %q keeps no introspection relation %s", cluster, it.Name)
-	}
-	ix, err := plan.ParseGlobalID(s)
-	if err != nil {
-		return plan.IndexImport{}, err
 	}
 	return plan.IndexImport{ID: ix, On: it.ID, Key: []expr.Expr{expr.Column(0)}, Desc: it.Desc}, nil
 }

@@ -94,12 +94,12 @@ func fromCatalog(ci catalog.Item) (sql.Item, error) {
 	return it, nil
 }
 
-func arrangementOf(ci catalog.Item) string {
+func arrangementOf(ci catalog.Item) plan.GlobalID {
 	var x itemExtra
 	if json.Unmarshal(ci.Plan, &x) == nil {
 		return x.Arrangement
 	}
-	return ""
+	return plan.GlobalID{}
 }
 
 // CreateItem implements sql.Catalog.
@@ -153,7 +153,7 @@ func (e *Environment) CreateItem(ctx context.Context, item sql.Item) (sql.Item, 
 			if err != nil {
 				return err
 			}
-			x.Arrangement = plan.User(arr).String()
+			x.Arrangement = plan.User(arr)
 		}
 		planJSON, err := json.Marshal(x)
 		if err != nil {
@@ -190,7 +190,7 @@ func (e *Environment) CreateItem(ctx context.Context, item sql.Item) (sql.Item, 
 	}
 	switch it.Kind {
 	case sql.KindTable:
-		if err := e.cfg.Compute.CreateStorageCollection(it.ID.String()); err != nil {
+		if err := e.cfg.Compute.CreateStorageCollection(it.ID); err != nil {
 			_ = e.cfg.Storage.DropShard(it.ID.String())
 			return undo(fmt.Errorf("create table %s: %w", it.Name, err))
 		}
@@ -298,7 +298,11 @@ func (e *Environment) arrangement(mv plan.GlobalID) (plan.GlobalID, error) {
 	if err != nil {
 		return plan.GlobalID{}, err
 	}
-	return plan.ParseGlobalID(arrangementOf(ci))
+	arr := arrangementOf(ci)
+	if arr.IsZero() {
+		return plan.GlobalID{}, fmt.Errorf("materialized view %s has no arrangement id in the catalog", mv)
+	}
+	return arr, nil
 }
 
 // addImports adds an import for every collection p reads: an index of it
@@ -486,14 +490,14 @@ func (e *Environment) DropItems(ctx context.Context, ids []plan.GlobalID) error 
 func (e *Environment) releaseDropped(id plan.GlobalID, ci catalog.Item) error {
 	switch sql.ItemKind(ci.Kind) {
 	case sql.KindTable:
-		if err := e.cfg.Compute.DropCollection(id.String()); err != nil {
+		if err := e.cfg.Compute.DropCollection(id); err != nil {
 			e.log.Error(err, "Failed to drop a table collection", "id", id.String())
 		}
 		if err := e.cfg.Storage.DropShard(id.String()); err != nil {
 			return fmt.Errorf("drop table %s: %w", ci.Name, err)
 		}
 	case sql.KindIndex:
-		if err := e.cfg.Compute.DropCollection(id.String()); err != nil {
+		if err := e.cfg.Compute.DropCollection(id); err != nil {
 			e.log.Error(err, "Failed to drop an index", "id", id.String())
 		}
 	case sql.KindMaterializedView:

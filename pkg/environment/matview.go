@@ -45,11 +45,11 @@ func (e *Environment) installMaterializedView(it sql.Item, df controller.Dataflo
 		}
 		return cause
 	}
-	if err := e.cfg.Compute.CreateStorageCollection(shard); err != nil {
+	if err := e.cfg.Compute.CreateStorageCollection(it.ID); err != nil {
 		return undo(fmt.Errorf("materialized view %s: %w", it.Name, err))
 	}
-	if _, err := e.cfg.Compute.CreateSinkDataflow(it.Cluster, df, shard); err != nil {
-		if derr := e.cfg.Compute.DropCollection(shard); derr != nil {
+	if _, err := e.cfg.Compute.CreateSinkDataflow(it.Cluster, df, it.ID); err != nil {
+		if derr := e.cfg.Compute.DropCollection(it.ID); derr != nil {
 			e.log.Error(derr, "Failed to drop the collection of a materialized view that was not created", "id", shard)
 		}
 		return undo(fmt.Errorf("materialized view %s: %w", it.Name, err))
@@ -60,13 +60,13 @@ func (e *Environment) installMaterializedView(it sql.Item, df controller.Dataflo
 // dropMaterializedView drops the view's dataflow (its sink stops writing),
 // its storage collection, and its shard. Readers still listening see the
 // shard end.
-func (e *Environment) dropMaterializedView(id plan.GlobalID, sinkID string) error {
-	if sinkID != "" {
+func (e *Environment) dropMaterializedView(id plan.GlobalID, sinkID plan.GlobalID) error {
+	if !sinkID.IsZero() {
 		if err := e.cfg.Compute.DropCollection(sinkID); err != nil {
-			e.log.Error(err, "Failed to drop a materialized view's sink", "id", id.String(), "sink", sinkID)
+			e.log.Error(err, "Failed to drop a materialized view's sink", "id", id.String(), "sink", sinkID.String())
 		}
 	}
-	if err := e.cfg.Compute.DropCollection(id.String()); err != nil {
+	if err := e.cfg.Compute.DropCollection(id); err != nil {
 		e.log.Error(err, "Failed to drop a materialized view's collection", "id", id.String())
 	}
 	return e.cfg.Storage.DropShard(id.String())

@@ -3,7 +3,6 @@ package environment
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/tandemdb/tandem/pkg/compute/controller"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
@@ -26,7 +25,7 @@ func (e *Environment) Peek(ctx context.Context, req sql.PeekRequest) (sql.PeekRo
 	var err error
 	switch {
 	case req.Index != nil:
-		pr := controller.PeekRequest{Cluster: req.Cluster, Target: req.Index.Index.String(), Isolation: isolation(req.Isolation), Replica: req.Replica,
+		pr := controller.PeekRequest{Cluster: req.Cluster, Target: req.Index.Index, Isolation: isolation(req.Isolation), Replica: req.Replica,
 			SpillDir: e.cfg.SpillDir, Finishing: req.Cut, AsOf: req.AsOf}
 		for _, k := range req.Index.Keys {
 			pr.LiteralKeys = append(pr.LiteralKeys, k)
@@ -124,11 +123,7 @@ func (e *Environment) oneShot(ctx context.Context, cluster string, p plan.Plan, 
 }
 
 func (e *Environment) transientID() plan.GlobalID {
-	id, err := plan.ParseGlobalID(e.cfg.Compute.AllocateTransientID())
-	if err != nil {
-		panic(fmt.Sprintf("controller allocated an invalid transient id: %v", err))
-	}
-	return id
+	return e.cfg.Compute.AllocateTransientID()
 }
 
 // Subscribe implements sql.Reads.
@@ -201,22 +196,22 @@ func (s *subscription) Close() { s.sub.Close() }
 // introspectionGet reports whether req's plan is a plain Get of an
 // introspection relation, and if so the index that answers it on the
 // request's cluster.
-func (e *Environment) introspectionGet(ctx context.Context, req sql.PeekRequest) (string, bool, error) {
+func (e *Environment) introspectionGet(ctx context.Context, req sql.PeekRequest) (plan.GlobalID, bool, error) {
 	g := req.Plan.Get
 	if g == nil || g.ID.Kind != plan.KindSystem {
-		return "", false, nil
+		return plan.GlobalID{}, false, nil
 	}
 	items, err := e.Items(ctx)
 	if err != nil {
-		return "", false, err
+		return plan.GlobalID{}, false, err
 	}
 	it, ok := indexItems(items)[g.ID]
 	if !ok || !isIntrospection(it) {
-		return "", false, nil
+		return plan.GlobalID{}, false, nil
 	}
 	imp, err := e.introspectionImport(it, req.Cluster)
 	if err != nil {
-		return "", false, err
+		return plan.GlobalID{}, false, err
 	}
-	return imp.ID.String(), true, nil
+	return imp.ID, true, nil
 }

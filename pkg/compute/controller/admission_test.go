@@ -85,10 +85,10 @@ func admissionMetric(t *testing.T, reg *prometheus.Registry, name string, kind r
 // read issues one read of kind on the harness's cluster.
 func (h *harness) read(ctx context.Context, kind readKind) error {
 	if kind == readOneShot {
-		_, err := h.c.PeekDataflow(ctx, "default", testDataflow(h.c.AllocateTransientID(), []string{"u1"}, nil), Serializable, nil)
+		_, err := h.c.PeekDataflow(ctx, "default", testDataflow(h.c.AllocateTransientID().String(), []string{"u1"}, nil), Serializable, nil)
 		return err
 	}
-	_, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: "u1", Isolation: Serializable})
+	_, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: gid("u1"), Isolation: Serializable})
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/controller"
 	"github.com/tandemdb/tandem/pkg/compute/controller/testparams"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
 	"github.com/tandemdb/tandem/pkg/orchestrator/process"
@@ -43,7 +44,7 @@ func BenchmarkPeekFastPath(b *testing.B) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		st := ctl.Status()
-		if len(st.Clusters[0].Replicas) == 1 && slices.Contains(st.Clusters[0].Replicas[0].Hydrated, "u1") {
+		if len(st.Clusters[0].Replicas) == 1 && slices.Contains(st.Clusters[0].Replicas[0].Hydrated, plan.User(1)) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -51,7 +52,7 @@ func BenchmarkPeekFastPath(b *testing.B) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	req := controller.PeekRequest{Cluster: "default", Target: "u1", LiteralKeys: [][]byte{row.Pack(row.Int64(42))}}
+	req := controller.PeekRequest{Cluster: "default", Target: plan.User(1), LiteralKeys: [][]byte{row.Pack(row.Int64(42))}}
 	lat := make([]time.Duration, 0, 1024)
 	b.ResetTimer()
 	for b.Loop() {

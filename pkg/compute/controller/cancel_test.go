@@ -97,7 +97,7 @@ func TestCancelledReadsLeaveNothingBehind(t *testing.T) {
 		iterations = 40
 	}
 	for i := range iterations {
-		id := h.c.AllocateTransientID()
+		id := h.c.AllocateTransientID().String()
 		point := cancelPoint(rng.IntN(int(numCancelPoints)))
 		restartBefore := rng.IntN(3) == 0 // replica restarts while the read runs
 		restartAfter := rng.IntN(2) == 0  // replica restarts after the cancel
@@ -119,7 +119,7 @@ func TestCancelledReadsLeaveNothingBehind(t *testing.T) {
 		var sub *Subscription
 		if subscribe {
 			df := testDataflow(id, []string{"u1"}, nil)
-			df.IndexExports, df.SubscribeSinks = nil, []string{id}
+			df.IndexExports, df.SubscribeSinks = nil, gids(id)
 			s, err := h.c.Subscribe(ctx, "default", df)
 			if err != nil {
 				t.Fatalf("iteration %d: subscribe: %v", i, err)
@@ -196,7 +196,7 @@ func TestCancelledReadsLeaveNothingBehind(t *testing.T) {
 	h.restart("r1", f)
 	h.eventually("only u1 left", func() bool {
 		st := h.c.Status()
-		return len(st.Collections) == 1 && st.Collections[0].ID == "u1" &&
+		return len(st.Collections) == 1 && st.Collections[0].ID == gid("u1") &&
 			st.Clusters[0].Dataflows == 1 && st.Clusters[0].PendingPeeks == 0
 	})
 	if got := h.c.OutstandingReadHolds(); got != baseHolds {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 )
 
 // collectionKind says who maintains a collection and so where its
@@ -23,7 +24,7 @@ const (
 // collection is the controller's view of one collection. All fields are
 // guarded by the controller's mutex.
 type collection struct {
-	id      string
+	id      plan.GlobalID
 	kind    collectionKind
 	cluster string // empty for storage collections
 	asOf    frontier.Time
@@ -55,7 +56,7 @@ type collection struct {
 }
 
 // newCollection returns a collection readable from asOf with no holds.
-func newCollection(id string, kind collectionKind, asOf frontier.Time, lag time.Duration) *collection {
+func newCollection(id plan.GlobalID, kind collectionKind, asOf frontier.Time, lag time.Duration) *collection {
 	return &collection{
 		id: id, kind: kind, asOf: asOf,
 		holds: frontier.NewHolds(),

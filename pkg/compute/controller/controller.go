@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
@@ -26,7 +27,9 @@ var (
 	ErrNotReadable = errors.New("time not readable")
 )
 
-// Storage is what the controller needs of table storage.
+// Storage is what the controller needs of table storage. Storage names a
+// shard by its collection's printed GlobalId ("u12"); the controller
+// prints the id at this edge and nowhere else.
 type Storage interface {
 	// Frontiers returns a shard's since and upper.
 	Frontiers(id string) (since frontier.Time, upper frontier.Frontier, err error)
@@ -79,6 +82,12 @@ type Config struct {
 	// a read whose dataflow or answer kills its replica would otherwise
 	// crash-loop it forever (default 2; negative: never give up).
 	MaxPeekRestarts int
+	// MemoryReportTimeout bounds how long a connection to a replica of
+	// several processes waits for every process's first memory report
+	// before the controller replays the history (memory.go); a process
+	// silent that long fails the connection, which is retried (default
+	// 10s).
+	MemoryReportTimeout time.Duration
 }
 
 // DefaultMaxPeekRestarts is Config.MaxPeekRestarts' default.
@@ -112,6 +121,9 @@ func (c *Config) defaults() {
 	if c.MaxPeekRestarts == 0 {
 		c.MaxPeekRestarts = DefaultMaxPeekRestarts
 	}
+	if c.MemoryReportTimeout <= 0 {
+		c.MemoryReportTimeout = 10 * time.Second
+	}
 }
 
 type wallClock struct{}
@@ -133,14 +145,14 @@ type Controller struct {
 
 	mu          sync.Mutex
 	clusters    map[string]*cluster
-	collections map[string]*collection
+	collections map[plan.GlobalID]*collection
 	params      map[string]string
 	// outstanding counts read holds handed out and not yet released.
 	outstanding   int
 	seq           uint64
 	nextTransient uint64
 	// compactions are table sinces waiting to be applied to storage.
-	compactions map[string]frontier.Time
+	compactions map[plan.GlobalID]frontier.Time
 	compactWake chan struct{}
 	// rollCancel stops a replica rollout in progress.
 	rollCancel context.CancelFunc
@@ -165,8 +177,8 @@ type testHooks struct {
 type cluster struct {
 	name      string
 	replicas  map[string]*replica
-	dataflows map[string]*dataflow // by dataflow id
-	peeks     map[string]*peek     // pending, by uuid
+	dataflows map[plan.GlobalID]*dataflow // by dataflow id
+	peeks     map[string]*peek            // pending, by uuid
 	// logging is the introspection configuration; nil when off.
 	logging *loggingConfig
 }
@@ -182,10 +194,10 @@ func New(cfg Config) *Controller {
 	return &Controller{
 		cfg: cfg, log: cfg.Log, ctx: ctx, cancel: cancel,
 		clusters:      map[string]*cluster{},
-		collections:   map[string]*collection{},
+		collections:   map[plan.GlobalID]*collection{},
 		params:        params,
 		nextTransient: 1,
-		compactions:   map[string]frontier.Time{},
+		compactions:   map[plan.GlobalID]frontier.Time{},
 		compactWake:   make(chan struct{}, 1),
 		admit:         newAdmission(params, cfg.Metrics),
 	}
@@ -205,10 +217,10 @@ func (c *Controller) Start() {
 			}
 			c.mu.Lock()
 			todo := c.compactions
-			c.compactions = map[string]frontier.Time{}
+			c.compactions = map[plan.GlobalID]frontier.Time{}
 			c.mu.Unlock()
 			for id, t := range todo {
-				if err := c.cfg.Storage.AllowCompaction(id, t); err != nil {
+				if err := c.cfg.Storage.AllowCompaction(id.String(), t); err != nil {
 					c.log.Error(err, "Failed to compact table", "collection", id)
 				}
 			}
@@ -255,7 +267,7 @@ func (c *Controller) tick() {
 		if col.kind != kindStorage || col.since.IsClosed() {
 			continue
 		}
-		_, upper, err := c.cfg.Storage.Frontiers(col.id)
+		_, upper, err := c.cfg.Storage.Frontiers(col.id.String())
 		if err != nil {
 			continue
 		}
@@ -270,7 +282,7 @@ func (c *Controller) CreateCluster(name string) error {
 	if _, ok := c.clusters[name]; ok {
 		return fmt.Errorf("create cluster %q: %w", name, ErrExists)
 	}
-	c.clusters[name] = &cluster{name: name, replicas: map[string]*replica{}, dataflows: map[string]*dataflow{}, peeks: map[string]*peek{}}
+	c.clusters[name] = &cluster{name: name, replicas: map[string]*replica{}, dataflows: map[plan.GlobalID]*dataflow{}, peeks: map[string]*peek{}}
 	return nil
 }
 
@@ -330,13 +342,13 @@ func (c *Controller) clusterLocked(name string) (*cluster, error) {
 // --- read holds ---
 
 // AcquireReadHold holds collection id readable from t on.
-func (c *Controller) AcquireReadHold(id string, t frontier.Time) (*ReadHold, error) {
+func (c *Controller) AcquireReadHold(id plan.GlobalID, t frontier.Time) (*ReadHold, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.acquireHoldLocked(id, t)
 }
 
-func (c *Controller) acquireHoldLocked(id string, t frontier.Time) (*ReadHold, error) {
+func (c *Controller) acquireHoldLocked(id plan.GlobalID, t frontier.Time) (*ReadHold, error) {
 	col, ok := c.collections[id]
 	if !ok {
 		return nil, fmt.Errorf("hold %s: %w", id, ErrUnknownCollection)
@@ -359,13 +371,13 @@ func (c *Controller) OutstandingReadHolds() int {
 	return c.outstanding
 }
 
-func (c *Controller) releaseHold(id string, since frontier.Time) {
+func (c *Controller) releaseHold(id plan.GlobalID, since frontier.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.releaseHoldLocked(id, since)
 }
 
-func (c *Controller) releaseHoldLocked(id string, since frontier.Time) {
+func (c *Controller) releaseHoldLocked(id plan.GlobalID, since frontier.Time) {
 	c.outstanding--
 	col, ok := c.collections[id]
 	if !ok {
@@ -378,13 +390,13 @@ func (c *Controller) releaseHoldLocked(id string, since frontier.Time) {
 	c.updateSinceLocked(col)
 }
 
-func (c *Controller) downgradeHold(id string, from, to frontier.Time) error {
+func (c *Controller) downgradeHold(id plan.GlobalID, from, to frontier.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.downgradeHoldLocked(id, from, to)
 }
 
-func (c *Controller) downgradeHoldLocked(id string, from, to frontier.Time) error {
+func (c *Controller) downgradeHoldLocked(id plan.GlobalID, from, to frontier.Time) error {
 	col, ok := c.collections[id]
 	if !ok {
 		return fmt.Errorf("downgrade hold on %s: %w", id, ErrUnknownCollection)
@@ -456,7 +468,7 @@ func (c *Controller) updateSinceLocked(col *collection) {
 			c.maybeReleaseDroppedDataflowLocked(cl, col.dataflow)
 		}
 		cmd := &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{
-			Id: wireID(col.id), Frontier: protocol.FrontierToProto(next),
+			Id: protocol.GlobalIDToProto(col.id), Frontier: protocol.FrontierToProto(next),
 		}}}
 		for _, r := range cl.replicas {
 			r.sendLocked(cmd)
@@ -502,6 +514,9 @@ func (c *Controller) maybeRemoveLocked(col *collection) {
 				}
 				if gone {
 					delete(cl.dataflows, df.desc.ID)
+					for _, r := range cl.replicas {
+						delete(r.admitted, df.desc.ID)
+					}
 				}
 			}
 		}

@@ -30,7 +30,7 @@ func holdScenarios(t *testing.T, h *harness, f *fakeReplica) []string {
 			t.Logf("path %q: %d holds before, %d after", path, before, after)
 		}
 	}
-	req := PeekRequest{Cluster: "default", Target: "u1"}
+	req := PeekRequest{Cluster: "default", Target: gid("u1")}
 
 	check("answered", func() {
 		f.mu.Lock()
@@ -73,7 +73,7 @@ func holdScenarios(t *testing.T, h *harness, f *fakeReplica) []string {
 		}
 	})
 	check("slow path answered", func() {
-		id := h.c.AllocateTransientID()
+		id := h.c.AllocateTransientID().String()
 		f.mu.Lock()
 		f.rows[id] = [][]*computepb.RowCount{{{Row: row.Pack(row.Int64(2)), Count: 3}}}
 		f.mu.Unlock()
@@ -87,7 +87,7 @@ func holdScenarios(t *testing.T, h *harness, f *fakeReplica) []string {
 		}
 	})
 	check("slow path cancelled", func() {
-		id := h.c.AllocateTransientID()
+		id := h.c.AllocateTransientID().String()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
 		if _, err := h.c.PeekDataflow(ctx, "default", testDataflow(id, []string{"u1"}, nil), StrictSerializable, nil); !errors.Is(err, context.DeadlineExceeded) {
@@ -98,28 +98,28 @@ func holdScenarios(t *testing.T, h *harness, f *fakeReplica) []string {
 		}
 	})
 	check("unknown target", func() {
-		if _, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u999"}); !errors.Is(err, ErrUnknownCollection) {
+		if _, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: gid("u999")}); !errors.Is(err, ErrUnknownCollection) {
 			t.Fatalf("unknown target: %v", err)
 		}
 	})
 	check("unreadable hold", func() {
-		if _, err := h.c.AcquireReadHold("u1", 0); !errors.Is(err, ErrNotReadable) {
+		if _, err := h.c.AcquireReadHold(gid("u1"), 0); !errors.Is(err, ErrNotReadable) {
 			t.Fatalf("hold before since: %v", err)
 		}
 	})
 	check("snapshot read and released twice", func() {
-		snap, err := h.c.HoldSnapshot([]string{"u1", "u999"}, nil, Serializable)
+		snap, err := h.c.HoldSnapshot(gids("u1", "u999"), nil, Serializable)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !snap.Holds("u1") || snap.Holds("u999") {
-			t.Fatalf("snapshot holds u1 %v, u999 %v: want the known collection only", snap.Holds("u1"), snap.Holds("u999"))
+		if !snap.Holds(gid("u1")) || snap.Holds(gid("u999")) {
+			t.Fatalf("snapshot holds u1 %v, u999 %v: want the known collection only", snap.Holds(gid("u1")), snap.Holds(gid("u999")))
 		}
 		f.mu.Lock()
 		f.rows["u1"] = [][]*computepb.RowCount{{{Row: row.Pack(row.Int64(1)), Count: 1}}}
 		f.mu.Unlock()
 		at := snap.Time()
-		res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u1", AsOf: &at})
+		res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: gid("u1"), AsOf: &at})
 		if err != nil || res.Timestamp != at {
 			t.Fatalf("peek at the snapshot's time %d: %+v, %v", at, res, err)
 		}
@@ -130,7 +130,7 @@ func holdScenarios(t *testing.T, h *harness, f *fakeReplica) []string {
 		snap.Release()
 	})
 	check("acquired and released twice", func() {
-		hold, err := h.c.AcquireReadHold("u1", 5000)
+		hold, err := h.c.AcquireReadHold(gid("u1"), 5000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestNoReadHoldOutlivesItsRead(t *testing.T) {
 		t.Fatalf("outstanding holds %d, baseline %d", got, baseline)
 	}
 	// Dropping the index releases the controller's own holds too.
-	if err := h.c.DropCollection("u1"); err != nil {
+	if err := h.c.DropCollection(gid("u1")); err != nil {
 		t.Fatal(err)
 	}
 	h.eventually("no holds after drop", func() bool { return h.c.OutstandingReadHolds() == 0 })
@@ -222,13 +222,13 @@ func TestSinceFollowsReadPolicyAndCompactionIsSent(t *testing.T) {
 		return false
 	})
 	// u1 cannot go while u2 reads it, even when dropped.
-	if err := h.c.DropCollection("u1"); err != nil {
+	if err := h.c.DropCollection(gid("u1")); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := h.collection("u1"); !ok {
 		t.Fatal("u1 removed while u2 still reads it")
 	}
-	if err := h.c.DropCollection("u2"); err != nil {
+	if err := h.c.DropCollection(gid("u2")); err != nil {
 		t.Fatal(err)
 	}
 	h.eventually("both gone once replicas reported them closed", func() bool {
@@ -250,7 +250,7 @@ func TestReconnectReplaysReducedHistoryAndFrontiersNeverRegress(t *testing.T) {
 	if _, err := h.c.CreateDataflow("default", testDataflow("u2", nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.c.DropCollection("u2"); err != nil {
+	if err := h.c.DropCollection(gid("u2")); err != nil {
 		t.Fatal(err)
 	}
 	f.report("u1", frontier.At(5000))
@@ -335,7 +335,7 @@ func TestMultiProcessReplicaMergesFrontiersAndPeeks(t *testing.T) {
 	}
 	f.mu.Unlock()
 	limit := int64(2)
-	res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u1", Finishing: &plan.Finishing{
+	res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: gid("u1"), Finishing: &plan.Finishing{
 		Order: []plan.ColumnOrder{{Column: 0, Desc: true}}, Limit: &limit, Offset: 1, Project: []int{1},
 	}})
 	if err != nil {
@@ -368,7 +368,7 @@ func TestFirstReplicaAnswerWinsAndOthersAreCancelled(t *testing.T) {
 	fast.mu.Lock()
 	fast.rows["u1"] = [][]*computepb.RowCount{{{Row: row.Pack(row.Int64(7)), Count: 1}}}
 	fast.mu.Unlock()
-	res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u1"})
+	res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: gid("u1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestSubscribeDeliversConsolidatedBatchesAndDropsOnCancel(t *testing.T) {
 	f.report("u1", frontier.At(2000))
 	h.eventually("u1 at 2000", func() bool { cs, _ := h.collection("u1"); return cs.Write == "[2000]" })
 	df := testDataflow("t1", []string{"u1"}, nil)
-	df.IndexExports, df.SubscribeSinks = nil, []string{"t1"}
+	df.IndexExports, df.SubscribeSinks = nil, gids("t1")
 	ctx, cancel := context.WithCancel(context.Background())
 	sub, err := h.c.Subscribe(ctx, "default", df)
 	if err != nil {
@@ -410,7 +410,7 @@ func TestSubscribeDeliversConsolidatedBatchesAndDropsOnCancel(t *testing.T) {
 		p := f.procs[0]
 		f.mu.Unlock()
 		p.send(&computepb.Response{Kind: &computepb.Response_SubscribeResponse{SubscribeResponse: &computepb.SubscribeResponse{
-			Id: wireID("t1"), Lower: protocol.FrontierToProto(frontier.At(lower)), Upper: protocol.FrontierToProto(frontier.At(upper)),
+			Id: protocol.GlobalIDToProto(gid("t1")), Lower: protocol.FrontierToProto(frontier.At(lower)), Upper: protocol.FrontierToProto(frontier.At(upper)),
 			Kind: &computepb.SubscribeResponse_Updates{Updates: &computepb.SubscribeUpdates{Updates: updates}}}}})
 	}
 	a, b := row.Pack(row.Text("a")), row.Pack(row.Text("b"))

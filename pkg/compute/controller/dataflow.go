@@ -3,6 +3,7 @@ package controller
 import (
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/loadgen"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
@@ -13,15 +14,15 @@ import (
 type Dataflow struct {
 	// ID names the dataflow in logs and Schedule; by convention the id of
 	// its first export.
-	ID string
+	ID plan.GlobalID
 	// IndexImports are compute collections (indexes) of the same cluster.
-	IndexImports []string
+	IndexImports []plan.GlobalID
 	// SourceImports are storage collections (tables) read through storage.
-	SourceImports []string
+	SourceImports []plan.GlobalID
 	// IndexExports are the indexes the dataflow maintains.
-	IndexExports []string
+	IndexExports []plan.GlobalID
 	// SubscribeSinks are subscribe sinks the dataflow feeds.
-	SubscribeSinks []string
+	SubscribeSinks []plan.GlobalID
 	// Generators are the clocks of the load-generator sources it reads,
 	// which every replica generates itself (no controller collection):
 	// their snapshot is at their first tick, and at any wall-clock time
@@ -39,15 +40,15 @@ type Dataflow struct {
 }
 
 // exports lists every collection the dataflow produces.
-func (d *Dataflow) exports() []string {
-	out := make([]string, 0, len(d.IndexExports)+len(d.SubscribeSinks))
+func (d *Dataflow) exports() []plan.GlobalID {
+	out := make([]plan.GlobalID, 0, len(d.IndexExports)+len(d.SubscribeSinks))
 	out = append(out, d.IndexExports...)
 	return append(out, d.SubscribeSinks...)
 }
 
 // imports lists every collection the dataflow reads.
-func (d *Dataflow) imports() []string {
-	out := make([]string, 0, len(d.IndexImports)+len(d.SourceImports))
+func (d *Dataflow) imports() []plan.GlobalID {
+	out := make([]plan.GlobalID, 0, len(d.IndexImports)+len(d.SourceImports))
 	out = append(out, d.IndexImports...)
 	return append(out, d.SourceImports...)
 }

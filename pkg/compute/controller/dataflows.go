@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
@@ -23,11 +25,11 @@ func (c *Controller) interactiveLocked() bool {
 // CreateStorageCollection registers a table shard as a collection readable
 // from its current since; the controller then holds it with its read policy
 // and forwards compaction to storage.
-func (c *Controller) CreateStorageCollection(id string) error {
+func (c *Controller) CreateStorageCollection(id plan.GlobalID) error {
 	if c.cfg.Storage == nil {
 		return errors.New("create storage collection: controller has no storage")
 	}
-	since, upper, err := c.cfg.Storage.Frontiers(id)
+	since, upper, err := c.cfg.Storage.Frontiers(id.String())
 	if err != nil {
 		return fmt.Errorf("create storage collection %s: %w", id, err)
 	}
@@ -73,7 +75,7 @@ func (c *Controller) CreateDataflow(cluster string, df Dataflow) (frontier.Time,
 // createDataflowLocked installs df at asOf. Every export gets a policy hold
 // with the given lag and holds on every import at asOf.
 func (c *Controller) createDataflowLocked(cl *cluster, df Dataflow, asOf frontier.Time, lag time.Duration) error {
-	if df.ID == "" || len(df.exports()) == 0 || df.Encode == nil {
+	if !df.ID.Valid() || len(df.exports()) == 0 || df.Encode == nil {
 		return fmt.Errorf("create dataflow %q: id, an export and an encoder are required", df.ID)
 	}
 	if _, ok := cl.dataflows[df.ID]; ok {
@@ -137,10 +139,13 @@ func (c *Controller) createDataflowLocked(cl *cluster, df Dataflow, asOf frontie
 		col.policy, _ = c.acquireHoldLocked(e, asOf) // readable: since == asOf
 	}
 	create := &computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: body}}}
-	schedule := &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: wireID(df.ID)}}}
+	schedule := &computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: protocol.GlobalIDToProto(df.ID)}}}
 	for _, r := range cl.replicas {
-		if r.conns != nil && c.holdBackDataflowLocked(r, d) {
-			continue // memory.go
+		if r.conns != nil {
+			if c.holdBackDataflowLocked(r, d) {
+				continue // memory.go
+			}
+			r.admitted[df.ID] = true
 		}
 		r.sendLocked(create)
 		r.sendLocked(schedule)
@@ -151,7 +156,7 @@ func (c *Controller) createDataflowLocked(cl *cluster, df Dataflow, asOf frontie
 // DropCollection drops an index, subscribe sink or table: its read policy
 // is released, and it goes once no other hold (a dependent dataflow, a
 // pending read) keeps it.
-func (c *Controller) DropCollection(id string) error {
+func (c *Controller) DropCollection(id plan.GlobalID) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	col, ok := c.collections[id]
@@ -172,10 +177,10 @@ func (c *Controller) dropLocked(col *collection) {
 
 // AllocateTransientID returns a fresh transient GlobalId ("t<N>") for a
 // one-shot dataflow's export.
-func (c *Controller) AllocateTransientID() string {
+func (c *Controller) AllocateTransientID() plan.GlobalID {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	id := "t" + strconv.FormatUint(c.nextTransient, 10)
+	id := plan.Transient(c.nextTransient)
 	c.nextTransient++
 	return id
 }
@@ -199,6 +204,6 @@ const (
 
 // chooseAsOfLocked picks a read time for a set of tracked inputs (see
 // chooseTimeLocked, timestamp.go).
-func (c *Controller) chooseAsOfLocked(inputs []string, iso Isolation) (frontier.Time, error) {
+func (c *Controller) chooseAsOfLocked(inputs []plan.GlobalID, iso Isolation) (frontier.Time, error) {
 	return c.chooseTimeLocked(inputs, nil, iso)
 }

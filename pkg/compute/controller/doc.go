@@ -42,6 +42,10 @@
 //     replica's answer to every peek of the dataflow's exports in the
 //     same connection, pending or later, with the refusal's SQLSTATE and
 //     message (refusal.go), never the replica's "unknown index".
+//   - No create_dataflow reaches a replica of several processes before
+//     each of its processes reported its memory on the connection; one
+//     near its limit is sent no dataflow it was not sent before, and each
+//     held-back dataflow's reads there fail with 53200 (memory.go).
 //   - Read admission (admission.go): per cluster, at most the kind's
 //     bound of reads (fast-path peeks, one-shot dataflows) run at once and
 //     at most max_queued_reads of a kind wait; a read waits before it takes

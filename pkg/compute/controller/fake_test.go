@@ -89,16 +89,31 @@ func fakeDataflowOf(d *computepb.DataflowDescription) fakeDataflow {
 	return df
 }
 
+// gid is the id a test names by its printed form ("u1"); a malformed one
+// is a bug in the test.
+func gid(s string) plan.GlobalID {
+	id, err := plan.ParseGlobalID(s)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
+
+// gids is gid of each of ss (nil for none).
+func gids(ss ...string) []plan.GlobalID {
+	var out []plan.GlobalID
+	for _, s := range ss {
+		out = append(out, gid(s))
+	}
+	return out
+}
+
 // testDataflow returns a Dataflow over imports with one index export.
 func testDataflow(id string, indexImports, sourceImports []string) Dataflow {
 	return Dataflow{
-		ID: id, IndexImports: indexImports, SourceImports: sourceImports, IndexExports: []string{id},
+		ID: gid(id), IndexImports: gids(indexImports...), SourceImports: gids(sourceImports...), IndexExports: gids(id),
 		Encode: func(asOf frontier.Time, class computepb.DataflowClass) (*computepb.DataflowDescription, error) {
-			gid, err := plan.ParseGlobalID(id)
-			if err != nil {
-				return nil, err
-			}
-			pid := protocol.GlobalIDToProto(gid)
+			pid := protocol.GlobalIDToProto(gid(id))
 			return &computepb.DataflowDescription{Id: pid, AsOf: protocol.FrontierToProto(frontier.At(asOf)), Class: class,
 				IndexExports: []*computepb.IndexExport{{Id: pid, On: pid}}}, nil
 		},
@@ -186,6 +201,10 @@ type fakeReplica struct {
 	deferRefusal bool
 	refused      map[string]bool               // exports of refused dataflows
 	deferred     map[int][]*computepb.Response // per process
+	// memoryNear is the near_limit each process reports on Hello, as a
+	// real process reports its memory on every connection;
+	// memorySilent sends no report.
+	memoryNear, memorySilent bool
 }
 
 func newFakeReplica() *fakeReplica {
@@ -201,6 +220,10 @@ func (f *fakeReplica) handle(p *fakeProcess, cmd *computepb.Command) {
 		f.log = append(f.log, cmd)
 	}
 	switch k := cmd.GetKind().(type) {
+	case *computepb.Command_Hello:
+		if !f.memorySilent {
+			p.send(memoryStatusResp(f.memoryNear))
+		}
 	case *computepb.Command_CreateDataflow:
 		df := fakeDataflowOf(k.CreateDataflow.GetDataflow())
 		if f.refuse != nil {
@@ -290,12 +313,22 @@ func (f *fakeReplica) refuseLocked(p *fakeProcess, df fakeDataflow) {
 
 func commandErrorResp(command, id, code, msg string) *computepb.Response {
 	return &computepb.Response{Kind: &computepb.Response_CommandError{CommandError: &computepb.CommandError{
-		Command: command, Collection: wireID(id), Sqlstate: code, Message: msg}}}
+		Command: command, Collection: wireOf(id), Sqlstate: code, Message: msg}}}
+}
+
+// wireOf is the wire form of a fake replica's printed id; nil (absent)
+// when it does not parse, as a broken replica might send.
+func wireOf(id string) *computepb.GlobalId {
+	gid, err := plan.ParseGlobalID(id)
+	if err != nil {
+		return nil
+	}
+	return protocol.GlobalIDToProto(gid)
 }
 
 func frontiersResp(id string, f frontier.Frontier) *computepb.Response {
 	pf := protocol.FrontierToProto(f)
-	return &computepb.Response{Kind: &computepb.Response_Frontiers{Frontiers: &computepb.Frontiers{Id: wireID(id), Write: pf, Input: pf, Output: pf}}}
+	return &computepb.Response{Kind: &computepb.Response_Frontiers{Frontiers: &computepb.Frontiers{Id: wireOf(id), Write: pf, Input: pf, Output: pf}}}
 }
 
 // report sends frontiers from every connected process.
@@ -435,7 +468,19 @@ func newHarnessWith(t *testing.T, edit func(*Config)) *harness {
 // connected.
 func (h *harness) addReplica(name string, processes int) *fakeReplica {
 	h.t.Helper()
+	f := h.startReplica(name, processes, nil)
+	h.eventually(fmt.Sprintf("replica %s connected", name), func() bool { return h.connected(name) })
+	return f
+}
+
+// startReplica creates a fake replica with n processes, scripted by edit
+// when not nil, without waiting for it to connect.
+func (h *harness) startReplica(name string, processes int, edit func(*fakeReplica)) *fakeReplica {
+	h.t.Helper()
 	f := newFakeReplica()
+	if edit != nil {
+		edit(f)
+	}
 	h.dialer.mu.Lock()
 	h.dialer.replicas[name] = f
 	h.dialer.mu.Unlock()
@@ -444,7 +489,6 @@ func (h *harness) addReplica(name string, processes int) *fakeReplica {
 		Interactive: testparams.Interactive(h.t)}); err != nil {
 		h.t.Fatal(err)
 	}
-	h.eventually(fmt.Sprintf("replica %s connected", name), func() bool { return h.connected(name) })
 	return f
 }
 
@@ -475,7 +519,7 @@ func (h *harness) eventually(what string, cond func() bool) {
 // collection returns a collection's status.
 func (h *harness) collection(id string) (CollectionStatus, bool) {
 	for _, cs := range h.c.Status().Collections {
-		if cs.ID == id {
+		if cs.ID.String() == id {
 			return cs, true
 		}
 	}
@@ -490,6 +534,9 @@ func peekTarget(p *computepb.Peek) string {
 
 // printed is a wire id's printed form ("" when absent or malformed).
 func printed(p *computepb.GlobalId) string {
-	id, _ := idOf(p)
-	return id
+	id, err := protocol.GlobalIDFromProto(p)
+	if err != nil {
+		return ""
+	}
+	return id.String()
 }

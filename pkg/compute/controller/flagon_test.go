@@ -24,11 +24,7 @@ func oneShotCopy(t *testing.T, ctl *controller.Controller, index, source uint64)
 	t.Helper()
 	ids := make([]plan.GlobalID, 2)
 	for i := range ids {
-		id, err := plan.ParseGlobalID(ctl.AllocateTransientID())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids[i] = id
+		ids[i] = ctl.AllocateTransientID()
 	}
 	build, export := ids[0], ids[1]
 	desc := row.NewRelationDesc([]string{"key", "partition", "value"},
@@ -61,7 +57,7 @@ func TestOneShotReadRunsWhereTheFlagSays(t *testing.T) {
 	if _, err := e.ctl.CreateDataflow("default", kvIndex(1, 100, keys, start)); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("hydrated", 60*time.Second, func() bool { return e.hydrated("r1", "u1") })
+	e.waitFor("hydrated", 60*time.Second, func() bool { return e.hydrated("r1", plan.User(1)) })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res, err := e.ctl.PeekDataflow(ctx, "default", oneShotCopy(t, e.ctl, 1, 100), controller.Serializable, nil)

@@ -22,14 +22,14 @@ func FromPlan(d *plan.DataflowDescription) (Dataflow, error) {
 		return Dataflow{}, fmt.Errorf("dataflow description without a valid id")
 	}
 	desc := *d
-	df := Dataflow{ID: d.ID.String(), Class: computepb.DataflowClass(d.Class)}
+	df := Dataflow{ID: d.ID, Class: computepb.DataflowClass(d.Class)}
 	for _, ix := range d.IndexImports {
-		df.IndexImports = append(df.IndexImports, ix.ID.String())
+		df.IndexImports = append(df.IndexImports, ix.ID)
 	}
 	for _, s := range d.SourceImports {
 		switch s.Connection.Kind {
 		case plan.SourceTable:
-			df.SourceImports = append(df.SourceImports, s.ID.String())
+			df.SourceImports = append(df.SourceImports, s.ID)
 		case plan.SourceLoadGen:
 			clock, err := generatorClock(s.Connection.Options)
 			if err != nil {
@@ -39,10 +39,10 @@ func FromPlan(d *plan.DataflowDescription) (Dataflow, error) {
 		}
 	}
 	for _, e := range d.IndexExports {
-		df.IndexExports = append(df.IndexExports, e.ID.String())
+		df.IndexExports = append(df.IndexExports, e.ID)
 	}
 	for _, s := range d.SubscribeSinks {
-		df.SubscribeSinks = append(df.SubscribeSinks, s.ID.String())
+		df.SubscribeSinks = append(df.SubscribeSinks, s.ID)
 	}
 	df.Encode = func(asOf frontier.Time, class computepb.DataflowClass) (*computepb.DataflowDescription, error) {
 		c := desc

@@ -20,12 +20,20 @@ import (
 //   - pending peeks are re-issued, since a replica that reconnects may be
 //     the one that answers them.
 func (c *Controller) historyLocked(cl *cluster) []*computepb.Command {
-	return c.historyForLocked(cl, "")
+	return c.historyForLocked(cl, nil)
 }
 
-// historyForLocked is the history for replica name: peeks addressed to
-// another replica alone are left out. An empty name keeps every peek.
-func (c *Controller) historyForLocked(cl *cluster, name string) []*computepb.Command {
+// replicaHistoryLocked is the history for a (re)connecting replica r:
+// peeks addressed to another replica alone are left out, and a dataflow r
+// was never sent is held back when r is near its memory limit
+// (admitReplayLocked, memory.go).
+func (c *Controller) replicaHistoryLocked(r *replica) []*computepb.Command {
+	return c.historyForLocked(r.cluster, r)
+}
+
+// historyForLocked is the history for replica r, or the whole cluster's
+// when r is nil.
+func (c *Controller) historyForLocked(cl *cluster, r *replica) []*computepb.Command {
 	params := make(map[string]string, len(c.params))
 	for k, v := range c.params {
 		params[k] = v
@@ -47,6 +55,9 @@ func (c *Controller) historyForLocked(cl *cluster, name string) []*computepb.Com
 		if !ok {
 			continue // dropped everywhere but not yet forgotten
 		}
+		if r != nil && !c.admitReplayLocked(r, df) {
+			continue
+		}
 		body, err := df.desc.Encode(t, df.class)
 		if err != nil {
 			c.log.Error(err, "Failed to encode a dataflow for the history", "dataflow", df.desc.ID)
@@ -54,18 +65,18 @@ func (c *Controller) historyForLocked(cl *cluster, name string) []*computepb.Com
 		}
 		cmds = append(cmds,
 			&computepb.Command{Kind: &computepb.Command_CreateDataflow{CreateDataflow: &computepb.CreateDataflow{Dataflow: body}}},
-			&computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: wireID(df.desc.ID)}}})
+			&computepb.Command{Kind: &computepb.Command_Schedule{Schedule: &computepb.Schedule{Id: protocol.GlobalIDToProto(df.desc.ID)}}})
 		for _, e := range df.desc.exports() {
 			if col, ok := c.collections[e]; ok && asOf.Less(col.since) {
 				cmds = append(cmds, &computepb.Command{Kind: &computepb.Command_AllowCompaction{AllowCompaction: &computepb.AllowCompaction{
-					Id: wireID(e), Frontier: protocol.FrontierToProto(col.since),
+					Id: protocol.GlobalIDToProto(e), Frontier: protocol.FrontierToProto(col.since),
 				}}})
 			}
 		}
 	}
 	peeks := make([]*peek, 0, len(cl.peeks))
 	for _, p := range cl.peeks {
-		if name == "" || p.sendsTo(name) {
+		if r == nil || p.sendsTo(r.cfg.ID.Replica) {
 			peeks = append(peeks, p)
 		}
 	}

@@ -15,7 +15,7 @@ func TestReadHoldCostIndependentOfOutstandingReads(t *testing.T) {
 	state := func() (ops int64, since frontier.Frontier) {
 		h.c.mu.Lock()
 		defer h.c.mu.Unlock()
-		col := h.c.collections["u1"]
+		col := h.c.collections[gid("u1")]
 		return col.holds.Ops(), col.since
 	}
 	_, since0 := state()
@@ -27,7 +27,7 @@ func TestReadHoldCostIndependentOfOutstandingReads(t *testing.T) {
 		before, _ := state()
 		holds := make([]*ReadHold, n)
 		for i := range holds {
-			hold, err := h.c.AcquireReadHold("u1", base+frontier.Time(1+i))
+			hold, err := h.c.AcquireReadHold(gid("u1"), base+frontier.Time(1+i))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -97,7 +97,7 @@ func TestHydrationCountsOnlyMaintainedCollections(t *testing.T) {
 	if got := get(); got.Hydrated || got.Message != "1 of 2 maintained collections not hydrated yet" {
 		t.Fatalf("after creating u2: %+v", got)
 	}
-	if err := h.c.DropCollection("u2"); err != nil {
+	if err := h.c.DropCollection(gid("u2")); err != nil {
 		t.Fatal(err)
 	}
 	if got := get(); !got.Hydrated {

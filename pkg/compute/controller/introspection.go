@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
@@ -25,7 +27,7 @@ const introspectionLagIntervals = 30
 // replica's CreateInstance.
 type loggingConfig struct {
 	// ids maps relation name to the GlobalId of its index.
-	ids      map[string]string
+	ids      map[string]plan.GlobalID
 	interval time.Duration
 }
 
@@ -35,7 +37,7 @@ func (l *loggingConfig) proto() *computepb.LoggingConfig {
 	}
 	indexes := make(map[string]*computepb.GlobalId, len(l.ids))
 	for name, id := range l.ids {
-		indexes[name] = wireID(id)
+		indexes[name] = protocol.GlobalIDToProto(id)
 	}
 	return &computepb.LoggingConfig{IntervalMs: uint64(l.interval.Milliseconds()), Indexes: indexes}
 }
@@ -49,7 +51,7 @@ func (l *loggingConfig) proto() *computepb.LoggingConfig {
 // Each index becomes a collection of the cluster. Its contents differ per
 // replica (each describes itself): reads of it go to one replica (see
 // PeekRequest.Replica) at a time that replica has completed.
-func (c *Controller) EnableIntrospection(cluster string, ids map[string]string, interval time.Duration) error {
+func (c *Controller) EnableIntrospection(cluster string, ids map[string]plan.GlobalID, interval time.Duration) error {
 	if len(ids) == 0 {
 		return fmt.Errorf("enable introspection on %s: no relations", cluster)
 	}
@@ -84,7 +86,7 @@ func (c *Controller) EnableIntrospection(cluster string, ids map[string]string, 
 
 // IntrospectionIDs returns a cluster's introspection indexes, relation
 // name -> GlobalId, or nil when introspection is off.
-func (c *Controller) IntrospectionIDs(cluster string) map[string]string {
+func (c *Controller) IntrospectionIDs(cluster string) map[string]plan.GlobalID {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cl, ok := c.clusters[cluster]
@@ -96,7 +98,7 @@ func (c *Controller) IntrospectionIDs(cluster string) map[string]string {
 
 // readsIntrospectionLocked reports whether any input is an introspection
 // collection.
-func (c *Controller) readsIntrospectionLocked(inputs []string) bool {
+func (c *Controller) readsIntrospectionLocked(inputs []plan.GlobalID) bool {
 	for _, id := range inputs {
 		if col, ok := c.collections[id]; ok && col.introspection {
 			return true
@@ -109,7 +111,7 @@ func (c *Controller) readsIntrospectionLocked(inputs []string) bool {
 // one, or for a read of introspection data with none named, any connected
 // replica (the first by name). An empty result means every replica may
 // answer.
-func (c *Controller) targetReplicaLocked(cl *cluster, named string, inputs []string) (*replica, error) {
+func (c *Controller) targetReplicaLocked(cl *cluster, named string, inputs []plan.GlobalID) (*replica, error) {
 	if named != "" {
 		r, ok := cl.replicas[named]
 		if !ok {
@@ -139,7 +141,7 @@ func (c *Controller) targetReplicaLocked(cl *cluster, named string, inputs []str
 // input's since. Other replicas' frontiers play no part, so a read never
 // waits for them. When r has not reported an input yet, the read is at the
 // oracle's time (r answers once it gets there).
-func (c *Controller) chooseReplicaAsOfLocked(r *replica, inputs []string) (frontier.Time, error) {
+func (c *Controller) chooseReplicaAsOfLocked(r *replica, inputs []plan.GlobalID) (frontier.Time, error) {
 	var maxSince frontier.Time
 	minWrite := frontier.Closed()
 	reported := true

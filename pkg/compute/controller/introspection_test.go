@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -33,7 +35,7 @@ func rowsOf(vals ...int64) [][]*computepb.RowCount {
 
 func TestIntrospectionReadsGoToOneReplica(t *testing.T) {
 	h := newHarness(t)
-	ids := map[string]string{"arrangements": "s1", "peeks": "s2"}
+	ids := map[string]plan.GlobalID{"arrangements": gid("s1"), "peeks": gid("s2")}
 	if err := h.c.EnableIntrospection("default", ids, 500*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
@@ -46,9 +48,9 @@ func TestIntrospectionReadsGoToOneReplica(t *testing.T) {
 	// Every replica is told, in CreateInstance, which ids to maintain.
 	for name, f := range map[string]*fakeReplica{"r1": r1, "r2": r2} {
 		ci := f.commands()[1].GetCreateInstance()
-		got := map[string]string{}
+		got := map[string]plan.GlobalID{}
 		for name, id := range ci.GetLogging().GetIndexes() {
-			got[name] = printed(id)
+			got[name], _ = protocol.GlobalIDFromProto(id)
 		}
 		if ci == nil || !maps.Equal(got, ids) || ci.GetLogging().GetIntervalMs() != 500 {
 			t.Fatalf("%s: CreateInstance %v, want logging ids %v every 500ms", name, ci, ids)
@@ -87,7 +89,7 @@ func TestIntrospectionReadsGoToOneReplica(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before1, before2 := peeksSeen(r1, tc.target), peeksSeen(r2, tc.target)
-			res, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: tc.target, Replica: tc.replica})
+			res, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: gid(tc.target), Replica: tc.replica})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +106,7 @@ func TestIntrospectionReadsGoToOneReplica(t *testing.T) {
 		})
 	}
 
-	if _, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: "s1", Replica: "nope"}); !errors.Is(err, ErrUnknownReplica) {
+	if _, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: gid("s1"), Replica: "nope"}); !errors.Is(err, ErrUnknownReplica) {
 		t.Fatalf("peek on a missing replica: %v, want ErrUnknownReplica", err)
 	}
 	if n := h.c.OutstandingReadHolds(); n != 2 {
@@ -118,7 +120,7 @@ func TestIntrospectionReadsGoToOneReplica(t *testing.T) {
 	r1.mu.Unlock()
 	done := make(chan error, 1)
 	go func() {
-		_, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: "s1", Replica: "r1"})
+		_, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: gid("s1"), Replica: "r1"})
 		done <- err
 	}()
 	h.eventually("peek pending on r1", func() bool { return r1.pendingPeeks() == 1 })
@@ -135,10 +137,10 @@ func TestIntrospectionReadsGoToOneReplica(t *testing.T) {
 
 func TestIntrospectionCollectionsGoWithTheCluster(t *testing.T) {
 	h := newHarness(t)
-	if err := h.c.EnableIntrospection("default", map[string]string{"arrangements": "s1"}, time.Second); err != nil {
+	if err := h.c.EnableIntrospection("default", map[string]plan.GlobalID{"arrangements": gid("s1")}, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.c.IntrospectionIDs("default"); got["arrangements"] != "s1" {
+	if got := h.c.IntrospectionIDs("default"); got["arrangements"] != gid("s1") {
 		t.Fatalf("IntrospectionIDs = %v", got)
 	}
 	if err := h.c.DropCluster(context.Background(), "default"); err != nil {
@@ -150,7 +152,7 @@ func TestIntrospectionCollectionsGoWithTheCluster(t *testing.T) {
 	if err := h.c.CreateCluster("default"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.c.EnableIntrospection("default", map[string]string{"arrangements": "s1"}, time.Second); err != nil {
+	if err := h.c.EnableIntrospection("default", map[string]plan.GlobalID{"arrangements": gid("s1")}, time.Second); err != nil {
 		t.Fatalf("re-enable on a re-created cluster: %v", err)
 	}
 }

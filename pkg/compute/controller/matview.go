@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 )
 
 // Materialized views. A materialized view is two collections: a storage
@@ -35,7 +36,7 @@ func (c *Controller) ReadableAsOf(df Dataflow) (frontier.Time, error) {
 // shard consistent with the snapshot; only if an input was compacted past
 // the shard's upper does the as_of pass it (the shard then keeps its old
 // contents until the as_of). It returns the as_of.
-func (c *Controller) CreateSinkDataflow(cluster string, df Dataflow, shard string) (frontier.Time, error) {
+func (c *Controller) CreateSinkDataflow(cluster string, df Dataflow, shard plan.GlobalID) (frontier.Time, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cl, err := c.clusterLocked(cluster)
@@ -63,7 +64,7 @@ func (c *Controller) CreateSinkDataflow(cluster string, df Dataflow, shard strin
 
 // maxSinceLocked is the latest since of the inputs (each exists: callers
 // checked with chooseAsOfLocked).
-func (c *Controller) maxSinceLocked(inputs []string) frontier.Time {
+func (c *Controller) maxSinceLocked(inputs []plan.GlobalID) frontier.Time {
 	var out frontier.Time
 	for _, id := range inputs {
 		if col, ok := c.collections[id]; ok {

@@ -53,21 +53,21 @@ func TestSinkDataflowResumesAtTheShardsUpper(t *testing.T) {
 	}
 	sinkDF := func(id string) Dataflow {
 		df := testDataflow(id, nil, []string{"u1"})
-		df.IndexExports, df.SubscribeSinks = nil, []string{id}
+		df.IndexExports, df.SubscribeSinks = nil, gids(id)
 		return df
 	}
 
 	// Recovery: policies paused, the view resumes at its shard's upper.
 	h := sinkHarness(t, st)
 	h.c.PauseReadPolicies()
-	if err := h.c.CreateStorageCollection("u1"); err != nil {
+	if err := h.c.CreateStorageCollection(gid("u1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.c.CreateStorageCollection("u2"); err != nil {
+	if err := h.c.CreateStorageCollection(gid("u2")); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(30 * time.Millisecond) // ticks advance write frontiers, not sinces
-	asOf, err := h.c.CreateSinkDataflow("default", sinkDF("u3"), "u2")
+	asOf, err := h.c.CreateSinkDataflow("default", sinkDF("u3"), gid("u2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,29 +83,29 @@ func TestSinkDataflowResumesAtTheShardsUpper(t *testing.T) {
 	// view starts at the since (and its shard keeps its old contents in
 	// between).
 	h = sinkHarness(t, st)
-	if err := h.c.CreateStorageCollection("u1"); err != nil {
+	if err := h.c.CreateStorageCollection(gid("u1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.c.CreateStorageCollection("u2"); err != nil {
+	if err := h.c.CreateStorageCollection(gid("u2")); err != nil {
 		t.Fatal(err)
 	}
 	h.eventually("table since past the shard's upper", func() bool {
 		h.c.mu.Lock()
 		defer h.c.mu.Unlock()
-		s, _ := h.c.collections["u1"].since.Time()
+		s, _ := h.c.collections[gid("u1")].since.Time()
 		return s > t1
 	})
-	asOf, err = h.c.CreateSinkDataflow("default", sinkDF("u4"), "u2")
+	asOf, err = h.c.CreateSinkDataflow("default", sinkDF("u4"), gid("u2"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.c.mu.Lock()
-	since, _ := h.c.collections["u1"].since.Time()
+	since, _ := h.c.collections[gid("u1")].since.Time()
 	h.c.mu.Unlock()
 	if asOf <= t1 || asOf > since {
 		t.Fatalf("view dataflow as_of %d, want the table's since %d (past the shard's upper %d)", asOf, since, t1)
 	}
-	if _, err := h.c.CreateSinkDataflow("default", sinkDF("u5"), "u1x"); err == nil {
+	if _, err := h.c.CreateSinkDataflow("default", sinkDF("u5"), gid("u99")); err == nil {
 		t.Fatal("a sink dataflow for an unknown shard was accepted")
 	}
 }

@@ -250,7 +250,7 @@ func (c *Controller) rolledLocked(cl *cluster, r *replica, epoch uint64) (done b
 	}
 	for _, col := range c.collections {
 		if col.kind == kindCompute && !col.introspection && col.cluster == cl.name && !col.dropped && !r.hydratedLocked(col) {
-			return false, "hydration of " + col.id
+			return false, "hydration of " + col.id.String()
 		}
 	}
 	return true, ""

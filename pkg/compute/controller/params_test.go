@@ -33,7 +33,7 @@ func TestRollReplicasOneAtATime(t *testing.T) {
 		mu.Lock()
 		for _, name := range []string{"r1", "r2"} {
 			st := replicaByName(h.c.Status(), name)
-			if slices.Contains(st.Hydrated, "u1") && st.Epoch > 1 {
+			if slices.Contains(st.Hydrated, gid("u1")) && st.Epoch > 1 {
 				events = append(events, name+" rehydrated")
 			}
 		}
@@ -51,7 +51,7 @@ func TestRollReplicasOneAtATime(t *testing.T) {
 	h.c.RollReplicas(cfgs)
 	h.eventually("both rolled and rehydrated", func() bool {
 		a, b := replicaByName(h.c.Status(), "r1"), replicaByName(h.c.Status(), "r2")
-		return a.Epoch > 1 && b.Epoch > 1 && slices.Contains(a.Hydrated, "u1") && slices.Contains(b.Hydrated, "u1")
+		return a.Epoch > 1 && b.Epoch > 1 && slices.Contains(a.Hydrated, gid("u1")) && slices.Contains(b.Hydrated, gid("u1"))
 	})
 	time.Sleep(10 * time.Millisecond)
 	mu.Lock()
@@ -113,8 +113,8 @@ func newRollHarness(t *testing.T) *rollHarness {
 	}
 	h.orch.mu.Unlock()
 	h.eventually("u1 hydrated on both", func() bool {
-		return slices.Contains(replicaByName(h.c.Status(), "r1").Hydrated, "u1") &&
-			slices.Contains(replicaByName(h.c.Status(), "r2").Hydrated, "u1")
+		return slices.Contains(replicaByName(h.c.Status(), "r1").Hydrated, gid("u1")) &&
+			slices.Contains(replicaByName(h.c.Status(), "r2").Hydrated, gid("u1"))
 	})
 	return rh
 }
@@ -185,7 +185,7 @@ func TestRollReplicasWaitsForASlowReplica(t *testing.T) {
 	rh.h.eventually("both rolled and rehydrated", func() bool {
 		a, b := replicaByName(rh.h.c.Status(), "r1"), replicaByName(rh.h.c.Status(), "r2")
 		return slices.Equal(rh.ensured(), []string{"r1", "r2"}) && a.Epoch > 1 && b.Epoch > 1 &&
-			slices.Contains(a.Hydrated, "u1") && slices.Contains(b.Hydrated, "u1")
+			slices.Contains(a.Hydrated, gid("u1")) && slices.Contains(b.Hydrated, gid("u1"))
 	})
 }
 
@@ -201,7 +201,7 @@ func TestRollReplicasSkipsADroppedReplica(t *testing.T) {
 	}
 	rh.h.eventually("r2 rolled and rehydrated", func() bool {
 		b := replicaByName(rh.h.c.Status(), "r2")
-		return slices.Equal(rh.ensured(), []string{"r1", "r2"}) && b.Epoch > 1 && slices.Contains(b.Hydrated, "u1")
+		return slices.Equal(rh.ensured(), []string{"r1", "r2"}) && b.Epoch > 1 && slices.Contains(b.Hydrated, gid("u1"))
 	})
 }
 
@@ -255,8 +255,8 @@ func TestApplyReplicaConfigDoesNotWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	rh.h.eventually("u2 hydrated on both", func() bool {
-		return slices.Contains(replicaByName(rh.h.c.Status(), "r1").Hydrated, "u2") &&
-			slices.Contains(replicaByName(rh.h.c.Status(), "r2").Hydrated, "u2")
+		return slices.Contains(replicaByName(rh.h.c.Status(), "r1").Hydrated, gid("u2")) &&
+			slices.Contains(replicaByName(rh.h.c.Status(), "r2").Hydrated, gid("u2"))
 	})
 	if n := rh.count(msgReconfiguredHydrated); n != 2 {
 		t.Fatalf("logged %d returns, want 2 (once per replica)", n)

@@ -27,7 +27,7 @@ func (e *PeekError) Error() string { return e.Message + " (SQLSTATE " + e.SQLSta
 type PeekRequest struct {
 	Cluster string
 	// Target is the index to read.
-	Target    string
+	Target    plan.GlobalID
 	Isolation Isolation
 	// LiteralKeys restrict the read to these encoded keys (fast path with
 	// key constraints); empty means a full scan.
@@ -69,7 +69,7 @@ type PeekResult struct {
 // peek is a pending peek. Guarded by the controller's mutex.
 type peek struct {
 	uuid    string
-	target  string // the index read
+	target  plan.GlobalID // the index read
 	cluster *cluster
 	cmd     *computepb.Command
 	started time.Time
@@ -197,7 +197,7 @@ func (c *Controller) Peek(ctx context.Context, req PeekRequest) (PeekResult, err
 		c.mu.Unlock()
 		return PeekResult{}, err
 	}
-	target, err := c.targetReplicaLocked(cl, req.Replica, []string{req.Target})
+	target, err := c.targetReplicaLocked(cl, req.Replica, []plan.GlobalID{req.Target})
 	if err != nil {
 		c.mu.Unlock()
 		return PeekResult{}, fmt.Errorf("peek %s: %w", req.Target, err)
@@ -210,9 +210,9 @@ func (c *Controller) Peek(ctx context.Context, req PeekRequest) (PeekResult, err
 	case req.AsOf != nil:
 		ts = *req.AsOf
 	case target != nil:
-		ts, err = c.chooseReplicaAsOfLocked(target, []string{req.Target})
+		ts, err = c.chooseReplicaAsOfLocked(target, []plan.GlobalID{req.Target})
 	default:
-		ts, err = c.chooseAsOfLocked([]string{req.Target}, req.Isolation)
+		ts, err = c.chooseAsOfLocked([]plan.GlobalID{req.Target}, req.Isolation)
 	}
 	if err != nil {
 		c.mu.Unlock()
@@ -289,10 +289,6 @@ func (c *Controller) issuePeek(ctx context.Context, req PeekRequest, ts frontier
 // registerPeekLocked registers a peek of req at ts on cluster cl and
 // queues it to the replicas it asks.
 func (c *Controller) registerPeekLocked(cl *cluster, req PeekRequest, ts frontier.Time, class computepb.DataflowClass) (*peek, error) {
-	target, err := plan.ParseGlobalID(req.Target)
-	if err != nil {
-		return nil, fmt.Errorf("peek %s: %w", req.Target, err)
-	}
 	p := &peek{
 		uuid: newUUID(), target: req.Target, cluster: cl, started: time.Now(),
 		result:    make(chan peekResult, 1),
@@ -303,7 +299,7 @@ func (c *Controller) registerPeekLocked(cl *cluster, req PeekRequest, ts frontie
 		maxBytes:  c.maxResultSizeLocked(),
 	}
 	p.cmd = &computepb.Command{Kind: &computepb.Command_Peek{Peek: &computepb.Peek{
-		Uuid: p.uuid, Target: protocol.GlobalIDToProto(target), Timestamp: uint64(ts),
+		Uuid: p.uuid, Target: protocol.GlobalIDToProto(req.Target), Timestamp: uint64(ts),
 		LiteralKeys: req.LiteralKeys, Mfp: mfpToProto(req.MFP),
 		Finishing: protocol.FinishingToProto(replicaFinishing(req.Finishing)), TargetClass: class,
 	}}}

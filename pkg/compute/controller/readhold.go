@@ -4,13 +4,14 @@ import (
 	"sync/atomic"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 )
 
 // ReadHold keeps a collection readable at times at or after its since until
 // it is released. Every hold must be released exactly once; Release is
 // idempotent so that deferred releases on several paths are safe.
 type ReadHold struct {
-	id       string
+	id       plan.GlobalID
 	since    frontier.Time
 	owner    holdOwner
 	released atomic.Bool
@@ -18,12 +19,12 @@ type ReadHold struct {
 
 // holdOwner applies hold changes to the collections it owns.
 type holdOwner interface {
-	releaseHold(id string, since frontier.Time)
-	downgradeHold(id string, from, to frontier.Time) error
+	releaseHold(id plan.GlobalID, since frontier.Time)
+	downgradeHold(id plan.GlobalID, from, to frontier.Time) error
 }
 
 // ID returns the held collection.
-func (h *ReadHold) ID() string { return h.id }
+func (h *ReadHold) ID() plan.GlobalID { return h.id }
 
 // Since returns the least time the hold keeps readable.
 func (h *ReadHold) Since() frontier.Time { return h.since }

@@ -23,14 +23,14 @@ func TestReadRecordsControllerStagesOnce(t *testing.T) {
 			tr := readtrace.New()
 			ctx := readtrace.With(context.Background(), tr)
 			if kind == readOneShot {
-				id := h.c.AllocateTransientID()
+				id := h.c.AllocateTransientID().String()
 				f.mu.Lock()
 				f.rows[id] = [][]*computepb.RowCount{{}}
 				f.mu.Unlock()
 				if _, err := h.c.PeekDataflow(ctx, "default", testDataflow(id, []string{"u1"}, nil), Serializable, nil); err != nil {
 					t.Fatal(err)
 				}
-			} else if _, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: "u1", Isolation: Serializable}); err != nil {
+			} else if _, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: gid("u1"), Isolation: Serializable}); err != nil {
 				t.Fatal(err)
 			}
 			for _, s := range readtrace.Stages() {

@@ -25,13 +25,9 @@ func TestRealReplicaRefusedOneShotReadReportsTheRefusal(t *testing.T) {
 	if _, err := e.ctl.CreateDataflow("default", kvIndex(1, 100, 100, start)); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("r1 hydrated", 90*time.Second, func() bool { return e.hydrated("r1", "u1") })
+	e.waitFor("r1 hydrated", 90*time.Second, func() bool { return e.hydrated("r1", plan.User(1)) })
 
-	tid := e.ctl.AllocateTransientID()
-	id, err := plan.ParseGlobalID(tid)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := e.ctl.AllocateTransientID()
 	kv := row.NewRelationDesc([]string{"key", "partition", "value"},
 		[]row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}, {Type: row.TypeBytes}})
 	// The export is of a collection the dataflow neither imports nor
@@ -51,7 +47,7 @@ func TestRealReplicaRefusedOneShotReadReportsTheRefusal(t *testing.T) {
 	if !errors.As(err, &pe) || pe.SQLState != "XX000" || !strings.Contains(pe.Message, "invalid dataflow") || !strings.Contains(pe.Message, "u99") {
 		t.Fatalf("refused one-shot read: %v; want the replica's refusal (XX000, invalid dataflow, naming u99)", err)
 	}
-	if _, err := e.ctl.Peek(ctx, controller.PeekRequest{Cluster: "default", Target: "u1"}); err != nil {
+	if _, err := e.ctl.Peek(ctx, controller.PeekRequest{Cluster: "default", Target: plan.User(1)}); err != nil {
 		t.Fatalf("peek after the refusal: %v", err)
 	}
 }

@@ -187,7 +187,7 @@ func (e *realEnv) waitFor(what string, timeout time.Duration, cond func() bool) 
 	return time.Since(start)
 }
 
-func (e *realEnv) hydrated(replica, id string) bool {
+func (e *realEnv) hydrated(replica string, id plan.GlobalID) bool {
 	r := e.replicaStatus(replica)
 	return r.Connected && slices.Contains(r.Hydrated, id)
 }
@@ -216,11 +216,11 @@ func TestKilledReplicaRehydratesWhileAnotherAnswers(t *testing.T) {
 	if _, err := e.ctl.CreateDataflow("default", kvIndex(1, 100, keys, start)); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("r2 hydrated", 90*time.Second, func() bool { return e.hydrated("r2", "u1") })
+	e.waitFor("r2 hydrated", 90*time.Second, func() bool { return e.hydrated("r2", plan.User(1)) })
 	e.replica("r1", 1, 2)
 	e.waitFor("r1 connected", 30*time.Second, func() bool { return e.replicaStatus("r1").Connected })
 	oldPID, oldEpoch := e.pid("r1", 0), e.replicaStatus("r1").Epoch
-	if e.hydrated("r1", "u1") {
+	if e.hydrated("r1", plan.User(1)) {
 		t.Log("r1 hydrated before the kill; the kill still exercises rehydration")
 	}
 	if err := syscall.Kill(oldPID, syscall.SIGKILL); err != nil {
@@ -232,9 +232,9 @@ func TestKilledReplicaRehydratesWhileAnotherAnswers(t *testing.T) {
 	// frontier never moves back although r1 restarts from scratch.
 	var answeredBy []string
 	lastWrite := frontier.Minimum()
-	for !e.hydrated("r1", "u1") || e.replicaStatus("r1").Epoch == oldEpoch {
+	for !e.hydrated("r1", plan.User(1)) || e.replicaStatus("r1").Epoch == oldEpoch {
 		for _, c := range e.ctl.Status().Collections {
-			if c.ID == "u1" {
+			if c.ID == plan.User(1) {
 				w, err := frontier.Parse(c.Write)
 				if err != nil {
 					t.Fatal(err)
@@ -249,7 +249,7 @@ func TestKilledReplicaRehydratesWhileAnotherAnswers(t *testing.T) {
 			t.Fatalf("r1 did not rehydrate: %+v", e.replicaStatus("r1"))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		res, err := e.ctl.Peek(ctx, controller.PeekRequest{Cluster: "default", Target: "u1", LiteralKeys: [][]byte{row.Pack(row.Int64(42))}})
+		res, err := e.ctl.Peek(ctx, controller.PeekRequest{Cluster: "default", Target: plan.User(1), LiteralKeys: [][]byte{row.Pack(row.Int64(42))}})
 		cancel()
 		if err != nil {
 			t.Fatalf("read during r1's outage: %v", err)
@@ -269,7 +269,7 @@ func TestKilledReplicaRehydratesWhileAnotherAnswers(t *testing.T) {
 		t.Fatalf("r1 was not restarted: %+v", st.Processes[0])
 	}
 	// A full read agrees on both replicas' data.
-	res, err := e.ctl.Peek(context.Background(), controller.PeekRequest{Cluster: "default", Target: "u1"})
+	res, err := e.ctl.Peek(context.Background(), controller.PeekRequest{Cluster: "default", Target: plan.User(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,13 +311,13 @@ func TestControllerRestartReusesDataflows(t *testing.T) {
 	}
 	e.waitFor("hydrated", 60*time.Second, func() bool {
 		for i := range dataflows {
-			if !e.hydrated("r1", fmt.Sprintf("u%d", 1+i)) {
+			if !e.hydrated("r1", plan.User(uint64(1+i))) {
 				return false
 			}
 		}
 		return true
 	})
-	res, err := e.ctl.Peek(context.Background(), controller.PeekRequest{Cluster: "default", Target: "u1"})
+	res, err := e.ctl.Peek(context.Background(), controller.PeekRequest{Cluster: "default", Target: plan.User(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,13 +337,13 @@ func TestControllerRestartReusesDataflows(t *testing.T) {
 	}
 	took := e2.waitFor("hydrated after restart", 60*time.Second, func() bool {
 		for i := range dataflows {
-			if !e2.hydrated("r1", fmt.Sprintf("u%d", 1+i)) {
+			if !e2.hydrated("r1", plan.User(uint64(1+i))) {
 				return false
 			}
 		}
 		return true
 	})
-	res, err = e2.ctl.Peek(context.Background(), controller.PeekRequest{Cluster: "default", Target: "u1"})
+	res, err = e2.ctl.Peek(context.Background(), controller.PeekRequest{Cluster: "default", Target: plan.User(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ import (
 // command.
 func (c *Controller) handleCommandErrorLocked(r *replica, proc int, e *computepb.CommandError) {
 	perr := &computepb.PeekError{Sqlstate: e.GetSqlstate(), Message: e.GetMessage()}
-	id, _ := idOf(e.GetCollection())
+	id, _ := protocol.GlobalIDFromProto(e.GetCollection())
 	if e.GetCommand() == protocol.KindCreateDataflow {
 		if d, ok := r.cluster.dataflows[id]; ok {
 			c.dataflowRefusedLocked(r, proc, d, perr)
@@ -38,12 +38,16 @@ func (c *Controller) handleCommandErrorLocked(r *replica, proc int, e *computepb
 		}
 	}
 	log := r.log
-	if _, ok := r.refused[id]; ok && id != "" {
+	if _, ok := r.refused[id]; ok && !id.IsZero() {
 		// The echo of a refused dataflow (its Schedule, its compaction):
 		// the refusal itself was logged.
 		log = log.V(1)
 	}
-	log.Info("Replica refused a command", "command", e.GetCommand(), "collection", id, "peek", e.GetPeekUuid(), "sqlstate", e.GetSqlstate(), "message", e.GetMessage())
+	kv := []any{"command", e.GetCommand(), "peek", e.GetPeekUuid(), "sqlstate", e.GetSqlstate(), "message", e.GetMessage()}
+	if !id.IsZero() {
+		kv = append(kv, "collection", id)
+	}
+	log.Info("Replica refused a command", kv...)
 	if p, ok := r.cluster.peeks[e.GetPeekUuid()]; ok {
 		c.peekAnsweredLocked(r, proc, p, nil, perr, true)
 	}

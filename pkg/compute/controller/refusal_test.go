@@ -35,7 +35,7 @@ func (h *harness) refusedOn(name, id string) bool {
 	h.c.mu.Lock()
 	defer h.c.mu.Unlock()
 	r := h.c.clusters["default"].replicas[name]
-	_, ok := r.refused[id]
+	_, ok := r.refused[gid(id)]
 	return ok
 }
 
@@ -80,7 +80,7 @@ func TestRefusedOneShotDataflowFailsItsReadWithTheRefusal(t *testing.T) {
 				f.refuse, f.deferRefusal = invalidPlan, tc.deferred
 				f.mu.Unlock()
 			}
-			id := h.c.AllocateTransientID()
+			id := h.c.AllocateTransientID().String()
 			// Generous: only a failing run (a peek the refusal did not end)
 			// waits this long.
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -102,7 +102,7 @@ func TestRefusedOneShotDataflowFailsItsReadWithTheRefusal(t *testing.T) {
 				f.rows["u1"] = make([][]*computepb.RowCount, tc.processes)
 				f.mu.Unlock()
 			}
-			if _, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u1"}); err != nil {
+			if _, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: gid("u1")}); err != nil {
 				t.Fatalf("peek after a refusal: %v", err)
 			}
 		})
@@ -123,14 +123,14 @@ func TestPeekAfterRefusalFailsWithTheRefusal(t *testing.T) {
 	}
 	h.eventually("refusal recorded", func() bool { return h.refusedOn("r1", "u2") })
 	for range 2 {
-		_, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u2", Replica: "r1"})
+		_, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: gid("u2"), Replica: "r1"})
 		wantRefusal(t, err)
 	}
 	f.mu.Lock()
 	f.peekErr = &computepb.PeekError{Sqlstate: "22012", Message: "division by zero"}
 	f.mu.Unlock()
 	var pe *PeekError
-	if _, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u1"}); !errors.As(err, &pe) || pe.SQLState != "22012" {
+	if _, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: gid("u1")}); !errors.As(err, &pe) || pe.SQLState != "22012" {
 		t.Fatalf("peek of a built index: %v, want its own error 22012", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/orchestrator"
@@ -32,18 +33,25 @@ type replica struct {
 	connected time.Time
 	lastError string
 	// frontiers are this epoch's reports per collection.
-	frontiers map[string]*replicaFrontiers
+	frontiers map[plan.GlobalID]*replicaFrontiers
 	// hydrationMs is the replica's own hydration report (introspection).
-	status map[string]*computepb.CollectionStatus
+	status map[plan.GlobalID]*computepb.CollectionStatus
 	// refused holds this epoch's refusals of create_dataflow, by export
 	// of the refused dataflow (refusal.go).
-	refused map[string]*computepb.PeekError
+	refused map[plan.GlobalID]*computepb.PeekError
 	// memory is this epoch's last memory report per process (memory.go).
 	memory map[int]*computepb.MemoryStatus
+	// memoryWait is the connection's wait for every process's first
+	// memory report, before the history is replayed; nil otherwise.
+	memoryWait *memoryWait
+	// admitted are the dataflows sent to this replica (by id), in this
+	// connection or an earlier one: a replay sends them whatever the
+	// memory reports say (memory.go).
+	admitted map[plan.GlobalID]bool
 	// importHolds are this replica's holds on its dataflows' storage
 	// imports, by dataflow id (see replicaholds.go). They outlive
 	// connections and go with the dataflow or the replica.
-	importHolds map[string]dataflowImportHolds
+	importHolds map[plan.GlobalID]dataflowImportHolds
 	// roll is a config given by ApplyReplicaConfig whose completion is
 	// still to be logged (params.go); nil otherwise.
 	roll *rollWatch
@@ -124,7 +132,7 @@ func (r *replica) sendLocked(cmd *computepb.Command) {
 
 // reportsOpenLocked reports whether the replica is connected and has not
 // reported collection id closed.
-func (r *replica) reportsOpenLocked(id string) bool {
+func (r *replica) reportsOpenLocked(id plan.GlobalID) bool {
 	if r.conns == nil {
 		return false
 	}
@@ -168,70 +176,28 @@ func (r *replica) run(ctx context.Context) {
 	}
 }
 
-// connectOnce connects to every process, replays the history, and serves
-// responses until a connection fails.
+// connectOnce connects to every process, waits for their memory reports,
+// replays the history, and serves responses until a connection fails.
 func (r *replica) connectOnce(ctx context.Context) error {
-	r.ctl.mu.Lock()
-	cfg := r.cfg
-	r.ctl.mu.Unlock()
-	st, err := r.ctl.cfg.Orchestrator.Status(ctx, cfg.ID)
+	conns, err := r.dial(ctx)
 	if err != nil {
 		return err
 	}
-	addrs := st.ComputeCtlAddrs()
-	if len(addrs) != cfg.Processes {
-		return fmt.Errorf("orchestrator reports %d processes, want %d", len(addrs), cfg.Processes)
-	}
-	dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
-	defer dcancel()
-	var conns []*processConn
 	closeAll := func() {
-		for _, c := range conns {
-			c.stream.Close()
+		for _, p := range conns {
+			p.stream.Close()
 		}
 	}
-	for i, addr := range addrs {
-		if addr == "" {
-			closeAll()
-			return fmt.Errorf("process %d has no address yet", i)
-		}
-		s, err := r.ctl.cfg.Dialer.Dial(dctx, addr)
-		if err != nil {
-			closeAll()
-			return err
-		}
-		conns = append(conns, &processConn{index: i, stream: s, wake: make(chan struct{}, 1)})
-	}
-
 	c := r.ctl
 	c.mu.Lock()
 	r.epoch++
 	epoch := r.epoch
-	r.conns = conns
-	r.connected = time.Now()
-	r.lastError = ""
-	r.frontiers = map[string]*replicaFrontiers{}
-	r.status = map[string]*computepb.CollectionStatus{}
-	r.refused = map[string]*computepb.PeekError{}
-	r.memory = map[int]*computepb.MemoryStatus{}
-	history := c.historyForLocked(r.cluster, r.cfg.ID.Replica)
-	c.holdHistoryImportsLocked(r)
+	reported := r.awaitMemoryLocked(len(conns))
+	c.mu.Unlock()
 	for _, p := range conns {
 		p.enqueue(&computepb.Command{Kind: &computepb.Command_Hello{Hello: &computepb.Hello{Nonce: newUUID()}}})
-		for _, cmd := range history {
-			p.enqueue(cmd)
-		}
-		p.enqueue(&computepb.Command{Kind: &computepb.Command_InitializationComplete{InitializationComplete: &computepb.InitializationComplete{}}})
 	}
 	c.cfg.Metrics.command(protocol.KindHello, len(conns))
-	for _, cmd := range history {
-		c.cfg.Metrics.command(protocol.CommandKind(cmd), len(conns))
-	}
-	c.cfg.Metrics.command(protocol.KindInitializationComplete, len(conns))
-	c.cfg.Metrics.historySize(len(history))
-	c.logRolledLocked(r)
-	c.mu.Unlock()
-	r.log.Info("Connected to replica", "epoch", epoch, "processes", len(conns), "history", len(history))
 
 	cctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 2*len(conns))
@@ -251,10 +217,15 @@ func (r *replica) connectOnce(ctx context.Context) error {
 			}
 		}()
 	}
-	select {
-	case err = <-errc:
-	case <-ctx.Done():
-		err = ctx.Err()
+	err = r.waitMemory(ctx, reported, errc)
+	replayed := err == nil
+	if replayed {
+		r.replay(epoch, conns)
+		select {
+		case err = <-errc:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 	}
 	cancel()
 	closeAll()
@@ -263,9 +234,10 @@ func (r *replica) connectOnce(ctx context.Context) error {
 	c.mu.Lock()
 	if r.epoch == epoch {
 		r.conns = nil
-		r.frontiers = map[string]*replicaFrontiers{}
+		r.memoryWait = nil
+		r.frontiers = map[plan.GlobalID]*replicaFrontiers{}
 		c.replicaDisconnectedLocked(r)
-		if ctx.Err() == nil {
+		if replayed && ctx.Err() == nil {
 			// Lost, not dropped or closed by us: charge the reads it
 			// was answering.
 			c.chargePeeksLocked(r)
@@ -278,12 +250,75 @@ func (r *replica) connectOnce(ctx context.Context) error {
 	return err
 }
 
+// dial connects to every process of the replica.
+func (r *replica) dial(ctx context.Context) ([]*processConn, error) {
+	r.ctl.mu.Lock()
+	cfg := r.cfg
+	r.ctl.mu.Unlock()
+	st, err := r.ctl.cfg.Orchestrator.Status(ctx, cfg.ID)
+	if err != nil {
+		return nil, err
+	}
+	addrs := st.ComputeCtlAddrs()
+	if len(addrs) != cfg.Processes {
+		return nil, fmt.Errorf("orchestrator reports %d processes, want %d", len(addrs), cfg.Processes)
+	}
+	dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer dcancel()
+	var conns []*processConn
+	for i, addr := range addrs {
+		var s Stream
+		if addr == "" {
+			err = fmt.Errorf("process %d has no address yet", i)
+		} else {
+			s, err = r.ctl.cfg.Dialer.Dial(dctx, addr)
+		}
+		if err != nil {
+			for _, c := range conns {
+				c.stream.Close()
+			}
+			return nil, err
+		}
+		conns = append(conns, &processConn{index: i, stream: s, wake: make(chan struct{}, 1)})
+	}
+	return conns, nil
+}
+
+// replay makes conns the replica's connection of epoch and queues them
+// the history, judged against the memory the processes reported.
+func (r *replica) replay(epoch uint64, conns []*processConn) {
+	c := r.ctl
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r.conns = conns
+	r.connected = time.Now()
+	r.lastError = ""
+	r.frontiers = map[plan.GlobalID]*replicaFrontiers{}
+	r.status = map[plan.GlobalID]*computepb.CollectionStatus{}
+	r.refused = map[plan.GlobalID]*computepb.PeekError{}
+	history := c.replicaHistoryLocked(r)
+	c.holdHistoryImportsLocked(r)
+	for _, p := range conns {
+		for _, cmd := range history {
+			p.enqueue(cmd)
+		}
+		p.enqueue(&computepb.Command{Kind: &computepb.Command_InitializationComplete{InitializationComplete: &computepb.InitializationComplete{}}})
+	}
+	for _, cmd := range history {
+		c.cfg.Metrics.command(protocol.CommandKind(cmd), len(conns))
+	}
+	c.cfg.Metrics.command(protocol.KindInitializationComplete, len(conns))
+	c.cfg.Metrics.historySize(len(history))
+	c.logRolledLocked(r)
+	r.log.Info("Connected to replica", "epoch", epoch, "processes", len(conns), "history", len(history), "memoryNearLimit", r.nearLimitLocked())
+}
+
 // handleResponse applies one response from process proc of r's epoch.
 func (c *Controller) handleResponse(r *replica, epoch uint64, proc int, resp *computepb.Response) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	kind := responseKind(resp)
-	if r.epoch != epoch || r.conns == nil {
+	if r.epoch != epoch || (r.conns == nil && !r.awaitsMemoryReportLocked(resp)) {
 		c.cfg.Metrics.response(kind, "stale")
 		return
 	}
@@ -297,7 +332,7 @@ func (c *Controller) handleResponse(r *replica, epoch uint64, proc int, resp *co
 		c.handleSubscribeResponseLocked(r, proc, k.SubscribeResponse)
 	case *computepb.Response_Status:
 		for _, s := range k.Status.GetCollections() {
-			if id, ok := idOf(s.GetId()); ok {
+			if id, err := protocol.GlobalIDFromProto(s.GetId()); err == nil {
 				r.status[id] = s
 			}
 		}
@@ -328,8 +363,8 @@ func responseKind(resp *computepb.Response) string {
 }
 
 func (c *Controller) handleFrontiersLocked(r *replica, proc int, f *computepb.Frontiers) {
-	id, ok := idOf(f.GetId())
-	if !ok {
+	id, err := protocol.GlobalIDFromProto(f.GetId())
+	if err != nil {
 		return
 	}
 	rf, ok := r.frontiers[id]
@@ -443,10 +478,11 @@ func (c *Controller) CreateReplica(ctx context.Context, cfg orchestrator.Replica
 	r := &replica{
 		ctl: c, cluster: cl, cfg: cfg, cancel: cancel, done: make(chan struct{}),
 		log:         c.log.WithValues("replica", cfg.ID.String()),
-		frontiers:   map[string]*replicaFrontiers{},
-		status:      map[string]*computepb.CollectionStatus{},
-		refused:     map[string]*computepb.PeekError{},
-		importHolds: map[string]dataflowImportHolds{},
+		frontiers:   map[plan.GlobalID]*replicaFrontiers{},
+		status:      map[plan.GlobalID]*computepb.CollectionStatus{},
+		refused:     map[plan.GlobalID]*computepb.PeekError{},
+		admitted:    map[plan.GlobalID]bool{},
+		importHolds: map[plan.GlobalID]dataflowImportHolds{},
 	}
 	cl.replicas[cfg.ID.Replica] = r
 	c.cfg.Metrics.replicas(c.clusters)

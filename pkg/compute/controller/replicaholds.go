@@ -2,6 +2,7 @@ package controller
 
 import (
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 )
 
 // Replica import holds. A collection holds its inputs at its own since,
@@ -34,8 +35,8 @@ import (
 type dataflowImportHolds []*ReadHold
 
 // storageImportsLocked lists df's imports that are storage collections.
-func (c *Controller) storageImportsLocked(df *dataflow) []string {
-	var out []string
+func (c *Controller) storageImportsLocked(df *dataflow) []plan.GlobalID {
+	var out []plan.GlobalID
 	for _, id := range df.desc.SourceImports {
 		if col, ok := c.collections[id]; ok && col.kind == kindStorage {
 			out = append(out, id)
@@ -154,7 +155,7 @@ func (c *Controller) advanceImportHoldsLocked(r *replica, col *collection) {
 }
 
 // releaseImportHoldsLocked releases r's holds for dataflow id.
-func (c *Controller) releaseImportHoldsLocked(r *replica, id string) {
+func (c *Controller) releaseImportHoldsLocked(r *replica, id plan.GlobalID) {
 	for _, h := range r.importHolds[id] {
 		c.releaseLocked(h)
 	}

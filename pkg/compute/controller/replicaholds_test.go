@@ -59,7 +59,7 @@ func newSlowReplicaScenario(t *testing.T, hooks testHooks) *slowReplicaScenario 
 	h, st := newStorageHarness(t, hooks)
 	s := &slowReplicaScenario{t: t, h: h, st: st}
 	s.r1 = h.addReplica("r1", 1)
-	if err := h.c.CreateStorageCollection("u1"); err != nil {
+	if err := h.c.CreateStorageCollection(gid("u1")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.c.CreateDataflow("default", testDataflow("u2", nil, []string{"u1"})); err != nil {
@@ -140,7 +140,7 @@ func TestSlowReplicaKeepsItsTableReadable(t *testing.T) {
 	s.advanceR1(5)
 	s.h.eventually("table since passes r2's old position", func() bool { return s.storageSince() > s.asOfR2+39 })
 	// Dropping the dataflow releases r1's hold too.
-	if err := s.h.c.DropCollection("u2"); err != nil {
+	if err := s.h.c.DropCollection(gid("u2")); err != nil {
 		t.Fatal(err)
 	}
 	s.h.eventually("only the table's policy hold is left", func() bool { return s.h.c.OutstandingReadHolds() == 1 })

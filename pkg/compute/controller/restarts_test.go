@@ -25,7 +25,7 @@ func TestReadFailsAfterItsReplicaKeepsCrashing(t *testing.T) {
 	h.eventually("readable", func() bool { cs, _ := h.collection("u1"); return cs.Write == "[3000]" })
 	done := make(chan error, 1)
 	go func() {
-		_, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u1"})
+		_, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: gid("u1")})
 		done <- err
 	}()
 	for i := range DefaultMaxPeekRestarts {
@@ -56,7 +56,7 @@ func TestReadFailsAfterItsReplicaKeepsCrashing(t *testing.T) {
 	f.mu.Lock()
 	f.rows["u1"] = [][]*computepb.RowCount{{{Row: row.Pack(row.Int64(1)), Count: 1}}}
 	f.mu.Unlock()
-	res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u1"})
+	res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: gid("u1")})
 	if err != nil || len(res.Rows) != 1 {
 		t.Fatalf("read after the failed one: %v, %v", res.Rows, err)
 	}
@@ -75,7 +75,7 @@ func TestOneShotReadNotReplayedAfterCrashes(t *testing.T) {
 	}
 	f.report("u1", frontier.At(3000))
 	h.eventually("readable", func() bool { cs, _ := h.collection("u1"); return cs.Write == "[3000]" })
-	id := h.c.AllocateTransientID()
+	id := h.c.AllocateTransientID().String()
 	done := make(chan error, 1)
 	go func() {
 		_, err := h.c.PeekDataflow(context.Background(), "default", testDataflow(id, []string{"u1"}, nil), Serializable, nil)

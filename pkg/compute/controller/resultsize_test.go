@@ -49,7 +49,7 @@ func TestControllerEnforcesMaxResultSize(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h.c.SetParameter(ParamMaxResultSize, strconv.FormatUint(tc.max, 10))
 			dir := t.TempDir()
-			req := PeekRequest{Cluster: "default", Target: "u1"}
+			req := PeekRequest{Cluster: "default", Target: gid("u1")}
 			if tc.spill {
 				req.SpillDir = dir
 			}

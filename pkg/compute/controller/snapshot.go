@@ -5,6 +5,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/loadgen"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 )
 
 // Snapshot is one read time held for a set of collections: every read
@@ -14,14 +15,14 @@ import (
 // every collection the block could read).
 type Snapshot struct {
 	time  frontier.Time
-	holds map[string]*ReadHold
+	holds map[plan.GlobalID]*ReadHold
 }
 
 // Time is the snapshot's read time.
 func (s *Snapshot) Time() frontier.Time { return s.time }
 
 // Holds reports whether the snapshot holds collection id at its time.
-func (s *Snapshot) Holds(id string) bool {
+func (s *Snapshot) Holds(id plan.GlobalID) bool {
 	_, ok := s.holds[id]
 	return ok
 }
@@ -41,10 +42,10 @@ func (s *Snapshot) Release() {
 // one critical section, so no collection compacts past the time between
 // them. Ids the controller does not know (dropped meanwhile) are left
 // out: a read of one fails.
-func (c *Controller) HoldSnapshot(ids []string, generators []loadgen.Clock, iso Isolation) (*Snapshot, error) {
+func (c *Controller) HoldSnapshot(ids []plan.GlobalID, generators []loadgen.Clock, iso Isolation) (*Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	live := make([]string, 0, len(ids))
+	live := make([]plan.GlobalID, 0, len(ids))
 	for _, id := range ids {
 		if _, _, err := c.liveInputLocked(id); err == nil {
 			live = append(live, id)
@@ -54,7 +55,7 @@ func (c *Controller) HoldSnapshot(ids []string, generators []loadgen.Clock, iso 
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	snap := &Snapshot{time: ts, holds: make(map[string]*ReadHold, len(live))}
+	snap := &Snapshot{time: ts, holds: make(map[plan.GlobalID]*ReadHold, len(live))}
 	for _, id := range live {
 		h, err := c.acquireHoldLocked(id, ts)
 		if err != nil {

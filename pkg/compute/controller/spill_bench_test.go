@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/controller"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 )
 
 // Sizes of BenchmarkControllerPeekMemory: a full scan of spillKeys rows of
@@ -56,7 +57,7 @@ func BenchmarkControllerPeekMemory(b *testing.B) {
 	ctx := context.Background()
 	spillDir := b.TempDir()
 	measure := func(spill bool) uint64 {
-		req := controller.PeekRequest{Cluster: "default", Target: "u1"}
+		req := controller.PeekRequest{Cluster: "default", Target: plan.User(1)}
 		if spill {
 			req.SpillDir = spillDir
 		}

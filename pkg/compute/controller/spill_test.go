@@ -63,7 +63,7 @@ func TestSpilledPeek(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			req := PeekRequest{Cluster: "default", Target: "u1", Finishing: tc.finishing}
+			req := PeekRequest{Cluster: "default", Target: gid("u1"), Finishing: tc.finishing}
 			if tc.spill {
 				req.SpillDir = dir
 			}
@@ -119,7 +119,7 @@ func TestSpilledPeek(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
-			_, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: "u1", SpillDir: dir})
+			_, err := h.c.Peek(ctx, PeekRequest{Cluster: "default", Target: gid("u1"), SpillDir: dir})
 			done <- err
 		}()
 		h.eventually("first chunks spilled", func() bool { return spillFiles(t, dir) == 1 })
@@ -162,7 +162,7 @@ func TestSpilledOneShotPeek(t *testing.T) {
 	f.reportFrom(0, "u1", frontier.At(3000))
 	f.reportFrom(1, "u1", frontier.At(3000))
 	h.eventually("readable", func() bool { cs, _ := h.collection("u1"); return cs.Write == "[3000]" })
-	id := h.c.AllocateTransientID()
+	id := h.c.AllocateTransientID().String()
 	var want []string
 	f.mu.Lock()
 	f.rows[id] = make([][]*computepb.RowCount, 2)

@@ -73,7 +73,7 @@ func BenchmarkLookupsBehindLargeScan(b *testing.B) {
 		defer tick.Stop()
 		for i := range stallLookups {
 			<-tick.C
-			req := controller.PeekRequest{Cluster: "default", Target: "u1", LiteralKeys: [][]byte{row.Pack(row.Int64(int64(i * 97 % stallKeys)))}}
+			req := controller.PeekRequest{Cluster: "default", Target: plan.User(1), LiteralKeys: [][]byte{row.Pack(row.Int64(int64(i * 97 % stallKeys)))}}
 			t0 := time.Now()
 			res, err := ctl.Peek(ctx, req)
 			if err != nil || len(res.Rows) != 1 {
@@ -83,7 +83,7 @@ func BenchmarkLookupsBehindLargeScan(b *testing.B) {
 		}
 		return lat
 	}
-	scan := controller.PeekRequest{Cluster: "default", Target: "u1"}
+	scan := controller.PeekRequest{Cluster: "default", Target: plan.User(1)}
 	if res, err := ctl.Peek(ctx, scan); err != nil || len(res.Rows) != stallKeys {
 		b.Fatalf("warm-up scan: %d rows, %v", len(res.Rows), err)
 	}
@@ -203,7 +203,7 @@ func hydratedWideKV(b *testing.B, keys, valueSize int) (*controller.Controller, 
 	deadline := time.Now().Add(120 * time.Second)
 	for {
 		st := ctl.Status()
-		if len(st.Clusters[0].Replicas) == 1 && slices.Contains(st.Clusters[0].Replicas[0].Hydrated, "u1") {
+		if len(st.Clusters[0].Replicas) == 1 && slices.Contains(st.Clusters[0].Replicas[0].Hydrated, plan.User(1)) {
 			return ctl, orch
 		}
 		if time.Now().After(deadline) {

@@ -3,6 +3,8 @@ package controller
 import (
 	"slices"
 	"strings"
+
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 )
 
 // Status is a snapshot of the controller for /api/status and tests.
@@ -32,8 +34,8 @@ type ReplicaStatus struct {
 	// Hydrated lists the compute collections whose output frontier passed
 	// their as_of on this replica; NotHydrated the others. The replica's
 	// own introspection indexes are in neither.
-	Hydrated    []string `json:"hydrated"`
-	NotHydrated []string `json:"not_hydrated"`
+	Hydrated    []plan.GlobalID `json:"hydrated"`
+	NotHydrated []plan.GlobalID `json:"not_hydrated"`
 	// MemoryNearLimit lists the processes whose last memory report said
 	// they are near their memory limit: no new dataflow is sent to the
 	// replica (memory.go).
@@ -42,14 +44,14 @@ type ReplicaStatus struct {
 
 // CollectionStatus describes a collection's frontiers.
 type CollectionStatus struct {
-	ID      string `json:"id"`
-	Kind    string `json:"kind"`
-	Cluster string `json:"cluster,omitempty"`
-	AsOf    uint64 `json:"as_of"`
-	Since   string `json:"since"`
-	Write   string `json:"write"`
-	Holds   int    `json:"holds"`
-	Dropped bool   `json:"dropped,omitempty"`
+	ID      plan.GlobalID `json:"id"`
+	Kind    string        `json:"kind"`
+	Cluster string        `json:"cluster,omitempty"`
+	AsOf    uint64        `json:"as_of"`
+	Since   string        `json:"since"`
+	Write   string        `json:"write"`
+	Holds   int           `json:"holds"`
+	Dropped bool          `json:"dropped,omitempty"`
 	// Replicas maps replica name to its write frontier for the collection.
 	Replicas map[string]string `json:"replicas,omitempty"`
 }
@@ -64,7 +66,7 @@ func (c *Controller) Status() Status {
 		cs := ClusterStatus{Name: cl.name, Replicas: []ReplicaStatus{}, Dataflows: len(cl.dataflows), PendingPeeks: len(cl.peeks), HistorySize: len(c.historyLocked(cl))}
 		for _, r := range cl.replicas {
 			rs := ReplicaStatus{Name: r.cfg.ID.Replica, Processes: r.cfg.Processes, Workers: r.cfg.Workers,
-				Epoch: r.epoch, Connected: r.conns != nil, LastError: r.lastError, Hydrated: []string{}, NotHydrated: []string{},
+				Epoch: r.epoch, Connected: r.conns != nil, LastError: r.lastError, Hydrated: []plan.GlobalID{}, NotHydrated: []plan.GlobalID{},
 				MemoryNearLimit: r.nearLimitLocked()}
 			for _, col := range c.collections {
 				if col.kind != kindCompute || col.introspection || col.cluster != cl.name || col.dropped {
@@ -76,8 +78,8 @@ func (c *Controller) Status() Status {
 					rs.NotHydrated = append(rs.NotHydrated, col.id)
 				}
 			}
-			slices.Sort(rs.Hydrated)
-			slices.Sort(rs.NotHydrated)
+			slices.SortFunc(rs.Hydrated, plan.GlobalID.Compare)
+			slices.SortFunc(rs.NotHydrated, plan.GlobalID.Compare)
 			cs.Replicas = append(cs.Replicas, rs)
 		}
 		slices.SortFunc(cs.Replicas, func(a, b ReplicaStatus) int { return strings.Compare(a.Name, b.Name) })
@@ -99,7 +101,7 @@ func (c *Controller) Status() Status {
 		}
 		st.Collections = append(st.Collections, cs)
 	}
-	slices.SortFunc(st.Collections, func(a, b CollectionStatus) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(st.Collections, func(a, b CollectionStatus) int { return a.ID.Compare(b.ID) })
 	return st
 }
 

@@ -13,7 +13,7 @@ import (
 func TestTableCompactionFollowsReadHolds(t *testing.T) {
 	h, st := newStorageHarness(t, testHooks{})
 	f := h.addReplica("r1", 1)
-	if err := h.c.CreateStorageCollection("u1"); err != nil {
+	if err := h.c.CreateStorageCollection(gid("u1")); err != nil {
 		t.Fatal(err)
 	}
 	asOf, err := h.c.CreateDataflow("default", testDataflow("u2", nil, []string{"u1"}))
@@ -35,7 +35,7 @@ func TestTableCompactionFollowsReadHolds(t *testing.T) {
 	f.report("u2", frontier.At(asOf+50))
 	h.eventually("table since follows the dataflow", func() bool { return storageSince() == asOf+50-20 })
 	// Dropped, the dataflow holds nothing: the table follows its policy.
-	if err := h.c.DropCollection("u2"); err != nil {
+	if err := h.c.DropCollection(gid("u2")); err != nil {
 		t.Fatal(err)
 	}
 	st.Tick()

@@ -2,13 +2,15 @@ package controller
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
+	"github.com/tandemdb/tandem/pkg/compute/consolidate"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
@@ -39,7 +41,7 @@ type SubscribeBatch struct {
 // then Err says why; Close drops it.
 type Subscription struct {
 	ctl     *Controller
-	id      string
+	id      plan.GlobalID
 	batches chan SubscribeBatch
 	once    sync.Once
 	mu      sync.Mutex
@@ -47,7 +49,7 @@ type Subscription struct {
 }
 
 // ID returns the subscribe sink's id.
-func (s *Subscription) ID() string { return s.id }
+func (s *Subscription) ID() plan.GlobalID { return s.id }
 
 // Batches returns the channel of batches, closed when the subscription
 // ends.
@@ -158,8 +160,8 @@ func (c *Controller) subscribeClassLocked(df Dataflow) computepb.DataflowClass {
 }
 
 func (c *Controller) handleSubscribeResponseLocked(r *replica, proc int, resp *computepb.SubscribeResponse) {
-	id, ok := idOf(resp.GetId())
-	if !ok {
+	id, err := protocol.GlobalIDFromProto(resp.GetId())
+	if err != nil {
 		return
 	}
 	col, ok := c.collections[id]
@@ -228,25 +230,10 @@ func (c *Controller) handleSubscribeResponseLocked(r *replica, proc int, resp *c
 // consolidateUpdates sums equal (time, row) updates and drops zeros,
 // sorted by time then row.
 func consolidateUpdates(us []Update) []Update {
-	slices.SortFunc(us, func(a, b Update) int {
-		if a.Time != b.Time {
-			if a.Time < b.Time {
-				return -1
-			}
-			return 1
+	return consolidate.Slice(us, func(a, b Update) int {
+		if c := cmp.Compare(a.Time, b.Time); c != 0 {
+			return c
 		}
 		return bytes.Compare(a.Row, b.Row)
-	})
-	out := us[:0]
-	for _, u := range us {
-		if n := len(out); n > 0 && out[n-1].Time == u.Time && bytes.Equal(out[n-1].Row, u.Row) {
-			out[n-1].Diff += u.Diff
-			if out[n-1].Diff == 0 {
-				out = out[:n-1]
-			}
-			continue
-		}
-		out = append(out, u)
-	}
-	return out
+	}, func(u *Update) *int64 { return &u.Diff })
 }

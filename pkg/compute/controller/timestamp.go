@@ -5,6 +5,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/loadgen"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
 )
 
 // Timestamp selection: what a read waits for (docs/design/controller.md,
@@ -67,7 +68,7 @@ func boundsOf(clocks []loadgen.Clock, now frontier.Time) (b generatorBounds, ok 
 // chooseTimeLocked picks a read time (or a new dataflow's as_of) for the
 // tracked collections inputs and the load generators clocks. A strict
 // serializable choice is applied to the oracle before it is returned.
-func (c *Controller) chooseTimeLocked(inputs []string, clocks []loadgen.Clock, iso Isolation) (frontier.Time, error) {
+func (c *Controller) chooseTimeLocked(inputs []plan.GlobalID, clocks []loadgen.Clock, iso Isolation) (frontier.Time, error) {
 	var maxSince frontier.Time
 	minWrite := frontier.Closed()
 	for _, id := range inputs {
@@ -119,7 +120,7 @@ func (c *Controller) chooseTimeLocked(inputs []string, clocks []loadgen.Clock, i
 
 // liveInputLocked returns the collection of a read's input and its since;
 // an unknown or dropped input is ErrUnknownCollection.
-func (c *Controller) liveInputLocked(id string) (*collection, frontier.Time, error) {
+func (c *Controller) liveInputLocked(id plan.GlobalID) (*collection, frontier.Time, error) {
 	col, ok := c.collections[id]
 	if !ok {
 		return nil, 0, fmt.Errorf("input %s: %w", id, ErrUnknownCollection)

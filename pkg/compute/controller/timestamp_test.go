@@ -29,7 +29,7 @@ func TestStrictReadWaitsOnlyForWritesItMustSee(t *testing.T) {
 	h, st := newStorageHarness(t, testHooks{})
 	f := h.addReplica("r1", 1)
 	f.rows["u2"] = [][]*computepb.RowCount{{{Row: []byte("a"), Count: 1}}}
-	if err := h.c.CreateStorageCollection("u1"); err != nil {
+	if err := h.c.CreateStorageCollection(gid("u1")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.c.CreateDataflow("default", testDataflow("u2", nil, []string{"u1"})); err != nil {
@@ -54,7 +54,7 @@ func TestStrictReadWaitsOnlyForWritesItMustSee(t *testing.T) {
 	}
 	read := func() frontier.Time {
 		t.Helper()
-		res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: "u2", Isolation: StrictSerializable})
+		res, err := h.c.Peek(context.Background(), PeekRequest{Cluster: "default", Target: gid("u2"), Isolation: StrictSerializable})
 		if err != nil {
 			t.Fatal(err)
 		}

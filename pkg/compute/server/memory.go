@@ -28,8 +28,10 @@ const CodeOutOfMemory = "53200"
 //
 // With Report set (replicas of several processes) the process instead
 // reports its memory to the controller (a MemoryStatus response): first
-// on every connection, then whenever its side of the threshold changes,
-// sampled every Interval (DefaultMemoryInterval when zero). The
+// on every connection, also without a limit (limit_bytes 0, never near
+// it), since the controller sends no dataflow before every process
+// reported; then, with a limit, whenever its side of the threshold
+// changes, sampled every Interval (DefaultMemoryInterval when zero). The
 // controller, which sends the same commands to every process, then sends
 // no new dataflow to a replica one of whose processes is near its limit
 // and answers the dataflow's reads with 53200, so all processes agree.
@@ -82,11 +84,16 @@ func (g *MemoryGuard) sample() (uint64, bool) {
 		frac = DefaultMemoryFraction
 	}
 	n := used()
-	return n, float64(n) > frac*float64(g.Limit)
+	return n, g.Limit > 0 && float64(n) > frac*float64(g.Limit)
 }
 
-// reports reports whether the guard sends MemoryStatus responses.
-func (g *MemoryGuard) reports() bool { return g != nil && g.Limit > 0 && g.Report }
+// reports reports whether the guard sends a MemoryStatus on every
+// connection.
+func (g *MemoryGuard) reports() bool { return g != nil && g.Report }
+
+// samples reports whether the guard samples memory periodically and
+// reports crossings of its threshold.
+func (g *MemoryGuard) samples() bool { return g.reports() && g.Limit > 0 }
 
 // interval is how often a reporting guard samples.
 func (g *MemoryGuard) interval() time.Duration {

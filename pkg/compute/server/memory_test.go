@@ -131,3 +131,20 @@ func TestMemoryReportedToTheController(t *testing.T) {
 	used.Store(990)
 	wantStatus(true, 990)
 }
+
+// TestMemoryReportedWithoutALimit: a reporting process without a memory
+// limit still reports on every connection (limit 0, never near it), since
+// the controller sends a multi-process replica no dataflow before each of
+// its processes reported; it then samples nothing and reports nothing
+// more.
+func TestMemoryReportedWithoutALimit(t *testing.T) {
+	h := newHarnessConfig(t, Config{Memory: &MemoryGuard{Used: func() uint64 { return 5000 }, Report: true, Interval: time.Millisecond}})
+	s := h.ready("n1", &computepb.CreateInstance{})
+	m := s.recv().GetMemoryStatus()
+	if m == nil || m.GetNearLimit() || m.GetLimitBytes() != 0 || m.GetUsedBytes() != 5000 {
+		t.Fatalf("memory status %v, want 5000 bytes used of no limit, not near it", m)
+	}
+	s.send(createDataflow(testDataflow{Name: "d1", Indexes: []string{"u1"}, AsOf: 5, Plan: "p1"}))
+	h.rt.expect(t, "create d1")
+	s.expectNone()
+}

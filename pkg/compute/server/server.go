@@ -109,7 +109,7 @@ type stashFinished struct {
 func (s *Server) Run(ctx context.Context) error {
 	defer close(s.loopDone)
 	var memoryTick <-chan time.Time
-	if s.memory.reports() {
+	if s.memory.samples() {
 		t := time.NewTicker(s.memory.interval())
 		defer t.Stop()
 		memoryTick = t.C
