@@ -244,6 +244,8 @@ func (s *Spine) advance(i int, fuel *int) {
 // dropped, a collection is started in the background so that the arenas of
 // batches nobody holds are released promptly.
 func (s *Spine) retire(older, newer *batch.Batch) {
+	older.Retire()
+	newer.Retire()
 	s.retired += older.OffHeapBytes() + newer.OffHeapBytes()
 	if s.retired >= s.reclaimAt {
 		s.retired = 0
