@@ -258,7 +258,9 @@ func class(n int) int { return bits.Len(uint(n)) }
 // startMerges replaces every eligible pair of adjacent complete batches with
 // a merge. A pair is eligible when the older batch's size class is at or
 // below the newer one's and the merged upper is not beyond the physical
-// frontier. Uppers increase along the chain, so the scan stops at the first
+// frontier. An eligible pair whose older batch is empty is replaced at once
+// by the newer batch over both intervals (batch.AbsorbEmpty), sharing its
+// columns: no merge, no copy. Uppers increase along the chain, so the scan stops at the first
 // batch beyond the physical frontier.
 func (s *Spine) startMerges() {
 	for {
@@ -270,6 +272,18 @@ func (s *Spine) startMerges() {
 			}
 			if older.merge != nil || newer.merge != nil || class(older.n) > class(newer.n) {
 				continue
+			}
+			if older.n == 0 {
+				// Nothing to merge in: newer takes over older's interval
+				// without a copy (a hydration's snapshot after a run of
+				// empty ticks would otherwise be rewritten whole, its
+				// copy mapped beside it until the merge ends).
+				if b, err := batch.AbsorbEmpty(older.batch, newer.batch); err == nil {
+					*older = entry{batch: b, n: b.Len()}
+					s.entries = slices.Delete(s.entries, i, i+1)
+					started = true
+					continue
+				}
 			}
 			m, err := batch.NewMerger(older.batch, newer.batch, s.logical)
 			if err != nil {
