@@ -69,4 +69,6 @@
 //	cl := batch.NewCursorList(batches)         // merged view over many batches
 //	bat.SizeBytes(), bat.Len(), bat.KeyCount(), bat.Description()
 //	bat.OffHeapBytes()                         // bytes of its arenas (0: on the heap)
+//	ab, err := batch.AbsorbEmpty(empty, bat)   // bat over both intervals, sharing its columns
+//	batch.OffHeapUsage()                       // arenas by state: live, merging, retired
 package batch
