@@ -213,3 +213,40 @@ func (b *Batch) OffHeapBytes() int {
 	}
 	return len(b.arena.mem)
 }
+
+// ReclaimBytes is the off-heap memory of dropped batches after which a
+// Reclaimer starts a collection.
+const ReclaimBytes = 64 << 20
+
+// A Reclaimer is told about batches its owner drops (a spine's merge
+// inputs, a build's merged runs) and starts a collection in the background
+// once they hold At bytes of arenas (ReclaimBytes when At is 0). A dropped
+// batch's arena is released only once the collector finds the batch
+// unreachable, and arenas do not count towards the heap goal, so an owner
+// that drops a GiB of them but allocates little heap would otherwise keep
+// them mapped until some unrelated collection. The zero value is ready to
+// use; a Reclaimer is not safe for concurrent use.
+type Reclaimer struct {
+	// At is the threshold in bytes (0: ReclaimBytes).
+	At      int
+	dropped int
+}
+
+// Dropped records that the owner no longer holds bs (Retire) and reports
+// whether it started a collection.
+func (r *Reclaimer) Dropped(bs ...*Batch) bool {
+	for _, b := range bs {
+		b.Retire()
+		r.dropped += b.OffHeapBytes()
+	}
+	at := r.At
+	if at <= 0 {
+		at = ReclaimBytes
+	}
+	if r.dropped < at {
+		return false
+	}
+	r.dropped = 0
+	go runtime.GC()
+	return true
+}

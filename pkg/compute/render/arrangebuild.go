@@ -40,6 +40,10 @@ type batchBuild struct {
 	todo  pendingUpdates // updates not yet in a run
 	runs  []*batch.Batch // sorted runs, oldest first
 	merge *batch.Merger
+	// reclaim is told about the runs a merge consumed: a hydration's runs
+	// add up to the index several times over, and their arenas stay mapped
+	// until a collection finds them unreachable.
+	reclaim batch.Reclaimer
 	// calls and maxWork count the calls and the most work one call did,
 	// maxSorted the most updates one call sorted, for tests.
 	calls, maxWork, maxSorted int
@@ -82,6 +86,7 @@ func (bb *batchBuild) work(b *batch.Builder, fuel int) (*batch.Batch, int, error
 		case bb.merge != nil:
 			if bb.merge.Work(&left) {
 				bb.runs = append(bb.runs, bb.merge.Result())
+				bb.reclaim.Dropped(bb.merge.Inputs())
 				bb.merge = nil
 			}
 		default:

@@ -109,7 +109,7 @@ func TestDroppedBatchesReclaimed(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(frontier.At(0))
-			s.reclaimAt = tc.reclaimAt
+			s.reclaim.At = tc.reclaimAt
 			for i := range 4 {
 				_, b := bigBatch(t, i*5000, 5000, frontier.Time(i))
 				if err := s.Insert(b); err != nil {

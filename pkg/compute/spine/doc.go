@@ -39,7 +39,7 @@
 // off the Go heap (package batch), are released once nothing reaches the
 // batch, so readers that took batches from the chain keep them after a merge
 // drops them. Because off-heap arenas do not count towards the collector's
-// heap goal, a spine that has dropped reclaimBytes of them starts a
+// heap goal, a spine that has dropped batch.ReclaimBytes of them starts a
 // collection, so dropped batches nobody holds are released promptly.
 //
 // A Spine is not safe for concurrent use; package trace wraps it with a lock
