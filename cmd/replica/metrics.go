@@ -197,7 +197,15 @@ func registerProcessCollectors(reg prometheus.Registerer) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "process_arena_bytes",
 			Help: "Bytes of arrangement columns kept outside the Go heap (anonymous mappings of large batches), which the go_* memory metrics do not count.",
-		}, func() float64 { return float64(batch.OffHeapInUse()) }))
+		}, func() float64 { return float64(batch.OffHeapInUse()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "process_arena_merging_bytes",
+			Help: "Of process_arena_bytes: the output written so far by merges in progress, mapped beside their inputs.",
+		}, func() float64 { return float64(batch.OffHeapUsage().Merging) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "process_arena_retired_bytes",
+			Help: "Of process_arena_bytes: batches an arrangement merged away that are still mapped (a reader holds them, or the collector has not yet found them unreachable).",
+		}, func() float64 { return float64(batch.OffHeapUsage().Retired) }))
 }
 
 // sharingMetrics are the two-runtime gauges: the hold gap of what each role

@@ -15,13 +15,17 @@ import (
 // env is what every scenario gets: its options, progress output and a way
 // to start the system under test.
 type env struct {
-	quick    bool
-	outDir   string
-	keep     bool
-	repoRoot string
-	binDir   string
-	stderr   io.Writer
-	began    time.Time
+	quick  bool
+	outDir string
+	keep   bool
+	// memoryKeys overrides the memory scenario's index size (keys of 1
+	// KiB; 0: the scenario's own), memoryArms its arms (nil: all).
+	memoryKeys int
+	memoryArms []string
+	repoRoot   string
+	binDir     string
+	stderr     io.Writer
+	began      time.Time
 
 	buildOnce sync.Once
 	buildErr  error

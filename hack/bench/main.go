@@ -79,6 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	quick := fs.Bool("quick", false, "short phases and one repeat (every scenario in under 15 minutes in total)")
 	out := fs.String("out", ".bench", "directory for SCENARIO.json and SCENARIO-*.svg")
 	keep := fs.Bool("keep", false, "keep the controller's data directory (logs) after the run")
+	memKeys := fs.Int("memory-keys", 0, "memory scenario: keys of 1 KiB to index (0: 20,000 with --quick, else 1,050,000)")
+	memArms := fs.String("memory-arms", "", "memory scenario: comma-separated arms to run (default: solo,two_runtime)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: go run ./hack/bench SCENARIO [--quick] [--out DIR] [--keep]\nscenarios: %s\n", strings.Join(names, ", "))
 		fs.PrintDefaults()
@@ -107,8 +109,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	e := &env{
-		quick: *quick, outDir: *out, keep: *keep, repoRoot: root,
+		quick: *quick, outDir: *out, keep: *keep, repoRoot: root, memoryKeys: *memKeys,
 		binDir: filepath.Join(root, "bin"), stderr: stderr, began: time.Now(),
+	}
+	if *memArms != "" {
+		e.memoryArms = strings.Split(*memArms, ",")
 	}
 	e.logf("scenario %s (quick=%v), results in %s", scenario, e.quick, e.outDir)
 	res, err := fn(ctx, e)

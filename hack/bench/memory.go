@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,9 @@ func runMemory(ctx context.Context, e *env) (*result, error) {
 		name        string
 		interactive bool
 	}{{"solo", false}, {"two_runtime", true}} {
+		if len(e.memoryArms) > 0 && !slices.Contains(e.memoryArms, arm.name) {
+			continue
+		}
 		a, samples, err := memoryArm(ctx, e, arm.name, arm.interactive)
 		if err != nil {
 			return nil, fmt.Errorf("arm %s: %w", arm.name, err)
@@ -59,6 +63,9 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 	// 1,050,000 x 1 KiB: at least 1 GiB of arrangement data (the logical
 	// size); 1,000,000 keys came to 1,018 MiB.
 	keys := pick(e, 20_000, 1_050_000)
+	if e.memoryKeys > 0 {
+		keys = e.memoryKeys
+	}
 	const valueSize = 1024
 	clientsN := 48
 	runFor := pick(e, 20*time.Second, 60*time.Second)
@@ -124,6 +131,7 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 	}
 	e.logf("memory %s: index hydrated, replica at %d MiB (resident growth %d MiB, logical size %d MiB, heap in use %d MiB, off-heap arenas %d MiB)",
 		name, after>>20, indexBytes>>20, logical>>20, heapAfter>>20, arenaAfter>>20)
+	logArrangements(ctx, e, admin, name)
 	liveAfter, err := liveHeap(ctx, addrs)
 	if err != nil {
 		return nil, nil, err
@@ -156,6 +164,12 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 		peakArena   = arenaAfter
 		arena       = arenaAfter
 		peakOutside = after - arenaAfter
+		// Of the arenas: parts written by merges in progress, and batches
+		// merged away but still mapped (held by a reader or awaiting a
+		// collection).
+		states, _   = arenaStates(ctx, addrs)
+		peakMerging = states.merging
+		peakRetired = states.retired
 		samples     []plot.Point
 	)
 	var wg sync.WaitGroup
@@ -203,10 +217,19 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 				if a, err := arenaBytes(runCtx, addrs); err == nil {
 					arena = a
 				}
+				if st, err := arenaStates(runCtx, addrs); err == nil {
+					states = st
+				}
+				if i%50 == 0 {
+					e.logf("memory %s: rss %d MiB, arenas %d MiB (merging %d MiB, retired %d MiB), heap in use %d MiB",
+						name, rss>>20, arena>>20, states.merging>>20, states.retired>>20, heap>>20)
+				}
 			}
 			mu.Lock()
 			peak = max(peak, rss)
 			peakArena = max(peakArena, arena)
+			peakMerging = max(peakMerging, states.merging)
+			peakRetired = max(peakRetired, states.retired)
 			peakOutside = max(peakOutside, rss-arena)
 			peakHeap = max(peakHeap, heap)
 			peakLive = max(peakLive, live)
@@ -242,6 +265,8 @@ func memoryArm(ctx context.Context, e *env, name string, interactive bool) (*rep
 		Int("rss_outside_arenas_growth_bytes", outsideGrowth).
 		Float("rss_outside_arenas_growth_ratio", round(float64(outsideGrowth)/float64(logical), 4)).
 		Int("arena_growth_bytes", arenaGrowth).
+		Int("arena_merging_peak_bytes", peakMerging).
+		Int("arena_retired_peak_bytes", peakRetired).
 		Int("heap_inuse_growth_bytes", heapGrowth).
 		Float("heap_growth_ratio", round(float64(heapGrowth)/float64(logical), 4)).
 		Int("live_heap_after_index_bytes", liveAfter).
@@ -323,6 +348,27 @@ func waitIndexComplete(ctx context.Context, e *env, admin *pgx.Conn, keys int64,
 	return fmt.Errorf("index not complete after %s", timeout)
 }
 
+// logArrangements prints the largest arrangements' rows of
+// introspection.arrangements (per worker: records, batches, bytes), so a
+// merge in progress (two batches where one was expected) shows in the log.
+func logArrangements(ctx context.Context, e *env, admin *pgx.Conn, arm string) {
+	rows, err := admin.Query(ctx, "SELECT id, worker, records, batches, bytes FROM introspection.arrangements ORDER BY bytes DESC LIMIT 4")
+	if err != nil {
+		e.logf("memory %s: introspection.arrangements: %v", arm, err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var worker, records, batches, bytes int64
+		if err := rows.Scan(&id, &worker, &records, &batches, &bytes); err != nil {
+			e.logf("memory %s: introspection.arrangements: %v", arm, err)
+			return
+		}
+		e.logf("memory %s: arrangement %s worker %d: %d records in %d batches, %d MiB", arm, id, worker, records, batches, bytes>>20)
+	}
+}
+
 // liveHeap is the replica's go_gc_heap_live_bytes: the heap its last
 // collection marked live (garbage awaiting a collection excluded).
 func liveHeap(ctx context.Context, addrs []string) (int64, error) {
@@ -341,6 +387,22 @@ func arenaBytes(ctx context.Context, addrs []string) (int64, error) {
 		return 0, err
 	}
 	return int64(g[""]), nil
+}
+
+// arenaState is the replica's arenas by state (process_arena_merging_bytes
+// and process_arena_retired_bytes).
+type arenaState struct{ merging, retired int64 }
+
+func arenaStates(ctx context.Context, addrs []string) (arenaState, error) {
+	m, err := scrapeGauge(ctx, addrs, "process_arena_merging_bytes")
+	if err != nil {
+		return arenaState{}, err
+	}
+	r, err := scrapeGauge(ctx, addrs, "process_arena_retired_bytes")
+	if err != nil {
+		return arenaState{}, err
+	}
+	return arenaState{merging: int64(m[""]), retired: int64(r[""])}, nil
 }
 
 // heapInUse is the replica's go_memstats_heap_inuse_bytes.

@@ -15,13 +15,37 @@ import (
 type arena struct {
 	mem      []byte // the mapping, exactly as mapMemory returned it
 	released atomic.Bool
+	// state is where the arena's batch stands (an arenaState), for the
+	// accounting in stateBytes; it only says who is expected to hold it.
+	state atomic.Int32
 }
 
+// An arenaState is where an arena's batch stands in the life of an
+// arrangement, for accounting only: nothing is released by state.
+type arenaState int32
+
+const (
+	// arenaLive: a batch built, or the result of a finished merge.
+	arenaLive arenaState = iota
+	// arenaMerging: a part of the output of a merge still in progress
+	// (mapped beside the merge's inputs until the merge finishes).
+	arenaMerging
+	// arenaRetired: a batch a spine merged away (Retire); still mapped
+	// only while a reader holds it or until the collector finds it
+	// unreachable.
+	arenaRetired
+	arenaStates
+)
+
 // mapped counts the bytes of every arena not yet released, in the whole
-// process. It is the one piece of package-level state: process-wide
-// accounting of memory the Go runtime does not see (its own counterpart is
-// runtime/metrics), read by the replica's memory guard and metrics.
-var mapped atomic.Int64
+// process, and stateBytes splits them by arenaState. They are the one
+// piece of package-level state: process-wide accounting of memory the Go
+// runtime does not see (its own counterpart is runtime/metrics), read by
+// the replica's memory guard and metrics.
+var (
+	mapped     atomic.Int64
+	stateBytes [arenaStates]atomic.Int64
+)
 
 // offHeap switches arenas on for the whole process (SetOffHeap). Off by
 // default: a slice a reader keeps from a batch it no longer references
@@ -44,6 +68,54 @@ func OffHeapEnabled() bool { return offHeap.Load() }
 // memory statistics and its memory limit do not count.
 func OffHeapInUse() int64 { return mapped.Load() }
 
+// OffHeapStats splits OffHeapInUse by where the arenas' batches stand.
+type OffHeapStats struct {
+	// Live is the arenas of batches built or merged and not merged away.
+	Live int64
+	// Merging is the parts written so far by merges still in progress:
+	// mapped beside those merges' inputs, which stay Live until the merge
+	// ends.
+	Merging int64
+	// Retired is the arenas of batches a spine has merged away (Retire)
+	// that are still mapped: a reader (a snapshot, a cursor, an import)
+	// still holds them, or the collector has not yet found them
+	// unreachable.
+	Retired int64
+}
+
+// OffHeapUsage returns the process's arena bytes by state.
+func OffHeapUsage() OffHeapStats {
+	return OffHeapStats{
+		Live:    stateBytes[arenaLive].Load(),
+		Merging: stateBytes[arenaMerging].Load(),
+		Retired: stateBytes[arenaRetired].Load(),
+	}
+}
+
+// setState moves a's bytes to state s in the accounting.
+func (a *arena) setState(s arenaState) {
+	if from := arenaState(a.state.Swap(int32(s))); from != s {
+		n := int64(len(a.mem))
+		stateBytes[from].Add(-n)
+		stateBytes[s].Add(n)
+	}
+}
+
+// setArenaState moves the arenas of b (of each of its parts) to state s.
+func (b *Batch) setArenaState(s arenaState) {
+	for _, p := range plainParts(b) {
+		if p.arena != nil {
+			p.arena.setState(s)
+		}
+	}
+}
+
+// Retire records that a spine has merged b away (for OffHeapUsage). It
+// releases nothing: b's arenas stay mapped for as long as anything holds
+// b. A batch shared by several spines (an import's mirror) counts as
+// retired from the first retirement.
+func (b *Batch) Retire() { b.setArenaState(arenaRetired) }
+
 // offHeapMin is the column bytes from which a sealed batch moves its columns
 // into an arena. Smaller batches (a tick's updates) stay on the Go heap: a
 // mapping costs a system call and rounds up to whole pages.
@@ -56,6 +128,7 @@ func (a *arena) release() {
 	if a.released.CompareAndSwap(false, true) {
 		unmapMemory(a.mem)
 		mapped.Add(-int64(len(a.mem)))
+		stateBytes[a.state.Load()].Add(-int64(len(a.mem)))
 	}
 }
 
@@ -87,6 +160,7 @@ func (b *Batch) toArena() bool {
 	}
 	a := &arena{mem: mem}
 	mapped.Add(int64(len(mem)))
+	stateBytes[arenaLive].Add(int64(len(mem)))
 	c := carver{mem: mem}
 	// 8-byte columns first, then 4-byte, then bytes: every column stays
 	// aligned in a page-aligned mapping.
@@ -138,4 +212,41 @@ func (b *Batch) OffHeapBytes() int {
 		return 0
 	}
 	return len(b.arena.mem)
+}
+
+// ReclaimBytes is the off-heap memory of dropped batches after which a
+// Reclaimer starts a collection.
+const ReclaimBytes = 64 << 20
+
+// A Reclaimer is told about batches its owner drops (a spine's merge
+// inputs, a build's merged runs) and starts a collection in the background
+// once they hold At bytes of arenas (ReclaimBytes when At is 0). A dropped
+// batch's arena is released only once the collector finds the batch
+// unreachable, and arenas do not count towards the heap goal, so an owner
+// that drops a GiB of them but allocates little heap would otherwise keep
+// them mapped until some unrelated collection. The zero value is ready to
+// use; a Reclaimer is not safe for concurrent use.
+type Reclaimer struct {
+	// At is the threshold in bytes (0: ReclaimBytes).
+	At      int
+	dropped int
+}
+
+// Dropped records that the owner no longer holds bs (Retire) and reports
+// whether it started a collection.
+func (r *Reclaimer) Dropped(bs ...*Batch) bool {
+	for _, b := range bs {
+		b.Retire()
+		r.dropped += b.OffHeapBytes()
+	}
+	at := r.At
+	if at <= 0 {
+		at = ReclaimBytes
+	}
+	if r.dropped < at {
+		return false
+	}
+	r.dropped = 0
+	go runtime.GC()
+	return true
 }

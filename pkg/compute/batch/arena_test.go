@@ -150,3 +150,74 @@ func TestHeldBatchOutlivesMerge(t *testing.T) {
 	}
 	runtime.KeepAlive(merged)
 }
+
+// arenaStatesOf returns the state of each arena of b's parts.
+func arenaStatesOf(b *Batch) []arenaState {
+	var out []arenaState
+	for _, p := range plainParts(b) {
+		if p.arena != nil {
+			out = append(out, arenaState(p.arena.state.Load()))
+		}
+	}
+	return out
+}
+
+// TestArenaStateAccounting: OffHeapUsage splits the arenas by where their
+// batches stand: a merge's parts count as merging until the merge ends,
+// then live; a batch a spine merged away counts as retired until its arena
+// is released, and releasing it takes its bytes out of that state.
+func TestArenaStateAccounting(t *testing.T) {
+	even, odd := bigUpdates(0, 2, 20000, 0), bigUpdates(1, 2, 20000, 1)
+	older, newer := build(t, even, desc(0, 1)), build(t, odd, desc(1, 2))
+	for _, b := range []*Batch{older, newer} {
+		for _, s := range arenaStatesOf(b) {
+			if s != arenaLive {
+				t.Fatalf("a built batch's arena is in state %d, want live", s)
+			}
+		}
+	}
+	m, err := NewMerger(older, newer, frontier.Minimum())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.setParts(2048, 1<<20)
+	for fuel := 10000; !m.Work(&fuel) && len(m.w.parts) < 2; fuel = 10000 {
+	}
+	if len(m.w.parts) < 2 || m.Done() {
+		t.Fatalf("merge wrote %d parts (done %v); the test needs a merge in progress", len(m.w.parts), m.Done())
+	}
+	written := 0
+	for _, p := range m.w.parts {
+		if s := arenaStatesOf(p); len(s) != 1 || s[0] != arenaMerging {
+			t.Fatalf("a part of a merge in progress has arena states %v, want [merging]", s)
+		}
+		written += p.OffHeapBytes()
+	}
+	if got := OffHeapUsage().Merging; got < int64(written) {
+		t.Fatalf("OffHeapUsage().Merging = %d with %d bytes of parts written", got, written)
+	}
+	for fuel := 1 << 30; !m.Work(&fuel); fuel = 1 << 30 {
+	}
+	for _, s := range arenaStatesOf(m.Result()) {
+		if s != arenaLive {
+			t.Fatalf("a finished merge's arena is in state %d, want live", s)
+		}
+	}
+	older.Retire()
+	a, n := older.arena, int64(older.OffHeapBytes())
+	if s := arenaState(a.state.Load()); s != arenaRetired {
+		t.Fatalf("a retired batch's arena is in state %d, want retired", s)
+	}
+	withA := OffHeapUsage().Retired
+	if withA < n {
+		t.Fatalf("OffHeapUsage().Retired = %d with a retired arena of %d bytes mapped", withA, n)
+	}
+	older, m = nil, nil
+	// The cleanup marks the arena released before it unmaps and counts
+	// it; other tests' arenas may be released meanwhile, none retired.
+	if !collect(func() bool { return a.released.Load() && OffHeapUsage().Retired <= withA-n }) {
+		t.Fatalf("after 100 collections: arena released %v, OffHeapUsage().Retired = %d, want at most %d",
+			a.released.Load(), OffHeapUsage().Retired, withA-n)
+	}
+	runtime.KeepAlive(newer)
+}

@@ -58,8 +58,13 @@ type Batch struct {
 	nKeys, nVals int
 
 	// arena, when not nil, holds the columns above outside the Go heap
-	// (arena.go); it is released once the batch is unreachable.
+	// (arena.go); it is released once the batch that sealed it is
+	// unreachable.
 	arena *arena
+	// shares, when not nil, is the batch whose columns, parts and arena
+	// this one shares (AbsorbEmpty): held so that the arena's owner, and
+	// with it the arena, lives as long as this batch.
+	shares *Batch
 }
 
 // indexStride is the key sampling distance of Batch.index.

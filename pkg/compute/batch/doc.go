@@ -36,7 +36,8 @@
 // batches without telling it), and a release they missed would be a fault,
 // where a late collection only delays the unmapping. To keep that delay
 // short when little Go heap is allocated, a spine that has dropped 64 MiB
-// of off-heap batches starts a collection (spine.reclaimBytes).
+// of off-heap batches starts a collection (Reclaimer, which a batch build
+// uses too for the runs its merges consume).
 //
 // Invariants callers rely on:
 //   - A *Batch is never mutated after it is built; any goroutine may read it
@@ -72,4 +73,6 @@
 //	cl := batch.NewCursorList(batches)         // merged view over many batches
 //	bat.SizeBytes(), bat.Len(), bat.KeyCount(), bat.Description()
 //	bat.OffHeapBytes()                         // bytes of its arenas (0: on the heap)
+//	ab, err := batch.AbsorbEmpty(empty, bat)   // bat over both intervals, sharing its columns
+//	batch.OffHeapUsage()                       // arenas by state: live, merging, retired
 package batch

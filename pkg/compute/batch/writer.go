@@ -156,7 +156,10 @@ func (w *writer) sealKey() {
 	o.keyVals = append(o.keyVals, uint32(len(o.valOffs)-1))
 	w.keyWritten = false
 	if w.partUpds > 0 && (len(o.times) >= w.partUpds || len(o.keyData)+len(o.valData) >= w.partBytes) {
-		w.parts = append(w.parts, seal(o))
+		p := seal(o)
+		// Mapped beside the merge's inputs until the merge finishes.
+		p.setArenaState(arenaMerging)
+		w.parts = append(w.parts, p)
 		w.out = nil
 	}
 }
@@ -168,6 +171,9 @@ func (w *writer) finish() (*Batch, error) {
 	if w.out != nil {
 		w.parts = append(w.parts, seal(w.out))
 		w.out = nil
+	}
+	for _, p := range w.parts {
+		p.setArenaState(arenaLive)
 	}
 	switch len(w.parts) {
 	case 0:

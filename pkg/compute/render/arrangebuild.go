@@ -76,6 +76,10 @@ type batchBuild struct {
 	staged int
 	runs   []*batch.Batch // sorted runs, oldest first
 	merge  *batch.Merger
+	// reclaim is told about the runs a merge consumed: a hydration's runs
+	// add up to the index several times over, and their arenas stay mapped
+	// until a collection finds them unreachable.
+	reclaim batch.Reclaimer
 	// calls and maxWork count the calls and the most work one call did,
 	// maxStaged and maxWritten the most updates one call staged into a
 	// run and wrote into one, maxRun the largest run, maxGrown the most
@@ -178,6 +182,7 @@ func (bb *batchBuild) work(b *batch.Builder, fuel int) (*batch.Batch, int, error
 		case bb.merge != nil:
 			if bb.merge.Work(&left) {
 				bb.runs = append(bb.runs, bb.merge.Result())
+				bb.reclaim.Dropped(bb.merge.Inputs())
 				bb.merge = nil
 			}
 		default:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"testing"
@@ -234,4 +236,53 @@ func TestArrangeBuildSpansSteps(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBatchBuildReclaimsMergedRuns: a build whose run merges drop enough
+// off-heap memory starts a collection itself, so a hydration's consumed
+// runs (the index several times over) are unmapped without waiting for the
+// heap to grow. Automatic collection is off, so a collection that happens
+// is one the build asked for.
+func TestBatchBuildReclaimsMergedRuns(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	desc := batch.Description{Lower: frontier.At(1), Upper: frontier.At(4), Since: frontier.Minimum()}
+	cases := []struct {
+		name string
+		at   int
+		want bool
+	}{
+		{"below the threshold", 1 << 40, false},
+		{"at the threshold", 1, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bb := newBatchBuild(desc, pendingOf(buildUpdates(50_000, 7)))
+			bb.reclaim.At = tc.at
+			before := numGC()
+			var b batch.Builder
+			for got := (*batch.Batch)(nil); got == nil; {
+				var err error
+				if got, _, err = bb.work(&b, 20_000); err != nil {
+					t.Fatal(err)
+				}
+				if got != nil && got.OffHeapBytes() == 0 {
+					t.Fatal("the built batch stayed on the Go heap: the test needs arenas")
+				}
+			}
+			// Wait for the background collection (bounded; it fails only
+			// if none ever comes).
+			for i := 0; tc.want && i < 2000 && numGC() == before; i++ {
+				time.Sleep(time.Millisecond)
+			}
+			if got := numGC() > before; got != tc.want {
+				t.Fatalf("collection after merging runs: %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func numGC() uint32 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.NumGC
 }

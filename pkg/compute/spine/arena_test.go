@@ -109,7 +109,7 @@ func TestDroppedBatchesReclaimed(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(frontier.At(0))
-			s.reclaimAt = tc.reclaimAt
+			s.reclaim.At = tc.reclaimAt
 			for i := range 4 {
 				_, b := bigBatch(t, i*5000, 5000, frontier.Time(i))
 				if err := s.Insert(b); err != nil {
@@ -142,4 +142,63 @@ func gcCycles() uint32 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.NumGC
+}
+
+// TestSnapshotAfterEmptyTicksNotRewritten: an arrangement whose snapshot
+// arrives after a run of empty batches (ticks sealed while the snapshot
+// was still being built, merges held back by the physical frontier) takes
+// those empty batches into the snapshot without merging it: no merge reads
+// the snapshot's updates, and its arena is the only one mapped for it.
+// Merging them instead (an empty older batch is in a lower size class than
+// the snapshot) rewrites the whole snapshot, its copy mapped beside it
+// until the merge ends: an index's size again, while readers run.
+func TestSnapshotAfterEmptyTicksNotRewritten(t *testing.T) {
+	cases := []struct {
+		name    string
+		empties int
+	}{{"one empty tick", 1}, {"a run of empty ticks", 37}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(frontier.At(0))
+			for i := range tc.empties {
+				if err := s.Insert(mk(t, frontier.Time(i), frontier.Time(i+1))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			at := frontier.Time(tc.empties)
+			upds, snap := bigBatch(t, 0, 20000, at)
+			if err := s.Insert(snap); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetPhysical(frontier.At(at + 1)); err != nil {
+				t.Fatal(err)
+			}
+			for fuel := 1 << 30; s.Exert(&fuel); fuel = 1 << 30 {
+			}
+			chain := s.Batches()
+			if len(chain) != 1 {
+				t.Fatalf("spine holds %d batches, want 1", len(chain))
+			}
+			// Merging the empty batches among themselves costs a unit or
+			// so each; reading the snapshot would cost 20,000.
+			if w := s.WorkDone(); w >= int64(len(upds)) {
+				t.Fatalf("merge work %d for %d empty batches before a snapshot of %d updates: the snapshot was rewritten", w, tc.empties, len(upds))
+			}
+			if got, want := chain[0].OffHeapBytes(), snap.OffHeapBytes(); got != want {
+				t.Fatalf("the chain maps %d off-heap bytes for a snapshot of %d", got, want)
+			}
+			if d := chain[0].Description(); d.Lower != frontier.At(0) || d.Upper != frontier.At(at+1) {
+				t.Fatalf("chain batch covers %v, want [0, %d)", d, at+1)
+			}
+			got, want := read(chain, at), naive(upds, at)
+			if len(got) != len(want) {
+				t.Fatalf("read %d (key, val)s, want %d", len(got), len(want))
+			}
+			for k, d := range want {
+				if got[k] != d {
+					t.Fatalf("%q: diff %d, want %d", k, got[k], d)
+				}
+			}
+		})
+	}
 }

@@ -15,7 +15,12 @@
 // the budget is kept as that merge's debt and paid, newest merge first, by
 // later calls. Exert spends fuel on pending merges when there is no new
 // data (and counts it against their debt). While a merge is in
-// progress its inputs stay in the chain and are what readers see.
+// progress its inputs stay in the chain and are what readers see. An
+// eligible pair whose older batch is empty is not merged: the newer batch
+// takes over both intervals at once, sharing its columns
+// (batch.AbsorbEmpty), so the empty ticks sealed before a hydration's
+// snapshot never make the spine rewrite (and map a second copy of) the
+// snapshot.
 //
 // Compaction. The logical frontier (since) is applied by every merge that
 // starts after it is set: times are advanced to since, updates re-consolidated.
@@ -34,7 +39,7 @@
 // off the Go heap (package batch), are released once nothing reaches the
 // batch, so readers that took batches from the chain keep them after a merge
 // drops them. Because off-heap arenas do not count towards the collector's
-// heap goal, a spine that has dropped reclaimBytes of them starts a
+// heap goal, a spine that has dropped batch.ReclaimBytes of them starts a
 // collection, so dropped batches nobody holds are released promptly.
 //
 // A Spine is not safe for concurrent use; package trace wraps it with a lock

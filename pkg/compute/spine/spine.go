@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"runtime"
 	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
@@ -59,23 +58,18 @@ type Spine struct {
 	logical  frontier.Frontier
 	physical frontier.Frontier
 	work     int64 // merge effort spent so far, in fuel units
-	// retired counts the off-heap bytes of batches the spine has dropped
-	// (merge inputs) since it last asked the collector to reclaim them;
-	// reclaimAt is the amount that triggers the request (reclaimBytes).
-	retired, reclaimAt int
+	// reclaim starts a collection once the spine has dropped enough
+	// off-heap batches (merge inputs): a dropped batch's arena is released
+	// once the collector finds it unreachable (package batch), and with the
+	// arenas off the heap a replica that merges but allocates little might
+	// otherwise go minutes without a collection, keeping them mapped.
+	reclaim batch.Reclaimer
 }
-
-// reclaimBytes is the off-heap memory of dropped batches after which the
-// spine starts a collection. A dropped batch's arena is released once the
-// collector finds the batch unreachable (package batch); with the arenas
-// off the heap, a replica that merges but allocates little might otherwise
-// go minutes without a collection, keeping dropped arenas mapped.
-const reclaimBytes = 64 << 20
 
 // New returns an empty spine whose lower, upper, since and physical frontier
 // are all lower.
 func New(lower frontier.Frontier) *Spine {
-	return &Spine{lower: lower, upper: lower, logical: lower, physical: lower, reclaimAt: reclaimBytes}
+	return &Spine{lower: lower, upper: lower, logical: lower, physical: lower}
 }
 
 // Lower returns the lower frontier of the first batch.
@@ -243,20 +237,16 @@ func (s *Spine) advance(i int, fuel *int) {
 // for as long as they hold them; once enough off-heap memory has been
 // dropped, a collection is started in the background so that the arenas of
 // batches nobody holds are released promptly.
-func (s *Spine) retire(older, newer *batch.Batch) {
-	s.retired += older.OffHeapBytes() + newer.OffHeapBytes()
-	if s.retired >= s.reclaimAt {
-		s.retired = 0
-		go runtime.GC()
-	}
-}
+func (s *Spine) retire(older, newer *batch.Batch) { s.reclaim.Dropped(older, newer) }
 
 func class(n int) int { return bits.Len(uint(n)) }
 
 // startMerges replaces every eligible pair of adjacent complete batches with
 // a merge. A pair is eligible when the older batch's size class is at or
 // below the newer one's and the merged upper is not beyond the physical
-// frontier. Uppers increase along the chain, so the scan stops at the first
+// frontier. An eligible pair whose older batch is empty is replaced at once
+// by the newer batch over both intervals (batch.AbsorbEmpty), sharing its
+// columns: no merge, no copy. Uppers increase along the chain, so the scan stops at the first
 // batch beyond the physical frontier.
 func (s *Spine) startMerges() {
 	for {
@@ -268,6 +258,18 @@ func (s *Spine) startMerges() {
 			}
 			if older.merge != nil || newer.merge != nil || class(older.n) > class(newer.n) {
 				continue
+			}
+			if older.n == 0 {
+				// Nothing to merge in: newer takes over older's interval
+				// without a copy (a hydration's snapshot after a run of
+				// empty ticks would otherwise be rewritten whole, its
+				// copy mapped beside it until the merge ends).
+				if b, err := batch.AbsorbEmpty(older.batch, newer.batch); err == nil {
+					*older = entry{batch: b, n: b.Len()}
+					s.entries = slices.Delete(s.entries, i, i+1)
+					started = true
+					continue
+				}
 			}
 			m, err := batch.NewMerger(older.batch, newer.batch, s.logical)
 			if err != nil {
