@@ -590,7 +590,8 @@ func unsupportedFunction(name string) string {
 	case "to_date", "make_timestamptz", "make_interval", "justify_days", "justify_hours", "justify_interval", "isfinite", "date_bin":
 		return "time functions"
 	case "generate_series", "unnest", "regexp_split_to_table", "regexp_matches", "generate_subscripts",
-		"json_each", "jsonb_each", "jsonb_array_elements":
+		"json_each", "jsonb_each", "jsonb_array_elements",
+		"json_each_text", "jsonb_each_text", "json_object_keys", "jsonb_object_keys", "json_array_elements", "json_array_elements_text", "jsonb_array_elements_text":
 		return "set-returning functions"
 	case "bit_and", "bit_or":
 		return "bitwise aggregates"

@@ -1,0 +1,45 @@
+package expr
+
+import (
+	"testing"
+
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+func TestJSONObjectTableFuncs(t *testing.T) {
+	jt := func(s string) Expr { return Literal(row.JSONText(s)) }
+	jb := func(s string) Expr {
+		d, err := CastDatum(row.Text(s), row.TypeJSONB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Literal(d)
+	}
+	doc := `{"b" : "x\ny", "a":null, "b": [1, 2 ]}`
+	tests := []struct {
+		name       string
+		call       TableCall
+		want, code string
+	}{
+		{"each keeps duplicates as written", TableCall{Func: TableJSONTextEach, Args: []Expr{jt(doc)}}, `b "x\ny" a null b [1, 2 ]`, ""},
+		{"each_text unquotes and nulls", TableCall{Func: TableJSONTextEachText, Args: []Expr{jt(doc)}}, "b x\ny a NULL b [1, 2 ]", ""},
+		{"each empty", TableCall{Func: TableJSONTextEach, Args: []Expr{jt(` { } `)}}, "", ""},
+		{"each array", TableCall{Func: TableJSONTextEach, Args: []Expr{jt(`[1]`)}}, "", CodeInvalidParameterValue},
+		{"each scalar", TableCall{Func: TableJSONTextEachText, Args: []Expr{jt(` "s"`)}}, "", CodeInvalidParameterValue},
+		{"each null argument", TableCall{Func: TableJSONTextEach, Args: []Expr{TypedNull(row.TypeJSON)}}, "", ""},
+		{"json keys in document order", TableCall{Func: TableJSONTextObjectKeys, Args: []Expr{jt(doc)}}, "b a b", ""},
+		{"json keys of array", TableCall{Func: TableJSONTextObjectKeys, Args: []Expr{jt(`[]`)}}, "", CodeInvalidParameterValue},
+		{"jsonb keys in storage order", TableCall{Func: TableJSONObjectKeys, Args: []Expr{jb(`{"bb": 1, "a": 2, "c": 3}`)}}, "a c bb", ""},
+		{"jsonb keys of scalar", TableCall{Func: TableJSONObjectKeys, Args: []Expr{jb(`3`)}}, "", CodeInvalidParameterValue},
+		{"jsonb keys of json", TableCall{Func: TableJSONObjectKeys, Args: []Expr{jt(`{}`)}}, "", CodeUndefinedFunction},
+		{"json each of jsonb", TableCall{Func: TableJSONTextEach, Args: []Expr{jb(`{}`)}}, "", CodeUndefinedFunction},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, code := runTable(t, tc.call)
+			if got != tc.want || code != tc.code {
+				t.Fatalf("%s = %q (code %q), want %q (code %q)", tc.call, got, code, tc.want, tc.code)
+			}
+		})
+	}
+}
