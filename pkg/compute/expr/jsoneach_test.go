@@ -43,3 +43,15 @@ func TestJSONObjectTableFuncs(t *testing.T) {
 		})
 	}
 }
+
+// TestToJSONOfJSON pins that a json document becomes its jsonb value (as
+// json::jsonb) in to_jsonb and the jsonb constructors, not a string.
+func TestToJSONOfJSON(t *testing.T) {
+	got, err := ToJSON(row.JSONText(`{"b": 1, "a" : [2]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(got.AppendText(nil)); s != `{"a": [2], "b": 1}` {
+		t.Fatalf("to_jsonb(json) = %s", s)
+	}
+}

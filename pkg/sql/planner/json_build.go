@@ -12,10 +12,14 @@ import (
 )
 
 // jsonValueArg is x as a json value: a numeric of a numeric(p,s) type
-// keeps its display scale (2.50) through the jsonb number that carries it.
+// keeps its display scale (2.50) through the jsonb number that carries
+// it, a char(n) value its padding (stored without it).
 func jsonValueArg(x typed) expr.Expr {
-	if x.t.Type == row.TypeNumeric && x.mod.Kind == ModNumeric && x.mod.Scale > 0 {
+	switch {
+	case x.t.Type == row.TypeNumeric && x.mod.Kind == ModNumeric && x.mod.Scale > 0:
 		return expr.Call(expr.FuncJSONNumber, x.e, expr.Literal(row.Int64(int64(x.mod.Scale))))
+	case x.t.Type == row.TypeText && x.mod.Kind == ModBpchar && x.mod.N > 0:
+		return expr.Call(expr.FuncRPad, x.e, expr.Literal(row.Int64(int64(x.mod.N))))
 	}
 	return x.e
 }
