@@ -48,7 +48,10 @@ func (c *exprCtx) jsonFunc(name string, args []*pg.Node) (typed, bool, error) {
 			return typed{}, true, err
 		}
 		es[i] = x.e
-		if values && (f != expr.FuncJSONTextBuildObject || i%2 == 1) {
+		switch {
+		case f == expr.FuncJSONTextBuildObject && i%2 == 0:
+			es[i] = jsonKeyArg(x)
+		case values:
 			es[i] = jsonValueArg(x)
 		}
 	}

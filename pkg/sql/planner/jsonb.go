@@ -252,7 +252,10 @@ func (c *exprCtx) jsonbFunc(name string, args []*pg.Node) (typed, bool, error) {
 			return typed{}, true, sqlerr.Unsupported("timestamp with time zone values in jsonb")
 		}
 		es[i] = x.e
-		if f == expr.FuncToJSONB || f == expr.FuncJSONBuildArray || f == expr.FuncJSONBuildObject && i%2 == 1 {
+		switch {
+		case f == expr.FuncJSONBuildObject && i%2 == 0:
+			es[i] = jsonKeyArg(x)
+		case f == expr.FuncToJSONB || f == expr.FuncJSONBuildArray || f == expr.FuncJSONBuildObject:
 			es[i] = jsonValueArg(x)
 		}
 	}
@@ -303,6 +306,9 @@ func (a *aggScope) jsonbAggregate(inner *exprCtx, name string, fc *pg.FuncCall) 
 		if err != nil {
 			return typed{}, err
 		}
+		if err := refuseJSONKey(x.t.Type, "an equality"); fc.AggDistinct && err != nil {
+			return typed{}, err
+		}
 		xs[i] = x
 	}
 	v, err := inner.jsonbValue(xs[len(xs)-1])
@@ -314,7 +320,7 @@ func (a *aggScope) jsonbAggregate(inner *exprCtx, name string, fc *pg.FuncCall) 
 		if xs[0].t.Type == row.TypeJSONB || xs[0].t.Type == row.TypeTimestampTZ {
 			return typed{}, sqlerr.Errorf(sqlerr.InvalidParameterValue, "key value must be scalar, not array, composite, or json")
 		}
-		arg = expr.Call(expr.FuncJSONBuildObject, xs[0].e, v)
+		arg = expr.Call(expr.FuncJSONBuildObject, jsonKeyArg(xs[0]), v)
 	}
 	if err := refuseOuterAggregate(a.input, arg); err != nil {
 		return typed{}, err
