@@ -225,6 +225,10 @@ const (
 	// whose fields are named k1... ({"k1":v1,"k2":v2}; with pretty a
 	// newline and a space after each comma; jsonrow.go).
 	FuncJSONRow
+	// json_object(a text[]) / json_object(keys, values text[]) and
+	// jsonb_object likewise (jsonobject.go).
+	FuncJSONObject
+	FuncJSONBObject
 	funcCount
 )
 

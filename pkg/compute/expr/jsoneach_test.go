@@ -55,3 +55,46 @@ func TestToJSONOfJSON(t *testing.T) {
 		t.Fatalf("to_jsonb(json) = %s", s)
 	}
 }
+
+func TestJSONObjectFromArrays(t *testing.T) {
+	arr := func(elems ...row.Datum) row.Datum {
+		d, err := row.Array(row.TypeTextArray, elems)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	a, b, one := row.Text("a"), row.Text("b"), row.Text("1")
+	tests := []struct {
+		name       string
+		f          Func
+		args       []row.Datum
+		want, code string
+	}{
+		{"pairs keep duplicates", FuncJSONObject, []row.Datum{arr(a, one, b, row.Null(), a, b)}, `{"a" : "1", "b" : null, "a" : "b"}`, ""},
+		{"two arrays", FuncJSONObject, []row.Datum{arr(a, b), arr(one, row.Null())}, `{"a" : "1", "b" : null}`, ""},
+		{"jsonb last key wins", FuncJSONBObject, []row.Datum{arr(b, one, a, one, b, b)}, `{"a": "1", "b": "b"}`, ""},
+		{"empty", FuncJSONObject, []row.Datum{arr()}, `{}`, ""},
+		{"odd", FuncJSONObject, []row.Datum{arr(a)}, "", codeArraySubscript},
+		{"mismatched", FuncJSONBObject, []row.Datum{arr(a, b), arr(one)}, "", codeArraySubscript},
+		{"null key", FuncJSONObject, []row.Datum{arr(row.Null(), one)}, "", CodeNullValueNotAllowed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := evalDef(funcs[tc.f], tc.args)
+			if Code(err) != tc.code {
+				t.Fatalf("err = %v, want code %q", err, tc.code)
+			}
+			if tc.code != "" {
+				return
+			}
+			s := got.JSONText()
+			if got.Type() == row.TypeJSONB {
+				s = string(got.JSON().AppendText(nil))
+			}
+			if s != tc.want {
+				t.Fatalf("got %s, want %s", s, tc.want)
+			}
+		})
+	}
+}

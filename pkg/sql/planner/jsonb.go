@@ -219,6 +219,10 @@ func (c *exprCtx) jsonbFunc(name string, args []*pg.Node) (typed, bool, error) {
 	if y, ok, err := c.jsonRecordCall(name, args); ok {
 		return y, true, err
 	}
+	if name == "json_object" || name == "jsonb_object" {
+		y, err := c.jsonObject(name, args)
+		return y, true, err
+	}
 	var f expr.Func
 	switch name {
 	case "jsonb_build_object":
