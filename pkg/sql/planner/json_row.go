@@ -128,7 +128,7 @@ func (c *exprCtx) wholeRowAlias(n *pg.Node) (string, bool, error) {
 	case star || table != "":
 		return "", false, nil
 	}
-	if _, err := c.scope.resolve("", col); err == nil || sqlerr.Code(err) != sqlerr.UndefinedColumn {
+	if _, err := c.scope.resolve("", col); err == nil || sqlerr.Code(err) != sqlerr.UndefinedColumn || c.p.outerHasColumn(col) {
 		return "", false, nil
 	}
 	return col, c.scope.hasTable(col), nil
@@ -181,4 +181,16 @@ func (c *exprCtx) jsonbRecord(fields []jsonField) (typed, error) {
 		args = append(args, expr.Literal(row.Text(f.name)), v)
 	}
 	return c.check(expr.Call(expr.FuncJSONBuildObject, args...))
+}
+
+// outerHasColumn reports whether an enclosing query has a column named
+// col: as in PostgreSQL, such a column wins over a whole-row reference
+// to a FROM item of the same name.
+func (p *Planner) outerHasColumn(col string) bool {
+	for _, o := range p.outers {
+		if _, err := o.resolve("", col); err == nil {
+			return true
+		}
+	}
+	return false
 }

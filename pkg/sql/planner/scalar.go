@@ -496,7 +496,7 @@ func (c *exprCtx) columnRef(cr *pg.ColumnRef) (typed, error) {
 		return typed{}, sqlerr.Errorf(sqlerr.UndefinedColumn, "column %q does not exist", col)
 	}
 	i, err := c.scope.resolve(table, col)
-	if err != nil && table == "" && sqlerr.Code(err) == sqlerr.UndefinedColumn && c.scope.hasTableLevel(col, false) {
+	if err != nil && table == "" && sqlerr.Code(err) == sqlerr.UndefinedColumn && c.scope.hasTableLevel(col, false) && !c.p.outerHasColumn(col) {
 		return typed{}, sqlerr.Unsupported("whole-row reference " + col + " other than the argument of row_to_json, to_json or to_jsonb")
 	}
 	if err != nil {
