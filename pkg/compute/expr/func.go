@@ -221,6 +221,14 @@ const (
 	FuncJSONValueText
 	FuncJSONPairText
 	FuncJSONAggFinal
+	// json_row(pretty, k1, v1, ...) is row_to_json's text of a record
+	// whose fields are named k1... ({"k1":v1,"k2":v2}; with pretty a
+	// newline and a space after each comma; jsonrow.go).
+	FuncJSONRow
+	// json_object(a text[]) / json_object(keys, values text[]) and
+	// jsonb_object likewise (jsonobject.go).
+	FuncJSONObject
+	FuncJSONBObject
 	funcCount
 )
 

@@ -157,6 +157,9 @@ var funcs = [funcCount]funcDef{
 	FuncJSONValueText:       {name: "json_value_text", minArgs: 1, maxArgs: 1, typeOf: typeJSONValueText, eval1: evalJSONValueText},
 	FuncJSONPairText:        {name: "json_pair_text", minArgs: 2, maxArgs: 2, typeOf: typeJSONValueText, eval2: evalJSONPairText},
 	FuncJSONAggFinal:        {name: "json_agg_final", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeJSONB, row.TypeBool, row.TypeJSON), eval2: evalJSONAggFinal},
+	FuncJSONRow:             {name: "json_row", minArgs: 1, maxArgs: -1, typeOf: typeJSONRow, evalN: evalJSONRow},
+	FuncJSONObject:          {name: "json_object", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeJSONObjectOf(row.TypeJSON), evalN: evalJSONObject},
+	FuncJSONBObject:         {name: "jsonb_object", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeJSONObjectOf(row.TypeJSONB), evalN: evalJSONBObject},
 }
 
 // pgName is the Postgres spelling of a type, used in messages a SQL

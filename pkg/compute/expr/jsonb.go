@@ -337,6 +337,13 @@ func ToJSON(d row.Datum) (row.JSON, error) {
 		return j, nil
 	case row.TypeJSONB:
 		return d.JSON(), nil
+	case row.TypeJSON:
+		// A json document is its jsonb value (json::jsonb), not a string.
+		b, err := jsonTextToJSONB(d)
+		if err != nil {
+			return row.JSON{}, err
+		}
+		return b.JSON(), nil
 	case row.TypeTimestamp:
 		return row.JSON{Kind: row.JSONString, Str: strings.Replace(d.String(), " ", "T", 1)}, nil
 	case row.TypeTimestampTZ:

@@ -196,12 +196,12 @@ func evalJSONAggFinal(a, object row.Datum) (row.Datum, error) {
 	return row.JSONText(b.String()), nil
 }
 
-func typeJSONTextTable(col row.ColumnType) func([]row.Type) ([]row.ColumnType, error) {
+func typeJSONTextTable(cols ...row.ColumnType) func([]row.Type) ([]row.ColumnType, error) {
 	return func(args []row.Type) ([]row.ColumnType, error) {
 		if len(args) != 1 || args[0] != row.TypeJSON && args[0] != row.TypeNull {
 			return nil, evalErr(CodeUndefinedFunction, "function does not exist: json table function(%s)", typeList(args))
 		}
-		return []row.ColumnType{col}, nil
+		return cols, nil
 	}
 }
 

@@ -32,6 +32,10 @@ func TestJSONBuildText(t *testing.T) {
 		{"to_json NaN", FuncToJSON, []row.Datum{row.Float64(math.NaN())}, `"NaN"`, ""},
 		{"to_json timestamp", FuncToJSON, []row.Datum{row.Timestamp(500000)}, `"1970-01-01T00:00:00.5"`, ""},
 		{"agg final array", FuncJSONAggFinal, []row.Datum{row.JSONB(row.JSON{Kind: row.JSONArray, Elems: []row.JSON{{Kind: row.JSONString, Str: "1"}, {Kind: row.JSONString, Str: "null"}}}), row.Bool(false)}, `[1, null]`, ""},
+		{"row", FuncJSONRow, []row.Datum{row.Bool(false), row.Text("id"), row.Int64(1), row.Text(`a"b`), row.Null(), row.Text("j"), j}, `{"id":1,"a\"b":null,"j":{"a" :1,  "a": 2}}`, ""},
+		{"row pretty", FuncJSONRow, []row.Datum{row.Bool(true), row.Text("a"), row.Int64(1), row.Text("b"), row.Float64(1e20)}, "{\"a\":1,\n \"b\":1e+20}", ""},
+		{"row empty", FuncJSONRow, []row.Datum{row.Bool(false)}, `{}`, ""},
+		{"row bad name", FuncJSONRow, []row.Datum{row.Bool(false), row.Null(), row.Int64(1)}, "", CodeInvalidParameterValue},
 		{"agg final object", FuncJSONAggFinal, []row.Datum{row.JSONB(row.JSON{Kind: row.JSONArray, Elems: []row.JSON{{Kind: row.JSONString, Str: `"a" : 1`}}}), row.Bool(true)}, `{ "a" : 1 }`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

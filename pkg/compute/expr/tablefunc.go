@@ -137,6 +137,11 @@ var tableFuncs = map[TableFunc]tableFuncDef{
 
 	TableJSONTextArrayElements:     {typeOf: typeJSONTextTable(row.ColumnType{Type: row.TypeJSON}), eval: jsonTextElements(false)},
 	TableJSONTextArrayElementsText: {typeOf: typeJSONTextTable(row.ColumnType{Type: row.TypeText, Nullable: true}), eval: jsonTextElements(true)},
+
+	TableJSONTextEach:       {typeOf: typeJSONTextTable(row.ColumnType{Type: row.TypeText}, row.ColumnType{Type: row.TypeJSON}), eval: jsonTextEach(false)},
+	TableJSONTextEachText:   {typeOf: typeJSONTextTable(row.ColumnType{Type: row.TypeText}, row.ColumnType{Type: row.TypeText, Nullable: true}), eval: jsonTextEach(true)},
+	TableJSONTextObjectKeys: {typeOf: typeJSONTextTable(row.ColumnType{Type: row.TypeText}), eval: evalJSONTextObjectKeys},
+	TableJSONObjectKeys:     {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeText}), eval: evalJSONObjectKeys},
 }
 
 func typeJSONTable(cols ...row.ColumnType) func([]row.Type) ([]row.ColumnType, error) {

@@ -236,6 +236,7 @@ func (a *aggScope) concatAggArg(inner *exprCtx, g *aggregate, fc *pg.FuncCall) e
 	g.out = row.ColumnType{Type: at, Nullable: true}
 	g.outW = x.w
 	g.outMod = elemArrayMod(x.mod)
+	g.outMod.Unsized = g.outMod.Kind == ModBpchar // bpchar[]: typmod -1
 	return nil
 }
 

@@ -50,6 +50,11 @@ func (c *exprCtx) arrayConstructor(a *pg.A_ArrayExpr) (typed, error) {
 	if err != nil {
 		return typed{}, err
 	}
+	untyped := make([]bool, len(xs))
+	for i, n := range a.Elements {
+		k := n.GetAConst()
+		untyped[i] = n.GetParamRef() != nil || k != nil && (k.Isnull || k.GetSval() != nil)
+	}
 	for i := range xs {
 		if xs[i], err = c.settle(xs[i], row.TypeText); err != nil {
 			return typed{}, err
@@ -62,12 +67,46 @@ func (c *exprCtx) arrayConstructor(a *pg.A_ArrayExpr) (typed, error) {
 			break
 		}
 	}
-	y, err := c.check(arrayOf(et, exprs(xs)...))
-	y.w = widthOf(xs)
+	es, mod := exprs(xs), TypeMod{}
 	if et == row.TypeText {
-		y.mod = sharedCharMod(xs)
+		es, mod = textArrayElems(xs, untyped)
 	}
+	y, err := c.check(arrayOf(et, es...))
+	y.w = widthOf(xs)
+	y.mod = mod
 	return y, err
+}
+
+// textArrayElems is the elements and the modifier of ARRAY[xs...] of
+// text elements, as PostgreSQL resolves their common type: the modifier
+// the elements share (char(n)[], varchar(n)[]); else the type of the
+// first typed element, so that a char(n) one first makes a bpchar[]
+// (typmod -1) whose char(n) elements keep their padding (each its own
+// n) while text elements stay as they are, and a varchar one a
+// varchar[]; else text[].
+func textArrayElems(xs []typed, untyped []bool) ([]expr.Expr, TypeMod) {
+	es := exprs(xs)
+	if m := sharedCharMod(xs); m.Kind != ModNone {
+		return es, m
+	}
+	for i, x := range xs {
+		if untyped[i] || x.t.Type == row.TypeNull {
+			continue
+		}
+		switch charMod(x.mod).Kind {
+		case ModVarchar:
+			return es, TypeMod{Kind: ModVarchar}
+		case ModBpchar:
+			for j, y := range xs {
+				if y.mod.Kind == ModBpchar && y.mod.N > 0 {
+					es[j] = expr.Call(expr.FuncRPad, y.e, expr.Literal(row.Int64(int64(y.mod.N))))
+				}
+			}
+			return es, TypeMod{Kind: ModBpchar}
+		}
+		return es, TypeMod{}
+	}
+	return es, TypeMod{}
 }
 
 // elemArrayMod is the modifier of an array of values with modifier m: a

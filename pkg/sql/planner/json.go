@@ -48,7 +48,10 @@ func (c *exprCtx) jsonFunc(name string, args []*pg.Node) (typed, bool, error) {
 			return typed{}, true, err
 		}
 		es[i] = x.e
-		if values && (f != expr.FuncJSONTextBuildObject || i%2 == 1) {
+		switch {
+		case f == expr.FuncJSONTextBuildObject && i%2 == 0:
+			es[i] = jsonKeyArg(x)
+		case values:
 			es[i] = jsonValueArg(x)
 		}
 	}
@@ -67,4 +70,32 @@ func refuseJSONKey(t row.Type, what string) error {
 		return nil
 	}
 	return sqlerr.Errorf(sqlerr.UndefinedFunction, "could not identify %s operator for type json", what)
+}
+
+// jsonObject lowers json_object(text[]) and json_object(text[], text[])
+// (jsonb_object likewise): untyped arguments are text[] literals, other
+// types 42883.
+func (c *exprCtx) jsonObject(name string, args []*pg.Node) (typed, error) {
+	if len(args) < 1 || len(args) > 2 {
+		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(args))
+	}
+	f := expr.FuncJSONObject
+	if name == "jsonb_object" {
+		f = expr.FuncJSONBObject
+	}
+	es := make([]expr.Expr, len(args))
+	for i, a := range args {
+		x, err := c.lowerAs(a, row.TypeTextArray)
+		if err != nil {
+			return typed{}, err
+		}
+		if x.t.Type != row.TypeTextArray && x.t.Type != row.TypeNull {
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, PGTypeName(x.t.Type))
+		}
+		es[i] = x.e
+		if x.t.Type == row.TypeNull {
+			es[i] = expr.TypedNull(row.TypeTextArray)
+		}
+	}
+	return c.check(expr.Call(f, es...))
 }

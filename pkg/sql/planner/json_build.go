@@ -12,12 +12,26 @@ import (
 )
 
 // jsonValueArg is x as a json value: a numeric of a numeric(p,s) type
-// keeps its display scale (2.50) through the jsonb number that carries it.
+// keeps its display scale (2.50) through the jsonb number that carries
+// it, a char(n) value its padding (stored without it).
 func jsonValueArg(x typed) expr.Expr {
-	if x.t.Type == row.TypeNumeric && x.mod.Kind == ModNumeric && x.mod.Scale > 0 {
+	switch {
+	case x.t.Type == row.TypeNumeric && x.mod.Kind == ModNumeric && x.mod.Scale > 0:
 		return expr.Call(expr.FuncJSONNumber, x.e, expr.Literal(row.Int64(int64(x.mod.Scale))))
+	case x.t.Type == row.TypeText && x.mod.Kind == ModBpchar && x.mod.N > 0:
+		return expr.Call(expr.FuncRPad, x.e, expr.Literal(row.Int64(int64(x.mod.N))))
 	}
 	return x.e
+}
+
+// jsonKeyArg is x as an object key: a numeric(p,s) as its text at the
+// type's scale ("2.50"), a char(n) value padded; other values as they
+// are (a key's text is their output).
+func jsonKeyArg(x typed) expr.Expr {
+	if x.t.Type == row.TypeNumeric && x.mod.Kind == ModNumeric && x.mod.Scale > 0 {
+		return expr.Call(expr.FuncNumericText, x.e, expr.Literal(row.Int64(int64(x.mod.Scale))))
+	}
+	return jsonValueArg(x)
 }
 
 // jsonAggregate plans json_agg(x) and json_object_agg(k, v) as the
@@ -31,16 +45,20 @@ func (a *aggScope) jsonAggregate(inner *exprCtx, name string, fc *pg.FuncCall) (
 	if err != nil {
 		return typed{}, err
 	}
-	if fc.AggDistinct {
-		return typed{}, sqlerr.Unsupported("DISTINCT in " + name)
-	}
 	es := make([]expr.Expr, want)
+	xs := make([]typed, want)
 	for i, n := range fc.Args {
 		x, err := inner.lowerAs(n, row.TypeText)
 		if err != nil {
 			return typed{}, err
 		}
-		es[i] = jsonValueArg(x)
+		if err := refuseJSONKey(x.t.Type, "an equality"); fc.AggDistinct && err != nil {
+			return typed{}, err
+		}
+		xs[i], es[i] = x, jsonValueArg(x)
+		if want == 2 && i == 0 {
+			es[i] = jsonKeyArg(x)
+		}
 	}
 	f := expr.FuncJSONValueText
 	if want == 2 {
@@ -51,7 +69,11 @@ func (a *aggScope) jsonAggregate(inner *exprCtx, name string, fc *pg.FuncCall) (
 		return typed{}, err
 	}
 	g := aggregate{fn: "jsonb_agg", arg: txt.e, argType: txt.t}
-	if err := a.aggOrder(inner, &g, fc); err != nil {
+	if fc.AggDistinct {
+		if err := a.jsonDistinctOrder(inner, &g, fc, xs); err != nil {
+			return typed{}, err
+		}
+	} else if err := a.aggOrder(inner, &g, fc); err != nil {
 		return typed{}, err
 	}
 	g.arg = expr.Call(expr.FuncJSONBuildArray, txt.e)
@@ -67,6 +89,33 @@ func (a *aggScope) jsonAggregate(inner *exprCtx, name string, fc *pg.FuncCall) (
 	y := a.add(g)
 	final := expr.Call(expr.FuncJSONAggFinal, y.e, expr.Literal(row.Bool(want == 2)))
 	return typed{e: final, t: row.ColumnType{Type: row.TypeJSON, Nullable: true}}, nil
+}
+
+// jsonDistinctOrder sets g (json_agg's concatenation of the arguments'
+// json texts) to keep one of each distinct argument list xs and orders it
+// as PostgreSQL orders a DISTINCT aggregate's input: by the call's ORDER
+// BY, whose terms must be arguments (42P10), then by the arguments left,
+// ascending. Equal arguments have equal texts and sort next to each
+// other, which is what the engine's DISTINCT concatenation needs.
+func (a *aggScope) jsonDistinctOrder(inner *exprCtx, g *aggregate, fc *pg.FuncCall, xs []typed) error {
+	check := aggregate{fn: g.fn, arg: xs[0].e, distinct: true}
+	if len(xs) == 2 {
+		check.sep = &xs[1].e // accepted in ORDER BY like the first argument
+	}
+	if err := a.aggOrder(inner, &check, fc); err != nil {
+		return err
+	}
+	g.distinct, g.order = true, check.order
+	for _, x := range xs {
+		ordered := false
+		for _, o := range g.order {
+			ordered = ordered || o.Expr.Equal(x.e)
+		}
+		if !ordered {
+			g.order = append(g.order, plan.AggOrder{Expr: x.e, NullsLast: true})
+		}
+	}
+	return nil
 }
 
 // jsonAggArity is the argument count of json(b)_agg (1) and

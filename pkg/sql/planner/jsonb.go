@@ -216,6 +216,13 @@ func isArraySpace(b byte) bool {
 
 // jsonbFunc lowers the jsonb functions; ok is false for other names.
 func (c *exprCtx) jsonbFunc(name string, args []*pg.Node) (typed, bool, error) {
+	if y, ok, err := c.jsonRecordCall(name, args); ok {
+		return y, true, err
+	}
+	if name == "json_object" || name == "jsonb_object" {
+		y, err := c.jsonObject(name, args)
+		return y, true, err
+	}
 	var f expr.Func
 	switch name {
 	case "jsonb_build_object":
@@ -249,10 +256,11 @@ func (c *exprCtx) jsonbFunc(name string, args []*pg.Node) (typed, bool, error) {
 			return typed{}, true, sqlerr.Unsupported("timestamp with time zone values in jsonb")
 		}
 		es[i] = x.e
-		value := f == expr.FuncToJSONB || f == expr.FuncJSONBuildArray || f == expr.FuncJSONBuildObject && i%2 == 1
-		if value && x.t.Type == row.TypeNumeric && x.mod.Kind == ModNumeric && x.mod.Scale > 0 {
-			// The display scale of its SQL type (2.50, numeric(10,2)).
-			es[i] = expr.Call(expr.FuncJSONNumber, x.e, expr.Literal(row.Int64(int64(x.mod.Scale))))
+		switch {
+		case f == expr.FuncJSONBuildObject && i%2 == 0:
+			es[i] = jsonKeyArg(x)
+		case f == expr.FuncToJSONB || f == expr.FuncJSONBuildArray || f == expr.FuncJSONBuildObject:
+			es[i] = jsonValueArg(x)
 		}
 	}
 	y, err := c.check(expr.Call(f, es...))
@@ -284,10 +292,8 @@ func (c *exprCtx) jsonbValue(x typed) (expr.Expr, error) {
 		return expr.TypedNull(row.TypeJSONB), nil
 	case x.t.Type == row.TypeTimestampTZ:
 		return expr.Expr{}, sqlerr.Unsupported("timestamp with time zone values in jsonb")
-	case x.t.Type == row.TypeNumeric && x.mod.Kind == ModNumeric && x.mod.Scale > 0:
-		return expr.Call(expr.FuncJSONNumber, x.e, expr.Literal(row.Int64(int64(x.mod.Scale)))), nil
 	}
-	return expr.Call(expr.FuncToJSONB, x.e), nil
+	return expr.Call(expr.FuncToJSONB, jsonValueArg(x)), nil
 }
 
 // jsonbAggregate plans jsonb_agg(x) and jsonb_object_agg(k, v): the
@@ -304,6 +310,9 @@ func (a *aggScope) jsonbAggregate(inner *exprCtx, name string, fc *pg.FuncCall) 
 		if err != nil {
 			return typed{}, err
 		}
+		if err := refuseJSONKey(x.t.Type, "an equality"); fc.AggDistinct && err != nil {
+			return typed{}, err
+		}
 		xs[i] = x
 	}
 	v, err := inner.jsonbValue(xs[len(xs)-1])
@@ -315,7 +324,7 @@ func (a *aggScope) jsonbAggregate(inner *exprCtx, name string, fc *pg.FuncCall) 
 		if xs[0].t.Type == row.TypeJSONB || xs[0].t.Type == row.TypeTimestampTZ {
 			return typed{}, sqlerr.Errorf(sqlerr.InvalidParameterValue, "key value must be scalar, not array, composite, or json")
 		}
-		arg = expr.Call(expr.FuncJSONBuildObject, xs[0].e, v)
+		arg = expr.Call(expr.FuncJSONBuildObject, jsonKeyArg(xs[0]), v)
 	}
 	if err := refuseOuterAggregate(a.input, arg); err != nil {
 		return typed{}, err

@@ -496,6 +496,9 @@ func (c *exprCtx) columnRef(cr *pg.ColumnRef) (typed, error) {
 		return typed{}, sqlerr.Errorf(sqlerr.UndefinedColumn, "column %q does not exist", col)
 	}
 	i, err := c.scope.resolve(table, col)
+	if err != nil && table == "" && sqlerr.Code(err) == sqlerr.UndefinedColumn && c.scope.hasTableLevel(col, false) && !c.p.outerHasColumn(col) {
+		return typed{}, sqlerr.Unsupported("whole-row reference " + col + " other than the argument of row_to_json, to_json or to_jsonb")
+	}
 	if err != nil {
 		c.p.unresolved = [2]string{table, col}
 		return typed{}, c.p.outerReference(table, col, err)
@@ -590,7 +593,8 @@ func unsupportedFunction(name string) string {
 	case "to_date", "make_timestamptz", "make_interval", "justify_days", "justify_hours", "justify_interval", "isfinite", "date_bin":
 		return "time functions"
 	case "generate_series", "unnest", "regexp_split_to_table", "regexp_matches", "generate_subscripts",
-		"json_each", "jsonb_each", "jsonb_array_elements":
+		"json_each", "jsonb_each", "jsonb_array_elements",
+		"json_each_text", "jsonb_each_text", "json_object_keys", "jsonb_object_keys", "json_array_elements", "json_array_elements_text", "jsonb_array_elements_text":
 		return "set-returning functions"
 	case "bit_and", "bit_or":
 		return "bitwise aggregates"

@@ -52,8 +52,9 @@ func (p *Planner) rangeFunction(base *rel, rf *pg.RangeFunction, depth int) (*re
 	}
 	fn := &rel{scope: &scope{cols: cols}, mfp: expr.Identity(len(cols))}
 	// Functions with a named output column (jsonb_each's key and value)
-	// keep its name under an alias.
-	outNamed := strings.HasPrefix(name, "json")
+	// keep its name under an alias; json(b)_object_keys's column is named
+	// after the function, and after the alias.
+	outNamed := strings.HasPrefix(name, "json") && !strings.HasSuffix(name, "_object_keys")
 	if err := aliasFunction(fn, rf.Alias, name, rf.Ordinality, !outNamed); err != nil {
 		return nil, nil, err
 	}
@@ -82,7 +83,9 @@ func (c *exprCtx) tableCall(name string, args []*pg.Node) (expr.TableCall, []col
 		return c.generateSeries(args)
 	case "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_each", "jsonb_each_text":
 		return c.jsonbTable(name, args)
-	case "json_array_elements", "json_array_elements_text":
+	case "json_array_elements", "json_array_elements_text", "json_each", "json_each_text":
+		return c.jsonbTable(name, args)
+	case "json_object_keys", "jsonb_object_keys":
 		return c.jsonbTable(name, args)
 	case "unnest":
 		return c.unnestCall(args)
@@ -179,8 +182,8 @@ func (c *exprCtx) generateSeries(args []*pg.Node) (expr.TableCall, []column, err
 	return out(expr.TableCall{Func: expr.TableGenerateSeries, Args: es}, t, 0)
 }
 
-// jsonbTable lowers jsonb_array_elements(_text) and jsonb_each(_text),
-// and json_array_elements(_text) over a json document.
+// jsonbTable lowers jsonb_array_elements(_text), jsonb_each(_text) and
+// jsonb_object_keys, and their json namesakes over a json document.
 func (c *exprCtx) jsonbTable(name string, args []*pg.Node) (expr.TableCall, []column, error) {
 	if len(args) != 1 {
 		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(args))
@@ -202,6 +205,9 @@ func (c *exprCtx) jsonbTable(name string, args []*pg.Node) (expr.TableCall, []co
 		return expr.TableCall{}, nil, err
 	}
 	names := []string{"value"}
+	if strings.HasSuffix(name, "_object_keys") {
+		names = []string{name}
+	}
 	if len(types) == 2 {
 		names = []string{"key", "value"}
 	}

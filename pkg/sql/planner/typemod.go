@@ -28,6 +28,10 @@ type TypeMod struct {
 	N int32
 	// Scale is the numeric display scale (Kind ModNumeric).
 	Scale int32
+	// Unsized values are padded to N (char(n)) but described without the
+	// length (typmod -1), as PostgreSQL describes a function's result
+	// such as array_agg of a char(n) column.
+	Unsized bool
 }
 
 // ModKind is the kind of a TypeMod.
@@ -190,7 +194,7 @@ func PGType(t row.Type, w IntWidth, m TypeMod) (oid uint32, typmod int32) {
 				oid = oidBpcharArray
 			}
 		}
-		if m.N > 0 {
+		if m.N > 0 && !m.Unsized {
 			return oid, m.N + 4
 		}
 		return oid, -1
