@@ -223,6 +223,13 @@ func Compare(a, b Datum) int {
 		// Bits are canonical, so the order-preserving transform gives the
 		// total order including NaN.
 		return cmp.Compare(floatKey(a.bits), floatKey(b.bits))
+	case TypeNumeric:
+		// By value, then by display scale (1.5 before 1.50), the
+		// order of the encoding's scale suffix.
+		if c := strings.Compare(a.str, b.str); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.bits, b.bits)
 	default:
 		return strings.Compare(a.str, b.str)
 	}
