@@ -139,6 +139,10 @@ const (
 	// layer knows (values are stored without trailing zeros), for concat
 	// and format.
 	FuncNumericText
+	// numeric_key(x): x at its minimal display scale (1.50 as 1.5), so
+	// that equal numerics are equal bytes where rows are grouped or
+	// matched by their encoding; other values unchanged.
+	FuncNumericKey
 	// More math (math.go, numeric_math.go).
 	FuncLog     // log(b, x) over numerics
 	FuncCbrt    // cbrt(x), float64

@@ -103,6 +103,7 @@ var funcs = [funcCount]funcDef{
 	FuncASCII:          {name: "ascii", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeText(1, row.TypeInt64), eval1: evalASCII},
 	FuncChr:            {name: "chr", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeArgs("chr", row.TypeText, row.TypeInt64), eval1: evalChr},
 	FuncNumericText:    {name: "numeric_text", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArgs("numeric_text", row.TypeText, row.TypeNumeric, row.TypeInt64), eval2: evalNumericText},
+	FuncNumericKey:     {name: "numeric_key", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumericKey, eval1: evalNumericKey},
 	FuncLog:            {name: "log", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumericOnly(2), eval2: evalLog},
 	FuncCbrt:           {name: "cbrt", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloatAny1, eval1: floatMath("cbrt", math.Cbrt)},
 	FuncDegrees:        {name: "degrees", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloatAny1, eval1: floatMath("degrees", func(x float64) float64 { return x / radiansPerDegree })},
@@ -242,6 +243,10 @@ func compareDatums(a, b row.Datum) (int, error) {
 		if ta == row.TypeInterval {
 			// Postgres compares intervals by length: '1 mon' = '30 days'.
 			return a.Interval().CompareLength(b.Interval()), nil
+		}
+		if ta == row.TypeNumeric {
+			// By value: 1.5 = 1.50 (the datums differ in scale).
+			return row.Compare(a.NumericKey(), b.NumericKey()), nil
 		}
 		if ta == row.TypeJSONB {
 			// jsonb numbers compare by value: 2.5 = 2.50.

@@ -501,3 +501,11 @@ func NumericTypmod(d row.Datum, precision, scale int64) (row.Datum, error) {
 	}
 	return r, nil
 }
+
+// typeNumericKey is numeric_key's type: its argument's, nullability
+// included (numeric_key applies to a key column of any type).
+func typeNumericKey(args []row.ColumnType) (row.ColumnType, error) { return args[0], nil }
+
+// evalNumericKey is numeric_key(x): a numeric at its minimal display
+// scale, any other value as it is.
+func evalNumericKey(x row.Datum) (row.Datum, error) { return x.NumericKey(), nil }

@@ -88,3 +88,42 @@ func TestNumericEval(t *testing.T) {
 		})
 	}
 }
+
+// scaled is a numeric literal at display scale s.
+func scaled(v string, s int) Expr {
+	d, err := row.MustNumeric(v).WithNumericScale(s)
+	if err != nil {
+		panic(err)
+	}
+	return Literal(d)
+}
+
+// TestNumericScaleEquality checks that SQL comparison ignores a numeric's
+// display scale (1.5 = 1.50, as in PostgreSQL) while numeric_key drops it,
+// so that the bytes of equal values are equal.
+func TestNumericScaleEquality(t *testing.T) {
+	tests := []struct {
+		name string
+		e    Expr
+		want row.Datum
+	}{
+		{"eq", Call(FuncEq, scaled("1.5", 1), scaled("1.5", 2)), row.True},
+		{"ne", Call(FuncNeq, scaled("1.5", 3), scaled("1.5", 2)), row.False},
+		{"lt", Call(FuncLt, scaled("1.5", 1), scaled("1.5", 2)), row.False},
+		{"gt", Call(FuncGt, scaled("1.5", 3), scaled("1.5", 2)), row.False},
+		{"lt value", Call(FuncLt, scaled("1.4", 5), scaled("1.5", 1)), row.True},
+		{"eq int", Call(FuncEq, scaled("2", 2), Literal(row.Int64(2))), row.True},
+		{"eq zero", Call(FuncEq, scaled("0", 2), scaled("0", 0)), row.True},
+		{"eq negative", Call(FuncEq, scaled("-1.5", 1), scaled("-1.5", 4)), row.True},
+		{"numeric_key", Call(FuncNumericKey, scaled("1.5", 2)), row.MustNumeric("1.5")},
+		{"numeric_key zero", Call(FuncNumericKey, scaled("0", 3)), row.MustNumeric("0")},
+		{"numeric_key int", Call(FuncNumericKey, Literal(row.Int64(7))), row.Int64(7)},
+		{"numeric_key null", Call(FuncNumericKey, Literal(row.Null())), row.Null()},
+	}
+	for _, tc := range tests {
+		got, err := tc.e.Eval(nil)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %v (scale %d), %v; want %v", tc.name, got, got.NumericScale(), err, tc.want)
+		}
+	}
+}

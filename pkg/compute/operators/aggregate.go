@@ -152,7 +152,7 @@ func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) 
 // for the rest.
 func multiplicity(a Aggregate, args []argCount, i int) int64 {
 	if a.Distinct {
-		if i > 0 && row.Equal(args[i-1].d, args[i].d) {
+		if i > 0 && row.Equal(args[i-1].d.NumericKey(), args[i].d.NumericKey()) { // 1.5 and 1.50 are one value
 			return 0
 		}
 		return 1
@@ -195,7 +195,7 @@ func sumOrAvg(a Aggregate, args []argCount) (row.Datum, error) {
 	for i := 0; i < len(args); {
 		v := args[i].d
 		var n int64
-		for ; i < len(args) && row.Equal(args[i].d, v); i++ {
+		for ; i < len(args) && row.Equal(args[i].d.NumericKey(), v.NumericKey()); i++ {
 			n += args[i].n
 		}
 		if v.IsNull() || n == 0 {
