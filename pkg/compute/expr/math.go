@@ -42,7 +42,7 @@ func compareNumeric(a, b row.Datum) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return row.Compare(dx, dy), nil
+	return row.Compare(dx.NumericKey(), dy.NumericKey()), nil
 }
 
 func evalTrunc1(a row.Datum) (row.Datum, error) {
@@ -175,7 +175,7 @@ func evalTrimScale(a row.Datum) (row.Datum, error) {
 	if a.Type() != row.TypeNumeric {
 		return row.Null(), undefinedFunc("trim_scale", a)
 	}
-	return a, nil
+	return a.NumericKey(), nil
 }
 
 func evalNumericTypmod(a, p, s row.Datum) (row.Datum, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/cockroachdb/apd/v3"
 )
@@ -249,10 +250,51 @@ func NumericExact(x *apd.Decimal) (Datum, error) {
 // joins and unique keys compare numerics through it. Other datums are
 // returned as they are.
 func (d Datum) NumericKey() Datum {
-	if d.typ == TypeNumeric {
+	switch {
+	case d.typ == TypeNumeric:
 		d.bits = 0
+	case d.typ == TypeNumericArray && strings.IndexByte(d.str, numericScaleMark) >= 0:
+		elems := d.ArrayElems()
+		for i := range elems {
+			elems[i] = elems[i].NumericKey()
+		}
+		if a, err := Array(TypeNumericArray, elems); err == nil {
+			return a
+		}
 	}
 	return d
+}
+
+// NumericKeyRow returns r with every numeric (and numeric array element)
+// at its minimal display scale: the row as a key under SQL equality. It
+// is r itself when no byte of r is the scale suffix's mark, found without
+// decoding; a corrupt row is returned as it is.
+func NumericKeyRow(r Row) Row {
+	if bytes.IndexByte(r, numericScaleMark) < 0 {
+		return r
+	}
+	ds, err := r.Unpack()
+	if err != nil {
+		return r
+	}
+	changed := false
+	for i, d := range ds {
+		if k := d.NumericKey(); k != d {
+			ds[i], changed = k, true
+		}
+	}
+	if !changed {
+		return r
+	}
+	return Pack(ds...)
+}
+
+// NumericKeys replaces each datum of ds by its NumericKey, in place.
+func NumericKeys(ds []Datum) []Datum {
+	for i := range ds {
+		ds[i] = ds[i].NumericKey()
+	}
+	return ds
 }
 
 // WithNumericScale returns a numeric datum at display scale s (rounded
