@@ -93,7 +93,7 @@ func TestAggregateLogic(t *testing.T) {
 			[]ValDiff{{pack(f(1e308)), 1}, {pack(f(-1e308)), 1}}, "", CodeNumericOutOfRange},
 		{"variance of ints", []Aggregate{{Func: AggVarPop}}, []ValDiff{{pack(i64(1)), 1}}, "", CodeInternal},
 		{"sum of squares", []Aggregate{{Func: AggSumSquares}, {Func: AggSumSquares, Distinct: true}},
-			[]ValDiff{{pack(row.MustNumeric("1.5")), 2}, {pack(row.MustNumeric("-1.5")), 1}, {pack(null), 1}}, "(k, 6.75, 4.5)", ""},
+			[]ValDiff{{pack(row.MustNumeric("1.5")), 2}, {pack(row.MustNumeric("-1.5")), 1}, {pack(null), 1}}, "(k, 6.75, 4.50)", ""},
 		{"sum of squares nan", []Aggregate{{Func: AggSumSquares}},
 			[]ValDiff{{pack(row.MustNumeric("-Infinity")), 1}, {pack(row.MustNumeric("2")), 1}}, "(k, Infinity)", ""},
 		{"negative multiplicity", all, []ValDiff{{pack(i64(1)), -1}}, "", CodeInternal},
