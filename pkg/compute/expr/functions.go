@@ -244,7 +244,7 @@ func compareDatums(a, b row.Datum) (int, error) {
 			// Postgres compares intervals by length: '1 mon' = '30 days'.
 			return a.Interval().CompareLength(b.Interval()), nil
 		}
-		if ta == row.TypeNumeric {
+		if ta == row.TypeNumeric || ta == row.TypeNumericArray {
 			// By value: 1.5 = 1.50 (the datums differ in scale).
 			return row.Compare(a.NumericKey(), b.NumericKey()), nil
 		}

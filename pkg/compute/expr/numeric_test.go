@@ -114,6 +114,8 @@ func TestNumericScaleEquality(t *testing.T) {
 		{"eq int", Call(FuncEq, scaled("2", 2), Literal(row.Int64(2))), row.True},
 		{"eq zero", Call(FuncEq, scaled("0", 2), scaled("0", 0)), row.True},
 		{"eq negative", Call(FuncEq, scaled("-1.5", 1), scaled("-1.5", 4)), row.True},
+		{"array eq", Call(FuncEq, arrOf(scaled("1.5", 1), Literal(row.Null())), arrOf(scaled("1.5", 2), Literal(row.Null()))), row.True},
+		{"array lt", Call(FuncLt, arrOf(scaled("1.5", 1)), arrOf(scaled("1.5", 2))), row.False},
 		{"numeric_key", Call(FuncNumericKey, scaled("1.5", 2)), row.MustNumeric("1.5")},
 		{"numeric_key zero", Call(FuncNumericKey, scaled("0", 3)), row.MustNumeric("0")},
 		{"numeric_key int", Call(FuncNumericKey, Literal(row.Int64(7))), row.Int64(7)},
@@ -125,4 +127,17 @@ func TestNumericScaleEquality(t *testing.T) {
 			t.Errorf("%s: got %v (scale %d), %v; want %v", tc.name, got, got.NumericScale(), err, tc.want)
 		}
 	}
+}
+
+// arrOf is the numeric[] literal of the elements' values.
+func arrOf(elems ...Expr) Expr {
+	ds := make([]row.Datum, len(elems))
+	for i, e := range elems {
+		ds[i] = e.Value
+	}
+	a, err := row.Array(row.TypeNumericArray, ds)
+	if err != nil {
+		panic(err)
+	}
+	return Literal(a)
 }
