@@ -459,7 +459,7 @@ func evalNeg(a row.Datum) (row.Datum, error) {
 		}
 		return row.IntervalDatum(n), nil
 	case row.TypeNumeric:
-		return numeric(new(apd.Decimal).Neg(a.Decimal()), nil)
+		return numeric(new(apd.Decimal).Neg(a.DecimalDisplay()), nil)
 	}
 	return row.Null(), undefinedFunc("neg", a)
 }
@@ -478,7 +478,7 @@ func evalAbs(a row.Datum) (row.Datum, error) {
 	case row.TypeFloat64:
 		return row.Float64(math.Abs(a.Float64())), nil
 	case row.TypeNumeric:
-		return numeric(new(apd.Decimal).Abs(a.Decimal()), nil)
+		return numeric(new(apd.Decimal).Abs(a.DecimalDisplay()), nil)
 	}
 	return row.Null(), undefinedFunc("abs", a)
 }
@@ -570,7 +570,7 @@ func evalRound2(a, digits row.Datum) (row.Datum, error) {
 
 func evalSqrt(a row.Datum) (row.Datum, error) {
 	if a.Type() == row.TypeNumeric {
-		return numericSqrt(a.Decimal())
+		return numericSqrt(a.DecimalDisplay())
 	}
 	x, ok := asFloat(a)
 	if !ok {

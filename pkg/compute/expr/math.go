@@ -121,7 +121,7 @@ func evalDivTrunc(a, b row.Datum) (row.Datum, error) {
 
 func evalExp(a row.Datum) (row.Datum, error) {
 	if a.Type() == row.TypeNumeric {
-		return numericExp(a.Decimal())
+		return numericExp(a.DecimalDisplay())
 	}
 	x, ok := asFloat(a)
 	if !ok {
@@ -151,7 +151,7 @@ func logArg(name string, a row.Datum) (float64, error) {
 
 func evalLn(a row.Datum) (row.Datum, error) {
 	if a.Type() == row.TypeNumeric {
-		return numericLn(a.Decimal())
+		return numericLn(a.DecimalDisplay())
 	}
 	x, err := logArg("ln", a)
 	if err != nil {
@@ -162,7 +162,7 @@ func evalLn(a row.Datum) (row.Datum, error) {
 
 func evalLog10(a row.Datum) (row.Datum, error) {
 	if a.Type() == row.TypeNumeric {
-		return numericLog(apd.New(10, 0), a.Decimal())
+		return numericLog(apd.New(10, 0), a.DecimalDisplay())
 	}
 	x, err := logArg("log", a)
 	if err != nil {

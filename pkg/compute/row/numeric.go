@@ -308,15 +308,15 @@ func (d Datum) WithNumericScale(s int) (Datum, error) {
 }
 
 // DecimalDisplay returns the value of a numeric datum with its exponent
-// at minus its display scale (1.50 as 150E-2), so that apd's addition,
+// at minus its display scale (1.50 as 150E-2, 100 as 100E0), so that apd's addition,
 // subtraction and multiplication give PostgreSQL's result scales.
 func (d Datum) DecimalDisplay() *apd.Decimal {
 	x := d.Decimal()
-	if x.Form != apd.Finite || d.bits == 0 {
+	s := int32(d.NumericScale())
+	if x.Form != apd.Finite || x.Exponent == -s {
 		return x
 	}
-	s := int32(d.NumericScale())
-	if x.Coeff.Sign() != 0 {
+	if x.Coeff.Sign() != 0 { // 1E+2 at scale 0 is 100E0
 		x.Coeff.Mul(&x.Coeff, new(apd.BigInt).Exp(apd.NewBigInt(10), apd.NewBigInt(int64(x.Exponent+s)), nil))
 	}
 	x.Exponent = -s
