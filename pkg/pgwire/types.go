@@ -354,10 +354,10 @@ func decodeParam(v []byte, format int16, t row.Type, oid uint32, loc *time.Locat
 }
 
 // encodeNumericBinary appends PostgreSQL's binary numeric format, with
-// the display scale of the column's modifier when it has one, using
+// the datum's display scale or the column modifier's if larger, using
 // pgtype's encoder.
 func encodeNumericBinary(dst []byte, d row.Datum, m planner.TypeMod) ([]byte, error) {
-	x := d.Decimal()
+	x := d.DecimalDisplay()
 	var n pgtype.Numeric
 	switch x.Form {
 	case apd.NaN, apd.NaNSignaling:
@@ -417,7 +417,7 @@ func decodeNumericBinary(v []byte) (row.Datum, error) {
 		x.Coeff.SetMathBigInt(c.Abs(c))
 		x.Exponent = n.Exp
 	}
-	d, err := row.Numeric(x)
+	d, err := row.NumericExact(x)
 	if err != nil {
 		return row.Null(), sqlerr.Errorf(sqlerr.NumericValueOutOfRange, "%v", err)
 	}

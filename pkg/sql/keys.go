@@ -34,7 +34,7 @@ func encodedKey(r []row.Datum, cols []int) (string, bool) {
 		if r[c].IsNull() {
 			return "", false
 		}
-		vals[i] = r[c]
+		vals[i] = r[c].NumericKey() // 1.5 and 1.50 are one key, as in PostgreSQL
 	}
 	return string(row.Pack(vals...)), true
 }

@@ -72,7 +72,7 @@ func TestQueries(t *testing.T) {
 		{"SELECT b FROM t ORDER BY b DESC", []string{"NULL", "z", "y", "x"}},
 		{"SELECT DISTINCT a FROM t ORDER BY 1", []string{"1", "2", "3"}},
 		{"SELECT a, count(*), sum(c), min(b), max(b) FROM t GROUP BY a ORDER BY a", []string{"1,1,1.5,x,x", "2,1,NULL,y,y", "3,2,2.5,z,z"}},
-		{"SELECT count(*), count(b), count(DISTINCT a), avg(a) FROM t", []string{"4,3,3,2.25"}},
+		{"SELECT count(*), count(b), count(DISTINCT a), avg(a) FROM t", []string{"4,3,3,2.2500000000000000"}},
 		{"SELECT count(*), sum(a) FROM t WHERE a > 100", []string{"0,NULL"}},
 		{"SELECT a FROM t GROUP BY a HAVING count(*) > 1", []string{"3"}},
 		{"SELECT t.a, d FROM t JOIN u ON t.a = u.a ORDER BY 1, 2", []string{"1,one", "3,three", "3,three"}},

@@ -19,7 +19,7 @@ func TestArrayFunctions(t *testing.T) {
 		{e: ints("{1, 2 ,NULL}"), want: "{1,2,NULL}"},
 		{e: ints("{}"), want: "{}"},
 		{e: arr(`{"a b",NULL,"NULL",""}`, row.TypeTextArray), want: `{"a b",NULL,"NULL",""}`},
-		{e: arr("{1.50,NaN}", row.TypeNumericArray), want: "{1.5,NaN}"},
+		{e: arr("{1.50,NaN}", row.TypeNumericArray), want: "{1.50,NaN}"},
 		{e: arr("{t,false}", row.TypeBoolArray), want: "{t,f}"},
 		{e: Cast(ints("{1,2}"), row.TypeFloat64Array), want: "{1,2}"},
 		{e: Cast(arr("{1.5}", row.TypeFloat64Array), row.TypeInt64Array), want: "{2}"},

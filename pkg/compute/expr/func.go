@@ -99,7 +99,7 @@ const (
 	FuncExp       // exp(x): float64, or numeric of a numeric
 	FuncLn        // ln(x): float64, or numeric of a numeric
 	FuncLog10     // log(x): base 10, float64 or numeric
-	FuncTrimScale // trim_scale(x): numeric values are stored without trailing zeros, so the identity
+	FuncTrimScale // trim_scale(x): x at its minimal display scale (1.50 is 1.5)
 	// numeric_typmod(x, precision, scale) applies a numeric(p,s) column
 	// type: rounds to scale digits, 22003 when the integer part is wider
 	// than precision - scale.
@@ -139,6 +139,10 @@ const (
 	// layer knows (values are stored without trailing zeros), for concat
 	// and format.
 	FuncNumericText
+	// numeric_key(x): x at its minimal display scale (1.50 as 1.5), so
+	// that equal numerics are equal bytes where rows are grouped or
+	// matched by their encoding; other values unchanged.
+	FuncNumericKey
 	// More math (math.go, numeric_math.go).
 	FuncLog     // log(b, x) over numerics
 	FuncCbrt    // cbrt(x), float64

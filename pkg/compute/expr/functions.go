@@ -103,6 +103,7 @@ var funcs = [funcCount]funcDef{
 	FuncASCII:          {name: "ascii", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeText(1, row.TypeInt64), eval1: evalASCII},
 	FuncChr:            {name: "chr", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeArgs("chr", row.TypeText, row.TypeInt64), eval1: evalChr},
 	FuncNumericText:    {name: "numeric_text", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeArgs("numeric_text", row.TypeText, row.TypeNumeric, row.TypeInt64), eval2: evalNumericText},
+	FuncNumericKey:     {name: "numeric_key", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeNumericKey, eval1: evalNumericKey},
 	FuncLog:            {name: "log", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeNumericOnly(2), eval2: evalLog},
 	FuncCbrt:           {name: "cbrt", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloatAny1, eval1: floatMath("cbrt", math.Cbrt)},
 	FuncDegrees:        {name: "degrees", minArgs: 1, maxArgs: 1, strict: true, typeOf: typeFloatAny1, eval1: floatMath("degrees", func(x float64) float64 { return x / radiansPerDegree })},
@@ -245,6 +246,10 @@ func compareDatums(a, b row.Datum) (int, error) {
 		if ta == row.TypeInterval {
 			// Postgres compares intervals by length: '1 mon' = '30 days'.
 			return a.Interval().CompareLength(b.Interval()), nil
+		}
+		if ta == row.TypeNumeric || ta == row.TypeNumericArray {
+			// By value: 1.5 = 1.50 (the datums differ in scale).
+			return row.Compare(a.NumericKey(), b.NumericKey()), nil
 		}
 		if ta == row.TypeJSONB {
 			// jsonb numbers compare by value: 2.5 = 2.50.
@@ -457,7 +462,7 @@ func evalNeg(a row.Datum) (row.Datum, error) {
 		}
 		return row.IntervalDatum(n), nil
 	case row.TypeNumeric:
-		return numeric(new(apd.Decimal).Neg(a.Decimal()), nil)
+		return numeric(new(apd.Decimal).Neg(a.DecimalDisplay()), nil)
 	}
 	return row.Null(), undefinedFunc("neg", a)
 }
@@ -476,7 +481,7 @@ func evalAbs(a row.Datum) (row.Datum, error) {
 	case row.TypeFloat64:
 		return row.Float64(math.Abs(a.Float64())), nil
 	case row.TypeNumeric:
-		return numeric(new(apd.Decimal).Abs(a.Decimal()), nil)
+		return numeric(new(apd.Decimal).Abs(a.DecimalDisplay()), nil)
 	}
 	return row.Null(), undefinedFunc("abs", a)
 }
@@ -568,7 +573,7 @@ func evalRound2(a, digits row.Datum) (row.Datum, error) {
 
 func evalSqrt(a row.Datum) (row.Datum, error) {
 	if a.Type() == row.TypeNumeric {
-		return numericSqrt(a.Decimal())
+		return numericSqrt(a.DecimalDisplay())
 	}
 	x, ok := asFloat(a)
 	if !ok {

@@ -42,7 +42,7 @@ func compareNumeric(a, b row.Datum) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return row.Compare(dx, dy), nil
+	return row.Compare(dx.NumericKey(), dy.NumericKey()), nil
 }
 
 func evalTrunc1(a row.Datum) (row.Datum, error) {
@@ -121,7 +121,7 @@ func evalDivTrunc(a, b row.Datum) (row.Datum, error) {
 
 func evalExp(a row.Datum) (row.Datum, error) {
 	if a.Type() == row.TypeNumeric {
-		return numericExp(a.Decimal())
+		return numericExp(a.DecimalDisplay())
 	}
 	x, ok := asFloat(a)
 	if !ok {
@@ -151,7 +151,7 @@ func logArg(name string, a row.Datum) (float64, error) {
 
 func evalLn(a row.Datum) (row.Datum, error) {
 	if a.Type() == row.TypeNumeric {
-		return numericLn(a.Decimal())
+		return numericLn(a.DecimalDisplay())
 	}
 	x, err := logArg("ln", a)
 	if err != nil {
@@ -162,7 +162,7 @@ func evalLn(a row.Datum) (row.Datum, error) {
 
 func evalLog10(a row.Datum) (row.Datum, error) {
 	if a.Type() == row.TypeNumeric {
-		return numericLog(apd.New(10, 0), a.Decimal())
+		return numericLog(apd.New(10, 0), a.DecimalDisplay())
 	}
 	x, err := logArg("log", a)
 	if err != nil {
@@ -175,7 +175,7 @@ func evalTrimScale(a row.Datum) (row.Datum, error) {
 	if a.Type() != row.TypeNumeric {
 		return row.Null(), undefinedFunc("trim_scale", a)
 	}
-	return a, nil
+	return a.NumericKey(), nil
 }
 
 func evalNumericTypmod(a, p, s row.Datum) (row.Datum, error) {

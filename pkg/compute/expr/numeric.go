@@ -39,8 +39,9 @@ func precise(prec int64) *apd.Context {
 	return &c
 }
 
-// numeric wraps a computed decimal as a datum; a value outside
-// PostgreSQL's range is 22003.
+// numeric wraps a computed decimal as a datum whose display scale is
+// the decimal's exponent (each operation below computes its result at
+// PostgreSQL's result scale); a value outside PostgreSQL's range is 22003.
 func numeric(x *apd.Decimal, err error) (row.Datum, error) {
 	if err != nil {
 		// apd reports exponent overflow and underflow as conditions
@@ -50,18 +51,19 @@ func numeric(x *apd.Decimal, err error) (row.Datum, error) {
 		}
 		return row.Null(), evalErr(CodeNumericValueOutOfRange, "numeric: %v", err)
 	}
-	d, err := row.Numeric(x)
+	d, err := row.NumericExact(x)
 	if err != nil {
 		return row.Null(), errNumericOverflow
 	}
 	return d, nil
 }
 
-// decimalOf is a as a decimal: numerics as they are, integers exactly.
+// decimalOf is a as a decimal: numerics at their display scale (1.50 as
+// 150E-2), integers exactly.
 func decimalOf(a row.Datum) (*apd.Decimal, bool) {
 	switch a.Type() {
 	case row.TypeNumeric:
-		return a.Decimal(), true
+		return a.DecimalDisplay(), true
 	case row.TypeInt64:
 		return apd.New(a.Int64(), 0), true
 	}
@@ -306,8 +308,17 @@ func numericDivTrunc(x, y *apd.Decimal) (row.Datum, error) {
 // numericRound rounds x to scale fractional digits (negative: to tens,
 // hundreds...), half away from zero, or towards zero when trunc is set.
 func numericRound(x *apd.Decimal, scale int64, trunc bool) (row.Datum, error) {
-	if x.Form != apd.Finite || scaleOf(x) <= scale {
+	if x.Form != apd.Finite {
 		return numeric(x, nil)
+	}
+	if scaleOf(x) <= scale {
+		// The result's display scale is the one asked for (round(1.5, 3)
+		// is 1.500).
+		d, err := row.NumericScaled(x, int(min(scale, row.NumericMaxScale)))
+		if err != nil {
+			return row.Null(), errNumericOverflow
+		}
+		return d, nil
 	}
 	scale = max(scale, -int64(row.NumericMaxWeight)-1)
 	// x × 10^scale = c × 10^(e+scale), with e+scale < 0.
@@ -501,3 +512,11 @@ func NumericTypmod(d row.Datum, precision, scale int64) (row.Datum, error) {
 	}
 	return r, nil
 }
+
+// typeNumericKey is numeric_key's type: its argument's, nullability
+// included (numeric_key applies to a key column of any type).
+func typeNumericKey(args []row.ColumnType) (row.ColumnType, error) { return args[0], nil }
+
+// evalNumericKey is numeric_key(x): a numeric at its minimal display
+// scale, any other value as it is.
+func evalNumericKey(x row.Datum) (row.Datum, error) { return x.NumericKey(), nil }

@@ -163,25 +163,34 @@ func numericPower(x, y *apd.Decimal) (row.Datum, error) {
 		return numericPowerSpecial(x, y)
 	}
 	integral := isIntegral(y)
+	// PostgreSQL 15 computes an exponent that fits an int32 by repeated
+	// multiplication at numericMinSigDigits fractional digits, at least
+	// the base's scale (power_var_int); others through ln and exp at a
+	// scale from the result's estimated weight.
+	f := 0.0
+	rscale := clampScale(numericMinSigDigits, scaleOf(x))
+	if yf := floatOf(y); !integral || yf > math.MaxInt32 || yf < math.MinInt32 {
+		f = approxLog10(x) * yf
+		rscale = clampScale(numericMinSigDigits-int64(f), scaleOf(x), scaleOf(y))
+	}
 	switch {
 	case x.IsZero() && y.Sign() < 0:
 		return row.Null(), errZeroPower
 	case x.Sign() < 0 && !integral:
 		return row.Null(), errComplex
 	case y.IsZero():
-		return numeric(apd.New(1, 0), nil)
+		return numericRound(apd.New(1, 0), rscale, false)
 	case x.IsZero():
-		return numeric(new(apd.Decimal), nil)
+		return numericRound(new(apd.Decimal), rscale, false)
 	}
 	// The result's decimal weight, estimated in float64.
-	f := approxLog10(x) * floatOf(y)
+	f = approxLog10(x) * floatOf(y)
 	if f > float64(row.NumericMaxWeight) {
 		return row.Null(), errNumericOverflowFormat
 	}
 	if f+1 < -numericMaxDisplayScale {
 		return numeric(new(apd.Decimal), nil)
 	}
-	rscale := clampScale(numericMinSigDigits-int64(f), scaleOf(x), scaleOf(y))
 	z := new(apd.Decimal)
 	if _, err := precise(rscale+max(int64(f), 0)+12).Pow(z, x, y); err != nil {
 		return row.Null(), errNumericOverflowFormat

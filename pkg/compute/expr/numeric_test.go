@@ -9,8 +9,7 @@ import (
 func num(s string) Expr { return Literal(row.MustNumeric(s)) }
 
 // TestNumericEval checks numeric arithmetic, rounding and casts against
-// values PostgreSQL 15 gives (with its trailing zeros dropped, as Tandem
-// stores numerics).
+// the values and display scales PostgreSQL 15 gives.
 func TestNumericEval(t *testing.T) {
 	tests := []struct {
 		name string
@@ -25,9 +24,9 @@ func TestNumericEval(t *testing.T) {
 		{"div 1/3", Call(FuncDiv, num("1"), num("3")), "0.33333333333333333333"},
 		{"div 2/3", Call(FuncDiv, num("2"), num("3")), "0.66666666666666666667"},
 		{"div -2/3", Call(FuncDiv, num("-2"), num("3")), "-0.66666666666666666667"},
-		{"div 10/4", Call(FuncDiv, num("10"), num("4")), "2.5"},
+		{"div 10/4", Call(FuncDiv, num("10"), num("4")), "2.5000000000000000"},
 		{"div small", Call(FuncDiv, num("1"), num("30000")), "0.000033333333333333333333"},
-		{"div big", Call(FuncDiv, num("123456789"), num("0.003")), "41152263000"},
+		{"div big", Call(FuncDiv, num("123456789"), num("0.003")), "41152263000.00000000"},
 		{"div zero", Call(FuncDiv, num("1"), num("0")), "22012"},
 		{"div nan zero", Call(FuncDiv, num("NaN"), num("0")), "NaN"},
 		{"mod", Call(FuncMod, num("-7.5"), num("2")), "-1.5"},
@@ -55,7 +54,7 @@ func TestNumericEval(t *testing.T) {
 		{"cast float", Cast(Literal(row.Float64(0.1)), row.TypeNumeric), "0.1"},
 		{"cast float 1/3", Cast(Literal(row.Float64(1.0/3)), row.TypeNumeric), "0.333333333333333"},
 		{"cast to float", Cast(num("0.1"), row.TypeFloat64), "0.1"},
-		{"parse", Cast(Literal(row.Text(" -1.50e1 ")), row.TypeNumeric), "-15"},
+		{"parse", Cast(Literal(row.Text(" -1.50e1 ")), row.TypeNumeric), "-15.0"},
 		{"parse bad", Cast(Literal(row.Text("abc")), row.TypeNumeric), "22P02"},
 		{"parse dot", Cast(Literal(row.Text(".")), row.TypeNumeric), "22P02"},
 		{"parse inf", Cast(Literal(row.Text("-inf")), row.TypeNumeric), "-Infinity"},
@@ -87,4 +86,58 @@ func TestNumericEval(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scaled is a numeric literal at display scale s.
+func scaled(v string, s int) Expr {
+	d, err := row.MustNumeric(v).WithNumericScale(s)
+	if err != nil {
+		panic(err)
+	}
+	return Literal(d)
+}
+
+// TestNumericScaleEquality checks that SQL comparison ignores a numeric's
+// display scale (1.5 = 1.50, as in PostgreSQL) while numeric_key drops it,
+// so that the bytes of equal values are equal.
+func TestNumericScaleEquality(t *testing.T) {
+	tests := []struct {
+		name string
+		e    Expr
+		want row.Datum
+	}{
+		{"eq", Call(FuncEq, scaled("1.5", 1), scaled("1.5", 2)), row.True},
+		{"ne", Call(FuncNeq, scaled("1.5", 3), scaled("1.5", 2)), row.False},
+		{"lt", Call(FuncLt, scaled("1.5", 1), scaled("1.5", 2)), row.False},
+		{"gt", Call(FuncGt, scaled("1.5", 3), scaled("1.5", 2)), row.False},
+		{"lt value", Call(FuncLt, scaled("1.4", 5), scaled("1.5", 1)), row.True},
+		{"eq int", Call(FuncEq, scaled("2", 2), Literal(row.Int64(2))), row.True},
+		{"eq zero", Call(FuncEq, scaled("0", 2), scaled("0", 0)), row.True},
+		{"eq negative", Call(FuncEq, scaled("-1.5", 1), scaled("-1.5", 4)), row.True},
+		{"array eq", Call(FuncEq, arrOf(scaled("1.5", 1), Literal(row.Null())), arrOf(scaled("1.5", 2), Literal(row.Null()))), row.True},
+		{"array lt", Call(FuncLt, arrOf(scaled("1.5", 1)), arrOf(scaled("1.5", 2))), row.False},
+		{"numeric_key", Call(FuncNumericKey, scaled("1.5", 2)), row.MustNumeric("1.5")},
+		{"numeric_key zero", Call(FuncNumericKey, scaled("0", 3)), row.MustNumeric("0")},
+		{"numeric_key int", Call(FuncNumericKey, Literal(row.Int64(7))), row.Int64(7)},
+		{"numeric_key null", Call(FuncNumericKey, Literal(row.Null())), row.Null()},
+	}
+	for _, tc := range tests {
+		got, err := tc.e.Eval(nil)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %v (scale %d), %v; want %v", tc.name, got, got.NumericScale(), err, tc.want)
+		}
+	}
+}
+
+// arrOf is the numeric[] literal of the elements' values.
+func arrOf(elems ...Expr) Expr {
+	ds := make([]row.Datum, len(elems))
+	for i, e := range elems {
+		ds[i] = e.Value
+	}
+	a, err := row.Array(row.TypeNumericArray, ds)
+	if err != nil {
+		panic(err)
+	}
+	return Literal(a)
 }

@@ -147,12 +147,22 @@ func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) 
 	}
 }
 
+// sameArg reports whether x and y are one argument value of a: under
+// DISTINCT by SQL equality (1.5 and 1.50 are one value), else as datums
+// (a sum's display scale is its inputs' largest).
+func sameArg(a Aggregate, x, y row.Datum) bool {
+	if a.Distinct {
+		return row.Equal(x.NumericKey(), y.NumericKey())
+	}
+	return row.Equal(x, y)
+}
+
 // multiplicity is the weight of args[i] in a: its count, or under
 // Distinct 1 for the first of a run of equal values (args sorted) and 0
 // for the rest.
 func multiplicity(a Aggregate, args []argCount, i int) int64 {
 	if a.Distinct {
-		if i > 0 && row.Equal(args[i-1].d, args[i].d) {
+		if i > 0 && sameArg(a, args[i-1].d, args[i].d) {
 			return 0
 		}
 		return 1
@@ -195,7 +205,7 @@ func sumOrAvg(a Aggregate, args []argCount) (row.Datum, error) {
 	for i := 0; i < len(args); {
 		v := args[i].d
 		var n int64
-		for ; i < len(args) && row.Equal(args[i].d, v); i++ {
+		for ; i < len(args) && sameArg(a, args[i].d, v); i++ {
 			n += args[i].n
 		}
 		if v.IsNull() || n == 0 {

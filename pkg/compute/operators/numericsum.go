@@ -19,7 +19,7 @@ type numericSum struct {
 var exactCtx = apd.Context{MaxExponent: apd.MaxExponent, MinExponent: apd.MinExponent, Traps: apd.DefaultTraps}
 
 func (s *numericSum) add(v row.Datum, n int64) {
-	x := v.Decimal()
+	x := v.DecimalDisplay() // the sum's display scale is its inputs' largest
 	switch x.Form {
 	case apd.NaN, apd.NaNSignaling:
 		s.nan = true
@@ -56,7 +56,7 @@ func (s *numericSum) result() (row.Datum, error) {
 	default:
 		r.Set(&s.sum)
 	}
-	d, err := row.Numeric(&r)
+	d, err := row.NumericExact(&r)
 	if err != nil {
 		return row.Null(), overflow
 	}

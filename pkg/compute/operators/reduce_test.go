@@ -46,6 +46,10 @@ func TestAggregateLogic(t *testing.T) {
 			[]ValDiff{{pack(row.MustNumeric("Infinity")), 1}, {pack(row.MustNumeric("5")), 1}}, "(k, Infinity)", ""},
 		{"sum distinct", []Aggregate{{Func: AggSum, Distinct: true}},
 			[]ValDiff{{pack(i64(3)), 4}, {pack(i64(5)), 1}}, "(k, 8)", ""},
+		// 1.5 and 1.50 are one value for DISTINCT, whatever their scales.
+		{"numeric distinct ignores scale", []Aggregate{{Func: AggCount, Distinct: true}, {Func: AggSum, Distinct: true}},
+			[]ValDiff{{pack(scaledNum("1.5", 1)), 1}, {pack(scaledNum("1.5", 2)), 2}, {pack(scaledNum("1.5", 3)), 1}, {pack(scaledNum("2", 0)), 1}},
+			"(k, 2, 3.5)", ""},
 		{"text min max", []Aggregate{{Func: AggMin}, {Func: AggMax}},
 			[]ValDiff{{pack(row.Text("b")), 1}, {pack(row.Text("a")), 1}, {pack(null), 1}}, "(k, a, b)", ""},
 		{"second column", []Aggregate{{Func: AggMax, Column: 1}},
@@ -89,7 +93,7 @@ func TestAggregateLogic(t *testing.T) {
 			[]ValDiff{{pack(f(1e308)), 1}, {pack(f(-1e308)), 1}}, "", CodeNumericOutOfRange},
 		{"variance of ints", []Aggregate{{Func: AggVarPop}}, []ValDiff{{pack(i64(1)), 1}}, "", CodeInternal},
 		{"sum of squares", []Aggregate{{Func: AggSumSquares}, {Func: AggSumSquares, Distinct: true}},
-			[]ValDiff{{pack(row.MustNumeric("1.5")), 2}, {pack(row.MustNumeric("-1.5")), 1}, {pack(null), 1}}, "(k, 6.75, 4.5)", ""},
+			[]ValDiff{{pack(row.MustNumeric("1.5")), 2}, {pack(row.MustNumeric("-1.5")), 1}, {pack(null), 1}}, "(k, 6.75, 4.50)", ""},
 		{"sum of squares nan", []Aggregate{{Func: AggSumSquares}},
 			[]ValDiff{{pack(row.MustNumeric("-Infinity")), 1}, {pack(row.MustNumeric("2")), 1}}, "(k, Infinity)", ""},
 		{"negative multiplicity", all, []ValDiff{{pack(i64(1)), -1}}, "", CodeInternal},
@@ -249,4 +253,13 @@ func jsonArray(s string) row.Datum {
 		panic(err)
 	}
 	return row.JSONB(j)
+}
+
+// scaledNum is the numeric v at display scale s.
+func scaledNum(v string, s int) row.Datum {
+	d, err := row.MustNumeric(v).WithNumericScale(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
 }

@@ -77,7 +77,10 @@ func NewWalk(r trace.Read, opts Options) *Walk {
 		w.top = &topState{spec: *opts.TopK}
 	}
 	if opts.Keys != nil {
-		keys := slices.Clone(opts.Keys)
+		keys := make([][]byte, len(opts.Keys))
+		for i, k := range opts.Keys {
+			keys[i] = row.NumericKeyRow(k) // arranged keys hold numerics at their minimal scale
+		}
 		slices.SortFunc(keys, bytes.Compare)
 		w.keys = slices.CompactFunc(keys, bytes.Equal)
 		if w.keys == nil {

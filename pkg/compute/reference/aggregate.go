@@ -67,7 +67,8 @@ func aggregate(kind aggKind, distinct bool, name string, vals []weighted, rows i
 		}
 		found := false
 		for i := range args {
-			if row.Equal(args[i].d, v.d) {
+			// Under DISTINCT 1.5 and 1.50 are one value.
+			if row.Equal(args[i].d, v.d) || distinct && row.Equal(args[i].d.NumericKey(), v.d.NumericKey()) {
 				args[i].n += v.n
 				found = true
 				break

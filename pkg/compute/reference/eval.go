@@ -166,7 +166,7 @@ func applyNode(p *plan.Plan, inputs []Result, env map[plan.GlobalID]Result, at *
 	case *plan.Reduce:
 		evalReduce(n, inputs[0], &out)
 	case *plan.Distinct:
-		for k, c := range inputs[0].Rows {
+		for k, c := range numericKeyed(inputs[0].Rows) {
 			switch {
 			case c < 0:
 				out.Errors.add(string(ErrorRow(&evalError{"XX000", "distinct: negative multiplicity in input"})), 1)
@@ -175,7 +175,7 @@ func applyNode(p *plan.Plan, inputs []Result, env map[plan.GlobalID]Result, at *
 			}
 		}
 	case *plan.Threshold:
-		for k, c := range inputs[0].Rows {
+		for k, c := range numericKeyed(inputs[0].Rows) {
 			if c > 0 {
 				out.Rows.add(k, c)
 			}
@@ -247,7 +247,7 @@ func evalJoin(j *plan.Join, left, right Result, out *Result) {
 				out.Errors.add(string(ErrorRow(err)), n)
 				continue
 			}
-			ks = append(ks, keyed{string(row.Pack(vals...)), k, n})
+			ks = append(ks, keyed{string(row.Pack(row.NumericKeys(vals)...)), k, n})
 		}
 		return ks
 	}
@@ -296,7 +296,7 @@ func evalReduce(red *plan.Reduce, in Result, out *Result) {
 			out.Errors.add(string(ErrorRow(err)), n)
 			continue
 		}
-		gk := string(row.Pack(key...))
+		gk := string(row.Pack(row.NumericKeys(key)...))
 		if groups[gk] == nil {
 			groups[gk] = Collection{}
 		}
@@ -364,7 +364,7 @@ func evalTopK(t *plan.TopK, in Result, out *Result) {
 		ds := unpack(k)
 		var key []row.Datum
 		for _, c := range t.GroupKey {
-			key = append(key, col(ds, c))
+			key = append(key, col(ds, c).NumericKey())
 		}
 		gk := string(row.Pack(key...))
 		groups[gk] = append(groups[gk], entry{k, ds, n})
@@ -450,4 +450,16 @@ func sortedKeys(c Collection) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// numericKeyed is c with its rows as keys: every numeric at its minimal
+// display scale, the multiplicities of rows that differ only in scale
+// added (Distinct and Threshold group whole rows by SQL equality, as the
+// engine's arrangements key them).
+func numericKeyed(c Collection) Collection {
+	out := Collection{}
+	for k, n := range c {
+		out.add(string(row.NumericKeyRow(row.Row(k))), n)
+	}
+	return out
 }

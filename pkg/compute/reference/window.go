@@ -23,7 +23,7 @@ func evalWindow(w *plan.Window, in Result, out *Result) {
 		ds := unpack(k)
 		var key []row.Datum
 		for _, c := range w.PartitionBy {
-			key = append(key, col(ds, c))
+			key = append(key, col(ds, c).NumericKey())
 		}
 		pk := string(row.Pack(key...))
 		if n < 0 {

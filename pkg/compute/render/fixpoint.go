@@ -246,9 +246,9 @@ func (ev *fixEval) keyed(spec KeySpec, in []operators.ValDiff) []keyedRow {
 			ev.fail(err, v.Diff)
 			continue
 		}
-		k := keyedRow{key: v.Val, val: v.Val, diff: v.Diff}
+		k := keyedRow{key: row.NumericKeyRow(v.Val), val: v.Val, diff: v.Diff}
 		if !spec.RowKey {
-			if k.key, err = evalPacked(spec.Key, ds); err != nil {
+			if k.key, err = evalKey(spec.Key, ds); err != nil {
 				ev.fail(err, v.Diff)
 				continue
 			}
@@ -265,6 +265,12 @@ func (ev *fixEval) keyed(spec KeySpec, in []operators.ValDiff) []keyedRow {
 		out = append(out, k)
 	}
 	return out
+}
+
+// evalKey is evalPacked for a key: numerics at their minimal scale.
+func evalKey(es []expr.Expr, ds []row.Datum) ([]byte, error) {
+	k, err := evalPacked(es, ds)
+	return row.NumericKeyRow(k), err
 }
 
 func evalPacked(es []expr.Expr, ds []row.Datum) ([]byte, error) {

@@ -141,7 +141,7 @@ func (s *incFix) key(es []expr.Expr, val []byte) (string, bool) {
 	ds, err := row.Row(val).Unpack()
 	if err == nil {
 		var k []byte
-		if k, err = evalPacked(es, ds); err == nil {
+		if k, err = evalKey(es, ds); err == nil {
 			return string(k), true
 		}
 	}

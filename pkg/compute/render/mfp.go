@@ -97,6 +97,10 @@ func (lg *mfpLogic) Schedule(op *dataflow.Operator) {
 // KeySpec says how to key a row for an arrangement: Key expressions give the
 // key columns (or the whole row when RowKey); the value is the whole row,
 // the row of Val expressions when Val is non-nil, or empty when EmptyVal.
+// A key holds every numeric at its minimal display scale
+// (row.NumericKeyRow), so that values SQL calls equal (1.5 and 1.50) are
+// one key for joins, grouping, DISTINCT, set operations and index
+// lookups; the value keeps the scale.
 type KeySpec struct {
 	Key      []expr.Expr
 	RowKey   bool
@@ -156,9 +160,9 @@ func (lg *keyLogic) Schedule(op *dataflow.Operator) {
 			if lg.spec.EmptyVal {
 				val = nil
 			}
-			key := u.Val
+			key := row.NumericKeyRow(u.Val)
 			if !lg.spec.RowKey {
-				key = row.Pack(lg.keyBuf...)
+				key = row.Pack(row.NumericKeys(lg.keyBuf)...)
 			}
 			ok = append(ok, dataflow.Update{Key: key, Val: val, Time: u.Time, Diff: u.Diff})
 		}

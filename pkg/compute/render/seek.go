@@ -32,7 +32,7 @@ func seekKeys(m *expr.MFP, key []expr.Expr, desc row.RelationDesc) (keys [][]byt
 		for _, cj := range conjuncts(p) {
 			if lits, ok := keyLiterals(cj, c, typ); ok {
 				for _, d := range lits {
-					keys = append(keys, row.Pack(d))
+					keys = append(keys, row.Pack(d.NumericKey()))
 				}
 				slices.SortFunc(keys, bytes.Compare)
 				return slices.CompactFunc(keys, bytes.Equal), true

@@ -351,13 +351,13 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 		lg.rowBuf = row.AppendDatums(lg.rowBuf[:0], datums...)
 		whole = lg.rowBuf
 	}
-	key := whole
+	key := row.NumericKeyRow(whole)
 	if !lg.spec.RowKey {
 		if lg.keyBuf, err = evalInto(lg.spec.Key, datums, lg.keyBuf); err != nil {
 			lg.addError(err, m)
 			return
 		}
-		lg.keyBytes = row.AppendDatums(lg.keyBytes[:0], lg.keyBuf...)
+		lg.keyBytes = row.AppendDatums(lg.keyBytes[:0], row.NumericKeys(lg.keyBuf)...)
 		key = lg.keyBytes
 	}
 	var valDatums []row.Datum

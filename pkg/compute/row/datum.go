@@ -223,6 +223,13 @@ func Compare(a, b Datum) int {
 		// Bits are canonical, so the order-preserving transform gives the
 		// total order including NaN.
 		return cmp.Compare(floatKey(a.bits), floatKey(b.bits))
+	case TypeNumeric:
+		// By value, then by display scale (1.5 before 1.50), the
+		// order of the encoding's scale suffix.
+		if c := strings.Compare(a.str, b.str); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.bits, b.bits)
 	default:
 		return strings.Compare(a.str, b.str)
 	}
@@ -253,12 +260,15 @@ func floatKey(bits uint64) uint64 {
 }
 
 // CompareOrder is Compare as ORDER BY sees it: intervals of the same
-// length ('1 mon', '30 days') tie, as in Postgres, so that later sort keys
+// length ('1 mon', '30 days') tie, as in Postgres, and so do numerics of
+// one value at different display scales, so that later sort keys
 // decide between them. Compare itself breaks that tie, because the row
 // encoding must give distinct values distinct bytes.
 func CompareOrder(a, b Datum) int {
 	if a.typ == TypeInterval && b.typ == TypeInterval {
 		return a.Interval().CompareLength(b.Interval())
 	}
-	return Compare(a, b)
+	// Numerics of one value tie whatever their scales (1.5 and 1.50 are
+	// peers for ORDER BY, ranks and window frames, as in PostgreSQL).
+	return Compare(a.NumericKey(), b.NumericKey())
 }

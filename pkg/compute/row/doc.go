@@ -36,14 +36,18 @@
 // value 0.d1d2...dn × 10^w the weight w as a sign-flipped big-endian
 // int32, one byte d+1 per digit and a 0x00 terminator, every byte after
 // the class complemented for a negative value. The digits have no
-// leading or trailing zero, so the key is canonical: 1.0, 1.00 and 1 are
-// one datum and one encoding. That is the choice the row invariants
-// force: Postgres groups, joins and compares 1.0 and 1.00 as equal, so
-// they must be equal bytes, and a display scale kept beside the value
-// would make them unequal. The consequence is that a numeric datum does
-// not know the scale Postgres would print (1.50 in a numeric(10,2)
-// column); the SQL layer prints the scale the value's SQL type declares
-// (planner.TypeMod) and otherwise the digits without trailing zeros. A
+// leading or trailing zero, so the key is the value alone: 1.0, 1.00 and 1
+// have one key. A numeric datum also carries PostgreSQL's display scale
+// (dscale) as its excess over the key's own fractional digits, in
+// Datum.bits; the encoding appends it after the key as the byte 0xF8 and
+// the excess as 2 bytes big endian, only when it is not zero, so rows
+// written before the scale existed decode as values at their minimal
+// scale (docs/design/numeric-scale.md). 1.5 and 1.50 are therefore
+// different datums and different bytes, sorting by value and then by
+// scale; storage reads back the scale written. Where SQL equality
+// applies (GROUP BY, DISTINCT, join keys, set operations, unique keys)
+// the SQL layer compares Datum.NumericKey, the value at its minimal
+// scale. A
 // uuid is its 16 bytes.
 //
 // A json is its document's text as written (tag 0x58, encoded as text

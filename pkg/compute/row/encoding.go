@@ -141,7 +141,12 @@ func encodedLen(d Datum) int {
 		return 1 + intervalEncodedLen
 	case TypeText, TypeBytes, TypeJSON:
 		return 1 + len(d.str) + strings.Count(d.str, "\x00") + 2
-	case TypeNumeric, TypeUUID, TypeJSONB, TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
+	case TypeNumeric:
+		if d.bits != 0 {
+			return 1 + len(d.str) + 3
+		}
+		return 1 + len(d.str)
+	case TypeUUID, TypeJSONB, TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
 		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
 		return 1 + len(d.str)
 	default:
@@ -173,9 +178,14 @@ func AppendDatum(dst Row, d Datum) Row {
 		}
 		dst = append(dst, s...)
 		dst = append(dst, escByte, escEnd)
-	case tagNumeric, tagUUID, tagJSONB:
-		// The numeric and jsonb keys are self-delimiting and
-		// order-preserving; a uuid is fixed width.
+	case tagNumeric:
+		// The numeric key is self-delimiting and order-preserving; an
+		// excess display scale follows it as a suffix.
+		dst = append(dst, d.str...)
+		dst = appendNumericScale(dst, d)
+	case tagUUID, tagJSONB:
+		// The jsonb key is self-delimiting and order-preserving; a
+		// uuid is fixed width.
 		dst = append(dst, d.str...)
 	default:
 		if d.typ.IsArray() {
@@ -229,7 +239,11 @@ func datumLen(b []byte, off int) (n int, escaped bool, err error) {
 		return 1 + intervalEncodedLen, false, nil
 	case tagNumeric:
 		n, err := numericLen(b[1:], off+1)
-		return 1 + n, false, err
+		if err != nil {
+			return 0, false, err
+		}
+		m, _, err := numericScaleLen(b[1+n:], off+1+n, b[1], keyMinScale(b[1:1+n]))
+		return 1 + n + m, false, err
 	case tagJSONB:
 		n, err := jsonbLen(b[1:], off+1)
 		return 1 + n, false, err
@@ -296,7 +310,7 @@ func decodeDatum(b []byte, escaped, alias bool) Datum {
 	case tagFloat64:
 		return Datum{typ: TypeFloat64, bits: floatBitsFromKey(binary.BigEndian.Uint64(b[1:]))}
 	case tagNumeric:
-		return Datum{typ: TypeNumeric, str: string(b[1:])}
+		return decodeNumeric(b[1:])
 	case tagUUID:
 		return Datum{typ: TypeUUID, str: string(b[1:])}
 	case tagJSONB:

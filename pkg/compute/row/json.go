@@ -175,7 +175,7 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("unmarshal numeric datum: %w", err)
 		}
-		if *d, err = Numeric(x); err != nil {
+		if *d, err = NumericExact(x); err != nil {
 			return fmt.Errorf("unmarshal numeric datum: %w", err)
 		}
 	case j.UUID != nil:

@@ -43,7 +43,7 @@ type JSON struct {
 // JSONNum returns a number with display scale scale (raised to the
 // value's own scale).
 func JSONNum(num Datum, scale int) JSON {
-	return JSON{Kind: JSONNumber, Num: num, Scale: max(scale, num.NumericScale(), 0)}
+	return JSON{Kind: JSONNumber, Num: num.NumericKey(), Scale: max(scale, num.NumericScale(), 0)}
 }
 
 // JSONKeyLess is jsonb's storage order of object keys: by length, then

@@ -1,11 +1,13 @@
 package row
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/cockroachdb/apd/v3"
 )
@@ -162,14 +164,163 @@ func (d Datum) Decimal() *apd.Decimal {
 	return out
 }
 
-// NumericScale returns the number of fractional digits of a numeric
-// datum as stored (without trailing zeros); 0 for NaN and infinities.
+// NumericScale returns the display scale of a numeric datum (PostgreSQL's
+// dscale): its key's fractional digits plus the excess it carries; 0 for
+// NaN, infinities and other types.
 func (d Datum) NumericScale() int {
-	x := d.Decimal()
-	if x.Form != apd.Finite || x.Exponent >= 0 {
+	if d.typ != TypeNumeric {
 		return 0
 	}
-	return int(-x.Exponent)
+	return d.numericMinScale() + int(d.bits)
+}
+
+// numericMinScale is the number of fractional digits of the key (the
+// value without trailing zeros); 0 for NaN and infinities.
+func (d Datum) numericMinScale() int { return keyMinScale(d.str) }
+
+// keyMinScale is the number of fractional digits of a whole numeric key.
+func keyMinScale[S ~string | ~[]byte](key S) int {
+	if len(key) < 6 || (key[0] != numNeg && key[0] != numPos) {
+		return 0
+	}
+	flip := byte(0)
+	if key[0] == numNeg {
+		flip = 0xFF
+	}
+	var wb [4]byte
+	for j := range wb {
+		wb[j] = key[1+j] ^ flip
+	}
+	weight := int(int32(binary.BigEndian.Uint32(wb[:]) ^ (1 << 31)))
+	digits := len(key) - 6 // class, weight, terminator
+	return max(digits-weight, 0)
+}
+
+// decodeNumeric decodes a validated numeric payload: its key and the
+// scale suffix if one follows.
+func decodeNumeric(b []byte) Datum {
+	n := 1
+	if b[0] == numNeg || b[0] == numPos {
+		term := byte(0)
+		if b[0] == numNeg {
+			term = 0xFF
+		}
+		n = 5 + bytes.IndexByte(b[5:], term) + 1
+	}
+	d := Datum{typ: TypeNumeric, str: string(b[:n])}
+	if len(b) >= n+3 {
+		d.bits = uint64(binary.BigEndian.Uint16(b[n+1 : n+3]))
+	}
+	return d
+}
+
+// NumericScaled returns a numeric datum holding x at display scale scale,
+// as PostgreSQL's numeric_in and apply_typmod give it: x rounded half away
+// from zero to scale fractional digits, or padded with zeros. A negative
+// scale is 0 and a scale above NumericMaxScale is NumericMaxScale. NaN and
+// infinities have no scale.
+func NumericScaled(x *apd.Decimal, scale int) (Datum, error) {
+	scale = min(max(scale, 0), NumericMaxScale)
+	if x.Form == apd.Finite && -int64(x.Exponent) > int64(scale) {
+		v := new(apd.Decimal)
+		ctx := apd.BaseContext.WithPrecision(uint32(x.NumDigits()) + 1)
+		ctx.Rounding = apd.RoundHalfUp
+		if _, err := ctx.Quantize(v, x, int32(-scale)); err != nil {
+			return Null(), fmt.Errorf("numeric: %w", err)
+		}
+		x = v
+	}
+	d, err := Numeric(x)
+	if err != nil || x.Form != apd.Finite {
+		return d, err
+	}
+	d.bits = uint64(scale - d.numericMinScale())
+	return d, nil
+}
+
+// NumericExact returns a numeric datum holding x at the scale its exponent
+// gives (1.50 has scale 2, 1E+2 scale 0): apd's + - and * results carry
+// PostgreSQL's result scales this way.
+func NumericExact(x *apd.Decimal) (Datum, error) {
+	return NumericScaled(x, int(max(-int64(x.Exponent), 0)))
+}
+
+// NumericKey returns d at its minimal display scale (the value alone), so
+// that equal values are equal datums and equal bytes: GROUP BY, DISTINCT,
+// joins and unique keys compare numerics through it. Other datums are
+// returned as they are.
+func (d Datum) NumericKey() Datum {
+	switch {
+	case d.typ == TypeNumeric:
+		d.bits = 0
+	case d.typ == TypeNumericArray && strings.IndexByte(d.str, numericScaleMark) >= 0:
+		elems := d.ArrayElems()
+		for i := range elems {
+			elems[i] = elems[i].NumericKey()
+		}
+		if a, err := Array(TypeNumericArray, elems); err == nil {
+			return a
+		}
+	}
+	return d
+}
+
+// NumericKeyRow returns r with every numeric (and numeric array element)
+// at its minimal display scale: the row as a key under SQL equality. It
+// is r itself when no byte of r is the scale suffix's mark, found without
+// decoding; a corrupt row is returned as it is.
+func NumericKeyRow(r Row) Row {
+	if bytes.IndexByte(r, numericScaleMark) < 0 {
+		return r
+	}
+	ds, err := r.Unpack()
+	if err != nil {
+		return r
+	}
+	changed := false
+	for i, d := range ds {
+		if k := d.NumericKey(); k != d {
+			ds[i], changed = k, true
+		}
+	}
+	if !changed {
+		return r
+	}
+	return Pack(ds...)
+}
+
+// NumericKeys replaces each datum of ds by its NumericKey, in place.
+func NumericKeys(ds []Datum) []Datum {
+	for i := range ds {
+		ds[i] = ds[i].NumericKey()
+	}
+	return ds
+}
+
+// WithNumericScale returns a numeric datum at display scale s (rounded
+// or padded as NumericScaled does); other datums are returned as they
+// are.
+func (d Datum) WithNumericScale(s int) (Datum, error) {
+	if d.typ != TypeNumeric {
+		return d, nil
+	}
+	return NumericScaled(d.Decimal(), s)
+}
+
+// DecimalDisplay returns the value of a numeric datum with its exponent
+// at minus its display scale (1.50 as 150E-2, 100 as 100E0), so that apd's addition,
+// subtraction and multiplication give PostgreSQL's result scales.
+func (d Datum) DecimalDisplay() *apd.Decimal {
+	x := d.Decimal()
+	s := int32(d.NumericScale())
+	if x.Form != apd.Finite || x.Exponent == -s {
+		return x
+	}
+	if x.Coeff.Sign() != 0 { // 1E+2 at scale 0 is 100E0
+		x.Coeff.Mul(&x.Coeff, new(apd.BigInt).Exp(apd.NewBigInt(10), apd.NewBigInt(int64(x.Exponent+s)), nil))
+	}
+	x.Exponent = -s
+	return x
 }
 
 // numericLen returns the length of the numeric key at the start of b
@@ -220,11 +371,49 @@ func numericLen(b []byte, off int) (int, error) {
 	return i + 1, nil
 }
 
+// numericScaleMark starts the suffix that carries a numeric's excess
+// display scale in the row encoding: the mark and the excess as 2 bytes
+// big endian, never zero (docs/design/numeric-scale.md). Every datum tag
+// and an array's end are below it, so a key without the suffix sorts
+// before the same key with one.
+const numericScaleMark = 0xF8
+
+// numericScaleLen returns the length of the scale suffix at the start of
+// b (0 when there is none) and the excess it carries, checking that it is
+// canonical for a key of minScale fractional digits.
+func numericScaleLen(b []byte, off int, class byte, minScale int) (int, uint64, error) {
+	if len(b) == 0 || b[0] != numericScaleMark {
+		return 0, 0, nil
+	}
+	if len(b) < 3 {
+		return 0, 0, corrupt(off, "truncated numeric scale")
+	}
+	excess := int(binary.BigEndian.Uint16(b[1:3]))
+	switch {
+	case class == numNaN || class == numPosInf || class == numNegInf:
+		return 0, 0, corrupt(off, "numeric scale on a non-finite value")
+	case excess == 0:
+		return 0, 0, corrupt(off, "numeric scale suffix without excess")
+	case minScale+excess > NumericMaxScale:
+		return 0, 0, corrupt(off, "numeric scale %d above %d", minScale+excess, NumericMaxScale)
+	}
+	return 3, uint64(excess), nil
+}
+
+// appendNumericScale appends the scale suffix of d, if it has one.
+func appendNumericScale(dst []byte, d Datum) []byte {
+	if d.bits == 0 {
+		return dst
+	}
+	dst = append(dst, numericScaleMark)
+	return binary.BigEndian.AppendUint16(dst, uint16(d.bits))
+}
+
 // AppendNumeric formats a numeric datum as PostgreSQL's numeric_out does
-// for a value of the given display scale (at least the stored digits;
-// negative: just the stored digits): NaN, Infinity, -Infinity, or
-// positional notation.
+// at display scale max(scale, the datum's own): NaN, Infinity,
+// -Infinity, or positional notation.
 func AppendNumeric(dst []byte, d Datum, scale int) []byte {
+	scale = max(scale, d.NumericScale())
 	x := d.Decimal()
 	switch x.Form {
 	case apd.NaN, apd.NaNSignaling:

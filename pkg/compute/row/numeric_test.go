@@ -3,6 +3,7 @@ package row
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/apd/v3"
@@ -78,5 +79,95 @@ func TestParseUUID(t *testing.T) {
 		if _, err := ParseUUID(in); err == nil {
 			t.Errorf("ParseUUID(%q) succeeded", in)
 		}
+	}
+}
+
+// mustScaled parses s as a numeric datum at display scale scale.
+func mustScaled(s string, scale int) Datum {
+	x, _, err := apd.NewFromString(s)
+	if err != nil {
+		panic(err)
+	}
+	d, err := NumericScaled(x, scale)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// TestNumericScaled checks that a numeric datum carries PostgreSQL's
+// display scale: rounded half away from zero or padded, printed with it,
+// and NumericExact taking it from the exponent.
+func TestNumericScaled(t *testing.T) {
+	tests := []struct {
+		in    string
+		scale int
+		want  string
+	}{
+		{"1.5", 2, "1.50"}, {"1.50", 0, "2"}, {"1.455", 2, "1.46"}, {"-1.455", 2, "-1.46"}, {"0", 2, "0.00"},
+		{"-0.001", 2, "0.00"}, {"100", 0, "100"}, {"1e2", 3, "100.000"}, {"2.5", -3, "3"},
+		{"NaN", 2, "NaN"}, {"-Infinity", 2, "-Infinity"}, {"0.1", NumericMaxScale + 5, "0.1" + strings.Repeat("0", NumericMaxScale-1)},
+	}
+	for _, tc := range tests {
+		d := mustScaled(tc.in, tc.scale)
+		if got := d.String(); got != tc.want {
+			t.Errorf("NumericScaled(%s, %d) = %s, want %s", tc.in, tc.scale, got, tc.want)
+		}
+		if got := string(AppendNumeric(nil, d, 0)); got != tc.want {
+			t.Errorf("AppendNumeric(%s at %d) = %s, want %s", tc.in, tc.scale, got, tc.want)
+		}
+	}
+	exact := map[string]string{"1.50": "1.50", "1e2": "100", "0.000": "0.000", "-2.10": "-2.10", "12": "12"}
+	for in, want := range exact {
+		x, _, _ := apd.NewFromString(in)
+		d, err := NumericExact(x)
+		if err != nil || d.String() != want {
+			t.Errorf("NumericExact(%s) = %v, %v; want %s", in, d, err, want)
+		}
+		if back := d.DecimalDisplay().Text('f'); back != want {
+			t.Errorf("DecimalDisplay(%s) = %s, want %s", in, back, want)
+		}
+	}
+}
+
+// TestNumericScaleIdentity checks that datums differing only in scale are
+// different datums and rows (storage reads back what was written) that
+// sort by value, then scale, and that NumericKey makes them one.
+func TestNumericScaleIdentity(t *testing.T) {
+	a, b := mustScaled("1.5", 1), mustScaled("1.5", 2)
+	if a == b || bytes.Equal(Pack(a), Pack(b)) {
+		t.Fatalf("1.5 and 1.50 are one datum")
+	}
+	if a.NumericKey() != b.NumericKey() || a.NumericKey() != MustNumeric("1.5") {
+		t.Errorf("NumericKey(1.50) = %v, want 1.5", b.NumericKey())
+	}
+	order := []Datum{mustScaled("-1.5", 3), mustScaled("-1.5", 1), mustScaled("-1.5", 2), mustScaled("1.49", 3),
+		a, b, mustScaled("1.5", 300), mustScaled("1.51", 2)}
+	// -1.5 at any scale is one value: they sort by scale.
+	order[0], order[1], order[2] = order[1], order[2], order[0]
+	for i := 1; i < len(order); i++ {
+		x, y := order[i-1], order[i]
+		if Compare(x, y) >= 0 || bytes.Compare(Pack(x, Int64(9)), Pack(y, Int64(0))) >= 0 {
+			t.Errorf("%v (scale %d) should sort before %v (scale %d)", x, x.NumericScale(), y, y.NumericScale())
+		}
+	}
+	got, err := Pack(b, a).Unpack()
+	if err != nil || got[0] != b || got[1] != a || got[0].NumericScale() != 2 {
+		t.Errorf("round trip of 1.50, 1.5 = %v, %v", got, err)
+	}
+}
+
+// TestNumericOldRowsDecode checks that a row written before numerics
+// carried a scale (tag and key, no suffix) decodes as the value at its
+// minimal scale, and that such a value still encodes to those bytes.
+func TestNumericOldRowsDecode(t *testing.T) {
+	old := []byte{tagNumeric, numPos, 0x80, 0, 0, 1, 2, 6, 0, tagInt64} // 1.5, then an int64
+	old = append(old, be(1<<63|7)...)
+	ds, err := Row(old).Unpack()
+	if err != nil || len(ds) != 2 || ds[0] != MustNumeric("1.5") || ds[0].NumericScale() != 1 || ds[0].String() != "1.5" {
+		t.Fatalf("old row decodes as %v, %v", ds, err)
+	}
+	if !bytes.Equal(Pack(ds...), old) {
+		t.Errorf("old row re-encodes as %x, want %x", Pack(ds...), old)
 	}
 }

@@ -28,8 +28,9 @@ var sampleDatums = []Datum{
 	IntervalDatum(Interval{Days: 1, Micros: -MicrosPerDay}), IntervalDatum(Interval{Micros: MicrosPerDay}),
 	IntervalDatum(Interval{Days: 1}),
 	IntervalDatum(Interval{Months: math.MaxInt32, Days: math.MaxInt32, Micros: math.MaxInt64}),
-	MustNumeric("-Infinity"), MustNumeric("-12.5"), MustNumeric("-1"), MustNumeric("-0.001"), MustNumeric("0"),
-	MustNumeric("0.001"), MustNumeric("1"), MustNumeric("1.5"), MustNumeric("10"), MustNumeric("1e100"),
+	MustNumeric("-Infinity"), MustNumeric("-12.5"), mustScaled("-12.5", 2), MustNumeric("-1"), mustScaled("-1", 1),
+	MustNumeric("-0.001"), MustNumeric("0"), mustScaled("0", 2), MustNumeric("0.001"), MustNumeric("1"),
+	MustNumeric("1.5"), mustScaled("1.5", 2), mustScaled("1.5", NumericMaxScale), MustNumeric("10"), MustNumeric("1e100"),
 	MustNumeric("Infinity"), MustNumeric("NaN"),
 	UUID([16]byte{}), UUID([16]byte{0: 1, 15: 0xff}), UUID([16]byte{0: 0xff}),
 	JSONB(JSON{Kind: JSONArray}), JSONB(JSON{Kind: JSONNull}), JSONB(JSON{Kind: JSONString, Str: "a\x00"}),
@@ -39,6 +40,7 @@ var sampleDatums = []Datum{
 	mustArray(TypeInt64Array), mustArray(TypeInt64Array, Int64(-1)), mustArray(TypeInt64Array, Int64(-1), Null()),
 	mustArray(TypeInt64Array, Int64(2)), mustArray(TypeInt64Array, Null()),
 	mustArray(TypeFloat64Array, Float64(1.5)), mustArray(TypeNumericArray, MustNumeric("1.5")),
+	mustArray(TypeNumericArray, MustNumeric("1.5"), Null()), mustArray(TypeNumericArray, mustScaled("1.5", 2)),
 	mustArray(TypeTextArray, Text("a\x00"), Text("")), mustArray(TypeTextArray, Text("b")),
 	mustArray(TypeBoolArray, False, Null()),
 }
@@ -164,6 +166,14 @@ func TestCorruptRows(t *testing.T) {
 		"negative zero":     append([]byte{tagFloat64}, be(floatKey(math.Float64bits(math.Copysign(0, -1))))...),
 		"odd NaN":           append([]byte{tagFloat64}, be(floatKey(0x7FF8000000000001))...),
 		"trailing garbage":  append(Pack(Int64(1)), 0x77),
+		// A numeric's scale suffix: never a zero excess, never above
+		// 16383 in all, never on NaN or an infinity, never truncated.
+		"numeric zero excess":      append(Pack(MustNumeric("1.5")), numericScaleMark, 0, 0),
+		"numeric scale too large":  append(Pack(MustNumeric("1.5")), numericScaleMark, 0x3F, 0xFF),
+		"numeric scale on NaN":     append(Pack(MustNumeric("NaN")), numericScaleMark, 0, 1),
+		"numeric truncated scale":  append(Pack(MustNumeric("1.5")), numericScaleMark, 0),
+		"numeric scale in array":   {arrayTag(TypeNumericArray), tagNumeric, numPosInf, numericScaleMark, 0, 1, arrayEnd},
+		"numeric twice the suffix": append(Pack(mustScaled("1.5", 2)), numericScaleMark, 0, 1),
 	}
 	for name, b := range tests {
 		if _, err := Row(b).Unpack(); !errors.Is(err, ErrCorrupt) {
@@ -296,7 +306,7 @@ func TestRelationDesc(t *testing.T) {
 // genDatum draws datums biased towards the edge cases of the encoding.
 func genDatum() *rapid.Generator[Datum] {
 	return rapid.Custom(func(t *rapid.T) Datum {
-		switch rapid.IntRange(0, 7).Draw(t, "kind") {
+		switch rapid.IntRange(0, 8).Draw(t, "kind") {
 		case 0:
 			return Null()
 		case 1:
@@ -311,6 +321,9 @@ func genDatum() *rapid.Generator[Datum] {
 			return Text(string(rapid.SliceOfN(rapid.SampledFrom([]byte{0, 1, 'a', 0xff}), 0, 4).Draw(t, "s")))
 		case 6:
 			return Bytes(rapid.SliceOfN(rapid.SampledFrom([]byte{0, 1, 0xfe, 0xff}), 0, 4).Draw(t, "bs"))
+		case 8:
+			v := rapid.SampledFrom([]string{"-1.5", "-1", "0", "0.05", "1", "1.5", "NaN"}).Draw(t, "num")
+			return mustScaled(v, rapid.IntRange(0, 3).Draw(t, "scale"))
 		default:
 			return Timestamp(rapid.Int64().Draw(t, "ts"))
 		}

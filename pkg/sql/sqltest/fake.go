@@ -488,7 +488,7 @@ func (f *Fake) indexPeekLocked(ip *sql.IndexPeek) ([]sql.RowDiff, error) {
 	}
 	want := map[string]bool{}
 	for _, k := range ip.Keys {
-		want[string(k)] = true
+		want[string(row.NumericKeyRow(k))] = true // as the engine's peek keys: numerics by value
 	}
 	out := reference.Result{Rows: reference.Collection{}, Errors: res.Errors}
 	for k, n := range res.Rows {
@@ -503,7 +503,7 @@ func (f *Fake) indexPeekLocked(ip *sql.IndexPeek) ([]sql.RowDiff, error) {
 					return nil, err
 				}
 			}
-			if !want[string(row.Pack(key...))] {
+			if !want[string(row.Pack(row.NumericKeys(key)...))] {
 				continue
 			}
 		}
