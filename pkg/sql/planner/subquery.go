@@ -462,8 +462,11 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 		g := plan.NewReduce(sp.sub.plan(), columns(nk),
 			plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggMax, Expr: expr.Column(nk)})
 		nullable := row.ColumnType{Type: vt.Type, Nullable: true}
-		i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, nullable},
+		i, err := attachPerKeyDistinct(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, nullable},
 			[]expr.Expr{expr.Literal(row.Int64(0)), expr.TypedNull(vt.Type)}, sp.safeKeys())
+		if err != nil {
+			return typed{}, err
+		}
 		return typed{e: expr.Call(expr.FuncSingleValue, expr.Column(i), expr.Column(i+1)), t: nullable}, nil
 	}
 	// IN and NOT IN.
@@ -512,12 +515,27 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 		return typed{}, err
 	}
 	keyed := plan.NewMfp(sp.sub.plan(), keyProjection(append(columns(nk), vk), nk+1))
-	found := markFound(r, append(append([]expr.Expr(nil), sp.outerKeys...), lk), keyed, sp.safeKeys())
+	// Both attachments go to the distinct (outer keys, x) tuples, joined
+	// back to r once (distinctkeys.go).
+	keys := append(append([]expr.Expr(nil), sp.outerKeys...), lk)
+	d, err := distinctKeys(r, keys)
+	if err != nil {
+		return typed{}, err
+	}
+	target, tk := d, columns(nk+1)
+	if d == nil {
+		target, tk = r, keys
+	}
+	found := markFound(target, tk, keyed, sp.safeKeys())
 	g := plan.NewReduce(sp.sub.plan(), columns(nk),
 		plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggCount, Expr: expr.Column(nk)})
-	i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}},
+	i := attachPerKey(target, tk[:nk], g, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}},
 		[]expr.Expr{expr.Literal(row.Int64(0)), expr.Literal(row.Int64(0))}, sp.safeKeys())
 	n, nn := expr.Column(i), expr.Column(i+1)
+	if d != nil {
+		back := joinBack(r, d, keys)
+		found, n, nn = back(found), back(n), back(nn)
+	}
 	in := expr.Case([][2]expr.Expr{
 		{found, expr.Literal(row.True)},
 		{expr.Eq(n, expr.Literal(row.Int64(0))), expr.Literal(row.False)},
@@ -554,8 +572,11 @@ func quantified(r *rel, sp *subPlan, kind, op string, x typed) (typed, error) {
 		return typed{}, err
 	}
 	ext := row.ColumnType{Type: vtype.Type, Nullable: true}
-	i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}, ext, ext},
+	i, err := attachPerKeyDistinct(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}, ext, ext},
 		[]expr.Expr{expr.Literal(row.Int64(0)), expr.Literal(row.Int64(0)), expr.TypedNull(vtype.Type), expr.TypedNull(vtype.Type)}, sp.safeKeys())
+	if err != nil {
+		return typed{}, err
+	}
 	n, nn, lo, hi := expr.Column(i), expr.Column(i+1), expr.Column(i+2), expr.Column(i+3)
 	f, _ := binaryFunc(op)
 	cmp := func(b expr.Expr) expr.Expr { return expr.Call(f, a, b) }
