@@ -91,13 +91,16 @@ func (sp *subPlan) valueType() row.ColumnType {
 
 // perRowValue adds to r what the value of a correlated aggregate needs
 // and returns the value as an expression over r.
-func (sp *subPlan) perRowValue(r *rel) typed {
+func (sp *subPlan) perRowValue(r *rel) (typed, error) {
 	nk := sp.nKeys
-	i := attachPerKey(r, sp.outerKeys, sp.agg.groups, sp.agg.types, sp.agg.defaults, sp.safeKeys())
+	i, err := attachPerKeyDistinct(r, sp.outerKeys, sp.agg.groups, sp.agg.types, sp.agg.defaults, sp.safeKeys())
+	if err != nil {
+		return typed{}, err
+	}
 	e := sp.agg.value.e.Substitute(func(c int) (expr.Expr, bool) {
 		return expr.Column(i + c - nk), true
 	})
-	return typed{e: e, t: sp.agg.value.t}
+	return typed{e: e, t: sp.agg.value.t}, nil
 }
 
 // subqueryColumn names the columns subqueries add to a relation: hidden,
@@ -455,7 +458,7 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 		}
 		if sp.agg != nil {
 			// One row per outer row: no cardinality check needed.
-			return sp.perRowValue(r), nil
+			return sp.perRowValue(r)
 		}
 		nk := sp.nKeys
 		vt := sp.sub.scope.cols[nk].typ
@@ -489,7 +492,10 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 	if sp.agg != nil {
 		// Over exactly one row v, x IN (v) is x = v, NULLs included, and
 		// x op ANY/ALL (v) is x op v.
-		v := sp.perRowValue(r)
+		v, err := sp.perRowValue(r)
+		if err != nil {
+			return typed{}, err
+		}
 		a, b, _, err := equalityKeys(x, v)
 		if err != nil {
 			return typed{}, err

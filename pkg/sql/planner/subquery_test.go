@@ -224,6 +224,7 @@ func TestSubqueriesOfOneLevelGrowThePlanBySums(t *testing.T) {
 		"scalar": "v = (SELECT max(w) FROM s WHERE s.k > t.k)",
 		"any":    "v < ANY (SELECT w FROM s WHERE s.k <> t.k)",
 		"all":    "k >= ALL (SELECT k FROM s WHERE s.w = t.v)",
+		"count":  "0 < (SELECT count(*) FROM s WHERE s.k = t.k)",
 	}
 	size := func(t *testing.T, form string, n int) int {
 		t.Helper()
