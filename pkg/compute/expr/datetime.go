@@ -2,7 +2,6 @@ package expr
 
 import (
 	"errors"
-	"math"
 	"time"
 
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -265,33 +264,10 @@ func intervalScale(iv row.Interval, f float64, divide bool) (row.Datum, error) {
 	if divide && f == 0 {
 		return row.Null(), errDivisionByZero
 	}
-	scale := func(x float64) float64 {
-		if divide {
-			return x / f
-		}
-		return x * f
-	}
-	fits32 := func(x float64) bool { return !math.IsNaN(x) && x >= math.MinInt32 && x < math.MaxInt32+1 }
-	mon := scale(float64(iv.Months))
-	day := scale(float64(iv.Days))
-	if !fits32(mon) || !fits32(day) {
+	out, ok := row.ScaleInterval(iv, f, divide)
+	if !ok {
 		return row.Null(), errIntervalRange
 	}
-	out := row.Interval{Months: int32(mon), Days: int32(day)}
-	tsRound := func(x float64) float64 { return math.RoundToEven(x*1e6) / 1e6 }
-	monRemDays := tsRound((mon - float64(out.Months)) * 30)
-	secRem := tsRound((day - float64(out.Days) + monRemDays - math.Trunc(monRemDays)) * 86400)
-	if math.Abs(secRem) >= 86400 {
-		whole := math.Trunc(secRem / 86400)
-		out.Days += int32(whole)
-		secRem -= whole * 86400
-	}
-	out.Days += int32(monRemDays)
-	us := math.RoundToEven(scale(float64(iv.Micros)) + secRem*1e6)
-	if math.IsNaN(us) || us >= math.MaxInt64 || us < math.MinInt64 {
-		return row.Null(), errIntervalRange
-	}
-	out.Micros = int64(us)
 	return row.IntervalDatum(out), nil
 }
 

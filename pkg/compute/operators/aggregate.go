@@ -19,14 +19,18 @@ const (
 	AggCountStar
 	// AggCount counts non-null arguments.
 	AggCount
-	// AggSum sums int64 (error 22003 on overflow), float64 or numeric
-	// (exactly, with PostgreSQL's NaN and infinity rules) arguments.
+	// AggSum sums int64 (error 22003 on overflow), float64, numeric
+	// (exactly, with PostgreSQL's NaN and infinity rules) or interval
+	// (field by field, exactly; error 22008 when a field of the total
+	// leaves its range) arguments.
 	AggSum
 	// AggMin and AggMax return the least / greatest argument in SQL order.
 	AggMin
 	AggMax
 	// AggAvg returns float64(sum) / float64(count) of the non-null
-	// arguments; an int64 sum that overflows is error 22003.
+	// arguments; an int64 sum that overflows is error 22003. Of intervals
+	// it is the interval sum divided by the count as PostgreSQL's
+	// interval_div divides.
 	AggAvg
 	// AggStringAgg concatenates the non-null text arguments, each but the
 	// first preceded by its own row's separator (column Sep; a NULL
@@ -195,6 +199,7 @@ func sumOrAvg(a Aggregate, args []argCount) (row.Datum, error) {
 		isum  int128
 		fsum  float64
 		nsum  numericSum
+		ivsum intervalSum
 		count int64
 		typ   row.Type
 	)
@@ -223,6 +228,8 @@ func sumOrAvg(a Aggregate, args []argCount) (row.Datum, error) {
 			fsum += v.Float64() * float64(n)
 		case t == row.TypeNumeric && a.Func == AggSum:
 			nsum.add(v, n)
+		case t == row.TypeInterval:
+			ivsum.add(v, n)
 		default:
 			return row.Null(), Error{Code: CodeInternal, Message: fmt.Sprintf("%s: cannot sum %s values", a.Func, t)}
 		}
@@ -234,6 +241,9 @@ func sumOrAvg(a Aggregate, args []argCount) (row.Datum, error) {
 	}
 	if typ == row.TypeNumeric {
 		return nsum.result()
+	}
+	if typ == row.TypeInterval {
+		return ivsum.result(a.Func, count)
 	}
 	if typ == row.TypeInt64 {
 		s, ok := isum.int64()

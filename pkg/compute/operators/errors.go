@@ -6,6 +6,9 @@ import "fmt"
 const (
 	// CodeNumericOutOfRange is SQLSTATE 22003, e.g. integer sum overflow.
 	CodeNumericOutOfRange = "22003"
+	// CodeDatetimeFieldOverflow is SQLSTATE 22008, e.g. an interval sum
+	// out of range.
+	CodeDatetimeFieldOverflow = "22008"
 	// CodeInternal is SQLSTATE XX000: the input violated an invariant the
 	// plan promised (a negative multiplicity, a value of the wrong type).
 	CodeInternal = "XX000"

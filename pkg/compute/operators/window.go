@@ -465,8 +465,8 @@ func (p *partition) column(f WindowFunc) ([]row.Datum, []error) {
 }
 
 // runnable reports whether a's value over a growing prefix can be kept in
-// one accumulator: counts, min, max and integer sums and averages (a
-// float sum is defined in ascending value order, so it is recomputed).
+// one accumulator: counts, min, max and integer and interval sums and
+// averages (a float sum is defined in ascending value order, so it is recomputed).
 func (p *partition) runnable(a Aggregate) bool {
 	switch a.Func {
 	case AggCountStar, AggCount, AggMin, AggMax:
@@ -490,6 +490,7 @@ func (p *partition) running(f WindowFunc) ([]row.Datum, []error) {
 	var (
 		rows, count int64
 		sum         int128
+		ivsum       *intervalSum // non-nil once an interval argument is seen
 		best        row.Datum
 		found       bool
 	)
@@ -516,10 +517,20 @@ func (p *partition) running(f WindowFunc) ([]row.Datum, []error) {
 					best, found = v, true
 				}
 			case AggSum, AggAvg:
+				if v.Type() == row.TypeInterval {
+					if ivsum == nil {
+						ivsum = new(intervalSum)
+					}
+					ivsum.add(v, 1)
+					continue
+				}
 				sum = sum.add(mul64(v.Int64(), 1))
 			}
 		}
 		d, err := p.runningValue(f.Agg.Func, hi < 0, rows, count, sum, best, found)
+		if ivsum != nil && hi >= 0 && count > 0 {
+			d, err = ivsum.result(f.Agg.Func, count)
+		}
 		if err != nil {
 			if errs == nil {
 				errs = make([]error, n)

@@ -183,13 +183,16 @@ func (a *Aggregate) AggregateType(in row.RelationDesc) (row.ColumnType, error) {
 	case AggCount:
 		return row.ColumnType{Type: row.TypeInt64}, nil
 	case AggSum:
-		if !t.Type.IsNumeric() {
-			return row.ColumnType{}, fmt.Errorf("sum(%s): argument has type %s, want int64, float64 or numeric", a.Expr, t.Type)
+		if !t.Type.IsNumeric() && t.Type != row.TypeInterval {
+			return row.ColumnType{}, fmt.Errorf("sum(%s): argument has type %s, want int64, float64, numeric or interval", a.Expr, t.Type)
 		}
 		return row.ColumnType{Type: t.Type, Nullable: t.Nullable}, nil
 	case AggAvg:
+		if t.Type == row.TypeInterval {
+			return row.ColumnType{Type: row.TypeInterval, Nullable: t.Nullable}, nil
+		}
 		if !t.Type.IsNumeric() || t.Type == row.TypeNumeric {
-			return row.ColumnType{}, fmt.Errorf("avg(%s): argument has type %s, want int64 or float64", a.Expr, t.Type)
+			return row.ColumnType{}, fmt.Errorf("avg(%s): argument has type %s, want int64, float64 or interval", a.Expr, t.Type)
 		}
 		return row.ColumnType{Type: row.TypeFloat64, Nullable: t.Nullable}, nil
 	case AggMin, AggMax:

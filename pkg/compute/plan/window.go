@@ -202,13 +202,16 @@ func (f WindowFunc) resultType(in row.RelationDesc) (row.ColumnType, error) {
 		case AggCount:
 			return row.ColumnType{Type: row.TypeInt64}, nil
 		case AggSum:
-			if t.Type != row.TypeInt64 && t.Type != row.TypeFloat64 {
+			if t.Type != row.TypeInt64 && t.Type != row.TypeFloat64 && t.Type != row.TypeInterval {
 				return row.ColumnType{}, fmt.Errorf("sum of %s", t.Type)
 			}
 			return row.ColumnType{Type: t.Type, Nullable: true}, nil
 		case AggMin, AggMax:
 			return row.ColumnType{Type: t.Type, Nullable: true}, nil
 		case AggAvg:
+			if t.Type == row.TypeInterval {
+				return row.ColumnType{Type: row.TypeInterval, Nullable: true}, nil
+			}
 			if t.Type != row.TypeInt64 && t.Type != row.TypeFloat64 {
 				return row.ColumnType{}, fmt.Errorf("avg of %s", t.Type)
 			}

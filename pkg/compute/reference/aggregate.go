@@ -151,6 +151,8 @@ func aggregate(kind aggKind, distinct bool, name string, vals []weighted, rows i
 				}
 			}
 			return sum, nil
+		case row.TypeInterval:
+			return intervalSumOrAvg(kind, name, args, count)
 		}
 		return row.Null(), &evalError{"XX000", fmt.Sprintf("%s: cannot sum %s values", name, args[0].d.Type())}
 	case aggVarPop, aggVarSamp, aggStddevPop, aggStddevSamp:

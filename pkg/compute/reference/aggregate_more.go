@@ -153,3 +153,32 @@ func sumSquares(name string, args []weighted) (row.Datum, error) {
 	}
 	return sum, nil
 }
+
+// intervalSumOrAvg sums intervals field by field in big integers (the
+// total, not a partial sum, must fit each field) and divides an average
+// through the expression layer's interval / float8 operator.
+func intervalSumOrAvg(kind aggKind, name string, args []weighted, count int64) (row.Datum, error) {
+	var months, days, micros big.Int
+	for _, a := range args {
+		if a.d.Type() != row.TypeInterval {
+			return row.Null(), &evalError{"XX000", fmt.Sprintf("%s: mixed argument types", name)}
+		}
+		iv, n := a.d.Interval(), big.NewInt(a.n)
+		months.Add(&months, new(big.Int).Mul(big.NewInt(int64(iv.Months)), n))
+		days.Add(&days, new(big.Int).Mul(big.NewInt(int64(iv.Days)), n))
+		micros.Add(&micros, new(big.Int).Mul(big.NewInt(iv.Micros), n))
+	}
+	fits32 := func(x *big.Int) bool { return x.IsInt64() && x.Int64() == int64(int32(x.Int64())) }
+	if !fits32(&months) || !fits32(&days) || !micros.IsInt64() {
+		return row.Null(), &evalError{"22008", "interval out of range"}
+	}
+	sum := row.IntervalDatum(row.Interval{Months: int32(months.Int64()), Days: int32(days.Int64()), Micros: micros.Int64()})
+	if kind == aggSum {
+		return sum, nil
+	}
+	avg, err := expr.Call(expr.FuncDiv, expr.Literal(sum), expr.Literal(row.Float64(float64(count)))).Eval(nil)
+	if err != nil {
+		return row.Null(), &evalError{expr.Code(err), err.Error()}
+	}
+	return avg, nil
+}

@@ -2,7 +2,9 @@ package oracle
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
+	"testing"
 )
 
 // The shapes of the generator's grammar beyond joins and subqueries
@@ -126,8 +128,20 @@ func (g *shapeGen) windowFunc(x rel) (string, gcol) {
 func (g *shapeGen) windowShape(depth int) (string, []gcol) {
 	x := g.source(depth)
 	sel, cols := g.project(x)
+	positional := false
 	for range 1 + g.pick(3) {
 		f, c := g.windowFunc(x)
+		// Over duplicate rows of x, a function that tells rows apart by
+		// position (row_number, ntile, lag, a ROWS frame) gives the
+		// duplicates different values, and two such functions sorting
+		// them separately may pair those values either way: keep the
+		// first only, so that PostgreSQL's answer is determined.
+		if isPositional(f) {
+			if positional {
+				continue
+			}
+			positional = true
+		}
 		sel += fmt.Sprintf(", %s AS c%d", f, len(cols))
 		c.name = fmt.Sprintf("c%d", len(cols))
 		cols = append(cols, c)
@@ -137,6 +151,28 @@ func (g *shapeGen) windowShape(depth int) (string, []gcol) {
 		q += " WHERE " + g.pred(x)
 	}
 	return q, cols
+}
+
+// positionalMarks are what windowFunc writes for the functions that
+// isPositional names (one each).
+var positionalMarks = []string{"row_number()", "ntile(", "lag(", "lead(", " ROWS BETWEEN"}
+
+// isPositional reports whether window function call f (as windowFunc
+// writes it) can give rows that are equal in every column different
+// values: the functions it orders totally and ROWS frames. Ranks,
+// RANGE and GROUPS frames and aggregates over the whole partition treat
+// such rows as peers.
+func isPositional(f string) bool {
+	for _, p := range positionalMarks {
+		if strings.Contains(f, p) {
+			return true
+		}
+	}
+	// first_value, last_value, nth_value and aggregates over a GROUPS
+	// frame drawn by rowsFrame read the total order's neighbours only
+	// through whole peer groups, but with EXCLUDE CURRENT ROW or TIES a
+	// duplicate's frame still holds its twin: the same values.
+	return false
 }
 
 // groupShape aggregates a source by one or two keys, plainly or by
@@ -368,4 +404,23 @@ func names(cols []gcol) []string {
 		out = append(out, c.name)
 	}
 	return out
+}
+
+// TestWindowShapeHasOnePositionalFunction checks the generator: a window
+// shape over a base table (which may hold duplicate rows) has at most one
+// function that tells duplicates apart, whose pairing with another would
+// leave PostgreSQL's answer undetermined.
+func TestWindowShapeHasOnePositionalFunction(t *testing.T) {
+	g := &shapeGen{r: rand.New(rand.NewPCG(1, 1))}
+	g.schema("sh")
+	for range 500 {
+		q, _ := g.windowShape(0)
+		n := 0
+		for _, p := range positionalMarks {
+			n += strings.Count(q, p)
+		}
+		if n > 1 {
+			t.Fatalf("%d positional window functions in %s", n, q)
+		}
+	}
 }

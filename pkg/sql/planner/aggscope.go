@@ -217,6 +217,8 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 			// sum(bigint) stays bigint (Postgres' is numeric): the
 			// engine sums exactly in 128 bits and fails with 22003
 			// when the sum leaves bigint's range (docs/sql.md).
+		case row.TypeInterval:
+			g.out = row.ColumnType{Type: row.TypeInterval, Nullable: true}
 		default:
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function sum(%s) does not exist", PGTypeName(g.argType.Type))
 		}
@@ -224,8 +226,10 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		switch g.argType.Type {
 		case row.TypeInt64, row.TypeNumeric:
 			return a.avgNumeric(g)
-		case row.TypeFloat64:
-			g.out = row.ColumnType{Type: row.TypeFloat64, Nullable: true}
+		case row.TypeFloat64, row.TypeInterval:
+			// avg(interval) is the field-wise sum divided as
+			// interval_div divides (the engine's AggAvg).
+			g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
 		default:
 			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function avg(%s) does not exist", PGTypeName(g.argType.Type))
 		}

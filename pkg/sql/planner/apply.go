@@ -81,7 +81,8 @@ func (p *Planner) apply(sel *pg.SelectStmt, outerRel *rel, outer *scope, sl *pg.
 		c.outer = true
 		f.s.cols = append(f.s.cols, c)
 	}
-	f.d = plan.NewDistinct(plan.NewMfp(outerRel.plan(), expr.MFP{Projection: cols}))
+	src, _ := outerRel.rowSource(cols)
+	f.d = plan.NewDistinct(plan.NewMfp(src, expr.MFP{Projection: cols}))
 	p.frame = f
 	sub, err := p.planSubquery(sel, depth)
 	p.frame = nil

@@ -421,7 +421,10 @@ func (c *exprCtx) arraySubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, err
 	}
 	if sp.agg != nil {
 		// Exactly one value per outer row.
-		v := sp.perRowValue(r)
+		v, err := sp.perRowValue(r)
+		if err != nil {
+			return typed{}, err
+		}
 		return typed{e: arrayOf(at.ElemType(), v.e), t: row.ColumnType{Type: at}, w: v.w}, nil
 	}
 	nk := sp.nKeys

@@ -21,6 +21,12 @@ type rel struct {
 	// so that lowering one again (a grouped query's second pass) reuses
 	// the columns it added.
 	subs map[*pg.SubLink]typed
+	// origin, when set, is r's relation before the subquery columns
+	// extend appended: the same rows, its first originArity columns
+	// r's first. A filter or projection clears it (rows or columns
+	// change).
+	origin      *plan.Plan
+	originArity int
 }
 
 // newRel wraps a plan whose output columns are named by s.
@@ -52,6 +58,9 @@ func (r *rel) toBase(e expr.Expr) expr.Expr {
 
 // filter keeps rows where every predicate (over r's output) is true.
 func (r *rel) filter(preds ...expr.Expr) {
+	if len(preds) > 0 {
+		r.origin = nil
+	}
 	for _, p := range preds {
 		r.mfp.Predicates = append(r.mfp.Predicates, r.toBase(p))
 	}
@@ -72,6 +81,35 @@ func (r *rel) project(es []expr.Expr, s *scope) {
 	}
 	r.mfp.Projection = proj
 	r.scope = s
+	r.origin = nil
+}
+
+// rowSource returns a plan with r's rows whose columns cols are r's, and
+// its arity: the
+// relation before its subquery columns when cols are all among its
+// columns, so that a subquery's distinct outer values (apply.go) do not
+// read the plans of the subqueries attached before it. Without shared
+// bindings in the plan IR, each of those reads r's whole plan again, and
+// a level with several correlated subqueries would grow by the square.
+func (r *rel) rowSource(cols []int) (plan.Plan, int) {
+	if !r.hasOrigin(cols) {
+		return r.plan(), r.arity()
+	}
+	return *r.origin, r.originArity
+}
+
+// hasOrigin reports whether rowSource(cols) reads the relation before
+// r's subquery columns.
+func (r *rel) hasOrigin(cols []int) bool {
+	if r.origin == nil {
+		return false
+	}
+	for _, c := range cols {
+		if c >= r.originArity {
+			return false
+		}
+	}
+	return true
 }
 
 // extend replaces r's relation by p, whose rows are r's rows followed by
@@ -79,6 +117,10 @@ func (r *rel) project(es []expr.Expr, s *scope) {
 // over r stay valid, and every context holding the scope sees the new
 // columns.
 func (r *rel) extend(p plan.Plan, cols []column) {
+	if r.origin == nil {
+		o := r.plan()
+		r.origin, r.originArity = &o, r.arity()
+	}
 	r.scope.cols = append(r.scope.cols, cols...)
 	r.base, r.baseArity, r.mfp = p, len(r.scope.cols), expr.Identity(len(r.scope.cols))
 }

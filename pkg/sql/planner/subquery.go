@@ -91,13 +91,16 @@ func (sp *subPlan) valueType() row.ColumnType {
 
 // perRowValue adds to r what the value of a correlated aggregate needs
 // and returns the value as an expression over r.
-func (sp *subPlan) perRowValue(r *rel) typed {
+func (sp *subPlan) perRowValue(r *rel) (typed, error) {
 	nk := sp.nKeys
-	i := attachPerKey(r, sp.outerKeys, sp.agg.groups, sp.agg.types, sp.agg.defaults, sp.safeKeys())
+	i, err := attachPerKeyDistinct(r, sp.outerKeys, sp.agg.groups, sp.agg.types, sp.agg.defaults, sp.safeKeys())
+	if err != nil {
+		return typed{}, err
+	}
 	e := sp.agg.value.e.Substitute(func(c int) (expr.Expr, bool) {
 		return expr.Column(i + c - nk), true
 	})
-	return typed{e: e, t: sp.agg.value.t}
+	return typed{e: e, t: sp.agg.value.t}, nil
 }
 
 // subqueryColumn names the columns subqueries add to a relation: hidden,
@@ -455,15 +458,18 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 		}
 		if sp.agg != nil {
 			// One row per outer row: no cardinality check needed.
-			return sp.perRowValue(r), nil
+			return sp.perRowValue(r)
 		}
 		nk := sp.nKeys
 		vt := sp.sub.scope.cols[nk].typ
 		g := plan.NewReduce(sp.sub.plan(), columns(nk),
 			plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggMax, Expr: expr.Column(nk)})
 		nullable := row.ColumnType{Type: vt.Type, Nullable: true}
-		i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, nullable},
+		i, err := attachPerKeyDistinct(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, nullable},
 			[]expr.Expr{expr.Literal(row.Int64(0)), expr.TypedNull(vt.Type)}, sp.safeKeys())
+		if err != nil {
+			return typed{}, err
+		}
 		return typed{e: expr.Call(expr.FuncSingleValue, expr.Column(i), expr.Column(i+1)), t: nullable}, nil
 	}
 	// IN and NOT IN.
@@ -486,7 +492,10 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 	if sp.agg != nil {
 		// Over exactly one row v, x IN (v) is x = v, NULLs included, and
 		// x op ANY/ALL (v) is x op v.
-		v := sp.perRowValue(r)
+		v, err := sp.perRowValue(r)
+		if err != nil {
+			return typed{}, err
+		}
 		a, b, _, err := equalityKeys(x, v)
 		if err != nil {
 			return typed{}, err
@@ -512,12 +521,27 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 		return typed{}, err
 	}
 	keyed := plan.NewMfp(sp.sub.plan(), keyProjection(append(columns(nk), vk), nk+1))
-	found := markFound(r, append(append([]expr.Expr(nil), sp.outerKeys...), lk), keyed, sp.safeKeys())
+	// Both attachments go to the distinct (outer keys, x) tuples, joined
+	// back to r once (distinctkeys.go).
+	keys := append(append([]expr.Expr(nil), sp.outerKeys...), lk)
+	d, err := distinctKeys(r, keys)
+	if err != nil {
+		return typed{}, err
+	}
+	target, tk := d, columns(nk+1)
+	if d == nil {
+		target, tk = r, keys
+	}
+	found := markFound(target, tk, keyed, sp.safeKeys())
 	g := plan.NewReduce(sp.sub.plan(), columns(nk),
 		plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggCount, Expr: expr.Column(nk)})
-	i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}},
+	i := attachPerKey(target, tk[:nk], g, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}},
 		[]expr.Expr{expr.Literal(row.Int64(0)), expr.Literal(row.Int64(0))}, sp.safeKeys())
 	n, nn := expr.Column(i), expr.Column(i+1)
+	if d != nil {
+		back := joinBack(r, d, keys)
+		found, n, nn = back(found), back(n), back(nn)
+	}
 	in := expr.Case([][2]expr.Expr{
 		{found, expr.Literal(row.True)},
 		{expr.Eq(n, expr.Literal(row.Int64(0))), expr.Literal(row.False)},
@@ -554,8 +578,11 @@ func quantified(r *rel, sp *subPlan, kind, op string, x typed) (typed, error) {
 		return typed{}, err
 	}
 	ext := row.ColumnType{Type: vtype.Type, Nullable: true}
-	i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}, ext, ext},
+	i, err := attachPerKeyDistinct(r, sp.outerKeys, g, []row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}, ext, ext},
 		[]expr.Expr{expr.Literal(row.Int64(0)), expr.Literal(row.Int64(0)), expr.TypedNull(vtype.Type), expr.TypedNull(vtype.Type)}, sp.safeKeys())
+	if err != nil {
+		return typed{}, err
+	}
 	n, nn, lo, hi := expr.Column(i), expr.Column(i+1), expr.Column(i+2), expr.Column(i+3)
 	f, _ := binaryFunc(op)
 	cmp := func(b expr.Expr) expr.Expr { return expr.Call(f, a, b) }

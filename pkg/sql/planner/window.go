@@ -387,15 +387,19 @@ func (c *exprCtx) windowAggregate(call *winCall, fc *pg.FuncCall, name string) e
 	case "count":
 		call.t = row.ColumnType{Type: row.TypeInt64}
 	case "sum":
-		if x.t.Type != row.TypeInt64 && x.t.Type != row.TypeFloat64 {
+		if x.t.Type != row.TypeInt64 && x.t.Type != row.TypeFloat64 && x.t.Type != row.TypeInterval {
 			return sqlerr.Errorf(sqlerr.UndefinedFunction, "function sum(%s) does not exist", PGTypeName(x.t.Type))
 		}
 		call.t = row.ColumnType{Type: x.t.Type, Nullable: true}
 	case "avg":
-		if !x.t.Type.IsNumeric() {
+		switch {
+		case x.t.Type == row.TypeInterval:
+			call.t = row.ColumnType{Type: row.TypeInterval, Nullable: true}
+		case x.t.Type.IsNumeric():
+			call.t = row.ColumnType{Type: row.TypeFloat64, Nullable: true}
+		default:
 			return sqlerr.Errorf(sqlerr.UndefinedFunction, "function avg(%s) does not exist", PGTypeName(x.t.Type))
 		}
-		call.t = row.ColumnType{Type: row.TypeFloat64, Nullable: true}
 	case "min", "max":
 		if x.t.Type == row.TypeNull {
 			return sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(unknown) is not unique", name)
