@@ -43,7 +43,7 @@ func (c *exprCtx) jsonRecordCall(name string, args []*pg.Node) (typed, bool, err
 			if lerr != nil {
 				return typed{}, true, lerr
 			}
-			err = sqlerr.Errorf(sqlerr.UndefinedFunction, "function row_to_json(%s) does not exist", PGTypeName(x.t.Type))
+			err = sqlerr.Errorf(sqlerr.UndefinedFunction, "function row_to_json(%s) does not exist", x.t.Type.PGName())
 		}
 		return typed{}, err != nil, err
 	}
@@ -60,7 +60,7 @@ func (c *exprCtx) jsonRecordCall(name string, args []*pg.Node) (typed, bool, err
 			return typed{}, true, err
 		}
 		if pretty.t.Type != row.TypeBool && pretty.t.Type != row.TypeNull {
-			return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "function row_to_json(record, %s) does not exist", PGTypeName(pretty.t.Type))
+			return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "function row_to_json(record, %s) does not exist", pretty.t.Type.PGName())
 		}
 		x, err := c.jsonRecord(fields, pretty.e)
 		if err != nil {
