@@ -121,7 +121,7 @@ func runTandem(ctx context.Context, o options, root, binDir string, drv drivers,
 	cfg := proc.Config{BinDir: binDir, Keep: o.keep, ExtraArgs: []string{"--log-level=warn"}}
 	var pprofAddr string
 	if o.profileDir != "" {
-		port, err := freePort()
+		port, err := oracle.FreePort()
 		if err != nil {
 			return err
 		}
@@ -329,13 +329,4 @@ func profile(ctx context.Context, addr string, o options, logf func(string, ...a
 		return
 	}
 	logf("tandem: controller CPU profile of %ds in %s", secs, path)
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

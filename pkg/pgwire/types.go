@@ -444,7 +444,7 @@ func (c *conn) decodeCopyField(v []byte, t row.Type) (row.Datum, error) {
 	oid, _ := planner.PGType(t, 0, planner.TypeMod{})
 	d, err := decodeParam(v, 1, t, oid, c.location())
 	if err != nil && sqlerr.Code(err) == sqlerr.ProtocolViolation {
-		return row.Null(), sqlerr.Errorf(sqlerr.InvalidBinaryRepresentation, "incorrect binary data format in COPY field of type %s", planner.PGTypeName(t))
+		return row.Null(), sqlerr.Errorf(sqlerr.InvalidBinaryRepresentation, "incorrect binary data format in COPY field of type %s", t.PGName())
 	}
 	return d, err
 }

@@ -236,16 +236,12 @@ func (m *Multiplexer) ownerLocked(id plan.GlobalID) runtime.Role {
 // never wait behind a maintenance step. The interactive runtime keeps no
 // logging of its own.
 func (m *Multiplexer) EnableIntrospection(ids map[logging.Relation]plan.GlobalID, interval time.Duration, asOf frontier.Frontier) error {
+	descs, err := logging.Dataflows(ids, interval, asOf)
+	if err != nil {
+		return err
+	}
 	var errs []error
-	for _, rel := range logging.Relations() {
-		id, ok := ids[rel]
-		if !ok {
-			continue
-		}
-		desc, err := logging.Dataflow(rel, id, interval, asOf)
-		if err != nil {
-			return err
-		}
+	for _, desc := range descs {
 		desc.Class = plan.ClassMaintained
 		errs = append(errs, m.CreateDataflow(desc))
 	}

@@ -63,7 +63,7 @@ func (sn *snapshot) informationSchemaRelation(name string) (planner.Relation, bo
 				if !t.Nullable && it.Kind == KindTable {
 					nullable = "NO"
 				}
-				typ := planner.PGTypeName(t.Type)
+				typ := t.Type.PGName()
 				if t.Type.IsArray() {
 					typ = "ARRAY" // as PostgreSQL's data_type; udt_name names the element
 				}

@@ -23,7 +23,7 @@ func typeArray(args []row.ColumnType) (row.ColumnType, error) {
 	}
 	t, ok := row.ArrayOf(et)
 	if !ok {
-		return row.ColumnType{}, evalErr(CodeFeatureNotSupported, "arrays of type %s are not supported", pgName(et))
+		return row.ColumnType{}, evalErr(CodeFeatureNotSupported, "arrays of type %s are not supported", et.PGName())
 	}
 	return row.ColumnType{Type: t}, nil
 }
@@ -38,7 +38,7 @@ func evalArray(args []row.Datum) (row.Datum, error) {
 	}
 	t, ok := row.ArrayOf(et)
 	if !ok {
-		return row.Null(), evalErr(CodeFeatureNotSupported, "arrays of type %s are not supported", pgName(et))
+		return row.Null(), evalErr(CodeFeatureNotSupported, "arrays of type %s are not supported", et.PGName())
 	}
 	d, err := row.Array(t, args)
 	if err != nil {
@@ -52,7 +52,7 @@ func evalArray(args []row.Datum) (row.Datum, error) {
 func ArrayType(elem row.Type) (row.Type, error) {
 	t, ok := row.ArrayOf(elem)
 	if !ok {
-		return row.TypeInvalid, evalErr(CodeFeatureNotSupported, "arrays of type %s are not supported", pgName(elem))
+		return row.TypeInvalid, evalErr(CodeFeatureNotSupported, "arrays of type %s are not supported", elem.PGName())
 	}
 	return t, nil
 }
@@ -62,7 +62,7 @@ func isArray(a row.ColumnType) bool { return a.Type == row.TypeNull || a.Type.Is
 // typeArrayElem is a[i]: the element type, NULL out of range.
 func typeArrayElem(args []row.ColumnType) (row.ColumnType, error) {
 	if !args[0].Type.IsArray() || !is(args[1], row.TypeInt64) {
-		return row.ColumnType{}, evalErr(CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", pgName(args[0].Type))
+		return row.ColumnType{}, evalErr(CodeDatatypeMismatch, "cannot subscript type %s because it does not support subscripting", args[0].Type.PGName())
 	}
 	return row.ColumnType{Type: args[0].Type.ElemType(), Nullable: true}, nil
 }
@@ -197,7 +197,7 @@ func typeArrayCmpAny(args []row.ColumnType) (row.ColumnType, error) {
 		return row.ColumnType{}, typeSig("array_cmp_any", args)
 	}
 	if args[1].Type.IsArray() && !comparable(args[0].Type, args[1].Type.ElemType()) {
-		return row.ColumnType{}, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", pgName(args[0].Type), pgName(args[1].Type.ElemType()))
+		return row.ColumnType{}, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", args[0].Type.PGName(), args[1].Type.ElemType().PGName())
 	}
 	return row.ColumnType{Type: row.TypeBool, Nullable: args[0].Nullable || args[1].Nullable || args[1].Type.IsArray()}, nil
 }

@@ -59,7 +59,7 @@ func CastDatum(d row.Datum, to row.Type) (row.Datum, error) {
 		return d, nil
 	}
 	if !CanCast(from, to) {
-		return row.Null(), evalErr(CodeUndefinedFunction, "cannot cast type %s to %s", pgName(from), pgName(to))
+		return row.Null(), evalErr(CodeUndefinedFunction, "cannot cast type %s to %s", from.PGName(), to.PGName())
 	}
 	if to == row.TypeText {
 		return row.Text(d.String()), nil
@@ -121,7 +121,7 @@ func CastDatum(d row.Datum, to row.Type) (row.Datum, error) {
 }
 
 func invalidInput(to row.Type, s string) *EvalError {
-	return evalErr(CodeInvalidTextRepr, "invalid input syntax for type %s: %q", pgName(to), s)
+	return evalErr(CodeInvalidTextRepr, "invalid input syntax for type %s: %q", to.PGName(), s)
 }
 
 func parseText(s string, to row.Type) (row.Datum, error) {

@@ -68,7 +68,7 @@ func castTemporal(d row.Datum, to row.Type) (row.Datum, error) {
 		_, rem := row.FloorDiv(d.Interval().Micros, row.MicrosPerDay)
 		return row.Time(rem), nil
 	}
-	return row.Null(), evalErr(CodeUndefinedFunction, "cannot cast type %s to %s", pgName(d.Type()), pgName(to))
+	return row.Null(), evalErr(CodeUndefinedFunction, "cannot cast type %s to %s", d.Type().PGName(), to.PGName())
 }
 
 func dateToTimestamp(days int32) (int64, error) {
@@ -302,7 +302,7 @@ func temporalResult(op string, a, b row.Type) row.Type {
 func evalTemporal(op string, a, b row.Datum) (row.Datum, error) {
 	ta, tb := a.Type(), b.Type()
 	if temporalResult(op, ta, tb) == row.TypeInvalid {
-		return row.Null(), evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", pgName(ta), op, pgName(tb))
+		return row.Null(), evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", ta.PGName(), op, tb.PGName())
 	}
 	// Commutative forms: put the interval, integer or time second for +,
 	// the interval first for *.

@@ -182,7 +182,7 @@ func timestampInput(x row.Datum, z *time.Location) (int64, error) {
 	case row.TypeDate:
 		return dateToTimestamp(x.Date())
 	}
-	return 0, evalErr(CodeUndefinedFunction, "function does not exist for type %s", pgName(x.Type()))
+	return 0, evalErr(CodeUndefinedFunction, "function does not exist for type %s", x.Type().PGName())
 }
 
 func optionalZone(args []row.Datum, i int) (*time.Location, error) {
@@ -250,11 +250,11 @@ func sign(v int64) int {
 }
 
 func unitNotRecognized(field string, t row.Type) *EvalError {
-	return evalErr(CodeInvalidParameterValue, "unit %q not recognized for type %s", field, pgName(t))
+	return evalErr(CodeInvalidParameterValue, "unit %q not recognized for type %s", field, t.PGName())
 }
 
 func unitNotSupported(field string, t row.Type) *EvalError {
-	return evalErr(CodeFeatureNotSupported, "unit %q not supported for type %s", field, pgName(t))
+	return evalErr(CodeFeatureNotSupported, "unit %q not supported for type %s", field, t.PGName())
 }
 
 // canonicalField maps Postgres' unit spellings (plurals, abbreviations)

@@ -80,7 +80,7 @@ func (e *Expr) evalLogic(datums []row.Datum) (row.Datum, error) {
 			sawNull = true
 		case v.Type() != row.TypeBool:
 			if firstErr == nil {
-				firstErr = evalErr(CodeDatatypeMismatch, "argument of %s must be type boolean, not type %s", e.Op, pgName(v.Type()))
+				firstErr = evalErr(CodeDatatypeMismatch, "argument of %s must be type boolean, not type %s", e.Op, v.Type().PGName())
 			}
 		case v.Bool() == decisive:
 			return v, nil

@@ -163,34 +163,6 @@ var funcs = [funcCount]funcDef{
 	FuncJSONBObject:         {name: "jsonb_object", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeJSONObjectOf(row.TypeJSONB), evalN: evalJSONBObject},
 }
 
-// pgName is the Postgres spelling of a type, used in messages a SQL
-// client sees.
-func pgName(t row.Type) string {
-	switch t {
-	case row.TypeBool:
-		return "boolean"
-	case row.TypeInt64:
-		return "bigint"
-	case row.TypeFloat64:
-		return "double precision"
-	case row.TypeBytes:
-		return "bytea"
-	case row.TypeTimestamp:
-		return "timestamp without time zone"
-	case row.TypeTimestampTZ:
-		return "timestamp with time zone"
-	case row.TypeTime:
-		return "time without time zone"
-	case row.TypeNull:
-		return "unknown"
-	default:
-		if t.IsArray() {
-			return pgName(t.ElemType()) + "[]"
-		}
-		return t.String()
-	}
-}
-
 func undefinedFunc(name string, args ...row.Datum) *EvalError {
 	names := make([]string, len(args))
 	for i, a := range args {
@@ -266,7 +238,7 @@ func compareDatums(a, b row.Datum) (int, error) {
 	if ta == row.TypeNumeric || tb == row.TypeNumeric {
 		return compareNumeric(a, b)
 	}
-	return 0, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", pgName(ta), pgName(tb))
+	return 0, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", ta.PGName(), tb.PGName())
 }
 
 // compareIntFloat compares i with f exactly.
@@ -335,7 +307,7 @@ func arith(op string, a, b row.Datum, fi func(x, y int64) (int64, error), ff fun
 	fa, ok1 := asFloat(a)
 	fb, ok2 := asFloat(b)
 	if !ok1 || !ok2 {
-		return row.Null(), evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", pgName(a.Type()), op, pgName(b.Type()))
+		return row.Null(), evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", a.Type().PGName(), op, b.Type().PGName())
 	}
 	r, err := ff(fa, fb)
 	if err != nil {

@@ -67,7 +67,7 @@ func narrowInt(r *intRange) func(a row.Datum) (row.Datum, error) {
 				return row.Null(), evalErr(CodeNumericValueOutOfRange, "value %q is out of range for type %s", a.Text(), r.name)
 			}
 		default:
-			return row.Null(), evalErr(CodeUndefinedFunction, "cannot cast type %s to %s", pgName(a.Type()), r.name)
+			return row.Null(), evalErr(CodeUndefinedFunction, "cannot cast type %s to %s", a.Type().PGName(), r.name)
 		}
 		if i < r.min || i > r.max {
 			return row.Null(), r.errRange

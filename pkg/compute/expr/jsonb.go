@@ -433,7 +433,7 @@ func castFromJSONB(d row.Datum, to row.Type) (row.Datum, error) {
 	}
 	kinds := map[row.JSONKind]string{row.JSONNull: "null", row.JSONString: "string", row.JSONNumber: "numeric",
 		row.JSONBool: "boolean", row.JSONArray: "array", row.JSONObject: "object"}
-	return row.Null(), evalErr(CodeInvalidParameterValue, "cannot cast jsonb %s to type %s", kinds[j.Kind], pgName(to))
+	return row.Null(), evalErr(CodeInvalidParameterValue, "cannot cast jsonb %s to type %s", kinds[j.Kind], to.PGName())
 }
 
 func typeSig1(a, result row.Type) func([]row.ColumnType) (row.ColumnType, error) {

@@ -25,14 +25,14 @@ func compareNumeric(a, b row.Datum) (int, error) {
 		fa, ok1 := asFloat(a)
 		fb, ok2 := asFloat(b)
 		if !ok1 || !ok2 {
-			return 0, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", pgName(a.Type()), pgName(b.Type()))
+			return 0, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", a.Type().PGName(), b.Type().PGName())
 		}
 		return row.Compare(row.Float64(fa), row.Float64(fb)), nil
 	}
 	x, ok1 := decimalOf(a)
 	y, ok2 := decimalOf(b)
 	if !ok1 || !ok2 {
-		return 0, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", pgName(a.Type()), pgName(b.Type()))
+		return 0, evalErr(CodeUndefinedFunction, "operator does not exist: %s = %s", a.Type().PGName(), b.Type().PGName())
 	}
 	dx, err := numeric(x, nil)
 	if err != nil {

@@ -94,7 +94,7 @@ func numericArith(op string, a, b row.Datum) (row.Datum, error) {
 	x, ok1 := decimalOf(a)
 	y, ok2 := decimalOf(b)
 	if !ok1 || !ok2 {
-		return row.Null(), evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", pgName(a.Type()), op, pgName(b.Type()))
+		return row.Null(), evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", a.Type().PGName(), op, b.Type().PGName())
 	}
 	z := new(apd.Decimal)
 	switch op {

@@ -44,7 +44,7 @@ func evalToChar(args []row.Datum) (row.Datum, error) {
 		return row.Null(), err
 	}
 	if x.Type() == row.TypeInterval || x.Type() == row.TypeTime {
-		return row.Null(), evalErr(CodeFeatureNotSupported, "to_char of type %s is not supported", pgName(x.Type()))
+		return row.Null(), evalErr(CodeFeatureNotSupported, "to_char of type %s is not supported", x.Type().PGName())
 	}
 	us, err := timestampInput(x, loc)
 	if err != nil {

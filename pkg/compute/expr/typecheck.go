@@ -265,7 +265,7 @@ func typeArith(op string) func(args []row.ColumnType) (row.ColumnType, error) {
 		if t := temporalResult(op, a, b); t != row.TypeInvalid {
 			return row.ColumnType{Type: t}, nil
 		}
-		return row.ColumnType{}, evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", pgName(a), op, pgName(b))
+		return row.ColumnType{}, evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", a.PGName(), op, b.PGName())
 	}
 }
 

@@ -93,6 +93,25 @@ const (
 // DefaultInterval is the refresh interval when none is configured.
 const DefaultInterval = time.Second
 
+// Dataflows returns the logging dataflow of every relation in ids, in
+// Relations order, each maintaining relation r as index ids[r] (see
+// Dataflow); relations without an id are left out.
+func Dataflows(ids map[Relation]plan.GlobalID, interval time.Duration, asOf frontier.Frontier) ([]plan.DataflowDescription, error) {
+	var out []plan.DataflowDescription
+	for _, rel := range Relations() {
+		id, ok := ids[rel]
+		if !ok {
+			continue
+		}
+		desc, err := Dataflow(rel, id, interval, asOf)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, desc)
+	}
+	return out, nil
+}
+
 // Dataflow returns the description of the dataflow that maintains relation
 // r as index id (keyed by the relation's first column), refreshed every
 // interval, starting at asOf.

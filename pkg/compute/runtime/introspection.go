@@ -17,17 +17,13 @@ import (
 // (logging.DefaultInterval when zero) from asOf on. The ids are the system
 // GlobalIDs the controller assigned in CreateInstance.
 func (r *Runtime) EnableIntrospection(ids map[logging.Relation]plan.GlobalID, interval time.Duration, asOf frontier.Frontier) error {
-	for _, rel := range logging.Relations() {
-		id, ok := ids[rel]
-		if !ok {
-			continue
-		}
-		desc, err := logging.Dataflow(rel, id, interval, asOf)
-		if err != nil {
-			return err
-		}
+	descs, err := logging.Dataflows(ids, interval, asOf)
+	if err != nil {
+		return err
+	}
+	for _, desc := range descs {
 		if err := r.CreateDataflow(desc); err != nil {
-			return fmt.Errorf("enable introspection %s: %w", rel, err)
+			return fmt.Errorf("enable %s: %w", desc.DebugName, err)
 		}
 	}
 	return nil

@@ -55,7 +55,8 @@ func asServerUser(cmd *exec.Cmd) error {
 	return nil
 }
 
-func freePort() (int, error) {
+// FreePort returns a loopback TCP port free at the time of the call.
+func FreePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -99,7 +100,7 @@ func StartPostgres(ctx context.Context, parentDir string) (*Postgres, error) {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
 	}
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -94,7 +94,7 @@ func (a *aggScope) stringAggArgs(inner *exprCtx, g *aggregate, fc *pg.FuncCall) 
 	}
 	if x.t.Type != t || (sep.t.Type != t && sep.t.Type != row.TypeNull) {
 		return sqlerr.Errorf(sqlerr.UndefinedFunction, "function string_agg(%s, %s) does not exist",
-			PGTypeName(x.t.Type), PGTypeName(sep.t.Type))
+			x.t.Type.PGName(), sep.t.Type.PGName())
 	}
 	if sep.t.Type == row.TypeNull {
 		sep.e = expr.TypedNull(t)
@@ -140,7 +140,7 @@ func (a *aggScope) moreAggregates(g aggregate) (typed, bool, error) {
 	switch g.fn {
 	case "bool_and", "every", "bool_or":
 		if g.argType.Type != row.TypeBool && g.argType.Type != row.TypeNull {
-			return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", g.fn, PGTypeName(g.argType.Type))
+			return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", g.fn, g.argType.Type.PGName())
 		}
 		if g.argType.Type == row.TypeNull {
 			g.arg = expr.TypedNull(row.TypeBool)
@@ -173,7 +173,7 @@ func (a *aggScope) moreAggregates(g aggregate) (typed, bool, error) {
 		y, err := a.numericVariance(g, v.kind)
 		return y, true, err
 	}
-	return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", g.fn, PGTypeName(g.argType.Type))
+	return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", g.fn, g.argType.Type.PGName())
 }
 
 // numericVariance plans a variance of integers or numerics as PostgreSQL
@@ -229,7 +229,7 @@ func (a *aggScope) concatAggArg(inner *exprCtx, g *aggregate, fc *pg.FuncCall) e
 	}
 	at, err := expr.ArrayType(x.t.Type)
 	if err != nil {
-		return sqlerr.Unsupported("arrays of type " + PGTypeName(x.t.Type))
+		return sqlerr.Unsupported("arrays of type " + x.t.Type.PGName())
 	}
 	w := arrayOf(x.t.Type, x.e)
 	g.wrap = &w

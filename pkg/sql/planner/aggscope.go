@@ -220,7 +220,7 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		case row.TypeInterval:
 			g.out = row.ColumnType{Type: row.TypeInterval, Nullable: true}
 		default:
-			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function sum(%s) does not exist", PGTypeName(g.argType.Type))
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function sum(%s) does not exist", g.argType.Type.PGName())
 		}
 	case "avg":
 		switch g.argType.Type {
@@ -231,7 +231,7 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 			// interval_div divides (the engine's AggAvg).
 			g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
 		default:
-			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function avg(%s) does not exist", PGTypeName(g.argType.Type))
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function avg(%s) does not exist", g.argType.Type.PGName())
 		}
 	case "min", "max":
 		if g.argType.Type == row.TypeNull {
@@ -239,7 +239,7 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 		}
 		if g.argType.Type == row.TypeUUID || g.argType.Type == row.TypeJSONB || g.argType.Type == row.TypeJSON {
 			// Postgres 15 has no min or max over uuid, jsonb or json.
-			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, PGTypeName(g.argType.Type))
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, g.argType.Type.PGName())
 		}
 		g.out = row.ColumnType{Type: g.argType.Type, Nullable: true}
 		g.outW = g.argW

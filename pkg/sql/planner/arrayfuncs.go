@@ -50,7 +50,7 @@ func pgArrayTypeName(x typed) string {
 	case x.t.Type == row.TypeInt64:
 		return intWidthName(x.w)
 	}
-	return PGTypeName(x.t.Type)
+	return x.t.Type.PGName()
 }
 
 // settleArray gives an untyped operand (or a NULL) array type t.
@@ -130,7 +130,7 @@ func (c *exprCtx) arrayConcat(fn string, x, y typed) (typed, error) {
 	}
 	at, ok := row.ArrayOf(et)
 	if !ok {
-		return typed{}, sqlerr.Unsupported("arrays of type " + PGTypeName(et))
+		return typed{}, sqlerr.Unsupported("arrays of type " + et.PGName())
 	}
 	w := wider(x.w, y.w)
 	xs := [2]typed{x, y}
@@ -299,7 +299,7 @@ func (c *exprCtx) meetElem(fn string, a, e typed) (typed, typed, error) {
 		}
 		at, ok := row.ArrayOf(et)
 		if !ok {
-			return typed{}, typed{}, sqlerr.Unsupported("arrays of type " + PGTypeName(et))
+			return typed{}, typed{}, sqlerr.Unsupported("arrays of type " + et.PGName())
 		}
 		if a, err = c.settleArray(a, at, e.w); err != nil {
 			return typed{}, typed{}, err

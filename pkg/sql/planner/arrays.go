@@ -30,7 +30,7 @@ func arrayElemType(tn *pg.TypeName) (row.Type, error) {
 	}
 	t, ok := row.ArrayOf(et)
 	if !ok {
-		return row.TypeInvalid, sqlerr.Unsupported("arrays of type " + PGTypeName(et))
+		return row.TypeInvalid, sqlerr.Unsupported("arrays of type " + et.PGName())
 	}
 	return t, nil
 }
@@ -176,7 +176,7 @@ func (c *exprCtx) subscript(ind *pg.A_Indirection) (typed, error) {
 		return typed{}, err
 	}
 	if !a.t.Type.IsArray() {
-		return typed{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "cannot subscript type %s because it does not support subscripting", PGTypeName(a.t.Type))
+		return typed{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "cannot subscript type %s because it does not support subscripting", a.t.Type.PGName())
 	}
 	i, err := c.lowerAs(idx.Uidx, row.TypeInt64)
 	if err != nil {
@@ -232,7 +232,7 @@ func argTypeNames(xs []typed) string {
 		if i > 0 {
 			s += ", "
 		}
-		s += PGTypeName(x.t.Type)
+		s += x.t.Type.PGName()
 	}
 	return s
 }
@@ -288,7 +288,7 @@ func (c *exprCtx) arrayCast(tc *pg.TypeCast, x typed, to row.Type) (typed, error
 	case expr.CanCast(x.t.Type, to):
 		y, err = c.check(expr.Cast(x.e, to))
 	default:
-		return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(x.t.Type), PGTypeName(to))
+		return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", x.t.Type.PGName(), to.PGName())
 	}
 	if err != nil {
 		return typed{}, err
@@ -315,7 +315,7 @@ func assignArray(x typed, t row.Type, w IntWidth, col string) (expr.Expr, error)
 		e = expr.Cast(x.e, t)
 	default:
 		return expr.Expr{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "column %q is of type %s but expression is of type %s",
-			col, PGTypeName(t), PGTypeName(x.t.Type))
+			col, t.PGName(), x.t.Type.PGName())
 	}
 	if t == row.TypeInt64Array && w != 0 && (x.t.Type != t || x.w == 0 || x.w > w) {
 		e = expr.Call(expr.FuncArrayNarrow, e, expr.Literal(row.Int64(int64(w))))
@@ -333,7 +333,7 @@ func (c *exprCtx) anyAllArray(f expr.Func, all bool, x, a typed) (typed, error) 
 		}
 		at, ok := row.ArrayOf(x.t.Type)
 		if !ok {
-			return typed{}, sqlerr.Unsupported("arrays of type " + PGTypeName(x.t.Type))
+			return typed{}, sqlerr.Unsupported("arrays of type " + x.t.Type.PGName())
 		}
 		if a, err = c.settle(a, at); err != nil {
 			return typed{}, err
@@ -369,7 +369,7 @@ func (c *exprCtx) unnestCall(args []*pg.Node) (expr.TableCall, []column, error) 
 		return expr.TableCall{}, nil, sqlerr.Errorf("42725", "function unnest(unknown) is not unique")
 	}
 	if !x.t.Type.IsArray() {
-		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function unnest(%s) does not exist", PGTypeName(x.t.Type))
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function unnest(%s) does not exist", x.t.Type.PGName())
 	}
 	col := column{name: "unnest", typ: row.ColumnType{Type: x.t.Type.ElemType(), Nullable: true}}
 	if x.t.Type == row.TypeInt64Array {
@@ -394,7 +394,7 @@ func subqueryArrayType(t row.Type) (row.Type, error) {
 	}
 	at, ok := row.ArrayOf(t)
 	if !ok {
-		return row.TypeInvalid, sqlerr.Unsupported("arrays of type " + PGTypeName(t))
+		return row.TypeInvalid, sqlerr.Unsupported("arrays of type " + t.PGName())
 	}
 	return at, nil
 }

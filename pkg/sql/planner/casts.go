@@ -48,7 +48,7 @@ func (c *exprCtx) timestamptzArrayCast(x typed, to row.Type) (typed, bool, error
 		return typed{}, false, nil
 	}
 	if !expr.TZArrayCastOK(from, to) {
-		return typed{}, true, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(from), PGTypeName(to))
+		return typed{}, true, sqlerr.Errorf("42846", "cannot cast type %s to %s", from.PGName(), to.PGName())
 	}
 	target, err := expr.TZArrayTarget(to)
 	if err != nil {
@@ -132,7 +132,7 @@ func (c *exprCtx) castTyped(tc *pg.TypeCast, to row.Type) (typed, error) {
 		return y, err
 	}
 	if !expr.CanCast(x.t.Type, to) {
-		return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(x.t.Type), PGTypeName(to))
+		return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", x.t.Type.PGName(), to.PGName())
 	}
 	return c.check(expr.Cast(x.e, to))
 }
@@ -168,5 +168,5 @@ func (c *exprCtx) narrowCast(x typed, w IntWidth) (typed, error) {
 			return y, err
 		}
 	}
-	return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", PGTypeName(x.t.Type), intWidthName(w))
+	return typed{}, sqlerr.Errorf("42846", "cannot cast type %s to %s", x.t.Type.PGName(), intWidthName(w))
 }

@@ -39,7 +39,7 @@ func temporalPrecision(tn *pg.TypeName, t row.Type) (row.Type, int, error) {
 	case len(mods) > 1 || t == row.TypeDate:
 		return row.TypeInvalid, -1, sqlerr.Errorf(sqlerr.SyntaxError, "invalid type modifier")
 	case mods[0] < 0:
-		return row.TypeInvalid, -1, sqlerr.Errorf(sqlerr.InvalidParameterValue, "%s(%d) precision must not be negative", PGTypeName(t), mods[0])
+		return row.TypeInvalid, -1, sqlerr.Errorf(sqlerr.InvalidParameterValue, "%s(%d) precision must not be negative", t.PGName(), mods[0])
 	}
 	// Postgres reduces a precision above 6 to 6 with a warning.
 	return t, int(min(mods[0], 6)), nil
@@ -370,7 +370,7 @@ func (c *exprCtx) zonedFieldFunc(f expr.Func, args []*pg.Node, extract bool) (ty
 		}
 		call = append(call, zone)
 	} else if len(args) == 3 {
-		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function date_trunc(text, %s, text) does not exist", PGTypeName(x.t.Type))
+		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function date_trunc(text, %s, text) does not exist", x.t.Type.PGName())
 	}
 	return c.check(expr.Call(f, call...))
 }
@@ -381,7 +381,7 @@ func (c *exprCtx) toChar(args []*pg.Node) (typed, error) {
 		return typed{}, err
 	}
 	if !x.t.Type.IsTemporal() && x.t.Type != row.TypeNull {
-		return typed{}, sqlerr.Unsupported(fmt.Sprintf("to_char(%s, text)", PGTypeName(x.t.Type)))
+		return typed{}, sqlerr.Unsupported(fmt.Sprintf("to_char(%s, text)", x.t.Type.PGName()))
 	}
 	format, err := c.lowerAs(args[1], row.TypeText)
 	if err != nil {
@@ -463,7 +463,7 @@ func (c *exprCtx) atTimeZone(zoneNode, xNode *pg.Node) (typed, error) {
 		return typed{}, err
 	}
 	if z.t.Type != row.TypeText && z.t.Type != row.TypeNull {
-		return typed{}, sqlerr.Unsupported("AT TIME ZONE with a zone of type " + PGTypeName(z.t.Type))
+		return typed{}, sqlerr.Unsupported("AT TIME ZONE with a zone of type " + z.t.Type.PGName())
 	}
 	x, err := c.lowerAs(xNode, row.TypeTimestampTZ)
 	if err != nil {

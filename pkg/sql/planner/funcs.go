@@ -389,7 +389,7 @@ func mathArgs(name string, f expr.Func, xs []typed) ([]typed, error) {
 		for _, x := range xs {
 			if x.t.Type != row.TypeInt64 && x.t.Type != row.TypeNumeric && x.t.Type != row.TypeNull {
 				return nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function log(%s, %s) does not exist",
-					PGTypeName(xs[0].t.Type), PGTypeName(xs[1].t.Type))
+					xs[0].t.Type.PGName(), xs[1].t.Type.PGName())
 			}
 		}
 		for i := range xs {

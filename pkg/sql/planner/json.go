@@ -90,7 +90,7 @@ func (c *exprCtx) jsonObject(name string, args []*pg.Node) (typed, error) {
 			return typed{}, err
 		}
 		if x.t.Type != row.TypeTextArray && x.t.Type != row.TypeNull {
-			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, PGTypeName(x.t.Type))
+			return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, x.t.Type.PGName())
 		}
 		es[i] = x.e
 		if x.t.Type == row.TypeNull {

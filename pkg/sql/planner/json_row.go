@@ -43,7 +43,7 @@ func (c *exprCtx) jsonRecordCall(name string, args []*pg.Node) (typed, bool, err
 			if lerr != nil {
 				return typed{}, true, lerr
 			}
-			err = sqlerr.Errorf(sqlerr.UndefinedFunction, "function row_to_json(%s) does not exist", PGTypeName(x.t.Type))
+			err = sqlerr.Errorf(sqlerr.UndefinedFunction, "function row_to_json(%s) does not exist", x.t.Type.PGName())
 		}
 		return typed{}, err != nil, err
 	}
@@ -60,7 +60,7 @@ func (c *exprCtx) jsonRecordCall(name string, args []*pg.Node) (typed, bool, err
 			return typed{}, true, err
 		}
 		if pretty.t.Type != row.TypeBool && pretty.t.Type != row.TypeNull {
-			return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "function row_to_json(record, %s) does not exist", PGTypeName(pretty.t.Type))
+			return typed{}, true, sqlerr.Errorf(sqlerr.UndefinedFunction, "function row_to_json(record, %s) does not exist", pretty.t.Type.PGName())
 		}
 		x, err := c.jsonRecord(fields, pretty.e)
 		if err != nil {
@@ -137,50 +137,49 @@ func (c *exprCtx) wholeRowAlias(n *pg.Node) (string, bool, error) {
 // jsonRecord is the json text of a record (json_row), pretty a boolean
 // expression.
 func (c *exprCtx) jsonRecord(fields []jsonField, pretty expr.Expr) (typed, error) {
-	args := []expr.Expr{pretty}
-	for _, f := range fields {
-		var v expr.Expr
-		if f.record != nil {
-			x, err := c.jsonRecord(f.record, expr.Literal(row.Bool(false)))
-			if err != nil {
-				return typed{}, err
-			}
-			v = x.e
-		} else {
-			x, err := c.lowerAs(f.node, row.TypeText)
-			if err != nil {
-				return typed{}, err
-			}
-			v = jsonValueArg(x)
-		}
-		args = append(args, expr.Literal(row.Text(f.name)), v)
+	nested := func(fs []jsonField) (typed, error) { return c.jsonRecord(fs, expr.Literal(row.Bool(false))) }
+	leaf := func(x typed) (expr.Expr, error) { return jsonValueArg(x), nil }
+	args, err := c.recordArgs(fields, nested, leaf)
+	if err != nil {
+		return typed{}, err
 	}
-	return c.check(expr.Call(expr.FuncJSONRow, args...))
+	return c.check(expr.Call(expr.FuncJSONRow, append([]expr.Expr{pretty}, args...)...))
 }
 
 // jsonbRecord is to_jsonb of a record: the jsonb object of its fields.
 func (c *exprCtx) jsonbRecord(fields []jsonField) (typed, error) {
+	args, err := c.recordArgs(fields, c.jsonbRecord, c.jsonbValue)
+	if err != nil {
+		return typed{}, err
+	}
+	return c.check(expr.Call(expr.FuncJSONBuildObject, args...))
+}
+
+// recordArgs lowers a record's fields to name, value argument pairs: a
+// nested record by nested, any other field by leaf over its text-typed
+// value.
+func (c *exprCtx) recordArgs(fields []jsonField, nested func([]jsonField) (typed, error), leaf func(typed) (expr.Expr, error)) ([]expr.Expr, error) {
 	var args []expr.Expr
 	for _, f := range fields {
 		var v expr.Expr
 		if f.record != nil {
-			x, err := c.jsonbRecord(f.record)
+			x, err := nested(f.record)
 			if err != nil {
-				return typed{}, err
+				return nil, err
 			}
 			v = x.e
 		} else {
 			x, err := c.lowerAs(f.node, row.TypeText)
 			if err != nil {
-				return typed{}, err
+				return nil, err
 			}
-			if v, err = c.jsonbValue(x); err != nil {
-				return typed{}, err
+			if v, err = leaf(x); err != nil {
+				return nil, err
 			}
 		}
 		args = append(args, expr.Literal(row.Text(f.name)), v)
 	}
-	return c.check(expr.Call(expr.FuncJSONBuildObject, args...))
+	return args, nil
 }
 
 // outerHasColumn reports whether an enclosing query has a column named

@@ -348,5 +348,5 @@ func coerceExpr(x typed, t row.Type, what string) (expr.Expr, error) {
 		}
 	}
 	return expr.Expr{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "%s types %s and %s cannot be matched",
-		what, PGTypeName(x.t.Type), PGTypeName(t))
+		what, x.t.Type.PGName(), t.PGName())
 }

@@ -273,7 +273,7 @@ type orderInfo struct {
 
 func wantBool(x typed, clause string) error {
 	if x.t.Type != row.TypeBool && x.t.Type != row.TypeNull {
-		return sqlerr.Errorf(sqlerr.DatatypeMismatch, "argument of %s must be type boolean, not type %s", clause, PGTypeName(x.t.Type))
+		return sqlerr.Errorf(sqlerr.DatatypeMismatch, "argument of %s must be type boolean, not type %s", clause, x.t.Type.PGName())
 	}
 	return nil
 }
@@ -714,7 +714,7 @@ func (p *Planner) constInt(n *pg.Node, what string) (int64, bool, error) {
 		return 0, false, sqlerr.Errorf(sqlerr.SyntaxError, "argument of %s must not contain variables", what)
 	}
 	if x.t.Type != row.TypeInt64 && x.t.Type != row.TypeNull {
-		return 0, false, sqlerr.Errorf(sqlerr.DatatypeMismatch, "argument of %s must be type bigint, not type %s", what, PGTypeName(x.t.Type))
+		return 0, false, sqlerr.Errorf(sqlerr.DatatypeMismatch, "argument of %s must be type bigint, not type %s", what, x.t.Type.PGName())
 	}
 	d, err := x.e.Eval(nil)
 	if err != nil {

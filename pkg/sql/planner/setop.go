@@ -48,7 +48,7 @@ func (p *Planner) setOp(sel *pg.SelectStmt, depth int, frame *corrFrame) (*rel, 
 		case lt.Type.IsNumeric() && rt.Type.IsNumeric():
 			t, _ = numericCommon(lt.Type, rt.Type)
 		default:
-			return nil, sqlerr.Errorf(sqlerr.DatatypeMismatch, "%s types %s and %s cannot be matched", what, PGTypeName(lt.Type), PGTypeName(rt.Type))
+			return nil, sqlerr.Errorf(sqlerr.DatatypeMismatch, "%s types %s and %s cannot be matched", what, lt.Type.PGName(), rt.Type.PGName())
 		}
 		if t == row.TypeNull {
 			t = row.TypeText

@@ -204,7 +204,7 @@ func equalityKeys(a, b typed) (expr.Expr, expr.Expr, row.ColumnType, error) {
 		return ae, be, row.ColumnType{Type: common, Nullable: t.Nullable}, nil
 	default:
 		return expr.Expr{}, expr.Expr{}, row.ColumnType{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s = %s",
-			PGTypeName(a.t.Type), PGTypeName(b.t.Type))
+			a.t.Type.PGName(), b.t.Type.PGName())
 	}
 	return a.e, b.e, t, nil
 }

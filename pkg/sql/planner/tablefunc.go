@@ -197,7 +197,7 @@ func (c *exprCtx) jsonbTable(name string, args []*pg.Node) (expr.TableCall, []co
 		return expr.TableCall{}, nil, err
 	}
 	if x.t.Type != doc && x.t.Type != row.TypeNull {
-		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, PGTypeName(x.t.Type))
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, x.t.Type.PGName())
 	}
 	call := expr.TableCall{Func: expr.TableFunc(name), Args: []expr.Expr{x.e}}
 	types, err := call.OutputTypes(c.scope.types())

@@ -462,5 +462,5 @@ func SQLTypeName(t row.Type, w IntWidth, m TypeMod) string {
 	case row.TypeInt64Array:
 		return intWidthName(w) + "[]"
 	}
-	return PGTypeName(t)
+	return t.PGName()
 }

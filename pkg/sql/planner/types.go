@@ -221,45 +221,6 @@ func intWidthName(w IntWidth) string {
 	return "bigint"
 }
 
-// PGTypeName is the Postgres name of a row type, for messages and for
-// catalog emulation.
-func PGTypeName(t row.Type) string {
-	if t.IsArray() {
-		return PGTypeName(t.ElemType()) + "[]"
-	}
-	switch t {
-	case row.TypeBool:
-		return "boolean"
-	case row.TypeInt64:
-		return "bigint"
-	case row.TypeFloat64:
-		return "double precision"
-	case row.TypeText:
-		return "text"
-	case row.TypeBytes:
-		return "bytea"
-	case row.TypeTimestamp:
-		return "timestamp without time zone"
-	case row.TypeTimestampTZ:
-		return "timestamp with time zone"
-	case row.TypeDate:
-		return "date"
-	case row.TypeTime:
-		return "time without time zone"
-	case row.TypeInterval:
-		return "interval"
-	case row.TypeNumeric:
-		return "numeric"
-	case row.TypeUUID:
-		return "uuid"
-	case row.TypeJSONB:
-		return "jsonb"
-	case row.TypeJSON:
-		return "json"
-	}
-	return "unknown"
-}
-
 // parseCreateTable parses the stored text of a CREATE TABLE statement, or
 // returns nil when it is not exactly one such statement.
 func parseCreateTable(createTable string) *pg.CreateStmt {

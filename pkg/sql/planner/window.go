@@ -162,7 +162,7 @@ func (c *exprCtx) windowFrame(over *pg.WindowDef, order []winOrder) (plan.Window
 	case rangeOffset && len(order) != 1:
 		return plan.WindowFrame{}, sqlerr.New("42P20", "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column")
 	case rangeOffset && order[0].x.t.Type != row.TypeInt64 && !typedRange(order[0].x.t.Type):
-		return plan.WindowFrame{}, sqlerr.Unsupported("RANGE with offset PRECEDING/FOLLOWING for column type " + PGTypeName(order[0].x.t.Type))
+		return plan.WindowFrame{}, sqlerr.Unsupported("RANGE with offset PRECEDING/FOLLOWING for column type " + order[0].x.t.Type.PGName())
 	case o&frameGroups != 0 && len(over.OrderClause) == 0:
 		return plan.WindowFrame{}, sqlerr.New("42P20", "GROUPS mode requires an ORDER BY clause")
 	case o&frameStartCurrent != 0 && o&frameEndOffsetPre != 0:
@@ -347,7 +347,7 @@ func (c *exprCtx) windowInt(n *pg.Node, name string) (int64, error) {
 		return 0, err
 	}
 	if x.t.Type != row.TypeInt64 {
-		return 0, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s with a %s argument does not exist", name, PGTypeName(x.t.Type))
+		return 0, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s with a %s argument does not exist", name, x.t.Type.PGName())
 	}
 	d, err := x.e.Eval(nil)
 	if err != nil {
@@ -388,7 +388,7 @@ func (c *exprCtx) windowAggregate(call *winCall, fc *pg.FuncCall, name string) e
 		call.t = row.ColumnType{Type: row.TypeInt64}
 	case "sum":
 		if x.t.Type != row.TypeInt64 && x.t.Type != row.TypeFloat64 && x.t.Type != row.TypeInterval {
-			return sqlerr.Errorf(sqlerr.UndefinedFunction, "function sum(%s) does not exist", PGTypeName(x.t.Type))
+			return sqlerr.Errorf(sqlerr.UndefinedFunction, "function sum(%s) does not exist", x.t.Type.PGName())
 		}
 		call.t = row.ColumnType{Type: x.t.Type, Nullable: true}
 	case "avg":
@@ -398,7 +398,7 @@ func (c *exprCtx) windowAggregate(call *winCall, fc *pg.FuncCall, name string) e
 		case x.t.Type.IsNumeric():
 			call.t = row.ColumnType{Type: row.TypeFloat64, Nullable: true}
 		default:
-			return sqlerr.Errorf(sqlerr.UndefinedFunction, "function avg(%s) does not exist", PGTypeName(x.t.Type))
+			return sqlerr.Errorf(sqlerr.UndefinedFunction, "function avg(%s) does not exist", x.t.Type.PGName())
 		}
 	case "min", "max":
 		if x.t.Type == row.TypeNull {

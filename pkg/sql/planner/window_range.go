@@ -60,7 +60,7 @@ func (c *exprCtx) rangeTarget(n *pg.Node, what string, kind plan.BoundKind, o wi
 		}
 	}
 	if !implicitOffset(x.t.Type, offType) {
-		return nil, sqlerr.Unsupported("RANGE with offset PRECEDING/FOLLOWING for column type " + PGTypeName(colType) + " and offset type " + PGTypeName(x.t.Type))
+		return nil, sqlerr.Unsupported("RANGE with offset PRECEDING/FOLLOWING for column type " + colType.PGName() + " and offset type " + x.t.Type.PGName())
 	}
 	if len(x.e.Columns()) > 0 {
 		return nil, sqlerr.Errorf("42P10", "argument of RANGE must not contain variables")

@@ -132,7 +132,7 @@ func assignExpr(x typed, t row.Type, w IntWidth, m TypeMod, col string) (expr.Ex
 		return convert(typed{e: expr.Cast(x.e, t), t: row.ColumnType{Type: t}}, m, false).e, nil
 	}
 	return expr.Expr{}, sqlerr.Errorf(sqlerr.DatatypeMismatch, "column %q is of type %s but expression is of type %s",
-		col, PGTypeName(t), PGTypeName(x.t.Type))
+		col, t.PGName(), x.t.Type.PGName())
 }
 
 // PlanUpdate plans an UPDATE of a table: the result has the old row's
