@@ -141,21 +141,28 @@ func startController(t *testing.T, bin, dataDir string, extra ...string) *runnin
 	return rc
 }
 
-func (rc *runningController) replicaPIDs(t *testing.T) []int {
+// status decodes the controller's /api/status into v (a struct naming
+// the fields the caller needs).
+func (rc *runningController) status(t *testing.T, v any) {
 	t.Helper()
 	resp, err := http.Get("http://" + rc.httpAddr + "/api/status")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (rc *runningController) replicaPIDs(t *testing.T) []int {
+	t.Helper()
 	var st struct {
 		Orchestrator []struct {
 			Processes []struct{ PID int }
 		} `json:"orchestrator"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
-	}
+	rc.status(t, &st)
 	var pids []int
 	for _, r := range st.Orchestrator {
 		for _, p := range r.Processes {

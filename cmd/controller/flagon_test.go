@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -18,11 +16,6 @@ import (
 // replica processes, from /api/status.
 func (rc *runningController) replicaMetricsAddrs(t *testing.T) []string {
 	t.Helper()
-	resp, err := http.Get("http://" + rc.httpAddr + "/api/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var st struct {
 		Orchestrator []struct {
 			Processes []struct {
@@ -31,9 +24,7 @@ func (rc *runningController) replicaMetricsAddrs(t *testing.T) []string {
 			}
 		} `json:"orchestrator"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
-	}
+	rc.status(t, &st)
 	var out []string
 	for _, r := range st.Orchestrator {
 		for _, p := range r.Processes {

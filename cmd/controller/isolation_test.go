@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"testing"
 	"time"
 
@@ -14,11 +12,6 @@ import (
 // hydrated, from /api/status.
 func (rc *runningController) hydrating(t *testing.T) bool {
 	t.Helper()
-	resp, err := http.Get("http://" + rc.httpAddr + "/api/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var st struct {
 		Clusters []struct {
 			Replicas []struct {
@@ -26,9 +19,7 @@ func (rc *runningController) hydrating(t *testing.T) bool {
 			} `json:"replicas"`
 		} `json:"clusters"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
-	}
+	rc.status(t, &st)
 	for _, c := range st.Clusters {
 		for _, r := range c.Replicas {
 			if len(r.NotHydrated) > 0 {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -105,11 +103,6 @@ func TestReplicaNearMemoryLimitRefusesNewDataflows(t *testing.T) {
 // status lists as near their memory limit.
 func (rc *runningController) nearLimit(t *testing.T, cluster, replica string) int {
 	t.Helper()
-	resp, err := http.Get("http://" + rc.httpAddr + "/api/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var st struct {
 		Clusters []struct {
 			Name     string `json:"name"`
@@ -119,9 +112,7 @@ func (rc *runningController) nearLimit(t *testing.T, cluster, replica string) in
 			} `json:"replicas"`
 		} `json:"clusters"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
-	}
+	rc.status(t, &st)
 	for _, c := range st.Clusters {
 		for _, r := range c.Replicas {
 			if c.Name == cluster && r.Name == replica {
