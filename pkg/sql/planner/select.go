@@ -39,24 +39,8 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	for _, cj := range conjuncts {
-		nr, done, err := p.semiJoin(r, cj, depth)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		if done {
-			r = nr
-			continue
-		}
-		c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "WHERE", depth: depth}
-		x, err := c.lowerAs(cj, row.TypeBool)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		if err := wantBool(x, "WHERE"); err != nil {
-			return nil, nil, 0, err
-		}
-		r.filter(x.e)
+	if r, err = p.applyConjuncts(r, conjuncts, "WHERE", "WHERE", depth); err != nil {
+		return nil, nil, 0, err
 	}
 	if len(temporal) > 0 {
 		if r, err = p.temporalFilter(r, temporal, depth); err != nil {

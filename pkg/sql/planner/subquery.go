@@ -447,7 +447,10 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 			i := attachPerKey(r, nil, g, []row.ColumnType{{Type: row.TypeInt64}}, []expr.Expr{expr.Literal(row.Int64(0))}, 0)
 			return typed{e: expr.Call(expr.FuncGt, expr.Column(i), expr.Literal(row.Int64(0))), t: row.ColumnType{Type: row.TypeBool}}, nil
 		}
-		found := markFound(r, sp.outerKeys, sp.sub.plan(), sp.safeKeys())
+		found, err := markFoundDistinct(r, sp.outerKeys, sp.sub.plan(), sp.safeKeys())
+		if err != nil {
+			return typed{}, err
+		}
 		return typed{e: found, t: row.ColumnType{Type: row.TypeBool}}, nil
 	case "array":
 		return c.arraySubLink(r, outer, sl)
