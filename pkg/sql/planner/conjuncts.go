@@ -1,6 +1,9 @@
 package planner
 
 import (
+	"cmp"
+	"slices"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
@@ -20,16 +23,22 @@ import (
 // constant per conjunct.
 //
 // The filter's predicates run in order and stop at the first false (the
-// MFP's contract), so a per-row error of a later conjunct (21000 from a
-// scalar subquery with several rows) is not raised for a row an earlier
-// conjunct drops, as when each conjunct filtered the rows of the next.
-// The subqueries themselves now see the outer values of every row the
-// plain conjuncts keep, not only of those the earlier subquery conjuncts
-// keep: an error inside a subquery's body (a division by an outer
-// column, a nested scalar subquery with several rows) can be raised for
-// an outer row another conjunct rejects. PostgreSQL does not define the
-// order in which it evaluates a WHERE clause's conditions either.
+// MFP's contract), so which conjuncts come first decides which per-row
+// errors (21000 from a scalar subquery with several rows, a division by
+// a subquery's value) are raised for rows another conjunct drops. The
+// order follows PostgreSQL's: it turns a top-level EXISTS, NOT EXISTS and
+// an uncorrelated IN into (semi- and anti-) joins above the scan whose
+// filter evaluates the other conditions, so those run on every row and
+// the joins after them; here too the other subquery conjuncts come first,
+// in the order written, then those. Among the other conditions
+// PostgreSQL orders by its cost estimates, which Tandem does not
+// reproduce: there it follows the order written.
 //
+// The subqueries themselves see the outer values of every row the plain
+// conjuncts keep: an error inside a subquery's body (a division by an
+// outer column, a nested scalar subquery with several rows) is raised for
+// an outer row another conjunct drops, as with PostgreSQL's joins above.
+
 // A single conjunct with a subquery keeps the cheaper semi-join form
 // (semiJoin) where it applies.
 
@@ -55,6 +64,10 @@ func (p *Planner) applyConjuncts(r *rel, conds []*pg.Node, clause, construct str
 			return nr, err
 		}
 	}
+	// A stable partition: the conjuncts PostgreSQL makes joins last.
+	slices.SortStableFunc(withSub, func(a, b *pg.Node) int {
+		return cmp.Compare(b2i(pgJoinsIt(a, r.scope)), b2i(pgJoinsIt(b, r.scope)))
+	})
 	preds := make([]expr.Expr, 0, len(withSub))
 	for _, cj := range withSub {
 		x, err := p.lowerCondition(r, cj, clause, construct, depth)
@@ -79,4 +92,33 @@ func (p *Planner) lowerCondition(r *rel, cond *pg.Node, clause, construct string
 		return expr.Expr{}, err
 	}
 	return x.e, nil
+}
+
+// pgJoinsIt reports whether PostgreSQL plans the conjunct cond as a join
+// rather than as a condition of the scan of outer's relations: EXISTS or
+// NOT EXISTS, or x IN (S) with S naming no column of outer.
+func pgJoinsIt(cond *pg.Node, outer *scope) bool {
+	if b := cond.GetBoolExpr(); b != nil && b.Boolop == pg.BoolExprType_NOT_EXPR && len(b.Args) == 1 {
+		sl := b.Args[0].GetSubLink()
+		return sl != nil && sl.SubLinkType == pg.SubLinkType_EXISTS_SUBLINK
+	}
+	sl := cond.GetSubLink()
+	if sl == nil {
+		return false
+	}
+	switch kind, _ := subLinkKind(sl); kind {
+	case "exists":
+		return true
+	case "in":
+		sel := sl.Subselect.GetSelectStmt()
+		return sel != nil && len(outerColumns(sel, outer)) == 0
+	}
+	return false
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -160,14 +160,18 @@ func TestSubqueriesEvaluate(t *testing.T) {
 		{"subquery in HAVING", "SELECT count(*) FROM t HAVING count(*) > (SELECT count(*) FROM s)", ts, []row.Row{kv(1, "x")},
 			"(3)", ""},
 		// AND-ed subquery conjuncts (conjuncts.go) are applied by one
-		// filter in the order written: key 2's scalar subquery has two
-		// rows, but the EXISTS before it drops key 2's row, so no 21000
-		// (as in PostgreSQL, which never runs the second subquery for
-		// that row); written the other way round, the error is raised.
-		{"AND-ed conjuncts: an earlier one drops the row", "SELECT k FROM t WHERE EXISTS (SELECT 1 FROM s WHERE s.k = t.k AND s.w = 'z') AND v <> (SELECT w FROM s WHERE s.k = t.k)",
+		// filter, which stops at the first false: key 2's scalar subquery
+		// has two rows, and whether that is an error depends on which
+		// conjunct runs first. As in PostgreSQL, a correlated IN (a
+		// condition of the scan there) runs in the order written, before
+		// the scalar comparison, and drops key 2's row first; an EXISTS
+		// (a semi-join above the scan there) runs after it.
+		{"AND-ed conjuncts: an IN before drops the row", "SELECT k FROM t WHERE v IN (SELECT 'a' FROM s WHERE s.k = t.k AND s.w = 'z') AND v <> (SELECT w FROM s WHERE s.k = t.k)",
 			ts, []row.Row{kv(1, "z"), kv(2, "x"), kv(2, "y")}, "(1)", ""},
-		{"AND-ed conjuncts: a later one drops the row", "SELECT k FROM t WHERE v <> (SELECT w FROM s WHERE s.k = t.k) AND EXISTS (SELECT 1 FROM s WHERE s.k = t.k AND s.w = 'z')",
+		{"AND-ed conjuncts: an EXISTS runs last", "SELECT k FROM t WHERE EXISTS (SELECT 1 FROM s WHERE s.k = t.k AND s.w = 'z') AND v <> (SELECT w FROM s WHERE s.k = t.k)",
 			ts, []row.Row{kv(1, "z"), kv(2, "x"), kv(2, "y")}, "(1)", "21000"},
+		{"AND-ed conjuncts: a plain one drops the row first", "SELECT k FROM t WHERE v <> (SELECT w FROM s WHERE s.k = t.k) AND EXISTS (SELECT 1 FROM s WHERE s.k = t.k) AND k < 2",
+			ts, []row.Row{kv(1, "z"), kv(2, "x"), kv(2, "y")}, "(1)", ""},
 		{"AND-ed EXISTS, NOT EXISTS, IN, NOT IN", "SELECT k FROM t WHERE EXISTS (SELECT 1 FROM s WHERE s.k >= t.k) AND NOT EXISTS (SELECT 1 FROM s WHERE s.k = t.k AND s.w = t.v) AND v IN (SELECT w FROM s WHERE s.k <> t.k) AND v NOT IN (SELECT w FROM s WHERE s.k > t.k)",
 			[]row.Row{kv(9, "a"), kv(1, "a"), kv(2, "b"), kv(3, "c"), kv(4, "e"), kv(nil, "n")}, []row.Row{kv(1, "a"), kv(2, "c"), kv(3, "b"), kv(4, "a"), kv(5, "d")},
 			"(3)", ""},
