@@ -442,10 +442,11 @@ func (p *Planner) namesOuter(f *corrFrame) bool {
 // columns only (the subqueries' added columns projected away).
 func (p *Planner) subqueryConds(r *rel, conds []*pg.Node, depth int) (*rel, error) {
 	n, s := r.arity(), r.scope
-	r, err := p.applyConjuncts(r, conds, "JOIN conditions", "JOIN/ON", depth)
+	r, preds, err := p.applyConjuncts(r, conds, "JOIN conditions", "JOIN/ON", depth)
 	if err != nil {
 		return nil, err
 	}
+	r.filter(preds...)
 	r.project(columns(n), &scope{cols: append([]column(nil), s.cols[:n]...)})
 	return r, nil
 }

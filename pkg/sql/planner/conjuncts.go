@@ -42,10 +42,13 @@ import (
 // A single conjunct with a subquery keeps the cheaper semi-join form
 // (semiJoin) where it applies.
 
-// applyConjuncts filters r by the AND-ed conds as above and returns the
-// filtered rel; clause ("WHERE", "JOIN conditions") and construct
-// ("WHERE", "JOIN/ON") name them in errors.
-func (p *Planner) applyConjuncts(r *rel, conds []*pg.Node, clause, construct string, depth int) (*rel, error) {
+// applyConjuncts filters r by the AND-ed conds as above. It returns the
+// rel and the predicates over it of the subquery conjuncts, which the
+// caller applies with r.filter: a select list lowered over r before that
+// reads r's relation before its subquery columns too (selectCore);
+// clause ("WHERE", "JOIN conditions") and construct ("WHERE", "JOIN/ON")
+// name the conditions in errors.
+func (p *Planner) applyConjuncts(r *rel, conds []*pg.Node, clause, construct string, depth int) (*rel, []expr.Expr, error) {
 	var withSub []*pg.Node
 	for _, cj := range conds {
 		if hasSubLink(cj) {
@@ -54,14 +57,14 @@ func (p *Planner) applyConjuncts(r *rel, conds []*pg.Node, clause, construct str
 		}
 		x, err := p.lowerCondition(r, cj, clause, construct, depth)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r.filter(x)
 	}
 	if len(withSub) == 1 {
 		nr, done, err := p.semiJoin(r, withSub[0], depth)
 		if err != nil || done {
-			return nr, err
+			return nr, nil, err
 		}
 	}
 	// A stable partition: the conjuncts PostgreSQL makes joins last.
@@ -72,12 +75,11 @@ func (p *Planner) applyConjuncts(r *rel, conds []*pg.Node, clause, construct str
 	for _, cj := range withSub {
 		x, err := p.lowerCondition(r, cj, clause, construct, depth)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		preds = append(preds, x)
 	}
-	r.filter(preds...)
-	return r, nil
+	return r, preds, nil
 }
 
 // lowerCondition lowers one condition over r, adding the columns its

@@ -257,17 +257,23 @@ func TestSubqueriesOfOneLevelGrowThePlanBySums(t *testing.T) {
 	}
 }
 
+// planSizeOf plans sql over subqueryCatalog and returns its plan's size.
+func planSizeOf(t *testing.T, sql string) int {
+	t.Helper()
+	q, err := planSQL(t, &Planner{Catalog: subqueryCatalog()}, sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return planSize(q.Plan, 1<<30)
+}
+
 // checkSumGrowth plans query(n) for n = 4, 8 and 12 subqueries and fails
 // unless each 4 more add about the same number of plan nodes.
 func checkSumGrowth(t *testing.T, query func(n int) string) {
 	t.Helper()
 	var sizes [3]int
 	for i, n := range []int{4, 8, 12} {
-		q, err := planSQL(t, &Planner{Catalog: subqueryCatalog()}, query(n))
-		if err != nil {
-			t.Fatalf("%d subqueries: %v", n, err)
-		}
-		sizes[i] = planSize(q.Plan, 1<<30)
+		sizes[i] = planSizeOf(t, query(n))
 	}
 	if d1, d2 := sizes[1]-sizes[0], sizes[2]-sizes[1]; d2 > d1+d1/10 {
 		t.Errorf("sizes %v for 4, 8, 12 subqueries: not growing by a sum", sizes)
@@ -302,6 +308,18 @@ func TestAndedSubqueriesGrowThePlanBySums(t *testing.T) {
 			checkSumGrowth(t, func(n int) string {
 				return "SELECT t.k FROM t WHERE " + strings.Join(conjuncts(fs, n), " AND ")
 			})
+		})
+		t.Run(name+" with a select-list subquery", func(t *testing.T) {
+			// The select list's subquery reads t before the WHERE
+			// subqueries' columns: it adds as many nodes however many
+			// conjuncts there are.
+			added := func(n int) int {
+				where := " FROM t WHERE " + strings.Join(conjuncts(fs, n), " AND ")
+				return planSizeOf(t, "SELECT t.k, (SELECT max(w) FROM s WHERE s.k > t.k)"+where) - planSizeOf(t, "SELECT t.k"+where)
+			}
+			if a2, a6 := added(2), added(6); a6 != a2 {
+				t.Errorf("a select-list subquery adds %d nodes over 2 conjuncts, %d over 6", a2, a6)
+			}
 		})
 		t.Run(name+" in ON", func(t *testing.T) {
 			checkSumGrowth(t, func(n int) string {
