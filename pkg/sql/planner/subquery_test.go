@@ -328,3 +328,25 @@ func TestAndedSubqueriesGrowThePlanBySums(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainAndedSubqueries checks the shape EXPLAIN shows for AND-ed
+// subquery conjuncts (conjuncts.go): one filter on top applies them all,
+// the NOT IN before the EXISTS written first (a join in PostgreSQL, so
+// last), and the plain conjunct filters every read of t below them.
+func TestExplainAndedSubqueries(t *testing.T) {
+	q, err := planSQL(t, &Planner{Catalog: subqueryCatalog()},
+		"SELECT k FROM t WHERE EXISTS (SELECT 1 FROM s WHERE s.k = t.k) AND v NOT IN (SELECT w FROM s WHERE s.k < t.k) AND k > 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := Explain(q)
+	lines := strings.Split(text, "\n")
+	if len(lines) < 3 || lines[1] != "  Mfp" || !strings.HasPrefix(lines[2], "    filter [NOT CASE") || !strings.HasSuffix(lines[2], ", #5]") {
+		t.Errorf("want one filter on top, NOT IN then EXISTS:\n%s", text)
+	}
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "Get u10" && (i < 2 || strings.TrimSpace(lines[i-2]) != "filter [(#0 > 0)]") {
+			t.Errorf("line %d reads t before the plain conjunct:\n%s", i, text)
+		}
+	}
+}
