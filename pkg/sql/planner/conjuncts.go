@@ -1,9 +1,6 @@
 package planner
 
 import (
-	"cmp"
-	"slices"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
@@ -12,15 +9,17 @@ import (
 
 // AND-ed conditions with subqueries (of WHERE, or of a JOIN's ON) are
 // applied in two steps. The conjuncts without subqueries filter r first,
-// so that every subquery reads only the rows they keep. Then, when
-// several conjuncts have subqueries, each is lowered to a column
-// expression over r without filtering between them, and one filter
-// applies them all, in the order written. Each subquery thus reads r as
-// it was before any subquery column (rel.origin, distinctkeys.go) and adds
-// a bounded number of nodes: the plan grows by a sum. Filtering after each
-// conjunct instead would make the next one read the whole plan below it
-// again (the plan IR has no shared bindings), multiplying the plan by a
-// constant per conjunct.
+// so that every subquery reads only the rows they keep. Then each
+// conjunct with a subquery is lowered to a column expression over r
+// without filtering between them, and one filter applies them all (a
+// lone EXISTS, NOT EXISTS or IN conjunct stays the cheaper semi-join
+// instead). Each subquery thus reads r as it was before any subquery
+// column (rel.origin, distinctkeys.go) and adds a bounded number of
+// nodes: the plan grows by a sum. Filtering after each conjunct instead
+// made the next one read the whole plan below it again (the plan IR has
+// no shared bindings), multiplying the plan by a constant per conjunct.
+// selectCore applies that filter after lowering the select list, whose
+// subqueries then read the same relation.
 //
 // The filter's predicates run in order and stop at the first false (the
 // MFP's contract), so which conjuncts come first decides which per-row
@@ -38,9 +37,6 @@ import (
 // conjuncts keep: an error inside a subquery's body (a division by an
 // outer column, a nested scalar subquery with several rows) is raised for
 // an outer row another conjunct drops, as with PostgreSQL's joins above.
-
-// A single conjunct with a subquery keeps the cheaper semi-join form
-// (semiJoin) where it applies.
 
 // applyConjuncts filters r by the AND-ed conds as above. It returns the
 // rel and the predicates over it of the subquery conjuncts, which the
@@ -67,12 +63,17 @@ func (p *Planner) applyConjuncts(r *rel, conds []*pg.Node, clause, construct str
 			return nr, nil, err
 		}
 	}
-	// A stable partition: the conjuncts PostgreSQL makes joins last.
-	slices.SortStableFunc(withSub, func(a, b *pg.Node) int {
-		return cmp.Compare(b2i(pgJoinsIt(a, r.scope)), b2i(pgJoinsIt(b, r.scope)))
-	})
-	preds := make([]expr.Expr, 0, len(withSub))
+	// The conjuncts PostgreSQL makes joins last.
+	var scan, joins []*pg.Node
 	for _, cj := range withSub {
+		if pgJoinsIt(cj, r.scope) {
+			joins = append(joins, cj)
+		} else {
+			scan = append(scan, cj)
+		}
+	}
+	preds := make([]expr.Expr, 0, len(withSub))
+	for _, cj := range append(scan, joins...) {
 		x, err := p.lowerCondition(r, cj, clause, construct, depth)
 		if err != nil {
 			return nil, nil, err
@@ -116,11 +117,4 @@ func pgJoinsIt(cond *pg.Node, outer *scope) bool {
 		return sel != nil && len(outerColumns(sel, outer)) == 0
 	}
 	return false
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -340,10 +340,13 @@ func (c *exprCtx) subLink(sl *pg.SubLink) (typed, error) {
 	return x, nil
 }
 
-// A subquery that depends on each outer row reads the outer relation
-// three times (its matched rows, and all rows minus those), and the plan
-// IR has no shared bindings, so every such subquery of one query level
-// triples the plan below it. maxPlanNodes bounds that growth.
+// A subquery that depends on each outer row reads the relation it is
+// evaluated over several times (its matched rows, and all rows minus
+// those), and the plan IR has no shared bindings. The subqueries of one
+// query level read that relation as it was before their columns
+// (distinctkeys.go, conjuncts.go), so each adds a bounded number of
+// nodes; what still multiplies (nesting, a subquery over a grouped
+// level's output) and very many subqueries are bounded by maxPlanNodes.
 const (
 	maxPlanNodes        = 1 << 14
 	statementTooComplex = "54001"
