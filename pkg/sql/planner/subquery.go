@@ -345,8 +345,8 @@ func (c *exprCtx) subLink(sl *pg.SubLink) (typed, error) {
 // those), and the plan IR has no shared bindings. The subqueries of one
 // query level read that relation as it was before their columns
 // (distinctkeys.go, conjuncts.go), so each adds a bounded number of
-// nodes; what still multiplies (nesting, a subquery over a grouped
-// level's output) and very many subqueries are bounded by maxPlanNodes.
+// nodes; what still multiplies (nesting, a CTE read twice) and very many
+// subqueries are bounded by maxPlanNodes.
 const (
 	maxPlanNodes        = 1 << 14
 	statementTooComplex = "54001"
