@@ -442,25 +442,11 @@ func (p *Planner) namesOuter(f *corrFrame) bool {
 // columns only (the subqueries' added columns projected away).
 func (p *Planner) subqueryConds(r *rel, conds []*pg.Node, depth int) (*rel, error) {
 	n, s := r.arity(), r.scope
-	for _, cj := range conds {
-		nr, done, err := p.semiJoin(r, cj, depth)
-		if err != nil {
-			return nil, err
-		}
-		if done {
-			r = nr
-			continue
-		}
-		c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "JOIN conditions", depth: depth}
-		x, err := c.lowerAs(cj, row.TypeBool)
-		if err != nil {
-			return nil, err
-		}
-		if err := wantBool(x, "JOIN/ON"); err != nil {
-			return nil, err
-		}
-		r.filter(x.e)
+	r, preds, err := p.applyConjuncts(r, conds, "JOIN conditions", "JOIN/ON", depth)
+	if err != nil {
+		return nil, err
 	}
+	r.filter(preds...)
 	r.project(columns(n), &scope{cols: append([]column(nil), s.cols[:n]...)})
 	return r, nil
 }

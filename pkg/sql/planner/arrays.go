@@ -437,6 +437,9 @@ func (c *exprCtx) arraySubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, err
 	if err != nil {
 		return typed{}, sqlerr.Errorf(sqlerr.InternalError, "ARRAY(subquery): %v", err)
 	}
-	i := attachPerKey(r, sp.outerKeys, g, []row.ColumnType{{Type: at, Nullable: true}}, []expr.Expr{expr.Literal(empty)}, sp.safeKeys())
+	i, err := attachPerKeyDistinct(r, sp.outerKeys, g, []row.ColumnType{{Type: at, Nullable: true}}, []expr.Expr{expr.Literal(empty)}, sp.safeKeys())
+	if err != nil {
+		return typed{}, err
+	}
 	return typed{e: expr.Column(i), t: row.ColumnType{Type: at}, w: w}, nil
 }

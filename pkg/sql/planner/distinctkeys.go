@@ -90,3 +90,14 @@ func attachPerKeyDistinct(r *rel, lk []expr.Expr, g plan.Plan, types []row.Colum
 	joinBack(r, d, lk)
 	return n, nil
 }
+
+// markFoundDistinct is markFound(r, lk, ...) through the distinct tuples
+// of lk: the same column added to r, returned as an expression over r.
+func markFoundDistinct(r *rel, lk []expr.Expr, keys plan.Plan, safe int) (expr.Expr, error) {
+	d, err := distinctKeys(r, lk)
+	if err != nil || d == nil {
+		return markFound(r, lk, keys, safe), err
+	}
+	found := markFound(d, columns(len(lk)), keys, safe)
+	return joinBack(r, d, lk)(found), nil
+}

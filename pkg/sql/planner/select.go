@@ -39,34 +39,25 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	for _, cj := range conjuncts {
-		nr, done, err := p.semiJoin(r, cj, depth)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		if done {
-			r = nr
-			continue
-		}
-		c := &exprCtx{p: p, scope: r.scope, rel: r, clause: "WHERE", depth: depth}
-		x, err := c.lowerAs(cj, row.TypeBool)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		if err := wantBool(x, "WHERE"); err != nil {
-			return nil, nil, 0, err
-		}
-		r.filter(x.e)
+	r, subPreds, err := p.applyConjuncts(r, conjuncts, "WHERE", "WHERE", depth)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	distinctOn := len(sel.DistinctClause) > 0 && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil)
+	distinct := len(sel.DistinctClause) > 0 && !distinctOn
+	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil || hasAggregate(sel.TargetList) ||
+		hasAggregate(sortNodes(sel.SortClause))
+	windowed := hasWindow(sel.TargetList) || hasWindow(sortNodes(sel.SortClause))
+	if len(temporal) > 0 || grouped || windowed {
+		// These read r's rows: WHERE applies first.
+		r.filter(subPreds...)
+		subPreds = nil
 	}
 	if len(temporal) > 0 {
 		if r, err = p.temporalFilter(r, temporal, depth); err != nil {
 			return nil, nil, 0, err
 		}
 	}
-	distinctOn := len(sel.DistinctClause) > 0 && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil)
-	distinct := len(sel.DistinctClause) > 0 && !distinctOn
-	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil || hasAggregate(sel.TargetList) ||
-		hasAggregate(sortNodes(sel.SortClause))
 	var agg *aggScope
 	if grouped {
 		if sel.GroupDistinct {
@@ -83,7 +74,6 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 			return nil, nil, 0, err
 		}
 	}
-	windowed := hasWindow(sel.TargetList) || hasWindow(sortNodes(sel.SortClause))
 	var win *winScope
 	if windowed {
 		win = &winScope{}
@@ -149,6 +139,10 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 		es = append(es, x.e)
 		s.cols = append(s.cols, column{name: "?order?", typ: x.t, w: x.w, hidden: true})
 	}
+	// The select list's subqueries were attached to r's relation before
+	// its WHERE subquery columns, as those were (conjuncts.go); the MFP
+	// evaluates the outputs only for rows that pass.
+	r.filter(subPreds...)
 	r.project(es, s)
 	if distinct {
 		r = newRel(plan.NewDistinct(r.plan()), r.scope)

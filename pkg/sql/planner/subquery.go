@@ -340,10 +340,13 @@ func (c *exprCtx) subLink(sl *pg.SubLink) (typed, error) {
 	return x, nil
 }
 
-// A subquery that depends on each outer row reads the outer relation
-// three times (its matched rows, and all rows minus those), and the plan
-// IR has no shared bindings, so every such subquery of one query level
-// triples the plan below it. maxPlanNodes bounds that growth.
+// A subquery that depends on each outer row reads the relation it is
+// evaluated over several times (its matched rows, and all rows minus
+// those), and the plan IR has no shared bindings. The subqueries of one
+// query level read that relation as it was before their columns
+// (distinctkeys.go, conjuncts.go), so each adds a bounded number of
+// nodes; what still multiplies (nesting, a CTE read twice) and very many
+// subqueries are bounded by maxPlanNodes.
 const (
 	maxPlanNodes        = 1 << 14
 	statementTooComplex = "54001"
@@ -447,7 +450,10 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 			i := attachPerKey(r, nil, g, []row.ColumnType{{Type: row.TypeInt64}}, []expr.Expr{expr.Literal(row.Int64(0))}, 0)
 			return typed{e: expr.Call(expr.FuncGt, expr.Column(i), expr.Literal(row.Int64(0))), t: row.ColumnType{Type: row.TypeBool}}, nil
 		}
-		found := markFound(r, sp.outerKeys, sp.sub.plan(), sp.safeKeys())
+		found, err := markFoundDistinct(r, sp.outerKeys, sp.sub.plan(), sp.safeKeys())
+		if err != nil {
+			return typed{}, err
+		}
 		return typed{e: found, t: row.ColumnType{Type: row.TypeBool}}, nil
 	case "array":
 		return c.arraySubLink(r, outer, sl)

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/reference"
 	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
 // subqueryCatalog has t(k bigint, v text) and s(k bigint, w text), both
@@ -157,6 +159,26 @@ func TestSubqueriesEvaluate(t *testing.T) {
 			"(2, 3)", ""},
 		{"subquery in HAVING", "SELECT count(*) FROM t HAVING count(*) > (SELECT count(*) FROM s)", ts, []row.Row{kv(1, "x")},
 			"(3)", ""},
+		// AND-ed subquery conjuncts (conjuncts.go) are applied by one
+		// filter, which stops at the first false: key 2's scalar subquery
+		// has two rows, and whether that is an error depends on which
+		// conjunct runs first. As in PostgreSQL, a correlated IN (a
+		// condition of the scan there) runs in the order written, before
+		// the scalar comparison, and drops key 2's row first; an EXISTS
+		// (a semi-join above the scan there) runs after it.
+		{"AND-ed conjuncts: an IN before drops the row", "SELECT k FROM t WHERE v IN (SELECT 'a' FROM s WHERE s.k = t.k AND s.w = 'z') AND v <> (SELECT w FROM s WHERE s.k = t.k)",
+			ts, []row.Row{kv(1, "z"), kv(2, "x"), kv(2, "y")}, "(1)", ""},
+		{"AND-ed conjuncts: an EXISTS runs last", "SELECT k FROM t WHERE EXISTS (SELECT 1 FROM s WHERE s.k = t.k AND s.w = 'z') AND v <> (SELECT w FROM s WHERE s.k = t.k)",
+			ts, []row.Row{kv(1, "z"), kv(2, "x"), kv(2, "y")}, "(1)", "21000"},
+		{"AND-ed conjuncts: a plain one drops the row first", "SELECT k FROM t WHERE v <> (SELECT w FROM s WHERE s.k = t.k) AND EXISTS (SELECT 1 FROM s WHERE s.k = t.k) AND k < 2",
+			ts, []row.Row{kv(1, "z"), kv(2, "x"), kv(2, "y")}, "(1)", ""},
+		{"AND-ed EXISTS, NOT EXISTS, IN, NOT IN", "SELECT k FROM t WHERE EXISTS (SELECT 1 FROM s WHERE s.k >= t.k) AND NOT EXISTS (SELECT 1 FROM s WHERE s.k = t.k AND s.w = t.v) AND v IN (SELECT w FROM s WHERE s.k <> t.k) AND v NOT IN (SELECT w FROM s WHERE s.k > t.k)",
+			[]row.Row{kv(9, "a"), kv(1, "a"), kv(2, "b"), kv(3, "c"), kv(4, "e"), kv(nil, "n")}, []row.Row{kv(1, "a"), kv(2, "c"), kv(3, "b"), kv(4, "a"), kv(5, "d")},
+			"(3)", ""},
+		{"AND-ed conjuncts with plain ones", "SELECT k FROM t WHERE EXISTS (SELECT 1 FROM s WHERE s.k = t.k) AND k > 1 AND v IN (SELECT w FROM s WHERE s.k < t.k) AND k IS NOT NULL",
+			ts, []row.Row{kv(1, "b"), kv(2, "x")}, "(2)", ""},
+		{"AND-ed NULL keys", "SELECT v FROM t WHERE NOT EXISTS (SELECT 1 FROM s WHERE s.k = t.k) AND NOT EXISTS (SELECT 1 FROM s WHERE s.k < t.k)",
+			append(ts, kv(3, "c")), []row.Row{kv(2, "x"), kv(nil, "y")}, "(a) (n)", ""},
 		{"grouped correlated EXISTS", "SELECT k, count(*) FROM t GROUP BY k HAVING EXISTS (SELECT 1 FROM s WHERE s.k = t.k)", ts, []row.Row{kv(2, "x")},
 			"(2, 1)", ""},
 	}
@@ -203,12 +225,13 @@ func TestSubqueriesUseOnlyTheIR(t *testing.T) {
 }
 
 func TestTooManySubqueriesIsRefused(t *testing.T) {
-	// Each conjunct filters the rows the next subquery reads, so each
-	// reads the whole plan below it again: the plan grows by a product.
-	sql := "SELECT k FROM t WHERE " + strings.Repeat("v NOT IN (SELECT w FROM s WHERE s.k < t.k) AND ", 5) + "true"
+	// Each subquery adds a bounded number of nodes (conjuncts.go), so
+	// only very many of them exceed maxPlanNodes (from about 150 of
+	// these; 100 plan).
+	sql := "SELECT k FROM t WHERE " + strings.Repeat("v NOT IN (SELECT w FROM s WHERE s.k < t.k) AND ", 200) + "true"
 	_, err := planSQL(t, &Planner{Catalog: subqueryCatalog()}, sql)
-	if err == nil || !strings.Contains(err.Error(), "too many subqueries") {
-		t.Fatalf("err %v, want too many subqueries", err)
+	if err == nil || !strings.Contains(err.Error(), "too many subqueries") || sqlerr.Code(err) != statementTooComplex {
+		t.Fatalf("err %v, want 54001 too many subqueries", err)
 	}
 }
 
@@ -226,22 +249,105 @@ func TestSubqueriesOfOneLevelGrowThePlanBySums(t *testing.T) {
 		"all":    "k >= ALL (SELECT k FROM s WHERE s.w = t.v)",
 		"count":  "0 < (SELECT count(*) FROM s WHERE s.k = t.k)",
 	}
-	size := func(t *testing.T, form string, n int) int {
-		t.Helper()
-		sql := "SELECT k FROM t WHERE " + strings.Repeat(form+" OR ", n) + "false"
-		q, err := planSQL(t, &Planner{Catalog: subqueryCatalog()}, sql)
-		if err != nil {
-			t.Fatalf("%d: %v", n, err)
-		}
-		return planSize(q.Plan, 1<<30)
-	}
 	for name, form := range forms {
 		t.Run(name, func(t *testing.T) {
-			s4, s8, s12 := size(t, form, 4), size(t, form, 8), size(t, form, 12)
-			// A sum: the same number of nodes for each 4 more.
-			if d1, d2 := s8-s4, s12-s8; d2 > d1+d1/10 {
-				t.Errorf("sizes %d, %d, %d for 4, 8, 12 subqueries: not growing by a sum", s4, s8, s12)
+			checkSumGrowth(t, func(n int) string {
+				return "SELECT k FROM t WHERE " + strings.Repeat(form+" OR ", n) + "false"
+			})
+		})
+	}
+}
+
+// planSizeOf plans sql over subqueryCatalog and returns its plan's size.
+func planSizeOf(t *testing.T, sql string) int {
+	t.Helper()
+	q, err := planSQL(t, &Planner{Catalog: subqueryCatalog()}, sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return planSize(q.Plan, 1<<30)
+}
+
+// checkSumGrowth plans query(n) for n = 4, 8 and 12 subqueries and fails
+// unless each 4 more add about the same number of plan nodes.
+func checkSumGrowth(t *testing.T, query func(n int) string) {
+	t.Helper()
+	var sizes [3]int
+	for i, n := range []int{4, 8, 12} {
+		sizes[i] = planSizeOf(t, query(n))
+	}
+	if d1, d2 := sizes[1]-sizes[0], sizes[2]-sizes[1]; d2 > d1+d1/10 {
+		t.Errorf("sizes %v for 4, 8, 12 subqueries: not growing by a sum", sizes)
+	}
+}
+
+// TestAndedSubqueriesGrowThePlanBySums checks conjuncts.go: AND-ed WHERE
+// (and ON) conjuncts with subqueries, correlated by equality or not, of
+// one kind or mixed, each add a bounded number of plan nodes.
+func TestAndedSubqueriesGrowThePlanBySums(t *testing.T) {
+	forms := map[string][]string{
+		"exists":     {"EXISTS (SELECT 1 FROM s WHERE s.k = t.k)", "EXISTS (SELECT 1 FROM s WHERE s.k < t.k)"},
+		"not exists": {"NOT EXISTS (SELECT 1 FROM s WHERE s.w = t.v)", "NOT EXISTS (SELECT 1 FROM s WHERE s.k > t.k)"},
+		"in":         {"t.v IN (SELECT w FROM s WHERE s.k = t.k)", "t.k IN (SELECT k FROM s WHERE s.w <> t.v)"},
+		"not in":     {"t.v NOT IN (SELECT w FROM s WHERE s.k < t.k)"},
+		"scalar":     {"t.v = (SELECT w FROM s WHERE s.k = t.k)", "t.v < (SELECT max(w) FROM s WHERE s.k > t.k)"},
+		"count":      {"0 < (SELECT count(*) FROM s WHERE s.k <= t.k)"},
+		"mixed": {"EXISTS (SELECT 1 FROM s WHERE s.k = t.k)", "NOT EXISTS (SELECT 1 FROM s WHERE s.k > t.k)",
+			"t.v IN (SELECT w FROM s WHERE s.k <> t.k)", "t.v = (SELECT w FROM s WHERE s.k = t.k)"},
+		"nested": {"EXISTS (SELECT 1 FROM s WHERE s.k < t.k AND s.w IN (SELECT u.v FROM t AS u WHERE u.k = s.k))"},
+	}
+	conjuncts := func(forms []string, n int) []string {
+		var out []string
+		for i := range n {
+			// Distinct texts: the n conjuncts are n subqueries.
+			out = append(out, fmt.Sprintf("%s AND t.k <> %d", forms[i%len(forms)], -1-i))
+		}
+		return out
+	}
+	for name, fs := range forms {
+		t.Run(name, func(t *testing.T) {
+			checkSumGrowth(t, func(n int) string {
+				return "SELECT t.k FROM t WHERE " + strings.Join(conjuncts(fs, n), " AND ")
+			})
+		})
+		t.Run(name+" with a select-list subquery", func(t *testing.T) {
+			// The select list's subquery reads t before the WHERE
+			// subqueries' columns: it adds as many nodes however many
+			// conjuncts there are.
+			added := func(n int) int {
+				where := " FROM t WHERE " + strings.Join(conjuncts(fs, n), " AND ")
+				return planSizeOf(t, "SELECT t.k, (SELECT max(w) FROM s WHERE s.k > t.k)"+where) - planSizeOf(t, "SELECT t.k"+where)
+			}
+			if a2, a6 := added(2), added(6); a6 != a2 {
+				t.Errorf("a select-list subquery adds %d nodes over 2 conjuncts, %d over 6", a2, a6)
 			}
 		})
+		t.Run(name+" in ON", func(t *testing.T) {
+			checkSumGrowth(t, func(n int) string {
+				return "SELECT t.k FROM t JOIN s AS o ON o.k = t.k AND " + strings.Join(conjuncts(fs, n), " AND ")
+			})
+		})
+	}
+}
+
+// TestExplainAndedSubqueries checks the shape EXPLAIN shows for AND-ed
+// subquery conjuncts (conjuncts.go): one filter on top applies them all,
+// the NOT IN before the EXISTS written first (a join in PostgreSQL, so
+// last), and the plain conjunct filters every read of t below them.
+func TestExplainAndedSubqueries(t *testing.T) {
+	q, err := planSQL(t, &Planner{Catalog: subqueryCatalog()},
+		"SELECT k FROM t WHERE EXISTS (SELECT 1 FROM s WHERE s.k = t.k) AND v NOT IN (SELECT w FROM s WHERE s.k < t.k) AND k > 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := Explain(q)
+	lines := strings.Split(text, "\n")
+	if len(lines) < 3 || lines[1] != "  Mfp" || !strings.HasPrefix(lines[2], "    filter [NOT CASE") || !strings.HasSuffix(lines[2], ", #5]") {
+		t.Errorf("want one filter on top, NOT IN then EXISTS:\n%s", text)
+	}
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "Get u10" && (i < 2 || strings.TrimSpace(lines[i-2]) != "filter [(#0 > 0)]") {
+			t.Errorf("line %d reads t before the plain conjunct:\n%s", i, text)
+		}
 	}
 }
