@@ -144,9 +144,9 @@ func newLaneArm(tb testing.TB, lis net.Listener, network, address string, cfg Se
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = Serve(ctx, lis, cfg, func(_ string, send func(*computepb.Response) bool) (func(*computepb.Command), func(), error) {
+		_ = Serve(ctx, lis, cfg, func(_ string, l *ServerLane) (func(*computepb.Command), func(), error) {
 			return func(c *computepb.Command) {
-				stub.in <- stubRequest{cmd: c, reply: func(r *computepb.Response) { send(r) }}
+				stub.in <- stubRequest{cmd: c, reply: func(r *computepb.Response) { l.Send(r) }}
 			}, func() {}, nil
 		})
 	}()

@@ -17,11 +17,19 @@ import (
 )
 
 // Attach binds a new lane to the replica's command-stream connection of
-// nonce. send queues a response on the lane (false once it is down). It
-// returns recv, called for each command read from the lane in order, and
-// detach, called once when the lane is down; or an error refusing the
-// lane.
-type Attach func(nonce string, send func(*computepb.Response) bool) (recv func(*computepb.Command), detach func(), err error)
+// nonce. It returns recv, called for each command read from the lane in
+// order, and detach, called once when the lane is down; or an error
+// refusing the lane.
+type Attach func(nonce string, lane *ServerLane) (recv func(*computepb.Command), detach func(), err error)
+
+// ServerLane is the replica's end of one lane.
+type ServerLane struct{ c *conn }
+
+// Send queues r on the lane; false once the lane is down.
+func (l *ServerLane) Send(r *computepb.Response) bool { return l.c.send(r) }
+
+// Close takes the lane down.
+func (l *ServerLane) Close() { l.c.close(nil) }
 
 // ServeConfig authenticates lanes.
 type ServeConfig struct {
@@ -87,7 +95,7 @@ func serveLane(ctx context.Context, nc net.Conn, cfg ServeConfig, attach Attach)
 		nc.Close()
 		return err
 	}
-	recv, detach, err := attach(nonce, func(r *computepb.Response) bool { return c.send(r) })
+	recv, detach, err := attach(nonce, &ServerLane{c: c})
 	if err != nil {
 		nc.Close()
 		return fmt.Errorf("peek lane refused: %w", err)

@@ -96,7 +96,8 @@ type request struct {
 	conn     *conn
 	connect  chan error // set for a new connection: the loop answers on it
 	cmd      *computepb.Command
-	closed   bool           // the connection's stream ended
+	closed   bool           // the connection's stream (or lane) ended
+	lane     *lane          // set for a lane's attach, close or command (lane.go)
 	stashed  *stashFinished // a stash job ended
 }
 
