@@ -172,4 +172,3 @@ func TestLaneCarriesPeeksOnly(t *testing.T) {
 	commandError(t, s.recv(), CodeProtocolViolation)
 	h.rt.expectNone(t)
 }
-
