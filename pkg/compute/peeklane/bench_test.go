@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"runtime/metrics"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -255,6 +256,19 @@ func (w *waiters) deliver(r *computepb.Response) {
 	}
 }
 
+// goroutineWakeups estimates how many times goroutines were scheduled
+// to run: the runtime samples one scheduling in gTrackingPeriod (8) of each
+// goroutine into /sched/latencies:seconds.
+func goroutineWakeups() float64 {
+	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(s)
+	var n uint64
+	for _, c := range s[0].Value.Float64Histogram().Counts {
+		n += c
+	}
+	return 8 * float64(n)
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -263,8 +277,10 @@ func cpuTime() time.Duration {
 
 // BenchmarkPeekRoundTrip measures one peek's round trip per transport,
 // one caller at a time ("serial") and with many concurrent callers
-// ("concurrent", 8 callers per GOMAXPROCS, where the lane's writer coalesces). cpu-us/op is the
-// process's CPU (both ends, every goroutine) per round trip.
+// ("concurrent", 8 callers per GOMAXPROCS, where the lane's writer
+// coalesces). cpu-us/op is the process's CPU (both ends, every goroutine)
+// per round trip; wakeups/op the goroutines scheduled to run per round trip
+// (the hand-offs, an estimate from the runtime's sampling).
 func BenchmarkPeekRoundTrip(b *testing.B) {
 	for _, arm := range arms {
 		for _, par := range []int{1, 8} {
@@ -288,7 +304,7 @@ func BenchmarkPeekRoundTrip(b *testing.B) {
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0 := cpuTime()
+				cpu0, wake0 := cpuTime(), goroutineWakeups()
 				if par == 1 {
 					for b.Loop() {
 						roundTrip()
@@ -302,6 +318,7 @@ func BenchmarkPeekRoundTrip(b *testing.B) {
 					})
 				}
 				b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
+				b.ReportMetric((goroutineWakeups()-wake0)/float64(b.N), "wakeups/op")
 			})
 		}
 	}
