@@ -12,6 +12,10 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
 
+// HeaderKey is the gRPC header of the command stream in which a replica
+// advertises its lane's address (see Resolve).
+const HeaderKey = "tandem-peek-lane"
+
 // Dialer opens the controller's end of lanes.
 type Dialer struct {
 	// TLS is the client configuration for lanes over TCP (mutual TLS under
