@@ -1,0 +1,202 @@
+package controller_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tandemdb/tandem/pkg/compute/controller"
+	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+// laneBreaker is the controller's lane dialer with a hand on every lane:
+// the test takes lanes down (breakAll) or refuses new ones (refuse), and
+// counts the commands lanes carried.
+type laneBreaker struct {
+	inner  controller.PeekLaneDialer
+	refuse atomic.Bool
+	sent   atomic.Int64
+	mu     sync.Mutex
+	lanes  []controller.Lane
+}
+
+func (b *laneBreaker) DialLane(ctx context.Context, adv, computectl, nonce string, onResponse func(*computepb.Response)) (controller.Lane, error) {
+	if b.refuse.Load() {
+		return nil, errors.New("lane refused by the test")
+	}
+	l, err := b.inner.DialLane(ctx, adv, computectl, nonce, onResponse)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.lanes = append(b.lanes, l)
+	b.mu.Unlock()
+	return countingLane{Lane: l, sent: &b.sent}, nil
+}
+
+func (b *laneBreaker) breakAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.lanes {
+		l.Close()
+	}
+	b.lanes = nil
+}
+
+type countingLane struct {
+	controller.Lane
+	sent *atomic.Int64
+}
+
+func (l countingLane) Send(c *computepb.Command) bool {
+	if !l.Lane.Send(c) {
+		return false
+	}
+	l.sent.Add(1)
+	return true
+}
+
+// pointReaders read random keys of u1 (keys 0..keys-1) from readers
+// goroutines until stop, a quarter of them cancelled after a random few
+// hundred microseconds. Every read must end: with its key's one row, or
+// with its context's error when it was cancelled.
+type pointReaders struct {
+	t        *testing.T
+	ctl      *controller.Controller
+	keys     int
+	answered atomic.Int64
+	canceled atomic.Int64
+	stop     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func startPointReaders(t *testing.T, ctl *controller.Controller, keys, readers int, seed uint64) *pointReaders {
+	pr := &pointReaders{t: t, ctl: ctl, keys: keys, stop: make(chan struct{})}
+	for i := range readers {
+		pr.wg.Add(1)
+		go func() {
+			defer pr.wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(i)))
+			for {
+				select {
+				case <-pr.stop:
+					return
+				default:
+				}
+				pr.readOnce(rng)
+			}
+		}()
+	}
+	return pr
+}
+
+func (pr *pointReaders) readOnce(rng *rand.Rand) {
+	key := int64(rng.IntN(pr.keys))
+	// Long enough for a replica restart and rehydration of a small index.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cancelled := rng.IntN(4) == 0
+	if cancelled {
+		time.AfterFunc(time.Duration(rng.IntN(500))*time.Microsecond, cancel)
+	}
+	res, err := pr.ctl.Peek(ctx, controller.PeekRequest{Cluster: "default", Target: plan.User(1), LiteralKeys: [][]byte{row.Pack(row.Int64(key))}})
+	switch {
+	case err != nil && cancelled && errors.Is(err, context.Canceled):
+		pr.canceled.Add(1)
+	case err != nil:
+		pr.t.Errorf("read of key %d: %v", key, err)
+	case len(res.Rows) != 1 || res.Rows[0].Count != 1:
+		pr.t.Errorf("read of key %d: %d rows, want 1", key, len(res.Rows))
+	default:
+		d, err := res.Rows[0].Row.Unpack()
+		if err != nil || len(d) == 0 || d[0] != row.Int64(key) {
+			pr.t.Errorf("read of key %d answered row %v (%v)", key, d, err)
+		}
+		pr.answered.Add(1)
+	}
+}
+
+func (pr *pointReaders) finish() {
+	close(pr.stop)
+	pr.wg.Wait()
+}
+
+// TestPeekLaneEveryReadAnsweredOnceUnderBreaksAndKills runs point reads
+// with random cancels against a real replica while its peek lane is taken
+// down again and again, refused (the reads fall back to the command
+// stream) and while the replica process is killed: every read ends with
+// its row or its cancellation, reads took the lane while it was up and
+// not while it was refused, and no read or hold is left behind.
+func TestPeekLaneEveryReadAnsweredOnceUnderBreaksAndKills(t *testing.T) {
+	lanes := &laneBreaker{}
+	e := newRealEnv(t, nil, func(c *controller.Config) { c.LaneDialer = lanes })
+	e.replica("r1", 1, 1)
+	const keys = 2000
+	start := frontier.Time(time.Now().UnixMilli()) - 1000
+	if _, err := e.ctl.CreateDataflow("default", kvIndex(1, 100, keys, start)); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("r1 hydrated", 60*time.Second, func() bool { return e.hydrated("r1", plan.User(1)) })
+	e.waitFor("r1's peek lane", 30*time.Second, func() bool { return e.replicaStatus("r1").PeekLanes == 1 })
+	baseHolds := e.ctl.OutstandingReadHolds()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+
+	pr := startPointReaders(t, e.ctl, keys, 4, seed)
+	phase := func(name string, d time.Duration, during func()) {
+		t.Helper()
+		before := pr.answered.Load()
+		deadline := time.Now().Add(d)
+		for time.Now().Before(deadline) {
+			if during != nil {
+				during()
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		e.waitFor(name+": reads answered", 60*time.Second, func() bool { return pr.answered.Load() > before+20 })
+	}
+
+	phase("lane up", 500*time.Millisecond, nil)
+	if lanes.sent.Load() == 0 {
+		t.Fatal("no peek took the lane while it was up")
+	}
+	phase("lane broken again and again", time.Second, lanes.breakAll)
+
+	lanes.refuse.Store(true)
+	lanes.breakAll()
+	e.waitFor("the lane down", 10*time.Second, func() bool { return e.replicaStatus("r1").PeekLanes == 0 })
+	sentBefore := lanes.sent.Load()
+	phase("lane refused", 500*time.Millisecond, nil)
+	if got := lanes.sent.Load(); got != sentBefore {
+		t.Fatalf("%d commands took a lane that was down", got-sentBefore)
+	}
+
+	lanes.refuse.Store(false)
+	epoch := e.replicaStatus("r1").Epoch
+	if err := syscall.Kill(e.pid("r1", 0), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("r1 back with its lane", 90*time.Second, func() bool {
+		st := e.replicaStatus("r1")
+		return st.Epoch > epoch && st.PeekLanes == 1 && e.hydrated("r1", plan.User(1))
+	})
+	sentBefore = lanes.sent.Load()
+	phase("after the restart", 500*time.Millisecond, nil)
+	if lanes.sent.Load() == sentBefore {
+		t.Fatal("no peek took the lane after the replica restarted")
+	}
+	pr.finish()
+
+	e.waitFor("no read left behind", 10*time.Second, func() bool {
+		return e.ctl.Status().Clusters[0].PendingPeeks == 0 && e.ctl.OutstandingReadHolds() == baseHolds
+	})
+	t.Logf("%d reads answered, %d cancelled; %d commands on lanes", pr.answered.Load(), pr.canceled.Load(), lanes.sent.Load())
+}
