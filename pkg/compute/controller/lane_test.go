@@ -23,7 +23,10 @@ import (
 type laneBreaker struct {
 	inner  controller.PeekLaneDialer
 	refuse atomic.Bool
-	sent   atomic.Int64
+	// swallow makes lanes accept commands and drop them, as a lane whose
+	// connection is dying does with what it has not written yet.
+	swallow atomic.Bool
+	sent    atomic.Int64
 	mu     sync.Mutex
 	lanes  []controller.Lane
 }
@@ -39,7 +42,7 @@ func (b *laneBreaker) DialLane(ctx context.Context, adv, computectl, nonce strin
 	b.mu.Lock()
 	b.lanes = append(b.lanes, l)
 	b.mu.Unlock()
-	return countingLane{Lane: l, sent: &b.sent}, nil
+	return countingLane{Lane: l, b: b}, nil
 }
 
 func (b *laneBreaker) breakAll() {
@@ -53,14 +56,18 @@ func (b *laneBreaker) breakAll() {
 
 type countingLane struct {
 	controller.Lane
-	sent *atomic.Int64
+	b *laneBreaker
 }
 
 func (l countingLane) Send(c *computepb.Command) bool {
+	if l.b.swallow.Load() {
+		l.b.sent.Add(1)
+		return true
+	}
 	if !l.Lane.Send(c) {
 		return false
 	}
-	l.sent.Add(1)
+	l.b.sent.Add(1)
 	return true
 }
 
@@ -131,8 +138,8 @@ func (pr *pointReaders) finish() {
 
 // TestPeekLaneEveryReadAnsweredOnceUnderBreaksAndKills runs point reads
 // with random cancels against a real replica while its peek lane is taken
-// down again and again, refused (the reads fall back to the command
-// stream) and while the replica process is killed: every read ends with
+// down again and again, loses the commands it was given, turned off by enable_peek_lane, refused (the reads
+// fall back to the command stream) and while the replica process is killed: every read ends with
 // its row or its cancellation, reads took the lane while it was up and
 // not while it was refused, and no read or hold is left behind.
 func TestPeekLaneEveryReadAnsweredOnceUnderBreaksAndKills(t *testing.T) {
@@ -169,11 +176,29 @@ func TestPeekLaneEveryReadAnsweredOnceUnderBreaksAndKills(t *testing.T) {
 		t.Fatal("no peek took the lane while it was up")
 	}
 	phase("lane broken again and again", time.Second, lanes.breakAll)
+	// Commands lost with a lane: the controller sends them again on the
+	// stream when it goes down.
+	for range 3 {
+		lanes.swallow.Store(true)
+		time.Sleep(100 * time.Millisecond)
+		lanes.breakAll()
+		lanes.swallow.Store(false)
+		e.waitFor("the lane back", 10*time.Second, func() bool { return e.replicaStatus("r1").PeekLanes == 1 })
+	}
+	phase("after lost commands", 200*time.Millisecond, nil)
+
+	e.ctl.SetParameter(controller.ParamEnablePeekLane, "off")
+	sentBefore := lanes.sent.Load()
+	phase("enable_peek_lane off", 500*time.Millisecond, nil)
+	if got := lanes.sent.Load(); got != sentBefore {
+		t.Fatalf("%d commands took the lane with enable_peek_lane off", got-sentBefore)
+	}
+	e.ctl.SetParameter(controller.ParamEnablePeekLane, "on")
 
 	lanes.refuse.Store(true)
 	lanes.breakAll()
 	e.waitFor("the lane down", 10*time.Second, func() bool { return e.replicaStatus("r1").PeekLanes == 0 })
-	sentBefore := lanes.sent.Load()
+	sentBefore = lanes.sent.Load()
 	phase("lane refused", 500*time.Millisecond, nil)
 	if got := lanes.sent.Load(); got != sentBefore {
 		t.Fatalf("%d commands took a lane that was down", got-sentBefore)
