@@ -134,7 +134,7 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 type serverMetrics struct{ m *metrics }
 
 func (s serverMetrics) CommandReceived(kind string) { s.m.commands.WithLabelValues(kind).Inc() }
-func (s serverMetrics) LaneCommand(kind string) { s.m.laneCommands.WithLabelValues(kind).Inc() }
+func (s serverMetrics) LaneCommand(kind string)     { s.m.laneCommands.WithLabelValues(kind).Inc() }
 func (s serverMetrics) PeekFinished(result string, d time.Duration) {
 	s.m.peeks.WithLabelValues(result).Observe(d.Seconds())
 }

@@ -142,7 +142,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	defer lane.close()
 	rcfg := replica.Config{
 		LaneAddress: lane.advertised,
-		Workers: cfg.Workers, Process: cfg.Process, Processes: processes, TwoRuntimes: twoRuntimes,
+		Workers:     cfg.Workers, Process: cfg.Process, Processes: processes, TwoRuntimes: twoRuntimes,
 		MaintenanceNice: cfg.MaintenanceNice,
 		Sources:         render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}},
 		ServerMetrics:   serverMetrics{m}, Memory: guard, OnFatal: onFatal, Log: log,

@@ -27,8 +27,8 @@ type laneBreaker struct {
 	// connection is dying does with what it has not written yet.
 	swallow atomic.Bool
 	sent    atomic.Int64
-	mu     sync.Mutex
-	lanes  []controller.Lane
+	mu      sync.Mutex
+	lanes   []controller.Lane
 }
 
 func (b *laneBreaker) DialLane(ctx context.Context, adv, computectl, nonce string, onResponse func(*computepb.Response)) (controller.Lane, error) {
