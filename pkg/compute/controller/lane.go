@@ -104,10 +104,15 @@ func (r *replica) sendOnLaneLocked(p *processConn, cmd *computepb.Command) bool 
 		p.laneSent[k.Peek.GetUuid()] = &laneSent{peek: cmd}
 	case *computepb.Command_CancelPeek:
 		ls, ok := p.laneSent[k.CancelPeek.GetUuid()]
-		if !ok || !p.lane.Send(cmd) {
+		if !ok {
+			return false // its peek took the stream
+		}
+		// Also when the cancel itself falls back to the stream: the peek
+		// is sent again there when the lane goes down, and this with it.
+		ls.canceled = true
+		if !p.lane.Send(cmd) {
 			return false
 		}
-		ls.canceled = true
 	default:
 		return false
 	}
