@@ -164,14 +164,8 @@ func (a laneArm) close()                    { a.cl.Close() }
 
 // testTLS issues a deployment CA and one certificate for both ends.
 func testTLS(tb testing.TB) (server, client *tls.Config) {
-	auth, err := internaltls.EnsureAuthority(tb.TempDir())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	f, err := auth.Issue("replica")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	f := issue(tb, "replica")
+	var err error
 	if server, err = internaltls.ServerConfig(f); err != nil {
 		tb.Fatal(err)
 	}

@@ -90,15 +90,16 @@ func serve(t *testing.T, lis net.Listener, cfg ServeConfig, a *attachRecorder) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-func issue(t *testing.T, name string) internaltls.Files {
-	t.Helper()
-	auth, err := internaltls.EnsureAuthority(t.TempDir())
+// issue makes a deployment CA and a certificate of it.
+func issue(tb testing.TB, name string) internaltls.Files {
+	tb.Helper()
+	auth, err := internaltls.EnsureAuthority(tb.TempDir())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	f, err := auth.Issue(name)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return f
 }

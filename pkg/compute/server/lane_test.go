@@ -83,18 +83,30 @@ func (l *testLane) down() {
 
 var laneRows = []row.RowCount{{Row: row.Pack(row.Int64(1)), Count: 1}}
 
+// laneReady opens connection n1 with df1 and a lane attached to it.
+func (h *harness) laneReady() (*stream, *testLane) {
+	h.t.Helper()
+	s := h.ready("n1", &computepb.CreateInstance{}, df1)
+	h.rt.expect(h.t, "create d1")
+	return s, h.dialLane(h.serveLanes(), "n1")
+}
+
+// wantRows checks that r answers uuid with rows.
+func wantRows(t *testing.T, r *computepb.Response, uuid string) {
+	t.Helper()
+	if p := r.GetPeekResponse(); p.GetUuid() != uuid || len(p.GetRows().GetRows()) == 0 {
+		t.Fatalf("got %v, want the rows of %s", r, uuid)
+	}
+}
+
 func TestLanePeekIsAnsweredOnTheLane(t *testing.T) {
 	h := newHarness(t)
-	s := h.ready("n1", &computepb.CreateInstance{}, df1)
-	h.rt.expect(t, "create d1")
-	l := h.dialLane(h.serveLanes(), "n1")
+	s, l := h.laneReady()
 
 	l.cl.Send(peekCmd(uuidN(1), "u1", 6))
 	h.rt.expect(t, "peek "+uuidN(1))
 	h.srv.Deliver(&PeekResult{UUID: uuidN(1), Rows: laneRows})
-	if r := l.recv().GetPeekResponse(); r.GetUuid() != uuidN(1) || len(r.GetRows().GetRows()) != 1 {
-		t.Fatalf("got %v", r)
-	}
+	wantRows(t, l.recv(), uuidN(1))
 	// A cancel on the lane of a pending lane peek: canceled, on the lane.
 	l.cl.Send(peekCmd(uuidN(2), "u1", 6))
 	l.cl.Send(cancelPeek(uuidN(2)))
@@ -113,18 +125,14 @@ func TestLanePeekIsAnsweredOnTheLane(t *testing.T) {
 // replica, whose end may not know yet, answers once, on the stream.
 func TestLanePeekSentAgainOnTheStreamIsAnsweredOnce(t *testing.T) {
 	h := newHarness(t)
-	s := h.ready("n1", &computepb.CreateInstance{}, df1)
-	h.rt.expect(t, "create d1")
-	l := h.dialLane(h.serveLanes(), "n1")
+	s, l := h.laneReady()
 
 	l.cl.Send(peekCmd(uuidN(1), "u1", 6))
 	h.rt.expect(t, "peek "+uuidN(1))
 	s.send(peekCmd(uuidN(1), "u1", 6))
 	h.rt.expectNone(t)
 	h.srv.Deliver(&PeekResult{UUID: uuidN(1), Rows: laneRows})
-	if r := s.recv().GetPeekResponse(); r.GetUuid() != uuidN(1) || r.GetRows() == nil {
-		t.Fatalf("got %v on the stream, want the rows", r)
-	}
+	wantRows(t, s.recv(), uuidN(1))
 	s.expectNone()
 	l.expectNone()
 
@@ -135,9 +143,7 @@ func TestLanePeekSentAgainOnTheStreamIsAnsweredOnce(t *testing.T) {
 	s.send(peekCmd(uuidN(2), "u1", 6))
 	h.rt.expectNone(t)
 	h.srv.Deliver(&PeekResult{UUID: uuidN(2), Rows: laneRows})
-	if r := s.recv().GetPeekResponse(); r.GetUuid() != uuidN(2) || r.GetRows() == nil {
-		t.Fatalf("got %v on the stream, want the rows", r)
-	}
+	wantRows(t, s.recv(), uuidN(2))
 	s.expectNone()
 }
 
@@ -165,9 +171,7 @@ func TestLaneRefusesAStaleNonce(t *testing.T) {
 
 func TestLaneCarriesPeeksOnly(t *testing.T) {
 	h := newHarness(t)
-	s := h.ready("n1", &computepb.CreateInstance{}, df1)
-	h.rt.expect(t, "create d1")
-	l := h.dialLane(h.serveLanes(), "n1")
+	s, l := h.laneReady()
 	l.cl.Send(allowCompaction("u1", frontier.At(7)))
 	commandError(t, s.recv(), CodeProtocolViolation)
 	h.rt.expectNone(t)
