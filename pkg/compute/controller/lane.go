@@ -136,6 +136,9 @@ func (r *replica) laneAnsweredLocked(proc int, resp *computepb.PeekResponse) {
 const (
 	minLaneBackoff = 50 * time.Millisecond
 	maxLaneBackoff = 5 * time.Second
+	// laneSettled is how long a lane must have served for its loss to
+	// start the backoff afresh.
+	laneSettled = 10 * time.Second
 )
 
 // runLane keeps process p's lane of epoch open until ctx ends: it learns
@@ -166,7 +169,7 @@ func (r *replica) runLane(ctx context.Context, epoch uint64, p *processConn) {
 			c.mu.Unlock()
 			c.cfg.Metrics.laneUp(1)
 			r.log.V(1).Info("Opened peek lane", "process", p.index, "address", addr)
-			backoff = minLaneBackoff
+			up := time.Now()
 			select {
 			case <-ctx.Done():
 				lane.Close()
@@ -174,6 +177,12 @@ func (r *replica) runLane(ctx context.Context, epoch uint64, p *processConn) {
 			}
 			c.cfg.Metrics.laneUp(-1)
 			r.laneDown(epoch, p, lane)
+			// A lane the replica refuses after the dial (a wrong
+			// certificate, a stale nonce) ends at once: back off as for a
+			// failed dial, unless it served a while.
+			if time.Since(up) > laneSettled {
+				backoff = minLaneBackoff
+			}
 		} else {
 			r.log.V(1).Info("Peek lane dial failed; peeks take the command stream", "process", p.index, "error", err.Error())
 		}

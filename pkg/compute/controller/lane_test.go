@@ -10,11 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/testr"
+
 	"github.com/tandemdb/tandem/pkg/compute/controller"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 	"github.com/tandemdb/tandem/pkg/compute/row"
+	"github.com/tandemdb/tandem/pkg/internaltls"
+	"github.com/tandemdb/tandem/pkg/orchestrator/process"
 )
 
 // laneBreaker is the controller's lane dialer with a hand on every lane:
@@ -224,4 +228,54 @@ func TestPeekLaneEveryReadAnsweredOnceUnderBreaksAndKills(t *testing.T) {
 		return e.ctl.Status().Clusters[0].PendingPeeks == 0 && e.ctl.OutstandingReadHolds() == baseHolds
 	})
 	t.Logf("%d reads answered, %d cancelled; %d commands on lanes", pr.answered.Load(), pr.canceled.Load(), lanes.sent.Load())
+}
+
+// TestPeekLaneOverTCPWithMutualTLS is the Kubernetes shape of the lane:
+// a replica with --peek-lane=tcp and the deployment's certificates serves
+// its lane with mutual TLS, and point reads take it.
+func TestPeekLaneOverTCPWithMutualTLS(t *testing.T) {
+	dir := t.TempDir()
+	auth, err := internaltls.EnsureAuthority(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := auth.Issue("replica")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := auth.Issue("controller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccfg, err := internaltls.ClientConfig(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := t.TempDir()
+	t.Cleanup(func() { dumpReplicaLogs(t, logs) })
+	orch, err := process.New(process.Config{ReplicaBinary: realReplica(t), Log: testr.New(t).WithName("orch"),
+		LogDir: logs, MinBackoff: 50 * time.Millisecond, Env: []string{"TANDEM_PEEK_LANE=tcp",
+			"TANDEM_INTERNAL_TLS_CA=" + rep.CA, "TANDEM_INTERNAL_TLS_CERT=" + rep.Cert, "TANDEM_INTERNAL_TLS_KEY=" + rep.Key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { orch.Close() })
+	lanes := &laneBreaker{inner: controller.PeekLaneDialer{TLS: ccfg}}
+	e := newRealEnv(t, orch, func(c *controller.Config) {
+		c.Dialer, c.LaneDialer = controller.GRPCDialer{TLS: ccfg}, lanes
+	})
+	e.replica("r1", 1, 1)
+	const keys = 100
+	start := frontier.Time(time.Now().UnixMilli()) - 1000
+	if _, err := e.ctl.CreateDataflow("default", kvIndex(1, 100, keys, start)); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("r1 hydrated", 60*time.Second, func() bool { return e.hydrated("r1", plan.User(1)) })
+	e.waitFor("r1's peek lane", 30*time.Second, func() bool { return e.replicaStatus("r1").PeekLanes == 1 })
+	pr := startPointReaders(t, e.ctl, keys, 2, 1)
+	e.waitFor("reads answered", 30*time.Second, func() bool { return pr.answered.Load() > 50 })
+	pr.finish()
+	if lanes.sent.Load() == 0 {
+		t.Fatal("no read took the TCP lane")
+	}
 }
