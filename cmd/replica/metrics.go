@@ -25,6 +25,7 @@ type metrics struct {
 	collections     *prometheus.GaugeVec
 	reconciliations *prometheus.CounterVec
 	readStages      *prometheus.HistogramVec
+	laneCommands    *prometheus.CounterVec
 
 	// Materialized-view sinks (pkg/compute/sink); only the Solo or
 	// maintenance runtime writes them.
@@ -77,6 +78,9 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 		reconciliations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tandem_compute_reconciliation_dataflows_total", Help: "Dataflows at reconciliation, by outcome (reused, replaced, dropped).",
 		}, []string{"outcome"}),
+		laneCommands: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tandem_compute_peek_lane_commands_total", Help: "Compute protocol commands received over the peek lane (also in tandem_compute_commands_total), by command.",
+		}, []string{"command"}),
 		readStages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "tandem_compute_read_stage_seconds", Help: "Time one peek spent in each stage on the replica: command (off the gRPC stream to the runtime), runtime (to the runtime's answer).",
 			Buckets: latency,
@@ -110,7 +114,7 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 		Name: "tandem_compute_worker_max_step_seconds",
 		Help: "Longest worker run-loop step of the runtime since the process started or POST /api/reset-max-step on this port.",
 	}, m.maxStep.seconds)
-	r.MustRegister(maxStepGauge, m.commands, m.runtimeCommands, m.workerStep, m.maintenance, m.peeks, m.runtimePeeks, m.collections, m.reconciliations, m.readStages,
+	r.MustRegister(maxStepGauge, m.commands, m.runtimeCommands, m.workerStep, m.maintenance, m.peeks, m.runtimePeeks, m.collections, m.reconciliations, m.readStages, m.laneCommands,
 		m.sinkAppends, m.sinkUpdates, m.sinkAppendTime, m.sinkReads, m.sinkLag, m.sinkPersisted)
 	m.collections.WithLabelValues("hydrated")
 	m.collections.WithLabelValues("hydrating")
@@ -130,6 +134,7 @@ func newMetrics(reg prometheus.Registerer, role string) *metrics {
 type serverMetrics struct{ m *metrics }
 
 func (s serverMetrics) CommandReceived(kind string) { s.m.commands.WithLabelValues(kind).Inc() }
+func (s serverMetrics) LaneCommand(kind string)     { s.m.laneCommands.WithLabelValues(kind).Inc() }
 func (s serverMetrics) PeekFinished(result string, d time.Duration) {
 	s.m.peeks.WithLabelValues(result).Observe(d.Seconds())
 }

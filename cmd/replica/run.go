@@ -135,8 +135,14 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	if twoRuntimes {
 		log.Info("Maintenance worker threads' nice value raised", "by", cfg.MaintenanceNice)
 	}
+	lane, err := listenPeekLane(cfg, refused.WithLabelValues("peeklane"), log)
+	if err != nil {
+		return err
+	}
+	defer lane.close()
 	rcfg := replica.Config{
-		Workers: cfg.Workers, Process: cfg.Process, Processes: processes, TwoRuntimes: twoRuntimes,
+		LaneAddress: lane.advertised,
+		Workers:     cfg.Workers, Process: cfg.Process, Processes: processes, TwoRuntimes: twoRuntimes,
 		MaintenanceNice: cfg.MaintenanceNice,
 		Sources:         render.SourceKinds{plan.SourceLoadGen: render.LoadGenerators{}},
 		ServerMetrics:   serverMetrics{m}, Memory: guard, OnFatal: onFatal, Log: log,
@@ -220,6 +226,7 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 	computepb.RegisterComputeServer(gs, srv)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(grpcLis) }()
+	go lane.serve(loopCtx, srv)
 	ready.Store(true)
 	log.Info("Serving compute protocol", "controller_addr", grpcLis.Addr().String(),
 		"internal_http_addr", httpLis.Addr().String(), "workers", cfg.Workers, "processes", processes,

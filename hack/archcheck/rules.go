@@ -32,7 +32,11 @@ func Rules() []Rule {
 		{
 			Name: "the engine knows nothing of SQL, storage, Kubernetes, gRPC or the replica's assembly",
 			From: "pkg/compute/", Forbidden: engineForbidden("pkg/compute/protocol", "pkg/compute/server", "pkg/compute/controller"),
-			Except: []string{"pkg/compute/protocol", "pkg/compute/server", "pkg/compute/controller"},
+			Except: []string{"pkg/compute/protocol", "pkg/compute/server", "pkg/compute/controller", "pkg/compute/peeklane"},
+		},
+		{
+			Name: "the peek lane carries protocol messages and nothing above them",
+			From: "pkg/compute/peeklane", Forbidden: engineForbidden("pkg/compute/server", "pkg/compute/controller", "pkg/compute/runtime", "pkg/compute/render"),
 		},
 		{
 			Name: "the protocol carries the engine's plans and nothing above it",
@@ -42,7 +46,7 @@ func Rules() []Rule {
 		{
 			Name: "the replica endpoint serves one engine; it may know the sharing registry's errors",
 			From: "pkg/compute/server", Forbidden: engineForbidden("pkg/compute/controller"),
-			Allowed: []string{"pkg/sharing", "google.golang.org/grpc/codes", "google.golang.org/grpc/status"},
+			Allowed: []string{"pkg/sharing", "google.golang.org/grpc/codes", "google.golang.org/grpc/status", "google.golang.org/grpc/metadata"},
 		},
 		{
 			Name: "the compute controller drives replicas through the protocol and the orchestrator interface only",

@@ -37,6 +37,7 @@ type options struct {
 	skipDriver bool
 	profileDir string
 	keep       bool
+	laneRounds int
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -49,6 +50,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.skipBench, "skip-pgbench", false, "run only the driver scripts")
 	fs.BoolVar(&o.skipDriver, "skip-drivers", false, "run only pgbench")
 	fs.StringVar(&o.profileDir, "profile", "", "directory for a CPU profile of the controller during Tandem's pgbench -S (controller.pprof)")
+	fs.IntVar(&o.laneRounds, "lane-rounds", 0, "after Tandem's pgbench -S, rounds of pgbench -S with enable_peek_lane off and on, alternating (docs/design/read-path.md)")
 	fs.BoolVar(&o.keep, "keep", false, "keep Tandem's data directory (its logs) after the run")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -167,6 +169,13 @@ func runTandem(ctx context.Context, o options, root, binDir string, drv drivers,
 			res.replicaStages = stageDeltas(replicaStages, before.replica, after.replica)
 			res.hydration = hydration
 			rep.tandem = res
+		}
+		if o.laneRounds > 0 && err == nil {
+			arms, err := runLaneArms(ctx, o, c, t, logf)
+			if err != nil {
+				fail(err)
+			}
+			rep.laneArms = arms
 		}
 	}
 	if !o.skipDriver {

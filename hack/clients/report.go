@@ -18,6 +18,7 @@ type report struct {
 	bench            benchConfig
 	tandem, postgres *benchResult
 	scripts          []scriptResult
+	laneArms         []laneArm
 }
 
 type scriptResult struct {
@@ -50,6 +51,7 @@ func (r *report) print(w io.Writer) {
 			printStages(w, "Tandem controller, mean time per read in each stage (tandem_read_stage_seconds)", r.tandem.stages)
 			printStages(w, "Tandem replica, mean time per read in each stage (tandem_compute_read_stage_seconds)", r.tandem.replicaStages)
 		}
+		printLaneArms(w, r.laneArms)
 	}
 	if len(r.scripts) > 0 {
 		fmt.Fprintf(w, "\ndriver scripts:\n")

@@ -22,6 +22,9 @@ import (
 // It is never written to.
 var params = map[string]string{
 	controller.ParamInteractiveDataflows: "off",
+	// Whether point reads take the peek lanes to replicas that offer one
+	// (docs/design/read-path.md, "The peek lane"); off: the command stream.
+	controller.ParamEnablePeekLane: "on",
 	// Where index peek walks run on a replica (inline, budgeted, offload)
 	// and how many records a worker walks before offloading.
 	"peek_walk_mode":   "budgeted",
@@ -69,7 +72,7 @@ const maxConnectionsLimit = 262143
 // canonical form.
 func normalizeParam(name, value string) (string, error) {
 	switch name {
-	case controller.ParamInteractiveDataflows:
+	case controller.ParamInteractiveDataflows, controller.ParamEnablePeekLane:
 		b, err := parseBool(value)
 		if err != nil {
 			return "", fmt.Errorf("parameter %q requires a Boolean value", name)

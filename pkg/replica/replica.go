@@ -36,6 +36,9 @@ type Config struct {
 	// ServerMetrics and Memory configure the protocol server.
 	ServerMetrics server.Metrics
 	Memory        *server.MemoryGuard
+	// LaneAddress is the peek lane the process serves, advertised to the
+	// controller (server.Config.LaneAddress); empty for none.
+	LaneAddress string
 	// MaintenanceNice, if positive, lowers the OS scheduling priority of
 	// the maintenance runtime's worker threads by that much in a
 	// two-runtime process (Linux; runtime.Config.WorkerNice), so reads win
@@ -89,7 +92,7 @@ func New(cfg Config) (_ *Process, err error) {
 			p.Close()
 		}
 	}()
-	scfg := server.Config{Codec: server.PlanCodec{}, Log: cfg.Log.WithName("server"), Metrics: cfg.ServerMetrics, Memory: cfg.Memory}
+	scfg := server.Config{Codec: server.PlanCodec{}, Log: cfg.Log.WithName("server"), Metrics: cfg.ServerMetrics, Memory: cfg.Memory, LaneAddress: cfg.LaneAddress}
 	p.Server, err = server.NewWithBackend(scfg, func(deliver func(server.Event)) (server.Backend, error) {
 		eng, err := server.NewEngine(deliver, cfg.Log.WithName("engine"), func(respond func(runtime.Response)) (runtime.Commands, error) {
 			if cfg.TwoRuntimes {

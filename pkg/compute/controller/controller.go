@@ -54,6 +54,10 @@ type Config struct {
 	Orchestrator orchestrator.Orchestrator
 	// Dialer connects to replica processes; default gRPC.
 	Dialer Dialer
+	// LaneDialer opens peek lanes to replica processes that offer one
+	// (lane.go); default PeekLaneDialer with a GRPCDialer's TLS, none
+	// with another Dialer.
+	LaneDialer LaneDialer
 	// Storage holds tables; nil when the controller has no tables.
 	Storage Storage
 	// Oracle serves strict serializable reads; default the wall clock.
@@ -96,6 +100,9 @@ const DefaultMaxPeekRestarts = 2
 func (c *Config) defaults() {
 	if c.Dialer == nil {
 		c.Dialer = GRPCDialer{}
+	}
+	if g, ok := c.Dialer.(GRPCDialer); ok && c.LaneDialer == nil {
+		c.LaneDialer = PeekLaneDialer{TLS: g.TLS}
 	}
 	if c.Oracle == nil {
 		c.Oracle = wallClock{}

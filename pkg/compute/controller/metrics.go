@@ -23,6 +23,9 @@ type Metrics struct {
 	admQueued    *prometheus.GaugeVec
 	admRefused   *prometheus.CounterVec
 	admAbandoned *prometheus.CounterVec
+	laneCommands *prometheus.CounterVec
+	lanesUp      prometheus.Gauge
+	laneResends  prometheus.Counter
 }
 
 // NewMetrics registers the controller's metrics with reg.
@@ -71,8 +74,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		admAbandoned: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tandem_controller_read_admission_abandoned_total", Help: "Reads whose context ended (statement_timeout, cancel) while they waited for admission.",
 		}, []string{"cluster", "kind"}),
+		laneCommands: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tandem_controller_peek_lane_commands_total", Help: "Peeks and cancels sent on peek lanes instead of the command stream (also counted in tandem_controller_commands_total), by type.",
+		}, []string{"type"}),
+		lanesUp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tandem_controller_peek_lanes_up", Help: "Peek lanes open to replica processes.",
+		}),
+		laneResends: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tandem_controller_peek_lane_resent_total", Help: "Peeks pending on a peek lane that went down, sent again on the command stream.",
+		}),
 	}
-	reg.MustRegister(m.commands, m.responses, m.peeks, m.peekDuration, m.replicaCount, m.connected,
+	reg.MustRegister(m.laneCommands, m.lanesUp, m.laneResends, m.commands, m.responses, m.peeks, m.peekDuration, m.replicaCount, m.connected,
 		m.collections, m.history, m.hydrated, m.holds, m.admRunning, m.admQueued, m.admRefused, m.admAbandoned)
 	return m
 }
@@ -80,6 +92,24 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) command(kind string, n int) {
 	if m != nil {
 		m.commands.WithLabelValues(kind).Add(float64(n))
+	}
+}
+
+func (m *Metrics) laneCommand(kind string) {
+	if m != nil {
+		m.laneCommands.WithLabelValues(kind).Inc()
+	}
+}
+
+func (m *Metrics) laneUp(delta float64) {
+	if m != nil {
+		m.lanesUp.Add(delta)
+	}
+}
+
+func (m *Metrics) laneResent() {
+	if m != nil {
+		m.laneResends.Inc()
 	}
 }
 

@@ -111,7 +111,7 @@ type realEnv struct {
 	logs string
 }
 
-func newRealEnv(t *testing.T, orch *process.Orchestrator) *realEnv {
+func newRealEnv(t *testing.T, orch *process.Orchestrator, opts ...func(*controller.Config)) *realEnv {
 	t.Helper()
 	e := &realEnv{t: t, orch: orch}
 	if orch == nil {
@@ -125,8 +125,12 @@ func newRealEnv(t *testing.T, orch *process.Orchestrator) *realEnv {
 		t.Cleanup(func() { o.Close() })
 		e.orch = o
 	}
-	e.ctl = controller.New(controller.Config{Log: testr.New(t).WithName("ctl"), Orchestrator: e.orch, ReadPolicyLag: 500 * time.Millisecond,
-		Parameters: testparams.Parameters(t)})
+	cfg := controller.Config{Log: testr.New(t).WithName("ctl"), Orchestrator: e.orch, ReadPolicyLag: 500 * time.Millisecond,
+		Parameters: testparams.Parameters(t)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e.ctl = controller.New(cfg)
 	e.ctl.Start()
 	t.Cleanup(e.ctl.Close)
 	if err := e.ctl.CreateCluster("default"); err != nil {

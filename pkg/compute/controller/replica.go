@@ -66,6 +66,9 @@ type replicaFrontiers struct {
 
 type procFrontiers struct {
 	write, input, output frontier.Frontier
+	// reported: the process reported this collection in this epoch, so it
+	// has its dataflow (a peek may take the lane, lane.go).
+	reported bool
 }
 
 func (rf *replicaFrontiers) merge() {
@@ -83,6 +86,13 @@ func (rf *replicaFrontiers) merge() {
 type processConn struct {
 	index  int
 	stream Stream
+	addr   string // the process's computectl address
+	nonce  string // of this connection's Hello
+
+	// lane, when up, carries peeks (lane.go); laneSent are the peeks sent
+	// on it and not answered yet. Both are guarded by the controller's mu.
+	lane     Lane
+	laneSent map[string]*laneSent
 
 	mu    sync.Mutex
 	queue []*computepb.Command
@@ -125,7 +135,9 @@ func (r *replica) sendLocked(cmd *computepb.Command) {
 		return
 	}
 	for _, p := range r.conns {
-		p.enqueue(cmd)
+		if !r.sendOnLaneLocked(p, cmd) {
+			p.enqueue(cmd)
+		}
 	}
 	r.ctl.cfg.Metrics.command(protocol.CommandKind(cmd), len(r.conns))
 }
@@ -195,7 +207,7 @@ func (r *replica) connectOnce(ctx context.Context) error {
 	reported := r.awaitMemoryLocked(len(conns))
 	c.mu.Unlock()
 	for _, p := range conns {
-		p.enqueue(&computepb.Command{Kind: &computepb.Command_Hello{Hello: &computepb.Hello{Nonce: newUUID()}}})
+		p.enqueue(&computepb.Command{Kind: &computepb.Command_Hello{Hello: &computepb.Hello{Nonce: p.nonce}}})
 	}
 	c.cfg.Metrics.command(protocol.KindHello, len(conns))
 
@@ -221,6 +233,10 @@ func (r *replica) connectOnce(ctx context.Context) error {
 	replayed := err == nil
 	if replayed {
 		r.replay(epoch, conns)
+		for _, p := range conns {
+			wg.Add(1)
+			go func() { defer wg.Done(); r.runLane(cctx, epoch, p) }()
+		}
 		select {
 		case err = <-errc:
 		case <-ctx.Done():
@@ -279,7 +295,8 @@ func (r *replica) dial(ctx context.Context) ([]*processConn, error) {
 			}
 			return nil, err
 		}
-		conns = append(conns, &processConn{index: i, stream: s, wake: make(chan struct{}, 1)})
+		conns = append(conns, &processConn{index: i, stream: s, addr: addr, nonce: newUUID(),
+			laneSent: map[string]*laneSent{}, wake: make(chan struct{}, 1)})
 	}
 	return conns, nil
 }
@@ -327,6 +344,7 @@ func (c *Controller) handleResponse(r *replica, epoch uint64, proc int, resp *co
 	case *computepb.Response_Frontiers:
 		c.handleFrontiersLocked(r, proc, k.Frontiers)
 	case *computepb.Response_PeekResponse:
+		r.laneAnsweredLocked(proc, k.PeekResponse)
 		c.handlePeekResponseLocked(r, proc, k.PeekResponse)
 	case *computepb.Response_SubscribeResponse:
 		c.handleSubscribeResponseLocked(r, proc, k.SubscribeResponse)
@@ -378,6 +396,7 @@ func (c *Controller) handleFrontiersLocked(r *replica, proc int, f *computepb.Fr
 	col, ok := c.collections[id]
 	hydrated := ok && r.hydratedLocked(col)
 	p := &rf.procs[proc]
+	p.reported = true
 	// Frontiers never regress within a connection; an absent field is
 	// unchanged.
 	if f.Write != nil {

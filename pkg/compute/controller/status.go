@@ -40,6 +40,8 @@ type ReplicaStatus struct {
 	// they are near their memory limit: no new dataflow is sent to the
 	// replica (memory.go).
 	MemoryNearLimit []int `json:"memory_near_limit,omitempty"`
+	// PeekLanes counts the processes whose peek lane is up (lane.go).
+	PeekLanes int `json:"peek_lanes"`
 }
 
 // CollectionStatus describes a collection's frontiers.
@@ -68,6 +70,11 @@ func (c *Controller) Status() Status {
 			rs := ReplicaStatus{Name: r.cfg.ID.Replica, Processes: r.cfg.Processes, Workers: r.cfg.Workers,
 				Epoch: r.epoch, Connected: r.conns != nil, LastError: r.lastError, Hydrated: []plan.GlobalID{}, NotHydrated: []plan.GlobalID{},
 				MemoryNearLimit: r.nearLimitLocked()}
+			for _, p := range r.conns {
+				if p.lane != nil {
+					rs.PeekLanes++
+				}
+			}
 			for _, col := range c.collections {
 				if col.kind != kindCompute || col.introspection || col.cluster != cl.name || col.dropped {
 					continue

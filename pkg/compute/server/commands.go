@@ -19,6 +19,8 @@ import (
 func (s *Server) handleRequest(ctx context.Context, r request) {
 	st := &s.st
 	switch {
+	case r.lane != nil:
+		s.laneRequest(ctx, r)
 	case r.connect != nil:
 		r.connect <- s.connect(ctx, r.conn)
 	case r.closed:

@@ -19,6 +19,14 @@
 //     response; the stream and every other collection keep going. A
 //     refused CreateDataflow names the dataflow whenever its description
 //     does (a Codec's InvalidDataflowError);
+//   - a peek lane (pkg/compute/peeklane, AttachLane) is attached to the
+//     connection whose Hello nonce it presents, and ends with it; its
+//     Peeks and CancelPeeks are that connection's commands, checked and run
+//     as the stream's. Their single-message answers take the lane while it
+//     is up, the stream otherwise; a peek sent again on the stream while
+//     pending from a lane is answered once, on the stream
+//     (TestLanePeekSentAgainOnTheStreamIsAnsweredOnce; sabotage: answer it
+//     on the lane it came from and the test waits in vain);
 //   - after InitializationComplete the replica reconciles: compatible
 //     running dataflows are kept, the rest dropped, desired ones built, and
 //     every frontier reported afresh.

@@ -34,6 +34,12 @@ type StageMetrics interface {
 	ReadStage(stage string, d time.Duration)
 }
 
+// LaneMetrics is implemented by a Metrics that also counts the commands
+// that came over peek lanes (lane.go); CommandReceived counts them too.
+type LaneMetrics interface {
+	LaneCommand(kind string)
+}
+
 // Read stages on the replica, as metric labels.
 const (
 	stageCommand = "command"

@@ -11,13 +11,20 @@ import (
 
 func (s *Server) peek(ctx context.Context, c *conn, p *computepb.Peek) {
 	uuid := p.GetUuid()
-	if _, ok := s.st.peeks[uuid]; ok {
+	if old, ok := s.st.peeks[uuid]; ok {
+		if old.viaLane || s.st.fromLane != nil {
+			// The controller sends a peek again on the stream when the
+			// lane it took broke: one pending peek answers both, on the
+			// stream, which outlives the lane.
+			old.lane = nil
+			return
+		}
 		// Not a PeekResponse: the pending peek of that uuid still gets its
 		// own, and only one.
 		s.refusePeek(c, uuid, coded(CodeDuplicateObject, "peek %s is already pending", uuid))
 		return
 	}
-	pending := &pendingPeek{conn: c, started: s.now()}
+	pending := &pendingPeek{conn: c, started: s.now(), lane: s.st.fromLane, viaLane: s.st.fromLane != nil}
 	s.st.peeks[uuid] = pending
 	dp, err := decodePeek(p)
 	if err != nil {
@@ -70,7 +77,7 @@ func (s *Server) cancelPeek(ctx context.Context, c *conn, uuid string) {
 	s.rt.CancelPeek(ctx, uuid)
 	delete(s.st.peeks, uuid)
 	s.metrics.PeekFinished(resultCanceled, s.now().Sub(p.started))
-	c.respond(peekResponse(uuid, &computepb.PeekResponse{Result: &computepb.PeekResponse_Canceled{Canceled: &computepb.PeekCanceled{}}}))
+	s.respondPeek(p, c, peekResponse(uuid, &computepb.PeekResponse{Result: &computepb.PeekResponse_Canceled{Canceled: &computepb.PeekCanceled{}}}))
 }
 
 // peekResult delivers a runtime's answer, unless the peek was canceled or
@@ -120,7 +127,7 @@ func (s *Server) finishPeek(c *conn, uuid string, rows []row.RowCount, err error
 	case err != nil:
 		delete(s.st.peeks, uuid)
 		s.metrics.PeekFinished(resultError, s.now().Sub(p.started))
-		c.respond(peekResponse(uuid, &computepb.PeekResponse{Result: &computepb.PeekResponse_Error{Error: &computepb.PeekError{
+		s.respondPeek(p, c, peekResponse(uuid, &computepb.PeekResponse{Result: &computepb.PeekResponse_Error{Error: &computepb.PeekError{
 			Sqlstate: sqlstate(err), Message: err.Error(),
 		}}}))
 	case c.cfg.PeekStashThreshold > 0 && size > c.cfg.PeekStashThreshold:
@@ -128,6 +135,6 @@ func (s *Server) finishPeek(c *conn, uuid string, rows []row.RowCount, err error
 	default:
 		delete(s.st.peeks, uuid)
 		s.metrics.PeekFinished(resultRows, s.now().Sub(p.started))
-		c.respond(peekResponse(uuid, &computepb.PeekResponse{Result: &computepb.PeekResponse_Rows{Rows: &computepb.PeekRows{Rows: rowCountsToProto(rows)}}}))
+		s.respondPeek(p, c, peekResponse(uuid, &computepb.PeekResponse{Result: &computepb.PeekResponse_Rows{Rows: &computepb.PeekRows{Rows: rowCountsToProto(rows)}}}))
 	}
 }

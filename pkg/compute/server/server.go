@@ -10,8 +10,10 @@ import (
 
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/tandemdb/tandem/pkg/compute/peeklane"
 	"github.com/tandemdb/tandem/pkg/compute/protocol"
 	"github.com/tandemdb/tandem/pkg/compute/protocol/computepb"
 )
@@ -32,6 +34,10 @@ type Config struct {
 	// with its Report set the process reports its memory to the
 	// controller instead (MemoryStatus).
 	Memory *MemoryGuard
+	// LaneAddress, when set, is the peek lane this process serves
+	// (peeklane.Serve with AttachLane), advertised to each controller
+	// connection in the stream's header.
+	LaneAddress string
 }
 
 // Server implements computepb.ComputeServer. Create it with New and run its
@@ -46,6 +52,7 @@ type Server struct {
 	now     func() time.Time
 	chunk   uint64
 	memory  *MemoryGuard
+	lane    string
 
 	requests chan request // connections to the loop
 	events   eventQueue   // runtime to the loop
@@ -64,6 +71,7 @@ func New(cfg Config) *Server {
 		rt:       cfg.Backend,
 		codec:    cfg.Codec,
 		memory:   cfg.Memory,
+		lane:     cfg.LaneAddress,
 		log:      cfg.Log,
 		metrics:  cfg.Metrics,
 		now:      cfg.Now,
@@ -96,7 +104,8 @@ type request struct {
 	conn     *conn
 	connect  chan error // set for a new connection: the loop answers on it
 	cmd      *computepb.Command
-	closed   bool           // the connection's stream ended
+	closed   bool           // the connection's stream (or lane) ended
+	lane     *lane          // set for a lane's attach, close or command (lane.go)
 	stashed  *stashFinished // a stash job ended
 }
 
@@ -174,6 +183,11 @@ func (s *Server) CommandStream(stream computepb.Compute_CommandStreamServer) err
 	}
 	log := s.log.WithValues("nonce", c.nonce)
 	log.Info("Accepted controller connection")
+	if s.lane != "" {
+		if err := stream.SendHeader(metadata.Pairs(peeklane.HeaderKey, s.lane)); err != nil {
+			cancel(err)
+		}
+	}
 
 	// The receiver forwards commands; this goroutine sends responses. gRPC
 	// allows one Recv and one Send concurrently on a stream. The receiver

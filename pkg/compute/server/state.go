@@ -77,6 +77,11 @@ type pendingPeek struct {
 	conn    *conn
 	started time.Time
 	stash   *stashJob // set once its result is streaming
+	// lane is the peek lane its single-message answer takes; nil for
+	// the stream (also once that lane went down). viaLane: it came over
+	// a lane, so the controller may send it again on the stream.
+	lane    *lane
+	viaLane bool
 	// dispatched is when the peek went to the runtime (the start of its
 	// runtime stage); zero if it was refused before.
 	dispatched time.Time
@@ -90,6 +95,9 @@ type state struct {
 	peeks       map[string]*pendingPeek
 	// received is when the command being handled came off the stream.
 	received time.Time
+	// fromLane is the lane of the command being handled; nil for the
+	// stream.
+	fromLane *lane
 }
 
 func newState() state {
