@@ -33,7 +33,7 @@ func TestOperatorsMatchReference(t *testing.T) {
 		p := g.plan(rapid.IntRange(1, 3).Draw(rt, "depth"), "plan")
 		workers := rapid.SampledFrom([]int{1, 2, 4}).Draw(rt, "workers")
 		updates := map[plan.GlobalID][]reference.Update{srcA: genUpdates(rt, descA), srcB: genUpdates(rt, descB)}
-		ev := &stepEval{workers: workers, sources: updates, fuel: rapid.SampledFrom([]int{0, 16, 1 << 20}).Draw(rt, "fuel")}
+		ev := &stepEval{workers: workers, sources: updates, fuel: rapid.SampledFrom([]int{0, 2, 16, 1 << 20}).Draw(rt, "fuel")}
 		root, err := ev.build(&p)
 		if err != nil {
 			rt.Fatalf("build: %v", err)
