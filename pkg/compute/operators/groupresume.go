@@ -75,9 +75,12 @@ type groupRun struct {
 	state, next []ValDiff
 	// The fresh changes, one value-sorted list per distinct time (times
 	// ascending once gathered).
-	times   []timeChanges
+	times []timeChanges
+	// timeIdx finds a time's list once there are more than
+	// linearTimes of them (a scan is cheaper below).
 	timeIdx map[frontier.Time]int
 	ti      int // the time being applied or evaluated
+	cs      []*batch.Cursor // scratch: the cursors at the group's key
 	i, j    int // applySorted's positions in state and changes
 
 	evaluating      bool
@@ -109,10 +112,9 @@ func (g *groupRun) begin(key []byte) {
 		g.times[i].changes = g.times[i].changes[:0]
 	}
 	g.times, g.ti, g.i, g.j = g.times[:0], 0, 0, 0
-	if g.timeIdx == nil {
-		g.timeIdx = map[frontier.Time]int{}
+	if g.timeIdx != nil {
+		clear(g.timeIdx)
 	}
-	clear(g.timeIdx)
 	g.evaluating, g.prevOut, g.curOut, g.prevErr = false, nil, nil, nil
 }
 
@@ -190,7 +192,8 @@ func compareTimes(a, b frontier.Time) int {
 // cursor and end once per value, until every cursor is past the key (true) or the work reaches
 // limit (false).
 func (g *groupRun) gather(w *batchWalk, limit int, work *int, add func(val []byte, ts []frontier.Time, ds []int64), end func()) bool {
-	cs := w.atKey(g.key)
+	g.cs = w.atKey(g.key, g.cs[:0])
+	cs := g.cs
 	if g.started {
 		for _, c := range cs {
 			c.SeekVal(g.last)
@@ -249,20 +252,14 @@ func (g *groupRun) endOld() {
 	}
 }
 
+// linearTimes is how many distinct times a group's fresh updates may have
+// before their lists are found through a map.
+const linearTimes = 16
+
 // addFresh files one fresh value's updates under their times.
 func (g *groupRun) addFresh(val []byte, ts []frontier.Time, ds []int64) {
 	for k, t := range ts {
-		i, ok := g.timeIdx[t]
-		if !ok {
-			i = len(g.times)
-			g.timeIdx[t] = i
-			if i < cap(g.times) {
-				g.times = g.times[:i+1]
-				g.times[i].t, g.times[i].changes = t, g.times[i].changes[:0]
-			} else {
-				g.times = append(g.times, timeChanges{t: t})
-			}
-		}
+		i := g.timeIndex(t)
 		tc := &g.times[i]
 		if n := len(tc.changes); n > 0 && bytes.Equal(tc.changes[n-1].Val, val) {
 			tc.changes[n-1].Diff += ds[k]
@@ -270,6 +267,41 @@ func (g *groupRun) addFresh(val []byte, ts []frontier.Time, ds []int64) {
 		}
 		tc.changes = append(tc.changes, ValDiff{Val: val, Diff: ds[k]})
 	}
+}
+
+// timeIndex returns the index of t's change list, adding one if needed
+// (reusing a list's capacity from an earlier group).
+func (g *groupRun) timeIndex(t frontier.Time) int {
+	if len(g.times) <= linearTimes {
+		for i := range g.times {
+			if g.times[i].t == t {
+				return i
+			}
+		}
+	} else {
+		if len(g.timeIdx) == 0 {
+			if g.timeIdx == nil {
+				g.timeIdx = map[frontier.Time]int{}
+			}
+			for i := range g.times {
+				g.timeIdx[g.times[i].t] = i
+			}
+		}
+		if i, ok := g.timeIdx[t]; ok {
+			return i
+		}
+	}
+	i := len(g.times)
+	if i < cap(g.times) {
+		g.times = g.times[:i+1]
+		g.times[i].t, g.times[i].changes = t, g.times[i].changes[:0]
+	} else {
+		g.times = append(g.times, timeChanges{t: t})
+	}
+	if len(g.timeIdx) > 0 {
+		g.timeIdx[t] = i
+	}
+	return i
 }
 
 // apply merges changes into the state (applySorted, resumable at g.i, g.j;
@@ -339,10 +371,9 @@ func (g *groupRun) evaluate(eval GroupEval, input []ValDiff, limit int, work *in
 	}
 }
 
-// atKey returns the walk's cursors positioned at key (seeking forward those
-// before it).
-func (w *batchWalk) atKey(key []byte) []*batch.Cursor {
-	var cs []*batch.Cursor
+// atKey appends to dst the walk's cursors positioned at key (seeking
+// forward those before it).
+func (w *batchWalk) atKey(key []byte, dst []*batch.Cursor) []*batch.Cursor {
 	for i := range w.cs {
 		c := &w.cs[i]
 		if !c.KeyValid() {
@@ -352,15 +383,17 @@ func (w *batchWalk) atKey(key []byte) []*batch.Cursor {
 			c.SeekKey(key)
 		}
 		if c.KeyValid() && bytes.Equal(c.Key(), key) {
-			cs = append(cs, c)
+			dst = append(dst, c)
 		}
 	}
-	return cs
+	return dst
 }
 
 // skipKey steps the cursors at key past it.
 func (w *batchWalk) skipKey(key []byte) {
-	for _, c := range w.atKey(key) {
-		c.StepKey()
+	for i := range w.cs {
+		if c := &w.cs[i]; c.KeyValid() && bytes.Equal(c.Key(), key) {
+			c.StepKey()
+		}
 	}
 }
