@@ -79,9 +79,9 @@ type groupRun struct {
 	// timeIdx finds a time's list once there are more than
 	// linearTimes of them (a scan is cheaper below).
 	timeIdx map[frontier.Time]int
-	ti      int // the time being applied or evaluated
+	ti      int             // the time being applied or evaluated
 	cs      []*batch.Cursor // scratch: the cursors at the group's key
-	i, j    int // applySorted's positions in state and changes
+	i, j    int             // applySorted's positions in state and changes
 
 	evaluating      bool
 	prevOut, curOut []ValDiff
