@@ -84,7 +84,7 @@ type groupRun struct {
 	i, j    int             // applySorted's positions in state and changes
 
 	evaluating      bool
-	prevOut, curOut []ValDiff
+	prevOut         []ValDiff
 	prevErr         error
 }
 
@@ -115,7 +115,7 @@ func (g *groupRun) begin(key []byte) {
 	if g.timeIdx != nil {
 		clear(g.timeIdx)
 	}
-	g.evaluating, g.prevOut, g.curOut, g.prevErr = false, nil, nil, nil
+	g.evaluating, g.prevOut, g.prevErr = false, nil, nil
 }
 
 // run advances the group until it is complete (true) or the work reaches
