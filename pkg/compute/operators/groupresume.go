@@ -83,9 +83,9 @@ type groupRun struct {
 	cs      []*batch.Cursor // scratch: the cursors at the group's key
 	i, j    int             // applySorted's positions in state and changes
 
-	evaluating      bool
-	prevOut         []ValDiff
-	prevErr         error
+	evaluating bool
+	prevOut    []ValDiff
+	prevErr    error
 }
 
 // timeChanges is the consolidated change of a group at one time.
