@@ -2,6 +2,7 @@ package operators
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
@@ -79,9 +80,8 @@ type groupRun struct {
 	// timeIdx finds a time's list once there are more than
 	// linearTimes of them (a scan is cheaper below).
 	timeIdx map[frontier.Time]int
-	ti      int             // the time being applied or evaluated
-	cs      []*batch.Cursor // scratch: the cursors at the group's key
-	i, j    int             // applySorted's positions in state and changes
+	ti      int // the time being applied or evaluated
+	i, j    int // applySorted's positions in state and changes
 
 	evaluating bool
 	prevOut    []ValDiff
@@ -138,7 +138,7 @@ func (g *groupRun) run(oldWalk, newWalk *batchWalk, eval GroupEval, emit Emit, e
 			if !g.gather(newWalk, limit, work, g.addFresh, nil) {
 				return false
 			}
-			slices.SortFunc(g.times, func(a, b timeChanges) int { return compareTimes(a.t, b.t) })
+			slices.SortFunc(g.times, func(a, b timeChanges) int { return cmp.Compare(a.t, b.t) })
 			g.phase = evalOld
 		case evalOld:
 			out, err, ok := g.evaluate(eval, g.state, limit, work)
@@ -177,23 +177,12 @@ func (g *groupRun) emitChange(out []ValDiff, err error, t frontier.Time, emit Em
 	g.prevOut, g.prevErr = out, err
 }
 
-func compareTimes(a, b frontier.Time) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // gather merges the group's values across the walk's cursors at g.key in
 // ascending order, from after g.last, calling add once per value and
 // cursor and end once per value, until every cursor is past the key (true) or the work reaches
 // limit (false).
 func (g *groupRun) gather(w *batchWalk, limit int, work *int, add func(val []byte, ts []frontier.Time, ds []int64), end func()) bool {
-	g.cs = w.atKey(g.key, g.cs[:0])
-	cs := g.cs
+	cs := w.atKey(g.key)
 	if g.started {
 		for _, c := range cs {
 			c.SeekVal(g.last)
@@ -371,29 +360,9 @@ func (g *groupRun) evaluate(eval GroupEval, input []ValDiff, limit int, work *in
 	}
 }
 
-// atKey appends to dst the walk's cursors positioned at key (seeking
-// forward those before it).
-func (w *batchWalk) atKey(key []byte, dst []*batch.Cursor) []*batch.Cursor {
-	for i := range w.cs {
-		c := &w.cs[i]
-		if !c.KeyValid() {
-			continue
-		}
-		if bytes.Compare(c.Key(), key) < 0 {
-			c.SeekKey(key)
-		}
-		if c.KeyValid() && bytes.Equal(c.Key(), key) {
-			dst = append(dst, c)
-		}
-	}
-	return dst
-}
-
 // skipKey steps the cursors at key past it.
 func (w *batchWalk) skipKey(key []byte) {
-	for i := range w.cs {
-		if c := &w.cs[i]; c.KeyValid() && bytes.Equal(c.Key(), key) {
-			c.StepKey()
-		}
+	for _, c := range w.atKey(key) {
+		c.StepKey()
 	}
 }

@@ -93,12 +93,7 @@ func hugeVals(u kv) kv {
 func TestReduceGroupsResumableMatchesWhole(t *testing.T) {
 	for _, tc := range resumableCases() {
 		t.Run(tc.name, rapid.MakeCheck(func(t *rapid.T) {
-			upds := genUpdates(t, "in", tc.vals)
-			for i := range upds {
-				if tc.retype != nil {
-					upds[i] = tc.retype(upds[i])
-				}
-			}
+			upds := genRetyped(t, "in", tc.vals, tc.retype)
 			cuts := genCuts(t)
 			bs := batchesAt(t, cuts, upds)
 			limit := rapid.IntRange(1, 8).Draw(t, "limit")
