@@ -15,18 +15,19 @@ import (
 // middle of a group if need be, and keeps the group's partial state in p
 // (groupRun); the next call with the same inputs resumes it. A group's
 // output change at a time is emitted only once its evaluation at that time
-// is complete, so no update of a half-evaluated group is ever emitted; the
-// caller holds its output frontier until the step is done, so readers see
-// the step's output whole in any case. The output is exactly ReduceGroups'
+// is complete (then in slices, for a group whose output is large), so no
+// update of a half-evaluated group is ever emitted; the caller holds its
+// output frontier until the step is done, so readers see the step's output
+// whole in any case. The output is exactly ReduceGroups'
 // (TestReduceGroupsResumableMatchesWhole).
 //
 // The phases of one group, each resumable at any value: gather the group's
 // old state (a merge of the old batches by value, consolidated on the way,
 // so no sort), gather its fresh updates into one value-sorted change list
 // per distinct time, evaluate the old state, then for each time in order
-// apply its changes and evaluate the new state (eval: AggregateEval folds
+// apply its changes, evaluate the new state (eval: AggregateEval folds
 // its values in order; a logic that cannot be split runs whole in one
-// Step, WholeGroup), and emit the difference. limit <= 0 runs every group
+// Step, WholeGroup) and emit the difference. limit <= 0 runs every group
 // whole.
 func ReduceGroupsResumable(old, fresh []*batch.Batch, eval GroupEval, emit Emit, emitErr EmitErr, limit int, p *Progress) (done bool) {
 	done, _ = reduceGroupsResumable(old, fresh, eval, emit, emitErr, limit, p)
@@ -84,8 +85,11 @@ type groupRun struct {
 	i, j    int // applySorted's positions in state and changes
 
 	evaluating bool
-	prevOut    []ValDiff
-	prevErr    error
+	// The output and error before the time being applied, and after it
+	// (out, emitted from positions pi and oi of prevOut and out).
+	prevOut, out    []ValDiff
+	prevErr, outErr error
+	pi, oi          int
 }
 
 // timeChanges is the consolidated change of a group at one time.
@@ -102,6 +106,7 @@ const (
 	evalOld
 	applyTime
 	evalTime
+	emitTime
 )
 
 func (g *groupRun) begin(key []byte) {
@@ -115,7 +120,7 @@ func (g *groupRun) begin(key []byte) {
 	if g.timeIdx != nil {
 		clear(g.timeIdx)
 	}
-	g.evaluating, g.prevOut, g.prevErr = false, nil, nil
+	g.evaluating, g.prevOut, g.prevErr, g.out, g.outErr = false, nil, nil, nil, nil
 }
 
 // run advances the group until it is complete (true) or the work reaches
@@ -157,24 +162,64 @@ func (g *groupRun) run(oldWalk, newWalk *batchWalk, eval GroupEval, emit Emit, e
 			if !ok {
 				return false
 			}
-			g.emitChange(out, err, g.times[g.ti].t, emit, emitErr)
+			g.out, g.outErr, g.pi, g.oi = out, err, 0, 0
+			g.phase = emitTime
+		case emitTime:
+			if !g.emitChange(g.times[g.ti].t, emit, emitErr, limit, work) {
+				return false
+			}
+			g.prevOut, g.prevErr, g.out, g.outErr = g.out, g.outErr, nil, nil
 			g.phase, g.ti = applyTime, g.ti+1
 		}
 	}
 }
 
-// emitChange emits the change of the group's output and error at t.
-func (g *groupRun) emitChange(out []ValDiff, err error, t frontier.Time, emit Emit, emitErr EmitErr) {
-	emitDifference(g.prevOut, out, t, emit)
-	if !sameError(g.prevErr, err) {
+// emitChange emits the change of the group's output (prevOut to out) and
+// of its error at t, resumable at its positions in both (pi, oi): a large
+// group's output (a window's partition, a recursion's fixed point) is
+// emitted in slices too. Each output row compared counts one unit, emitted
+// or not. It reports whether the change is complete.
+func (g *groupRun) emitChange(t frontier.Time, emit Emit, emitErr EmitErr, limit int, work *int) bool {
+	prev, out := g.prevOut, g.out
+	for g.pi < len(prev) || g.oi < len(out) {
+		if limit > 0 && *work >= limit {
+			return false
+		}
+		c := 0
+		switch {
+		case g.oi == len(out):
+			c = -1
+		case g.pi == len(prev):
+			c = 1
+		default:
+			c = bytes.Compare(prev[g.pi].Val, out[g.oi].Val)
+		}
+		switch {
+		case c < 0:
+			emit(prev[g.pi].Val, t, -prev[g.pi].Diff)
+			g.pi++
+		case c > 0:
+			emit(out[g.oi].Val, t, out[g.oi].Diff)
+			g.oi++
+		default:
+			if d := out[g.oi].Diff - prev[g.pi].Diff; d != 0 {
+				emit(out[g.oi].Val, t, d)
+			} else {
+				*work++
+			}
+			g.pi++
+			g.oi++
+		}
+	}
+	if !sameError(g.prevErr, g.outErr) {
 		if g.prevErr != nil {
 			emitErr(g.prevErr, t, -1)
 		}
-		if err != nil {
-			emitErr(err, t, 1)
+		if g.outErr != nil {
+			emitErr(g.outErr, t, 1)
 		}
 	}
-	g.prevOut, g.prevErr = out, err
+	return true
 }
 
 // gather merges the group's values across the walk's cursors at g.key in
