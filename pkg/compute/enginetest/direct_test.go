@@ -33,7 +33,7 @@ func TestOperatorsMatchReference(t *testing.T) {
 		p := g.plan(rapid.IntRange(1, 3).Draw(rt, "depth"), "plan")
 		workers := rapid.SampledFrom([]int{1, 2, 4}).Draw(rt, "workers")
 		updates := map[plan.GlobalID][]reference.Update{srcA: genUpdates(rt, descA), srcB: genUpdates(rt, descB)}
-		ev := &stepEval{workers: workers, sources: updates, fuel: rapid.SampledFrom([]int{0, 16, 1 << 20}).Draw(rt, "fuel")}
+		ev := &stepEval{workers: workers, sources: updates, fuel: rapid.SampledFrom([]int{0, 2, 16, 1 << 20}).Draw(rt, "fuel")}
 		root, err := ev.build(&p)
 		if err != nil {
 			rt.Fatalf("build: %v", err)
@@ -233,11 +233,11 @@ func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
 				}
 			}
 		}
-		return ev.group(ins[0], keySpec{key: n.GroupKey, val: vals, hasVal: true}, operators.AggregateLogic(aggs)), nil
+		return ev.group(ins[0], keySpec{key: n.GroupKey, val: vals, hasVal: true}, operators.AggregateLogic(aggs), operators.AggregateEval(aggs)), nil
 	case *plan.Distinct:
-		return ev.group(ins[0], keySpec{rowKey: true, emptyVal: true}, operators.DistinctLogic()), nil
+		return ev.group(ins[0], keySpec{rowKey: true, emptyVal: true}, operators.DistinctLogic(), nil), nil
 	case *plan.Threshold:
-		return ev.group(ins[0], keySpec{rowKey: true, emptyVal: true}, operators.ThresholdLogic()), nil
+		return ev.group(ins[0], keySpec{rowKey: true, emptyVal: true}, operators.ThresholdLogic(), nil), nil
 	case *plan.TopK:
 		spec := operators.TopKSpec{Limit: -1, Offset: n.Offset}
 		if n.Limit != nil {
@@ -250,7 +250,7 @@ func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
 		for _, c := range n.GroupKey {
 			key = append(key, expr.Column(c))
 		}
-		return ev.group(ins[0], keySpec{key: key}, operators.TopKLogic(spec)), nil
+		return ev.group(ins[0], keySpec{key: key}, operators.TopKLogic(spec), nil), nil
 	case *plan.Window:
 		spec, err := render.WindowSpec(n)
 		if err != nil {
@@ -260,7 +260,7 @@ func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
 		for _, c := range n.PartitionBy {
 			key = append(key, expr.Column(c))
 		}
-		return ev.group(ins[0], keySpec{key: key}, operators.WindowLogic(spec)), nil
+		return ev.group(ins[0], keySpec{key: key}, operators.WindowLogic(spec), nil), nil
 	}
 	return nil, fmt.Errorf("unsupported plan node %s", p)
 }
@@ -313,9 +313,22 @@ func evalExprs(es []expr.Expr, ds []row.Datum) ([]row.Datum, error) {
 	return out, nil
 }
 
-func (ev *stepEval) group(in stepNode, spec keySpec, logic operators.GroupLogic) stepNode {
+// group reduces its input with logic; with fuel, as the renderer does, in
+// resumable calls of at most fuel units of work that may stop inside a
+// group (operators.ReduceGroupsResumable, evaluating groups with eval, nil:
+// the logic whole), run to completion.
+func (ev *stepEval) group(in stepNode, spec keySpec, logic operators.GroupLogic, eval operators.GroupEval) stepNode {
+	if eval == nil {
+		eval = operators.WholeGroup(logic)
+	}
 	return ev.stateful([]stepNode{in}, []keySpec{spec}, func(old, fresh [][]*batch.Batch, emit operators.Emit, emitErr operators.EmitErr) {
-		operators.ReduceGroups(old[0], fresh[0], logic, emit, emitErr)
+		if ev.fuel == 0 {
+			operators.ReduceGroups(old[0], fresh[0], logic, emit, emitErr)
+			return
+		}
+		var p operators.Progress
+		for !operators.ReduceGroupsResumable(old[0], fresh[0], eval, emit, emitErr, ev.fuel, &p) {
+		}
 	})
 }
 
@@ -410,5 +423,5 @@ func (ev *stepEval) recursive(rec *plan.Recursive) (stepNode, error) {
 		}
 		return oks, errs, nil
 	})
-	return ev.group(union, keySpec{key: []expr.Expr{}}, render.FixpointLogic(fp)), nil
+	return ev.group(union, keySpec{key: []expr.Expr{}}, render.FixpointLogic(fp), render.FixpointEval(fp)), nil
 }

@@ -52,11 +52,26 @@ func BenchmarkReduceCountSum(b *testing.B) {
 			var outputs int
 			emit := func([]byte, frontier.Time, int64) { outputs++ }
 			emitErr := func(err error, _ frontier.Time, _ int64) { b.Fatal(err) }
-			cpu0 := processCPU()
-			for b.Loop() {
-				ReduceGroups(old, fresh, logic, emit, emitErr)
-			}
-			reportThroughput(b, c.fresh, processCPU()-cpu0)
+			// Both arms in one run: the whole step, and the resumable
+			// step on the default fuel (16,384) as a maintained reduction
+			// runs it, resumed until done.
+			b.Run("whole", func(b *testing.B) {
+				cpu0 := processCPU()
+				for b.Loop() {
+					ReduceGroups(old, fresh, logic, emit, emitErr)
+				}
+				reportThroughput(b, c.fresh, processCPU()-cpu0)
+			})
+			b.Run("resumable", func(b *testing.B) {
+				eval := AggregateEval([]Aggregate{{Func: AggCountStar}, {Func: AggSum}})
+				cpu0 := processCPU()
+				for b.Loop() {
+					var p Progress
+					for !ReduceGroupsResumable(old, fresh, eval, emit, emitErr, 16_384, &p) {
+					}
+				}
+				reportThroughput(b, c.fresh, processCPU()-cpu0)
+			})
 			_ = outputs
 		})
 	}

@@ -20,6 +20,9 @@ type Progress struct {
 	// within is how many of key's pairs a join already emitted when it
 	// stopped inside key (0: key starts afresh).
 	within int
+	// group is the reduction's group in progress when a resumable step
+	// stopped inside one (ReduceGroupsResumable).
+	group *groupRun
 }
 
 // seek moves every cursor forward to the first key >= key.

@@ -13,6 +13,7 @@ import (
 // move forward, a step costs O(batches × log keys) per touched key.
 type batchWalk struct {
 	cs []batch.Cursor
+	at []*batch.Cursor // scratch of atKey
 }
 
 func newBatchWalk(bs []*batch.Batch) batchWalk {
@@ -39,9 +40,10 @@ func (w *batchWalk) nextKey() ([]byte, bool) {
 	return best, found
 }
 
-// collect seeks every cursor to key and, for those positioned exactly at
-// it, calls fn for each of the key's updates, then steps them past it.
-func (w *batchWalk) collect(key []byte, fn func(val []byte, t frontier.Time, diff int64)) {
+// atKey returns the cursors positioned at key, seeking forward those
+// before it; the slice is valid until the next call.
+func (w *batchWalk) atKey(key []byte) []*batch.Cursor {
+	w.at = w.at[:0]
 	for i := range w.cs {
 		c := &w.cs[i]
 		if !c.KeyValid() {
@@ -50,9 +52,17 @@ func (w *batchWalk) collect(key []byte, fn func(val []byte, t frontier.Time, dif
 		if bytes.Compare(c.Key(), key) < 0 {
 			c.SeekKey(key)
 		}
-		if !c.KeyValid() || !bytes.Equal(c.Key(), key) {
-			continue
+		if c.KeyValid() && bytes.Equal(c.Key(), key) {
+			w.at = append(w.at, c)
 		}
+	}
+	return w.at
+}
+
+// collect seeks every cursor to key and, for those positioned exactly at
+// it, calls fn for each of the key's updates, then steps them past it.
+func (w *batchWalk) collect(key []byte, fn func(val []byte, t frontier.Time, diff int64)) {
+	for _, c := range w.atKey(key) {
 		for ; c.ValValid(); c.StepVal() {
 			v := c.Val()
 			ts, ds := c.Updates()

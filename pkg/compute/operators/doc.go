@@ -47,9 +47,18 @@
 //     one per key walked) has reached its limit and records the next key in
 //     a Progress; the next call with the same inputs seeks there. A join
 //     also stops between two pairs of one key (a skewed key's product);
-//     a reduction never splits a group, whose output is a function of the
-//     whole group. Keys are independent, so the slices together are
-//     exactly the unbounded step's output (bounded.go).
+//     ReduceGroupsBounded never splits a group, whose output is a function
+//     of the whole group. Keys are independent, so the slices together
+//     are exactly the unbounded step's output (bounded.go).
+//   - ReduceGroupsResumable(old, fresh, GroupEval, ...): ReduceGroups in
+//     slices that may stop inside a group, keeping the group's partial
+//     state in the Progress: its old state and fresh changes are gathered
+//     by merging the batches' cursors by value, each time's changes merged
+//     in, and the group evaluated through a GroupEval, which does a budget
+//     of work per Step (AggregateEval folds the aggregates that can be
+//     folded in value order, WholeGroup runs any GroupLogic in one Step).
+//     A group's change at a time is emitted only once its evaluation is
+//     complete (groupresume.go, groupeval.go).
 //   - Negate(Emit) Emit: the stateless negation; Union is two inputs
 //     emitting into one Emit; Mfp is expr's job.
 //

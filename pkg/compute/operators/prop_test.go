@@ -46,6 +46,18 @@ func genUpdates(t *rapid.T, label string, withVals bool) []kv {
 	return out
 }
 
+// genRetyped is genUpdates with each update passed through retype (nil:
+// kept as generated).
+func genRetyped(t *rapid.T, label string, withVals bool, retype func(kv) kv) []kv {
+	upds := genUpdates(t, label, withVals)
+	if retype != nil {
+		for i := range upds {
+			upds[i] = retype(upds[i])
+		}
+	}
+	return upds
+}
+
 // genCuts returns batch boundaries 0 = c0 < c1 < ... < ck = propTimes.
 func genCuts(t *rapid.T) []frontier.Time {
 	cuts := []frontier.Time{0}
@@ -163,12 +175,7 @@ func TestReduceGroupsMatchesRecomputation(t *testing.T) {
 	}
 	for _, op := range ops {
 		t.Run(op.name, rapid.MakeCheck(func(t *rapid.T) {
-			upds := genUpdates(t, "in", op.vals)
-			for i := range upds {
-				if op.retype != nil {
-					upds[i] = op.retype(upds[i])
-				}
-			}
+			upds := genRetyped(t, "in", op.vals, op.retype)
 			cuts := genCuts(t)
 			bs := batchesAt(t, cuts, upds)
 			var out timedCollector

@@ -72,7 +72,7 @@ func TestCountPipeline(t *testing.T) {
 				}
 				keyed := b.AddOperator("key", []dataflow.Connection{{From: src}}, 1, dataflow.LogicFunc(keyByFirst))
 				arr := Arrange(b, "by k", keyed.Stream(0), fail)
-				red := Stateful(b, "count", []*Arranged{arr}, GroupStep(operators.AggregateLogic([]operators.Aggregate{{Func: operators.AggCountStar}})), fail)
+				red := Stateful(b, "count", []*Arranged{arr}, GroupStep(operators.AggregateLogic([]operators.Aggregate{{Func: operators.AggCountStar}}), nil), fail)
 				keyed2 := b.AddOperator("key2", []dataflow.Connection{{From: red.Ok}}, 1, dataflow.LogicFunc(keyByRow))
 				out := Arrange(b, "out", keyed2.Stream(0), fail)
 				mu.Lock()

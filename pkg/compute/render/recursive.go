@@ -43,23 +43,35 @@ func (r *planRenderer) recursive(rec *plan.Recursive) (rendered, error) {
 	}
 	arr := ArrangeFueled(r.b, name, Concat(r.b, name+"-inputs", tagged), r.fail, r.arrangeFuel)
 	// The fixpoint is one group (one key): an incremental step yields
-	// between times (IncrementalFixpointStep), a re-derivation runs whole,
-	// being a function of the whole group (docs/design/runtime.md,
-	// Bounded steps).
+	// between times (IncrementalFixpointStep), a re-derivation between its
+	// rounds (FixpointEval) (docs/design/runtime.md, Bounded steps).
 	if rec.Incremental() {
 		out := r.stateful(name, []*Arranged{arr}, IncrementalFixpointStep(fp))
 		return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 	}
-	logic := FixpointLogic(fp)
-	step := func(old, fresh [][]*batch.Batch, e *emitter) {
+	step := RederiveStep(fp)
+	out := r.stateful(name, []*Arranged{arr}, step)
+	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
+}
+
+// RederiveStep returns the step of a fixpoint operator that re-derives the
+// fixed point from its inputs' contents when one of them changes. Under
+// StatefulFueled the re-derivation yields between its rounds
+// (FixpointEval), resuming at the next schedule; with the fuel off it runs
+// whole (FixpointLogic).
+func RederiveStep(fp *Fixpoint) StepFunc {
+	logic, eval := FixpointLogic(fp), FixpointEval(fp)
+	return func(old, fresh [][]*batch.Batch, e *emitter) {
 		// A re-derivation can take many rounds: poll the dataflow's drop
 		// between rounds, as the emitter does between output rows.
 		fp.Stop = func() bool { return e.stop != nil && e.stop() }
 		defer func() { fp.Stop = nil }()
+		if e.limit > 0 {
+			e.more = !operators.ReduceGroupsResumable(old[0], fresh[0], eval, e.emit, e.emitErr, e.limit, e.resume())
+			return
+		}
 		operators.ReduceGroups(old[0], fresh[0], logic, e.emit, e.emitErr)
 	}
-	out := r.stateful(name, []*Arranged{arr}, step)
-	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 }
 
 // FixpointTag is the prefix of input i's rows in the fixpoint operator's
@@ -109,6 +121,62 @@ func FixpointLogic(fp *Fixpoint) operators.GroupLogic {
 		return out, err
 	}
 }
+
+// FixpointEval is FixpointLogic evaluated in steps: a Step runs rounds of
+// the re-derivation until their work (rows into and out of each round)
+// reaches its budget (the first Step also counts the input, split and
+// consolidated in Start), so a deep recursion yields the worker between
+// rounds; a single round is not split. Like FixpointLogic
+// it keeps the last input and result, so re-evaluating the previous state
+// costs a comparison.
+func FixpointEval(fp *Fixpoint) operators.GroupEval { return &fixpointEval{fp: fp} }
+
+type fixpointEval struct {
+	fp      *Fixpoint
+	input   []operators.ValDiff
+	run     *fixRun
+	charged bool // the first Step counted the input (split and base)
+	lastIn  []operators.ValDiff
+	lastOut []operators.ValDiff
+	lastErr error
+	valid   bool
+}
+
+func (f *fixpointEval) Start(_ []byte, input []operators.ValDiff) {
+	f.input, f.run, f.charged = input, nil, false
+	if f.valid && sameValDiffs(f.lastIn, input) {
+		return
+	}
+	inputs, err := f.fp.split(input)
+	if err != nil {
+		f.run = &fixRun{}
+		f.run.finish(nil, err)
+		return
+	}
+	f.run = f.fp.start(inputs)
+}
+
+func (f *fixpointEval) Step(budget int) (int, bool) {
+	if f.run == nil {
+		return len(f.input), true // the cached result
+	}
+	work := 0
+	if !f.charged {
+		work, f.charged = len(f.input), true
+	}
+	for !f.run.done && (budget <= 0 || work < budget) {
+		work += f.run.round()
+	}
+	if !f.run.done {
+		return work, false
+	}
+	f.lastIn = append(f.lastIn[:0], f.input...)
+	f.lastOut, f.lastErr, f.valid = f.run.out, f.run.err, true
+	f.run = nil
+	return work, true
+}
+
+func (f *fixpointEval) Result() ([]operators.ValDiff, error) { return f.lastOut, f.lastErr }
 
 func sameValDiffs(a, b []operators.ValDiff) bool {
 	if len(a) != len(b) {

@@ -263,11 +263,21 @@ func JoinStep(old, fresh [][]*batch.Batch, e *emitter) {
 }
 
 // GroupStep returns the step of a reduction (reduce, distinct, threshold,
-// top-k) with the given group logic over one arrangement. Under
-// StatefulFueled it emits its output in slices.
-func GroupStep(logic operators.GroupLogic) StepFunc {
+// top-k, window) with the given group logic over one arrangement. Under
+// StatefulFueled it emits its output in slices and splits the work of one
+// group across schedules too (operators.ReduceGroupsResumable), evaluating
+// a group with eval (nil: the logic, whole); with the fuel off (0) every
+// step runs whole (operators.ReduceGroups).
+func GroupStep(logic operators.GroupLogic, eval operators.GroupEval) StepFunc {
+	if eval == nil {
+		eval = operators.WholeGroup(logic)
+	}
 	return func(old, fresh [][]*batch.Batch, e *emitter) {
-		e.more = !operators.ReduceGroupsBounded(old[0], fresh[0], logic, e.emit, e.emitErr, e.limit, e.resume())
+		if e.limit > 0 {
+			e.more = !operators.ReduceGroupsResumable(old[0], fresh[0], eval, e.emit, e.emitErr, e.limit, e.resume())
+			return
+		}
+		e.more = !operators.ReduceGroupsBounded(old[0], fresh[0], logic, e.emit, e.emitErr, 0, e.resume())
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
+	"github.com/tandemdb/tandem/pkg/compute/operators"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -127,5 +128,90 @@ func TestIncrementalFixpointYieldsBetweenTimes(t *testing.T) {
 	// Each time is one change and one output update: two units of work.
 	if calls < 2*times/(limit+2) || most > limit {
 		t.Fatalf("%d calls, at most %d updates a call, for %d times with limit %d", calls, most, times, limit)
+	}
+}
+
+// TestRederivationYieldsBetweenRounds: a deep UNION ALL recursion (n + 1
+// while n < 3,000: 3,000 rounds of one row each) re-derived by the
+// fixpoint operator's step under a limit yields between rounds: each
+// schedule does about the limit's worth of rounds, the output is emitted
+// only once the fixed point is complete (in slices of at most the limit:
+// once a step's schedules start emitting, each emits until the step is
+// done), the steps take at least their rounds' work over the limit in
+// schedules, and the output, at two times (the base gains a row at the
+// second), is exactly the unbounded step's. With the limit off one
+// schedule does each step.
+func TestRederivationYieldsBetweenRounds(t *testing.T) {
+	const depth, limit = 3_000, 100
+	l := plan.Local(1)
+	col, lit := expr.Column, func(n int64) expr.Expr { return expr.Literal(row.Int64(n)) }
+	one := plan.NewConstant(row.RelationDesc{Names: []string{"n"}, Types: []row.ColumnType{{Type: row.TypeInt64}}},
+		plan.ConstantRow{Datums: []row.Datum{row.Int64(1)}, Diff: 1})
+	count := plan.NewMfp(plan.NewGet(l), expr.MFP{Expressions: []expr.Expr{expr.Add(col(0), lit(1))},
+		Predicates: []expr.Expr{expr.Lt(col(0), lit(depth))}, Projection: []int{1}})
+	rec := plan.NewRecursive(l, "t", one, count, false, 1<<20).Recursive
+	if rec.Incremental() {
+		t.Fatal("a UNION ALL recursion is re-derived, not incremental")
+	}
+	key := row.Pack()
+	base := func(lower, upper frontier.Time, n int64) []*batch.Batch {
+		var b batch.Builder
+		b.Push(key, append(append([]byte(nil), FixpointTag(0)...), ints(n)...), lower, 1)
+		bt, err := b.Build(batch.Description{Lower: frontier.At(lower), Upper: frontier.At(upper), Since: frontier.Minimum()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []*batch.Batch{bt}
+	}
+	steps := []struct{ old, fresh []*batch.Batch }{
+		{nil, base(1, 2, 1)},
+		{base(1, 2, 1), base(2, 3, depth/2)},
+	}
+	run := func(limit int) (out map[string]int64, schedules, most int) {
+		fp, err := CompileRecursive(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := RederiveStep(fp)
+		out = map[string]int64{}
+		for _, s := range steps {
+			var p operators.Progress
+			emitting := false
+			for more := true; more; schedules++ {
+				if schedules > 10*depth {
+					t.Fatal("the step never completed")
+				}
+				e := &emitter{limit: limit, progress: &p}
+				step([][]*batch.Batch{s.old}, [][]*batch.Batch{s.fresh}, e)
+				more = e.more
+				n := len(e.ok) + len(e.err)
+				if emitting && n == 0 {
+					t.Fatalf("schedule %d emitted nothing after earlier schedules of the step emitted: rounds ran after output", schedules)
+				}
+				emitting = emitting || n > 0
+				most = max(most, n)
+				for _, u := range append(e.ok, e.err...) {
+					out[fmt.Sprintf("%x@%d", u.Val, u.Time)] += u.Diff
+				}
+			}
+		}
+		return out, schedules, most
+	}
+	whole, wholeSchedules, _ := run(0)
+	if wholeSchedules != len(steps) || len(whole) != depth+depth/2+1 {
+		t.Fatalf("unbounded: %d schedules, %d output updates, want %d schedules and %d updates", wholeSchedules, len(whole), len(steps), depth+depth/2+1)
+	}
+	sliced, schedules, most := run(limit)
+	if !maps.Equal(sliced, whole) {
+		t.Fatalf("sliced output (%d updates) differs from the unbounded output (%d)", len(sliced), len(whole))
+	}
+	if most > limit {
+		t.Fatalf("a schedule emitted %d updates, limit %d", most, limit)
+	}
+	// Each round is at least roundUnits + 2 units (a row in, a row out):
+	// the first step's 3,000 rounds and the second's 3,000 (its old state
+	// is the cached result), less one round a schedule may run over.
+	if want := (roundUnits + 2) * (depth + depth/2) / (limit + roundUnits + 4); schedules < want {
+		t.Fatalf("%d schedules for %d rounds with limit %d: want at least %d", schedules, depth+depth/2, limit, want)
 	}
 }
