@@ -106,7 +106,8 @@ func TestParamInference(t *testing.T) {
 
 func TestUnsupportedIsNamed(t *testing.T) {
 	for sql, feature := range map[string]string{
-		"WITH RECURSIVE x AS (SELECT 1) CYCLE a SET b USING c TABLE x":      "SEARCH and CYCLE",
+		"SELECT ROW(k, v) = ROW(1, 'a') FROM kv":                            "row constructor comparisons",
+		"SELECT ROW(k) IS NULL FROM kv":                                      "IS NULL of a row constructor",
 		"WITH x AS (INSERT INTO kv VALUES (1) RETURNING k) SELECT * FROM x": "data-modifying statements in WITH",
 		"SELECT k FROM kv WHERE v LIKE ALL (SELECT v FROM kv)":              "~~ ALL (subquery)",
 		"SELECT k FROM kv WHERE v LIKE ANY (SELECT v FROM kv)":              "~~ ANY (subquery)",
