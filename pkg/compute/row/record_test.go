@@ -17,24 +17,9 @@ func mustRecord(fields ...Datum) Datum {
 }
 
 // pgRecordCmp is PostgreSQL's record_cmp for two records of one shape:
-// field by field, NULL equal to NULL and after every value.
-func pgRecordCmp(a, b []Datum) int {
-	for i := range a {
-		an, bn := a[i].IsNull(), b[i].IsNull()
-		switch {
-		case an && bn:
-			continue
-		case an:
-			return 1
-		case bn:
-			return -1
-		}
-		if c := Compare(a[i], b[i]); c != 0 {
-			return c
-		}
-	}
-	return 0
-}
+// field by field, NULL equal to NULL and after every value, which is
+// array_cmp's rule for elements (pgArrayCmp) over equal lengths.
+func pgRecordCmp(a, b []Datum) int { return pgArrayCmp(a, b) }
 
 // TestRecordEncodingOrderIsPostgresRecordOrder checks that records of
 // (int, text) and arrays of them order by their bytes as record_cmp and
