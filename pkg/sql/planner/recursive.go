@@ -239,21 +239,17 @@ func fromReads(from []*pg.Node, name string) bool {
 // planRecursiveCTE plans a self-referencing CTE: the non-recursive term,
 // then the recursive term with the name bound to the working table (a
 // local id of the Recursive node), its columns converted to the
-// non-recursive term's types as PostgreSQL requires.
+// non-recursive term's types as PostgreSQL requires, and the columns
+// SEARCH and CYCLE add computed by both terms (searchcycle.go).
 func (p *Planner) planRecursiveCTE(c *pg.CommonTableExpr, sel *pg.SelectStmt, frame cteFrame, depth int) (cte, error) {
-	clauses := c.SearchClause != nil || c.CycleClause != nil
-	if clauses {
-		if err := checkSearchCycleNames(c); err != nil {
-			return cte{}, err
-		}
+	if err := checkSearchCycleNames(c); err != nil {
+		return cte{}, err
 	}
 	if err := checkRecursiveForm(c.Ctename, sel); err != nil {
 		return cte{}, err
 	}
-	if clauses {
-		if err := checkSearchCycleForm(sel); err != nil {
-			return cte{}, err
-		}
+	if err := checkSearchCycleForm(c, sel); err != nil {
+		return cte{}, err
 	}
 	base, err := p.planSubquery(sel.Larg, depth+1)
 	if err != nil {
@@ -272,19 +268,9 @@ func (p *Planner) planRecursiveCTE(c *pg.CommonTableExpr, sel *pg.SelectStmt, fr
 	}
 	n := len(cols)
 	basePlan := castTo(base, &scope{cols: cols})
-	var sc *searchCycle
-	var added []column
-	stepSel := sel.Rarg
-	if clauses {
-		if sc, err = p.resolveSearchCycle(c, cols); err != nil {
-			return cte{}, err
-		}
-		if added, err = p.addedColumns(sc); err != nil {
-			return cte{}, err
-		}
-		if stepSel, err = stepWithAdded(c.Ctename, sel.Rarg, added); err != nil {
-			return cte{}, err
-		}
+	sc, added, stepSel, err := p.searchCycleStep(c, sel.Rarg, cols)
+	if err != nil {
+		return cte{}, err
 	}
 	all := append(append([]column(nil), cols...), added...)
 	p.locals++
@@ -296,17 +282,14 @@ func (p *Planner) planRecursiveCTE(c *pg.CommonTableExpr, sel *pg.SelectStmt, fr
 		binding[i].unstarred = i >= n
 	}
 	frame[c.Ctename] = cte{plan: plan.NewGet(id), cols: binding}
-	if sc != nil {
-		if err := nameClash(sc, cols); err != nil {
-			// PostgreSQL reads the recursive term first, where a
-			// reference to the clashing name is ambiguous (42702).
-			_, perr := p.planSubquery(sel.Rarg, depth+1)
-			delete(frame, c.Ctename)
-			if perr != nil {
-				return cte{}, perr
-			}
-			return cte{}, err
+	if err := nameClash(sc, cols); err != nil {
+		// PostgreSQL reads the recursive term first, where a reference
+		// to the clashing name is ambiguous (42702).
+		if _, perr := p.planSubquery(sel.Rarg, depth+1); perr != nil {
+			err = perr
 		}
+		delete(frame, c.Ctename)
+		return cte{}, err
 	}
 	step, err := p.planSubquery(stepSel, depth+1)
 	delete(frame, c.Ctename)

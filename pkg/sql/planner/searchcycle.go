@@ -56,7 +56,8 @@ func errSearchCycleSyntax(format string, args ...any) error {
 }
 
 // checkSearchCycleNames applies the checks PostgreSQL makes before it
-// reads the query: the added columns' names must differ.
+// reads the query: the added columns' names must differ. Without the
+// clauses it passes, as do the other checks here.
 func checkSearchCycleNames(c *pg.CommonTableExpr) error {
 	s, y := c.SearchClause, c.CycleClause
 	if y != nil && y.CycleMarkColumn == y.CyclePathColumn {
@@ -75,7 +76,10 @@ func checkSearchCycleNames(c *pg.CommonTableExpr) error {
 
 // checkSearchCycleForm: with either clause both sides of the UNION must
 // be plain SELECTs.
-func checkSearchCycleForm(sel *pg.SelectStmt) error {
+func checkSearchCycleForm(c *pg.CommonTableExpr, sel *pg.SelectStmt) error {
+	if c.SearchClause == nil && c.CycleClause == nil {
+		return nil
+	}
 	if sel.Larg.Op != pg.SetOperation_SETOP_NONE {
 		return errSearchCycleSyntax("with a SEARCH or CYCLE clause, the left side of the UNION must be a SELECT")
 	}
@@ -83,6 +87,28 @@ func checkSearchCycleForm(sel *pg.SelectStmt) error {
 		return errSearchCycleSyntax("with a SEARCH or CYCLE clause, the right side of the UNION must be a SELECT")
 	}
 	return nil
+}
+
+// searchCycleStep resolves c's clauses against the CTE's columns and
+// returns them, the columns they add and the recursive term that also
+// reads the working row's added columns; nil and rarg without clauses.
+func (p *Planner) searchCycleStep(c *pg.CommonTableExpr, rarg *pg.SelectStmt, cols []column) (*searchCycle, []column, *pg.SelectStmt, error) {
+	if c.SearchClause == nil && c.CycleClause == nil {
+		return nil, nil, rarg, nil
+	}
+	sc, err := p.resolveSearchCycle(c, cols)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	added, err := p.addedColumns(sc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	step, err := stepWithAdded(c.Ctename, rarg, added)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return sc, added, step, nil
 }
 
 // resolveSearchCycle resolves the clauses of c against the CTE's columns.
@@ -114,6 +140,9 @@ func byColumns(what string, list []*pg.Node, cols []column) ([]int, error) {
 		}
 		if slices.Contains(idx, i) {
 			return nil, sqlerr.Errorf(sqlerr.DuplicateColumn, "%s column %q specified more than once", what, name)
+		}
+		if t := cols[i].typ.Type; t == row.TypeRecord || t == row.TypeRecordArray {
+			return nil, sqlerr.Unsupported("records nested in records (" + what + " column " + name + ")")
 		}
 		idx = append(idx, i)
 	}
@@ -184,6 +213,9 @@ func boolConst(b bool, _ int32) *pg.Node {
 // nameClash is PostgreSQL's 42601 for an added column named as one of
 // the CTE's.
 func nameClash(sc *searchCycle, cols []column) error {
+	if sc == nil {
+		return nil
+	}
 	used := func(name string) bool {
 		return slices.ContainsFunc(cols, func(c column) bool { return c.name == name })
 	}

@@ -66,6 +66,7 @@ func TestSearchCycleErrors(t *testing.T) {
 		{"WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL (SELECT n FROM t UNION ALL SELECT 5)) CYCLE n SET c USING p SELECT * FROM t", sqlerr.SyntaxError, "the right side of the UNION must be a SELECT"},
 		{"WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n FROM (SELECT 1 AS n) AS s WHERE EXISTS (SELECT FROM t)) CYCLE n SET c USING p SELECT * FROM t", invalidRecursion, "must not appear within a subquery"},
 		{rec + "CYCLE n SET c TO true DEFAULT 55 USING p SELECT * FROM t", sqlerr.DatatypeMismatch, ""},
+		{"WITH RECURSIVE t(r) AS (SELECT ROW(1) UNION ALL SELECT r FROM t WHERE false) CYCLE r SET c USING p SELECT * FROM t", sqlerr.FeatureNotSupported, "records nested in records"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.sql, func(t *testing.T) {
