@@ -71,6 +71,8 @@ func typeOID(t row.Type) (uint32, int16) {
 		return oidJSONB, -1
 	case row.TypeJSON:
 		return oidJSON, -1
+	case row.TypeRecord:
+		return oidRecord, -1
 	}
 	if t.IsArray() {
 		oid, _ := planner.PGType(t, 0, planner.TypeMod{})
@@ -227,6 +229,9 @@ func encodeBinary(dst []byte, d row.Datum, col sql.Column) ([]byte, error) {
 	}
 	if d.Type().IsArray() {
 		return encodeArrayBinary(dst, d, col)
+	}
+	if d.Type() == row.TypeRecord {
+		return encodeRecordBinary(dst, d)
 	}
 	return nil, fmt.Errorf("no binary format for %s", d.Type())
 }

@@ -185,6 +185,12 @@ func renameColumns(d row.RelationDesc, aliases []*pg.Node) (row.RelationDesc, er
 		if slices.Index(names, n) != i {
 			return row.RelationDesc{}, sqlerr.Errorf(sqlerr.DuplicateColumn, "column %q specified more than once", n)
 		}
+		// As in PostgreSQL, a view does not store anonymous records (a
+		// SEARCH or CYCLE column): its query casts them to text or
+		// reads them (ORDER BY, = ANY) without returning them.
+		if t := d.Types[i].Type; t == row.TypeRecord || t == row.TypeRecordArray {
+			return row.RelationDesc{}, sqlerr.Errorf(sqlerr.InvalidTableDefinition, "column %q has pseudo-type %s", n, t.PGName())
+		}
 	}
 	return row.RelationDesc{Names: names, Types: d.Types}, nil
 }

@@ -19,6 +19,9 @@ func CanCast(from, to row.Type) bool {
 	if !to.Valid() || to == row.TypeNull {
 		return false
 	}
+	if (to == row.TypeRecord || to == row.TypeRecordArray) && from != to && from != row.TypeNull {
+		return false // PostgreSQL has no input function for anonymous records
+	}
 	if from == to || from == row.TypeNull || from == row.TypeText || to == row.TypeText {
 		return from.Valid()
 	}

@@ -233,6 +233,12 @@ const (
 	// jsonb_object likewise (jsonobject.go).
 	FuncJSONObject
 	FuncJSONBObject
+	// Records (record.go): row(f1, ...) is ROW(f1, ...), an anonymous
+	// record; record_field(r, i, target) is r's i-th field (1-based),
+	// typed as target, a typed NULL naming the field's type (a record's
+	// type does not carry its fields').
+	FuncRecord
+	FuncRecordField
 	funcCount
 )
 

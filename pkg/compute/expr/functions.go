@@ -161,6 +161,9 @@ var funcs = [funcCount]funcDef{
 	FuncJSONRow:             {name: "json_row", minArgs: 1, maxArgs: -1, typeOf: typeJSONRow, evalN: evalJSONRow},
 	FuncJSONObject:          {name: "json_object", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeJSONObjectOf(row.TypeJSON), evalN: evalJSONObject},
 	FuncJSONBObject:         {name: "jsonb_object", minArgs: 1, maxArgs: 2, strict: true, typeOf: typeJSONObjectOf(row.TypeJSONB), evalN: evalJSONBObject},
+
+	FuncRecord:      {name: "row", minArgs: 0, maxArgs: -1, typeOf: typeRecord, evalN: evalRecord},
+	FuncRecordField: {name: "record_field", minArgs: 3, maxArgs: 3, typeOf: typeRecordField, evalN: evalRecordField},
 }
 
 func undefinedFunc(name string, args ...row.Datum) *EvalError {
@@ -226,6 +229,9 @@ func compareDatums(a, b row.Datum) (int, error) {
 		if ta == row.TypeJSONB {
 			// jsonb numbers compare by value: 2.5 = 2.50.
 			return row.CompareJSONB(a, b), nil
+		}
+		if ta == row.TypeRecord {
+			return compareRecords(a, b)
 		}
 		return row.Compare(a, b), nil
 	}

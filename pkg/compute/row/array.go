@@ -30,7 +30,7 @@ const (
 
 // arrayTypes are the array types in type order (their tags follow it).
 var arrayTypes = [...]Type{TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-	TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray}
+	TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeRecordArray}
 
 const arrayEnd = 0x00
 
@@ -60,6 +60,8 @@ func (t Type) ElemType() Type {
 		return TypeJSONB
 	case TypeTimestampTZArray:
 		return TypeTimestampTZ
+	case TypeRecordArray:
+		return TypeRecord
 	}
 	return TypeInvalid
 }

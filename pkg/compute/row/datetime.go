@@ -254,8 +254,10 @@ func AppendTextIn(dst []byte, d Datum, loc *time.Location) []byte {
 	switch d.Type() {
 	case TypeTimestampTZ:
 		return AppendTimestampTZ(dst, d.TimestampTZ(), loc)
-	case TypeTimestampTZArray:
+	case TypeTimestampTZArray, TypeRecordArray:
 		return appendArrayTextIn(dst, d, loc)
+	case TypeRecord:
+		return appendRecordTextIn(dst, d, loc)
 	}
 	return d.AppendText(dst)
 }

@@ -1,8 +1,9 @@
 // Package row defines Tandem's values and their binary row encoding.
 //
 // A Datum is one SQL value (NULL, bool, int64, float64, text, bytes,
-// timestamp, date, time, timestamptz, interval, numeric, uuid, jsonb, json and
-// one-dimensional arrays of int64, float64, numeric, text, bool) held in a
+// timestamp, date, time, timestamptz, interval, numeric, uuid, jsonb, json,
+// records and one-dimensional arrays of int64, float64, numeric, text,
+// bool, records, ...) held in a
 // small comparable struct; the zero Datum is NULL. Compare orders datums
 // as SQL does for ORDER BY ... ASC: NULLs last, -0 = 0, NaN equal to
 // itself and above +Infinity (as in Postgres, for float64 and numeric
@@ -67,6 +68,14 @@
 // NULL elements last, then the shorter array first);
 // TestArrayEncodingOrderIsPostgresArrayOrder checks it against a
 // transcription of array_cmp. Elements are never arrays.
+//
+// A record (record.go: ROW(...), PostgreSQL's anonymous record, and
+// record[] its array) is held the same way, its fields' encodings and a
+// 0x00 terminator, so its byte order is record_cmp's (field by field,
+// NULL fields last); TestRecordEncodingOrderIsPostgresRecordOrder checks
+// records and arrays of them against transcriptions. A field is never a
+// record, so decoding nests at most record[] → record → array → scalar
+// (TestRecordDecodingRejectsNesting, FuzzUnpack's seeds).
 //
 // Type, ColumnType{Type, Nullable} and RelationDesc{Names, Types} describe
 // relations; RelationDesc.Validate and Check catch malformed descriptions

@@ -36,9 +36,12 @@ import (
 //	0x70 numeric                          order-preserving decimal key (numeric.go)
 //	0x78 uuid                             16 bytes
 //	0x7A jsonb                            order-preserving jsonb key (jsonb.go)
-//	0x80..0x89 arrays of int64, float64,  the elements' encodings, then 0x00
+//	0x80..0x8A arrays of int64, float64,  the elements' encodings, then 0x00
 //	  numeric, text, bool, date,          (array.go)
-//	  timestamp, uuid, bytea, jsonb
+//	  timestamp, uuid, bytea, jsonb,
+//	  timestamptz; 0x8D of records
+//	0x90 record                           the fields' encodings, then 0x00
+//	                                      (record.go)
 //	0xF0 NULL                             no payload
 //
 // Rows are immutable once built: batches and arrangements share them
@@ -109,8 +112,10 @@ func tagOf(d Datum) byte {
 	case TypeJSONB:
 		return tagJSONB
 	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeRecordArray:
 		return arrayTag(d.typ)
+	case TypeRecord:
+		return tagRecord
 	default:
 		return tagNull
 	}
@@ -146,8 +151,8 @@ func encodedLen(d Datum) int {
 			return 1 + len(d.str) + 3
 		}
 		return 1 + len(d.str)
-	case TypeUUID, TypeJSONB, TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
+	case TypeUUID, TypeJSONB, TypeRecord, TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeRecordArray:
 		return 1 + len(d.str)
 	default:
 		return 1
@@ -188,7 +193,7 @@ func AppendDatum(dst Row, d Datum) Row {
 		// uuid is fixed width.
 		dst = append(dst, d.str...)
 	default:
-		if d.typ.IsArray() {
+		if d.typ.IsArray() || d.typ == TypeRecord {
 			dst = append(dst, d.str...) // terminated by arrayEnd
 		}
 	}
@@ -248,8 +253,12 @@ func datumLen(b []byte, off int) (n int, escaped bool, err error) {
 		n, err := jsonbLen(b[1:], off+1)
 		return 1 + n, false, err
 	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayBase + 4,
-		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayLast:
+		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayLast,
+		tagRecordArray:
 		n, err := arrayLen(b[1:], off+1, arrayTypeOfTag(b[0]).ElemType())
+		return 1 + n, false, err
+	case tagRecord:
+		n, err := recordLen(b[1:], off+1)
 		return 1 + n, false, err
 	case tagUUID:
 		if len(b) < 1+uuidLen {
@@ -316,8 +325,11 @@ func decodeDatum(b []byte, escaped, alias bool) Datum {
 	case tagJSONB:
 		return Datum{typ: TypeJSONB, str: string(b[1:])}
 	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayBase + 4,
-		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayLast:
+		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayLast,
+		tagRecordArray:
 		return Datum{typ: arrayTypeOfTag(b[0]), str: string(b[1:])}
+	case tagRecord:
+		return Datum{typ: TypeRecord, str: string(b[1:])}
 	case tagText, tagBytes, tagJSON:
 		typ := TypeText
 		switch b[0] {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // String returns d in Postgres' text output format: t/f for booleans,
@@ -59,6 +60,9 @@ func (d Datum) AppendText(dst []byte) []byte {
 	default:
 		if d.typ.IsArray() {
 			return appendArrayText(dst, d)
+		}
+		if d.typ == TypeRecord {
+			return appendRecordTextIn(dst, d, time.UTC)
 		}
 		return dst
 	}
@@ -125,7 +129,7 @@ func (d Datum) SQLLiteral() string {
 	case TypeJSON:
 		return "'" + strings.ReplaceAll(d.str, "'", "''") + "'::json"
 	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeRecordArray:
 		return "'" + strings.ReplaceAll(d.String(), "'", "''") + "'::" + d.Type().String()
 	case TypeNumeric:
 		return "'" + d.String() + "'::numeric"

@@ -20,6 +20,10 @@ func FuzzUnpack(f *testing.F) {
 	f.Add([]byte{tagTime, 0x80, 0, 0, 0x20, 0, 0, 0, 0})
 	f.Add(append([]byte{tagInterval, 0x80, 0, 0, 0, 0, 0, 0, 0}, append(
 		binary.BigEndian.AppendUint64(nil, MicrosPerDay), 0x80, 0, 0, 0, 0x80, 0, 0, 0)...))
+	// Records: a record field that is a record (never decodes), and an
+	// unterminated record inside an array of records.
+	f.Add([]byte{tagRecord, tagRecord, arrayEnd, arrayEnd})
+	f.Add([]byte{tagRecordArray, tagRecord, tagInt64})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := Row(b)
 		ds, err := r.Unpack()

@@ -88,7 +88,7 @@ func (d Datum) MarshalJSON() ([]byte, error) {
 		e := base64.StdEncoding.EncodeToString(Pack(d))
 		j.JSON = &e
 	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeRecordArray, TypeRecord:
 		e := base64.StdEncoding.EncodeToString(Pack(d))
 		j.Array = &e
 	case TypeNumeric, TypeUUID:
@@ -206,7 +206,7 @@ func (d *Datum) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("unmarshal array datum: %w", err)
 		}
 		ds, err := Row(raw).Unpack()
-		if err != nil || len(ds) != 1 || !ds[0].Type().IsArray() {
+		if err != nil || len(ds) != 1 || !(ds[0].Type().IsArray() || ds[0].Type() == TypeRecord) {
 			return fmt.Errorf("unmarshal array datum: not one array (%v)", err)
 		}
 		*d = ds[0]

@@ -36,6 +36,8 @@ func (t Type) PGName() string {
 		return "jsonb"
 	case TypeJSON:
 		return "json"
+	case TypeRecord:
+		return "record"
 	}
 	return "unknown"
 }

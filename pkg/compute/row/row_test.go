@@ -43,6 +43,8 @@ var sampleDatums = []Datum{
 	mustArray(TypeNumericArray, MustNumeric("1.5"), Null()), mustArray(TypeNumericArray, mustScaled("1.5", 2)),
 	mustArray(TypeTextArray, Text("a\x00"), Text("")), mustArray(TypeTextArray, Text("b")),
 	mustArray(TypeBoolArray, False, Null()),
+	mustRecord(), mustRecord(Int64(1), Text("a b")), mustRecord(Int64(1), Null()), mustRecord(Null(), mustArray(TypeInt64Array, Int64(2))),
+	mustArray(TypeRecordArray), mustArray(TypeRecordArray, mustRecord(Int64(1)), Null(), mustRecord(Text("\x00"), MustNumeric("1.5"))),
 }
 
 func TestRoundTrip(t *testing.T) {

@@ -83,6 +83,8 @@ var typeNames = [...]string{
 	TypeJSONBArray:       "jsonb[]",
 	TypeTimestampTZArray: "timestamptz[]",
 	TypeJSON:             "json",
+	TypeRecord:           "record",
+	TypeRecordArray:      "record[]",
 }
 
 // String returns the canonical lower-case name, also used in JSON.

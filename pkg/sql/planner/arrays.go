@@ -269,6 +269,8 @@ func arrayPGType(t row.Type, w IntWidth) uint32 {
 		return 3807
 	case row.TypeTimestampTZArray:
 		return 1185
+	case row.TypeRecordArray:
+		return 2287
 	}
 	return 0
 }

@@ -53,9 +53,6 @@ func (p *Planner) planCTEs(wc *pg.WithClause, frame cteFrame, depth int) error {
 		if c.Ctequery.GetSelectStmt() == nil {
 			return sqlerr.Unsupported("data-modifying statements in WITH")
 		}
-		if c.SearchClause != nil || c.CycleClause != nil {
-			return sqlerr.Unsupported("SEARCH and CYCLE clauses")
-		}
 		ctes[i] = c
 	}
 	order := make([]int, len(ctes))
@@ -72,6 +69,9 @@ func (p *Planner) planCTEs(wc *pg.WithClause, frame cteFrame, depth int) error {
 	for _, i := range order {
 		c := ctes[i]
 		sel := c.Ctequery.GetSelectStmt()
+		if !self[i] && (c.SearchClause != nil || c.CycleClause != nil) {
+			return sqlerr.New(sqlerr.SyntaxError, "WITH query is not recursive")
+		}
 		if self[i] {
 			planned, err := p.planRecursiveCTE(c, sel, frame, depth)
 			if err != nil {

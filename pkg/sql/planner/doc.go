@@ -118,7 +118,13 @@
 // precision (timestamp(3)) is not a TypeMod: a cast with one rounds the
 // value (time_precision).
 //
-// Anything else (SEARCH/CYCLE, named windows, ...) fails with 0A000
-// naming the feature.
+// WITH RECURSIVE's SEARCH and CYCLE clauses become columns the recursion
+// computes, as PostgreSQL 15 rewrites them (searchcycle.go), holding
+// record values: ROW(...) lowers to a record (records.go), compared as
+// record_cmp; a row constructor compared with a row constructor keeps
+// PostgreSQL's field-by-field rules and is refused.
+//
+// Anything else (named windows, ...) fails with 0A000 naming the
+// feature.
 // literals and avg() are float8: Tandem has no exact numeric type.
 package planner

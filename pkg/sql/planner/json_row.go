@@ -13,8 +13,9 @@ import (
 // Records in json: row_to_json(t), to_json(t) and to_jsonb(t) of a FROM
 // item's alias t (a whole-row reference, t or t.*: its fields are the
 // item's visible columns, named by them) or of ROW(...) (fields f1, f2,
-// ...; a ROW may nest). Tandem has no record type: a record is only ever
-// the argument of these functions, which build its json directly.
+// ...; a ROW may nest). These functions build the json directly from
+// the record's field expressions rather than from a record value
+// (records.go), whose fields carry no names and do not nest.
 
 // jsonField is one field of a record: its name and value node, or the
 // fields of a nested record.

@@ -78,6 +78,9 @@ func (c *exprCtx) unifyOperands(a, b typed) (typed, typed, error) {
 }
 
 func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
+	if err := rowComparison(a); err != nil {
+		return typed{}, err
+	}
 	op := opName(a.Name)
 	switch a.Kind {
 	case pg.A_Expr_Kind_AEXPR_OP:

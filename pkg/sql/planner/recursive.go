@@ -239,9 +239,16 @@ func fromReads(from []*pg.Node, name string) bool {
 // planRecursiveCTE plans a self-referencing CTE: the non-recursive term,
 // then the recursive term with the name bound to the working table (a
 // local id of the Recursive node), its columns converted to the
-// non-recursive term's types as PostgreSQL requires.
+// non-recursive term's types as PostgreSQL requires, and the columns
+// SEARCH and CYCLE add computed by both terms (searchcycle.go).
 func (p *Planner) planRecursiveCTE(c *pg.CommonTableExpr, sel *pg.SelectStmt, frame cteFrame, depth int) (cte, error) {
+	if err := checkSearchCycleNames(c); err != nil {
+		return cte{}, err
+	}
 	if err := checkRecursiveForm(c.Ctename, sel); err != nil {
+		return cte{}, err
+	}
+	if err := checkSearchCycleForm(c, sel); err != nil {
 		return cte{}, err
 	}
 	base, err := p.planSubquery(sel.Larg, depth+1)
@@ -259,34 +266,56 @@ func (p *Planner) planRecursiveCTE(c *pg.CommonTableExpr, sel *pg.SelectStmt, fr
 			cols[i].typ.Type = row.TypeText
 		}
 	}
+	n := len(cols)
 	basePlan := castTo(base, &scope{cols: cols})
+	sc, added, stepSel, err := p.searchCycleStep(c, sel.Rarg, cols)
+	if err != nil {
+		return cte{}, err
+	}
+	all := append(append([]column(nil), cols...), added...)
 	p.locals++
 	id := plan.Local(p.locals)
-	binding := make([]column, len(cols))
-	for i, col := range cols {
+	binding := make([]column, len(all))
+	for i, col := range all {
 		binding[i] = col
 		binding[i].typ.Nullable = true
+		binding[i].unstarred = i >= n
 	}
 	frame[c.Ctename] = cte{plan: plan.NewGet(id), cols: binding}
-	step, err := p.planSubquery(sel.Rarg, depth+1)
+	if err := nameClash(sc, cols); err != nil {
+		// PostgreSQL reads the recursive term first, where a reference
+		// to the clashing name is ambiguous (42702).
+		if _, perr := p.planSubquery(sel.Rarg, depth+1); perr != nil {
+			err = perr
+		}
+		delete(frame, c.Ctename)
+		return cte{}, err
+	}
+	step, err := p.planSubquery(stepSel, depth+1)
 	delete(frame, c.Ctename)
 	if err != nil {
 		return cte{}, err
 	}
-	if step.arity() != len(cols) {
+	if step.arity() != len(all) {
 		return cte{}, sqlerr.New(sqlerr.SyntaxError, "each UNION query must have the same number of columns")
 	}
-	for i, sc := range step.scope.cols {
+	for i, sc := range step.scope.cols[:n] {
 		if err := recursiveColumnType(c.Ctename, i, cols[i], sc); err != nil {
 			return cte{}, err
 		}
 	}
-	stepPlan := castTo(step, &scope{cols: cols})
-	out := plan.NewRecursive(id, c.Ctename, basePlan, stepPlan, !sel.All, p.recursionLimit())
-	for i, sc := range step.scope.cols {
+	stepPlan := castTo(step, &scope{cols: all})
+	for i, sc := range step.scope.cols[:n] {
 		cols[i].typ.Nullable = cols[i].typ.Nullable || sc.typ.Nullable || sc.typ.Type == row.TypeNull
 	}
-	return cte{plan: out, cols: cols}, nil
+	if sc != nil {
+		all = append(append([]column(nil), cols...), added...)
+		basePlan = withAdded(newRel(basePlan, &scope{cols: cols}), n, sc.baseAdded(), nil, &scope{cols: all})
+		values, keep := sc.stepAdded(n)
+		stepPlan = withAdded(newRel(stepPlan, &scope{cols: binding}), n, values, keep, &scope{cols: all})
+	}
+	out := plan.NewRecursive(id, c.Ctename, basePlan, stepPlan, !sel.All, p.recursionLimit())
+	return cte{plan: out, cols: all}, nil
 }
 
 func (p *Planner) recursionLimit() int64 {

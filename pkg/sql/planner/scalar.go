@@ -236,6 +236,9 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 		}
 		return typed{}, sqlerr.Unsupported("boolean operator " + v.BoolExpr.Boolop.String())
 	case *pg.Node_NullTest:
+		if v.NullTest.Arg.GetRowExpr() != nil {
+			return typed{}, sqlerr.Unsupported("IS NULL of a row constructor")
+		}
 		x, err := c.lower(v.NullTest.Arg)
 		if err != nil {
 			return typed{}, err
@@ -304,7 +307,7 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 	case *pg.Node_AIndirection:
 		return c.subscript(v.AIndirection)
 	case *pg.Node_RowExpr:
-		return typed{}, sqlerr.Unsupported("row constructors")
+		return c.rowConstructor(v.RowExpr)
 	case *pg.Node_CollateClause:
 		// Text compares bytewise, which is the C collation and the
 		// database default; naming those (as psql's catalog queries do)

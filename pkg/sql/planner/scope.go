@@ -21,6 +21,10 @@ type column struct {
 	// hidden columns (a USING join's duplicate key) are not expanded by *
 	// but can still be referenced qualified.
 	hidden bool
+	// unstarred columns are not expanded by * but are referenced as any
+	// other: the columns a SEARCH or CYCLE clause adds, read through the
+	// recursive self-reference (searchcycle.go).
+	unstarred bool
 	// emulated columns belong to a relation the SQL layer emulates (the
 	// pg_catalog subset psql's listings read), which lacks most of the
 	// real relation's columns: naming another is refused as unsupported.

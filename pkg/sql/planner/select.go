@@ -500,7 +500,7 @@ func (p *Planner) targetList(list []*pg.Node, c *exprCtx, in *scope) ([]target, 
 					return nil, sqlerr.New(sqlerr.SyntaxError, "SELECT * with no tables specified is not valid")
 				}
 				for i, col := range in.cols {
-					if col.hidden || col.outer || (table != "" && col.table != table) {
+					if col.hidden || col.unstarred || col.outer || (table != "" && col.table != table) {
 						continue
 					}
 					var x typed

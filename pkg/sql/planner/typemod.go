@@ -240,6 +240,8 @@ func PGType(t row.Type, w IntWidth, m TypeMod) (oid uint32, typmod int32) {
 		return 3802, -1
 	case row.TypeJSON:
 		return 114, -1
+	case row.TypeRecord:
+		return 2249, -1
 	}
 	return 25, -1
 }
