@@ -233,6 +233,9 @@ const (
 	// jsonb_object likewise (jsonobject.go).
 	FuncJSONObject
 	FuncJSONBObject
+	// extract(field FROM x[, zone]): date_part's field as an exact
+	// numeric at PostgreSQL's scale for the field (datetime_extract.go).
+	FuncExtract
 	funcCount
 )
 
