@@ -26,11 +26,14 @@ const (
 	// TypeTimestampTZArray holds timestamptz elements, shown in the
 	// session's time zone (AppendTextIn).
 	TypeTimestampTZArray Type = 25
+	// TypeJSONArray holds json elements (their text as written). Like
+	// json it has no equality or order in SQL.
+	TypeJSONArray Type = 27
 )
 
 // arrayTypes are the array types in type order (their tags follow it).
 var arrayTypes = [...]Type{TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-	TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray}
+	TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeJSONArray}
 
 const arrayEnd = 0x00
 
@@ -60,6 +63,8 @@ func (t Type) ElemType() Type {
 		return TypeJSONB
 	case TypeTimestampTZArray:
 		return TypeTimestampTZ
+	case TypeJSONArray:
+		return TypeJSON
 	}
 	return TypeInvalid
 }
@@ -139,11 +144,17 @@ func arrayLen(b []byte, off int, et Type) (int, error) {
 	}
 }
 
-// arrayTag returns the encoding tag of array type t.
-func arrayTag(t Type) byte { return tagArrayBase + byte(t-TypeInt64Array) }
+// arrayTag returns the encoding tag of array type t: its place in
+// arrayTypes after tagArrayBase (json[], numbered after json, comes last).
+func arrayTag(t Type) byte {
+	if t == TypeJSONArray {
+		return tagArrayLast
+	}
+	return tagArrayBase + byte(t-TypeInt64Array)
+}
 
 // arrayTypeOfTag returns the array type of tag.
-func arrayTypeOfTag(tag byte) Type { return TypeInt64Array + Type(tag-tagArrayBase) }
+func arrayTypeOfTag(tag byte) Type { return arrayTypes[tag-tagArrayBase] }
 
 // appendArrayText appends array_out's form: {1,NULL,"a b"}
 // (timestamptz elements in UTC).

@@ -36,9 +36,10 @@ import (
 //	0x70 numeric                          order-preserving decimal key (numeric.go)
 //	0x78 uuid                             16 bytes
 //	0x7A jsonb                            order-preserving jsonb key (jsonb.go)
-//	0x80..0x89 arrays of int64, float64,  the elements' encodings, then 0x00
+//	0x80..0x8B arrays of int64, float64,  the elements' encodings, then 0x00
 //	  numeric, text, bool, date,          (array.go)
-//	  timestamp, uuid, bytea, jsonb
+//	  timestamp, uuid, bytea, jsonb,
+//	  timestamptz, json
 //	0xF0 NULL                             no payload
 //
 // Rows are immutable once built: batches and arrangements share them
@@ -61,8 +62,8 @@ const (
 	tagNumeric     = 0x70
 	tagUUID        = 0x78
 	tagJSONB       = 0x7A
-	tagArrayBase   = 0x80 // + (array type - TypeInt64Array)
-	tagArrayLast   = 0x8A
+	tagArrayBase   = 0x80 // + the array type's place in arrayTypes
+	tagArrayLast   = 0x8B
 	tagNull        = 0xF0
 
 	escByte  = 0x00
@@ -109,7 +110,7 @@ func tagOf(d Datum) byte {
 	case TypeJSONB:
 		return tagJSONB
 	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeJSONArray:
 		return arrayTag(d.typ)
 	default:
 		return tagNull
@@ -147,7 +148,7 @@ func encodedLen(d Datum) int {
 		}
 		return 1 + len(d.str)
 	case TypeUUID, TypeJSONB, TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeJSONArray:
 		return 1 + len(d.str)
 	default:
 		return 1
@@ -248,7 +249,7 @@ func datumLen(b []byte, off int) (n int, escaped bool, err error) {
 		n, err := jsonbLen(b[1:], off+1)
 		return 1 + n, false, err
 	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayBase + 4,
-		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayLast:
+		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayBase + 10, tagArrayLast:
 		n, err := arrayLen(b[1:], off+1, arrayTypeOfTag(b[0]).ElemType())
 		return 1 + n, false, err
 	case tagUUID:
@@ -316,7 +317,7 @@ func decodeDatum(b []byte, escaped, alias bool) Datum {
 	case tagJSONB:
 		return Datum{typ: TypeJSONB, str: string(b[1:])}
 	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayBase + 4,
-		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayLast:
+		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayBase + 10, tagArrayLast:
 		return Datum{typ: arrayTypeOfTag(b[0]), str: string(b[1:])}
 	case tagText, tagBytes, tagJSON:
 		typ := TypeText
