@@ -383,9 +383,7 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 	default:
 		kv = append(kv, whole...)
 	}
-	if lg.spec.DisplayKey && len(key) < len(written) {
-		kv = append(kv, written...)
-	}
+	kv = lg.spec.appendWrittenKey(kv, key, written)
 	lg.kvBuf = kv
 	if lg.streaming {
 		lg.push(kv, m)
