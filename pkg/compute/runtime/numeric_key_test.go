@@ -23,13 +23,7 @@ func TestNumericKeysIgnoreScale(t *testing.T) {
 		srcIndex = plan.User(14)
 	)
 	desc := row.NewRelationDesc([]string{"x"}, []row.ColumnType{{Type: row.TypeNumeric}})
-	at := func(v string, s int) row.Datum {
-		d, err := row.MustNumeric(v).WithNumericScale(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	at := func(v string, s int) row.Datum { return numericAt(t, v, s) }
 	for _, o := range []runtimetest.Options{{Workers: 1}, {Workers: 2, Processes: 2}} {
 		h := runtimetest.New(t, o)
 		tbl := h.Table(nsrc)
@@ -88,13 +82,7 @@ func TestNumericGroupsShowLargestScale(t *testing.T) {
 		gIndex, dIndex, eIndex    = plan.User(25), plan.User(26), plan.User(27)
 	)
 	desc := row.NewRelationDesc([]string{"x"}, []row.ColumnType{{Type: row.TypeNumeric}})
-	at := func(v string, s int) row.Datum {
-		d, err := row.MustNumeric(v).WithNumericScale(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	at := func(v string, s int) row.Datum { return numericAt(t, v, s) }
 	// shown peeks an index and returns its rows as text, the count of
 	// a grouped row after a bar.
 	shown := func(h *runtimetest.Harness, id plan.GlobalID, time frontier.Time) map[string]int64 {
@@ -169,4 +157,14 @@ func TestNumericGroupsShowLargestScale(t *testing.T) {
 		write(3, 1, at("1.5", 1))
 		check(3, map[string]int64{"1.50|3": 1, "2|1": 1}, map[string]int64{"1.50": 1, "2": 1}, map[string]int64{"1.50": 3})
 	}
+}
+
+// numericAt is the numeric v at display scale s.
+func numericAt(t *testing.T, v string, s int) row.Datum {
+	t.Helper()
+	d, err := row.MustNumeric(v).WithNumericScale(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
