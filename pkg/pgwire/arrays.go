@@ -28,6 +28,7 @@ const (
 	oidUUIDArray        = 2951
 	oidByteaArray       = 1001
 	oidJSONBArray       = 3807
+	oidJSONArray        = 199
 )
 
 // arrayOIDType maps an array type OID to its row type and its element
@@ -64,6 +65,8 @@ func arrayOIDType(oid uint32) (t row.Type, elemOID uint32, ok bool) {
 		return row.TypeBytesArray, oidBytea, true
 	case oidJSONBArray:
 		return row.TypeJSONBArray, oidJSONB, true
+	case oidJSONArray:
+		return row.TypeJSONArray, oidJSON, true
 	}
 	return row.TypeInvalid, 0, false
 }

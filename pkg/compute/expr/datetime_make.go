@@ -48,6 +48,13 @@ func typeDatePart(args []row.ColumnType) (row.ColumnType, error) {
 	return row.ColumnType{Type: row.TypeFloat64}, nil
 }
 
+func typeExtract(args []row.ColumnType) (row.ColumnType, error) {
+	if _, err := typeDatePart(args); err != nil {
+		return row.ColumnType{}, typeSig("extract", args)
+	}
+	return row.ColumnType{Type: row.TypeNumeric}, nil
+}
+
 func typeDateTrunc(args []row.ColumnType) (row.ColumnType, error) {
 	if !is(args[0], row.TypeText) || !is(args[1], row.TypeTimestamp, row.TypeTimestampTZ, row.TypeInterval) || !zoneOK(args, 2) {
 		return row.ColumnType{}, typeSig("date_trunc", args)

@@ -239,6 +239,9 @@ const (
 	// type does not carry its fields').
 	FuncRecord
 	FuncRecordField
+	// extract(field FROM x[, zone]): date_part's field as an exact
+	// numeric at PostgreSQL's scale for the field (datetime_extract.go).
+	FuncExtract
 	funcCount
 )
 

@@ -65,6 +65,7 @@ var funcs = [funcCount]funcDef{
 	FuncTimestampTZOut: {name: "timestamptz_out", minArgs: 2, maxArgs: 2, strict: true, typeOf: typeSig2(row.TypeTimestampTZ, row.TypeText, row.TypeText), eval2: evalTimestampTZOut},
 	FuncTZPlus:         {name: "tz_plus", minArgs: 3, maxArgs: 3, strict: true, typeOf: typeTZPlus, eval3: evalTZPlus},
 	FuncDatePart:       {name: "date_part", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeDatePart, evalN: evalDatePart},
+	FuncExtract:        {name: "extract", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeExtract, evalN: evalExtract},
 	FuncDateTrunc:      {name: "date_trunc", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeDateTrunc, evalN: evalDateTrunc},
 	FuncToChar:         {name: "to_char", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeToChar, evalN: evalToChar},
 	FuncAge:            {name: "age", minArgs: 2, maxArgs: 3, strict: true, typeOf: typeAge, evalN: evalAge},

@@ -143,8 +143,8 @@ func anyNullable(args []row.ColumnType) bool {
 
 // comparable reports whether values of types a and b may be compared.
 func comparable(a, b row.Type) bool {
-	if a == row.TypeJSON || b == row.TypeJSON {
-		return false // json has no equality or order (PostgreSQL: 42883)
+	if a == row.TypeJSON || b == row.TypeJSON || a == row.TypeJSONArray || b == row.TypeJSONArray {
+		return false // json (and so json[]) has no equality or order (PostgreSQL: 42883)
 	}
 	return a == b || a == row.TypeNull || b == row.TypeNull || (a.IsNumeric() && b.IsNumeric())
 }

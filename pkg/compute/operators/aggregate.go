@@ -120,17 +120,13 @@ func evalAggregate(a Aggregate, args []argCount, rows int64) (row.Datum, error) 
 		}
 		return row.Int64(n), nil
 	case AggMin, AggMax:
-		want := -1 // sign of Compare(candidate, best) that replaces best
-		if a.Func == AggMax {
-			want = 1
-		}
 		var best row.Datum
 		found := false
 		for _, v := range args {
 			if v.d.IsNull() {
 				continue
 			}
-			if !found || row.Compare(v.d, best) == want {
+			if !found || moreExtreme(v.d, best, a.Func == AggMax) {
 				best, found = v.d, true
 			}
 		}
@@ -304,4 +300,16 @@ func (x int128) int64() (int64, bool) {
 		return v, true
 	}
 	return 0, false
+}
+
+// moreExtreme reports whether d replaces best as the least (greatest when
+// max) argument. Numerics of one value at different scales tie in SQL;
+// the largest scale wins either way, the rule a group's key follows
+// (ShownKey), so that the result depends on the group's contents only.
+func moreExtreme(d, best row.Datum, max bool) bool {
+	c := row.Compare(d.NumericKey(), best.NumericKey())
+	if c == 0 {
+		return row.Compare(d, best) > 0
+	}
+	return (c > 0) == max
 }

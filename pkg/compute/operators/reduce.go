@@ -35,6 +35,16 @@ func ReduceGroups(old, fresh []*batch.Batch, logic GroupLogic, emit Emit, emitEr
 // constant minus the keys present. A negative input multiplicity is an
 // error (XX000), as is an argument of a type the function cannot take.
 func AggregateLogic(aggs []Aggregate) GroupLogic {
+	return AggregateLogicShowingKey(aggs, -1)
+}
+
+// AggregateLogicShowingKey is AggregateLogic over values that may carry
+// the group key as written (KeySpec.DisplayKey): a value row longer than
+// width columns ends with the key's datums at their display scale, and the
+// output row shows the greatest such key (ShownKey) instead of the
+// arranged key, whose numerics are at their minimal scale. width < 0:
+// values never carry the key.
+func AggregateLogicShowingKey(aggs []Aggregate, width int) GroupLogic {
 	var (
 		datums [][]row.Datum
 		args   []argCount
@@ -90,14 +100,38 @@ func AggregateLogic(aggs []Aggregate) GroupLogic {
 			}
 			out = append(out, d)
 		}
-		r := row.AppendDatums(append(make([]byte, 0, len(key)+16*len(out)), key...), out...)
+		shown := key
+		if width >= 0 {
+			shown = shownKeyInValues(key, input, datums[:len(input)], width)
+		}
+		r := row.AppendDatums(append(make([]byte, 0, len(shown)+16*len(out)), shown...), out...)
 		return []ValDiff{{Val: r, Diff: 1}}, nil
 	}
 }
 
+// shownKeyInValues returns the greatest key as written among the values
+// that carry one (their columns from width on), or key when none does.
+func shownKeyInValues(key []byte, input []ValDiff, datums [][]row.Datum, width int) []byte {
+	var best []row.Datum
+	for i, ds := range datums {
+		if len(ds) <= width || input[i].Diff <= 0 {
+			continue
+		}
+		if best == nil || row.CompareDatums(ds[width:], best) > 0 {
+			best = ds[width:]
+		}
+	}
+	if best == nil {
+		return key
+	}
+	return row.Pack(best...)
+}
+
 // DistinctLogic returns the group logic of DISTINCT: the input is arranged
-// by the whole row with empty values, and a row with positive multiplicity
-// is output once. A negative multiplicity is an error (XX000).
+// by the whole row with empty values, or the row as written when the key
+// dropped a numeric scale (KeySpec.DisplayKey), and a row with positive
+// multiplicity is output once, as ShownKey shows it. A negative
+// multiplicity is an error (XX000).
 func DistinctLogic() GroupLogic {
 	return func(key []byte, input []ValDiff) ([]ValDiff, error) {
 		n := totalDiff(input)
@@ -107,21 +141,41 @@ func DistinctLogic() GroupLogic {
 		case n == 0:
 			return nil, nil
 		}
-		return []ValDiff{{Val: key, Diff: 1}}, nil
+		return []ValDiff{{Val: ShownKey(key, input), Diff: 1}}, nil
 	}
 }
 
 // ThresholdLogic returns the group logic of Threshold: the input is arranged
 // by the whole row, and a row is output with its multiplicity when that is
 // positive and not at all otherwise (it turns a difference of collections
-// into EXCEPT ALL semantics).
+// into EXCEPT ALL semantics), as ShownKey shows it.
 func ThresholdLogic() GroupLogic {
 	return func(key []byte, input []ValDiff) ([]ValDiff, error) {
 		if n := totalDiff(input); n > 0 {
-			return []ValDiff{{Val: key, Diff: n}}, nil
+			return []ValDiff{{Val: ShownKey(key, input), Diff: n}}, nil
 		}
 		return nil, nil
 	}
+}
+
+// ShownKey returns the row a group arranged by the whole row shows: its
+// key holds numerics at their minimal scale, so that 1.5 and 1.50 are one
+// group; a value is empty (the row as written is the key) or the row as
+// written, and the group shows the greatest of those with a positive
+// multiplicity. Rows in one group differ only in numeric scales, so this
+// is the largest scale present (in the first column where rows differ): a
+// deterministic function of the group's contents, which a maintained view
+// needs (PostgreSQL shows whichever row it met first).
+func ShownKey(key []byte, input []ValDiff) []byte {
+	for i := len(input) - 1; i >= 0; i-- {
+		if input[i].Diff > 0 {
+			if len(input[i].Val) == 0 {
+				return key
+			}
+			return input[i].Val
+		}
+	}
+	return key
 }
 
 func totalDiff(input []ValDiff) int64 {

@@ -2,6 +2,7 @@ package operators
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/tandemdb/tandem/pkg/compute/row"
@@ -262,4 +263,66 @@ func scaledNum(v string, s int) row.Datum {
 		panic(err)
 	}
 	return d
+}
+
+// TestGroupsShowLargestScale: a group of numerics equal in value shows
+// the largest scale among its rows with a positive multiplicity: the key
+// of DISTINCT, EXCEPT ALL (Threshold) and GROUP BY
+// (AggregateLogicShowingKey), and min and max over ties.
+func TestGroupsShowLargestScale(t *testing.T) {
+	at := func(s int) row.Datum {
+		d, err := row.MustNumeric("1.5").WithNumericScale(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	key := pack(at(1))
+	shown := func(out []ValDiff) string {
+		if len(out) != 1 {
+			return "no row"
+		}
+		ds, err := row.Row(out[0].Val).Unpack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts := make([]string, len(ds))
+		for i, d := range ds {
+			texts[i] = d.String()
+		}
+		return "(" + strings.Join(texts, ", ") + ")"
+	}
+	// Values: empty (the row is the key) or the row as written.
+	rows := []ValDiff{{nil, 1}, {pack(at(2)), 1}, {pack(at(3)), 1}}
+	for _, tc := range []struct {
+		name  string
+		input []ValDiff
+		want  string
+	}{
+		{"all", rows, "(1.500)"},
+		{"largest retracted", []ValDiff{rows[0], rows[1], {pack(at(3)), -1}}, "(1.50)"},
+		{"only the key", rows[:1], "(1.5)"},
+	} {
+		out, _ := ThresholdLogic()(key, tc.input)
+		if got := shown(out); got != tc.want {
+			t.Errorf("threshold %s: %s, want %s", tc.name, got, tc.want)
+		}
+		if tc.name == "largest retracted" {
+			continue // negative: DISTINCT fails, as it must
+		}
+		out, err := DistinctLogic()(key, tc.input)
+		if got := shown(out); err != nil || got != tc.want {
+			t.Errorf("distinct %s: %s, %v; want %s", tc.name, got, err, tc.want)
+		}
+	}
+	// GROUP BY: values are (argument ++ key as written when it lost a
+	// scale); min and max of the argument over ties also take the
+	// largest scale.
+	aggs := []Aggregate{{Func: AggCountStar}, {Func: AggMin, Column: 0}, {Func: AggMax, Column: 0}}
+	out, err := AggregateLogicShowingKey(aggs, 1)(key, []ValDiff{
+		{pack(at(1)), 1}, {pack(at(2)), 1}, {pack(at(2), at(3)), 1}, {pack(at(3), at(2)), 1},
+	})
+	if got := shown(out); err != nil || got != "(1.500, 4, 1.500, 1.500)" {
+		t.Errorf("group by: %s, %v", got, err)
+	}
 }

@@ -95,7 +95,15 @@ func aggregate(kind aggKind, distinct bool, name string, vals []weighted, rows i
 		if len(args) == 0 {
 			return row.Null(), nil
 		}
-		return args[0].d, nil
+		// Among numerics equal to the least, the largest scale (sorted
+		// last), as the engine's min picks.
+		least := args[0].d
+		for _, a := range args[1:] {
+			if row.Compare(a.d.NumericKey(), args[0].d.NumericKey()) == 0 {
+				least = a.d
+			}
+		}
+		return least, nil
 	case aggMax:
 		if len(args) == 0 {
 			return row.Null(), nil

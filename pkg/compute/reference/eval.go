@@ -166,18 +166,20 @@ func applyNode(p *plan.Plan, inputs []Result, env map[plan.GlobalID]Result, at *
 	case *plan.Reduce:
 		evalReduce(n, inputs[0], &out)
 	case *plan.Distinct:
-		for k, c := range numericKeyed(inputs[0].Rows) {
+		sums, shown := numericKeyed(inputs[0].Rows)
+		for k, c := range sums {
 			switch {
 			case c < 0:
 				out.Errors.add(string(ErrorRow(&evalError{"XX000", "distinct: negative multiplicity in input"})), 1)
 			case c > 0:
-				out.Rows.add(k, 1)
+				out.Rows.add(shown[k], 1)
 			}
 		}
 	case *plan.Threshold:
-		for k, c := range numericKeyed(inputs[0].Rows) {
+		sums, shown := numericKeyed(inputs[0].Rows)
+		for k, c := range sums {
 			if c > 0 {
-				out.Rows.add(k, c)
+				out.Rows.add(shown[k], c)
 			}
 		}
 	case *plan.Union:
@@ -272,6 +274,7 @@ var aggKinds = map[plan.AggregateFunc]aggKind{
 func evalReduce(red *plan.Reduce, in Result, out *Result) {
 	// group key -> (argument tuple -> multiplicity)
 	groups := map[string]Collection{}
+	shown := map[string]string{} // group key -> the key as the group shows it
 	for k, n := range in.Rows {
 		ds := unpack(k)
 		key, err := evalAll(red.GroupKey, ds)
@@ -296,7 +299,9 @@ func evalReduce(red *plan.Reduce, in Result, out *Result) {
 			out.Errors.add(string(ErrorRow(err)), n)
 			continue
 		}
-		gk := string(row.Pack(row.NumericKeys(key)...))
+		written := string(row.Pack(key...))
+		gk := string(row.NumericKeyRow(row.Row(written)))
+		showRow(shown, gk, written, n)
 		if groups[gk] == nil {
 			groups[gk] = Collection{}
 		}
@@ -309,7 +314,7 @@ func evalReduce(red *plan.Reduce, in Result, out *Result) {
 		if res, err := reduceGroup(red, g); err != nil {
 			out.Errors.add(string(ErrorRow(err)), 1)
 		} else {
-			out.Rows.add(gk+string(row.Pack(res...)), 1)
+			out.Rows.add(shown[gk]+string(row.Pack(res...)), 1)
 		}
 	}
 }
@@ -455,11 +460,29 @@ func sortedKeys(c Collection) []string {
 // numericKeyed is c with its rows as keys: every numeric at its minimal
 // display scale, the multiplicities of rows that differ only in scale
 // added (Distinct and Threshold group whole rows by SQL equality, as the
-// engine's arrangements key them).
-func numericKeyed(c Collection) Collection {
-	out := Collection{}
+// engine's arrangements key them). shown maps each key to the row its
+// group shows (showRow).
+func numericKeyed(c Collection) (sums Collection, shown map[string]string) {
+	sums, shown = Collection{}, map[string]string{}
 	for k, n := range c {
-		out.add(string(row.NumericKeyRow(row.Row(k))), n)
+		key := string(row.NumericKeyRow(row.Row(k)))
+		sums.add(key, n)
+		showRow(shown, key, k, n)
 	}
-	return out
+	return sums, shown
+}
+
+// showRow records written, a row of multiplicity n in the group key, as
+// the row the group shows if it is the greatest with a positive
+// multiplicity so far: its numerics at the largest scale present, as the
+// engine's operators.ShownKey shows a group (a deterministic choice where
+// PostgreSQL shows the first row it met). A group with none shows key.
+func showRow(shown map[string]string, key, written string, n int64) {
+	cur, ok := shown[key]
+	switch {
+	case n > 0 && (!ok || written > cur):
+		shown[key] = written
+	case !ok:
+		shown[key] = key
+	}
 }

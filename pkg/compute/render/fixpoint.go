@@ -301,13 +301,15 @@ func (ev *fixEval) keyed(spec KeySpec, in []operators.ValDiff) []keyedRow {
 			ev.fail(err, v.Diff)
 			continue
 		}
-		k := keyedRow{key: row.NumericKeyRow(v.Val), val: v.Val, diff: v.Diff}
+		k := keyedRow{val: v.Val, diff: v.Diff}
+		written := v.Val
 		if !spec.RowKey {
-			if k.key, err = evalKey(spec.Key, ds); err != nil {
+			if written, err = evalPacked(spec.Key, ds); err != nil {
 				ev.fail(err, v.Diff)
 				continue
 			}
 		}
+		k.key = row.NumericKeyRow(written)
 		if spec.Val != nil {
 			if k.val, err = evalPacked(spec.Val, ds); err != nil {
 				ev.fail(err, v.Diff)
@@ -317,6 +319,7 @@ func (ev *fixEval) keyed(spec KeySpec, in []operators.ValDiff) []keyedRow {
 		if spec.EmptyVal {
 			k.val = nil
 		}
+		k.val = spec.appendWrittenKey(k.val, k.key, written)
 		out = append(out, k)
 	}
 	return out

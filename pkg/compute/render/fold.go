@@ -52,10 +52,14 @@ func foldable(aggs []operators.Aggregate) bool {
 }
 
 // groupFold is one group's folded state; its key is in the fold arena.
+// written is the greatest key as written that lost a numeric scale in
+// the arranged key (KeySpec.DisplayKey), nil when none did; every
+// synthetic pair carries it, as a row of the group did.
 type groupFold struct {
 	off, klen int
 	rows      int64
 	aggs      []aggFold
+	written   []byte
 }
 
 // aggFold is one aggregate's folded state in a group: n counts the rows
@@ -67,9 +71,10 @@ type aggFold struct {
 	best []byte
 }
 
-// foldRow folds one row (group key, arguments, multiplicity m) and reports
-// whether folding may go on.
-func (lg *snapshotKeyLogic) foldRow(key []byte, args []row.Datum, m int64) bool {
+// foldRow folds one row (group key, the key as written when it lost a
+// numeric scale or nil, arguments, multiplicity m) and reports whether
+// folding may go on.
+func (lg *snapshotKeyLogic) foldRow(key, written []byte, args []row.Datum, m int64) bool {
 	if m <= 0 {
 		return false
 	}
@@ -85,6 +90,9 @@ func (lg *snapshotKeyLogic) foldRow(key []byte, args []row.Datum, m int64) bool 
 		lg.folds = append(lg.folds, groupFold{off: off, klen: len(key), aggs: make([]aggFold, len(lg.fold))})
 	}
 	g := &lg.folds[i]
+	if written != nil && bytes.Compare(written, g.written) > 0 {
+		g.written = append(g.written[:0], written...)
+	}
 	var over bool
 	if g.rows, over = addInt64(g.rows, m); over {
 		return false
@@ -185,7 +193,7 @@ func (lg *snapshotKeyLogic) emitFolds() {
 			for j, a := range lg.fold {
 				vals = append(vals, foldedArg(a.Func, &g.aggs[j], from))
 			}
-			kv := appendPair(lg.kvBuf[:0], key, vals)
+			kv := append(appendPair(lg.kvBuf[:0], key, vals), g.written...)
 			lg.kvBuf = kv
 			lg.push(kv, to-from)
 		}

@@ -100,12 +100,28 @@ func (lg *mfpLogic) Schedule(op *dataflow.Operator) {
 // A key holds every numeric at its minimal display scale
 // (row.NumericKeyRow), so that values SQL calls equal (1.5 and 1.50) are
 // one key for joins, grouping, DISTINCT, set operations and index
-// lookups; the value keeps the scale.
+// lookups; the value keeps the scale. With DisplayKey, a row whose key
+// lost a scale also carries the key as written in its value, after the
+// Val columns (for an EmptyVal spec the value is then the whole row), so
+// that a reduction can show its key as the inputs wrote it
+// (operators.ShownKey, operators.AggregateLogicShowingKey).
 type KeySpec struct {
-	Key      []expr.Expr
-	RowKey   bool
-	Val      []expr.Expr
-	EmptyVal bool
+	Key        []expr.Expr
+	RowKey     bool
+	Val        []expr.Expr
+	EmptyVal   bool
+	DisplayKey bool
+}
+
+// appendWrittenKey returns val followed by the key as written when the
+// spec keeps display keys and the arranged key (written at minimal
+// numeric scales) is shorter than written; val otherwise. It never writes
+// into val's backing array.
+func (s KeySpec) appendWrittenKey(val, key, written []byte) []byte {
+	if !s.DisplayKey || len(key) == len(written) {
+		return val
+	}
+	return append(val[:len(val):len(val)], written...)
 }
 
 type keyLogic struct {
@@ -160,10 +176,12 @@ func (lg *keyLogic) Schedule(op *dataflow.Operator) {
 			if lg.spec.EmptyVal {
 				val = nil
 			}
-			key := row.NumericKeyRow(u.Val)
+			written := []byte(u.Val)
 			if !lg.spec.RowKey {
-				key = row.Pack(row.NumericKeys(lg.keyBuf)...)
+				written = row.Pack(lg.keyBuf...)
 			}
+			key := row.NumericKeyRow(written)
+			val = lg.spec.appendWrittenKey(val, key, written)
 			ok = append(ok, dataflow.Update{Key: key, Val: val, Time: u.Time, Diff: u.Diff})
 		}
 		op.Output(0).SendUpdates(ok)

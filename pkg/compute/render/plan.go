@@ -227,9 +227,9 @@ func groupOf(p *plan.Plan) (groupNode, error) {
 	case p.Reduce != nil:
 		return reduceGroup(p.Reduce)
 	case p.Distinct != nil:
-		return groupNode{p.Distinct.Input, "distinct", KeySpec{RowKey: true, EmptyVal: true}, operators.DistinctLogic(), nil}, nil
+		return groupNode{p.Distinct.Input, "distinct", KeySpec{RowKey: true, EmptyVal: true, DisplayKey: true}, operators.DistinctLogic(), nil}, nil
 	case p.Threshold != nil:
-		return groupNode{p.Threshold.Input, "threshold", KeySpec{RowKey: true, EmptyVal: true}, operators.ThresholdLogic(), nil}, nil
+		return groupNode{p.Threshold.Input, "threshold", KeySpec{RowKey: true, EmptyVal: true, DisplayKey: true}, operators.ThresholdLogic(), nil}, nil
 	case p.TopK != nil:
 		t := p.TopK
 		spec := operators.TopKSpec{Limit: -1, Offset: t.Offset}
@@ -295,7 +295,8 @@ func reduceGroup(red *plan.Reduce) (groupNode, error) {
 	if vals == nil {
 		vals = []expr.Expr{}
 	}
-	return groupNode{red.Input, "reduce", KeySpec{Key: red.GroupKey, Val: vals}, operators.AggregateLogic(aggs), aggs}, nil
+	spec := KeySpec{Key: red.GroupKey, Val: vals, DisplayKey: true}
+	return groupNode{red.Input, "reduce", spec, operators.AggregateLogicShowingKey(aggs, len(vals)), aggs}, nil
 }
 
 // group renders a reduction-shaped operator: key the input, arrange it, run

@@ -351,15 +351,16 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 		lg.rowBuf = row.AppendDatums(lg.rowBuf[:0], datums...)
 		whole = lg.rowBuf
 	}
-	key := row.NumericKeyRow(whole)
+	written := whole
 	if !lg.spec.RowKey {
 		if lg.keyBuf, err = evalInto(lg.spec.Key, datums, lg.keyBuf); err != nil {
 			lg.addError(err, m)
 			return
 		}
-		lg.keyBytes = row.AppendDatums(lg.keyBytes[:0], row.NumericKeys(lg.keyBuf)...)
-		key = lg.keyBytes
+		lg.keyBytes = row.AppendDatums(lg.keyBytes[:0], lg.keyBuf...)
+		written = lg.keyBytes
 	}
+	key := row.NumericKeyRow(written)
 	var valDatums []row.Datum
 	if lg.spec.Val != nil {
 		if lg.valBuf, err = evalInto(lg.spec.Val, datums, lg.valBuf); err != nil {
@@ -369,7 +370,7 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 		valDatums = lg.valBuf
 	}
 	if lg.folding {
-		lg.restart = !lg.foldRow(key, valDatums, m)
+		lg.restart = !lg.foldRow(key, lg.spec.appendWrittenKey(nil, key, written), valDatums, m)
 		return
 	}
 	// kv is uvarint(len(key)) ++ key ++ val: keys are not self-delimiting.
@@ -382,6 +383,7 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 	default:
 		kv = append(kv, whole...)
 	}
+	kv = lg.spec.appendWrittenKey(kv, key, written)
 	lg.kvBuf = kv
 	if lg.streaming {
 		lg.push(kv, m)

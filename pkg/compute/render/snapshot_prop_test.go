@@ -79,23 +79,33 @@ func snapshotPlans(rng *rand.Rand) map[string]plan.Plan {
 	k := func() expr.Expr { return expr.Literal(row.Int64(1 + rng.Int64N(120))) }
 	lookup := plan.NewMfp(get, expr.MFP{Predicates: []expr.Expr{expr.Eq(k(), expr.Column(0))}, Projection: []int{0, 1, 2, 3}})
 	in := plan.NewMfp(get, expr.MFP{Predicates: []expr.Expr{expr.And(expr.In(expr.Column(0), k(), k(), k(), k(), expr.Literal(row.Null())), expr.Gt(expr.Column(2), expr.Literal(row.Int64(0))))}, Projection: []int{0, 1, 2, 3}})
+	// v as a numeric at scale 0, 1 or 2 by k mod 3: groups of equal
+	// values written at several scales, shown at the largest.
+	one := func(scale int) expr.Expr {
+		d, _ := row.MustNumeric("1").WithNumericScale(scale)
+		return expr.Literal(d)
+	}
+	scaled := expr.Mul(expr.Cast(expr.Column(2), row.TypeNumeric), expr.If(expr.Eq(expr.Mod(expr.Column(0), expr.Literal(row.Int64(3))), expr.Literal(row.Int64(0))),
+		one(0), expr.If(expr.Eq(expr.Mod(expr.Column(0), expr.Literal(row.Int64(3))), expr.Literal(row.Int64(1))), one(1), one(2))))
 	return map[string]plan.Plan{
-		"count":          globalAgg(get, plan.Aggregate{Func: plan.AggCountStar}),
-		"all aggregates": globalAgg(get, all...),
-		"group by":       plan.NewReduce(get, []expr.Expr{expr.Column(1)}, all...),
-		"group by expr":  plan.NewReduce(get, []expr.Expr{expr.Mod(expr.Column(2), expr.Literal(row.Int64(3)))}, plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(0)}),
-		"filtered":       globalAgg(filter, plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(2)}),
-		"filtered group": plan.NewReduce(filter, []expr.Expr{expr.Column(1)}, plan.Aggregate{Func: plan.AggMax, Expr: expr.Column(0)}),
-		"errors":         plan.NewReduce(divide, []expr.Expr{expr.Column(0)}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(1)}),
-		"sum errors":     plan.NewReduce(get, nil, plan.Aggregate{Func: plan.AggSum, Expr: expr.Div(expr.Literal(row.Int64(1)), expr.Column(2))}),
-		"distinct":       plan.NewDistinct(plan.NewMfp(get, expr.MFP{Projection: []int{1}})),
-		"distinct rows":  plan.NewDistinct(get),
-		"topk":           plan.NewTopK(plan.NewMfp(get, expr.MFP{Projection: []int{1, 0}}), []int{0}, []plan.ColumnOrder{{Column: 1, Desc: true}}, &limit, 0),
-		"join":           plan.NewJoin(get, filter, []expr.Expr{expr.Column(0)}, []expr.Expr{expr.Column(0)}),
-		"key lookup":     globalAgg(lookup, plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(2)}),
-		"key in":         plan.NewReduce(in, []expr.Expr{expr.Column(1)}, plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggMin, Expr: expr.Column(0)}),
-		"self join":      plan.NewReduce(plan.NewJoin(get, get, []expr.Expr{expr.Column(0)}, []expr.Expr{expr.Column(0)}), []expr.Expr{expr.Column(1)}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(6)}),
-		"join by group":  plan.NewJoin(filter, get, []expr.Expr{expr.Column(1)}, []expr.Expr{expr.Column(1)}),
+		"group by scaled": plan.NewReduce(get, []expr.Expr{scaled}, plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(0)}, plan.Aggregate{Func: plan.AggMin, Expr: expr.Column(0)}),
+		"distinct scaled": plan.NewDistinct(plan.NewMfp(get, expr.MFP{Expressions: []expr.Expr{scaled}, Projection: []int{4, 1}})),
+		"count":           globalAgg(get, plan.Aggregate{Func: plan.AggCountStar}),
+		"all aggregates":  globalAgg(get, all...),
+		"group by":        plan.NewReduce(get, []expr.Expr{expr.Column(1)}, all...),
+		"group by expr":   plan.NewReduce(get, []expr.Expr{expr.Mod(expr.Column(2), expr.Literal(row.Int64(3)))}, plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(0)}),
+		"filtered":        globalAgg(filter, plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(2)}),
+		"filtered group":  plan.NewReduce(filter, []expr.Expr{expr.Column(1)}, plan.Aggregate{Func: plan.AggMax, Expr: expr.Column(0)}),
+		"errors":          plan.NewReduce(divide, []expr.Expr{expr.Column(0)}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(1)}),
+		"sum errors":      plan.NewReduce(get, nil, plan.Aggregate{Func: plan.AggSum, Expr: expr.Div(expr.Literal(row.Int64(1)), expr.Column(2))}),
+		"distinct":        plan.NewDistinct(plan.NewMfp(get, expr.MFP{Projection: []int{1}})),
+		"distinct rows":   plan.NewDistinct(get),
+		"topk":            plan.NewTopK(plan.NewMfp(get, expr.MFP{Projection: []int{1, 0}}), []int{0}, []plan.ColumnOrder{{Column: 1, Desc: true}}, &limit, 0),
+		"join":            plan.NewJoin(get, filter, []expr.Expr{expr.Column(0)}, []expr.Expr{expr.Column(0)}),
+		"key lookup":      globalAgg(lookup, plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(2)}),
+		"key in":          plan.NewReduce(in, []expr.Expr{expr.Column(1)}, plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggMin, Expr: expr.Column(0)}),
+		"self join":       plan.NewReduce(plan.NewJoin(get, get, []expr.Expr{expr.Column(0)}, []expr.Expr{expr.Column(0)}), []expr.Expr{expr.Column(1)}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(6)}),
+		"join by group":   plan.NewJoin(filter, get, []expr.Expr{expr.Column(1)}, []expr.Expr{expr.Column(1)}),
 		// The planner's NOT NULL guard over a non-nullable key keeps the
 		// index's batches; over a nullable column it does not.
 		"join not null":       plan.NewJoin(notNull(get, 0), notNull(notNull(get, 0), 1), []expr.Expr{expr.Column(0)}, []expr.Expr{expr.Column(0)}),

@@ -26,11 +26,14 @@ const (
 	// TypeTimestampTZArray holds timestamptz elements, shown in the
 	// session's time zone (AppendTextIn).
 	TypeTimestampTZArray Type = 25
+	// TypeJSONArray holds json elements (their text as written). Like
+	// json it has no equality or order in SQL.
+	TypeJSONArray Type = 29
 )
 
 // arrayTypes are the array types in type order (their tags follow it).
 var arrayTypes = [...]Type{TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-	TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeRecordArray}
+	TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeJSONArray, TypeRecordArray}
 
 const arrayEnd = 0x00
 
@@ -62,6 +65,8 @@ func (t Type) ElemType() Type {
 		return TypeTimestampTZ
 	case TypeRecordArray:
 		return TypeRecord
+	case TypeJSONArray:
+		return TypeJSON
 	}
 	return TypeInvalid
 }
@@ -141,11 +146,21 @@ func arrayLen(b []byte, off int, et Type) (int, error) {
 	}
 }
 
-// arrayTag returns the encoding tag of array type t.
-func arrayTag(t Type) byte { return tagArrayBase + byte(t-TypeInt64Array) }
+// arrayTag returns the encoding tag of array type t: tagArrayBase plus
+// its place in arrayTypes (json[] and record[], numbered after the
+// scalar types, come last).
+func arrayTag(t Type) byte {
+	switch t {
+	case TypeJSONArray:
+		return tagJSONArray
+	case TypeRecordArray:
+		return tagRecordArray
+	}
+	return tagArrayBase + byte(t-TypeInt64Array)
+}
 
 // arrayTypeOfTag returns the array type of tag.
-func arrayTypeOfTag(tag byte) Type { return TypeInt64Array + Type(tag-tagArrayBase) }
+func arrayTypeOfTag(tag byte) Type { return arrayTypes[tag-tagArrayBase] }
 
 // appendArrayText appends array_out's form: {1,NULL,"a b"}
 // (timestamptz elements in UTC).

@@ -193,3 +193,34 @@ func TestArrayConcat(t *testing.T) {
 		t.Error("ArrayConcat over a non-array type: want an error")
 	}
 }
+
+// TestJSONArrayEncoding: json[] holds its elements' texts as written,
+// under the last array tag (its type number follows json's, so the tag
+// is not the type's offset), and decodes back to the same datum; an
+// element of another type under its tag is corrupt.
+func TestJSONArrayEncoding(t *testing.T) {
+	a := mustArray(TypeJSONArray, JSONText(` {"a" : 1, "a": 2} `), Null(), JSONText(`"x"`))
+	r := Pack(a, Int64(7))
+	if r[0] != tagJSONArray || arrayTypeOfTag(r[0]) != TypeJSONArray {
+		t.Fatalf("json[] tag %#x (type %v), want %#x", r[0], arrayTypeOfTag(r[0]), tagJSONArray)
+	}
+	ds, err := r.Unpack()
+	if err != nil || len(ds) != 2 || ds[0] != a || ds[0].Type() != TypeJSONArray {
+		t.Fatalf("round trip: %v, %v", ds, err)
+	}
+	if got, want := a.String(), `{" {\"a\" : 1, \"a\": 2} ",NULL,"\"x\""}`; got != want {
+		t.Errorf("text %s, want %s", got, want)
+	}
+	if got := a.ArrayElems(); len(got) != 3 || got[0].JSONText() != ` {"a" : 1, "a": 2} ` || !got[1].IsNull() {
+		t.Errorf("elements %v", got)
+	}
+	one, err := ParseJSON(`1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonb := Pack(mustArray(TypeJSONBArray, JSONB(one)))
+	bad := append([]byte{tagJSONArray}, jsonb[1:]...)
+	if _, err := Row(bad).Unpack(); err == nil {
+		t.Errorf("json[] holding a jsonb element decoded")
+	}
+}

@@ -36,10 +36,10 @@ import (
 //	0x70 numeric                          order-preserving decimal key (numeric.go)
 //	0x78 uuid                             16 bytes
 //	0x7A jsonb                            order-preserving jsonb key (jsonb.go)
-//	0x80..0x8A arrays of int64, float64,  the elements' encodings, then 0x00
+//	0x80..0x8C arrays of int64, float64,  the elements' encodings, then 0x00
 //	  numeric, text, bool, date,          (array.go)
 //	  timestamp, uuid, bytea, jsonb,
-//	  timestamptz; 0x8D of records
+//	  timestamptz, json, record
 //	0x90 record                           the fields' encodings, then 0x00
 //	                                      (record.go)
 //	0xF0 NULL                             no payload
@@ -64,8 +64,8 @@ const (
 	tagNumeric     = 0x70
 	tagUUID        = 0x78
 	tagJSONB       = 0x7A
-	tagArrayBase   = 0x80 // + (array type - TypeInt64Array)
-	tagArrayLast   = 0x8A
+	tagArrayBase   = 0x80              // + the array type's place in arrayTypes
+	tagJSONArray   = tagArrayBase + 11 // arrayTypes' place
 	tagNull        = 0xF0
 
 	escByte  = 0x00
@@ -112,7 +112,7 @@ func tagOf(d Datum) byte {
 	case TypeJSONB:
 		return tagJSONB
 	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeRecordArray:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeJSONArray, TypeRecordArray:
 		return arrayTag(d.typ)
 	case TypeRecord:
 		return tagRecord
@@ -152,7 +152,7 @@ func encodedLen(d Datum) int {
 		}
 		return 1 + len(d.str)
 	case TypeUUID, TypeJSONB, TypeRecord, TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeRecordArray:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeJSONArray, TypeRecordArray:
 		return 1 + len(d.str)
 	default:
 		return 1
@@ -253,8 +253,7 @@ func datumLen(b []byte, off int) (n int, escaped bool, err error) {
 		n, err := jsonbLen(b[1:], off+1)
 		return 1 + n, false, err
 	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayBase + 4,
-		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayLast,
-		tagRecordArray:
+		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayBase + 10, tagJSONArray, tagRecordArray:
 		n, err := arrayLen(b[1:], off+1, arrayTypeOfTag(b[0]).ElemType())
 		return 1 + n, false, err
 	case tagRecord:
@@ -325,8 +324,7 @@ func decodeDatum(b []byte, escaped, alias bool) Datum {
 	case tagJSONB:
 		return Datum{typ: TypeJSONB, str: string(b[1:])}
 	case tagArrayBase, tagArrayBase + 1, tagArrayBase + 2, tagArrayBase + 3, tagArrayBase + 4,
-		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayLast,
-		tagRecordArray:
+		tagArrayBase + 5, tagArrayBase + 6, tagArrayBase + 7, tagArrayBase + 8, tagArrayBase + 9, tagArrayBase + 10, tagJSONArray, tagRecordArray:
 		return Datum{typ: arrayTypeOfTag(b[0]), str: string(b[1:])}
 	case tagRecord:
 		return Datum{typ: TypeRecord, str: string(b[1:])}

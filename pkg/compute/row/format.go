@@ -129,7 +129,7 @@ func (d Datum) SQLLiteral() string {
 	case TypeJSON:
 		return "'" + strings.ReplaceAll(d.str, "'", "''") + "'::json"
 	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeRecordArray:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeJSONArray, TypeRecordArray:
 		return "'" + strings.ReplaceAll(d.String(), "'", "''") + "'::" + d.Type().String()
 	case TypeNumeric:
 		return "'" + d.String() + "'::numeric"

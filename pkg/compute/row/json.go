@@ -88,7 +88,7 @@ func (d Datum) MarshalJSON() ([]byte, error) {
 		e := base64.StdEncoding.EncodeToString(Pack(d))
 		j.JSON = &e
 	case TypeInt64Array, TypeFloat64Array, TypeNumericArray, TypeTextArray, TypeBoolArray,
-		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeRecordArray, TypeRecord:
+		TypeDateArray, TypeTimestampArray, TypeUUIDArray, TypeBytesArray, TypeJSONBArray, TypeTimestampTZArray, TypeJSONArray, TypeRecordArray, TypeRecord:
 		e := base64.StdEncoding.EncodeToString(Pack(d))
 		j.Array = &e
 	case TypeNumeric, TypeUUID:

@@ -29,7 +29,7 @@ const (
 // tagRecordArray.
 const (
 	tagRecord      = 0x90
-	tagRecordArray = tagArrayBase + byte(TypeRecordArray-TypeInt64Array)
+	tagRecordArray = tagArrayBase + 12 // arrayTypes' place
 )
 
 // Record returns the record datum whose fields are fields (NULLs

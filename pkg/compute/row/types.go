@@ -82,6 +82,7 @@ var typeNames = [...]string{
 	TypeBytesArray:       "bytes[]",
 	TypeJSONBArray:       "jsonb[]",
 	TypeTimestampTZArray: "timestamptz[]",
+	TypeJSONArray:        "json[]",
 	TypeJSON:             "json",
 	TypeRecord:           "record",
 	TypeRecordArray:      "record[]",

@@ -267,6 +267,8 @@ func arrayPGType(t row.Type, w IntWidth) uint32 {
 		return 1001
 	case row.TypeJSONBArray:
 		return 3807
+	case row.TypeJSONArray:
+		return 199
 	case row.TypeTimestampTZArray:
 		return 1185
 	case row.TypeRecordArray:

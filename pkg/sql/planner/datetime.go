@@ -289,13 +289,17 @@ func (c *exprCtx) datetimeFunc(name string, args []*pg.Node) (typed, bool, error
 		}
 	case "clock_timestamp", "timeofday":
 		err = sqlerr.Unsupported(name + " (a value that changes during a statement; use now())")
-	case "date_part", "extract":
+	case "date_part":
 		if err = nargs(2, 2); err == nil {
-			y, err = c.zonedFieldFunc(expr.FuncDatePart, args, name == "extract")
+			y, err = c.zonedFieldFunc(expr.FuncDatePart, args)
+		}
+	case "extract":
+		if err = nargs(2, 2); err == nil {
+			y, err = c.zonedFieldFunc(expr.FuncExtract, args)
 		}
 	case "date_trunc":
 		if err = nargs(2, 3); err == nil {
-			y, err = c.zonedFieldFunc(expr.FuncDateTrunc, args, false)
+			y, err = c.zonedFieldFunc(expr.FuncDateTrunc, args)
 		}
 	case "to_char":
 		if err = nargs(2, 2); err == nil {
@@ -331,11 +335,11 @@ func (c *exprCtx) datetimeFunc(name string, args []*pg.Node) (typed, bool, error
 
 // zonedFieldFunc lowers date_part(field, x), extract(field FROM x) and
 // date_trunc(field, x[, zone]); a timestamptz gets the session's zone. A
-// date is a timestamp for date_part and extract (epoch counts whole UTC
-// days) and a timestamptz (its midnight in the session's zone) for
-// date_trunc, as in Postgres; extract of a date refuses time-of-day
-// fields, as Postgres' extract(field from date) does.
-func (c *exprCtx) zonedFieldFunc(f expr.Func, args []*pg.Node, extract bool) (typed, error) {
+// date is a timestamp for date_part (epoch counts whole UTC days) and a
+// timestamptz (its midnight in the session's zone) for date_trunc, as in
+// Postgres; extract takes the date itself (numeric fields at scale 0) and
+// refuses time-of-day fields, as Postgres' extract(field from date) does.
+func (c *exprCtx) zonedFieldFunc(f expr.Func, args []*pg.Node) (typed, error) {
 	field, err := c.lowerAs(args[0], row.TypeText)
 	if err != nil {
 		return typed{}, err
@@ -344,15 +348,14 @@ func (c *exprCtx) zonedFieldFunc(f expr.Func, args []*pg.Node, extract bool) (ty
 	if err != nil {
 		return typed{}, err
 	}
-	if x.t.Type == row.TypeDate {
+	if x.t.Type == row.TypeDate && f == expr.FuncExtract {
+		if field := args[0].GetAConst().GetSval().GetSval(); dateOnlyField(field) != "" {
+			return typed{}, sqlerr.Errorf(sqlerr.FeatureNotSupported, "unit %q not supported for type date", dateOnlyField(field))
+		}
+	} else if x.t.Type == row.TypeDate {
 		to := row.TypeTimestampTZ
 		if f == expr.FuncDatePart {
 			to = row.TypeTimestamp
-		}
-		if extract {
-			if field := args[0].GetAConst().GetSval().GetSval(); dateOnlyField(field) != "" {
-				return typed{}, sqlerr.Errorf(sqlerr.FeatureNotSupported, "unit %q not supported for type date", dateOnlyField(field))
-			}
 		}
 		if x, err = c.castTo(x, to); err != nil {
 			return typed{}, err
