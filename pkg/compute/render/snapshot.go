@@ -107,7 +107,7 @@ type snapshotKeyLogic struct {
 	// columns, before the row is decoded.
 	filter encodedFilter
 	tune   snapshotTuning
-	fail     func(error)
+	fail   func(error)
 
 	started, done bool
 	cl            *batch.CursorList

@@ -68,10 +68,11 @@ func walkSnapshot(batches []*batch.Batch, sh snapshotWalkShape, old bool) *snaps
 	}
 	lg.batches, lg.cl = batches, batch.NewCursorList(batches)
 	n := 0
-	for ; lg.cl.KeyValid(); lg.cl.StepKey() {
+	for lg.cl.KeyValid() {
 		if stopped, _ := lg.foldKey(&n); stopped {
-			panic("snapshot walk stopped folding")
+			continue // folding stopped: the walk starts again from the first key
 		}
+		lg.cl.StepKey()
 	}
 	return lg
 }
