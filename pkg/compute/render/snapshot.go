@@ -133,6 +133,7 @@ type snapshotKeyLogic struct {
 	batches   []*batch.Batch
 	groups    map[string]int32
 	folds     []groupFold
+	lastFold  int32 // the group of the last row folded
 	foldArena []byte
 	datumBuf  []byte
 	// sampled counts rows consolidated until snapshotSample; streaming:
