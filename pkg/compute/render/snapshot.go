@@ -372,8 +372,12 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 		lg.rowBuf = row.AppendDatums(lg.rowBuf[:0], datums...)
 		whole = lg.rowBuf
 	}
-	key := row.NumericKeyRow(whole)
-	if !lg.spec.RowKey {
+	var key []byte
+	if lg.spec.RowKey {
+		// Only here: NumericKeyRow scans the whole row (and decodes it
+		// when a byte looks like a numeric's scale mark).
+		key = row.NumericKeyRow(whole)
+	} else {
 		if lg.keyBuf, err = evalInto(lg.spec.Key, datums, lg.keyBuf); err != nil {
 			lg.addError(err, m)
 			return
