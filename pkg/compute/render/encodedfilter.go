@@ -17,11 +17,18 @@ import (
 // false or NULL, the MFP drops the row without error. Bytes decide a
 // comparison only when the column has the literal's type and that type's
 // SQL comparison is its encoding's order (comparableEncoded); otherwise,
-// or when the column cannot be found, rejects says nothing and the MFP
+// or when the column cannot be found, decide says nothing and the MFP
 // decides. A rejected row is not decoded at all, so, as with the prefix
-// decoder, a corruption in its other columns goes unreported.
+// decoder, a corruption in its other columns goes unreported. When the
+// bytes show every predicate true and the MFP computes no expression, the
+// row is kept and only the projection is left to apply (project).
 type encodedFilter struct {
 	preds []encodedPredicate
+	// decidesAll: every predicate of the MFP is in preds, and the MFP
+	// computes no expression, so a row none of them rejects is kept
+	// and the MFP is only its projection (decide).
+	decidesAll bool
+	projection []int
 }
 
 // encodedPredicate is `#col op lit`, the column on the left.
@@ -42,6 +49,8 @@ func newEncodedFilter(m *expr.MFP) encodedFilter {
 		}
 		f.preds = append(f.preds, ep)
 	}
+	f.decidesAll = len(f.preds) > 0 && len(f.preds) == len(m.Predicates) && len(m.Expressions) == 0
+	f.projection = m.Projection
 	return f
 }
 
@@ -96,31 +105,56 @@ func comparableEncoded(t row.Type) bool {
 	return false
 }
 
-// rejects reports whether the MFP certainly drops r, a row of the given
-// arity, without error. False means the MFP must decide.
-func (f *encodedFilter) rejects(r row.Row, arity int) bool {
+// filterVerdict is what the bytes say of a row.
+type filterVerdict int
+
+const (
+	undecided filterVerdict = iota // the MFP must evaluate the row
+	rejected                       // the MFP drops the row without error
+	accepted                       // the MFP keeps the row: only its projection is left
+)
+
+// decide judges r, a row of the given arity.
+func (f *encodedFilter) decide(r row.Row, arity int) filterVerdict {
 	for i := range f.preds {
 		p := &f.preds[i]
 		if p.col >= arity {
-			return false // an expression's column
+			return undecided // an expression's column
 		}
 		start, end, err := r.ColumnSpan(p.col)
 		if err != nil {
-			return false // the decode reports it
+			return undecided // the decode reports it
 		}
 		v := r[start:end]
 		if row.EncodedIsNull(v) {
-			return true // a comparison with NULL is NULL: not true
+			return rejected // a comparison with NULL is NULL: not true
 		}
 		c, ok := row.CompareEncoded(v, p.lit)
 		if !ok {
-			return false
+			return undecided
 		}
 		if !compareHolds(p.op, c) {
-			return true
+			return rejected
 		}
 	}
-	return false
+	if f.decidesAll {
+		return accepted
+	}
+	return undecided
+}
+
+// project is the accepted row's output: its projection of datums, in
+// dst. ok is false when a projected column is out of range (the MFP
+// reports that).
+func (f *encodedFilter) project(datums, dst []row.Datum) ([]row.Datum, bool) {
+	dst = dst[:0]
+	for _, c := range f.projection {
+		if c < 0 || c >= len(datums) {
+			return dst, false
+		}
+		dst = append(dst, datums[c])
+	}
+	return dst, true
 }
 
 func compareHolds(op expr.Func, c int) bool {

@@ -105,9 +105,10 @@ type snapshotKeyLogic struct {
 	dec      rowDecoder
 	// filter decides the first MFP's leading comparisons on encoded
 	// columns, before the row is decoded.
-	filter encodedFilter
-	tune   snapshotTuning
-	fail   func(error)
+	filter    encodedFilter
+	projected []row.Datum // the first MFP's output for a row the filter accepted
+	tune      snapshotTuning
+	fail      func(error)
 
 	started, done bool
 	cl            *batch.CursorList
@@ -343,11 +344,17 @@ func (lg *snapshotKeyLogic) walkSeeks(op *dataflow.Operator) bool {
 
 // add maps, keys and consolidates one imported row of multiplicity m.
 func (lg *snapshotKeyLogic) add(r []byte, m int64) {
-	var err error
+	var (
+		err error
+		ok  bool
+	)
 	datums := lg.datums
+	verdict := undecided
 	if lg.decode {
-		if arity, ok := lg.dec.knownArity(); ok && lg.filter.rejects(r, arity) {
-			return
+		if arity, ok := lg.dec.knownArity(); ok {
+			if verdict = lg.filter.decide(r, arity); verdict == rejected {
+				return
+			}
 		}
 		if datums, err = lg.dec.decode(row.Row(r), datums[:0]); err != nil {
 			lg.addError(err, m)
@@ -357,6 +364,12 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 	}
 	for i := range lg.stages {
 		st := &lg.stages[i]
+		if i == 0 && verdict == accepted {
+			if lg.projected, ok = lg.filter.project(datums, lg.projected); ok {
+				datums = lg.projected
+				continue
+			}
+		}
 		out, keep, err := st.mfp.evaluate(datums, &st.scratch)
 		if err != nil {
 			lg.addError(err, m)

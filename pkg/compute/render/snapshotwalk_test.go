@@ -139,27 +139,30 @@ func TestEncodedFilterDecidesLeadingComparisons(t *testing.T) {
 	lt := func(c int, v int64) expr.Expr { return expr.Lt(expr.Column(c), expr.Literal(row.Int64(v))) }
 	r := row.Pack(row.Int64(5), row.Null(), row.Text("x"), row.Int64(2))
 	tests := []struct {
-		name    string
-		preds   []expr.Expr
-		rejects bool
+		name  string
+		preds []expr.Expr
+		exprs []expr.Expr
+		want  filterVerdict
 	}{
-		{"false", []expr.Expr{lt(0, 5)}, true},
-		{"true", []expr.Expr{lt(0, 6)}, false},
-		{"mirrored", []expr.Expr{expr.Gt(expr.Literal(row.Int64(5)), expr.Column(3))}, false},
-		{"mirrored false", []expr.Expr{expr.Gt(expr.Literal(row.Int64(2)), expr.Column(3))}, true},
-		{"null", []expr.Expr{lt(1, 6)}, true},
-		{"other type", []expr.Expr{lt(2, 6)}, false},
-		{"second false", []expr.Expr{lt(0, 6), lt(3, 2)}, true},
+		{"false", []expr.Expr{lt(0, 5)}, nil, rejected},
+		{"true", []expr.Expr{lt(0, 6)}, nil, accepted},
+		{"true with an expression", []expr.Expr{lt(0, 6)}, []expr.Expr{expr.Column(0)}, undecided},
+		{"mirrored", []expr.Expr{expr.Gt(expr.Literal(row.Int64(5)), expr.Column(3))}, nil, accepted},
+		{"mirrored false", []expr.Expr{expr.Gt(expr.Literal(row.Int64(2)), expr.Column(3))}, nil, rejected},
+		{"null", []expr.Expr{lt(1, 6)}, nil, rejected},
+		{"other type", []expr.Expr{lt(2, 6)}, nil, undecided},
+		{"second false", []expr.Expr{lt(0, 6), lt(3, 2)}, nil, rejected},
 		// An earlier predicate the bytes cannot decide may fail: the
 		// MFP must see the row.
-		{"after undecided", []expr.Expr{lt(2, 6), lt(0, 5)}, false},
-		{"after non-comparison", []expr.Expr{expr.IsNull(expr.Column(1)), lt(0, 5)}, false},
-		{"expression column", []expr.Expr{lt(4, 0)}, false},
+		{"after undecided", []expr.Expr{lt(2, 6), lt(0, 5)}, nil, undecided},
+		{"after non-comparison", []expr.Expr{expr.IsNull(expr.Column(1)), lt(0, 5)}, nil, undecided},
+		{"before non-comparison", []expr.Expr{lt(0, 6), expr.IsNull(expr.Column(1))}, nil, undecided},
+		{"expression column", []expr.Expr{lt(4, 0)}, nil, undecided},
 	}
 	for _, tc := range tests {
-		f := newEncodedFilter(&expr.MFP{Predicates: tc.preds})
-		if got := f.rejects(r, 4); got != tc.rejects {
-			t.Errorf("%s: rejects = %v, want %v", tc.name, got, tc.rejects)
+		f := newEncodedFilter(&expr.MFP{Predicates: tc.preds, Expressions: tc.exprs})
+		if got := f.decide(r, 4); got != tc.want {
+			t.Errorf("%s: decide = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
