@@ -60,7 +60,8 @@
 // shares; rowDecoder.prefix, row.Row.UnpackUsed), and decides the first
 // MFP's leading `#c op literal` comparisons on the encoded column before
 // decoding anything (encodedfilter.go): a rejected row costs a few byte
-// comparisons. TestSnapshotReaderMatchesFullDecode checks both against
+// comparisons, and one they all accept, under an MFP that computes no
+// expression, skips the MFP's evaluation for its projection. TestSnapshotReaderMatchesFullDecode checks both against
 // the reader that decodes every row to its end (sabotage: step over a
 // fixed-width column one byte too far, and it fails); neither checks the
 // columns it does not read, which the engine's own encoder wrote.
