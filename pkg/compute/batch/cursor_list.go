@@ -37,6 +37,13 @@ func (l *CursorList) Reset(batches []*Batch) {
 
 func (l *CursorList) findKey() {
 	l.atKey = l.atKey[:0]
+	if len(l.cs) == 1 { // one batch (a settled index): nothing to compare
+		if l.cs[0].KeyValid() {
+			l.atKey = append(l.atKey, 0)
+		}
+		l.findVal()
+		return
+	}
 	var min []byte
 	for i := range l.cs {
 		c := &l.cs[i]
@@ -61,6 +68,12 @@ func (l *CursorList) findKey() {
 
 func (l *CursorList) findVal() {
 	l.atVal = l.atVal[:0]
+	if len(l.atKey) == 1 { // the key is in one batch
+		if i := l.atKey[0]; l.cs[i].ValValid() {
+			l.atVal = append(l.atVal, i)
+		}
+		return
+	}
 	var min []byte
 	for _, i := range l.atKey {
 		c := &l.cs[i]

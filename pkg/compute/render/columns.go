@@ -46,15 +46,30 @@ func usedColumns(exprs []expr.Expr, cols []int) columnSet {
 
 // rowDecoder decodes the used columns of rows, leaving NULL in the others
 // so that column positions (and the row's arity) are kept. The whole row is
-// still checked for well-formedness, as a full decode would.
+// still checked for well-formedness, as a full decode would, unless prefix
+// is set.
+//
+// With prefix set (readers of an index's rows, which the engine encoded),
+// the first row that decodes is walked in full and sets the arity; every
+// later row is read only up to its last used column (row.UnpackUsed), its
+// unused columns before that stepped over, and given that arity: every row
+// of a collection has the same. A wide column after the last one used (a
+// KEY VALUE source's value) then costs nothing.
 type rowDecoder struct {
-	used columnSet
-	ends []int
+	used   columnSet
+	ends   []int
+	prefix bool
+	// arity is the collection's, once a prefix decoder has learned it.
+	arity      int
+	arityKnown bool
 }
 
 // decode returns the datums of r in dst[:0]; used text and bytes datums
 // alias r as in row.Row.UnpackInto.
 func (d *rowDecoder) decode(r row.Row, dst []row.Datum) ([]row.Datum, error) {
+	if d.arityKnown {
+		return r.UnpackUsed(dst, d.used, d.arity)
+	}
 	var err error
 	d.ends, err = r.Spans(d.ends[:0])
 	if err != nil {
@@ -74,5 +89,11 @@ func (d *rowDecoder) decode(r row.Row, dst []row.Datum) ([]row.Datum, error) {
 		}
 		start = end
 	}
+	if d.prefix {
+		d.arity, d.arityKnown = len(dst), true
+	}
 	return dst, nil
 }
+
+// knownArity returns the arity a prefix decoder has learned.
+func (d *rowDecoder) knownArity() (int, bool) { return d.arity, d.arityKnown }

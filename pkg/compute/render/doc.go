@@ -55,7 +55,17 @@
 // allows, seek.go) and sends consolidated (group, arguments) pairs, or for
 // count/sum/avg/min/max folded per group (fold.go), to the reduction's
 // arrangement; a join on an import arranged by the join key reads that
-// arrangement directly. Imports are flattened lazily,
+// arrangement directly. The walk reads each row only as far as the last
+// column used (the first row, decoded in full, gives the arity every row
+// shares; rowDecoder.prefix, row.Row.UnpackUsed), and decides the first
+// MFP's leading `#c op literal` comparisons on the encoded column before
+// decoding anything (encodedfilter.go): a rejected row costs a few byte
+// comparisons, and one they all accept, under an MFP that computes no
+// expression, skips the MFP's evaluation for its projection. TestSnapshotReaderMatchesFullDecode checks both against
+// the reader that decodes every row to its end (sabotage: step over a
+// fixed-width column one byte too far, and it fails); neither checks the
+// columns it does not read, which the engine's own encoder wrote.
+// Imports are flattened lazily,
 // only when a plan reads them as a collection; ImportCounters counts which.
 //
 // Live imports. A dataflow that is not read only at its as_of imports a

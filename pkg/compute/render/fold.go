@@ -78,7 +78,16 @@ func (lg *snapshotKeyLogic) foldRow(key, written []byte, args []row.Datum, m int
 	if m <= 0 {
 		return false
 	}
-	i, ok := lg.groups[string(key)]
+	// Consecutive rows often fold into one group (always, for a global
+	// aggregate): compare with the last before hashing.
+	i, ok := lg.lastFold, false
+	if int(i) < len(lg.folds) {
+		g := &lg.folds[i]
+		ok = bytes.Equal(key, lg.foldArena[g.off:g.off+g.klen])
+	}
+	if !ok {
+		i, ok = lg.groups[string(key)]
+	}
 	if !ok {
 		if len(lg.folds) >= lg.tune.flushAt {
 			return false
@@ -89,6 +98,7 @@ func (lg *snapshotKeyLogic) foldRow(key, written []byte, args []row.Datum, m int
 		lg.foldArena = append(lg.foldArena, key...)
 		lg.folds = append(lg.folds, groupFold{off: off, klen: len(key), aggs: make([]aggFold, len(lg.fold))})
 	}
+	lg.lastFold = i
 	g := &lg.folds[i]
 	if written != nil && bytes.Compare(written, g.written) > 0 {
 		g.written = append(g.written[:0], written...)

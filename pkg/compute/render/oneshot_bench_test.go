@@ -45,6 +45,12 @@ func oneShotQueries(n int) map[string]plan.Plan {
 			Predicates: []expr.Expr{expr.Lt(expr.Column(0), expr.Literal(row.Int64(int64(n/10))))},
 			Projection: []int{0, 1, 2},
 		}), plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggMax, Expr: expr.Column(1)}),
+		// The adhoc scenario's filtered aggregate: a filter on a non-key
+		// column (no seek), then count(*), sum(key).
+		"partfilter": globalAgg(plan.NewMfp(get, expr.MFP{
+			Predicates: []expr.Expr{expr.Lt(expr.Column(1), expr.Literal(row.Int64(4)))},
+			Projection: []int{0, 1, 2},
+		}), plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(0)}),
 	}
 }
 

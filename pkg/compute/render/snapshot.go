@@ -103,8 +103,12 @@ type snapshotKeyLogic struct {
 	// batches' multiplicities instead of walking them).
 	constant bool
 	dec      rowDecoder
-	tune     snapshotTuning
-	fail     func(error)
+	// filter decides the first MFP's leading comparisons on encoded
+	// columns, before the row is decoded.
+	filter    encodedFilter
+	projected []row.Datum // the first MFP's output for a row the filter accepted
+	tune      snapshotTuning
+	fail      func(error)
 
 	started, done bool
 	cl            *batch.CursorList
@@ -130,6 +134,7 @@ type snapshotKeyLogic struct {
 	batches   []*batch.Batch
 	groups    map[string]int32
 	folds     []groupFold
+	lastFold  int32 // the group of the last row folded
 	foldArena []byte
 	datumBuf  []byte
 	// sampled counts rows consolidated until snapshotSample; streaming:
@@ -157,8 +162,18 @@ func SnapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier
 }
 
 func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, tune snapshotTuning, seeks [][]byte, fold []operators.Aggregate, fail func(error)) (keyed, errs dataflow.Stream) {
+	lg := newSnapshotKeyLogic(name, asOf, mfps, spec, tune, seeks, fold, fail)
+	lg.handle = in.Trace.NewHandle("snapshot " + name)
+	op := b.AddOperator("SnapshotKeyBy "+name, []dataflow.Connection{{From: in.Stream}}, 2, lg)
+	op.SetHold(frontier.At(asOf))
+	return op.Stream(0), op.Stream(1)
+}
+
+// newSnapshotKeyLogic is the logic of snapshotKeyBy before it is given a
+// trace handle.
+func newSnapshotKeyLogic(name string, asOf frontier.Time, mfps []*expr.MFP, spec KeySpec, tune snapshotTuning, seeks [][]byte, fold []operators.Aggregate, fail func(error)) *snapshotKeyLogic {
 	lg := &snapshotKeyLogic{
-		name: name, handle: in.Trace.NewHandle("snapshot " + name), asOf: asOf, spec: spec,
+		name: name, asOf: asOf, spec: spec,
 		needRow: spec.RowKey || (spec.Val == nil && !spec.EmptyVal),
 		tune:    tune, fail: fail, seeks: seeks, index: map[string]int32{}, errRows: map[string]int64{},
 	}
@@ -174,6 +189,12 @@ func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier
 	default:
 		lg.dec = rowDecoder{used: usedColumns(exprs, nil)}
 	}
+	// The index's rows were encoded by the engine: read them only as far
+	// as the last column used, and decide the filter on encoded columns.
+	lg.dec.prefix = true
+	if len(mfps) > 0 {
+		lg.filter = newEncodedFilter(mfps[0])
+	}
 	lg.decode = len(mfps) > 0 || (!spec.RowKey && slices.Contains(lg.dec.used, true))
 	// Keys and values that read no column are the same for every row: the
 	// rows need not be walked, only their multiplicities summed.
@@ -181,9 +202,7 @@ func snapshotKeyBy(b *dataflow.Builder, name string, in *Arranged, asOf frontier
 	if !lg.constant && !spec.RowKey && len(spec.Val) == len(fold) && foldable(fold) {
 		lg.fold, lg.folding, lg.groups = fold, true, map[string]int32{}
 	}
-	op := b.AddOperator("SnapshotKeyBy "+name, []dataflow.Connection{{From: in.Stream}}, 2, lg)
-	op.SetHold(frontier.At(asOf))
-	return op.Stream(0), op.Stream(1)
+	return lg
 }
 
 // prunedMFPColumns returns the input columns m needs when only its output
@@ -325,9 +344,18 @@ func (lg *snapshotKeyLogic) walkSeeks(op *dataflow.Operator) bool {
 
 // add maps, keys and consolidates one imported row of multiplicity m.
 func (lg *snapshotKeyLogic) add(r []byte, m int64) {
-	var err error
+	var (
+		err error
+		ok  bool
+	)
 	datums := lg.datums
+	verdict := undecided
 	if lg.decode {
+		if arity, ok := lg.dec.knownArity(); ok {
+			if verdict = lg.filter.decide(r, arity); verdict == rejected {
+				return
+			}
+		}
 		if datums, err = lg.dec.decode(row.Row(r), datums[:0]); err != nil {
 			lg.addError(err, m)
 			return
@@ -336,6 +364,12 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 	}
 	for i := range lg.stages {
 		st := &lg.stages[i]
+		if i == 0 && verdict == accepted {
+			if lg.projected, ok = lg.filter.project(datums, lg.projected); ok {
+				datums = lg.projected
+				continue
+			}
+		}
 		out, keep, err := st.mfp.evaluate(datums, &st.scratch)
 		if err != nil {
 			lg.addError(err, m)

@@ -93,6 +93,10 @@
 //
 // API: Pack, AppendDatum(s), Row.Unpack (copies), Row.UnpackInto
 // (allocation-free, aliases the row), Row.Column, Row.Arity, Row.Validate,
-// Row.Spans, Project/AppendProject (cut columns without decoding), and
-// Hash (FNV-1a 64, the same in every process).
+// Row.Spans, Project/AppendProject (cut columns without decoding),
+// Row.UnpackUsed and Row.ColumnSpan (read a row only up to the columns
+// asked for, stepping over fixed-width columns unchecked: for rows this
+// encoder wrote; prefix.go), CompareEncoded and EncodedIsNull (compare
+// encoded datums of one type without decoding), and Hash (FNV-1a 64, the
+// same in every process).
 package row
