@@ -83,7 +83,7 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.IntVar(&cfg.MaintenanceNice, "maintenance-nice", DefaultMaintenanceNice, "with --interactive-peers: added to the nice value of the maintenance runtime's worker threads (0-19, Linux), so that reads on the interactive runtime win a core over index maintenance; 0 leaves them at the process's priority")
-	fs.BoolVar(&cfg.OffHeapArrangements, "offheap-arrangements", false, "keep the columns of large arrangement batches outside the Go heap (anonymous mappings released when nothing holds the batch), so that the collector's heap goal, and with it the growth of the resident set under readers, is set by the small heap rather than by the indexes; experimental (docs/design/runtime.md)")
+	fs.BoolVar(&cfg.OffHeapArrangements, "offheap-arrangements", true, "keep the columns of large arrangement batches outside the Go heap (anonymous mappings released when nothing holds the batch), so that the collector's heap goal, and with it the growth of the resident set under readers, is set by the small heap rather than by the indexes; false keeps every batch on the Go heap (docs/design/runtime.md)")
 	fs.StringVar(&memLimit, "memory-limit", "", "memory limit of the process (e.g. 4GiB): above 90% of it new reads and new dataflows are refused with 53200 (in a replica of several processes, dataflows by the controller, to which each process reports its memory) (default: GOMEMLIMIT, else the container's cgroup limit)")
 
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
