@@ -70,6 +70,16 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{name: "maintenance nice out of range", args: []string{"--maintenance-nice", "20"}, err: "--maintenance-nice"},
 		{name: "negative maintenance nice", args: []string{"--maintenance-nice", "-1"}, err: "--maintenance-nice"},
+		{name: "arenas on by default", check: func(t *testing.T, c *config) {
+			if !c.OffHeapArrangements {
+				t.Error("--offheap-arrangements off by default")
+			}
+		}},
+		{name: "arenas off", env: map[string]string{"TANDEM_OFFHEAP_ARRANGEMENTS": "false"}, check: func(t *testing.T, c *config) {
+			if c.OffHeapArrangements {
+				t.Error("TANDEM_OFFHEAP_ARRANGEMENTS=false left arenas on")
+			}
+		}},
 		{name: "profiles off by default", check: func(t *testing.T, c *config) {
 			if c.PprofListenAddr != "" {
 				t.Errorf("pprof on by default: %q", c.PprofListenAddr)

@@ -73,8 +73,9 @@ func TestMemoryLimitResolution(t *testing.T) {
 // heap's garbage returned to the system, the Go runtime alone accounts for
 // far less than the arena.
 func TestMemoryInUseCountsArenas(t *testing.T) {
+	was := batch.OffHeapEnabled()
 	batch.SetOffHeap(true)
-	t.Cleanup(func() { batch.SetOffHeap(false) })
+	t.Cleanup(func() { batch.SetOffHeap(was) })
 	const keys, valueSize = 96 << 10, 248
 	var bl batch.Builder
 	val := make([]byte, valueSize)

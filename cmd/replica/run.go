@@ -129,8 +129,11 @@ func serve(ctx context.Context, cfg *config, log logr.Logger) error {
 		Dataflows: processes == 1, Report: processes > 1, Used: memoryInUse}
 	log.Info("Memory guard", "limit", guard.String())
 	batch.SetOffHeap(cfg.OffHeapArrangements)
-	if cfg.OffHeapArrangements {
-		log.Info("Arrangement batches kept off the Go heap (--offheap-arrangements)")
+	if !cfg.OffHeapArrangements {
+		log.Info("Arrangement batches kept on the Go heap (--offheap-arrangements=false)")
+	}
+	if batch.PoisonEnabled() {
+		log.Info("Released arrangement arenas poisoned, not unmapped: a debugging mode", "env", batch.PoisonEnv)
 	}
 	if twoRuntimes {
 		log.Info("Maintenance worker threads' nice value raised", "by", cfg.MaintenanceNice)

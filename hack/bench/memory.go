@@ -473,5 +473,5 @@ func offHeapSetting() string {
 	if v := os.Getenv("TANDEM_OFFHEAP_ARRANGEMENTS"); v != "" {
 		return v
 	}
-	return "false (default)"
+	return "true (default)"
 }

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"os"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -15,6 +16,9 @@ import (
 type arena struct {
 	mem      []byte // the mapping, exactly as mapMemory returned it
 	released atomic.Bool
+	// poisoned: mapped under SetPoison, so released by quarantine, not
+	// unmapped.
+	poisoned bool
 	// state is where the arena's batch stands (an arenaState), for the
 	// accounting in stateBytes; it only says who is expected to hold it.
 	state atomic.Int32
@@ -47,14 +51,26 @@ var (
 	stateBytes [arenaStates]atomic.Int64
 )
 
-// offHeap switches arenas on for the whole process (SetOffHeap). Off by
-// default: a slice a reader keeps from a batch it no longer references
-// would read unmapped memory once the batch's arena is released, and the
-// audit that every reader copies or holds its batch (doc.go) is not yet
-// proven by the whole system's tests, so a replica opts in with
-// --offheap-arrangements. Like mapped, process-wide by nature: the Go
-// heap it relieves is the process's.
+// offHeap switches arenas on for the whole process (SetOffHeap). On by
+// default; a replica turns them off with --offheap-arrangements=false. Safe
+// because every reader holds the batch it reads or copies what it keeps
+// past it (doc.go, and the audit in docs/design/runtime.md), which the
+// suites check under poison (below). Like mapped, process-wide by nature:
+// the Go heap it relieves is the process's.
 var offHeap atomic.Bool
+
+// PoisonEnv names the environment variable that turns on poison (SetPoison)
+// when the package initialises: TANDEM_ARENA_POISON=1 go test ./pkg/...
+// runs a suite with it, and processes a test starts inherit it.
+const PoisonEnv = "TANDEM_ARENA_POISON"
+
+// poison is a debug mode for finding slices kept past their batch (SetPoison).
+var poison atomic.Bool
+
+func init() {
+	offHeap.Store(true)
+	poison.Store(os.Getenv(PoisonEnv) == "1")
+}
 
 // SetOffHeap turns arenas on or off for batches sealed from now on; batches
 // already sealed keep where they are.
@@ -62,6 +78,19 @@ func SetOffHeap(on bool) { offHeap.Store(on) }
 
 // OffHeapEnabled reports SetOffHeap's setting.
 func OffHeapEnabled() bool { return offHeap.Load() }
+
+// SetPoison turns poison on or off for batches sealed and arenas released
+// from now on. With poison on, every sealed batch with columns moves them
+// into an arena whatever their size (so small test data exercises arenas
+// too), and a released arena is not unmapped but made inaccessible (its
+// pages returned to the system, its addresses kept reserved, poison.go):
+// a slice read after its batch was released faults at once, on the first
+// read, instead of reading whatever a later mapping put at that address.
+// For tests only: it costs a system call per batch and keeps address space.
+func SetPoison(on bool) { poison.Store(on) }
+
+// PoisonEnabled reports SetPoison's setting.
+func PoisonEnabled() bool { return poison.Load() }
 
 // OffHeapInUse returns the bytes of all arenas of the process not yet
 // released: arrangement memory outside the Go heap, which the Go runtime's
@@ -126,7 +155,11 @@ const offHeapMin = 64 << 10
 // can reach that batch any more.
 func (a *arena) release() {
 	if a.released.CompareAndSwap(false, true) {
-		unmapMemory(a.mem)
+		if a.poisoned {
+			quarantine(a.mem)
+		} else {
+			unmapMemory(a.mem)
+		}
 		mapped.Add(-int64(len(a.mem)))
 		stateBytes[a.state.Load()].Add(-int64(len(a.mem)))
 	}
@@ -151,14 +184,15 @@ func (b *Batch) toArena() bool {
 		return false
 	}
 	size := b.columnBytes()
-	if size < offHeapMin {
+	poisoned := poison.Load()
+	if size == 0 || size < offHeapMin && !poisoned {
 		return false
 	}
 	mem, ok := mapMemory(size)
 	if !ok {
 		return false
 	}
-	a := &arena{mem: mem}
+	a := &arena{mem: mem, poisoned: poisoned}
 	mapped.Add(int64(len(mem)))
 	stateBytes[arenaLive].Add(int64(len(mem)))
 	c := carver{mem: mem}

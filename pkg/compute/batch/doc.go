@@ -16,8 +16,9 @@
 // diffs. Every update time t satisfies lower <= t, and t < upper unless
 // logical compaction (since) advanced it.
 //
-// Memory off the Go heap (arena.go). A sealed plain batch (or part) whose
-// columns take 64 KiB or more moves them into an arena: one anonymous
+// Memory off the Go heap (arena.go; on unless SetOffHeap(false)). A sealed
+// plain batch (or part) whose columns take 64 KiB or more moves them into
+// an arena: one anonymous
 // mapping, outside the Go heap. The collector's heap then holds only the
 // batches' metadata, so its heap goal, which paces collection, is set by
 // that and by transient garbage, not by the arrangements: an index of a GiB
@@ -46,8 +47,14 @@
 //     holds the *Batch, or a Cursor or CursorList over it. A slice kept
 //     beyond that, such as a row sent downstream in an update, must be
 //     copied (render's Flatten copies the rows it emits from off-heap
-//     batches; Builder.Push copies). For a batch on the heap a kept slice
-//     stays valid as before, but code must not rely on where a batch lives.
+//     batches; Builder.Push copies). A function that reads slices after
+//     its own last use of the batches and cursors they came from (a sort
+//     of values it collected) relies on its caller, or calls
+//     runtime.KeepAlive on them (trace.AccumulateKey): the collector sees
+//     no pointer in a slice of an arena. For a batch on the heap a kept
+//     slice stays valid as before, but code must not rely on where a batch
+//     lives. Poison (SetPoison, TANDEM_ARENA_POISON=1) makes every breach
+//     of this rule fault in tests.
 //   - Reads at any time t with since <= t are exact: summing the diffs of
 //     updates with time <= t gives the accumulation the unmerged inputs gave.
 //   - Nothing does unbounded work per call: Builder.BuildStep writes a

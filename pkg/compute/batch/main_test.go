@@ -1,13 +1,18 @@
 package batch
 
 import (
+	"fmt"
 	"os"
 	"testing"
 )
 
-// TestMain runs the package's tests with arenas on (SetOffHeap), so that
-// every test here exercises their lifetime.
+// TestMain checks that arenas are on by default (the package's init), so
+// that every test here exercises their lifetime, as every replica does
+// unless told --offheap-arrangements=false.
 func TestMain(m *testing.M) {
-	SetOffHeap(true)
+	if !OffHeapEnabled() {
+		fmt.Fprintln(os.Stderr, "batch: arenas are off by default, want on")
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"runtime"
 	"slices"
 
 	"github.com/tandemdb/tandem/pkg/compute/batch"
@@ -37,7 +38,8 @@ type ValDiff struct {
 
 // AccumulateKey appends to dst the values of key in batches with the sum of
 // their diffs at times <= t, dropping zero sums, sorted by value. The result
-// is exact when t is at or beyond every batch's since.
+// is exact when t is at or beyond every batch's since. The values alias the
+// batches: the caller holds batches for as long as it reads them.
 func AccumulateKey(batches []*batch.Batch, key []byte, t frontier.Time, dst []ValDiff) []ValDiff {
 	start := len(dst)
 	contributing := 0
@@ -81,6 +83,11 @@ func AccumulateKey(batches []*batch.Batch, key []byte, t frontier.Time, dst []Va
 			w++
 		}
 	}
+	// The sort and the sums above read the values after the last use of
+	// any batch or cursor: without this, a collection meanwhile may find
+	// batches the caller no longer holds unreachable and release their
+	// arenas under the comparison (batch's package comment).
+	runtime.KeepAlive(batches)
 	return dst[:start+w]
 }
 
