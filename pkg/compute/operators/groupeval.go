@@ -53,8 +53,14 @@ func (w *wholeGroup) Result() ([]ValDiff, error) { return w.out, w.err }
 // values' order, a negative multiplicity or any error) is evaluated whole
 // by AggregateLogic in one Step, so the result is always exactly the
 // logic's.
-func AggregateEval(aggs []Aggregate) GroupEval {
-	e := &aggregateEval{aggs: aggs, whole: AggregateLogic(aggs), folds: make([]aggFold, len(aggs))}
+func AggregateEval(aggs []Aggregate) GroupEval { return AggregateEvalShowingKey(aggs, -1) }
+
+// AggregateEvalShowingKey is the resumable evaluation of
+// AggregateLogicShowingKey(aggs, width): a group whose values carry its key
+// as written (a numeric key that lost its scale) is evaluated whole, so
+// the key it shows is the logic's.
+func AggregateEvalShowingKey(aggs []Aggregate, width int) GroupEval {
+	e := &aggregateEval{aggs: aggs, width: width, whole: AggregateLogicShowingKey(aggs, width), folds: make([]aggFold, len(aggs))}
 	for _, a := range aggs {
 		if !foldsInOrder(a) {
 			e.never = true
@@ -80,6 +86,7 @@ func foldsInOrder(a Aggregate) bool {
 // aggregateEval folds a group's values for AggregateEval.
 type aggregateEval struct {
 	aggs  []Aggregate
+	width int // values longer than this carry the key as written (< 0: never)
 	whole GroupLogic
 	never bool // some aggregate never folds: every group is evaluated whole
 
@@ -153,6 +160,9 @@ func (e *aggregateEval) add(v ValDiff) bool {
 		return false
 	}
 	e.datums = ds
+	if e.width >= 0 && len(ds) > e.width {
+		return false // the key it shows is chosen over the whole group
+	}
 	e.rows += v.Diff
 	for i, a := range e.aggs {
 		if a.Func != AggCountStar && (a.Column < 0 || a.Column >= len(ds)) {
@@ -181,11 +191,7 @@ func (f *aggFold) add(a Aggregate, ds []row.Datum, n int64) bool {
 	case AggCount:
 		f.count += n
 	case AggMin, AggMax:
-		want := -1
-		if a.Func == AggMax {
-			want = 1
-		}
-		if !f.found || row.Compare(d, f.best) == want {
+		if !f.found || moreExtreme(d, f.best, a.Func == AggMax) {
 			f.best, f.found = d, true
 		}
 	case AggSum, AggAvg:

@@ -325,4 +325,25 @@ func TestGroupsShowLargestScale(t *testing.T) {
 	if got := shown(out); err != nil || got != "(1.500, 4, 1.500, 1.500)" {
 		t.Errorf("group by: %s, %v", got, err)
 	}
+	// The resumable evaluation (one value per step) agrees: it folds
+	// min and max with the same tie rule, and a group whose values carry
+	// the key as written is evaluated whole.
+	for _, tc := range []struct {
+		name  string
+		input []ValDiff
+		want  string
+	}{
+		{"folded", []ValDiff{{pack(at(1)), 1}, {pack(at(3)), 1}, {pack(at(2)), 1}}, "(1.5, 3, 1.500, 1.500)"},
+		{"key as written", []ValDiff{{pack(at(1)), 1}, {pack(at(2), at(3)), 1}}, "(1.500, 2, 1.50, 1.50)"},
+	} {
+		eval := AggregateEvalShowingKey(aggs, 1)
+		eval.Start(key, tc.input)
+		for done := false; !done; {
+			_, done = eval.Step(1)
+		}
+		out, err := eval.Result()
+		if got := shown(out); err != nil || got != tc.want {
+			t.Errorf("resumable group by %s: %s, %v; want %s", tc.name, got, err, tc.want)
+		}
+	}
 }

@@ -313,17 +313,21 @@ func (r *planRenderer) group(input *plan.Plan, kind string, spec KeySpec, logic 
 	}
 	errs := clip(in.errs)
 	arr := r.arrange(in.ok, kind, spec, &errs)
-	out := r.stateful(r.name(kind), []*Arranged{arr}, GroupStep(logic, groupEval(fold)))
+	out := r.stateful(r.name(kind), []*Arranged{arr}, GroupStep(logic, groupEval(spec, fold)))
 	return rendered{ok: out.Ok, errs: append(errs, out.Err)}, nil
 }
 
 // groupEval is the resumable evaluation of a SQL reduction's aggregates
 // (nil for other reductions, which are evaluated whole).
-func groupEval(aggs []operators.Aggregate) operators.GroupEval {
+func groupEval(spec KeySpec, aggs []operators.Aggregate) operators.GroupEval {
 	if len(aggs) == 0 {
 		return nil
 	}
-	return operators.AggregateEval(aggs)
+	width := -1
+	if spec.DisplayKey {
+		width = len(spec.Val)
+	}
+	return operators.AggregateEvalShowingKey(aggs, width)
 }
 
 // clip returns s with no spare capacity, so appends never alias a shared

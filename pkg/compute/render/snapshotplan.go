@@ -108,7 +108,7 @@ func (r *planRenderer) snapshotGroup(input *plan.Plan, kind string, spec KeySpec
 	}
 	keyed, keyErrs := snapshotKeyBy(r.b, name, imp.ok, r.snapshotAt, mfps, spec, r.tune, seeks, fold, r.fail)
 	arr := ArrangeFueled(r.b, name, keyed, r.fail, r.arrangeFuel)
-	out := r.stateful(r.name(kind), []*Arranged{arr}, GroupStep(logic, groupEval(fold)))
+	out := r.stateful(r.name(kind), []*Arranged{arr}, GroupStep(logic, groupEval(spec, fold)))
 	return rendered{ok: out.Ok, errs: []dataflow.Stream{imp.errs, keyErrs, out.Err}}, true, nil
 }
 
