@@ -200,6 +200,12 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 			if (f == plan.AggSum || f == plan.AggAvg) && !d.Types[c].Type.IsNumeric() {
 				f = plan.AggCount
 			}
+			if f == plan.AggAvg && d.Types[c].Type == row.TypeNumeric {
+				// The engine's avg takes no numeric (SQL's avg of numeric
+				// is planned as sum and count): a column of numerics comes
+				// from a reduction's sum_squares below.
+				f = plan.AggSum
+			}
 			aggs = append(aggs, plan.Aggregate{Func: f, Expr: expr.Column(c), Distinct: rapid.IntRange(0, 3).Draw(g.t, lab+"_distinct") == 0})
 		}
 		return plan.NewReduce(in, key, aggs...)
