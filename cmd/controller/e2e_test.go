@@ -157,14 +157,25 @@ func (rc *runningController) status(t *testing.T, v any) {
 
 func (rc *runningController) replicaPIDs(t *testing.T) []int {
 	t.Helper()
+	return rc.clusterPIDs(t, "")
+}
+
+// clusterPIDs returns the PIDs of the running replica processes of one
+// cluster (every cluster's when cluster is empty).
+func (rc *runningController) clusterPIDs(t *testing.T, cluster string) []int {
+	t.Helper()
 	var st struct {
 		Orchestrator []struct {
+			Cluster   string `json:"cluster"`
 			Processes []struct{ PID int }
 		} `json:"orchestrator"`
 	}
 	rc.status(t, &st)
 	var pids []int
 	for _, r := range st.Orchestrator {
+		if cluster != "" && r.Cluster != cluster {
+			continue
+		}
 		for _, p := range r.Processes {
 			if p.PID > 0 {
 				pids = append(pids, p.PID)
