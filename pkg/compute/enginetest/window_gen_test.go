@@ -59,6 +59,11 @@ func (g *planGen) windowFunc(d row.RelationDesc, rangeOffsets bool, label string
 		if (f.Agg == plan.AggSum || f.Agg == plan.AggAvg) && !d.Types[arg].Type.IsNumeric() {
 			f.Agg = plan.AggCount
 		}
+		if (f.Agg == plan.AggSum || f.Agg == plan.AggAvg) && d.Types[arg].Type == row.TypeNumeric {
+			// The engine's window sum and avg take no numeric (a
+			// reduction's sum_squares below gives one): take its max.
+			f.Agg = plan.AggMax
+		}
 	}
 	switch f.Func {
 	case plan.WinLag, plan.WinLead, plan.WinFirstValue, plan.WinLastValue, plan.WinNthValue, plan.WinAggregate:
