@@ -54,37 +54,50 @@ func (l *Let) desc(env Env) (row.RelationDesc, error) {
 // for, in which a shared value is a copy per use. Evaluators that walk a
 // plan as a tree of per-round operators (a Recursive node's step) use it
 // instead of scoping bindings; everything else keeps the Let. p is not
-// modified; the result may share subtrees with p.
-func ExpandLets(p Plan) Plan { return expandLets(p, nil) }
+// modified: nodes on a path to a change are copied, the rest shared.
+func ExpandLets(p Plan) Plan { return substitute(p, nil, true) }
 
-func expandLets(p Plan, bound map[GlobalID]Plan) Plan {
+// Inline returns p with every Get of id replaced by value (the Let
+// binding id to value, undone), copying only the nodes on a path to a
+// replaced Get; other Lets stay.
+func Inline(p Plan, id GlobalID, value Plan) Plan {
+	return substitute(p, map[GlobalID]Plan{id: value}, false)
+}
+
+func substitute(p Plan, bound map[GlobalID]Plan, expand bool) Plan {
 	switch {
 	case p.Get != nil:
 		if v, ok := bound[p.Get.ID]; ok {
 			return v
 		}
 		return p
-	case p.Let != nil && p.Let.Value != nil && p.Let.Body != nil:
+	case expand && p.Let != nil && p.Let.Value != nil && p.Let.Body != nil:
 		inner := make(map[GlobalID]Plan, len(bound)+1)
 		for id, v := range bound {
 			inner[id] = v
 		}
-		inner[p.Let.ID] = expandLets(*p.Let.Value, bound)
-		return expandLets(*p.Let.Body, inner)
+		inner[p.Let.ID] = substitute(*p.Let.Value, bound, expand)
+		return substitute(*p.Let.Body, inner, expand)
 	}
 	ins := p.Inputs()
 	out := make([]Plan, len(ins))
+	changed := false
 	for i, in := range ins {
 		if in == nil {
 			return p // malformed: left for Desc to report
 		}
-		out[i] = expandLets(*in, bound)
+		out[i] = substitute(*in, bound, expand)
+		changed = changed || out[i] != *in
 	}
-	return p.withInputs(out)
+	if !changed {
+		return p
+	}
+	return p.WithInputs(out)
 }
 
-// withInputs returns a copy of p whose inputs (in Inputs order) are ins.
-func (p Plan) withInputs(ins []Plan) Plan {
+// WithInputs returns a copy of p whose inputs (in Inputs order) are ins;
+// p's own node is not modified (plans share subtrees).
+func (p Plan) WithInputs(ins []Plan) Plan {
 	switch n := p.Node().(type) {
 	case *Mfp:
 		c := *n
