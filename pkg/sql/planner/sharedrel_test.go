@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
 // nestedSubqueries returns a query with subqueries nested depth levels
@@ -63,11 +64,19 @@ func TestNestedSubqueriesGrowThePlanBySums(t *testing.T) {
 	}
 }
 
-// TestNestedSubqueriesShareTheOuterRelation checks that the binding is
-// computed once: the plan of a depth-6 query is well formed, its Lets
-// each read by their bodies, and it evaluates over data.
+// TestNestedSubqueriesShareTheOuterRelation checks that the plan of a
+// depth-6 query binds what it reads twice: it has Lets, each read by its
+// body, EXPLAIN shows them, and the plan type-checks (no Get of a binding
+// outside its Let) and evaluates (nested_subqueries.slt compares answers
+// with PostgreSQL).
 func TestNestedSubqueriesShareTheOuterRelation(t *testing.T) {
 	sql := nestedSubqueries(6)
+	var tRows, sRows []row.Row
+	for k := range int64(6) {
+		tRows = append(tRows, row.Pack(row.Int64(k), row.Text(string(rune('a'+k%3)))))
+		sRows = append(sRows, row.Pack(row.Int64(k+1), row.Null()))
+	}
+	evalRows(t, sql, tRows, sRows)
 	q, err := planSQL(t, &Planner{Catalog: subqueryCatalog()}, sql)
 	if err != nil {
 		t.Fatal(err)
