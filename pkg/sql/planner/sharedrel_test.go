@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/reference"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
 
@@ -101,4 +103,67 @@ func TestNestedSubqueriesShareTheOuterRelation(t *testing.T) {
 	if !strings.Contains(Explain(q), "With l") {
 		t.Errorf("EXPLAIN does not show the binding:\n%s", Explain(q))
 	}
+}
+
+// TestJoinPlanningKeepsLetValuesWhole checks joinorder.go's handling of a
+// Let: a cluster reading the binding is planned (its equality becomes a
+// join key, the binding's description being known), the filter lands on
+// that use of the binding only, and the value, which another use reads
+// unfiltered, is left whole: the rewritten plan answers as the original.
+func TestJoinPlanningKeepsLetValuesWhole(t *testing.T) {
+	cat := subqueryCatalog()
+	tID, sID := cat["t"].ID, cat["s"].ID
+	descs := map[plan.GlobalID]row.RelationDesc{tID: cat["t"].Desc, sID: cat["s"].Desc}
+	l := plan.Local(1)
+	value := plan.NewGet(tID)
+	joined := plan.NewMfp(plan.NewJoin(plan.NewGet(l), plan.NewGet(sID), nil, nil),
+		expr.Identity(4).Filter(expr.Eq(expr.Column(0), expr.Column(2)), expr.Gt(expr.Column(0), expr.Literal(row.Int64(1)))).Project(0, 1))
+	p := plan.NewLet(l, value, plan.NewUnion(joined, plan.NewGet(l)))
+	jp := &joinPlanner{env: plan.MapEnv(descs)}
+	got := jp.rewrite(p)
+	if got.Let == nil || *got.Let.Value != value {
+		t.Fatalf("the value changed:\n%s", explainPlan(got))
+	}
+	keyed := false
+	var walk func(q *plan.Plan)
+	walk = func(q *plan.Plan) {
+		if q.Join != nil && len(q.Join.LeftKey) > 0 {
+			keyed = true
+		}
+		for _, in := range q.Inputs() {
+			walk(in)
+		}
+	}
+	walk(got.Let.Body)
+	if !keyed {
+		t.Errorf("the join over the binding was not planned (no keys):\n%s", explainPlan(got))
+	}
+	env := map[plan.GlobalID]reference.Result{}
+	for id, rows := range map[plan.GlobalID][]row.Row{
+		tID: {row.Pack(row.Int64(1), row.Text("a")), row.Pack(row.Int64(2), row.Text("b")), row.Pack(row.Int64(3), row.Null())},
+		sID: {row.Pack(row.Int64(2), row.Text("x")), row.Pack(row.Int64(3), row.Text("y"))},
+	} {
+		res := reference.Result{Rows: reference.Collection{}, Errors: reference.Collection{}}
+		for _, r := range rows {
+			res.Rows[string(r)]++
+		}
+		env[id] = res
+	}
+	want, err := reference.EvalPlan(&p, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := reference.EvalPlan(&got, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !have.Rows.Equal(want.Rows) {
+		t.Errorf("rewritten plan answers\n%s\nwant\n%s\n%s", have.Rows, want.Rows, explainPlan(got))
+	}
+}
+
+func explainPlan(p plan.Plan) string {
+	var sb strings.Builder
+	writePlan(&sb, 0, &p)
+	return sb.String()
 }
