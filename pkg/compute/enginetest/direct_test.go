@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -87,6 +88,51 @@ type stepEval struct {
 	sources map[plan.GlobalID][]reference.Update
 	fuel    int
 	arrs    []*arrangement
+	// lets are the Let bindings in scope: each value's node, stepped
+	// once per interval however many Gets read it.
+	lets map[plan.GlobalID]stepNode
+}
+
+// let builds a Let: its value once, read by the body's Gets through a
+// node that steps the value once per interval and hands every reader the
+// same changes.
+func (ev *stepEval) let(l *plan.Let) (stepNode, error) {
+	value, err := ev.build(l.Value)
+	if err != nil {
+		return nil, err
+	}
+	var lastLower, lastUpper frontier.Time
+	var ok, errs []reference.Update
+	stepped := false
+	shared := stepFunc(func(lower, upper frontier.Time) ([]reference.Update, []reference.Update, error) {
+		if !stepped || lower != lastLower || upper != lastUpper {
+			o, e, err := value.step(lower, upper)
+			if err != nil {
+				return nil, nil, err
+			}
+			ok, errs, lastLower, lastUpper, stepped = o, e, lower, upper, true
+		}
+		return ok, errs, nil
+	})
+	outer := ev.lets
+	ev.lets = maps.Clone(outer)
+	if ev.lets == nil {
+		ev.lets = map[plan.GlobalID]stepNode{}
+	}
+	ev.lets[l.ID] = shared
+	defer func() { ev.lets = outer }()
+	body, err := ev.build(l.Body)
+	if err != nil {
+		return nil, err
+	}
+	// The value steps every interval even when the body reads it zero
+	// times or not yet, as the dataflow runs it.
+	return stepFunc(func(lower, upper frontier.Time) ([]reference.Update, []reference.Update, error) {
+		if _, _, err := shared.step(lower, upper); err != nil {
+			return nil, nil, err
+		}
+		return body.step(lower, upper)
+	}), nil
 }
 
 type stepNode interface {
@@ -108,6 +154,12 @@ func (ev *stepEval) release() {
 func (ev *stepEval) build(p *plan.Plan) (stepNode, error) {
 	if p.Recursive != nil {
 		return ev.recursive(p.Recursive)
+	}
+	if p.Let != nil {
+		return ev.let(p.Let)
+	}
+	if p.Get != nil && ev.lets[p.Get.ID] != nil {
+		return ev.lets[p.Get.ID], nil
 	}
 	var ins []stepNode
 	for _, in := range p.Inputs() {

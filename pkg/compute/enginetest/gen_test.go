@@ -121,7 +121,7 @@ func (g *planGen) columnKey(d row.RelationDesc, minLen int, label string) []expr
 	return key
 }
 
-var planKinds = []string{"get", "constant", "mfp", "join", "reduce", "distinct", "threshold", "union", "negate", "top_k", "arrange_by", "window", "recursive"}
+var planKinds = []string{"get", "constant", "mfp", "join", "reduce", "distinct", "threshold", "union", "negate", "top_k", "arrange_by", "window", "recursive", "let"}
 
 // plan draws a plan of at most the given depth.
 func (g *planGen) plan(depth int, label string) plan.Plan {
@@ -267,6 +267,8 @@ func (g *planGen) plan(depth int, label string) plan.Plan {
 	case "arrange_by":
 		in := g.plan(depth-1, label+"_in")
 		return plan.NewArrangeBy(in, g.columnKey(g.desc(in), 1, label+"_key"))
+	case "let":
+		return g.let(depth, label)
 	default:
 		return plan.NewGet(rapid.SampledFrom(g.ids).Draw(g.t, label+"_src"))
 	}

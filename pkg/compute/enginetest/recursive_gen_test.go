@@ -80,3 +80,34 @@ func (g *planGen) conform(p plan.Plan, want row.RelationDesc, label string) plan
 	}
 	return plan.NewMfp(p, m.Project(proj...))
 }
+
+// let generates a Let node: a random value bound to a fresh local id and
+// a body reading it twice (a union or a join of two reads), or a random
+// plan over the sources and the binding that reads it any number of
+// times, zero included.
+func (g *planGen) let(depth int, label string) plan.Plan {
+	value := g.plan(depth-1, label+"_value")
+	if g.locals == nil {
+		g.locals = new(int)
+	}
+	*g.locals++
+	id := plan.Local(uint64(*g.locals))
+	inner := &planGen{t: g.t, sources: maps.Clone(g.sources), ids: append([]plan.GlobalID{id}, g.ids...), locals: g.locals, inStep: g.inStep}
+	inner.sources[id] = g.desc(value)
+	var body plan.Plan
+	switch rapid.IntRange(0, 2).Draw(g.t, label+"_shape") {
+	case 0:
+		body = plan.NewUnion(plan.NewGet(id), plan.NewNegate(plan.NewMfp(plan.NewGet(id), expr.Identity(inner.sources[id].Arity()).Filter(inner.predicate(inner.sources[id], 1, label+"_filter")))))
+	case 1:
+		d := inner.sources[id]
+		var lk, rk []expr.Expr
+		if len(columnsOf(d, row.TypeInt64)) > 0 {
+			lk = []expr.Expr{inner.intExpr(d, 1, label+"_lk")}
+			rk = []expr.Expr{inner.intExpr(d, 1, label+"_rk")}
+		}
+		body = plan.NewJoin(plan.NewGet(id), plan.NewGet(id), lk, rk)
+	default:
+		body = inner.plan(depth-1, label+"_body")
+	}
+	return plan.NewLet(id, value, body)
+}

@@ -60,14 +60,26 @@ func graphPlans(edges plan.GlobalID) map[string]func(limit int64) plan.Plan {
 // maintained fixed point must follow inserts and deletes of edges,
 // retracting derived rows that lose their last derivation.
 func TestRecursiveMatchesReference(t *testing.T) {
-	engines := make([]*engine, len(shapes))
-	var stats coverage
-	var nextID uint64 = 5000
-	fresh := func() plan.GlobalID { nextID++; return plan.User(nextID) }
 	names := []string{"closure", "reachable", "walks", "diverging"}
 	// A quarter of -rapid.checks cases keeps the default run short (each
 	// case runs a dataflow); longer runs scale with the flag.
-	budget, cases := checks()/4, 0
+	checkShapes(t, 5000, checks()/4, func(rt *rapid.T, g *planGen) plan.Plan {
+		shape := rapid.SampledFrom(names).Draw(rt, "recursive_shape")
+		limit := int64(rapid.SampledFrom([]int{3, 8, 100}).Draw(rt, "limit"))
+		return graphPlans(g.ids[1])[shape](limit)
+	})
+}
+
+// checkShapes runs budget cases, each a plan drawn by draw over random
+// changing sources, through the real runtime (workers, processes,
+// exchange, index reads at random times, subscribe sinks) and compares
+// every read with the reference evaluator; ids count up from firstID.
+func checkShapes(t *testing.T, firstID uint64, budget int, draw func(rt *rapid.T, g *planGen) plan.Plan) {
+	engines := make([]*engine, len(shapes))
+	var stats coverage
+	nextID := firstID
+	fresh := func() plan.GlobalID { nextID++; return plan.User(nextID) }
+	cases := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		if cases++; cases > budget {
 			return
@@ -76,11 +88,7 @@ func TestRecursiveMatchesReference(t *testing.T) {
 		if engines[si] == nil || len(engines[si].h.Fatal()) > 0 {
 			engines[si] = newEngine(t, shapes[si], &stats, fresh)
 		}
-		fx := newFixture(rt, engines[si], fresh, func(g *planGen) plan.Plan {
-			shape := rapid.SampledFrom(names).Draw(rt, "recursive_shape")
-			limit := int64(rapid.SampledFrom([]int{3, 8, 100}).Draw(rt, "limit"))
-			return graphPlans(g.ids[1])[shape](limit)
-		})
+		fx := newFixture(rt, engines[si], fresh, func(g *planGen) plan.Plan { return draw(rt, g) })
 		fx.run(rt)
 	})
 	t.Logf("reads compared: %d (%d with rows, %d reporting errors); subscribe times compared: %d",

@@ -300,7 +300,7 @@ func (d *DataflowDescription) validate() error {
 			return fmt.Errorf("%s has invalid id %s", what, id)
 		}
 		if id.Kind == KindLocal {
-			return fmt.Errorf("%s has local id %s (local ids name a recursive node's working table only)", what, id)
+			return fmt.Errorf("%s has local id %s (local ids name a let's value or a recursive node's working table only)", what, id)
 		}
 		if prev, ok := ids[id]; ok {
 			return fmt.Errorf("%s reuses id %s of %s", what, id, prev)

@@ -70,6 +70,8 @@ func (p Plan) Desc(env Env) (row.RelationDesc, error) {
 		return n.desc(env)
 	case *Recursive:
 		return n.desc(env)
+	case *Let:
+		return n.desc(env)
 	case *FlatMap:
 		return n.desc(env)
 	case *TemporalFilter:

@@ -12,7 +12,8 @@
 //     (a table function per input row; output = input columns then the
 //     function's, with the input's multiplicity; flatmap.go), Recursive
 //     (WITH RECURSIVE's fixed point over a local binding that only its step
-//     reads; recursive.go) and TemporalFilter (rows kept while bounds
+//     reads; recursive.go), Let (a value bound to a local id that its body
+//     reads any number of times, computed once; let.go) and TemporalFilter (rows kept while bounds
 //     compared with the logical time hold, so they enter and leave as time
 //     passes; temporal.go). Outer joins are lowered by the SQL layer to
 //     inner joins plus Negate/Union/Distinct/Threshold. Plan.Desc

@@ -7,8 +7,8 @@ import (
 
 // GlobalID names a collection, index or sink: a namespace and a number,
 // printed "u12" (user), "s3" (system/introspection), "t7" (transient:
-// one-shot reads) or "l1" (local: a Recursive node's working table, read
-// only inside that node's Step). The printed form is canonical everywhere (logs,
+// one-shot reads) or "l1" (local: a Let's value or a Recursive node's
+// working table, read only inside that node's Body or Step). The printed form is canonical everywhere (logs,
 // metrics, SQL, the wire): no sign, no leading zeros.
 type GlobalID struct {
 	Kind byte

@@ -31,6 +31,7 @@ type Plan struct {
 	ArrangeBy *ArrangeBy `json:"arrange_by,omitempty"`
 	Window    *Window    `json:"window,omitempty"`
 	Recursive *Recursive `json:"recursive,omitempty"`
+	Let       *Let       `json:"let,omitempty"`
 	FlatMap   *FlatMap   `json:"flat_map,omitempty"`
 
 	TemporalFilter *TemporalFilter `json:"temporal_filter,omitempty"`
@@ -223,6 +224,7 @@ func (p Plan) kind() (string, int) {
 	set(p.ArrangeBy != nil, "arrange_by")
 	set(p.Window != nil, "window")
 	set(p.Recursive != nil, "recursive")
+	set(p.Let != nil, "let")
 	set(p.FlatMap != nil, "flat_map")
 	set(p.TemporalFilter != nil, "temporal_filter")
 	return kind, n
@@ -259,6 +261,8 @@ func (p Plan) Node() any {
 		return p.Window
 	case p.Recursive != nil:
 		return p.Recursive
+	case p.Let != nil:
+		return p.Let
 	case p.FlatMap != nil:
 		return p.FlatMap
 	case p.TemporalFilter != nil:
@@ -295,6 +299,8 @@ func (p Plan) Inputs() []*Plan {
 		return []*Plan{n.Input}
 	case *Recursive:
 		return []*Plan{n.Base, n.Step}
+	case *Let:
+		return []*Plan{n.Value, n.Body}
 	case *Union:
 		out := make([]*Plan, len(n.Inputs))
 		for i := range n.Inputs {
@@ -306,8 +312,8 @@ func (p Plan) Inputs() []*Plan {
 }
 
 // DependsOn returns the ids the plan reads with Get, each once, in the
-// order first read; a Recursive node's own binding (a local id read inside
-// its Step) is not a dependency.
+// order first read; a Recursive node's or a Let's own binding (a local id
+// read inside its Step or Body) is not a dependency.
 func (p Plan) DependsOn() []GlobalID {
 	var out []GlobalID
 	seen := map[GlobalID]bool{}
@@ -328,6 +334,14 @@ func (p Plan) DependsOn() []GlobalID {
 			walk(q.Recursive.Base)
 			walk(q.Recursive.Step)
 			seen[q.Recursive.ID] = bound
+			return
+		}
+		if q.Let != nil {
+			walk(q.Let.Value)
+			bound := seen[q.Let.ID]
+			seen[q.Let.ID] = true
+			walk(q.Let.Body)
+			seen[q.Let.ID] = bound
 			return
 		}
 		for _, in := range q.Inputs() {

@@ -84,6 +84,12 @@ func PlanToProto(p *plan.Plan) (*computepb.Plan, error) {
 			r.Step, err = PlanToProto(n.Step)
 		}
 		out.Kind = &computepb.Plan_Recursive{Recursive: r}
+	case *plan.Let:
+		l := &computepb.LetPlan{Id: GlobalIDToProto(n.ID)}
+		if l.Value, err = PlanToProto(n.Value); err == nil {
+			l.Body, err = PlanToProto(n.Body)
+		}
+		out.Kind = &computepb.Plan_Let{Let: l}
 	case *plan.FlatMap:
 		f := &computepb.FlatMapPlan{Call: TableCallToProto(&n.Call), Ordinality: n.Ordinality}
 		f.Input, err = PlanToProto(n.Input)

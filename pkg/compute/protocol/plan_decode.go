@@ -59,6 +59,9 @@ func PlanFromProto(p *computepb.Plan) (plan.Plan, error) {
 	case *computepb.Plan_Recursive:
 		r, err := recursiveFromProto(k.Recursive)
 		return plan.Plan{Recursive: r}, wrapField("recursive", err)
+	case *computepb.Plan_Let:
+		l, err := letFromProto(k.Let)
+		return plan.Plan{Let: l}, wrapField("let", err)
 	case *computepb.Plan_FlatMap:
 		f, err := flatMapFromProto(k.FlatMap)
 		return plan.Plan{FlatMap: f}, wrapField("flat_map", err)
@@ -287,6 +290,22 @@ func recursiveFromProto(p *computepb.RecursivePlan) (*plan.Recursive, error) {
 		return nil, fieldErr("step", err)
 	}
 	return &plan.Recursive{ID: id, Name: p.GetName(), Base: base, Step: step, Distinct: p.GetDistinct(), MaxIterations: p.GetMaxIterations()}, nil
+}
+
+func letFromProto(p *computepb.LetPlan) (*plan.Let, error) {
+	id, err := GlobalIDFromProto(p.GetId())
+	if err != nil {
+		return nil, fieldErr("id", err)
+	}
+	value, err := childFromProto(p.GetValue())
+	if err != nil {
+		return nil, fieldErr("value", err)
+	}
+	body, err := childFromProto(p.GetBody())
+	if err != nil {
+		return nil, fieldErr("body", err)
+	}
+	return &plan.Let{ID: id, Value: value, Body: body}, nil
 }
 
 func flatMapFromProto(p *computepb.FlatMapPlan) (*plan.FlatMap, error) {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -96,6 +97,9 @@ func everyPlan() *plan.DataflowDescription {
 		{Recursive: &plan.Recursive{ID: plan.Local(1), Name: "r", Base: &get, Step: ptr(plan.NewGet(plan.Local(1))), Distinct: true, MaxIterations: 100}},
 		{FlatMap: &plan.FlatMap{Input: &get, Call: expr.TableCall{Func: expr.TableGenerateSeries, Args: []expr.Expr{expr.Column(0), expr.Literal(row.Int64(3))}}, Ordinality: true}},
 		plan.NewTemporalFilter(get, plan.TemporalBound{Expr: expr.Column(0), Op: plan.TemporalLte}),
+		// A value read twice, and a nested one read by nothing.
+		plan.NewLet(plan.Local(2), get, plan.NewLet(plan.Local(3), plan.NewDistinct(plan.NewGet(plan.Local(2))),
+			plan.NewJoin(plan.NewGet(plan.Local(2)), plan.NewGet(plan.Local(2)), []expr.Expr{expr.Column(0)}, []expr.Expr{expr.Column(0)}))),
 	}
 	d := &plan.DataflowDescription{
 		ID: plan.Transient(9), DebugName: "every node", Class: plan.ClassLiveRead,
@@ -276,5 +280,23 @@ func TestDecodeErrorsNameTheField(t *testing.T) {
 				t.Fatalf("status %v", de.GRPCStatus())
 			}
 		})
+	}
+}
+
+// TestWriteLetSeed writes the fuzz seed let_node (a description whose one
+// build is a Let read twice) when TANDEM_WRITE_FUZZ_SEEDS is set.
+func TestWriteLetSeed(t *testing.T) {
+	if os.Getenv("TANDEM_WRITE_FUZZ_SEEDS") == "" {
+		t.Skip("TANDEM_WRITE_FUZZ_SEEDS not set")
+	}
+	d := everyPlan()
+	d.ObjectsToBuild = d.ObjectsToBuild[len(d.ObjectsToBuild)-1:]
+	b, err := MarshalDataflow(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
+	if err := os.WriteFile(filepath.Join("testdata", "fuzz", "FuzzDecodeDataflow", "let_node"), []byte(seed), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -47,6 +47,9 @@
 //     and computes every function from its definition at every position
 //     (rank by counting rows ordered before, frames by testing every
 //     row), independently of the operator's peer-group arithmetic.
+//   - Let evaluates its value once into a copy of the environment in
+//     which its body is evaluated (eval.go); a Let in a recursive step is
+//     expanded first (plan.ExpandLets).
 //   - Recursive iterates as PostgreSQL does (recursive.go): the working
 //     table starts as the base (distinct for UNION), each round evaluates
 //     the step over it with the binding set to it, the rows it adds

@@ -117,6 +117,9 @@ func evalPlan(p *plan.Plan, env map[plan.GlobalID]Result, at *uint64) (Result, e
 	if p.Recursive != nil {
 		return evalRecursive(p.Recursive, env)
 	}
+	if p.Let != nil {
+		return evalLet(p.Let, env, at)
+	}
 	inputs := make([]Result, 0, 2)
 	for _, in := range p.Inputs() {
 		if in == nil {
@@ -485,4 +488,22 @@ func showRow(shown map[string]string, key, written string, n int64) {
 	case !ok:
 		shown[key] = key
 	}
+}
+
+// evalLet evaluates a Let's value once and its body with the value bound
+// to the let's id (in a copy of env: the binding is scoped to the body).
+func evalLet(l *plan.Let, env map[plan.GlobalID]Result, at *uint64) (Result, error) {
+	if l.Value == nil || l.Body == nil {
+		return Result{}, fmt.Errorf("let: missing input")
+	}
+	value, err := evalPlan(l.Value, env, at)
+	if err != nil {
+		return Result{}, err
+	}
+	inner := make(map[plan.GlobalID]Result, len(env)+1)
+	for id, r := range env {
+		inner[id] = r
+	}
+	inner[l.ID] = value
+	return evalPlan(l.Body, inner, at)
 }

@@ -25,6 +25,13 @@ func evalRecursive(r *plan.Recursive, env map[plan.GlobalID]Result) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
+	// The step is evaluated as a tree per round, its subtrees that do not
+	// read the binding once: a Let in it is expanded, so those subtrees
+	// are closed over env.
+	expanded := *r
+	step := plan.ExpandLets(*r.Step)
+	expanded.Step = &step
+	r = &expanded
 	out := newResult()
 	out.Errors.addAll(base.Errors)
 	fixed := map[*plan.Plan]Result{}

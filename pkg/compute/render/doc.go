@@ -82,6 +82,13 @@
 // shows repeats (a one-shot count(*) then holds one pending update, not
 // one per row; distinct updates are never sorted for nothing).
 //
+// Lets. A Let's value is rendered once and its streams (rows and errors)
+// bound to its id while its body renders, so every Get of the id reads
+// them (plan.go, let); snapshot reductions over a local id are not
+// memoised by their encoding, which does not say what the id binds. A Let
+// in a recursive step is expanded (plan.ExpandLets) before the step is
+// compiled.
+//
 // Recursion. A Recursive node renders as a fixpoint operator
 // (recursive.go, fixpoint.go): its base and the binding-free subtrees of
 // its step are ordinary dataflows whose rows are tagged with their input

@@ -45,7 +45,11 @@ func CompileRecursive(rec *plan.Recursive) (*Fixpoint, error) {
 		return nil, fmt.Errorf("recursive: missing input")
 	}
 	fp := &Fixpoint{Rec: rec, Inputs: []*plan.Plan{rec.Base}}
-	step, err := fp.compile(rec.Step)
+	// The step is evaluated as a tree per round: a Let in it is expanded
+	// (its value copied into each use), so every subtree split off as an
+	// input is closed over the ids the dataflow binds.
+	expanded := plan.ExpandLets(*rec.Step)
+	step, err := fp.compile(&expanded)
 	if err != nil {
 		return nil, err
 	}

@@ -98,6 +98,8 @@ func (r *planRenderer) render(p *plan.Plan) (rendered, error) {
 		return c, err
 	case p.Recursive != nil:
 		return r.recursive(p.Recursive)
+	case p.Let != nil:
+		return r.let(p.Let)
 	case p.FlatMap != nil:
 		in, err := r.render(p.FlatMap.Input)
 		if err != nil {
@@ -333,3 +335,27 @@ func groupEval(spec KeySpec, aggs []operators.Aggregate) operators.GroupEval {
 // clip returns s with no spare capacity, so appends never alias a shared
 // backing array.
 func clip(s []dataflow.Stream) []dataflow.Stream { return s[:len(s):len(s)] }
+
+// let renders a Let's value once and binds its collection (rows and
+// errors) to the let's id while the body is rendered, so every Get of the
+// id in the body reads the same streams: the value's operators run once
+// however many times the body reads it.
+func (r *planRenderer) let(l *plan.Let) (rendered, error) {
+	if l.Value == nil || l.Body == nil {
+		return rendered{}, fmt.Errorf("let: missing input")
+	}
+	value, err := r.render(l.Value)
+	if err != nil {
+		return rendered{}, err
+	}
+	outer, shadowed := r.objects[l.ID]
+	r.objects[l.ID] = value
+	defer func() {
+		if shadowed {
+			r.objects[l.ID] = outer
+		} else {
+			delete(r.objects, l.ID)
+		}
+	}()
+	return r.render(l.Body)
+}

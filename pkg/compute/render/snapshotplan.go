@@ -180,7 +180,7 @@ func notNullColumn(e expr.Expr) (int, bool) {
 // memoKey returns the key under which a reduction of a snapshot dataflow
 // is memoised (its plan's encoding), or false when it is not.
 func (r *planRenderer) memoKey(p *plan.Plan) (string, bool) {
-	if !r.snapshot {
+	if !r.snapshot || readsLocal(p) {
 		return "", false
 	}
 	b, err := json.Marshal(p)
@@ -188,4 +188,16 @@ func (r *planRenderer) memoKey(p *plan.Plan) (string, bool) {
 		return "", false
 	}
 	return string(b), true
+}
+
+// readsLocal reports whether p reads a local id from outside: its
+// encoding then does not say what it computes (two lets may bind one id
+// to different values in different scopes), so it is not memoised.
+func readsLocal(p *plan.Plan) bool {
+	for _, id := range p.DependsOn() {
+		if id.Kind == plan.KindLocal {
+			return true
+		}
+	}
+	return false
 }

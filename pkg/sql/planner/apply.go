@@ -82,6 +82,7 @@ func (p *Planner) apply(sel *pg.SelectStmt, outerRel *rel, outer *scope, sl *pg.
 		f.s.cols = append(f.s.cols, c)
 	}
 	src, _ := outerRel.rowSource(cols)
+	outerRel.readByApply = true
 	f.d = plan.NewDistinct(plan.NewMfp(src, expr.MFP{Projection: cols}))
 	p.frame = f
 	sub, err := p.planSubquery(sel, depth)

@@ -50,7 +50,9 @@
 //     its FROM and carried as leading keys through its grouping,
 //     DISTINCT, set operations and LIMIT (a TopK per key), a global
 //     aggregate getting its one row per key of D; the outer rows then
-//     join its result on those keys, NULLs matching;
+//     join its result on those keys, NULLs matching. The outer relation
+//     and what the attachment reads twice are bound in Lets, so nesting
+//     adds to the plan rather than multiplying it (sharedrel.go);
 //   - window function calls to Window nodes after the aggregation, one
 //     per distinct PARTITION BY / ORDER BY, their arguments and keys
 //     computed into columns first; the outputs are lowered in a second

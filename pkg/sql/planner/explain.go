@@ -182,6 +182,15 @@ func writePlan(sb *strings.Builder, depth int, p *plan.Plan) {
 		fmt.Fprintf(sb, "recursive term (each round, over the rows %s the last round added):\n", n.ID)
 		writePlan(sb, depth+2, n.Step)
 		return
+	case *plan.Let:
+		// The binding once, then the plan reading it by name (what
+		// PostgreSQL shows as a CTE and its CTE scans).
+		fmt.Fprintf(sb, "With %s (computed once; every Get %s below reads it)\n", n.ID, n.ID)
+		writePlan(sb, depth+1, n.Value)
+		indent(sb, depth)
+		sb.WriteString("Return\n")
+		writePlan(sb, depth+1, n.Body)
+		return
 	case *plan.TemporalFilter:
 		bs := make([]string, len(n.Bounds))
 		for i, b := range n.Bounds {

@@ -72,6 +72,9 @@ func (p *Planner) finalPlan(r *rel) plan.Plan {
 
 // rewrite plans the clusters of pl, top down.
 func (jp *joinPlanner) rewrite(pl plan.Plan) plan.Plan {
+	if pl.Let != nil {
+		return jp.rewriteLet(pl)
+	}
 	if pl.Mfp != nil {
 		if out, ok := jp.outerFilter(pl); ok {
 			return out
@@ -83,6 +86,22 @@ func (jp *joinPlanner) rewrite(pl plan.Plan) plan.Plan {
 		}
 	}
 	return jp.rewriteInputs(pl)
+}
+
+// rewriteLet plans the clusters of a Let's value on their own (a Get of
+// the binding is a leaf: nothing is pushed into the value from one of its
+// uses), then those of its body with the binding's description known, so
+// that a cluster reading the binding is planned too.
+func (jp *joinPlanner) rewriteLet(pl plan.Plan) plan.Plan {
+	l := pl.Let
+	value := jp.rewrite(*l.Value)
+	inner := *jp
+	inner.env = letEnv(l, jp.env)
+	body := inner.rewrite(*l.Body)
+	if value == *l.Value && body == *l.Body {
+		return pl
+	}
+	return plan.NewLet(l.ID, value, body)
 }
 
 // worthPlanning reports whether the cluster rooted at pl has something
@@ -176,6 +195,8 @@ func withInputs(pl plan.Plan, ins []plan.Plan) plan.Plan {
 		return plan.NewUnion(ins...)
 	case *plan.TemporalFilter:
 		return plan.NewTemporalFilter(ins[0], n.Bounds...)
+	case *plan.Let:
+		return plan.NewLet(n.ID, ins[0], ins[1])
 	}
 	return pl
 }

@@ -27,6 +27,9 @@ type rel struct {
 	// change).
 	origin      *plan.Plan
 	originArity int
+	// readByApply is set when general decorrelation read the rel's rows
+	// for a subquery's outer values (sharedrel.go).
+	readByApply bool
 }
 
 // newRel wraps a plan whose output columns are named by s.

@@ -326,10 +326,15 @@ func (c *exprCtx) subLink(sl *pg.SubLink) (typed, error) {
 	if x, ok := r.subs[sl]; ok {
 		return x, nil
 	}
+	shared := c.p.share(r)
+	r.readByApply = false
 	x, err := c.attachSubLink(r, outer, sl)
 	if err != nil {
+		shared.restore()
 		return typed{}, err
 	}
+	shared.bind(r.readByApply)
+	r.readByApply = false
 	if planSize(r.base, maxPlanNodes) >= maxPlanNodes {
 		return typed{}, sqlerr.Errorf(statementTooComplex, "too many subqueries in one query level (the plan exceeds %d nodes)", maxPlanNodes)
 	}
@@ -342,18 +347,20 @@ func (c *exprCtx) subLink(sl *pg.SubLink) (typed, error) {
 
 // A subquery that depends on each outer row reads the relation it is
 // evaluated over several times (its matched rows, and all rows minus
-// those), and the plan IR has no shared bindings. The subqueries of one
-// query level read that relation as it was before their columns
-// (distinctkeys.go, conjuncts.go), so each adds a bounded number of
-// nodes; what still multiplies (nesting, a CTE read twice) and very many
-// subqueries are bounded by maxPlanNodes.
+// those). The subqueries of one query level read that relation as it was
+// before their columns (distinctkeys.go, conjuncts.go), so each adds a
+// bounded number of nodes, and general decorrelation reads it through a
+// Let (sharedrel.go), so that nesting adds rather than multiplies; what
+// still multiplies (a CTE read twice) and very many subqueries are
+// bounded by maxPlanNodes.
 const (
 	maxPlanNodes        = 1 << 14
 	statementTooComplex = "54001"
 )
 
-// planSize counts the nodes of p (a subtree referenced twice counts
-// twice, as the plan serialises), stopping at limit.
+// planSize counts the nodes of p as the plan serialises (a subtree
+// referenced twice counts twice; a Let's value once, and each Get of it
+// as one node), stopping at limit.
 func planSize(p plan.Plan, limit int) int {
 	n := 1
 	for _, in := range p.Inputs() {
@@ -631,6 +638,24 @@ func quantified(r *rel, sp *subPlan, kind, op string, x typed) (typed, error) {
 // false does, so the semi-join needs none of the NULL bookkeeping of the
 // general form. NOT IN does need it, and takes the general path.
 func (p *Planner) semiJoin(r *rel, n *pg.Node, depth int) (*rel, bool, error) {
+	shared := p.share(r)
+	r.readByApply = false
+	out, done, err := p.semiJoinShared(r, n, depth)
+	keep := r.readByApply
+	r.readByApply = false
+	if err != nil {
+		shared.restore()
+		return nil, false, err
+	}
+	if done {
+		out.base = shared.closed(out.base, keep)
+	}
+	shared.bind(keep)
+	return out, done, nil
+}
+
+// semiJoinShared is semiJoin over r shared (sharedrel.go).
+func (p *Planner) semiJoinShared(r *rel, n *pg.Node, depth int) (*rel, bool, error) {
 	negate := false
 	if b := n.GetBoolExpr(); b != nil && b.Boolop == pg.BoolExprType_NOT_EXPR && len(b.Args) == 1 && b.Args[0].GetSubLink() != nil {
 		negate, n = true, b.Args[0]

@@ -30,6 +30,13 @@ import (
 // windowTopK returns pl with the top-k pattern planned as a TopK. It
 // copies the nodes it changes (plans share subtrees) and only those.
 func windowTopK(pl plan.Plan, env plan.Env) plan.Plan {
+	if l := pl.Let; l != nil {
+		value, body := windowTopK(*l.Value, env), windowTopK(*l.Body, letEnv(l, env))
+		if value == *l.Value && body == *l.Body {
+			return pl
+		}
+		return plan.NewLet(l.ID, value, body)
+	}
 	pl = mapInputs(pl, func(in plan.Plan) plan.Plan { return windowTopK(in, env) })
 	if pl.Mfp == nil || pl.Mfp.Input.Window == nil {
 		return pl
@@ -143,6 +150,8 @@ func arityOf(pl plan.Plan, env plan.Env) int {
 			return -1
 		}
 		return arityOf(n.Inputs[0], env)
+	case *plan.Let:
+		return arityOf(*n.Body, letEnv(n, env))
 	}
 	if ins := pl.Inputs(); len(ins) == 1 {
 		return arityOf(*ins[0], env)
@@ -165,4 +174,19 @@ func prefixOnly(fs []plan.WindowFunc) bool {
 		}
 	}
 	return true
+}
+
+// letEnv is env with l's binding described as its value (when that is
+// known).
+func letEnv(l *plan.Let, env plan.Env) plan.Env {
+	d, err := l.Value.Desc(env)
+	if err != nil {
+		return env
+	}
+	return func(id plan.GlobalID) (row.RelationDesc, bool) {
+		if id == l.ID {
+			return d, true
+		}
+		return env(id)
+	}
 }

@@ -700,6 +700,7 @@ type Plan struct {
 	//	*Plan_Recursive
 	//	*Plan_FlatMap
 	//	*Plan_TemporalFilter
+	//	*Plan_Let
 	Kind          isPlan_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -877,6 +878,15 @@ func (x *Plan) GetTemporalFilter() *TemporalFilterPlan {
 	return nil
 }
 
+func (x *Plan) GetLet() *LetPlan {
+	if x != nil {
+		if x, ok := x.Kind.(*Plan_Let); ok {
+			return x.Let
+		}
+	}
+	return nil
+}
+
 type isPlan_Kind interface {
 	isPlan_Kind()
 }
@@ -941,6 +951,10 @@ type Plan_TemporalFilter struct {
 	TemporalFilter *TemporalFilterPlan `protobuf:"bytes,15,opt,name=temporal_filter,json=temporalFilter,proto3,oneof"`
 }
 
+type Plan_Let struct {
+	Let *LetPlan `protobuf:"bytes,16,opt,name=let,proto3,oneof"`
+}
+
 func (*Plan_Get) isPlan_Kind() {}
 
 func (*Plan_Constant) isPlan_Kind() {}
@@ -970,6 +984,8 @@ func (*Plan_Recursive) isPlan_Kind() {}
 func (*Plan_FlatMap) isPlan_Kind() {}
 
 func (*Plan_TemporalFilter) isPlan_Kind() {}
+
+func (*Plan_Let) isPlan_Kind() {}
 
 // ConstantPlan is a plan.Constant; each row is the row encoding of its
 // datums.
@@ -1947,6 +1963,68 @@ func (x *RecursivePlan) GetMaxIterations() int64 {
 	return 0
 }
 
+// LetPlan binds value to the local id for body, which reads it with Get
+// any number of times; the value is one collection, computed once.
+type LetPlan struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            *GlobalId              `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Value         *Plan                  `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	Body          *Plan                  `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LetPlan) Reset() {
+	*x = LetPlan{}
+	mi := &file_plan_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LetPlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LetPlan) ProtoMessage() {}
+
+func (x *LetPlan) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LetPlan.ProtoReflect.Descriptor instead.
+func (*LetPlan) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *LetPlan) GetId() *GlobalId {
+	if x != nil {
+		return x.Id
+	}
+	return nil
+}
+
+func (x *LetPlan) GetValue() *Plan {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *LetPlan) GetBody() *Plan {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
 // TableCall is an expr.TableCall; func is the table function's name.
 type TableCall struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1958,7 +2036,7 @@ type TableCall struct {
 
 func (x *TableCall) Reset() {
 	*x = TableCall{}
-	mi := &file_plan_proto_msgTypes[24]
+	mi := &file_plan_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1970,7 +2048,7 @@ func (x *TableCall) String() string {
 func (*TableCall) ProtoMessage() {}
 
 func (x *TableCall) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[24]
+	mi := &file_plan_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1983,7 +2061,7 @@ func (x *TableCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCall.ProtoReflect.Descriptor instead.
 func (*TableCall) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{24}
+	return file_plan_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TableCall) GetFunc() string {
@@ -2011,7 +2089,7 @@ type FlatMapPlan struct {
 
 func (x *FlatMapPlan) Reset() {
 	*x = FlatMapPlan{}
-	mi := &file_plan_proto_msgTypes[25]
+	mi := &file_plan_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2023,7 +2101,7 @@ func (x *FlatMapPlan) String() string {
 func (*FlatMapPlan) ProtoMessage() {}
 
 func (x *FlatMapPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[25]
+	mi := &file_plan_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2036,7 +2114,7 @@ func (x *FlatMapPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlatMapPlan.ProtoReflect.Descriptor instead.
 func (*FlatMapPlan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{25}
+	return file_plan_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *FlatMapPlan) GetInput() *Plan {
@@ -2071,7 +2149,7 @@ type TemporalBound struct {
 
 func (x *TemporalBound) Reset() {
 	*x = TemporalBound{}
-	mi := &file_plan_proto_msgTypes[26]
+	mi := &file_plan_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2083,7 +2161,7 @@ func (x *TemporalBound) String() string {
 func (*TemporalBound) ProtoMessage() {}
 
 func (x *TemporalBound) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[26]
+	mi := &file_plan_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2096,7 +2174,7 @@ func (x *TemporalBound) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TemporalBound.ProtoReflect.Descriptor instead.
 func (*TemporalBound) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{26}
+	return file_plan_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *TemporalBound) GetExpr() *Expr {
@@ -2123,7 +2201,7 @@ type TemporalFilterPlan struct {
 
 func (x *TemporalFilterPlan) Reset() {
 	*x = TemporalFilterPlan{}
-	mi := &file_plan_proto_msgTypes[27]
+	mi := &file_plan_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2135,7 +2213,7 @@ func (x *TemporalFilterPlan) String() string {
 func (*TemporalFilterPlan) ProtoMessage() {}
 
 func (x *TemporalFilterPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[27]
+	mi := &file_plan_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2148,7 +2226,7 @@ func (x *TemporalFilterPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TemporalFilterPlan.ProtoReflect.Descriptor instead.
 func (*TemporalFilterPlan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{27}
+	return file_plan_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TemporalFilterPlan) GetInput() *Plan {
@@ -2178,7 +2256,7 @@ type SourceImport struct {
 
 func (x *SourceImport) Reset() {
 	*x = SourceImport{}
-	mi := &file_plan_proto_msgTypes[28]
+	mi := &file_plan_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2190,7 +2268,7 @@ func (x *SourceImport) String() string {
 func (*SourceImport) ProtoMessage() {}
 
 func (x *SourceImport) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[28]
+	mi := &file_plan_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2203,7 +2281,7 @@ func (x *SourceImport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceImport.ProtoReflect.Descriptor instead.
 func (*SourceImport) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{28}
+	return file_plan_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SourceImport) GetId() *GlobalId {
@@ -2246,7 +2324,7 @@ type IndexImport struct {
 
 func (x *IndexImport) Reset() {
 	*x = IndexImport{}
-	mi := &file_plan_proto_msgTypes[29]
+	mi := &file_plan_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2258,7 +2336,7 @@ func (x *IndexImport) String() string {
 func (*IndexImport) ProtoMessage() {}
 
 func (x *IndexImport) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[29]
+	mi := &file_plan_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2271,7 +2349,7 @@ func (x *IndexImport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexImport.ProtoReflect.Descriptor instead.
 func (*IndexImport) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{29}
+	return file_plan_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *IndexImport) GetId() *GlobalId {
@@ -2312,7 +2390,7 @@ type Build struct {
 
 func (x *Build) Reset() {
 	*x = Build{}
-	mi := &file_plan_proto_msgTypes[30]
+	mi := &file_plan_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +2402,7 @@ func (x *Build) String() string {
 func (*Build) ProtoMessage() {}
 
 func (x *Build) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[30]
+	mi := &file_plan_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +2415,7 @@ func (x *Build) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Build.ProtoReflect.Descriptor instead.
 func (*Build) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{30}
+	return file_plan_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Build) GetId() *GlobalId {
@@ -2365,7 +2443,7 @@ type IndexExport struct {
 
 func (x *IndexExport) Reset() {
 	*x = IndexExport{}
-	mi := &file_plan_proto_msgTypes[31]
+	mi := &file_plan_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2377,7 +2455,7 @@ func (x *IndexExport) String() string {
 func (*IndexExport) ProtoMessage() {}
 
 func (x *IndexExport) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[31]
+	mi := &file_plan_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2390,7 +2468,7 @@ func (x *IndexExport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexExport.ProtoReflect.Descriptor instead.
 func (*IndexExport) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{31}
+	return file_plan_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *IndexExport) GetId() *GlobalId {
@@ -2428,7 +2506,7 @@ type SubscribeSink struct {
 
 func (x *SubscribeSink) Reset() {
 	*x = SubscribeSink{}
-	mi := &file_plan_proto_msgTypes[32]
+	mi := &file_plan_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2440,7 +2518,7 @@ func (x *SubscribeSink) String() string {
 func (*SubscribeSink) ProtoMessage() {}
 
 func (x *SubscribeSink) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[32]
+	mi := &file_plan_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2453,7 +2531,7 @@ func (x *SubscribeSink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeSink.ProtoReflect.Descriptor instead.
 func (*SubscribeSink) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{32}
+	return file_plan_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SubscribeSink) GetId() *GlobalId {
@@ -2518,7 +2596,7 @@ type DataflowDescription struct {
 
 func (x *DataflowDescription) Reset() {
 	*x = DataflowDescription{}
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2530,7 +2608,7 @@ func (x *DataflowDescription) String() string {
 func (*DataflowDescription) ProtoMessage() {}
 
 func (x *DataflowDescription) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2543,7 +2621,7 @@ func (x *DataflowDescription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataflowDescription.ProtoReflect.Descriptor instead.
 func (*DataflowDescription) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{33}
+	return file_plan_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DataflowDescription) GetId() *GlobalId {
@@ -2656,7 +2734,7 @@ const file_plan_proto_rawDesc = "" +
 	"\n" +
 	"nulls_last\x18\x03 \x01(\bR\tnullsLast\"9\n" +
 	"\bExprList\x12-\n" +
-	"\x05exprs\x18\x01 \x03(\v2\x17.tandem.compute.v1.ExprR\x05exprs\"\xf4\x06\n" +
+	"\x05exprs\x18\x01 \x03(\v2\x17.tandem.compute.v1.ExprR\x05exprs\"\xa4\a\n" +
 	"\x04Plan\x12/\n" +
 	"\x03get\x18\x01 \x01(\v2\x1b.tandem.compute.v1.GlobalIdH\x00R\x03get\x12=\n" +
 	"\bconstant\x18\x02 \x01(\v2\x1f.tandem.compute.v1.ConstantPlanH\x00R\bconstant\x12.\n" +
@@ -2674,7 +2752,8 @@ const file_plan_proto_rawDesc = "" +
 	"\x06window\x18\f \x01(\v2\x1d.tandem.compute.v1.WindowPlanH\x00R\x06window\x12@\n" +
 	"\trecursive\x18\r \x01(\v2 .tandem.compute.v1.RecursivePlanH\x00R\trecursive\x12;\n" +
 	"\bflat_map\x18\x0e \x01(\v2\x1e.tandem.compute.v1.FlatMapPlanH\x00R\aflatMap\x12P\n" +
-	"\x0ftemporal_filter\x18\x0f \x01(\v2%.tandem.compute.v1.TemporalFilterPlanH\x00R\x0etemporalFilterB\x06\n" +
+	"\x0ftemporal_filter\x18\x0f \x01(\v2%.tandem.compute.v1.TemporalFilterPlanH\x00R\x0etemporalFilter\x12.\n" +
+	"\x03let\x18\x10 \x01(\v2\x1a.tandem.compute.v1.LetPlanH\x00R\x03letB\x06\n" +
 	"\x04kind\"w\n" +
 	"\fConstantPlan\x122\n" +
 	"\x04rows\x18\x01 \x03(\v2\x1e.tandem.compute.v1.ConstantRowR\x04rows\x123\n" +
@@ -2751,7 +2830,11 @@ const file_plan_proto_rawDesc = "" +
 	"\x04base\x18\x03 \x01(\v2\x17.tandem.compute.v1.PlanR\x04base\x12+\n" +
 	"\x04step\x18\x04 \x01(\v2\x17.tandem.compute.v1.PlanR\x04step\x12\x1a\n" +
 	"\bdistinct\x18\x05 \x01(\bR\bdistinct\x12%\n" +
-	"\x0emax_iterations\x18\x06 \x01(\x03R\rmaxIterations\"L\n" +
+	"\x0emax_iterations\x18\x06 \x01(\x03R\rmaxIterations\"\x92\x01\n" +
+	"\aLetPlan\x12+\n" +
+	"\x02id\x18\x01 \x01(\v2\x1b.tandem.compute.v1.GlobalIdR\x02id\x12-\n" +
+	"\x05value\x18\x02 \x01(\v2\x17.tandem.compute.v1.PlanR\x05value\x12+\n" +
+	"\x04body\x18\x03 \x01(\v2\x17.tandem.compute.v1.PlanR\x04body\"L\n" +
 	"\tTableCall\x12\x12\n" +
 	"\x04func\x18\x01 \x01(\tR\x04func\x12+\n" +
 	"\x04args\x18\x02 \x03(\v2\x17.tandem.compute.v1.ExprR\x04args\"\x8e\x01\n" +
@@ -2846,7 +2929,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 }
 
 var file_plan_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_plan_proto_goTypes = []any{
 	(GlobalIdKind)(0),           // 0: tandem.compute.v1.GlobalIdKind
 	(ExprOp)(0),                 // 1: tandem.compute.v1.ExprOp
@@ -2875,17 +2958,18 @@ var file_plan_proto_goTypes = []any{
 	(*WindowFunc)(nil),          // 24: tandem.compute.v1.WindowFunc
 	(*WindowPlan)(nil),          // 25: tandem.compute.v1.WindowPlan
 	(*RecursivePlan)(nil),       // 26: tandem.compute.v1.RecursivePlan
-	(*TableCall)(nil),           // 27: tandem.compute.v1.TableCall
-	(*FlatMapPlan)(nil),         // 28: tandem.compute.v1.FlatMapPlan
-	(*TemporalBound)(nil),       // 29: tandem.compute.v1.TemporalBound
-	(*TemporalFilterPlan)(nil),  // 30: tandem.compute.v1.TemporalFilterPlan
-	(*SourceImport)(nil),        // 31: tandem.compute.v1.SourceImport
-	(*IndexImport)(nil),         // 32: tandem.compute.v1.IndexImport
-	(*Build)(nil),               // 33: tandem.compute.v1.Build
-	(*IndexExport)(nil),         // 34: tandem.compute.v1.IndexExport
-	(*SubscribeSink)(nil),       // 35: tandem.compute.v1.SubscribeSink
-	(*DataflowDescription)(nil), // 36: tandem.compute.v1.DataflowDescription
-	nil,                         // 37: tandem.compute.v1.SourceImport.OptionsEntry
+	(*LetPlan)(nil),             // 27: tandem.compute.v1.LetPlan
+	(*TableCall)(nil),           // 28: tandem.compute.v1.TableCall
+	(*FlatMapPlan)(nil),         // 29: tandem.compute.v1.FlatMapPlan
+	(*TemporalBound)(nil),       // 30: tandem.compute.v1.TemporalBound
+	(*TemporalFilterPlan)(nil),  // 31: tandem.compute.v1.TemporalFilterPlan
+	(*SourceImport)(nil),        // 32: tandem.compute.v1.SourceImport
+	(*IndexImport)(nil),         // 33: tandem.compute.v1.IndexImport
+	(*Build)(nil),               // 34: tandem.compute.v1.Build
+	(*IndexExport)(nil),         // 35: tandem.compute.v1.IndexExport
+	(*SubscribeSink)(nil),       // 36: tandem.compute.v1.SubscribeSink
+	(*DataflowDescription)(nil), // 37: tandem.compute.v1.DataflowDescription
+	nil,                         // 38: tandem.compute.v1.SourceImport.OptionsEntry
 }
 var file_plan_proto_depIdxs = []int32{
 	0,  // 0: tandem.compute.v1.GlobalId.kind:type_name -> tandem.compute.v1.GlobalIdKind
@@ -2908,73 +2992,77 @@ var file_plan_proto_depIdxs = []int32{
 	21, // 17: tandem.compute.v1.Plan.arrange_by:type_name -> tandem.compute.v1.ArrangeByPlan
 	25, // 18: tandem.compute.v1.Plan.window:type_name -> tandem.compute.v1.WindowPlan
 	26, // 19: tandem.compute.v1.Plan.recursive:type_name -> tandem.compute.v1.RecursivePlan
-	28, // 20: tandem.compute.v1.Plan.flat_map:type_name -> tandem.compute.v1.FlatMapPlan
-	30, // 21: tandem.compute.v1.Plan.temporal_filter:type_name -> tandem.compute.v1.TemporalFilterPlan
-	13, // 22: tandem.compute.v1.ConstantPlan.rows:type_name -> tandem.compute.v1.ConstantRow
-	6,  // 23: tandem.compute.v1.ConstantPlan.desc:type_name -> tandem.compute.v1.RelationDesc
-	11, // 24: tandem.compute.v1.MfpPlan.input:type_name -> tandem.compute.v1.Plan
-	8,  // 25: tandem.compute.v1.MfpPlan.mfp:type_name -> tandem.compute.v1.MapFilterProject
-	11, // 26: tandem.compute.v1.JoinPlan.left:type_name -> tandem.compute.v1.Plan
-	11, // 27: tandem.compute.v1.JoinPlan.right:type_name -> tandem.compute.v1.Plan
-	7,  // 28: tandem.compute.v1.JoinPlan.left_key:type_name -> tandem.compute.v1.Expr
-	7,  // 29: tandem.compute.v1.JoinPlan.right_key:type_name -> tandem.compute.v1.Expr
-	7,  // 30: tandem.compute.v1.AggOrder.expr:type_name -> tandem.compute.v1.Expr
-	7,  // 31: tandem.compute.v1.Aggregate.expr:type_name -> tandem.compute.v1.Expr
-	7,  // 32: tandem.compute.v1.Aggregate.sep:type_name -> tandem.compute.v1.Expr
-	16, // 33: tandem.compute.v1.Aggregate.order_by:type_name -> tandem.compute.v1.AggOrder
-	11, // 34: tandem.compute.v1.ReducePlan.input:type_name -> tandem.compute.v1.Plan
-	7,  // 35: tandem.compute.v1.ReducePlan.group_key:type_name -> tandem.compute.v1.Expr
-	17, // 36: tandem.compute.v1.ReducePlan.aggregates:type_name -> tandem.compute.v1.Aggregate
-	11, // 37: tandem.compute.v1.UnionPlan.inputs:type_name -> tandem.compute.v1.Plan
-	11, // 38: tandem.compute.v1.TopKPlan.input:type_name -> tandem.compute.v1.Plan
-	9,  // 39: tandem.compute.v1.TopKPlan.order:type_name -> tandem.compute.v1.ColumnOrder
-	11, // 40: tandem.compute.v1.ArrangeByPlan.input:type_name -> tandem.compute.v1.Plan
-	10, // 41: tandem.compute.v1.ArrangeByPlan.keys:type_name -> tandem.compute.v1.ExprList
-	7,  // 42: tandem.compute.v1.FrameBound.range_target:type_name -> tandem.compute.v1.Expr
-	22, // 43: tandem.compute.v1.WindowFrame.start:type_name -> tandem.compute.v1.FrameBound
-	22, // 44: tandem.compute.v1.WindowFrame.end:type_name -> tandem.compute.v1.FrameBound
-	23, // 45: tandem.compute.v1.WindowFunc.frame:type_name -> tandem.compute.v1.WindowFrame
-	11, // 46: tandem.compute.v1.WindowPlan.input:type_name -> tandem.compute.v1.Plan
-	9,  // 47: tandem.compute.v1.WindowPlan.order_by:type_name -> tandem.compute.v1.ColumnOrder
-	24, // 48: tandem.compute.v1.WindowPlan.funcs:type_name -> tandem.compute.v1.WindowFunc
-	4,  // 49: tandem.compute.v1.RecursivePlan.id:type_name -> tandem.compute.v1.GlobalId
-	11, // 50: tandem.compute.v1.RecursivePlan.base:type_name -> tandem.compute.v1.Plan
-	11, // 51: tandem.compute.v1.RecursivePlan.step:type_name -> tandem.compute.v1.Plan
-	7,  // 52: tandem.compute.v1.TableCall.args:type_name -> tandem.compute.v1.Expr
-	11, // 53: tandem.compute.v1.FlatMapPlan.input:type_name -> tandem.compute.v1.Plan
-	27, // 54: tandem.compute.v1.FlatMapPlan.call:type_name -> tandem.compute.v1.TableCall
-	7,  // 55: tandem.compute.v1.TemporalBound.expr:type_name -> tandem.compute.v1.Expr
-	11, // 56: tandem.compute.v1.TemporalFilterPlan.input:type_name -> tandem.compute.v1.Plan
-	29, // 57: tandem.compute.v1.TemporalFilterPlan.bounds:type_name -> tandem.compute.v1.TemporalBound
-	4,  // 58: tandem.compute.v1.SourceImport.id:type_name -> tandem.compute.v1.GlobalId
-	6,  // 59: tandem.compute.v1.SourceImport.desc:type_name -> tandem.compute.v1.RelationDesc
-	37, // 60: tandem.compute.v1.SourceImport.options:type_name -> tandem.compute.v1.SourceImport.OptionsEntry
-	4,  // 61: tandem.compute.v1.IndexImport.id:type_name -> tandem.compute.v1.GlobalId
-	4,  // 62: tandem.compute.v1.IndexImport.on:type_name -> tandem.compute.v1.GlobalId
-	7,  // 63: tandem.compute.v1.IndexImport.key:type_name -> tandem.compute.v1.Expr
-	6,  // 64: tandem.compute.v1.IndexImport.desc:type_name -> tandem.compute.v1.RelationDesc
-	4,  // 65: tandem.compute.v1.Build.id:type_name -> tandem.compute.v1.GlobalId
-	11, // 66: tandem.compute.v1.Build.plan:type_name -> tandem.compute.v1.Plan
-	4,  // 67: tandem.compute.v1.IndexExport.id:type_name -> tandem.compute.v1.GlobalId
-	4,  // 68: tandem.compute.v1.IndexExport.on:type_name -> tandem.compute.v1.GlobalId
-	7,  // 69: tandem.compute.v1.IndexExport.key:type_name -> tandem.compute.v1.Expr
-	4,  // 70: tandem.compute.v1.SubscribeSink.id:type_name -> tandem.compute.v1.GlobalId
-	4,  // 71: tandem.compute.v1.SubscribeSink.from:type_name -> tandem.compute.v1.GlobalId
-	3,  // 72: tandem.compute.v1.SubscribeSink.up_to:type_name -> tandem.compute.v1.Frontier
-	4,  // 73: tandem.compute.v1.DataflowDescription.id:type_name -> tandem.compute.v1.GlobalId
-	31, // 74: tandem.compute.v1.DataflowDescription.source_imports:type_name -> tandem.compute.v1.SourceImport
-	32, // 75: tandem.compute.v1.DataflowDescription.index_imports:type_name -> tandem.compute.v1.IndexImport
-	33, // 76: tandem.compute.v1.DataflowDescription.objects_to_build:type_name -> tandem.compute.v1.Build
-	34, // 77: tandem.compute.v1.DataflowDescription.index_exports:type_name -> tandem.compute.v1.IndexExport
-	35, // 78: tandem.compute.v1.DataflowDescription.subscribe_sinks:type_name -> tandem.compute.v1.SubscribeSink
-	3,  // 79: tandem.compute.v1.DataflowDescription.as_of:type_name -> tandem.compute.v1.Frontier
-	3,  // 80: tandem.compute.v1.DataflowDescription.until:type_name -> tandem.compute.v1.Frontier
-	2,  // 81: tandem.compute.v1.DataflowDescription.class:type_name -> tandem.compute.v1.DataflowClass
-	82, // [82:82] is the sub-list for method output_type
-	82, // [82:82] is the sub-list for method input_type
-	82, // [82:82] is the sub-list for extension type_name
-	82, // [82:82] is the sub-list for extension extendee
-	0,  // [0:82] is the sub-list for field type_name
+	29, // 20: tandem.compute.v1.Plan.flat_map:type_name -> tandem.compute.v1.FlatMapPlan
+	31, // 21: tandem.compute.v1.Plan.temporal_filter:type_name -> tandem.compute.v1.TemporalFilterPlan
+	27, // 22: tandem.compute.v1.Plan.let:type_name -> tandem.compute.v1.LetPlan
+	13, // 23: tandem.compute.v1.ConstantPlan.rows:type_name -> tandem.compute.v1.ConstantRow
+	6,  // 24: tandem.compute.v1.ConstantPlan.desc:type_name -> tandem.compute.v1.RelationDesc
+	11, // 25: tandem.compute.v1.MfpPlan.input:type_name -> tandem.compute.v1.Plan
+	8,  // 26: tandem.compute.v1.MfpPlan.mfp:type_name -> tandem.compute.v1.MapFilterProject
+	11, // 27: tandem.compute.v1.JoinPlan.left:type_name -> tandem.compute.v1.Plan
+	11, // 28: tandem.compute.v1.JoinPlan.right:type_name -> tandem.compute.v1.Plan
+	7,  // 29: tandem.compute.v1.JoinPlan.left_key:type_name -> tandem.compute.v1.Expr
+	7,  // 30: tandem.compute.v1.JoinPlan.right_key:type_name -> tandem.compute.v1.Expr
+	7,  // 31: tandem.compute.v1.AggOrder.expr:type_name -> tandem.compute.v1.Expr
+	7,  // 32: tandem.compute.v1.Aggregate.expr:type_name -> tandem.compute.v1.Expr
+	7,  // 33: tandem.compute.v1.Aggregate.sep:type_name -> tandem.compute.v1.Expr
+	16, // 34: tandem.compute.v1.Aggregate.order_by:type_name -> tandem.compute.v1.AggOrder
+	11, // 35: tandem.compute.v1.ReducePlan.input:type_name -> tandem.compute.v1.Plan
+	7,  // 36: tandem.compute.v1.ReducePlan.group_key:type_name -> tandem.compute.v1.Expr
+	17, // 37: tandem.compute.v1.ReducePlan.aggregates:type_name -> tandem.compute.v1.Aggregate
+	11, // 38: tandem.compute.v1.UnionPlan.inputs:type_name -> tandem.compute.v1.Plan
+	11, // 39: tandem.compute.v1.TopKPlan.input:type_name -> tandem.compute.v1.Plan
+	9,  // 40: tandem.compute.v1.TopKPlan.order:type_name -> tandem.compute.v1.ColumnOrder
+	11, // 41: tandem.compute.v1.ArrangeByPlan.input:type_name -> tandem.compute.v1.Plan
+	10, // 42: tandem.compute.v1.ArrangeByPlan.keys:type_name -> tandem.compute.v1.ExprList
+	7,  // 43: tandem.compute.v1.FrameBound.range_target:type_name -> tandem.compute.v1.Expr
+	22, // 44: tandem.compute.v1.WindowFrame.start:type_name -> tandem.compute.v1.FrameBound
+	22, // 45: tandem.compute.v1.WindowFrame.end:type_name -> tandem.compute.v1.FrameBound
+	23, // 46: tandem.compute.v1.WindowFunc.frame:type_name -> tandem.compute.v1.WindowFrame
+	11, // 47: tandem.compute.v1.WindowPlan.input:type_name -> tandem.compute.v1.Plan
+	9,  // 48: tandem.compute.v1.WindowPlan.order_by:type_name -> tandem.compute.v1.ColumnOrder
+	24, // 49: tandem.compute.v1.WindowPlan.funcs:type_name -> tandem.compute.v1.WindowFunc
+	4,  // 50: tandem.compute.v1.RecursivePlan.id:type_name -> tandem.compute.v1.GlobalId
+	11, // 51: tandem.compute.v1.RecursivePlan.base:type_name -> tandem.compute.v1.Plan
+	11, // 52: tandem.compute.v1.RecursivePlan.step:type_name -> tandem.compute.v1.Plan
+	4,  // 53: tandem.compute.v1.LetPlan.id:type_name -> tandem.compute.v1.GlobalId
+	11, // 54: tandem.compute.v1.LetPlan.value:type_name -> tandem.compute.v1.Plan
+	11, // 55: tandem.compute.v1.LetPlan.body:type_name -> tandem.compute.v1.Plan
+	7,  // 56: tandem.compute.v1.TableCall.args:type_name -> tandem.compute.v1.Expr
+	11, // 57: tandem.compute.v1.FlatMapPlan.input:type_name -> tandem.compute.v1.Plan
+	28, // 58: tandem.compute.v1.FlatMapPlan.call:type_name -> tandem.compute.v1.TableCall
+	7,  // 59: tandem.compute.v1.TemporalBound.expr:type_name -> tandem.compute.v1.Expr
+	11, // 60: tandem.compute.v1.TemporalFilterPlan.input:type_name -> tandem.compute.v1.Plan
+	30, // 61: tandem.compute.v1.TemporalFilterPlan.bounds:type_name -> tandem.compute.v1.TemporalBound
+	4,  // 62: tandem.compute.v1.SourceImport.id:type_name -> tandem.compute.v1.GlobalId
+	6,  // 63: tandem.compute.v1.SourceImport.desc:type_name -> tandem.compute.v1.RelationDesc
+	38, // 64: tandem.compute.v1.SourceImport.options:type_name -> tandem.compute.v1.SourceImport.OptionsEntry
+	4,  // 65: tandem.compute.v1.IndexImport.id:type_name -> tandem.compute.v1.GlobalId
+	4,  // 66: tandem.compute.v1.IndexImport.on:type_name -> tandem.compute.v1.GlobalId
+	7,  // 67: tandem.compute.v1.IndexImport.key:type_name -> tandem.compute.v1.Expr
+	6,  // 68: tandem.compute.v1.IndexImport.desc:type_name -> tandem.compute.v1.RelationDesc
+	4,  // 69: tandem.compute.v1.Build.id:type_name -> tandem.compute.v1.GlobalId
+	11, // 70: tandem.compute.v1.Build.plan:type_name -> tandem.compute.v1.Plan
+	4,  // 71: tandem.compute.v1.IndexExport.id:type_name -> tandem.compute.v1.GlobalId
+	4,  // 72: tandem.compute.v1.IndexExport.on:type_name -> tandem.compute.v1.GlobalId
+	7,  // 73: tandem.compute.v1.IndexExport.key:type_name -> tandem.compute.v1.Expr
+	4,  // 74: tandem.compute.v1.SubscribeSink.id:type_name -> tandem.compute.v1.GlobalId
+	4,  // 75: tandem.compute.v1.SubscribeSink.from:type_name -> tandem.compute.v1.GlobalId
+	3,  // 76: tandem.compute.v1.SubscribeSink.up_to:type_name -> tandem.compute.v1.Frontier
+	4,  // 77: tandem.compute.v1.DataflowDescription.id:type_name -> tandem.compute.v1.GlobalId
+	32, // 78: tandem.compute.v1.DataflowDescription.source_imports:type_name -> tandem.compute.v1.SourceImport
+	33, // 79: tandem.compute.v1.DataflowDescription.index_imports:type_name -> tandem.compute.v1.IndexImport
+	34, // 80: tandem.compute.v1.DataflowDescription.objects_to_build:type_name -> tandem.compute.v1.Build
+	35, // 81: tandem.compute.v1.DataflowDescription.index_exports:type_name -> tandem.compute.v1.IndexExport
+	36, // 82: tandem.compute.v1.DataflowDescription.subscribe_sinks:type_name -> tandem.compute.v1.SubscribeSink
+	3,  // 83: tandem.compute.v1.DataflowDescription.as_of:type_name -> tandem.compute.v1.Frontier
+	3,  // 84: tandem.compute.v1.DataflowDescription.until:type_name -> tandem.compute.v1.Frontier
+	2,  // 85: tandem.compute.v1.DataflowDescription.class:type_name -> tandem.compute.v1.DataflowClass
+	86, // [86:86] is the sub-list for method output_type
+	86, // [86:86] is the sub-list for method input_type
+	86, // [86:86] is the sub-list for extension type_name
+	86, // [86:86] is the sub-list for extension extendee
+	0,  // [0:86] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -2998,6 +3086,7 @@ func file_plan_proto_init() {
 		(*Plan_Recursive)(nil),
 		(*Plan_FlatMap)(nil),
 		(*Plan_TemporalFilter)(nil),
+		(*Plan_Let)(nil),
 	}
 	file_plan_proto_msgTypes[17].OneofWrappers = []any{}
 	type x struct{}
@@ -3006,7 +3095,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   35,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
