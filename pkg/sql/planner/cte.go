@@ -8,12 +8,18 @@ import (
 )
 
 // cte is a planned common table expression: its plan and output columns.
-// Every reference reads the same plan (the IR has no shared bindings, so
-// each reference computes it again; plans are immutable once built, so
-// sharing the tree between references is safe).
+// Every reference reads the same plan node (plans are immutable once
+// built, so sharing the tree between references is safe); once the query
+// level is planned, a CTE whose node it reads more than once is bound to
+// a local id by a Let and computed once (bindCTEs).
 type cte struct {
 	plan plan.Plan
 	cols []column
+	// inline is set for a CTE computed at each reference: NOT
+	// MATERIALIZED, or a plan that is only a projection or filter of a
+	// collection (a copy costs nothing that sharing would save, and a
+	// reference keeps the collection's own arrangements).
+	inline bool
 }
 
 // cteFrame is the WITH list of one query level, by name.
@@ -88,9 +94,38 @@ func (p *Planner) planCTEs(wc *pg.WithClause, frame cteFrame, depth int) error {
 		if err != nil {
 			return err
 		}
-		frame[c.Ctename] = cte{plan: r.plan(), cols: cols}
+		planned := r.plan()
+		inline := c.Ctematerialized == pg.CTEMaterialize_CTEMaterializeNever || readsOnlyACollection(planned)
+		frame[c.Ctename] = cte{plan: planned, cols: cols, inline: inline}
 	}
 	return nil
+}
+
+// readsOnlyACollection reports whether p is a Get, or a Map, Filter or
+// Project of one.
+func readsOnlyACollection(p plan.Plan) bool {
+	if p.Mfp != nil && p.Mfp.Input != nil {
+		p = *p.Mfp.Input
+	}
+	return p.Get != nil
+}
+
+// bindCTEs binds, in r's plan, every CTE of frame that the plan reads more
+// than once (the same node at several references, PostgreSQL's
+// materialised CTE) to a local id, so that it is computed once. A
+// reference whose plan a rewrite changed (a filter pushed into it) is a
+// different node, computed on its own, as before.
+func (p *Planner) bindCTEs(r *rel, frame cteFrame) {
+	only := map[any]bool{}
+	for _, c := range frame {
+		if !c.inline {
+			only[c.plan.Node()] = true
+		}
+	}
+	if len(only) == 0 {
+		return
+	}
+	r.base = p.bindRepeated(r.base, only)
 }
 
 // lookupCTE finds an unqualified name among the CTEs in scope, innermost

@@ -188,12 +188,14 @@ func (p *Planner) planSelect(sel *pg.SelectStmt, depth int) (*rel, Finishing, er
 	if sel == nil {
 		return nil, Finishing{}, sqlerr.New(sqlerr.SyntaxError, "missing query")
 	}
+	var ctes cteFrame
 	if sel.WithClause != nil {
 		pop, err := p.pushCTEs(sel.WithClause, depth)
 		if err != nil {
 			return nil, Finishing{}, err
 		}
 		defer pop()
+		ctes = p.ctes[len(p.ctes)-1]
 	}
 	if len(sel.LockingClause) > 0 {
 		return nil, Finishing{}, sqlerr.Unsupported("FOR UPDATE/SHARE")
@@ -239,6 +241,7 @@ func (p *Planner) planSelect(sel *pg.SelectStmt, depth int) (*rel, Finishing, er
 	if err != nil {
 		return nil, Finishing{}, err
 	}
+	p.bindCTEs(r, ctes)
 	return r, fin, nil
 }
 

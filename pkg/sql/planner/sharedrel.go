@@ -81,7 +81,7 @@ func (s *sharedRel) closed(body plan.Plan, keep bool) plan.Plan {
 	if !keep {
 		return s.inline(body)
 	}
-	body = s.p.bindRepeated(body)
+	body = s.p.bindRepeated(body, nil)
 	if s.hasOrigin && body.Reads(s.originID) {
 		body = plan.NewLet(s.originID, s.origin, body)
 	}
@@ -105,8 +105,9 @@ func (s *sharedRel) inline(p plan.Plan) plan.Plan {
 // subquery a level attaches is read by several of its operators) to a
 // local id, each in a Let around body, innermost last, so that body's
 // serialised size is the number of distinct nodes. A subtree reading a
-// local id bound inside body stays where it is.
-func (p *Planner) bindRepeated(body plan.Plan) plan.Plan {
+// local id bound inside body stays where it is. When only is not nil, only
+// the nodes it holds are bound.
+func (p *Planner) bindRepeated(body plan.Plan, only map[any]bool) plan.Plan {
 	parents := map[any]int{}
 	free := map[any]map[plan.GlobalID]bool{}
 	var order []plan.Plan // first visits, children before parents
@@ -153,7 +154,7 @@ func (p *Planner) bindRepeated(body plan.Plan) plan.Plan {
 	}
 	for _, q := range order { // children first: a value may read earlier bindings
 		n := q.Node()
-		if parents[n] < 2 || q.Get != nil || !within(free[n], rootFree) {
+		if parents[n] < 2 || q.Get != nil || !within(free[n], rootFree) || (only != nil && !only[n]) {
 			continue
 		}
 		p.locals++
