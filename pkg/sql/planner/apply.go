@@ -91,9 +91,9 @@ func (p *Planner) apply(sel *pg.SelectStmt, outerRel *rel, outer *scope, sl *pg.
 	if err != nil {
 		if isUndefinedName(err) && p.namesOuter(f) {
 			// An outer column named where the frame does not reach: a
-			// WITH or VALUES list inside the subquery, or a join nested
+			// WITH list inside the subquery, or a join nested
 			// in another.
-			return nil, correlatedUnsupported("naming outer columns in WITH, VALUES or nested JOIN conditions", err)
+			return nil, correlatedUnsupported("naming outer columns in WITH or nested JOIN conditions", err)
 		}
 		return nil, err
 	}

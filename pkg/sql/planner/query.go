@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"fmt"
 	"slices"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -220,11 +219,8 @@ func (p *Planner) planSelect(sel *pg.SelectStmt, depth int) (*rel, Finishing, er
 		}
 		outExprs = r.arity()
 	case len(sel.ValuesLists) > 0:
-		if r, err = p.values(sel.ValuesLists); err != nil {
+		if r, err = p.values(sel.ValuesLists, depth, frame); err != nil {
 			return nil, Finishing{}, err
-		}
-		if frame != nil {
-			r = frameRel(frame, r)
 		}
 		outExprs = r.arity()
 	default:
@@ -249,92 +245,6 @@ func (p *Planner) planSelect(sel *pg.SelectStmt, depth int) (*rel, Finishing, er
 // without FROM.
 func constRel() *rel {
 	return newRel(plan.NewConstant(row.RelationDesc{}, plan.ConstantRow{Diff: 1}), &scope{})
-}
-
-func (p *Planner) values(lists []*pg.Node) (*rel, error) {
-	var rows [][]typed
-	width := -1
-	for _, l := range lists {
-		items := l.GetList().GetItems()
-		if width >= 0 && len(items) != width {
-			return nil, sqlerr.New(sqlerr.SyntaxError, "VALUES lists must all be the same length")
-		}
-		width = len(items)
-		c := &exprCtx{p: p, scope: &scope{}, clause: "VALUES"}
-		xs := make([]typed, len(items))
-		for i, it := range items {
-			x, err := c.lowerTyped(it)
-			if err != nil {
-				return nil, err
-			}
-			if i < len(p.valuesHint) {
-				if x, err = c.settle(x, p.valuesHint[i]); err != nil {
-					return nil, err
-				}
-			}
-			xs[i] = x
-		}
-		rows = append(rows, xs)
-	}
-	// Unify each column across rows, as a UNION of the rows would.
-	c := &exprCtx{p: p, scope: &scope{}, clause: "VALUES"}
-	s := &scope{}
-	for col := 0; col < width; col++ {
-		vals := make([]typed, len(rows))
-		for i := range rows {
-			vals[i] = rows[i][col]
-		}
-		vals, err := c.unify(vals)
-		if err != nil {
-			return nil, err
-		}
-		t := row.ColumnType{Type: row.TypeNull}
-		for i := range rows {
-			rows[i][col] = vals[i]
-			if common, ok := numericCommon(t.Type, vals[i].t.Type); ok {
-				t.Type = common
-			}
-			if t.Type == row.TypeNull {
-				t.Type = vals[i].t.Type
-			}
-			t.Nullable = t.Nullable || vals[i].t.Nullable || vals[i].t.Type == row.TypeNull
-		}
-		if t.Type == row.TypeNull && col < len(p.valuesHint) {
-			t.Type = p.valuesHint[col]
-		}
-		if t.Type == row.TypeNull {
-			t.Type = row.TypeText
-		}
-		for i := range rows {
-			if rows[i][col].t.Type != t.Type {
-				e, err := coerceExpr(rows[i][col], t.Type, "VALUES")
-				if err != nil {
-					return nil, err
-				}
-				rows[i][col] = typed{e: e, t: t}
-			}
-		}
-		s.cols = append(s.cols, column{name: fmt.Sprintf("column%d", col+1), typ: t, w: widthOf(vals), mod: commonMod(vals)})
-	}
-	// Every VALUES row is a constant expression evaluated now; rows whose
-	// evaluation fails report the error (as Postgres does at execution).
-	desc := row.RelationDesc{Names: s.names(), Types: s.types()}
-	out := make([]plan.ConstantRow, 0, len(rows))
-	for _, xs := range rows {
-		datums := make([]row.Datum, len(xs))
-		for i, x := range xs {
-			if len(x.e.Columns()) > 0 {
-				return nil, sqlerr.New(sqlerr.UndefinedColumn, "VALUES cannot reference columns")
-			}
-			d, err := x.e.Eval(nil)
-			if err != nil {
-				return nil, err
-			}
-			datums[i] = d
-		}
-		out = append(out, plan.ConstantRow{Datums: datums, Diff: 1})
-	}
-	return newRel(plan.NewConstant(desc, out...), s), nil
 }
 
 // coerceExpr converts x to type t where an implicit conversion exists
