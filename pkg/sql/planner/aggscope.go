@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
@@ -32,6 +34,10 @@ type aggregate struct {
 	// of arg that concat_agg concatenates (set aside until ORDER BY has
 	// been checked against the argument itself).
 	wrap *expr.Expr
+	// groupingKeys, for GROUPING(...) (fn "grouping"), are its
+	// arguments' positions among the keys: the value is a constant of
+	// each grouping set, not an aggregation (groupsets.go).
+	groupingKeys []int
 }
 
 // aggScope maps expressions of a grouped query to the output of its
@@ -101,6 +107,10 @@ func (a *aggScope) outTypes() []row.ColumnType {
 // match lowers n if it is an aggregate call or a grouped expression.
 func (a *aggScope) match(c *exprCtx, n *pg.Node) (typed, bool, error) {
 	inner := &exprCtx{p: c.p, scope: a.input, clause: "aggregate function arguments"}
+	if gf := n.GetGroupingFunc(); gf != nil {
+		x, err := a.groupingCall(c, gf)
+		return x, err == nil, err
+	}
 	if fc := n.GetFuncCall(); fc != nil && fc.Over == nil {
 		name, err := funcName(fc)
 		if err == nil && isAggregate(name) {
@@ -252,7 +262,8 @@ func (a *aggScope) aggregateCall(inner *exprCtx, name string, fc *pg.FuncCall) (
 // same aggregate is already computed.
 func (a *aggScope) add(g aggregate) typed {
 	for i, h := range a.aggs {
-		if h.fn == g.fn && h.distinct == g.distinct && h.star == g.star && h.arg.Equal(g.arg) && sameStringAgg(h, g) {
+		if h.fn == g.fn && h.distinct == g.distinct && h.star == g.star && h.arg.Equal(g.arg) && sameStringAgg(h, g) &&
+			slices.Equal(h.groupingKeys, g.groupingKeys) {
 			return typed{e: expr.Column(len(a.keys) + i), t: h.out, w: h.outW, mod: h.outMod}
 		}
 	}

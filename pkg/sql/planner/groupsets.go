@@ -1,10 +1,13 @@
 package planner
 
 import (
+	"slices"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
@@ -141,8 +144,59 @@ func cube(units [][]int) [][]int {
 	return out
 }
 
+// groupingCall lowers GROUPING(args): a bit per argument, the last
+// argument's the lowest, set when the row's grouping set does not group
+// by it. Each argument must be one of the keys (42803). Without grouping
+// sets every row groups by every key, so it is 0; with them it is a
+// constant of each set's aggregation (reduceSets).
+func (a *aggScope) groupingCall(c *exprCtx, gf *pg.GroupingFunc) (typed, error) {
+	if len(gf.Args) > 31 {
+		return typed{}, sqlerr.New("54023", "GROUPING must have fewer than 32 arguments")
+	}
+	inner := &exprCtx{p: c.p, scope: a.input, clause: "GROUPING"}
+	keys := make([]int, len(gf.Args))
+	for i, arg := range gf.Args {
+		x, err := inner.lowerTyped(arg)
+		if err != nil {
+			return typed{}, err
+		}
+		keys[i] = -1
+		for j, k := range a.keys {
+			if k.e.Equal(x.e) {
+				keys[i] = j
+				break
+			}
+		}
+		if keys[i] < 0 || a.frame != nil && keys[i] < a.frame.arity() {
+			return typed{}, errGroupingArgs
+		}
+	}
+	out := row.ColumnType{Type: row.TypeInt64}
+	if a.sets == nil {
+		return typed{e: expr.Literal(row.Int64(0)), t: out, w: IntWidth4}, nil
+	}
+	return a.add(aggregate{fn: "grouping", groupingKeys: keys, out: out, outW: IntWidth4}), nil
+}
+
+// errGroupingArgs is PostgreSQL's error for GROUPING over an expression
+// that is not grouped by (or outside a grouped query).
+var errGroupingArgs = sqlerr.New(sqlerr.GroupingError, "arguments to GROUPING must be grouping expressions of the associated query level")
+
+// groupingMask is GROUPING's value for the rows of one grouping set.
+func groupingMask(keys, set []int) int64 {
+	var mask int64
+	for _, k := range keys {
+		mask <<= 1
+		if !slices.Contains(set, k) {
+			mask |= 1
+		}
+	}
+	return mask
+}
+
 // reduceSets is the union of one aggregation per grouping set, each
 // padded to all the keys (NULL where the set does not group by a key).
+// GROUPING(...) columns are each set's constant, not aggregates.
 func (p *Planner) reduceSets(r *rel, agg *aggScope) *rel {
 	full := *agg
 	full.sets = nil
@@ -152,8 +206,15 @@ func (p *Planner) reduceSets(r *rel, agg *aggScope) *rel {
 		s.cols[i].typ.Nullable = s.cols[i].typ.Nullable || i >= len(agg.keys) && agg.aggs[i-len(agg.keys)].fn != "count"
 	}
 	parts := make([]plan.Plan, 0, len(agg.sets))
+	var computed []aggregate
+	for _, g := range agg.aggs {
+		if g.fn != "grouping" {
+			computed = append(computed, g)
+		}
+	}
 	for _, set := range agg.sets {
 		sub := full
+		sub.aggs = computed
 		sub.keys = make([]typed, len(set))
 		for i, k := range set {
 			sub.keys[i] = agg.keys[k]
@@ -174,8 +235,14 @@ func (p *Planner) reduceSets(r *rel, agg *aggScope) *rel {
 				es = append(es, expr.Column(pos))
 			}
 		}
-		for j := range agg.aggs {
+		j := 0
+		for _, g := range agg.aggs {
+			if g.fn == "grouping" {
+				es = append(es, expr.Literal(row.Int64(groupingMask(g.groupingKeys, set))))
+				continue
+			}
 			es = append(es, expr.Column(len(set)+j))
+			j++
 		}
 		red.project(es, s)
 		parts = append(parts, red.plan())

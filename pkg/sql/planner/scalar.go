@@ -302,6 +302,8 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 		return c.sqlValueFunction(v.SqlvalueFunction)
 	case *pg.Node_SubLink:
 		return c.subLink(v.SubLink)
+	case *pg.Node_GroupingFunc:
+		return typed{}, errGroupingArgs // outside a grouped query
 	case *pg.Node_AArrayExpr:
 		return c.arrayConstructor(v.AArrayExpr)
 	case *pg.Node_AIndirection:
