@@ -153,52 +153,7 @@ func mapInputs(pl plan.Plan, f func(plan.Plan) plan.Plan) plan.Plan {
 	if !changed {
 		return pl
 	}
-	return withInputs(pl, out)
-}
-
-// withInputs returns a copy of pl reading ins instead of its inputs (in
-// the order of Inputs). Plans may share subtrees (an outer join reads its
-// sides twice), so rewrites copy nodes, never change them in place.
-func withInputs(pl plan.Plan, ins []plan.Plan) plan.Plan {
-	switch n := pl.Node().(type) {
-	case *plan.Mfp:
-		c := *n
-		c.Input = &ins[0]
-		return plan.Plan{Mfp: &c}
-	case *plan.Join:
-		c := *n
-		c.Left, c.Right = &ins[0], &ins[1]
-		return plan.Plan{Join: &c}
-	case *plan.Reduce:
-		c := *n
-		c.Input = &ins[0]
-		return plan.Plan{Reduce: &c}
-	case *plan.Distinct:
-		return plan.Plan{Distinct: &plan.Distinct{Input: &ins[0]}}
-	case *plan.Threshold:
-		return plan.Plan{Threshold: &plan.Threshold{Input: &ins[0]}}
-	case *plan.Negate:
-		return plan.Plan{Negate: &plan.Negate{Input: &ins[0]}}
-	case *plan.TopK:
-		c := *n
-		c.Input = &ins[0]
-		return plan.Plan{TopK: &c}
-	case *plan.Window:
-		c := *n
-		c.Input = &ins[0]
-		return plan.Plan{Window: &c}
-	case *plan.ArrangeBy:
-		c := *n
-		c.Input = &ins[0]
-		return plan.Plan{ArrangeBy: &c}
-	case *plan.Union:
-		return plan.NewUnion(ins...)
-	case *plan.TemporalFilter:
-		return plan.NewTemporalFilter(ins[0], n.Bounds...)
-	case *plan.Let:
-		return plan.NewLet(n.ID, ins[0], ins[1])
-	}
-	return pl
+	return pl.WithInputs(out)
 }
 
 // joinCluster is a flattened cluster: leaves side by side (leaf i owns
