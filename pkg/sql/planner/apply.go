@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"slices"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -322,8 +323,10 @@ func (p *Planner) framedFrom(items []*pg.Node, depth int, f *corrFrame) (r *rel,
 			if !isUndefinedName(err) && !isCorrelationRefusal(err) {
 				return nil, false, err
 			}
-			rs, je, rf := it.GetRangeSubselect(), it.GetJoinExpr(), it.GetRangeFunction()
+			rs, je, rf, rv := it.GetRangeSubselect(), it.GetJoinExpr(), it.GetRangeFunction(), it.GetRangeVar()
 			switch {
+			case rv != nil && errors.Is(err, errOuterCTE):
+				part, err = p.framedCTE(rv, depth, f)
 			case rs != nil && !rs.Lateral && rs.Subquery.GetSelectStmt() != nil:
 				part, err = p.framedSubselect(rs, depth, f)
 			case rf != nil && isUndefinedName(err) && p.namesOuter(f):

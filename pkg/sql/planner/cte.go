@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"errors"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -20,7 +22,19 @@ type cte struct {
 	// collection (a copy costs nothing that sharing would save, and a
 	// reference keeps the collection's own arrangements).
 	inline bool
+	// outer, set for a CTE of a correlated query level that names the
+	// outer query's columns, is its definition: such a CTE has no plan
+	// of its own, and each reference in the level's FROM list is planned
+	// as a subquery in FROM against the level's outer values
+	// (framedCTE). A reference anywhere else (a JOIN ... ON, a subquery
+	// nested deeper) is refused.
+	outer *pg.CommonTableExpr
 }
+
+// errOuterCTE is the error of a reference to a CTE that names outer
+// columns, where the outer values do not reach (framedFrom plans the
+// references they do).
+var errOuterCTE = sqlerr.Unsupported("correlated subqueries reading a WITH query that names outer columns in a JOIN or a nested subquery")
 
 // cteFrame is the WITH list of one query level, by name.
 type cteFrame map[string]cte
@@ -29,12 +43,13 @@ type cteFrame map[string]cte
 // the rest of the query (and to subqueries in it) until pop is called.
 // Each CTE sees the ones before it in the list, as in Postgres, and with
 // RECURSIVE every one, itself included.
-func (p *Planner) pushCTEs(wc *pg.WithClause, depth int) (pop func(), err error) {
+// corr is the level's correlation frame (nil when it is not correlated).
+func (p *Planner) pushCTEs(wc *pg.WithClause, depth int, corr *corrFrame) (pop func(), err error) {
 	frame := cteFrame{}
 	p.ctes = append(p.ctes, frame)
 	n := len(p.ctes)
 	pop = func() { p.ctes = p.ctes[:n-1] }
-	if err := p.planCTEs(wc, frame, depth); err != nil {
+	if err := p.planCTEs(wc, frame, depth, corr); err != nil {
 		pop()
 		return nil, err
 	}
@@ -44,7 +59,7 @@ func (p *Planner) pushCTEs(wc *pg.WithClause, depth int) (pop func(), err error)
 // planCTEs plans a WITH list into frame: in list order, or for WITH
 // RECURSIVE in dependency order (every CTE sees every other there), a
 // CTE that reads itself becoming a Recursive node (recursive.go).
-func (p *Planner) planCTEs(wc *pg.WithClause, frame cteFrame, depth int) error {
+func (p *Planner) planCTEs(wc *pg.WithClause, frame cteFrame, depth int, corr *corrFrame) error {
 	ctes := make([]*pg.CommonTableExpr, len(wc.Ctes))
 	seen := map[string]bool{}
 	for i, node := range wc.Ctes {
@@ -87,6 +102,10 @@ func (p *Planner) planCTEs(wc *pg.WithClause, frame cteFrame, depth int) error {
 			continue
 		}
 		r, err := p.planSubquery(sel, depth+1)
+		if err != nil && corr != nil && (errors.Is(err, errOuterCTE) || isUndefinedName(err) && p.namesOuter(corr)) {
+			frame[c.Ctename] = cte{outer: c}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -118,7 +137,7 @@ func readsOnlyACollection(p plan.Plan) bool {
 func (p *Planner) bindCTEs(r *rel, frame cteFrame) {
 	only := map[any]bool{}
 	for _, c := range frame {
-		if !c.inline {
+		if !c.inline && c.outer == nil {
 			only[c.plan.Node()] = true
 		}
 	}
@@ -129,15 +148,45 @@ func (p *Planner) bindCTEs(r *rel, frame cteFrame) {
 }
 
 // lookupCTE finds an unqualified name among the CTEs in scope, innermost
-// query level first.
-func (p *Planner) lookupCTE(rv *pg.RangeVar) (*rel, bool) {
+// query level first. A CTE naming outer columns is errOuterCTE.
+func (p *Planner) lookupCTE(rv *pg.RangeVar) (*rel, bool, error) {
+	c, ok := p.findCTE(rv)
+	switch {
+	case !ok:
+		return nil, false, nil
+	case c.outer != nil:
+		return nil, true, errOuterCTE
+	}
+	return newRel(c.plan, &scope{cols: append([]column(nil), c.cols...)}), true, nil
+}
+
+func (p *Planner) findCTE(rv *pg.RangeVar) (cte, bool) {
 	if rv.Schemaname != "" || rv.Catalogname != "" {
-		return nil, false
+		return cte{}, false
 	}
 	for i := len(p.ctes) - 1; i >= 0; i-- {
 		if c, ok := p.ctes[i][rv.Relname]; ok {
-			return newRel(c.plan, &scope{cols: append([]column(nil), c.cols...)}), true
+			return c, true
 		}
 	}
-	return nil, false
+	return cte{}, false
+}
+
+// framedCTE plans a reference, in a correlated level's FROM list, to a
+// CTE naming outer columns: as the CTE's query in FROM, under the
+// reference's alias (or the CTE's name and column aliases), against the
+// level's outer values f.
+func (p *Planner) framedCTE(rv *pg.RangeVar, depth int, f *corrFrame) (*rel, error) {
+	c, ok := p.findCTE(rv)
+	if !ok || c.outer == nil {
+		return nil, errOuterCTE
+	}
+	alias := &pg.Alias{Aliasname: rv.Relname, Colnames: c.outer.Aliascolnames}
+	if rv.Alias != nil {
+		alias = &pg.Alias{Aliasname: rv.Alias.Aliasname, Colnames: rv.Alias.Colnames}
+		if len(alias.Colnames) == 0 {
+			alias.Colnames = c.outer.Aliascolnames
+		}
+	}
+	return p.framedSubselect(&pg.RangeSubselect{Subquery: c.outer.Ctequery, Alias: alias}, depth, f)
 }

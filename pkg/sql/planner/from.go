@@ -100,7 +100,10 @@ func aliased(r *rel, a *pg.Alias, defaultName string) (*rel, error) {
 }
 
 func (p *Planner) rangeVar(rv *pg.RangeVar, depth int) (*rel, error) {
-	if r, ok := p.lookupCTE(rv); ok {
+	if r, ok, err := p.lookupCTE(rv); ok {
+		if err != nil {
+			return nil, err
+		}
 		return aliased(r, rv.Alias, rv.Relname)
 	}
 	item, err := p.Catalog.Resolve(rv.Schemaname, rv.Relname)

@@ -189,7 +189,7 @@ func (p *Planner) planSelect(sel *pg.SelectStmt, depth int) (*rel, Finishing, er
 	}
 	var ctes cteFrame
 	if sel.WithClause != nil {
-		pop, err := p.pushCTEs(sel.WithClause, depth)
+		pop, err := p.pushCTEs(sel.WithClause, depth, frame)
 		if err != nil {
 			return nil, Finishing{}, err
 		}
