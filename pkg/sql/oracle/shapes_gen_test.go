@@ -275,6 +275,7 @@ func (g *shapeGen) query(depth int) (string, []gcol) {
 	shapes := []func(int) (string, []gcol){
 		g.joinShape, g.joinShape, g.correlatedShape, g.correlatedShape, g.windowShape, g.windowShape,
 		g.groupShape, g.distinctOnShape, g.lateralShape, g.topKShape, g.recursiveShape, g.setOpShape,
+		g.cteShape,
 	}
 	return shapes[g.pick(len(shapes))](depth)
 }

@@ -219,6 +219,16 @@ func (g *shapeGen) groupShape(depth int) (string, []gcol) {
 			kinds = append(kinds, c.text)
 		}
 	}
+	if strings.HasPrefix(group, " GROUP BY ") && g.chance(0.5) {
+		// GROUPING over the keys, in a random order, a key maybe twice.
+		args := append([]string(nil), keys...)
+		g.r.Shuffle(len(args), func(i, j int) { args[i], args[j] = args[j], args[i] })
+		if g.chance(0.3) {
+			args = append(args, keys[0])
+		}
+		exprs = append(exprs, "GROUPING("+strings.Join(args, ", ")+")")
+		kinds = append(kinds, false)
+	}
 	q := "SELECT " + selectAs(exprs) + " FROM " + x.sql
 	if g.chance(0.4) {
 		q += " WHERE " + g.pred(x)
@@ -274,7 +284,13 @@ func (g *shapeGen) lateralShape(depth int) (string, []gcol) {
 		cols = append(cols, gcol{name: fmt.Sprintf("c%d", len(cols)), text: text})
 	}
 	corr := g.link(y, x, false)
-	switch g.pick(3) {
+	switch g.pick(4) {
+	case 2:
+		// VALUES over outer columns: the unpivot idiom.
+		a, b := g.intCol(x), g.intCol(x)
+		q := fmt.Sprintf(" FROM %s, LATERAL (VALUES (%s), (%s + 1), (NULL::bigint)) %s(v)", x.sql, x.ref(a), x.ref(b), l)
+		add(l+".v", false)
+		return "SELECT " + sel + q, cols
 	case 0:
 		yc := g.col(y)
 		join := []string{", LATERAL", " CROSS JOIN LATERAL"}[g.pick(2)]
@@ -423,4 +439,32 @@ func TestWindowShapeHasOnePositionalFunction(t *testing.T) {
 			t.Fatalf("%d positional window functions in %s", n, q)
 		}
 	}
+}
+
+// cteShape reads a WITH query twice (a self-join on a link, or a union of
+// two filtered reads), which Tandem computes once.
+func (g *shapeGen) cteShape(depth int) (string, []gcol) {
+	inner, cols := g.query(max(depth-1, 0))
+	w := g.newAlias()
+	a := rel{sql: w + " " + g.newAlias(), cols: cols}
+	a.alias = strings.Fields(a.sql)[1]
+	b := rel{sql: w + " " + g.newAlias(), cols: cols}
+	b.alias = strings.Fields(b.sql)[1]
+	if g.chance(0.5) {
+		sel, out := g.project(a, b)
+		return fmt.Sprintf("WITH %s AS (%s) SELECT %s FROM %s JOIN %s ON %s", w, inner, sel, a.sql, b.sql, g.link(a, b, false)), out
+	}
+	var refsA, refsB []string
+	var out []gcol
+	for i, c := range cols {
+		if c.opaque {
+			continue
+		}
+		refsA = append(refsA, fmt.Sprintf("%s AS c%d", a.ref(c), len(out)))
+		refsB = append(refsB, b.ref(c))
+		out = append(out, gcol{name: fmt.Sprintf("c%d", len(out)), text: cols[i].text})
+	}
+	op := []string{"UNION ALL", "UNION", "EXCEPT ALL"}[g.pick(3)]
+	return fmt.Sprintf("WITH %s AS (%s) SELECT %s FROM %s WHERE %s %s SELECT %s FROM %s WHERE %s",
+		w, inner, strings.Join(refsA, ", "), a.sql, g.pred(a), op, strings.Join(refsB, ", "), b.sql, g.pred(b)), out
 }
