@@ -117,7 +117,7 @@ func TestErrors(t *testing.T) {
 		{"SELECT ROW(1, 2) = ROW(1, 2)", sqlerr.FeatureNotSupported},
 		{"WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT n FROM x) SELECT * FROM x", "54000"},
 		{"SET max_recursion_iterations = 0", sqlerr.InvalidParameterValue},
-		{"SELECT row_number() OVER w FROM t WINDOW w AS ()", sqlerr.FeatureNotSupported},
+		{"SELECT row_number() OVER w FROM t WINDOW v AS ()", sqlerr.UndefinedObject},
 		{"SELECT row_number() FROM t", sqlerr.WrongObjectType},
 		{"SELECT 1::numeric(5, 7)", sqlerr.FeatureNotSupported},
 		{"SELECT 'abc'::numeric", sqlerr.InvalidTextRepresentation},

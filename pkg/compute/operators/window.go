@@ -466,14 +466,15 @@ func (p *partition) column(f WindowFunc) ([]row.Datum, []error) {
 
 // runnable reports whether a's value over a growing prefix can be kept in
 // one accumulator: counts, min, max and integer and interval sums and
-// averages (a float sum is defined in ascending value order, so it is recomputed).
+// averages (a float sum is defined in ascending value order, so it is
+// recomputed; a numeric sum is recomputed too).
 func (p *partition) runnable(a Aggregate) bool {
 	switch a.Func {
 	case AggCountStar, AggCount, AggMin, AggMax:
 		return true
 	}
 	for i := range p.at {
-		if p.value(i, a.Column).Type() == row.TypeFloat64 {
+		if t := p.value(i, a.Column).Type(); t == row.TypeFloat64 || t == row.TypeNumeric {
 			return false
 		}
 	}

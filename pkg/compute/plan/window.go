@@ -202,7 +202,7 @@ func (f WindowFunc) resultType(in row.RelationDesc) (row.ColumnType, error) {
 		case AggCount:
 			return row.ColumnType{Type: row.TypeInt64}, nil
 		case AggSum:
-			if t.Type != row.TypeInt64 && t.Type != row.TypeFloat64 && t.Type != row.TypeInterval {
+			if t.Type != row.TypeInt64 && t.Type != row.TypeFloat64 && t.Type != row.TypeInterval && t.Type != row.TypeNumeric {
 				return row.ColumnType{}, fmt.Errorf("sum of %s", t.Type)
 			}
 			return row.ColumnType{Type: t.Type, Nullable: true}, nil

@@ -61,7 +61,7 @@ func (g *shapeGen) windowFunc(x rel) (string, gcol) {
 		case 0:
 			return "count(*)", false
 		case 1:
-			return "sum(" + x.ref(ic) + ")", false
+			return []string{"sum(", "avg("}[g.pick(2)] + x.ref(ic) + ")", false
 		case 2:
 			return "count(" + x.ref(c) + ")", false
 		}

@@ -202,9 +202,6 @@ func (p *Planner) planSelect(sel *pg.SelectStmt, depth int) (*rel, Finishing, er
 	if sel.IntoClause != nil {
 		return nil, Finishing{}, sqlerr.Unsupported("SELECT INTO")
 	}
-	if len(sel.WindowClause) > 0 {
-		return nil, Finishing{}, sqlerr.Unsupported("named windows (WINDOW clause)")
-	}
 	if sel.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
 		return nil, Finishing{}, sqlerr.Unsupported("FETCH ... WITH TIES")
 	}

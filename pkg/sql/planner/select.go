@@ -74,9 +74,13 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 			return nil, nil, 0, err
 		}
 	}
+	named, err := namedWindows(sel.WindowClause)
+	if err != nil {
+		return nil, nil, 0, err
+	}
 	var win *winScope
 	if windowed {
-		win = &winScope{}
+		win = &winScope{named: named}
 	}
 	out, err := p.lowerOutputs(sel, r, agg, depth, win)
 	if err != nil {
@@ -91,7 +95,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 			agg.post = r
 			agg.postScope = groupedScope(r.scope, len(agg.keys))
 			if windowed {
-				win = &winScope{}
+				win = &winScope{named: named}
 			}
 			if out, err = p.lowerOutputs(sel, r, agg, depth, win); err != nil {
 				return nil, nil, 0, err

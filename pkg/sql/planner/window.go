@@ -58,11 +58,18 @@ type winCall struct {
 	w       IntWidth
 	col     int // the output column, once built
 	partKey string
+	// count, for avg over integers or numeric (planned as PostgreSQL
+	// computes it, a numeric sum divided by a count; this call is the
+	// sum), is the count over the same window.
+	count *winCall
 }
 
 // winScope collects (resolve false) or resolves (true) the window calls
 // of a query level's select list and ORDER BY.
 type winScope struct {
+	// named are the query level's WINDOW clause definitions
+	// (namedwindow.go).
+	named   map[string]*pg.WindowDef
 	resolve bool
 	calls   []*winCall
 	byNode  map[*pg.FuncCall]*winCall
@@ -93,12 +100,19 @@ func (c *exprCtx) windowCall(fc *pg.FuncCall, name string) (typed, error) {
 		if !ok {
 			return typed{}, sqlerr.Errorf(sqlerr.InternalError, "window call %s not collected", name)
 		}
+		if call.count != nil {
+			return avgOfWindows(call), nil
+		}
 		return typed{e: expr.Column(call.col), t: call.t, w: call.w}, nil
+	}
+	over, err := overWindow(fc.Over, c.win.named)
+	if err != nil {
+		return typed{}, err
 	}
 	inner := *c
 	inner.win = nil // window calls cannot be nested
 	inner.clause = "window function calls"
-	call, err := inner.windowSpec(fc, name)
+	call, err := inner.windowSpec(fc, over, name)
 	if err != nil {
 		return typed{}, err
 	}
@@ -107,15 +121,16 @@ func (c *exprCtx) windowCall(fc *pg.FuncCall, name string) (typed, error) {
 	}
 	c.win.byNode[fc] = call
 	c.win.calls = append(c.win.calls, call)
+	if call.count != nil {
+		c.win.calls = append(c.win.calls, call.count)
+	}
 	return typed{e: expr.TypedNull(call.t.Type), t: call.t, w: call.w}, nil
 }
 
-// windowSpec lowers a window call's function, arguments and window.
-func (c *exprCtx) windowSpec(fc *pg.FuncCall, name string) (*winCall, error) {
-	over := fc.Over
+// windowSpec lowers a window call's function, arguments and window (over:
+// the call's OVER with named windows resolved).
+func (c *exprCtx) windowSpec(fc *pg.FuncCall, over *pg.WindowDef, name string) (*winCall, error) {
 	switch {
-	case over.Name != "" || over.Refname != "":
-		return nil, sqlerr.Unsupported("named windows (WINDOW clause)")
 	case fc.AggDistinct:
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "DISTINCT is not implemented for window functions")
 	case fc.AggFilter != nil:
@@ -387,7 +402,7 @@ func (c *exprCtx) windowAggregate(call *winCall, fc *pg.FuncCall, name string) e
 	case "count":
 		call.t = row.ColumnType{Type: row.TypeInt64}
 	case "sum":
-		if x.t.Type != row.TypeInt64 && x.t.Type != row.TypeFloat64 && x.t.Type != row.TypeInterval {
+		if x.t.Type != row.TypeInt64 && x.t.Type != row.TypeFloat64 && x.t.Type != row.TypeInterval && x.t.Type != row.TypeNumeric {
 			return sqlerr.Errorf(sqlerr.UndefinedFunction, "function sum(%s) does not exist", x.t.Type.PGName())
 		}
 		call.t = row.ColumnType{Type: x.t.Type, Nullable: true}
@@ -395,8 +410,17 @@ func (c *exprCtx) windowAggregate(call *winCall, fc *pg.FuncCall, name string) e
 		switch {
 		case x.t.Type == row.TypeInterval:
 			call.t = row.ColumnType{Type: row.TypeInterval, Nullable: true}
-		case x.t.Type.IsNumeric():
+		case x.t.Type == row.TypeFloat64:
 			call.t = row.ColumnType{Type: row.TypeFloat64, Nullable: true}
+		case x.t.Type == row.TypeInt64 || x.t.Type == row.TypeNumeric:
+			// A numeric result, as PostgreSQL's: the exact sum over
+			// the count (avgOfWindows).
+			call.fn.Agg = plan.AggSum
+			call.t = row.ColumnType{Type: x.t.Type, Nullable: true}
+			count := *call
+			count.fn.Agg = plan.AggCount
+			count.t = row.ColumnType{Type: row.TypeInt64}
+			call.count = &count
 		default:
 			return sqlerr.Errorf(sqlerr.UndefinedFunction, "function avg(%s) does not exist", x.t.Type.PGName())
 		}
@@ -479,4 +503,17 @@ func buildWindows(r *rel, ws *winScope, keys int) *rel {
 	out := newRel(cur, s)
 	out.subs = subs
 	return out
+}
+
+// avgOfWindows is avg over a window of integers or numerics: the sum (as
+// numeric) divided by the count of non-NULL values, NULL over none,
+// with PostgreSQL's numeric division and display scale, as the grouped
+// avg (aggscope.go, avgNumeric).
+func avgOfWindows(sum *winCall) typed {
+	s := expr.Column(sum.col)
+	if sum.t.Type != row.TypeNumeric {
+		s = expr.Cast(s, row.TypeNumeric)
+	}
+	n := expr.Cast(expr.Column(sum.count.col), row.TypeNumeric)
+	return typed{e: expr.Call(expr.FuncDiv, s, n), t: row.ColumnType{Type: row.TypeNumeric, Nullable: true}}
 }
