@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/frontier"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
@@ -23,7 +24,8 @@ import (
 // sets the key count (default 1M; docs/benchmarks.md records 10M);
 // TANDEM_BENCH_SOURCE_STEP_ITEMS sets source_step_items (default the
 // runtime's; 0 turns the bound off); TANDEM_BENCH_ARRANGE_STEP_UPDATES
-// sets arrange_step_updates the same way. It also reports the longest worker
+// sets arrange_step_updates the same way; TANDEM_BENCH_OFFHEAP (a boolean)
+// turns the off-heap arenas on or off. It also reports the longest worker
 // step (max-step-ms) and the number of steps.
 func BenchmarkHydrateKeyValue(b *testing.B) {
 	keys := 1_000_000
@@ -36,6 +38,10 @@ func BenchmarkHydrateKeyValue(b *testing.B) {
 	}
 	if v := os.Getenv("TANDEM_BENCH_ARRANGE_STEP_UPDATES"); v != "" {
 		params["arrange_step_updates"] = v
+	}
+	if v, err := strconv.ParseBool(os.Getenv("TANDEM_BENCH_OFFHEAP")); err == nil {
+		defer batch.SetOffHeap(batch.OffHeapEnabled())
+		batch.SetOffHeap(v)
 	}
 	for _, w := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("W%d", w), func(b *testing.B) {
