@@ -206,6 +206,12 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 			return x, err
 		}
 	}
+	if out, err := c.p.expandRows(n); err != nil || out != nil {
+		if err != nil {
+			return typed{}, err
+		}
+		return c.lowerTyped(out)
+	}
 	switch v := n.Node.(type) {
 	case *pg.Node_AConst:
 		return c.constant(v.AConst)
