@@ -104,6 +104,8 @@ func TestRowSubqueriesEvaluate(t *testing.T) {
 			"(1, t) (2, f) (NULL, f)"},
 		{"row subquery", "SELECT k, (k, v) = (SELECT k, w FROM s WHERE k = 1) FROM t",
 			"(1, t) (2, f) (NULL, NULL)"},
+		{"a row field is a record, not NULL", "SELECT k, ROW(ROW(k), 'x') IS NOT NULL, ROW(ROW(k), NULL) IS NULL FROM t",
+			"(1, t, f) (2, t, f) (NULL, t, f)"},
 		{"row subquery over no rows", "SELECT k, (k, v) = (SELECT k, w FROM s WHERE false) FROM t",
 			"(1, NULL) (2, NULL) (NULL, NULL)"},
 	} {
