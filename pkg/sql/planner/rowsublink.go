@@ -41,6 +41,11 @@ func (p *Planner) expandRowSubLink(sl *pg.SubLink) (*pg.Node, error) {
 	if err := subqueryArity(sl, len(test.Args)); err != nil {
 		return nil, err
 	}
+	if hasAggregate(test.Args) {
+		// The rewrite reads the row inside the subquery, where an
+		// aggregate would be an outer query's.
+		return nil, sqlerr.Unsupported("aggregates in a row compared with a subquery")
+	}
 	all := sl.SubLinkType == pg.SubLinkType_ALL_SUBLINK
 	decide, err := p.rowExists(sl, test, op, func(cmp *pg.Node) *pg.Node {
 		if all {
