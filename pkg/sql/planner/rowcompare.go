@@ -87,7 +87,7 @@ func (p *Planner) expandRowsOnce(n *pg.Node) (*pg.Node, error) {
 func (p *Planner) expandRowAExpr(a *pg.A_Expr) (*pg.Node, error) {
 	l := a.Lexpr.GetRowExpr()
 	if l == nil {
-		return nil, nil
+		return nil, leftRowSubquery(a)
 	}
 	op := opName(a.Name)
 	switch a.Kind {
@@ -111,6 +111,20 @@ func (p *Planner) expandRowAExpr(a *pg.A_Expr) (*pg.Node, error) {
 		return p.rowBetween(a, l)
 	}
 	return nil, nil
+}
+
+// leftRowSubquery is PostgreSQL's error for (SELECT x, y) op (a, b): only
+// a row on the left compares with a subquery's row, and a subquery
+// elsewhere must have one column.
+func leftRowSubquery(a *pg.A_Expr) error {
+	sl := a.Lexpr.GetSubLink()
+	if sl == nil || sl.SubLinkType != pg.SubLinkType_EXPR_SUBLINK || a.Rexpr.GetRowExpr() == nil {
+		return nil
+	}
+	if sel := sl.Subselect.GetSelectStmt(); sel != nil && selectArity(sel) > 1 {
+		return sqlerr.New(sqlerr.SyntaxError, "subquery must return only one column")
+	}
+	return nil
 }
 
 // rowCompare expands l op r. = and <> are the AND and OR of the field

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +127,23 @@ func TestRowInConjunctIsASemiJoin(t *testing.T) {
 	exists := planSizeOf(t, "SELECT k FROM t WHERE EXISTS (SELECT 1 FROM (SELECT k, w FROM s) AS x(a, b) WHERE k = a AND v = b)")
 	if in != exists {
 		t.Errorf("row IN in WHERE plans %d nodes, EXISTS %d", in, exists)
+	}
+}
+
+// TestRowComparisonParams checks that keyset pagination's parameters
+// take their fields' types, as each is compared with one column.
+func TestRowComparisonParams(t *testing.T) {
+	for sql, want := range map[string][]row.Type{
+		"SELECT k FROM kv WHERE (k, v) > ($1, $2) ORDER BY k, v LIMIT 10": {row.TypeInt64, row.TypeText},
+		"SELECT k FROM kv WHERE ($2, $1) IN (SELECT k, v FROM pk)":        {row.TypeText, row.TypeInt64},
+		"SELECT (f, k) IS DISTINCT FROM ($1, $2) FROM kv":                 {row.TypeFloat64, row.TypeInt64},
+	} {
+		p := &Planner{Catalog: testCatalog()}
+		if _, err := planSQL(t, p, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if got := p.ResolvedParamTypes(); !slices.Equal(got, want) {
+			t.Errorf("%s: parameter types %v, want %v", sql, got, want)
+		}
 	}
 }
