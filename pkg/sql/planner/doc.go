@@ -123,8 +123,9 @@
 // WITH RECURSIVE's SEARCH and CYCLE clauses become columns the recursion
 // computes, as PostgreSQL 15 rewrites them (searchcycle.go), holding
 // record values: ROW(...) lowers to a record (records.go), compared as
-// record_cmp; a row constructor compared with a row constructor keeps
-// PostgreSQL's field-by-field rules and is refused.
+// record_cmp; a row constructor compared with a row constructor, a list
+// of them or a subquery is expanded into scalar comparisons with
+// PostgreSQL's field-by-field NULL rules (rowcompare.go, rowsublink.go).
 //
 // Anything else (named windows, ...) fails with 0A000 naming the
 // feature.

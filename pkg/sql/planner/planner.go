@@ -99,6 +99,8 @@ type Planner struct {
 	keptOrder []plan.ColumnOrder
 	// locals counts the local ids given to WITH RECURSIVE bindings.
 	locals uint64
+	// rows holds the row comparisons expanded so far (rowcompare.go).
+	rows rowForms
 }
 
 // Referenced returns the ids of every catalog relation the planned

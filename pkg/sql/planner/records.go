@@ -14,8 +14,10 @@ import (
 // to a NULL field), which is what = ANY(path) over a record[] and ORDER
 // BY a record use. A row constructor compared with a row constructor
 // (ROW(a, b) = ROW(c, d), IN, BETWEEN, IS DISTINCT FROM, IS NULL) is
-// PostgreSQL's field-by-field row comparison, with other NULL rules:
-// that stays refused (0A000) rather than answered as records.
+// PostgreSQL's field-by-field row comparison, with other NULL rules,
+// expanded before lowering (rowcompare.go); what reaches here compares
+// rows whose fields are rows, and stays refused (0A000) rather than
+// answered as records.
 
 // rowConstructor lowers ROW(f1, ...) to a record; untyped fields are
 // text, as PostgreSQL resolves an unknown field.

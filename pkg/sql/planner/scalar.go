@@ -206,6 +206,12 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 			return x, err
 		}
 	}
+	if out, err := c.p.expandRows(n); err != nil || out != nil {
+		if err != nil {
+			return typed{}, err
+		}
+		return c.lowerTyped(out)
+	}
 	switch v := n.Node.(type) {
 	case *pg.Node_AConst:
 		return c.constant(v.AConst)
@@ -236,9 +242,8 @@ func (c *exprCtx) lowerTyped(n *pg.Node) (typed, error) {
 		}
 		return typed{}, sqlerr.Unsupported("boolean operator " + v.BoolExpr.Boolop.String())
 	case *pg.Node_NullTest:
-		if v.NullTest.Arg.GetRowExpr() != nil {
-			return typed{}, sqlerr.Unsupported("IS NULL of a row constructor")
-		}
+		// A row constructor here is a field of one (rowcompare.go): a
+		// record, never NULL itself, as in PostgreSQL.
 		x, err := c.lower(v.NullTest.Arg)
 		if err != nil {
 			return typed{}, err

@@ -668,6 +668,14 @@ func (p *Planner) semiJoinShared(r *rel, n *pg.Node, depth int) (*rel, bool, err
 	if err != nil {
 		return nil, false, err
 	}
+	if kind == "in" && !negate {
+		if n, err := p.rowSemiJoin(sl); err != nil || n != nil {
+			if err != nil {
+				return nil, false, err
+			}
+			return p.semiJoinShared(r, n, depth)
+		}
+	}
 	arity := r.arity()
 	switch {
 	case kind == "exists":
