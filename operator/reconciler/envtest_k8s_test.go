@@ -234,7 +234,7 @@ func TestCELValidation(t *testing.T) {
 		{"too many threads", func(cr *v1alpha1.ComputeReplica) { cr.Spec.Processes, cr.Spec.Workers = 64, 17 }, "processes x workers must be at most 1024"},
 		{"bad cluster name", func(cr *v1alpha1.ComputeReplica) { cr.Spec.ClusterName = "Bad_Name" }, "spec.clusterName in body should match"},
 		{"duplicate ports", func(cr *v1alpha1.ComputeReplica) {
-			cr.Spec.Ports = v1alpha1.Ports{Computectl: 3000, Compute: 3000, Interactive: 3001, InternalHTTP: 3002}
+			cr.Spec.Ports = v1alpha1.Ports{Computectl: 3000, Compute: 3000, Interactive: 3001, InternalHTTP: 3002, PeekLane: 3003}
 		}, "ports must be distinct"},
 		{"deadline not above min ready", func(cr *v1alpha1.ComputeReplica) {
 			cr.Spec.Rollout = v1alpha1.RolloutSpec{ProgressDeadlineSeconds: 10, MinReadySeconds: 10}
@@ -275,7 +275,7 @@ func TestCELValidation(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := cr.Spec
-		want := v1alpha1.Ports{Computectl: 2100, Compute: 2101, Interactive: 2102, InternalHTTP: 6878}
+		want := v1alpha1.Ports{Computectl: 2100, Compute: 2101, Interactive: 2102, InternalHTTP: 6878, PeekLane: 2103}
 		if s.Processes != 1 || s.Workers != 1 || s.Ports != want || s.Rollout.ProgressDeadlineSeconds != 600 ||
 			s.LogLevel != "info" || s.ImagePullPolicy != corev1.PullIfNotPresent {
 			t.Errorf("defaults not applied: %+v", s)
