@@ -76,8 +76,8 @@ type hostProcess struct {
 	ctlAddr string
 	// httpAddr serves the process's /metrics.
 	httpAddr string
-	cmd     *exec.Cmd
-	done    chan struct{}
+	cmd      *exec.Cmd
+	done     chan struct{}
 }
 
 func newHostPods(t *testing.T, cs kubernetes.Interface, namespace, replicaBin, storageAddr string) *hostPods {
