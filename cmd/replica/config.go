@@ -50,6 +50,9 @@ type config struct {
 	OffHeapArrangements bool
 	// PeekLane is --peek-lane: auto, tcp, unix or off (peeklane.go).
 	PeekLane string
+	// PeekLaneListenAddr is --peek-lane-listen-addr: where the tcp lane
+	// listens ("": --controller-listen-addr's host, a system-chosen port).
+	PeekLaneListenAddr string
 }
 
 // DefaultMaintenanceNice is --maintenance-nice's default: CFS gives a
@@ -88,7 +91,8 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	fs.BoolVar(&cfg.OffHeapArrangements, "offheap-arrangements", true, "keep the columns of large arrangement batches outside the Go heap (anonymous mappings released when nothing holds the batch), so that the collector's heap goal, and with it the growth of the resident set under readers, is set by the small heap rather than by the indexes; false keeps every batch on the Go heap (docs/design/runtime.md)")
 	fs.StringVar(&memLimit, "memory-limit", "", "memory limit of the process (e.g. 4GiB): above 90% of it new reads and new dataflows are refused with 53200 (in a replica of several processes, dataflows by the controller, to which each process reports its memory) (default: GOMEMLIMIT, else the container's cgroup limit)")
 
-	fs.StringVar(&cfg.PeekLane, "peek-lane", "auto", "the connection point reads take from the controller beside the command stream (docs/design/read-path.md): tcp (a port chosen by the system on --controller-listen-addr's host, with mutual TLS when --internal-tls-* are set), unix (a socket in a new directory only this user can enter; the controller must run as this user), auto (unix when --controller-listen-addr is a loopback address, else tcp) or off")
+	fs.StringVar(&cfg.PeekLane, "peek-lane", "auto", "the connection point reads take from the controller beside the command stream (docs/design/read-path.md): tcp (on --peek-lane-listen-addr, by default a port chosen by the system on --controller-listen-addr's host, with mutual TLS when --internal-tls-* are set), unix (a socket in a new directory only this user can enter; the controller must run as this user), auto (unix when --controller-listen-addr is a loopback address, else tcp) or off")
+	fs.StringVar(&cfg.PeekLaneListenAddr, "peek-lane-listen-addr", "", "address the tcp peek lane listens on (e.g. :2103, a port a pod spec and a NetworkPolicy can name; an empty host is advertised as the host the controller dials for --controller-listen-addr) (default: --controller-listen-addr's host, a port chosen by the system)")
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		return nil, err
 	}
@@ -114,6 +118,9 @@ func parseConfig(args []string, getenv func(string) string, hostname string, std
 	case "auto", "tcp", "unix", "off":
 	default:
 		return nil, fmt.Errorf("--peek-lane %q: want auto, tcp, unix or off", cfg.PeekLane)
+	}
+	if err := checkPeekLaneAddr(cfg.PeekLane, cfg.PeekLaneListenAddr); err != nil {
+		return nil, err
 	}
 	if cfg.MaintenanceNice < 0 || cfg.MaintenanceNice > 19 {
 		return nil, fmt.Errorf("--maintenance-nice: %d, want 0 to 19", cfg.MaintenanceNice)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,8 +26,9 @@ type peekLane struct {
 
 // listenPeekLane opens the lane --peek-lane asks for: a unix socket in a
 // directory only this user can enter, whose peers must run as this user;
-// or TCP on the compute protocol port's host, with the same mutual TLS as
-// that port when --internal-tls-* are set. Refused lanes are counted in
+// or TCP on --peek-lane-listen-addr, else on the compute protocol port's
+// host with a port the system chooses, with the same mutual TLS as that
+// port when --internal-tls-* are set. Refused lanes are counted in
 // refused and logged.
 func listenPeekLane(cfg *config, refused prometheus.Counter, log logr.Logger) (*peekLane, error) {
 	l := &peekLane{log: log, cleanup: func() {}}
@@ -45,6 +47,11 @@ func listenPeekLane(cfg *config, refused prometheus.Counter, log logr.Logger) (*
 			mode = "unix"
 		}
 	}
+	if mode != "tcp" && cfg.PeekLaneListenAddr != "" {
+		// auto picked the socket: the fixed port is for pods, where the
+		// controller is never on this host's loopback.
+		log.Info("Peek lane on a unix socket; --peek-lane-listen-addr unused", "addr", cfg.PeekLaneListenAddr)
+	}
 	switch mode {
 	case "off":
 		return l, nil
@@ -57,7 +64,11 @@ func listenPeekLane(cfg *config, refused prometheus.Counter, log logr.Logger) (*
 				return nil, err
 			}
 		}
-		l.lis, l.advertised, err = peeklane.ListenTCP(host)
+		addr := cfg.PeekLaneListenAddr
+		if addr == "" {
+			addr = net.JoinHostPort(host, "0")
+		}
+		l.lis, l.advertised, err = peeklane.ListenTCP(addr)
 	}
 	if err != nil {
 		return nil, err
@@ -81,4 +92,23 @@ func (l *peekLane) close() {
 		l.lis.Close()
 	}
 	l.cleanup()
+}
+
+// checkPeekLaneAddr validates --peek-lane-listen-addr: a HOST:PORT with a
+// numeric port, and only where a tcp lane may be chosen.
+func checkPeekLaneAddr(mode, addr string) error {
+	if addr == "" {
+		return nil
+	}
+	if mode == "unix" || mode == "off" {
+		return fmt.Errorf("--peek-lane-listen-addr %q: needs --peek-lane=tcp or auto, not %s", addr, mode)
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--peek-lane-listen-addr: %w", err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("--peek-lane-listen-addr %q: port %q is not a number from 0 to 65535", addr, port)
+	}
+	return nil
 }

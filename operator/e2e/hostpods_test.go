@@ -74,8 +74,10 @@ type incarnation struct {
 type hostProcess struct {
 	pod     string
 	ctlAddr string
-	cmd     *exec.Cmd
-	done    chan struct{}
+	// httpAddr serves the process's /metrics.
+	httpAddr string
+	cmd      *exec.Cmd
+	done     chan struct{}
 }
 
 func newHostPods(t *testing.T, cs kubernetes.Interface, namespace, replicaBin, storageAddr string) *hostPods {
@@ -225,10 +227,8 @@ func (h *hostPods) clusterOutages() []string {
 // start runs one process per pod, with the shape the pods' arguments give.
 func (h *hostPods) start(replica string, pods []*corev1.Pod, args map[string]string) (*incarnation, error) {
 	_, interactive := args["--interactive-peers"]
-	nports := 3
-	if interactive {
-		nports = 4
-	}
+	nports := 5 // computectl, compute, internal-http, interactive, peek lane
+
 	ports := make([][]string, len(pods))
 	for i := range pods {
 		ps, err := freePorts(nports)
@@ -259,11 +259,13 @@ func (h *hostPods) start(replica string, pods []*corev1.Pod, args map[string]str
 		if interactive {
 			a = append(a, "--interactive-peers="+peers(3))
 		}
+		a = append(a, lanePortArgs(pod, args, ports[i][4])...)
 		p, err := h.startProcess(pod.Name, ports[i][0], a)
 		if err != nil {
 			inc.stop()
 			return nil, err
 		}
+		p.httpAddr = ports[i][2]
 		inc.pods = append(inc.pods, pod.UID)
 		inc.procs = append(inc.procs, p)
 	}

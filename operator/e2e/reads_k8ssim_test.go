@@ -106,6 +106,7 @@ func (st *suite) readsThroughDrainAndRoll(ctx context.Context, t *testing.T) {
 	rd := startReader(ctx, conn)
 	rd.phase(t, "steady")
 	waitReads(ctx, t, rd, 50)
+	checkLanePeeks(t, hp, "steady")
 
 	// Drain the node running reads-a-0 (reads' pods only; the suite's other replicas stay).
 	// Both replicas prefer that node, so the drain moves both: the operator must move
@@ -148,11 +149,30 @@ func (st *suite) readsThroughDrainAndRoll(ctx context.Context, t *testing.T) {
 	if outs := hp.clusterOutages(); len(outs) > 0 {
 		t.Errorf("both replicas of %s were down at once:\n%s", readsCluster, strings.Join(outs, "\n"))
 	}
+	checkLanePeeks(t, hp, "after the roll")
 	rep := rd.stop()
 	t.Logf("reads through the controller:\n%s", rep.text())
 	if rep.failed > 0 {
 		t.Errorf("%d of %d reads failed; first failures:\n%s", rep.failed, rep.total, strings.Join(rep.failures, "\n"))
 	}
+}
+
+// checkLanePeeks fails t unless the replicas' current processes received point reads over
+// their peek lanes: the operator gave them a named lane port the controller could dial.
+func checkLanePeeks(t *testing.T, hp *hostPods, phase string) {
+	t.Helper()
+	var total float64
+	for _, r := range readsReplicas {
+		n, err := hp.lanePeeks(r)
+		if err != nil {
+			t.Errorf("%s: peek lane count of %s: %v", phase, r, err)
+		}
+		total += n
+	}
+	if total == 0 {
+		t.Errorf("%s: no point read took a peek lane; every read took the command stream", phase)
+	}
+	t.Logf("%s: %.0f peeks on the replicas' peek lanes", phase, total)
 }
 
 // rollImage changes spec.image of both replicas: the operator rolls them one at a time,

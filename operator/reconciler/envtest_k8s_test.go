@@ -156,6 +156,8 @@ func TestSampleWithManager(t *testing.T) {
 		"--workers=4",
 		"--compute-peers=quickstart-r1-0.quickstart-r1." + ns + ".svc:2101,quickstart-r1-1.quickstart-r1." + ns + ".svc:2101",
 		"--internal-http-listen-addr=:6878",
+		"--peek-lane=tcp",
+		"--peek-lane-listen-addr=:2103",
 		"--log-level=info",
 	}
 	if !slices.Equal(ctr.Args, wantArgs) {
@@ -165,7 +167,7 @@ func TestSampleWithManager(t *testing.T) {
 	for _, p := range ctr.Ports {
 		portNames = append(portNames, fmt.Sprintf("%s=%d", p.Name, p.ContainerPort))
 	}
-	if want := []string{"computectl=2100", "compute=2101", "internal-http=6878"}; !slices.Equal(portNames, want) {
+	if want := []string{"computectl=2100", "compute=2101", "internal-http=6878", "peek-lane=2103"}; !slices.Equal(portNames, want) {
 		t.Errorf("container ports %v, want %v", portNames, want)
 	}
 	if ctr.ReadinessProbe == nil || ctr.ReadinessProbe.HTTPGet.Path != "/readyz" || ctr.ReadinessProbe.HTTPGet.Port.StrVal != "internal-http" {
@@ -174,7 +176,7 @@ func TestSampleWithManager(t *testing.T) {
 	if ctr.LivenessProbe == nil || ctr.LivenessProbe.HTTPGet.Path != "/healthz" {
 		t.Errorf("liveness probe %+v", ctr.LivenessProbe)
 	}
-	if svc.Spec.ClusterIP != corev1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses || len(svc.Spec.Ports) != 3 {
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses || len(svc.Spec.Ports) != 4 {
 		t.Errorf("service spec %+v", svc.Spec)
 	}
 	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 0 {
@@ -234,7 +236,10 @@ func TestCELValidation(t *testing.T) {
 		{"too many threads", func(cr *v1alpha1.ComputeReplica) { cr.Spec.Processes, cr.Spec.Workers = 64, 17 }, "processes x workers must be at most 1024"},
 		{"bad cluster name", func(cr *v1alpha1.ComputeReplica) { cr.Spec.ClusterName = "Bad_Name" }, "spec.clusterName in body should match"},
 		{"duplicate ports", func(cr *v1alpha1.ComputeReplica) {
-			cr.Spec.Ports = v1alpha1.Ports{Computectl: 3000, Compute: 3000, Interactive: 3001, InternalHTTP: 3002}
+			cr.Spec.Ports = v1alpha1.Ports{Computectl: 3000, Compute: 3000, Interactive: 3001, InternalHTTP: 3002, PeekLane: 3003}
+		}, "ports must be distinct"},
+		{"peek lane on computectl", func(cr *v1alpha1.ComputeReplica) {
+			cr.Spec.Ports = v1alpha1.Ports{Computectl: 3000, Compute: 3001, Interactive: 3002, InternalHTTP: 3003, PeekLane: 3000}
 		}, "ports must be distinct"},
 		{"deadline not above min ready", func(cr *v1alpha1.ComputeReplica) {
 			cr.Spec.Rollout = v1alpha1.RolloutSpec{ProgressDeadlineSeconds: 10, MinReadySeconds: 10}
@@ -275,7 +280,7 @@ func TestCELValidation(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := cr.Spec
-		want := v1alpha1.Ports{Computectl: 2100, Compute: 2101, Interactive: 2102, InternalHTTP: 6878}
+		want := v1alpha1.Ports{Computectl: 2100, Compute: 2101, Interactive: 2102, InternalHTTP: 6878, PeekLane: 2103}
 		if s.Processes != 1 || s.Workers != 1 || s.Ports != want || s.Rollout.ProgressDeadlineSeconds != 600 ||
 			s.LogLevel != "info" || s.ImagePullPolicy != corev1.PullIfNotPresent {
 			t.Errorf("defaults not applied: %+v", s)

@@ -131,7 +131,7 @@ func withDefaults(cr *v1alpha1.ComputeReplica) {
 	}
 	if s.Ports == (v1alpha1.Ports{}) {
 		s.Ports = v1alpha1.Ports{Computectl: v1alpha1.DefaultComputectlPort, Compute: v1alpha1.DefaultComputePort,
-			Interactive: v1alpha1.DefaultInteractivePort, InternalHTTP: v1alpha1.DefaultInternalHTTPPort}
+			Interactive: v1alpha1.DefaultInteractivePort, InternalHTTP: v1alpha1.DefaultInternalHTTPPort, PeekLane: v1alpha1.DefaultPeekLanePort}
 	}
 	if s.Rollout.ProgressDeadlineSeconds == 0 {
 		s.Rollout.ProgressDeadlineSeconds = 600
@@ -478,7 +478,7 @@ func scenarioInvalidSpec(t *testing.T, c client.Client) {
 		Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "v", Image: "img"}}
 	bad := &v1alpha1.ComputeReplica{ObjectMeta: metav1.ObjectMeta{Name: "bad"},
 		Spec: v1alpha1.ComputeReplicaSpec{ClusterName: "v", Image: "img",
-			Ports: v1alpha1.Ports{Computectl: 3000, Compute: 3000, Interactive: 3001, InternalHTTP: 3002}}}
+			Ports: v1alpha1.Ports{Computectl: 3000, Compute: 3000, Interactive: 3001, InternalHTTP: 3002, PeekLane: 3003}}}
 	cl.create(good, bad)
 	cl.step(true)
 	d := cl.condition("bad", v1alpha1.ConditionDegraded)

@@ -43,6 +43,7 @@ type Change struct {
 // differs is a TemplateChanged.
 var argFlags = []string{"--workers", "--compute-peers", "--interactive-peers", "--log-level",
 	"--storage-addr", "--controller-listen-addr", "--internal-http-listen-addr",
+	"--peek-lane", "--peek-lane-listen-addr",
 	"--internal-tls-ca", "--internal-tls-cert", "--internal-tls-key"}
 
 // TemplateChanges lists why the pod template of desired differs from that of applied (the

@@ -41,6 +41,8 @@ func TestTemplateChanges(t *testing.T) {
 			[]string{ReasonLogLevelChanged}, "logLevel info -> debug"},
 		{"ports", func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.Computectl = 3100 }, Options{},
 			[]string{ReasonPortsChanged}, "computectl=3100"},
+		{"peek lane port", func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.PeekLane = 3103 }, Options{},
+			[]string{ReasonPortsChanged}, "peek-lane=3103"},
 		{"scheduling", func(cr *v1alpha1.ComputeReplica) { cr.Spec.Scheduling.NodeSelector = map[string]string{"pool": "a"} }, Options{},
 			[]string{ReasonSchedulingChanged}, "node selector"},
 		{"storage address", nil, Options{StorageAddr: "ctl:6877"},
@@ -75,6 +77,19 @@ func TestTemplateChanges(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("operator upgrade adds the peek lane", func(t *testing.T) {
+		// A StatefulSet an operator without the lane port rendered: the new port and its
+		// flags are a ports change, not an unexplained template change.
+		old := applied.DeepCopy()
+		c := &old.Spec.Template.Spec.Containers[0]
+		c.Ports = slices.DeleteFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == PortPeekLane })
+		c.Args = slices.DeleteFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--peek-lane") })
+		changes := TemplateChanges(old, applied)
+		if len(changes) != 1 || changes[0].Reason != ReasonPortsChanged || !strings.Contains(changes[0].Message, "peek-lane=2103") {
+			t.Fatalf("changes %+v, want one %s adding peek-lane=2103", changes, ReasonPortsChanged)
+		}
+	})
 
 	t.Run("unexplained", func(t *testing.T) {
 		desired := applied.DeepCopy()

@@ -49,6 +49,7 @@ const (
 	PortCompute      = "compute"
 	PortInteractive  = "interactive"
 	PortInternalHTTP = "internal-http"
+	PortPeekLane     = "peek-lane"
 )
 
 // Options are operator-wide rendering settings.
@@ -153,7 +154,7 @@ func Validate(cr *v1alpha1.ComputeReplica) error {
 	case s.Processes < 1 || s.Workers < 1:
 		return fmt.Errorf("computereplica %s/%s: processes (%d) and workers (%d) must be at least 1",
 			cr.Namespace, cr.Name, s.Processes, s.Workers)
-	case p.Computectl == 0 || p.Compute == 0 || p.InternalHTTP == 0 || (s.InteractiveRuntime && p.Interactive == 0):
+	case p.Computectl == 0 || p.Compute == 0 || p.InternalHTTP == 0 || p.PeekLane == 0 || (s.InteractiveRuntime && p.Interactive == 0):
 		return fmt.Errorf("computereplica %s/%s: a port is unset", cr.Namespace, cr.Name)
 	}
 	seen := map[int32]string{}
@@ -177,7 +178,9 @@ func namedPorts(cr *v1alpha1.ComputeReplica) []corev1.ContainerPort {
 	if cr.Spec.InteractiveRuntime {
 		ports = append(ports, corev1.ContainerPort{Name: PortInteractive, ContainerPort: p.Interactive, Protocol: corev1.ProtocolTCP})
 	}
-	return append(ports, corev1.ContainerPort{Name: PortInternalHTTP, ContainerPort: p.InternalHTTP, Protocol: corev1.ProtocolTCP})
+	return append(ports,
+		corev1.ContainerPort{Name: PortInternalHTTP, ContainerPort: p.InternalHTTP, Protocol: corev1.ProtocolTCP},
+		corev1.ContainerPort{Name: PortPeekLane, ContainerPort: p.PeekLane, Protocol: corev1.ProtocolTCP})
 }
 
 // Service renders the headless Service that gives every process a stable DNS name.
@@ -260,7 +263,10 @@ func Args(cr *v1alpha1.ComputeReplica, o Options) []string {
 	if s.InteractiveRuntime {
 		args = append(args, "--interactive-peers="+strings.Join(Peers(cr, o, s.Ports.Interactive), ","))
 	}
-	args = append(args, "--internal-http-listen-addr=:"+strconv.Itoa(int(s.Ports.InternalHTTP)))
+	args = append(args, "--internal-http-listen-addr=:"+strconv.Itoa(int(s.Ports.InternalHTTP)),
+		// A named port, so that the pod spec and the chart's NetworkPolicy admit the lane
+		// (the replica's default is a port the system chooses).
+		"--peek-lane=tcp", "--peek-lane-listen-addr=:"+strconv.Itoa(int(s.Ports.PeekLane)))
 	if o.StorageAddr != "" {
 		args = append(args, "--storage-addr="+o.StorageAddr)
 	}

@@ -32,7 +32,7 @@ func sample(mut func(*v1alpha1.ComputeReplica)) *v1alpha1.ComputeReplica {
 			LogLevel:        "info",
 			Ports: v1alpha1.Ports{
 				Computectl: v1alpha1.DefaultComputectlPort, Compute: v1alpha1.DefaultComputePort,
-				Interactive: v1alpha1.DefaultInteractivePort, InternalHTTP: v1alpha1.DefaultInternalHTTPPort,
+				Interactive: v1alpha1.DefaultInteractivePort, InternalHTTP: v1alpha1.DefaultInternalHTTPPort, PeekLane: v1alpha1.DefaultPeekLanePort,
 			},
 			Rollout: v1alpha1.RolloutSpec{ProgressDeadlineSeconds: 600},
 		},
@@ -121,12 +121,20 @@ func TestStatefulSetShape(t *testing.T) {
 	for _, p := range c.Ports {
 		names = append(names, p.Name)
 	}
-	if want := []string{PortComputectl, PortCompute, PortInteractive, PortInternalHTTP}; !slices.Equal(names, want) {
+	if want := []string{PortComputectl, PortCompute, PortInteractive, PortInternalHTTP, PortPeekLane}; !slices.Equal(names, want) {
 		t.Errorf("ports = %v, want %v", names, want)
 	}
 	wantPeers := "--compute-peers=r1-0.r1.tandem.svc:2101,r1-1.r1.tandem.svc:2101,r1-2.r1.tandem.svc:2101"
 	if !slices.Contains(c.Args, wantPeers) {
 		t.Errorf("args %v lack %s", c.Args, wantPeers)
+	}
+	for _, want := range []string{"--peek-lane=tcp", "--peek-lane-listen-addr=:2103"} {
+		if !slices.Contains(c.Args, want) {
+			t.Errorf("args %v lack %s", c.Args, want)
+		}
+	}
+	if got := Service(sample(nil)).Spec.Ports; got[len(got)-1].Name != PortPeekLane || got[len(got)-1].Port != v1alpha1.DefaultPeekLanePort {
+		t.Errorf("service ports %v lack %s", got, PortPeekLane)
 	}
 	if !slices.Contains(c.Args, "--interactive-peers=r1-0.r1.tandem.svc:2102,r1-1.r1.tandem.svc:2102,r1-2.r1.tandem.svc:2102") {
 		t.Errorf("args %v lack the interactive peers", c.Args)
@@ -203,6 +211,8 @@ func TestValidate(t *testing.T) {
 		"zero workers": {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Workers = 0 }, "must be at least 1"},
 		"unset port":   {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.Compute = 0 }, "a port is unset"},
 		"same ports":   {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.Compute = cr.Spec.Ports.Computectl }, "ports computectl and compute are both 2100"},
+		"unset lane":   {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.PeekLane = 0 }, "a port is unset"},
+		"lane clash":   {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.PeekLane = cr.Spec.Ports.Computectl }, "ports computectl and peek-lane are both 2100"},
 		"unused clash": {func(cr *v1alpha1.ComputeReplica) { cr.Spec.Ports.Interactive = cr.Spec.Ports.Compute }, ""},
 		"used clash": {func(cr *v1alpha1.ComputeReplica) {
 			cr.Spec.InteractiveRuntime = true

@@ -49,6 +49,7 @@ const (
 	DefaultComputePort      = 2101
 	DefaultInteractivePort  = 2102
 	DefaultInternalHTTPPort = 6878
+	DefaultPeekLanePort     = 2103
 )
 
 // ComputeReplicaSpec is the desired shape of one compute replica.
@@ -120,7 +121,7 @@ type ComputeReplicaSpec struct {
 	// Ports the replica processes listen on.
 	//
 	// +optional
-	// +kubebuilder:default={computectl:2100,compute:2101,interactive:2102,internalHTTP:6878}
+	// +kubebuilder:default={computectl:2100,compute:2101,interactive:2102,internalHTTP:6878,peekLane:2103}
 	Ports Ports `json:"ports,omitempty"`
 
 	// Disruption controls voluntary disruptions (evictions by a node drain) of the
@@ -150,7 +151,7 @@ type Scheduling struct {
 
 // Ports are the container ports of a replica process; they must be distinct.
 //
-// +kubebuilder:validation:XValidation:rule="[self.computectl, self.compute, self.interactive, self.internalHTTP].all(p, [self.computectl, self.compute, self.interactive, self.internalHTTP].exists_one(q, q == p))",message="ports must be distinct"
+// +kubebuilder:validation:XValidation:rule="[self.computectl, self.compute, self.interactive, self.internalHTTP, self.peekLane].all(p, [self.computectl, self.compute, self.interactive, self.internalHTTP, self.peekLane].exists_one(q, q == p))",message="ports must be distinct"
 type Ports struct {
 	// Computectl serves the controller's gRPC compute protocol.
 	//
@@ -181,6 +182,14 @@ type Ports struct {
 	// +kubebuilder:validation:Minimum=1024
 	// +kubebuilder:validation:Maximum=65535
 	InternalHTTP int32 `json:"internalHTTP,omitempty"`
+	// PeekLane is the tcp peek lane: the connection the controller sends point reads on
+	// beside the computectl stream (docs/design/read-path.md, "The peek lane").
+	//
+	// +optional
+	// +kubebuilder:default=2103
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	PeekLane int32 `json:"peekLane,omitempty"`
 }
 
 // DisruptionSpec controls evictions of a replica's pods. The operator lets a drain evict

@@ -35,7 +35,7 @@ const dnsPeer = "ns{kubernetes.io/metadata.name:kube-system}+pod{k8s-app:kube-dn
 
 // TestEgressPolicies: off by default; on, each component's pods may reach, port by port,
 // exactly the peers of the design (name resolution, the API server for the operator and the
-// controller, storage and the mesh for replicas, computectl for the controller) and nothing
+// controller, storage and the mesh for replicas, computectl and the peek lane for the controller) and nothing
 // else, with the API server open to any address only when no peers are given.
 func TestEgressPolicies(t *testing.T) {
 	for name, np := range render(t).policies {
@@ -47,12 +47,12 @@ func TestEgressPolicies(t *testing.T) {
 	replicasIn := func(ns string) string {
 		return "ns{kubernetes.io/metadata.name:" + ns + "}+pod{app.kubernetes.io/managed-by:tandem-operator app.kubernetes.io/name:tandem-replica}"
 	}
-	allPorts := []string{"53", "443", "6443", "storage", "compute", "interactive", "computectl", "pgwire", "http"}
+	allPorts := []string{"53", "443", "6443", "storage", "compute", "interactive", "computectl", "peek-lane", "pgwire", "http"}
 	want := map[string]map[string][]string{ // policy -> port -> sorted peers
 		"tandem/tandem-replicas-egress": {"53": {dnsPeer}, "storage": {controllerPeer}, "compute": {replicaPodPeer}, "interactive": {replicaPodPeer}},
 		"team-a/tandem-replicas-egress": {"53": {dnsPeer}, "storage": {controllerPeer}, "compute": {replicaPodPeer}, "interactive": {replicaPodPeer}},
 		"tandem/tandem-controller-egress": {"53": {dnsPeer}, "443": {apiPeer}, "6443": {apiPeer},
-			"computectl": {replicasIn("tandem"), replicasIn("team-a")}},
+			"computectl": {replicasIn("tandem"), replicasIn("team-a")}, "peek-lane": {replicasIn("tandem"), replicasIn("team-a")}},
 		"tandem/tandem-operator-egress": {"53": {dnsPeer}, "443": {apiPeer}, "6443": {apiPeer}},
 	}
 	r := render(t, "-f", "testdata/all-enabled.values.yaml")

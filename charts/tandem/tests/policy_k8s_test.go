@@ -159,6 +159,7 @@ func TestNetworkPolicyFlows(t *testing.T) {
 			name: "default",
 			flows: []flow{
 				{"tandem/tandem-replicas", "computectl", []string{controllerPeer}, false},
+				{"tandem/tandem-replicas", "peek-lane", []string{controllerPeer}, false},
 				{"tandem/tandem-replicas", "compute", []string{replicaPodPeer}, false},
 				{"tandem/tandem-replicas", "interactive", []string{replicaPodPeer}, false},
 				{"tandem/tandem-replicas", "internal-http", []string{releaseNSPeer}, false},
@@ -173,6 +174,7 @@ func TestNetworkPolicyFlows(t *testing.T) {
 			set:  []string{"-f", "testdata/all-enabled.values.yaml"},
 			flows: []flow{
 				{"team-a/tandem-replicas", "computectl", []string{controllerPeer}, false},
+				{"team-a/tandem-replicas", "peek-lane", []string{controllerPeer}, false},
 				{"team-a/tandem-replicas", "compute", []string{replicaPodPeer}, false},
 				{"team-a/tandem-replicas", "internal-http", []string{prometheusPeer}, false},
 				{"tandem/tandem-replicas", "interactive", []string{replicaPodPeer}, false},

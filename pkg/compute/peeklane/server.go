@@ -145,10 +145,16 @@ func ListenUnix(dir string) (lis net.Listener, advertised string, cleanup func()
 	return lis, "unix:" + path, func() { lis.Close(); os.RemoveAll(d) }, nil
 }
 
-// ListenTCP listens on host with a port chosen by the system and returns
-// the advertised address.
-func ListenTCP(host string) (net.Listener, string, error) {
-	lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+// ListenTCP listens on addr (HOST:PORT; port 0 lets the system choose)
+// and returns the advertised address, tcp:HOST:PORT with the port bound.
+// An empty host is advertised empty: the controller dials the host of the
+// replica's computectl address (Resolve).
+func ListenTCP(addr string) (net.Listener, string, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("peek lane address %q: %w", addr, err)
+	}
+	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("listen for peek lanes: %w", err)
 	}
