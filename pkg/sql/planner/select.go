@@ -123,9 +123,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 	if srf != nil {
 		// Set-returning calls run over the rows so far; the last
 		// lowering's calls are over r as it now is.
-		if r, err = buildSRFs(r, srf); err != nil {
-			return nil, nil, 0, err
-		}
+		r = buildSRFs(r, srf)
 		if grouped {
 			agg.post, agg.postScope = r, groupedScope(r.scope, len(agg.keys))
 		}

@@ -77,19 +77,32 @@ func (c *exprCtx) setReturningCall(fc *pg.FuncCall, name string) (typed, error) 
 }
 
 // buildSRFs adds the FlatMap of the collected calls to r and readies s
-// to resolve them to its columns.
-func buildSRFs(r *rel, s *srfScope) (*rel, error) {
+// to resolve them to its columns. Several calls run in lockstep
+// (expr.TableRowsFrom), the shorter padded with NULLs, as in PostgreSQL
+// 10+.
+func buildSRFs(r *rel, s *srfScope) *rel {
+	call := s.calls[0].call
 	if len(s.calls) > 1 {
-		return nil, sqlerr.Unsupported("several set-returning functions in one select list")
+		calls := make([]expr.TableCall, len(s.calls))
+		widths := make([]int, len(s.calls))
+		for i, sc := range s.calls {
+			calls[i], widths[i] = sc.call, 1
+		}
+		call = expr.RowsFrom(calls, widths)
 	}
-	sc := s.calls[0]
-	sc.at = r.arity()
-	col := column{name: "?set-returning?", typ: sc.col.typ, w: sc.col.w, mod: sc.col.mod, hidden: true}
-	out := newRel(plan.NewFlatMap(r.plan(), sc.call, false), r.scope.concat(&scope{cols: []column{col}}))
+	cols := make([]column, len(s.calls))
+	for i, sc := range s.calls {
+		sc.at = r.arity() + i
+		if len(s.calls) > 1 {
+			sc.col.typ.Nullable = true
+		}
+		cols[i] = column{name: "?set-returning?", typ: sc.col.typ, w: sc.col.w, mod: sc.col.mod, hidden: true}
+	}
+	out := newRel(plan.NewFlatMap(r.plan(), call, false), r.scope.concat(&scope{cols: cols}))
 	// Subqueries of the select list attached to r keep their columns.
 	out.subs = r.subs
 	s.resolve = true
-	return out, nil
+	return out
 }
 
 // hasSetReturning reports whether the expressions call a set-returning
