@@ -210,7 +210,7 @@ func evalArrayCmpAny(args []row.Datum) (row.Datum, error) {
 	if a.IsNull() {
 		return row.Null(), nil
 	}
-	if op < 0 || op >= int64(len(ArrayCmpOps)) {
+	if op < 0 || op >= int64(arrayOpCount) {
 		return row.Null(), evalErr(CodeInvalidParameterValue, "array_cmp_any: operator %d", op)
 	}
 	sawNull := false
@@ -219,11 +219,11 @@ func evalArrayCmpAny(args []row.Datum) (row.Datum, error) {
 			sawNull = true
 			continue
 		}
-		c, err := compareDatums(x, e)
+		holds, err := arrayOpHolds(op, x, e)
 		if err != nil {
 			return row.Null(), err
 		}
-		if cmpHolds(op, c) != all {
+		if holds != all {
 			return row.Bool(!all), nil
 		}
 	}

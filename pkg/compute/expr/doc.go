@@ -54,7 +54,9 @@
 // TableCall (tablefunc.go) is a table function of argument expressions
 // (generate_series, jsonb_array_elements(_text), jsonb_each(_text)),
 // strict, checked against its argument types before it runs, and bounded
-// to MaxTableFuncRows rows per call (54000 beyond).
+// to MaxTableFuncRows rows per call (54000 beyond). rows_from
+// (rows_from.go) runs several calls in lockstep, padding with NULLs,
+// its calls encoded in its arguments so that it travels as any call.
 //
 // MFP{Expressions, Predicates, Projection} fuses map, filter and project;
 // MFP.Evaluate applies it to one row with a reusable Scratch, and

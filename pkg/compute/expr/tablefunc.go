@@ -56,6 +56,9 @@ type TableCall struct {
 
 // String renders the call as "generate_series(#0, 3)".
 func (c TableCall) String() string {
+	if c.Func == TableRowsFrom {
+		return rowsFromString(c.Args)
+	}
 	s := string(c.Func) + "("
 	for i, a := range c.Args {
 		if i > 0 {
@@ -69,6 +72,9 @@ func (c TableCall) String() string {
 // OutputTypes type-checks the call over input and returns the types of
 // the columns each produced row has.
 func (c TableCall) OutputTypes(input []row.ColumnType) ([]row.ColumnType, error) {
+	if c.Func == TableRowsFrom {
+		return rowsFromTypes(c.Args, input)
+	}
 	args := make([]row.Type, len(c.Args))
 	for i := range c.Args {
 		t, err := c.Args[i].Type(input)
@@ -88,6 +94,10 @@ func (c TableCall) OutputTypes(input []row.ColumnType) ([]row.ColumnType, error)
 // the function produces (emit must copy the slice to keep it). A NULL
 // argument produces no rows.
 func (c TableCall) Eval(datums []row.Datum, emit func([]row.Datum) error) error {
+	if c.Func == TableRowsFrom {
+		// Each call is strict on its own: a NULL argument ends only it.
+		return evalRowsFrom(c.Args, datums, emit)
+	}
 	def, ok := tableFuncs[c.Func]
 	if !ok {
 		return evalErr(CodeUndefinedFunction, "table function %s does not exist", c.Func)

@@ -96,6 +96,11 @@ func everyPlan() *plan.DataflowDescription {
 			}}},
 		{Recursive: &plan.Recursive{ID: plan.Local(1), Name: "r", Base: &get, Step: ptr(plan.NewGet(plan.Local(1))), Distinct: true, MaxIterations: 100}},
 		{FlatMap: &plan.FlatMap{Input: &get, Call: expr.TableCall{Func: expr.TableGenerateSeries, Args: []expr.Expr{expr.Column(0), expr.Literal(row.Int64(3))}}, Ordinality: true}},
+		// Lockstep calls travel as one call with its calls in its arguments.
+		{FlatMap: &plan.FlatMap{Input: &get, Call: expr.RowsFrom([]expr.TableCall{
+			{Func: expr.TableGenerateSeries, Args: []expr.Expr{expr.Column(0), expr.Literal(row.Int64(3))}},
+			{Func: expr.TableGenerateSeries, Args: []expr.Expr{expr.Literal(row.Int64(1)), expr.Literal(row.Int64(2))}},
+		}, []int{1, 1})}},
 		plan.NewTemporalFilter(get, plan.TemporalBound{Expr: expr.Column(0), Op: plan.TemporalLte}),
 		// A value read twice, and a nested one read by nothing.
 		plan.NewLet(plan.Local(2), get, plan.NewLet(plan.Local(3), plan.NewDistinct(plan.NewGet(plan.Local(2))),

@@ -215,6 +215,17 @@ func TestRenderPlans(t *testing.T) {
 			want9: "(10, 10, 1) x1; (10, 20, 2) x1; (10, 30, 3) x1", want19: "(10, 10, 1) x1; (10, 20, 2) x1; (10, 30, 3) x1; (25, 25, 1) x1",
 		},
 		{
+			// Lockstep calls pad the shorter with NULLs, and retract with
+			// their input row.
+			name: "flat_map rows_from",
+			plan: plan.NewFlatMap(get1, expr.RowsFrom([]expr.TableCall{
+				series(expr.Literal(i64(1)), expr.Column(0)), series(expr.Literal(i64(1)), expr.Literal(i64(2))),
+			}, []int{1, 1}), false),
+			u1a:   []dataflow.Update{upd(1, 1, i64(3))},
+			u1b:   []dataflow.Update{upd(11, -1, i64(3)), upd(11, 1, i64(1))},
+			want9: "(3, 1, 1) x1; (3, 2, 2) x1; (3, 3, NULL) x1", want19: "(1, 1, 1) x1; (1, NULL, 2) x1",
+		},
+		{
 			// An error (a zero step) is retracted with its input row too.
 			name:  "flat_map error retracts with its input",
 			plan:  plan.NewFlatMap(get1, series(expr.Literal(i64(1)), expr.Literal(i64(2)), expr.Column(0)), false),

@@ -7,7 +7,6 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/row"
-	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
 // anyAll lowers x op ANY (array) and x op ALL (array) over an ARRAY[...]
@@ -16,14 +15,12 @@ import (
 // semantics: ANY is true if some comparison is, else NULL if some is
 // NULL, else false (false over an empty array, even for a NULL x); ALL
 // dually. Array values (columns, subqueries, parameters) lower to
-// array_cmp_any with the same semantics (anyAllArray).
+// array_cmp_any with the same semantics (anyAllArray). op is a
+// comparison or a pattern match (LIKE, ILIKE and their negations).
 func (c *exprCtx) anyAll(op string, all bool, l, r *pg.Node) (typed, error) {
-	f, ok := binaryFunc(op)
-	switch {
-	case !ok:
-		return typed{}, sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s", op)
-	case f != expr.FuncEq && f != expr.FuncNeq && f != expr.FuncLt && f != expr.FuncLte && f != expr.FuncGt && f != expr.FuncGte:
-		return typed{}, sqlerr.Unsupported("operator " + op + " with ANY or ALL")
+	cmp, code, err := anyAllOperator(op)
+	if err != nil {
+		return typed{}, err
 	}
 	var xs []typed
 	if arr := r.GetAArrayExpr(); arr != nil {
@@ -41,7 +38,7 @@ func (c *exprCtx) anyAll(op string, all bool, l, r *pg.Node) (typed, error) {
 			return typed{}, err
 		}
 		if a.lit == nil {
-			return c.anyAllArray(f, all, x, a)
+			return c.anyAllArray(code, all, x, a)
 		}
 		elems, err := parseTextArray(*a.lit)
 		if err != nil {
@@ -69,7 +66,7 @@ func (c *exprCtx) anyAll(op string, all bool, l, r *pg.Node) (typed, error) {
 	}
 	cmps := make([]expr.Expr, len(xs)-1)
 	for i, y := range xs[1:] {
-		cmps[i] = expr.Call(f, xs[0].e, y.e)
+		cmps[i] = cmp(xs[0].e, y.e)
 	}
 	if all {
 		return c.check(expr.And(cmps...))

@@ -328,7 +328,8 @@ func assignArray(x typed, t row.Type, w IntWidth, col string) (expr.Expr, error)
 }
 
 // anyAllArray lowers x op ANY/ALL (a) over an array value a.
-func (c *exprCtx) anyAllArray(f expr.Func, all bool, x, a typed) (typed, error) {
+// code is array_cmp_any's op argument (anyAllOperator).
+func (c *exprCtx) anyAllArray(code int, all bool, x, a typed) (typed, error) {
 	if a.param > 0 {
 		// x = ANY($1): the parameter is an array of x's type.
 		var err error
@@ -346,17 +347,14 @@ func (c *exprCtx) anyAllArray(f expr.Func, all bool, x, a typed) (typed, error) 
 	if !a.t.Type.IsArray() {
 		return typed{}, sqlerr.Errorf(sqlerr.WrongObjectType, "op ANY/ALL (array) requires array on right side")
 	}
-	op := -1
-	for i, g := range expr.ArrayCmpOps {
-		if g == f {
-			op = i
-		}
-	}
 	x, err := c.settle(x, a.t.Type.ElemType())
 	if err != nil {
 		return typed{}, err
 	}
-	return c.check(expr.Call(expr.FuncArrayCmpAny, x.e, a.e, expr.Literal(row.Int64(int64(op))), expr.Literal(row.Bool(all))))
+	if err := checkPatternArray(code, x, a); err != nil {
+		return typed{}, err
+	}
+	return c.check(expr.Call(expr.FuncArrayCmpAny, x.e, a.e, expr.Literal(row.Int64(int64(code))), expr.Literal(row.Bool(all))))
 }
 
 // unnestCall lowers unnest(a) in FROM: one column named unnest of a's

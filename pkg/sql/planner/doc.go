@@ -57,6 +57,10 @@
 //     per distinct PARTITION BY / ORDER BY, their arguments and keys
 //     computed into columns first; the outputs are lowered in a second
 //     pass over the Window's output (window.go);
+//   - a set-returning call in the select list to a FlatMap over the
+//     rows after aggregation and windows, the outputs lowered again over
+//     its output (srf.go); x LIKE ANY (S) to x LIKE ANY (ARRAY(S))
+//     (like_any.go);
 //   - LATERAL subqueries in FROM like correlated subqueries, against the
 //     distinct values of the left-hand columns they name (lateral.go);
 //   - DISTINCT ON to a TopK with limit 1 per DISTINCT ON group, in

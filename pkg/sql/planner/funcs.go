@@ -155,6 +155,9 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.AggOrder) > 0 {
 		return typed{}, sqlerr.Errorf(sqlerr.WrongObjectType, "%s is not an aggregate function", name)
 	}
+	if isSetReturning(name) {
+		return c.setReturningCall(fc, name)
+	}
 	switch name {
 	case "version":
 		return c.sessionText(len(fc.Args), "PostgreSQL "+c.p.Session.ServerVersion+" on Tandem")

@@ -52,6 +52,9 @@ type exprCtx struct {
 	// win, in the select list and ORDER BY, collects or resolves window
 	// function calls (window.go); elsewhere they are refused.
 	win *winScope
+	// srf, in the select list and ORDER BY, collects or resolves
+	// set-returning function calls (srf.go); elsewhere they are refused.
+	srf *srfScope
 }
 
 // lower lowers an expression and fixes untyped literals as text.

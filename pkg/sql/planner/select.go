@@ -48,7 +48,14 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil || hasAggregate(sel.TargetList) ||
 		hasAggregate(sortNodes(sel.SortClause))
 	windowed := hasWindow(sel.TargetList) || hasWindow(sortNodes(sel.SortClause))
-	if len(temporal) > 0 || grouped || windowed {
+	var srf *srfScope
+	if outputs := append(sortNodes(sel.SortClause), sel.TargetList...); hasSetReturning(outputs) {
+		if err := checkSRFPlacement(outputs); err != nil {
+			return nil, nil, 0, err
+		}
+		srf = &srfScope{}
+	}
+	if len(temporal) > 0 || grouped || windowed || srf != nil {
 		// These read r's rows: WHERE applies first.
 		r.filter(subPreds...)
 		subPreds = nil
@@ -82,7 +89,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 	if windowed {
 		win = &winScope{named: named}
 	}
-	out, err := p.lowerOutputs(sel, r, agg, depth, win)
+	out, err := p.lowerOutputs(sel, r, agg, depth, win, srf.fresh())
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -97,7 +104,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 			if windowed {
 				win = &winScope{named: named}
 			}
-			if out, err = p.lowerOutputs(sel, r, agg, depth, win); err != nil {
+			if out, err = p.lowerOutputs(sel, r, agg, depth, win, srf.fresh()); err != nil {
 				return nil, nil, 0, err
 			}
 		}
@@ -113,7 +120,18 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 			agg.post, agg.postScope = r, groupedScope(r.scope, len(agg.keys))
 		}
 		win.resolve = true
-		if out, err = p.lowerOutputs(sel, r, agg, depth, win); err != nil {
+		if out, err = p.lowerOutputs(sel, r, agg, depth, win, srf.fresh()); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	if srf != nil {
+		// Set-returning calls run over the rows so far; the last
+		// lowering's calls are over r as it now is.
+		r = buildSRFs(r, srf)
+		if grouped {
+			agg.post, agg.postScope = r, groupedScope(r.scope, len(agg.keys))
+		}
+		if out, err = p.lowerOutputs(sel, r, agg, depth, win, srf); err != nil {
 			return nil, nil, 0, err
 		}
 	}
@@ -202,14 +220,16 @@ func checkDistinctOn(on []int, order []plan.ColumnOrder) error {
 //
 // win, when the query has window calls, collects or resolves them in the
 // select list and ORDER BY.
-func (p *Planner) lowerOutputs(sel *pg.SelectStmt, r *rel, agg *aggScope, depth int, win *winScope) (outputs, error) {
+//
+// srf likewise collects or resolves set-returning calls (srf.go).
+func (p *Planner) lowerOutputs(sel *pg.SelectStmt, r *rel, agg *aggScope, depth int, win *winScope, srf *srfScope) (outputs, error) {
 	ctx := func(clause string) *exprCtx {
 		c := &exprCtx{p: p, scope: r.scope, rel: r, clause: clause, depth: depth}
 		if agg != nil {
 			c = &exprCtx{p: p, scope: r.scope, agg: agg, clause: clause, depth: depth}
 		}
 		if clause != "HAVING" {
-			c.win = win
+			c.win, c.srf = win, srf
 		}
 		return c
 	}

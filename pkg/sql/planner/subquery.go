@@ -373,9 +373,12 @@ func planSize(p plan.Plan, limit int) int {
 }
 
 // subLinkKind classifies a subquery expression: EXISTS, IN (= ANY),
-// NOT IN (<> ALL) or a scalar value.
+// NOT IN (<> ALL), a pattern match with ANY/ALL or a scalar value.
 func subLinkKind(sl *pg.SubLink) (kind string, err error) {
 	op := opName(sl.OperName)
+	if patternOp(op) >= 0 && (sl.SubLinkType == pg.SubLinkType_ANY_SUBLINK || sl.SubLinkType == pg.SubLinkType_ALL_SUBLINK) {
+		return "pattern", nil
+	}
 	switch sl.SubLinkType {
 	case pg.SubLinkType_EXISTS_SUBLINK:
 		return "exists", nil
@@ -464,6 +467,8 @@ func (c *exprCtx) attachSubLink(r *rel, outer *scope, sl *pg.SubLink) (typed, er
 		return typed{e: found, t: row.ColumnType{Type: row.TypeBool}}, nil
 	case "array":
 		return c.arraySubLink(r, outer, sl)
+	case "pattern":
+		return c.patternSubLink(r, outer, sl)
 	case "value":
 		sp, err := p.planSubLinkQuery(sl, r, outer, true, c.depth)
 		if err != nil {

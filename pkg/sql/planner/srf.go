@@ -1,0 +1,179 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/tandemdb/tandem/pkg/compute/expr"
+	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
+)
+
+// srfScope collects, then resolves, the set-returning function calls of
+// a select list (and ORDER BY), which PostgreSQL 10+ evaluates after
+// GROUP BY, HAVING and window functions and before DISTINCT, ORDER BY and
+// LIMIT: each row of the query so far is followed by each row the call
+// produces for it, and a row for which it produces none is dropped. The
+// planner makes that a FlatMap, the plan of a function in FROM
+// (tablefunc.go), over the query's relation at that point.
+//
+// The outputs are lowered once collecting (a call lowers its arguments
+// and stands for a NULL of its type), the FlatMap is built from the
+// calls, then the outputs are lowered again resolving each call to its
+// column.
+type srfScope struct {
+	resolve bool
+	calls   []*srfCall
+	byNode  map[*pg.FuncCall]*srfCall
+	// inArgs is set while a call's arguments are lowered.
+	inArgs bool
+}
+
+// srfCall is one set-returning call of the select list.
+type srfCall struct {
+	call expr.TableCall
+	col  column
+	// at is the call's column in the relation after the FlatMap.
+	at int
+}
+
+// isSetReturning reports whether name is a set-returning function.
+func isSetReturning(name string) bool {
+	return unsupportedFunction(name) == "set-returning functions"
+}
+
+// setReturningCall lowers a set-returning function call: refused outside
+// the select list (PostgreSQL's 0A000, "set-returning functions are not
+// allowed in WHERE"), collected or resolved within it.
+func (c *exprCtx) setReturningCall(fc *pg.FuncCall, name string) (typed, error) {
+	s := c.srf
+	if s == nil {
+		return typed{}, sqlerr.Errorf(sqlerr.FeatureNotSupported, "set-returning functions are not allowed in %s", c.clauseName())
+	}
+	if s.inArgs {
+		return typed{}, sqlerr.Unsupported("set-returning functions in the arguments of set-returning functions")
+	}
+	if sc, ok := s.byNode[fc]; ok && s.resolve {
+		return typed{e: expr.Column(sc.at), t: sc.col.typ, w: sc.col.w, mod: sc.col.mod}, nil
+	}
+	if s.resolve {
+		return typed{}, sqlerr.Errorf(sqlerr.InternalError, "set-returning call %s not collected", name)
+	}
+	s.inArgs = true
+	call, cols, err := c.tableCall(name, fc.Args)
+	s.inArgs = false
+	if err != nil {
+		return typed{}, err
+	}
+	if len(cols) != 1 {
+		return typed{}, sqlerr.Unsupported("set-returning functions of several columns in the select list (function " + name + ")")
+	}
+	if s.byNode == nil {
+		s.byNode = map[*pg.FuncCall]*srfCall{}
+	}
+	sc := &srfCall{call: call, col: cols[0]}
+	s.calls = append(s.calls, sc)
+	s.byNode[fc] = sc
+	return typed{e: expr.TypedNull(sc.col.typ.Type), t: sc.col.typ, w: sc.col.w, mod: sc.col.mod}, nil
+}
+
+// buildSRFs adds the FlatMap of the collected calls to r and readies s
+// to resolve them to its columns. Several calls run in lockstep
+// (expr.TableRowsFrom), the shorter padded with NULLs, as in PostgreSQL
+// 10+.
+func buildSRFs(r *rel, s *srfScope) *rel {
+	call := s.calls[0].call
+	if len(s.calls) > 1 {
+		calls := make([]expr.TableCall, len(s.calls))
+		widths := make([]int, len(s.calls))
+		for i, sc := range s.calls {
+			calls[i], widths[i] = sc.call, 1
+		}
+		call = expr.RowsFrom(calls, widths)
+	}
+	cols := make([]column, len(s.calls))
+	for i, sc := range s.calls {
+		sc.at = r.arity() + i
+		if len(s.calls) > 1 {
+			sc.col.typ.Nullable = true
+		}
+		cols[i] = column{name: "?set-returning?", typ: sc.col.typ, w: sc.col.w, mod: sc.col.mod, hidden: true}
+	}
+	out := newRel(plan.NewFlatMap(r.plan(), call, false), r.scope.concat(&scope{cols: cols}))
+	// Subqueries of the select list attached to r keep their columns.
+	out.subs = r.subs
+	s.resolve = true
+	return out
+}
+
+// hasSetReturning reports whether the expressions call a set-returning
+// function outside subqueries.
+func hasSetReturning(nodes []*pg.Node) bool {
+	found := false
+	for _, n := range nodes {
+		walkExpr(n, func(m *pg.Node) bool {
+			if fc := m.GetFuncCall(); fc != nil && fc.Over == nil {
+				if name, err := funcName(fc); err == nil && isSetReturning(name) {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
+	return found
+}
+
+// checkSRFPlacement refuses set-returning calls where PostgreSQL does,
+// all 0A000: in the arguments of aggregates and window functions and
+// under CASE and COALESCE (which would run them conditionally).
+func checkSRFPlacement(nodes []*pg.Node) error {
+	var err error
+	for _, n := range nodes {
+		walkExpr(n, func(m *pg.Node) bool {
+			if err != nil {
+				return false
+			}
+			err = srfPlacement(m)
+			return err == nil
+		})
+	}
+	return err
+}
+
+func srfPlacement(m *pg.Node) error {
+	switch v := m.Node.(type) {
+	case *pg.Node_CaseExpr:
+		if hasSetReturning([]*pg.Node{v.CaseExpr.Arg, v.CaseExpr.Defresult}) || hasSetReturning(v.CaseExpr.Args) {
+			return srfNotAllowed("CASE")
+		}
+	case *pg.Node_CoalesceExpr:
+		if hasSetReturning(v.CoalesceExpr.Args) {
+			return srfNotAllowed("COALESCE")
+		}
+	case *pg.Node_FuncCall:
+		name, err := funcName(v.FuncCall)
+		if err != nil || !hasSetReturning(v.FuncCall.Args) {
+			return nil
+		}
+		if v.FuncCall.Over != nil {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "window function calls cannot contain set-returning function calls")
+		}
+		if isAggregate(name) {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "aggregate function calls cannot contain set-returning function calls")
+		}
+	}
+	return nil
+}
+
+func srfNotAllowed(where string) error {
+	return sqlerr.Errorf(sqlerr.FeatureNotSupported, "set-returning functions are not allowed in %s", where)
+}
+
+// fresh empties s for a collecting lowering of the outputs (nil stays
+// nil: the query has no set-returning calls).
+func (s *srfScope) fresh() *srfScope {
+	if s == nil {
+		return nil
+	}
+	*s = srfScope{}
+	return s
+}
