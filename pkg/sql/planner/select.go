@@ -308,12 +308,16 @@ func sortNodes(sorts []*pg.Node) []*pg.Node {
 
 // hasAggregate reports whether any expression calls an aggregate outside
 // a subquery.
-func hasAggregate(nodes []*pg.Node) bool {
+func hasAggregate(nodes []*pg.Node) bool { return callsOf(nodes, isAggregate) }
+
+// callsOf reports whether any expression calls, outside subqueries and
+// without OVER, a function of the class.
+func callsOf(nodes []*pg.Node, class func(name string) bool) bool {
 	found := false
 	for _, n := range nodes {
 		walkExpr(n, func(m *pg.Node) bool {
 			if fc := m.GetFuncCall(); fc != nil && fc.Over == nil {
-				if name, err := funcName(fc); err == nil && isAggregate(name) {
+				if name, err := funcName(fc); err == nil && class(name) {
 					found = true
 				}
 			}

@@ -107,20 +107,7 @@ func buildSRFs(r *rel, s *srfScope) *rel {
 
 // hasSetReturning reports whether the expressions call a set-returning
 // function outside subqueries.
-func hasSetReturning(nodes []*pg.Node) bool {
-	found := false
-	for _, n := range nodes {
-		walkExpr(n, func(m *pg.Node) bool {
-			if fc := m.GetFuncCall(); fc != nil && fc.Over == nil {
-				if name, err := funcName(fc); err == nil && isSetReturning(name) {
-					found = true
-				}
-			}
-			return !found
-		})
-	}
-	return found
-}
+func hasSetReturning(nodes []*pg.Node) bool { return callsOf(nodes, isSetReturning) }
 
 // checkSRFPlacement refuses set-returning calls where PostgreSQL does,
 // all 0A000: in the arguments of aggregates and window functions and
