@@ -173,7 +173,7 @@ func (g *shapeGen) source(depth int) rel {
 // pred is a condition on r's columns.
 func (g *shapeGen) pred(r rel) string {
 	c := g.col(r)
-	switch g.pick(6) {
+	switch g.pick(7) {
 	case 0:
 		return r.ref(c) + " IS NULL"
 	case 1:
@@ -183,6 +183,11 @@ func (g *shapeGen) pred(r rel) string {
 		if a.text == b.text {
 			return fmt.Sprintf("(%s = %s OR %s < %s)", r.ref(a), r.ref(b), r.ref(a), g.value(a.text))
 		}
+	case 3:
+		// A row comparison, PostgreSQL's field by field (keyset order).
+		a, b := g.col(r), g.col(r)
+		op := []string{"=", "<", ">", "<>", "<=", ">=", "IS DISTINCT FROM"}[g.pick(7)]
+		return fmt.Sprintf("(%s, %s) %s (%s, %s)", r.ref(a), r.ref(b), op, g.value(a.text), g.value(b.text))
 	}
 	op := []string{"=", "<", ">", "<>", "<=", ">="}[g.pick(6)]
 	return fmt.Sprintf("%s %s %s", r.ref(c), op, g.value(c.text))
