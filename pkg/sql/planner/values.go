@@ -66,14 +66,11 @@ func (p *Planner) values(lists []*pg.Node, depth int, frame *corrFrame) (*rel, e
 func valuesNeedRows(lists []*pg.Node, framed bool) bool {
 	for _, l := range lists {
 		for _, it := range l.GetList().GetItems() {
-			if hasSubLink(it) {
-				return true
-			}
 			named := false
 			if framed {
 				walkColumnRefs(it.ProtoReflect(), func(*pg.ColumnRef) { named = true })
 			}
-			if named {
+			if named || hasSubLink(it) {
 				return true
 			}
 		}
