@@ -210,7 +210,11 @@ func registerProcessCollectors(reg prometheus.Registerer) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "process_arena_retired_bytes",
 			Help: "Of process_arena_bytes: batches an arrangement merged away that are still mapped (a reader holds them, or the collector has not yet found them unreachable).",
-		}, func() float64 { return float64(batch.OffHeapUsage().Retired) }))
+		}, func() float64 { return float64(batch.OffHeapUsage().Retired) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "process_arena_pooled_bytes",
+			Help: "Of process_arena_bytes: mappings of released arenas kept for reuse by later ones (resident, at most the pool's limit).",
+		}, func() float64 { return float64(batch.OffHeapUsage().Pooled) }))
 }
 
 // sharingMetrics are the two-runtime gauges: the hold gap of what each role

@@ -38,11 +38,17 @@ const (
 	// only while a reader holds it or until the collector finds it
 	// unreachable.
 	arenaRetired
+	// arenaPooled: released, its mapping kept for reuse (arenapool.go).
+	arenaPooled
 	arenaStates
+	// arenaFreed: the arena's release is done (pooled, quarantined or
+	// unmapped, and counted); its bytes are no longer the arena's.
+	arenaFreed arenaState = -1
 )
 
-// mapped counts the bytes of every arena not yet released, in the whole
-// process, and stateBytes splits them by arenaState. They are the one
+// mapped counts the bytes of every mapping the package holds (arenas not
+// yet released, and released ones pooled for reuse), in the whole process,
+// and stateBytes splits them by arenaState. They are the one
 // piece of package-level state: process-wide accounting of memory the Go
 // runtime does not see (its own counterpart is runtime/metrics), read by
 // the replica's memory guard and metrics.
@@ -93,8 +99,9 @@ func SetPoison(on bool) { poison.Store(on) }
 func PoisonEnabled() bool { return poison.Load() }
 
 // OffHeapInUse returns the bytes of all arenas of the process not yet
-// released: arrangement memory outside the Go heap, which the Go runtime's
-// memory statistics and its memory limit do not count.
+// released, and of released ones pooled for reuse (resident too):
+// arrangement memory outside the Go heap, which the Go runtime's memory
+// statistics and its memory limit do not count.
 func OffHeapInUse() int64 { return mapped.Load() }
 
 // OffHeapStats splits OffHeapInUse by where the arenas' batches stand.
@@ -110,6 +117,9 @@ type OffHeapStats struct {
 	// still holds them, or the collector has not yet found them
 	// unreachable.
 	Retired int64
+	// Pooled is released arenas whose mappings are kept for reuse
+	// (arenapool.go), at most the pool's limit.
+	Pooled int64
 }
 
 // OffHeapUsage returns the process's arena bytes by state.
@@ -118,6 +128,7 @@ func OffHeapUsage() OffHeapStats {
 		Live:    stateBytes[arenaLive].Load(),
 		Merging: stateBytes[arenaMerging].Load(),
 		Retired: stateBytes[arenaRetired].Load(),
+		Pooled:  stateBytes[arenaPooled].Load(),
 	}
 }
 
@@ -150,18 +161,14 @@ func (b *Batch) Retire() { b.setArenaState(arenaRetired) }
 // mapping costs a system call and rounds up to whole pages.
 const offHeapMin = 64 << 10
 
-// release unmaps the arena, once. It runs as the cleanup of the batch that
-// owns the arena (runtime.AddCleanup in toArena), so only when no goroutine
-// can reach that batch any more.
+// release gives the arena's mapping up, once: to the pool for reuse, or
+// back to the system (arenapool.go). It runs as the cleanup of the batch
+// that owns the arena (runtime.AddCleanup in toArena), so only when no
+// goroutine can reach that batch any more.
 func (a *arena) release() {
 	if a.released.CompareAndSwap(false, true) {
-		if a.poisoned {
-			quarantine(a.mem)
-		} else {
-			unmapMemory(a.mem)
-		}
-		mapped.Add(-int64(len(a.mem)))
-		stateBytes[a.state.Load()].Add(-int64(len(a.mem)))
+		releaseArena(a.mem, a.poisoned, arenaState(a.state.Load()))
+		a.state.Store(int32(arenaFreed))
 	}
 }
 
@@ -188,13 +195,11 @@ func (b *Batch) toArena() bool {
 	if size == 0 || size < offHeapMin && !poisoned {
 		return false
 	}
-	mem, ok := mapMemory(size)
+	mem, ok := acquireArena(size, poisoned)
 	if !ok {
 		return false
 	}
 	a := &arena{mem: mem, poisoned: poisoned}
-	mapped.Add(int64(len(mem)))
-	stateBytes[arenaLive].Add(int64(len(mem)))
 	c := carver{mem: mem}
 	// 8-byte columns first, then 4-byte, then bytes: every column stays
 	// aligned in a page-aligned mapping.

@@ -115,7 +115,7 @@ func (b *Builder) Reset() {
 	b.upds = b.upds[:0]
 	b.keyBytes = 0
 	b.tooLarge = false
-	b.sealing, b.w, b.at = false, writer{}, 0
+	b.sealing, b.w, b.at = false, writer{spare: b.w.spare}, 0
 }
 
 // Building reports whether a build is in progress (StartBuild was called
@@ -202,7 +202,7 @@ func (b *Builder) StartBuild(desc Description) error {
 		return err
 	}
 	b.upds, b.sortBuf = b.sortStaged(b.upds, b.sortBuf)
-	b.w = newWriter(desc, len(b.upds), b.keyBytes, len(b.upds), len(b.stage)-b.keyBytes, len(b.upds))
+	b.w = newWriter(desc, b.w.spare, len(b.upds), b.keyBytes, len(b.upds), len(b.stage)-b.keyBytes, len(b.upds))
 	b.at, b.sealing = 0, true
 	return nil
 }
@@ -279,7 +279,7 @@ func (b *Builder) BuildStep(limit *int) (*Batch, error) {
 	}
 	out, err := w.finish()
 	desc := w.desc
-	b.sealing, b.w, b.at = false, writer{}, 0
+	b.sealing, b.w, b.at = false, writer{spare: b.w.spare}, 0
 	b.release()
 	if err != nil {
 		return nil, fmt.Errorf("build batch %v: %w", desc, err)

@@ -25,7 +25,8 @@
 // no longer lets a GiB of garbage pile up before the next collection.
 //
 // Ownership and lifetime. An arena belongs to the one batch that sealed it
-// and is released (unmapped) by that batch's cleanup (runtime.AddCleanup),
+// and is released by that batch's cleanup (runtime.AddCleanup): its
+// mapping is pooled for a later arena or unmapped (arenapool.go),
 // that is once no goroutine can reach the *Batch. Every way of reading a
 // batch holds the *Batch: a Cursor or CursorList, a spine's chain, a merge's
 // inputs, a trace snapshot, a sharing registry's published snapshot and the
@@ -81,5 +82,5 @@
 //	bat.SizeBytes(), bat.Len(), bat.KeyCount(), bat.Description()
 //	bat.OffHeapBytes()                         // bytes of its arenas (0: on the heap)
 //	ab, err := batch.AbsorbEmpty(empty, bat)   // bat over both intervals, sharing its columns
-//	batch.OffHeapUsage()                       // arenas by state: live, merging, retired
+//	batch.OffHeapUsage()                       // arenas by state: live, merging, retired, pooled
 package batch

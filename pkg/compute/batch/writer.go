@@ -31,13 +31,65 @@ type writer struct {
 	// allocBytes counts the column capacity allocated for parts, for
 	// tests (the bytes one call may allocate are bounded by a part's).
 	allocBytes int
+	// spare is the heap columns of the last part sealed into an arena,
+	// free for the next part (nil when there are none).
+	spare *spareColumns
+}
+
+// spareColumns are the heap columns a part was written in before sealing
+// moved its data into an arena. Writing the next part into them, instead
+// of allocating it, keeps a merge's output from allocating its own size
+// in garbage: with the arrangements off the heap, that garbage was most of
+// what the heap allocated during hydration, and set how often the
+// collector ran (and, while it ran, put every write of a column pointer
+// behind a write barrier).
+type spareColumns struct {
+	keyData, valData                   []byte
+	keyOffs, keyVals, valOffs, valUpds []uint32
+	times                              []frontier.Time
+	diffs                              []int64
+}
+
+// maxSpareBytes bounds the spare columns a writer (and a Builder between
+// builds) keeps: a part's worth and some.
+const maxSpareBytes = 8 << 20
+
+// columnsOf returns b's columns before sealing, or nil if they are too
+// large to keep as spare.
+func columnsOf(b *Batch) *spareColumns {
+	c := &spareColumns{b.keyData, b.valData, b.keyOffs, b.keyVals, b.valOffs, b.valUpds, b.times, b.diffs}
+	const u32 = 4
+	n := cap(c.keyData) + cap(c.valData) + u32*(cap(c.keyOffs)+cap(c.keyVals)+cap(c.valOffs)+cap(c.valUpds)) + 8*(cap(c.times)+cap(c.diffs))
+	if n > maxSpareBytes {
+		return nil
+	}
+	return c
+}
+
+// seal seals o and keeps its heap columns as spare when their data moved
+// into an arena (the sealed batch then references none of them).
+func (w *writer) seal(o *Batch) *Batch {
+	cols := columnsOf(o)
+	p := seal(o)
+	if p.arena != nil && cols != nil {
+		w.spare = cols
+	}
+	return p
+}
+
+// reuse returns s emptied if it has room for n, else a new slice.
+func reuse[E any](s []E, n int) []E {
+	if s != nil && cap(s) >= n {
+		return s[:0]
+	}
+	return make([]E, 0, n)
 }
 
 // sizes counts the columns of a batch (or of what is left to write).
 type sizes struct{ keys, keyBytes, vals, valBytes, upds int }
 
-func newWriter(desc Description, keys, keyBytes, vals, valBytes, upds int) writer {
-	w := writer{desc: desc, left: sizes{keys, keyBytes, vals, valBytes, upds}}
+func newWriter(desc Description, spare *spareColumns, keys, keyBytes, vals, valBytes, upds int) writer {
+	w := writer{desc: desc, left: sizes{keys, keyBytes, vals, valBytes, upds}, spare: spare}
 	w.out = w.alloc(w.left)
 	return w
 }
@@ -58,19 +110,25 @@ func newPartWriter(desc Description, left sizes, partUpds, partBytes int) writer
 	return writer{desc: desc, left: left, partUpds: partUpds, partBytes: partBytes}
 }
 
-// alloc returns an empty part with room for c.
+// alloc returns an empty part with room for c, in the spare columns where
+// they are large enough.
 func (w *writer) alloc(c sizes) *Batch {
 	w.allocBytes += c.keyBytes + c.valBytes + 8*(c.keys+c.vals+2) + 16*c.upds
+	s := w.spare
+	if s == nil {
+		s = &spareColumns{}
+	}
+	w.spare = nil
 	return &Batch{
 		desc:    w.desc,
-		keyData: make([]byte, 0, c.keyBytes),
-		keyOffs: append(make([]uint32, 0, c.keys+1), 0),
-		keyVals: append(make([]uint32, 0, c.keys+1), 0),
-		valData: make([]byte, 0, c.valBytes),
-		valOffs: append(make([]uint32, 0, c.vals+1), 0),
-		valUpds: append(make([]uint32, 0, c.vals+1), 0),
-		times:   make([]frontier.Time, 0, c.upds),
-		diffs:   make([]int64, 0, c.upds),
+		keyData: reuse(s.keyData, c.keyBytes),
+		keyOffs: append(reuse(s.keyOffs, c.keys+1), 0),
+		keyVals: append(reuse(s.keyVals, c.keys+1), 0),
+		valData: reuse(s.valData, c.valBytes),
+		valOffs: append(reuse(s.valOffs, c.vals+1), 0),
+		valUpds: append(reuse(s.valUpds, c.vals+1), 0),
+		times:   reuse(s.times, c.upds),
+		diffs:   reuse(s.diffs, c.upds),
 	}
 }
 
@@ -156,7 +214,7 @@ func (w *writer) sealKey() {
 	o.keyVals = append(o.keyVals, uint32(len(o.valOffs)-1))
 	w.keyWritten = false
 	if w.partUpds > 0 && (len(o.times) >= w.partUpds || len(o.keyData)+len(o.valData) >= w.partBytes) {
-		p := seal(o)
+		p := w.seal(o)
 		// Mapped beside the merge's inputs until the merge finishes.
 		p.setArenaState(arenaMerging)
 		w.parts = append(w.parts, p)
@@ -169,7 +227,7 @@ func (w *writer) finish() (*Batch, error) {
 		return nil, ErrTooLarge
 	}
 	if w.out != nil {
-		w.parts = append(w.parts, seal(w.out))
+		w.parts = append(w.parts, w.seal(w.out))
 		w.out = nil
 	}
 	for _, p := range w.parts {

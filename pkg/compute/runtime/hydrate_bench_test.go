@@ -25,7 +25,8 @@ import (
 // TANDEM_BENCH_SOURCE_STEP_ITEMS sets source_step_items (default the
 // runtime's; 0 turns the bound off); TANDEM_BENCH_ARRANGE_STEP_UPDATES
 // sets arrange_step_updates the same way; TANDEM_BENCH_OFFHEAP (a boolean)
-// turns the off-heap arenas on or off. It also reports the longest worker
+// turns the off-heap arenas on or off, TANDEM_BENCH_ARENA_POOL sets the
+// arena pool's limit in bytes (0: off). It also reports the longest worker
 // step (max-step-ms) and the number of steps.
 func BenchmarkHydrateKeyValue(b *testing.B) {
 	keys := 1_000_000
@@ -42,6 +43,10 @@ func BenchmarkHydrateKeyValue(b *testing.B) {
 	if v, err := strconv.ParseBool(os.Getenv("TANDEM_BENCH_OFFHEAP")); err == nil {
 		defer batch.SetOffHeap(batch.OffHeapEnabled())
 		batch.SetOffHeap(v)
+	}
+	if v, err := strconv.ParseInt(os.Getenv("TANDEM_BENCH_ARENA_POOL"), 10, 64); err == nil {
+		defer batch.SetArenaPoolLimit(batch.ArenaPoolLimit())
+		batch.SetArenaPoolLimit(v)
 	}
 	for _, w := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("W%d", w), func(b *testing.B) {
