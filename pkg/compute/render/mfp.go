@@ -130,6 +130,10 @@ type keyLogic struct {
 	datums []row.Datum
 	keyBuf []row.Datum
 	valBuf []row.Datum
+	// cons sums equal updates within a chunk (keyconsolidate.go);
+	// keyScratch and valScratch hold a row's packed key and value there.
+	cons                   keyConsolidator
+	keyScratch, valScratch []byte
 }
 
 // KeyBy evaluates a KeySpec over an update stream; it returns the keyed
@@ -156,37 +160,65 @@ func (lg *keyLogic) eval(exprs []expr.Expr, dst []row.Datum) ([]row.Datum, error
 func (lg *keyLogic) Schedule(op *dataflow.Operator) {
 	for _, d := range op.Input(0).Take() {
 		in := d.([]dataflow.Update)
-		ok := make([]dataflow.Update, 0, len(in))
-		var errs []dataflow.Update
-		for _, u := range in {
-			var err error
-			lg.datums, err = lg.dec.decode(row.Row(u.Val), lg.datums)
-			if err == nil {
-				lg.keyBuf, err = lg.eval(lg.spec.Key, lg.keyBuf)
-			}
-			val := u.Val
-			if err == nil && lg.spec.Val != nil {
-				lg.valBuf, err = lg.eval(lg.spec.Val, lg.valBuf)
-				val = row.Pack(lg.valBuf...)
-			}
-			if err != nil {
-				errs = append(errs, dataflow.Update{Val: ErrorRow(err), Time: u.Time, Diff: u.Diff})
-				continue
-			}
-			if lg.spec.EmptyVal {
-				val = nil
-			}
-			written := []byte(u.Val)
-			if !lg.spec.RowKey {
-				written = row.Pack(lg.keyBuf...)
-			}
-			key := row.NumericKeyRow(written)
-			val = lg.spec.appendWrittenKey(val, key, written)
-			ok = append(ok, dataflow.Update{Key: key, Val: val, Time: u.Time, Diff: u.Diff})
+		var ok, errs []dataflow.Update
+		if lg.cons.off {
+			ok, errs = lg.keyChunk(in, make([]dataflow.Update, 0, len(in)), nil)
+		} else {
+			ok, errs = lg.keyChunkConsolidated(in)
 		}
 		op.Output(0).SendUpdates(ok)
 		op.Output(1).SendUpdates(errs)
 	}
+}
+
+// keyChunk appends the keyed updates of in to ok, and its evaluation
+// errors to errs, one row at a time.
+func (lg *keyLogic) keyChunk(in, ok, errs []dataflow.Update) ([]dataflow.Update, []dataflow.Update) {
+	for _, u := range in {
+		key, val, err := lg.keyRow(u.Val, true)
+		if err != nil {
+			errs = append(errs, dataflow.Update{Val: ErrorRow(err), Time: u.Time, Diff: u.Diff})
+			continue
+		}
+		ok = append(ok, dataflow.Update{Key: key, Val: val, Time: u.Time, Diff: u.Diff})
+	}
+	return ok, errs
+}
+
+// keyRow returns r's key and value under the spec. They may alias r, and
+// unless fresh they may be packed into the logic's scratch buffers (valid
+// until the next call); fresh packs them into new rows.
+func (lg *keyLogic) keyRow(r []byte, fresh bool) (key, val []byte, err error) {
+	lg.datums, err = lg.dec.decode(row.Row(r), lg.datums)
+	if err == nil {
+		lg.keyBuf, err = lg.eval(lg.spec.Key, lg.keyBuf)
+	}
+	val = r
+	if err == nil && lg.spec.Val != nil {
+		lg.valBuf, err = lg.eval(lg.spec.Val, lg.valBuf)
+		val = lg.pack(&lg.valScratch, lg.valBuf, fresh)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if lg.spec.EmptyVal {
+		val = nil
+	}
+	written := r
+	if !lg.spec.RowKey {
+		written = lg.pack(&lg.keyScratch, lg.keyBuf, fresh)
+	}
+	key = row.NumericKeyRow(written)
+	return key, lg.spec.appendWrittenKey(val, key, written), nil
+}
+
+// pack packs ds into a new row when fresh, else into *scratch.
+func (lg *keyLogic) pack(scratch *[]byte, ds []row.Datum, fresh bool) []byte {
+	if fresh {
+		return row.Pack(ds...)
+	}
+	*scratch = row.AppendDatums((*scratch)[:0], ds...)
+	return *scratch
 }
 
 // keyErrors keys error rows by themselves (empty values), the layout of an

@@ -45,6 +45,10 @@ func oneShotQueries(n int) map[string]plan.Plan {
 			Predicates: []expr.Expr{expr.Lt(expr.Column(0), expr.Literal(row.Int64(int64(n/10))))},
 			Projection: []int{0, 1, 2},
 		}), plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggMax, Expr: expr.Column(1)}),
+		// The adhoc scenario's join of two indexes on their key, here the
+		// index with itself (n rows out): count(*), sum(partition).
+		"join": globalAgg(plan.NewJoin(get, get, []expr.Expr{expr.Column(0)}, []expr.Expr{expr.Column(0)}),
+			plan.Aggregate{Func: plan.AggCountStar}, plan.Aggregate{Func: plan.AggSum, Expr: expr.Column(1)}),
 		// The adhoc scenario's filtered aggregate: a filter on a non-key
 		// column (no seek), then count(*), sum(key).
 		"partfilter": globalAgg(plan.NewMfp(get, expr.MFP{
