@@ -66,7 +66,9 @@ func mfpDecoder(m *expr.MFP) *rowDecoder {
 // MapFilterProject renders an MFP over an update stream; it returns the ok
 // stream and the stream of new errors.
 func MapFilterProject(b *dataflow.Builder, name string, in dataflow.Stream, mfp *expr.MFP) (ok, errs dataflow.Stream) {
-	op := b.AddOperator("Mfp "+name, []dataflow.Connection{{From: in}}, 2, &mfpLogic{mfp: preparedMFP{mfp: mfp}, dec: mfpDecoder(mfp)})
+	dec := mfpDecoder(mfp)
+	dec.prefix = true // the collection's rows: engine-encoded, one arity
+	op := b.AddOperator("Mfp "+name, []dataflow.Connection{{From: in}}, 2, &mfpLogic{mfp: preparedMFP{mfp: mfp}, dec: dec})
 	return op.Stream(0), op.Stream(1)
 }
 
@@ -140,7 +142,9 @@ type keyLogic struct {
 // stream (ready for Arrange) and the stream of evaluation errors.
 func KeyBy(b *dataflow.Builder, name string, in dataflow.Stream, spec KeySpec) (keyed, errs dataflow.Stream) {
 	exprs := append(append([]expr.Expr(nil), spec.Key...), spec.Val...)
-	lg := &keyLogic{spec: spec, dec: rowDecoder{used: usedColumns(exprs, nil)}}
+	// Prefix decoding: every row of a collection was encoded by the
+	// engine and has the collection's arity (rowDecoder).
+	lg := &keyLogic{spec: spec, dec: rowDecoder{used: usedColumns(exprs, nil), prefix: true}}
 	op := b.AddOperator("KeyBy "+name, []dataflow.Connection{{From: in}}, 2, lg)
 	return op.Stream(0), op.Stream(1)
 }
