@@ -32,6 +32,9 @@ const (
 	// a quarter, the rest of the chunk is keyed row by row (a snapshot's
 	// million distinct rows cost no million-entry map).
 	consolidateProbe = 1024
+	// consolidateKeep is the most distinct updates whose map and buffer a
+	// KeyBy keeps for its next chunk.
+	consolidateKeep = 4096
 )
 
 type keyConsolidator struct {
@@ -85,11 +88,14 @@ func (c *keyConsolidator) take(n int) []dataflow.Update {
 		}
 		c.off = c.poor >= consolidateGiveUp
 	}
-	clear(c.index)
-	clear(c.out)
-	c.out = c.out[:0]
-	if c.off {
+	if c.off || len(c.out) > consolidateKeep {
+		// A map keeps its buckets when cleared: a large one would stay
+		// for the operator's life.
 		c.index, c.out = nil, nil
+	} else {
+		clear(c.index)
+		clear(c.out)
+		c.out = c.out[:0]
 	}
 	return out
 }
