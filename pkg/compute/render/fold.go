@@ -85,6 +85,17 @@ func (lg *snapshotKeyLogic) foldRow(key, written []byte, args []row.Datum, m int
 		g := &lg.folds[i]
 		ok = bytes.Equal(key, lg.foldArena[g.off:g.off+g.klen])
 	}
+	// Then a small cache by a cheap hash of the key's bytes, which holds
+	// every group of a GROUP BY over a few dozen values (rows in key
+	// order visit them in turn, so the last group rarely matches), and
+	// only then the map.
+	slot := &lg.recentFolds[recentSlot(key)]
+	if !ok && *slot > 0 && int(*slot-1) < len(lg.folds) {
+		g := &lg.folds[*slot-1]
+		if bytes.Equal(key, lg.foldArena[g.off:g.off+g.klen]) {
+			i, ok = *slot-1, true
+		}
+	}
 	if !ok {
 		i, ok = lg.groups[string(key)]
 	}
@@ -98,7 +109,7 @@ func (lg *snapshotKeyLogic) foldRow(key, written []byte, args []row.Datum, m int
 		lg.foldArena = append(lg.foldArena, key...)
 		lg.folds = append(lg.folds, groupFold{off: off, klen: len(key), aggs: make([]aggFold, len(lg.fold))})
 	}
-	lg.lastFold = i
+	lg.lastFold, *slot = i, i+1
 	g := &lg.folds[i]
 	if written != nil && bytes.Compare(written, g.written) > 0 {
 		g.written = append(g.written[:0], written...)
@@ -136,6 +147,17 @@ func (lg *snapshotKeyLogic) foldRow(key, written []byte, args []row.Datum, m int
 		}
 	}
 	return true
+}
+
+// recentSlot picks a key's slot in snapshotKeyLogic.recentFolds from its
+// length and its last and middle bytes, where small encoded keys differ.
+func recentSlot(key []byte) int {
+	n := len(key)
+	if n == 0 {
+		return 0
+	}
+	h := uint(key[n-1]) ^ uint(key[n/2])<<3 ^ uint(n)*0x9e
+	return int(h % uint(len(snapshotKeyLogic{}.recentFolds)))
 }
 
 // foldExtreme keeps the least (greatest when max) argument in st.best; a
@@ -176,6 +198,7 @@ func absU64(a int64) uint64 {
 func (lg *snapshotKeyLogic) stopFolding() {
 	lg.folding = false
 	lg.groups, lg.folds, lg.foldArena = nil, nil, nil
+	lg.recentFolds = [len(lg.recentFolds)]int32{}
 	clear(lg.errRows)
 	lg.cl = batch.NewCursorList(lg.batches)
 	lg.seekPos, lg.inKey = 0, false
@@ -209,6 +232,7 @@ func (lg *snapshotKeyLogic) emitFolds() {
 		}
 	}
 	lg.groups, lg.folds, lg.foldArena = nil, nil, nil
+	lg.recentFolds = [len(lg.recentFolds)]int32{}
 }
 
 // foldedArg is aggregate f's argument in synthetic row j (1-based).

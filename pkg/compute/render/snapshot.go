@@ -128,15 +128,18 @@ type snapshotKeyLogic struct {
 	inKey   bool
 	// fold are the reduction's aggregates when they may be folded
 	// (fold.go); folding until a row cannot be, which sets restart.
-	fold      []operators.Aggregate
-	folding   bool
-	restart   bool
-	batches   []*batch.Batch
-	groups    map[string]int32
-	folds     []groupFold
-	lastFold  int32 // the group of the last row folded
-	foldArena []byte
-	datumBuf  []byte
+	fold     []operators.Aggregate
+	folding  bool
+	restart  bool
+	batches  []*batch.Batch
+	groups   map[string]int32
+	folds    []groupFold
+	lastFold int32 // the group of the last row folded
+	// recentFolds caches groups by recentSlot of their key: 1 + the
+	// group's index, 0 for an empty slot.
+	recentFolds [64]int32
+	foldArena   []byte
+	datumBuf    []byte
 	// sampled counts rows consolidated until snapshotSample; streaming:
 	// pairs are no longer consolidated here.
 	sampled   int
@@ -435,6 +438,10 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 func evalInto(exprs []expr.Expr, datums, dst []row.Datum) ([]row.Datum, error) {
 	dst = dst[:0]
 	for i := range exprs {
+		if e := &exprs[i]; e.Op == expr.OpColumn && e.Index >= 0 && e.Index < len(datums) {
+			dst = append(dst, datums[e.Index]) // the common case, without a call
+			continue
+		}
 		v, err := exprs[i].Eval(datums)
 		if err != nil {
 			return dst, err
