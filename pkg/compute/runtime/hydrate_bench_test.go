@@ -26,8 +26,9 @@ import (
 // runtime's; 0 turns the bound off); TANDEM_BENCH_ARRANGE_STEP_UPDATES
 // sets arrange_step_updates the same way; TANDEM_BENCH_OFFHEAP (a boolean)
 // turns the off-heap arenas on or off, TANDEM_BENCH_ARENA_POOL sets the
-// arena pool's limit in bytes (0: off). It also reports the longest worker
-// step (max-step-ms) and the number of steps.
+// arena pool's limit in bytes (0: off). It also reports the process's CPU
+// time during the hydration (hydrate-cpu-s), the longest worker step
+// (max-step-ms) and the number of steps.
 func BenchmarkHydrateKeyValue(b *testing.B) {
 	keys := 1_000_000
 	if v, err := strconv.Atoi(os.Getenv("TANDEM_BENCH_KEYS")); err == nil && v > 0 {
@@ -74,18 +75,19 @@ func BenchmarkHydrateKeyValue(b *testing.B) {
 					IndexExports: []plan.IndexExport{{ID: idx, On: src, Key: []expr.Expr{expr.Column(0)}}},
 					AsOf:         frontier.At(start), Until: frontier.Closed(),
 				}
-				t0 := time.Now()
+				t0, cpu0 := time.Now(), runtimetest.ProcessCPU()
 				h.MustCreate(desc)
 				sealed := start + 1000 + 1
 				if err := h.WaitFrontier(idx, frontier.At(sealed)); err != nil {
 					b.Fatal(err)
 				}
-				d := time.Since(t0)
+				d, cpu := time.Since(t0), runtimetest.ProcessCPU()-cpu0
 				rows, err := h.Peek(idx, sealed-1, &runtimetest.PeekRequest{Keys: [][]byte{row.Pack(row.Int64(int64(keys - 1)))}})
 				if err != nil || len(rows) != 1 {
 					b.Fatalf("the last key is not in the hydrated index: %d rows, %v", len(rows), err)
 				}
 				b.ReportMetric(d.Seconds(), "hydrate-s")
+				b.ReportMetric(cpu.Seconds(), "hydrate-cpu-s")
 				b.ReportMetric(float64(keys)/d.Seconds(), "keys/s")
 				b.ReportMetric(float64(steps.max.Load())/1e6, "max-step-ms")
 				b.ReportMetric(float64(steps.n.Load()), "steps")
