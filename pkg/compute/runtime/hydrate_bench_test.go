@@ -75,13 +75,13 @@ func BenchmarkHydrateKeyValue(b *testing.B) {
 					IndexExports: []plan.IndexExport{{ID: idx, On: src, Key: []expr.Expr{expr.Column(0)}}},
 					AsOf:         frontier.At(start), Until: frontier.Closed(),
 				}
-				t0, cpu0 := time.Now(), runtimetest.ProcessCPU()
+				t0, cpu0 := time.Now(), processCPU()
 				h.MustCreate(desc)
 				sealed := start + 1000 + 1
 				if err := h.WaitFrontier(idx, frontier.At(sealed)); err != nil {
 					b.Fatal(err)
 				}
-				d, cpu := time.Since(t0), runtimetest.ProcessCPU()-cpu0
+				d, cpu := time.Since(t0), processCPU()-cpu0
 				rows, err := h.Peek(idx, sealed-1, &runtimetest.PeekRequest{Keys: [][]byte{row.Pack(row.Int64(int64(keys - 1)))}})
 				if err != nil || len(rows) != 1 {
 					b.Fatalf("the last key is not in the hydrated index: %d rows, %v", len(rows), err)
