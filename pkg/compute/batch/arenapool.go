@@ -15,6 +15,10 @@ import (
 // arenas 1.3-1.7x slower than without (docs/benchmarks.md, "arenas and
 // hydration"). Reused pages are already resident.
 //
+// A fresh mapping is as large as its arena; a pooled one serves an arena
+// up to a quarter smaller, whose accounting then counts the mapping's whole
+// length (resident if an earlier arena wrote it).
+//
 // The pool holds at most its limit (SetArenaPoolLimit, DefaultArenaPoolLimit),
 // counted in OffHeapInUse and OffHeapStats.Pooled because its pages are
 // resident, and returns to the system what was not reused for
@@ -65,33 +69,49 @@ type arenaPool struct {
 	trimTimer *time.Timer // pending trim; nil when none is scheduled
 }
 
-// arenaClass rounds size up to its mapping's size: whole 64 KiB units, and
-// above 256 KiB the next of four steps per doubling, so that a pooled
-// mapping serves any size within a quarter of it.
+// pageSize is the step of the classes of small mappings.
+const pageSize = 4 << 10
+
+// arenaClass is the class a mapping of size bytes is pooled under: size
+// rounded down to one of eight steps per doubling (whole pages below 32
+// KiB). A request looks in its own class and the next, so a pooled mapping
+// serves sizes up to two steps (a quarter) below its own.
 func arenaClass(size int) int {
-	const unit = 64 << 10
-	n := (size + unit - 1) / unit * unit
-	if n <= 4*unit {
-		return n
+	if size < 8*pageSize {
+		return size / pageSize * pageSize
 	}
-	step := 1 << (bits.Len(uint(n)) - 3)
-	return (n + step - 1) / step * step
+	step := 1 << (bits.Len(uint(size)) - 4)
+	return size / step * step
 }
 
-// get returns a pooled mapping of class bytes, if the pool holds one.
-func (p *arenaPool) get(class int) ([]byte, bool) {
+// nextClass returns the class after c.
+func nextClass(c int) int {
+	if c < 8*pageSize {
+		return c + pageSize
+	}
+	return c + 1<<(bits.Len(uint(c))-4)
+}
+
+// get returns a pooled mapping of at least size bytes and at most a class
+// or two larger, if the pool holds one.
+func (p *arenaPool) get(size int) ([]byte, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	list := p.free[class]
-	if len(list) == 0 {
-		return nil, false
+	for _, class := range [2]int{arenaClass(size), nextClass(arenaClass(size))} {
+		list := p.free[class]
+		// Last in, first out (the most recently used pages are the
+		// likeliest to be resident and in cache), looking at a few.
+		for i := len(list) - 1; i >= 0 && i >= len(list)-8; i-- {
+			if len(list[i].mem) < size {
+				continue
+			}
+			m := list[i]
+			p.free[class] = append(list[:i], list[i+1:]...)
+			p.bytes -= int64(len(m.mem))
+			return m.mem, true
+		}
 	}
-	// Last in, first out: the most recently used pages are the likeliest
-	// to be resident and in cache.
-	m := list[len(list)-1]
-	p.free[class] = list[:len(list)-1]
-	p.bytes -= int64(len(m.mem))
-	return m.mem, true
+	return nil, false
 }
 
 // put keeps mem for reuse and reports whether it did; the caller unmaps
@@ -103,7 +123,8 @@ func (p *arenaPool) put(mem []byte, now time.Time) bool {
 	if p.bytes+n > arenaPoolLimit.Load() {
 		return false
 	}
-	p.free[len(mem)] = append(p.free[len(mem)], pooledMapping{mem: mem, since: now})
+	c := arenaClass(len(mem))
+	p.free[c] = append(p.free[c], pooledMapping{mem: mem, since: now})
 	p.bytes += n
 	if p.trimTimer == nil {
 		p.trimTimer = time.AfterFunc(arenaPoolIdle, func() { p.trim(time.Now(), true) })
@@ -143,17 +164,15 @@ func (p *arenaPool) trim(now time.Time, fromTimer bool) {
 }
 
 // acquireArena returns memory for an arena of size bytes: a pooled mapping
-// of its class when pooling applies, else a fresh one. The accounting
-// counts it live.
+// a little larger when pooling applies and the pool has one, else a fresh
+// one. The accounting counts it live.
 func acquireArena(size int, poisoned bool) ([]byte, bool) {
 	if !poisoned && arenaPoolLimit.Load() > 0 {
-		class := arenaClass(size)
-		if mem, ok := pool.get(class); ok {
-			stateBytes[arenaPooled].Add(-int64(class))
-			stateBytes[arenaLive].Add(int64(class))
+		if mem, ok := pool.get(size); ok {
+			stateBytes[arenaPooled].Add(-int64(len(mem)))
+			stateBytes[arenaLive].Add(int64(len(mem)))
 			return mem, true
 		}
-		size = class
 	}
 	mem, ok := mapMemory(size)
 	if ok {

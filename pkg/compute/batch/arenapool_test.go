@@ -10,23 +10,28 @@ import (
 
 func TestArenaClass(t *testing.T) {
 	const k = 1 << 10
-	cases := []struct{ size, want int }{
-		{1, 64 * k},
-		{64 * k, 64 * k},
-		{64*k + 1, 128 * k},
-		{256 * k, 256 * k},
-		{256*k + 1, 320 * k},
-		{2 << 20, 2 << 20},
-		{2<<20 + 1, 2<<20 + 512*k},
-		{7 << 20, 7 << 20},
-		{7<<20 + 1, 8 << 20},
+	cases := []struct{ size, class, next int }{
+		{4 * k, 4 * k, 8 * k},
+		{5 * k, 4 * k, 8 * k},
+		{32 * k, 32 * k, 36 * k},
+		{64 * k, 64 * k, 72 * k},
+		{71 * k, 64 * k, 72 * k},
+		{2 << 20, 2 << 20, 2<<20 + 256*k},
+		{2<<20 + 200*k, 2 << 20, 2<<20 + 256*k},
 	}
 	for _, tc := range cases {
-		if got := arenaClass(tc.size); got != tc.want {
-			t.Errorf("arenaClass(%d) = %d, want %d", tc.size, got, tc.want)
+		if got := arenaClass(tc.size); got != tc.class {
+			t.Errorf("arenaClass(%d) = %d, want %d", tc.size, got, tc.class)
 		}
-		if got := arenaClass(tc.size); got < tc.size || float64(got) > 1.25*float64(max(tc.size, 256*k)) {
-			t.Errorf("arenaClass(%d) = %d: not within a quarter above the size", tc.size, got)
+		if got := nextClass(arenaClass(tc.size)); got != tc.next {
+			t.Errorf("nextClass(arenaClass(%d)) = %d, want %d", tc.size, got, tc.next)
+		}
+	}
+	// Every mapping a request may get is at least its size and at most a
+	// quarter larger (above 32 KiB).
+	for size := 32 * k; size < 64<<20; size = size*9/8 + 4*k + 1 {
+		if hi := nextClass(nextClass(arenaClass(size))); float64(hi) > 1.25*float64(size)+4*k {
+			t.Errorf("a request of %d bytes may get a mapping of up to %d", size, hi)
 		}
 	}
 }
