@@ -2,6 +2,8 @@ package row
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"fmt"
 )
 
@@ -100,6 +102,9 @@ func (r Row) ColumnSpan(i int) (start, end int, err error) {
 	if off >= len(r) {
 		return 0, 0, fmt.Errorf("column %d: %w: row has %d columns", i, ErrArity, i)
 	}
+	if r[off] == tagInt64 && len(r)-off >= fixedLen {
+		return off, off + fixedLen, nil // every payload is a valid int64
+	}
 	n, _, err := datumLen(r[off:], off)
 	if err != nil {
 		return 0, 0, fmt.Errorf("column %d: %w", i, err)
@@ -115,6 +120,11 @@ func EncodedIsNull(d []byte) bool { return len(d) == 1 && d[0] == tagNull }
 // preserves order. ok is false when a and b are not of one type (or not
 // datums at all), and the bytes then say nothing about SQL's comparison.
 func CompareEncoded(a, b []byte) (c int, ok bool) {
+	if len(a) == fixedLen && len(b) == fixedLen && a[0] == tagInt64 && b[0] == tagInt64 {
+		// The common case, without a call: big-endian payloads compare
+		// as their bytes do.
+		return cmp.Compare(binary.BigEndian.Uint64(a[1:]), binary.BigEndian.Uint64(b[1:])), true
+	}
 	if len(a) == 0 || len(b) == 0 || (a[0] != b[0] && !(isBoolTag(a[0]) && isBoolTag(b[0]))) {
 		return 0, false
 	}
