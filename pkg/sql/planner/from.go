@@ -83,6 +83,13 @@ func aliased(r *rel, a *pg.Alias, defaultName string) (*rel, error) {
 			colnames = append(colnames, c.GetString_().GetSval())
 		}
 	}
+	if isRowAlias(name) {
+		// A row compared with this subquery (rowsublink.go): its columns
+		// must match the row's, * included.
+		if err := rowArity(visibleArity(r), len(colnames)); err != nil {
+			return nil, err
+		}
+	}
 	if len(colnames) > r.arity() {
 		return nil, sqlerr.Errorf("42P10", "table %q has %d columns available but %d columns specified", name, r.arity(), len(colnames))
 	}

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -270,10 +271,19 @@ func unequalRows() error {
 // compared expressions resolve as they would outside the subquery.
 func (f *rowForms) rowAlias(n int) (string, []string) {
 	f.aliases++
-	name := fmt.Sprintf("?row%d?", f.aliases)
+	name := fmt.Sprintf("%s%d?", rowAliasPrefix, f.aliases)
 	cols := make([]string, n)
 	for i := range cols {
 		cols[i] = fmt.Sprintf("%s%d", name, i+1)
 	}
 	return name, cols
+}
+
+// rowAliasPrefix starts the names rowAlias gives, which no query can
+// spell.
+const rowAliasPrefix = "?row"
+
+// isRowAlias reports whether name is one rowAlias gave.
+func isRowAlias(name string) bool {
+	return strings.HasPrefix(name, rowAliasPrefix) && strings.HasSuffix(name, "?")
 }

@@ -157,21 +157,40 @@ func (f *rowForms) derived(s *pg.Node, n int, loc int32) (*pg.Node, []*pg.Node) 
 }
 
 // subqueryArity checks that the subquery of sl has n columns, with
-// PostgreSQL's errors. A * in its select list is counted when planned:
-// fewer columns than n fail there (the alias names too many), and more
-// are not detected (the extra columns are left unread).
+// PostgreSQL's errors. A * in its select list is counted when the
+// subquery is planned (aliased, isRowAlias).
 func subqueryArity(sl *pg.SubLink, n int) error {
 	sel := sl.Subselect.GetSelectStmt()
 	if sel == nil {
 		return nil
 	}
-	switch m := selectArity(sel); {
-	case m < 0 || m == n:
+	if m := selectArity(sel); m >= 0 {
+		return rowArity(m, n)
+	}
+	return nil
+}
+
+// rowArity is PostgreSQL's error for a subquery of m columns compared
+// with a row of n, nil when they match.
+func rowArity(m, n int) error {
+	switch {
+	case m == n:
 		return nil
 	case m > n:
 		return sqlerr.New(sqlerr.SyntaxError, "subquery has too many columns")
 	}
 	return sqlerr.New(sqlerr.SyntaxError, "subquery has too few columns")
+}
+
+// visibleArity is r's columns a * would read (hidden ones left out).
+func visibleArity(r *rel) int {
+	n := 0
+	for _, c := range r.scope.cols {
+		if !c.hidden {
+			n++
+		}
+	}
+	return n
 }
 
 // selectArity is how many columns sel returns, -1 when its select list
