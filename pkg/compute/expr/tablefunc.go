@@ -189,6 +189,9 @@ var tableFuncs = map[TableFunc]tableFuncDef{
 	TableJSONTextObjectKeys: {typeOf: typeJSONTextTable(row.ColumnType{Type: row.TypeText}), eval: evalJSONTextObjectKeys},
 	TableJSONObjectKeys:     {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeText}), eval: evalJSONObjectKeys},
 
+	TableRegexpSplit:        {typeOf: typeRegexpSplit, eval: evalRegexpSplit},
+	TableGenerateSubscripts: {typeOf: typeGenerateSubscripts, eval: evalGenerateSubscripts},
+
 	TableJSONBToRecord:    {typeOf: typeJSONRecord(row.TypeJSONB), eval: jsonbRecord(false), takesNull: true},
 	TableJSONBToRecordset: {typeOf: typeJSONRecord(row.TypeJSONB), eval: jsonbRecord(true), takesNull: true},
 	TableJSONToRecord:     {typeOf: typeJSONRecord(row.TypeJSON), eval: jsonTextRecord(false), takesNull: true},

@@ -157,7 +157,11 @@ func (c *exprCtx) tableCall(name string, args []*pg.Node) (expr.TableCall, []col
 	case "unnest":
 		return c.unnestCall(args)
 	case "regexp_matches":
-		return c.regexpMatchesCall(args)
+		return c.regexpCall(expr.TableRegexpMatches, row.TypeTextArray, args)
+	case "regexp_split_to_table":
+		return c.regexpCall(expr.TableRegexpSplit, row.TypeText, args)
+	case "generate_subscripts":
+		return c.generateSubscripts(args)
 	}
 	if unsupportedFunction(name) != "" {
 		return expr.TableCall{}, nil, sqlerr.Unsupported(fmt.Sprintf("function %s in FROM", name))
@@ -285,11 +289,12 @@ func (c *exprCtx) jsonbTable(name string, args []*pg.Node) (expr.TableCall, []co
 	return call, cols, nil
 }
 
-// regexpMatchesCall lowers regexp_matches(s, pattern[, flags]), its
-// arguments text.
-func (c *exprCtx) regexpMatchesCall(args []*pg.Node) (expr.TableCall, []column, error) {
+// regexpCall lowers regexp_matches and regexp_split_to_table(s,
+// pattern[, flags]), their arguments text; their column is named after
+// the function, of type out.
+func (c *exprCtx) regexpCall(fn expr.TableFunc, out row.Type, args []*pg.Node) (expr.TableCall, []column, error) {
 	if len(args) < 2 || len(args) > 3 {
-		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function regexp_matches with %d arguments does not exist", len(args))
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", fn, len(args))
 	}
 	es := make([]expr.Expr, len(args))
 	for i, a := range args {
@@ -299,9 +304,37 @@ func (c *exprCtx) regexpMatchesCall(args []*pg.Node) (expr.TableCall, []column, 
 		}
 		es[i] = x.e
 	}
-	call := expr.TableCall{Func: expr.TableRegexpMatches, Args: es}
+	call := expr.TableCall{Func: fn, Args: es}
 	if _, err := call.OutputTypes(c.scope.types()); err != nil {
 		return expr.TableCall{}, nil, err
 	}
-	return call, []column{{name: "regexp_matches", typ: row.ColumnType{Type: row.TypeTextArray}}}, nil
+	return call, []column{{name: string(fn), typ: row.ColumnType{Type: out}}}, nil
+}
+
+// generateSubscripts lowers generate_subscripts(array, dim[, reverse]):
+// an integer column named after the function.
+func (c *exprCtx) generateSubscripts(args []*pg.Node) (expr.TableCall, []column, error) {
+	if len(args) < 2 || len(args) > 3 {
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function generate_subscripts with %d arguments does not exist", len(args))
+	}
+	a, err := c.lowerTyped(args[0])
+	if err != nil {
+		return expr.TableCall{}, nil, err
+	}
+	if a.untyped() || a.t.Type == row.TypeNull {
+		return expr.TableCall{}, nil, sqlerr.New(sqlerr.DatatypeMismatch, "could not determine polymorphic type because input has type unknown")
+	}
+	es := []expr.Expr{a.e}
+	for i, want := range []row.Type{row.TypeInt64, row.TypeBool}[:len(args)-1] {
+		x, err := c.lowerAs(args[i+1], want)
+		if err != nil {
+			return expr.TableCall{}, nil, err
+		}
+		es = append(es, x.e)
+	}
+	call := expr.TableCall{Func: expr.TableGenerateSubscripts, Args: es}
+	if _, err := call.OutputTypes(c.scope.types()); err != nil {
+		return expr.TableCall{}, nil, err
+	}
+	return call, []column{{name: "generate_subscripts", typ: row.ColumnType{Type: row.TypeInt64}, w: IntWidth4}}, nil
 }
