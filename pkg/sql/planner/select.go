@@ -124,9 +124,9 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 			return nil, nil, 0, err
 		}
 	}
-	if srf != nil {
-		// Set-returning calls run over the rows so far; the last
-		// lowering's calls are over r as it now is.
+	for srf != nil && !srf.resolve {
+		// Set-returning calls run over the rows so far, a level at a
+		// time; the last lowering's calls are over r as it now is.
 		r = buildSRFs(r, srf)
 		if grouped {
 			agg.post, agg.postScope = r, groupedScope(r.scope, len(agg.keys))
