@@ -30,7 +30,7 @@ func typeRegexpSplit(args []row.Type) ([]row.ColumnType, error) {
 // evalRegexpSplit splits as PostgreSQL does: a match counts unless it
 // starts at the end of s or ends no later than the previous match (an
 // empty match at the start, or right after a match); s is one piece
-// when nothing matches ('' too).
+// when nothing matches, the empty string too.
 func evalRegexpSplit(args []row.Datum, emit func([]row.Datum) error) error {
 	flags := ""
 	if len(args) == 3 {
