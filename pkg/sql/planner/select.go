@@ -510,10 +510,16 @@ func exprName(e expr.Expr, s *scope, i int) string {
 // targetList lowers the select list, expanding * and t.*.
 func (p *Planner) targetList(list []*pg.Node, c *exprCtx, in *scope) ([]target, error) {
 	var out []target
-	for _, n := range list {
+	for i, n := range list {
 		rt := n.GetResTarget()
 		if rt == nil {
 			return nil, sqlerr.New(sqlerr.SyntaxError, "malformed select list")
+		}
+		if tg, ok, err := p.hintedLiteral(c, list, i, rt); err != nil {
+			return nil, err
+		} else if ok {
+			out = append(out, tg)
+			continue
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			table, _, star, err := columnRefName(cr)
