@@ -49,7 +49,13 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 		hasAggregate(sortNodes(sel.SortClause))
 	windowed := hasWindow(sel.TargetList) || hasWindow(sortNodes(sel.SortClause))
 	var srf *srfScope
-	if outputs := append(sortNodes(sel.SortClause), sel.TargetList...); hasSetReturning(outputs) {
+	outputs := append(sortNodes(sel.SortClause), sel.TargetList...)
+	if distinctOn {
+		// DISTINCT ON items are resjunk outputs, their calls evaluated
+		// with the select list's.
+		outputs = append(outputs, sel.DistinctClause...)
+	}
+	if hasSetReturning(outputs) {
 		if err := checkSRFPlacement(outputs); err != nil {
 			return nil, nil, 0, err
 		}

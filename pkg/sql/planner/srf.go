@@ -84,13 +84,39 @@ func (c *exprCtx) setReturningCall(fc *pg.FuncCall, name string) (typed, error) 
 		if s.byNode == nil {
 			s.byNode = map[*pg.FuncCall]*srfCall{}
 		}
-		sc = &srfCall{}
-		s.calls = append(s.calls, sc)
+		// The same call written twice (in DISTINCT ON and ORDER BY) is
+		// one column, as PostgreSQL matches equal expressions.
+		if sc = s.same(call, level); sc == nil {
+			sc = &srfCall{}
+			s.calls = append(s.calls, sc)
+		}
 		s.byNode[fc] = sc
 	}
 	// Lowered again once the calls in its arguments are built.
 	sc.call, sc.col, sc.level = call, cols[0], level
 	return typed{e: expr.TypedNull(sc.col.typ.Type), t: sc.col.typ, w: sc.col.w, mod: sc.col.mod}, nil
+}
+
+// same is the collected call of level equal to call, or nil.
+func (s *srfScope) same(call expr.TableCall, level int) *srfCall {
+	for _, sc := range s.calls {
+		if sc.level == level && !sc.built && sameTableCall(sc.call, call) {
+			return sc
+		}
+	}
+	return nil
+}
+
+func sameTableCall(a, b expr.TableCall) bool {
+	if a.Func != b.Func || len(a.Args) != len(b.Args) {
+		return false
+	}
+	for i := range a.Args {
+		if !a.Args[i].Equal(b.Args[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // buildSRFs adds the FlatMap of the collected calls of the lowest level
