@@ -1,12 +1,25 @@
 package expr
 
-import "github.com/tandemdb/tandem/pkg/compute/row"
+import (
+	"strings"
 
-// ArrayLikeOps are the pattern operators of x op ANY/ALL (array): LIKE
-// (~~), ILIKE (~~*), NOT LIKE (!~~) and NOT ILIKE (!~~*). Their
+	"github.com/tandemdb/tandem/pkg/compute/row"
+)
+
+// ArrayLikeOps are the operators of x op ANY/ALL (array) other than the
+// comparisons: the pattern matches LIKE (~~), ILIKE (~~*), NOT LIKE
+// (!~~) and NOT ILIKE (!~~*) and the regular expression matches ~, ~*,
+// !~ and !~* over text, and jsonb containment @> and <@. Their
 // array_cmp_any op argument is ArrayLikeOp plus their index here, after
 // the comparisons of ArrayCmpOps.
-var ArrayLikeOps = [...]string{"~~", "~~*", "!~~", "!~~*"}
+var ArrayLikeOps = [...]string{"~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*", "@>", "<@"}
+
+// ArrayRegexOp and ArrayContainsOp are the indexes in ArrayLikeOps of
+// the first regular expression match and of jsonb containment.
+const (
+	ArrayRegexOp    = 4
+	ArrayContainsOp = 8
+)
 
 // ArrayLikeOp is array_cmp_any's op argument for ArrayLikeOps[0].
 const ArrayLikeOp = len(ArrayCmpOps)
@@ -24,11 +37,33 @@ func arrayOpHolds(op int64, x, e row.Datum) (bool, error) {
 		}
 		return cmpHolds(op, c), nil
 	}
-	i := op - int64(ArrayLikeOp)
-	fold, negate := i%2 == 1, i >= 2
-	if x.Type() != row.TypeText || e.Type() != row.TypeText {
-		return false, evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", x.Type(), ArrayLikeOps[i], e.Type())
+	i := int(op) - ArrayLikeOp
+	name := ArrayLikeOps[i]
+	want := row.TypeText
+	if i >= ArrayContainsOp {
+		want = row.TypeJSONB
 	}
-	ok, err := likeMatch(x.Text(), e.Text(), fold)
-	return ok != negate, err
+	if x.Type() != want || e.Type() != want {
+		return false, evalErr(CodeUndefinedFunction, "operator does not exist: %s %s %s", x.Type(), name, e.Type())
+	}
+	switch {
+	case i < ArrayRegexOp:
+		ok, err := likeMatch(x.Text(), e.Text(), i%2 == 1)
+		return ok != (i >= 2), err
+	case i < ArrayContainsOp:
+		pattern := e.Text()
+		if strings.Contains(name, "*") {
+			pattern = "(?i)" + pattern
+		}
+		d, err := evalRegexMatch(x, row.Text(pattern))
+		if err != nil {
+			return false, err
+		}
+		return d.Bool() != strings.HasPrefix(name, "!"), nil
+	}
+	if name == "<@" {
+		x, e = e, x
+	}
+	d, err := evalJSONContains(x, e)
+	return err == nil && d.Bool(), err
 }

@@ -52,11 +52,14 @@
 //
 // jsonb operators and functions (jsonb.go) follow PostgreSQL 15; a
 // TableCall (tablefunc.go) is a table function of argument expressions
-// (generate_series, jsonb_array_elements(_text), jsonb_each(_text)),
-// strict, checked against its argument types before it runs, and bounded
-// to MaxTableFuncRows rows per call (54000 beyond). rows_from
+// (generate_series, jsonb_array_elements(_text), jsonb_each(_text),
+// regexp_split_to_table, generate_subscripts, json(b)_to_record(set)),
+// strict unless it takes NULLs (json(b)_to_record(set), jsonrecord.go),
+// checked against its argument types before it runs, and bounded to
+// MaxTableFuncRows rows per call (54000 beyond). rows_from
 // (rows_from.go) runs several calls in lockstep, padding with NULLs,
-// its calls encoded in its arguments so that it travels as any call.
+// its calls encoded in its arguments so that it travels as any call;
+// TableCall.Prepare decodes them once for a FlatMap's input rows.
 //
 // MFP{Expressions, Predicates, Projection} fuses map, filter and project;
 // MFP.Evaluate applies it to one row with a reusable Scratch, and

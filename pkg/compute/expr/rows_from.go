@@ -76,19 +76,22 @@ func rowsFromTypes(args []Expr, input []row.ColumnType) ([]row.ColumnType, error
 	return out, nil
 }
 
-// evalRowsFrom evaluates each call over datums and emits their rows in
-// lockstep. Each call's rows are bounded by MaxTableFuncRows.
-func evalRowsFrom(args []Expr, datums []row.Datum, emit func([]row.Datum) error) error {
-	calls, widths, err := rowsFromCalls(args)
-	if err != nil {
-		return err
-	}
-	rows := make([][][]row.Datum, len(calls))
+// rowsFrom is a rows_from call decoded (Prepare), so that a FlatMap
+// decodes the calls once and not for every input row.
+type rowsFrom struct {
+	calls  []TableCall
+	widths []int
+}
+
+// eval evaluates each call over datums and emits their rows in lockstep.
+// Each call's rows are bounded by MaxTableFuncRows.
+func (rf *rowsFrom) eval(datums []row.Datum, emit func([]row.Datum) error) error {
+	rows := make([][][]row.Datum, len(rf.calls))
 	longest := 0
-	for i, c := range calls {
+	for i, c := range rf.calls {
 		if err := c.Eval(datums, func(r []row.Datum) error {
-			if len(r) != widths[i] {
-				return evalErr(CodeInvalidParameterValue, "rows_from: %s gave %d columns, not %d", c.Func, len(r), widths[i])
+			if len(r) != rf.widths[i] {
+				return evalErr(CodeInvalidParameterValue, "rows_from: %s gave %d columns, not %d", c.Func, len(r), rf.widths[i])
 			}
 			rows[i] = append(rows[i], append([]row.Datum(nil), r...))
 			return nil
@@ -99,12 +102,12 @@ func evalRowsFrom(args []Expr, datums []row.Datum, emit func([]row.Datum) error)
 	}
 	for j := range longest {
 		var out []row.Datum
-		for i := range calls {
+		for i := range rf.calls {
 			if j < len(rows[i]) {
 				out = append(out, rows[i][j]...)
 				continue
 			}
-			for range widths[i] {
+			for range rf.widths[i] {
 				out = append(out, row.Null())
 			}
 		}

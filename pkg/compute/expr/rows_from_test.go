@@ -61,3 +61,30 @@ func TestRowsFrom(t *testing.T) {
 		t.Error("a width that is not the call's typed")
 	}
 }
+
+// TestPreparedRowsFrom: Prepare decodes a rows_from call's packed
+// arguments once, and the prepared call evaluates row after row as the
+// call does; a malformed call fails every row.
+func TestPreparedRowsFrom(t *testing.T) {
+	series := TableCall{Func: TableGenerateSeries, Args: []Expr{Literal(row.Int64(1)), Column(0)}}
+	elems := TableCall{Func: TableUnnest, Args: []Expr{Cast(Literal(row.Text("{a,b}")), row.TypeTextArray)}}
+	p := RowsFrom([]TableCall{series, elems}, []int{1, 1}).Prepare()
+	if p.rf == nil || len(p.rf.calls) != 2 || p.rf.calls[1].Func != TableUnnest {
+		t.Fatalf("not decoded: %+v", p.rf)
+	}
+	for n, want := range []string{"NULL,a NULL,b", "1,a NULL,b", "1,a 2,b", "1,a 2,b 3,NULL"} {
+		var got []string
+		if err := p.Eval([]row.Datum{row.Int64(int64(n))}, func(ds []row.Datum) error {
+			got = append(got, ds[0].String()+","+ds[1].String())
+			return nil
+		}); err != nil || strings.Join(got, " ") != want {
+			t.Errorf("over %d: %v, %v, want %s", n, got, err, want)
+		}
+	}
+	bad := TableCall{Func: TableRowsFrom, Args: []Expr{Literal(row.Int64(1))}}.Prepare()
+	for range 2 {
+		if err := bad.Eval(nil, func([]row.Datum) error { return nil }); err == nil {
+			t.Error("malformed call ran")
+		}
+	}
+}

@@ -90,14 +90,47 @@ func (c TableCall) OutputTypes(input []row.ColumnType) ([]row.ColumnType, error)
 	return def.typeOf(args)
 }
 
+// PreparedCall is a table call ready to evaluate over many input rows:
+// a rows_from call's packed arguments are decoded once.
+type PreparedCall struct {
+	call TableCall
+	rf   *rowsFrom
+	err  error
+}
+
+// Prepare readies c for evaluation; a malformed rows_from call is
+// reported by each Eval (the input rows fail, as any call's would).
+func (c TableCall) Prepare() PreparedCall {
+	p := PreparedCall{call: c}
+	if c.Func == TableRowsFrom {
+		calls, widths, err := rowsFromCalls(c.Args)
+		p.rf, p.err = &rowsFrom{calls: calls, widths: widths}, err
+	}
+	return p
+}
+
+// Eval is TableCall.Eval of the prepared call.
+func (p PreparedCall) Eval(datums []row.Datum, emit func([]row.Datum) error) error {
+	switch {
+	case p.err != nil:
+		return p.err
+	case p.rf != nil:
+		// Each call is strict on its own: a NULL argument ends only it.
+		return p.rf.eval(datums, emit)
+	}
+	return p.call.eval(datums, emit)
+}
+
 // Eval evaluates the arguments over datums and calls emit with each row
 // the function produces (emit must copy the slice to keep it). A NULL
-// argument produces no rows.
+// argument produces no rows, unless the function takes NULLs. Over many
+// rows, Prepare once and evaluate the PreparedCall.
 func (c TableCall) Eval(datums []row.Datum, emit func([]row.Datum) error) error {
-	if c.Func == TableRowsFrom {
-		// Each call is strict on its own: a NULL argument ends only it.
-		return evalRowsFrom(c.Args, datums, emit)
-	}
+	return c.Prepare().Eval(datums, emit)
+}
+
+// eval evaluates a call other than rows_from.
+func (c TableCall) eval(datums []row.Datum, emit func([]row.Datum) error) error {
 	def, ok := tableFuncs[c.Func]
 	if !ok {
 		return evalErr(CodeUndefinedFunction, "table function %s does not exist", c.Func)
@@ -108,7 +141,7 @@ func (c TableCall) Eval(datums []row.Datum, emit func([]row.Datum) error) error 
 		if err != nil {
 			return err
 		}
-		if d.IsNull() {
+		if d.IsNull() && !def.takesNull {
 			return nil
 		}
 		args[i] = d
@@ -134,6 +167,9 @@ func (c TableCall) Eval(datums []row.Datum, emit func([]row.Datum) error) error 
 type tableFuncDef struct {
 	typeOf func(args []row.Type) ([]row.ColumnType, error)
 	eval   func(args []row.Datum, emit func([]row.Datum) error) error
+	// takesNull is set for a function that is not strict: eval gets NULL
+	// arguments (jsonb_to_record(NULL) is a row of NULLs).
+	takesNull bool
 }
 
 var tableFuncs = map[TableFunc]tableFuncDef{
@@ -152,6 +188,14 @@ var tableFuncs = map[TableFunc]tableFuncDef{
 	TableJSONTextEachText:   {typeOf: typeJSONTextTable(row.ColumnType{Type: row.TypeText}, row.ColumnType{Type: row.TypeText, Nullable: true}), eval: jsonTextEach(true)},
 	TableJSONTextObjectKeys: {typeOf: typeJSONTextTable(row.ColumnType{Type: row.TypeText}), eval: evalJSONTextObjectKeys},
 	TableJSONObjectKeys:     {typeOf: typeJSONTable(row.ColumnType{Type: row.TypeText}), eval: evalJSONObjectKeys},
+
+	TableRegexpSplit:        {typeOf: typeRegexpSplit, eval: evalRegexpSplit},
+	TableGenerateSubscripts: {typeOf: typeGenerateSubscripts, eval: evalGenerateSubscripts},
+
+	TableJSONBToRecord:    {typeOf: typeJSONRecord(row.TypeJSONB), eval: jsonbRecord(false), takesNull: true},
+	TableJSONBToRecordset: {typeOf: typeJSONRecord(row.TypeJSONB), eval: jsonbRecord(true), takesNull: true},
+	TableJSONToRecord:     {typeOf: typeJSONRecord(row.TypeJSON), eval: jsonTextRecord(false), takesNull: true},
+	TableJSONToRecordset:  {typeOf: typeJSONRecord(row.TypeJSON), eval: jsonTextRecord(true), takesNull: true},
 }
 
 func typeJSONTable(cols ...row.ColumnType) func([]row.Type) ([]row.ColumnType, error) {

@@ -198,9 +198,10 @@ func applyNode(p *plan.Plan, inputs []Result, env map[plan.GlobalID]Result, at *
 	case *plan.Window:
 		evalWindow(n, inputs[0], &out)
 	case *plan.FlatMap:
+		call := n.Call.Prepare()
 		for k, c := range inputs[0].Rows {
 			var rows []string
-			err := n.Call.Eval(unpack(k), func(ds []row.Datum) error {
+			err := call.Eval(unpack(k), func(ds []row.Datum) error {
 				r := row.Pack(ds...)
 				if n.Ordinality {
 					r = row.AppendDatum(r, row.Int64(int64(len(rows)+1)))

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/compute/runtime/dataflow"
@@ -12,7 +13,9 @@ import (
 // retraction retracts exactly what the insertion produced. A failing
 // call produces no rows and one error row with the input's diff.
 type flatMapLogic struct {
-	fm     *plan.FlatMap
+	fm *plan.FlatMap
+	// call is fm.Call prepared once for every input row.
+	call   expr.PreparedCall
 	dec    *rowDecoder
 	datums []row.Datum
 }
@@ -20,7 +23,7 @@ type flatMapLogic struct {
 // FlatMap renders a table function over an update stream; it returns the
 // ok stream and the stream of new errors.
 func FlatMap(b *dataflow.Builder, name string, in dataflow.Stream, fm *plan.FlatMap) (ok, errs dataflow.Stream) {
-	lg := &flatMapLogic{fm: fm, dec: &rowDecoder{used: usedColumns(fm.Call.Args, nil)}}
+	lg := &flatMapLogic{fm: fm, call: fm.Call.Prepare(), dec: &rowDecoder{used: usedColumns(fm.Call.Args, nil)}}
 	op := b.AddOperator("FlatMap "+name, []dataflow.Connection{{From: in}}, 2, lg)
 	return op.Stream(0), op.Stream(1)
 }
@@ -50,7 +53,7 @@ func (lg *flatMapLogic) Schedule(op *dataflow.Operator) {
 // apply returns the rows one input row produces, or an error and none.
 func (lg *flatMapLogic) apply(in row.Row) ([]row.Row, error) {
 	var outs []row.Row
-	err := lg.fm.Call.Eval(lg.datums, func(ds []row.Datum) error {
+	err := lg.call.Eval(lg.datums, func(ds []row.Datum) error {
 		r := make(row.Row, 0, len(in)+16)
 		r = row.AppendDatums(append(r, in...), ds...)
 		if lg.fm.Ordinality {

@@ -58,8 +58,9 @@
 //     computed into columns first; the outputs are lowered in a second
 //     pass over the Window's output (window.go);
 //   - a set-returning call in the select list to a FlatMap over the
-//     rows after aggregation and windows, the outputs lowered again over
-//     its output (srf.go); x LIKE ANY (S) to x LIKE ANY (ARRAY(S))
+//     rows after aggregation and windows, one per level of calls nested
+//     in one another's arguments, the outputs lowered again over each
+//     (srf.go); x LIKE ANY (S) (and ~, @> ...) to x LIKE ANY (ARRAY(S))
 //     (like_any.go);
 //   - LATERAL subqueries in FROM like correlated subqueries, against the
 //     distinct values of the left-hand columns they name (lateral.go);

@@ -158,6 +158,10 @@ func (c *exprCtx) funcCall(fc *pg.FuncCall) (typed, error) {
 	if isSetReturning(name) {
 		return c.setReturningCall(fc, name)
 	}
+	if returnsRecord(name) {
+		// Only FROM gives a record function its column definition list.
+		return typed{}, sqlerr.New(sqlerr.FeatureNotSupported, "function returning record called in context that cannot accept type record")
+	}
 	switch name {
 	case "version":
 		return c.sessionText(len(fc.Args), "PostgreSQL "+c.p.Session.ServerVersion+" on Tandem")

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
@@ -9,7 +11,9 @@ import (
 )
 
 // patternOp returns the index in expr.ArrayLikeOps of a pattern operator
-// (~~ LIKE, ~~* ILIKE, !~~ NOT LIKE, !~~* NOT ILIKE), or -1.
+// (~~ LIKE, ~~* ILIKE, !~~ NOT LIKE, !~~* NOT ILIKE), a regular
+// expression match (~, ~*, !~, !~*) or jsonb containment (@>, <@), or
+// -1.
 func patternOp(op string) int {
 	for i, o := range expr.ArrayLikeOps {
 		if o == op {
@@ -21,6 +25,27 @@ func patternOp(op string) int {
 
 // patternCmp builds x op y for pattern operator i (patternOp's index).
 func patternCmp(i int) func(x, y expr.Expr) expr.Expr {
+	switch {
+	case i >= expr.ArrayContainsOp:
+		return func(x, y expr.Expr) expr.Expr {
+			if expr.ArrayLikeOps[i] == "<@" {
+				x, y = y, x
+			}
+			return expr.Call(expr.FuncJSONContains, x, y)
+		}
+	case i >= expr.ArrayRegexOp:
+		op := expr.ArrayLikeOps[i]
+		return func(x, y expr.Expr) expr.Expr {
+			if strings.Contains(op, "*") {
+				y = expr.Call(expr.FuncConcatOp, expr.Literal(row.Text("(?i)")), y)
+			}
+			e := expr.Call(expr.FuncRegexMatch, x, y)
+			if strings.HasPrefix(op, "!") {
+				e = expr.Not(e)
+			}
+			return e
+		}
+	}
 	f := expr.FuncLike
 	if i%2 == 1 {
 		f = expr.FuncILike
@@ -36,8 +61,8 @@ func patternCmp(i int) func(x, y expr.Expr) expr.Expr {
 
 // anyAllOperator resolves the operator of x op ANY/ALL: how to build one
 // comparison, and its array_cmp_any op code. PostgreSQL allows any
-// boolean operator there; Tandem has the comparisons and the pattern
-// matches.
+// boolean operator there; Tandem has the comparisons, the pattern and
+// regular expression matches over text and jsonb containment.
 func anyAllOperator(op string) (func(x, y expr.Expr) expr.Expr, int, error) {
 	if i := patternOp(op); i >= 0 {
 		return patternCmp(i), expr.ArrayLikeOp + i, nil
@@ -55,9 +80,17 @@ func anyAllOperator(op string) (func(x, y expr.Expr) expr.Expr, int, error) {
 }
 
 // checkPatternArray rejects x LIKE ANY (a) over a non-text array as
-// PostgreSQL does: there is no ~~ for other element types.
+// PostgreSQL does: there is no ~~ (nor ~) for other element types, and
+// @> and <@ are jsonb's.
 func checkPatternArray(code int, x, a typed) error {
-	if code < expr.ArrayLikeOp || (x.t.Type == row.TypeText && a.t.Type == row.TypeTextArray) {
+	if code < expr.ArrayLikeOp {
+		return nil
+	}
+	want, wantArray := row.TypeText, row.TypeTextArray
+	if code-expr.ArrayLikeOp >= expr.ArrayContainsOp {
+		want, wantArray = row.TypeJSONB, row.TypeJSONBArray
+	}
+	if x.t.Type == want && a.t.Type == wantArray {
 		return nil
 	}
 	return sqlerr.Errorf(sqlerr.UndefinedFunction, "operator does not exist: %s %s %s",

@@ -79,7 +79,13 @@ func (c *exprCtx) unifyOperands(a, b typed) (typed, typed, error) {
 
 func (c *exprCtx) aexpr(a *pg.A_Expr) (typed, error) {
 	if err := rowComparison(a); err != nil {
-		return typed{}, err
+		if !c.p.rows.fields[a] {
+			return typed{}, err
+		}
+		// Rows that are fields of compared rows compare as records.
+		if err := c.checkRecordFields(a); err != nil {
+			return typed{}, err
+		}
 	}
 	op := opName(a.Name)
 	switch a.Kind {

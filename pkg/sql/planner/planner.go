@@ -69,6 +69,9 @@ type Planner struct {
 	// valuesHint types the columns of a VALUES list an INSERT inserts, so
 	// that untyped literals take the target columns' types.
 	valuesHint []row.Type
+	// targetHint does the same for a single VALUES row with
+	// set-returning calls, planned as a select list (insertsrf.go).
+	targetHint targetHint
 	// relations are the catalog relations the query reads, by id.
 	relations map[plan.GlobalID]Relation
 	// outerJoins are the outer joins planned, by their Union

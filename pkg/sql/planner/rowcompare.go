@@ -33,7 +33,10 @@ import (
 // expression twice (aggregate scopes do) finds the same subquery nodes,
 // which the planner attaches once each.
 type rowForms struct {
-	forms   map[*pg.Node]*pg.Node
+	forms map[*pg.Node]*pg.Node
+	// fields are the generated field comparisons: one of rows that are
+	// fields of rows compares them as records (records.go).
+	fields  map[*pg.A_Expr]bool
 	semi    map[*pg.SubLink]*pg.Node // rowSemiJoin's forms
 	aliases int
 }
@@ -67,9 +70,16 @@ func (f *rowForms) keep(n, out *pg.Node) {
 
 // leaf marks generated field comparisons as final: a field that is itself
 // a row is a record value there, as in PostgreSQL, not compared again
-// field by field.
+// field by field (ROW(ROW(a), b) = ROW(ROW(1), 2) compares ROW(a) and
+// ROW(1) with record_eq, a NULL field equal to a NULL field).
 func (f *rowForms) leaf(n *pg.Node) *pg.Node {
 	f.keep(n, nil)
+	if a := n.GetAExpr(); a != nil {
+		if f.fields == nil {
+			f.fields = map[*pg.A_Expr]bool{}
+		}
+		f.fields[a] = true
+	}
 	return n
 }
 

@@ -107,6 +107,8 @@ func TestRowSubqueriesEvaluate(t *testing.T) {
 			"(1, t) (2, f) (NULL, NULL)"},
 		{"a row field is a record, not NULL", "SELECT k, ROW(ROW(k), 'x') IS NOT NULL, ROW(ROW(k), NULL) IS NULL FROM t",
 			"(1, t, f) (2, t, f) (NULL, t, f)"},
+		{"rows of rows compare their row fields as records", "SELECT k, ROW(ROW(k), v) = ROW(ROW(1::bigint), 'a'), ROW(ROW(k), v) < ROW(ROW(NULL::bigint), 'z') FROM t",
+			"(1, t, t) (2, f, t) (NULL, f, t)"},
 		{"row subquery over no rows", "SELECT k, (k, v) = (SELECT k, w FROM s WHERE false) FROM t",
 			"(1, NULL) (2, NULL) (NULL, NULL)"},
 	} {

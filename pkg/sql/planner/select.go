@@ -49,7 +49,13 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 		hasAggregate(sortNodes(sel.SortClause))
 	windowed := hasWindow(sel.TargetList) || hasWindow(sortNodes(sel.SortClause))
 	var srf *srfScope
-	if outputs := append(sortNodes(sel.SortClause), sel.TargetList...); hasSetReturning(outputs) {
+	outputs := append(sortNodes(sel.SortClause), sel.TargetList...)
+	if distinctOn {
+		// DISTINCT ON items are resjunk outputs, their calls evaluated
+		// with the select list's.
+		outputs = append(outputs, sel.DistinctClause...)
+	}
+	if hasSetReturning(outputs) {
 		if err := checkSRFPlacement(outputs); err != nil {
 			return nil, nil, 0, err
 		}
@@ -124,9 +130,9 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 			return nil, nil, 0, err
 		}
 	}
-	if srf != nil {
-		// Set-returning calls run over the rows so far; the last
-		// lowering's calls are over r as it now is.
+	for srf != nil && !srf.resolve {
+		// Set-returning calls run over the rows so far, a level at a
+		// time; the last lowering's calls are over r as it now is.
 		r = buildSRFs(r, srf)
 		if grouped {
 			agg.post, agg.postScope = r, groupedScope(r.scope, len(agg.keys))
@@ -510,10 +516,16 @@ func exprName(e expr.Expr, s *scope, i int) string {
 // targetList lowers the select list, expanding * and t.*.
 func (p *Planner) targetList(list []*pg.Node, c *exprCtx, in *scope) ([]target, error) {
 	var out []target
-	for _, n := range list {
+	for i, n := range list {
 		rt := n.GetResTarget()
 		if rt == nil {
 			return nil, sqlerr.New(sqlerr.SyntaxError, "malformed select list")
+		}
+		if tg, ok, err := p.hintedLiteral(c, list, i, rt); err != nil {
+			return nil, err
+		} else if ok {
+			out = append(out, tg)
+			continue
 		}
 		if cr := rt.Val.GetColumnRef(); cr != nil {
 			table, _, star, err := columnRefName(cr)

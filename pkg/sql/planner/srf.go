@@ -16,24 +16,36 @@ import (
 // planner makes that a FlatMap, the plan of a function in FROM
 // (tablefunc.go), over the query's relation at that point.
 //
+// A call nested in another's arguments (generate_series(1,
+// generate_series(1, 3))) runs first: as PostgreSQL's ProjectSet nodes,
+// each call has a level, one more than the deepest call in its
+// arguments, and each level is a FlatMap over the one below, its calls
+// in lockstep.
+//
 // The outputs are lowered once collecting (a call lowers its arguments
-// and stands for a NULL of its type), the FlatMap is built from the
-// calls, then the outputs are lowered again resolving each call to its
-// column.
+// and stands for a NULL of its type), then after each level's FlatMap is
+// built they are lowered again: the built calls resolve to their
+// columns, the others lower their arguments again over them. The last
+// lowering resolves every call.
 type srfScope struct {
 	resolve bool
 	calls   []*srfCall
 	byNode  map[*pg.FuncCall]*srfCall
-	// inArgs is set while a call's arguments are lowered.
-	inArgs bool
+	// argLevel is the deepest level of the calls met while a call's
+	// arguments are lowered (-1: none).
+	argLevel int
 }
 
 // srfCall is one set-returning call of the select list.
 type srfCall struct {
 	call expr.TableCall
 	col  column
-	// at is the call's column in the relation after the FlatMap.
-	at int
+	// level is one more than the deepest call in the arguments.
+	level int
+	// built is set once the call's FlatMap exists; at is then its column
+	// in the relation after it.
+	built bool
+	at    int
 }
 
 // isSetReturning reports whether name is a set-returning function.
@@ -49,51 +61,100 @@ func (c *exprCtx) setReturningCall(fc *pg.FuncCall, name string) (typed, error) 
 	if s == nil {
 		return typed{}, sqlerr.Errorf(sqlerr.FeatureNotSupported, "set-returning functions are not allowed in %s", c.clauseName())
 	}
-	if s.inArgs {
-		return typed{}, sqlerr.Unsupported("set-returning functions in the arguments of set-returning functions")
-	}
-	if sc, ok := s.byNode[fc]; ok && s.resolve {
+	sc, ok := s.byNode[fc]
+	if ok && sc.built {
+		s.argLevel = max(s.argLevel, sc.level)
 		return typed{e: expr.Column(sc.at), t: sc.col.typ, w: sc.col.w, mod: sc.col.mod}, nil
 	}
 	if s.resolve {
 		return typed{}, sqlerr.Errorf(sqlerr.InternalError, "set-returning call %s not collected", name)
 	}
-	s.inArgs = true
+	outer := s.argLevel
+	s.argLevel = -1
 	call, cols, err := c.tableCall(name, fc.Args)
-	s.inArgs = false
+	level := s.argLevel + 1
+	s.argLevel = max(outer, level)
 	if err != nil {
 		return typed{}, err
 	}
 	if len(cols) != 1 {
 		return typed{}, sqlerr.Unsupported("set-returning functions of several columns in the select list (function " + name + ")")
 	}
-	if s.byNode == nil {
-		s.byNode = map[*pg.FuncCall]*srfCall{}
+	if !ok {
+		if s.byNode == nil {
+			s.byNode = map[*pg.FuncCall]*srfCall{}
+		}
+		// The same call written twice (in DISTINCT ON and ORDER BY) is
+		// one column, as PostgreSQL matches equal expressions.
+		if sc = s.same(call, level); sc == nil {
+			sc = &srfCall{}
+			s.calls = append(s.calls, sc)
+		}
+		s.byNode[fc] = sc
 	}
-	sc := &srfCall{call: call, col: cols[0]}
-	s.calls = append(s.calls, sc)
-	s.byNode[fc] = sc
+	// Lowered again once the calls in its arguments are built.
+	sc.call, sc.col, sc.level = call, cols[0], level
 	return typed{e: expr.TypedNull(sc.col.typ.Type), t: sc.col.typ, w: sc.col.w, mod: sc.col.mod}, nil
 }
 
-// buildSRFs adds the FlatMap of the collected calls to r and readies s
-// to resolve them to its columns. Several calls run in lockstep
-// (expr.TableRowsFrom), the shorter padded with NULLs, as in PostgreSQL
-// 10+.
-func buildSRFs(r *rel, s *srfScope) *rel {
-	call := s.calls[0].call
-	if len(s.calls) > 1 {
-		calls := make([]expr.TableCall, len(s.calls))
-		widths := make([]int, len(s.calls))
-		for i, sc := range s.calls {
-			calls[i], widths[i] = sc.call, 1
+// same is the collected call of level equal to call, or nil.
+func (s *srfScope) same(call expr.TableCall, level int) *srfCall {
+	for _, sc := range s.calls {
+		if sc.level == level && !sc.built && sameTableCall(sc.call, call) {
+			return sc
 		}
-		call = expr.RowsFrom(calls, widths)
 	}
-	cols := make([]column, len(s.calls))
-	for i, sc := range s.calls {
-		sc.at = r.arity() + i
-		if len(s.calls) > 1 {
+	return nil
+}
+
+func sameTableCall(a, b expr.TableCall) bool {
+	if a.Func != b.Func || len(a.Args) != len(b.Args) {
+		return false
+	}
+	for i := range a.Args {
+		if !a.Args[i].Equal(b.Args[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// buildSRFs adds the FlatMap of the collected calls of the lowest level
+// not built yet to r, and readies s to resolve them to its columns (s
+// resolves every call once the last level is built). Several calls run
+// in lockstep (expr.TableRowsFrom), the shorter padded with NULLs, as in
+// PostgreSQL 10+.
+func buildSRFs(r *rel, s *srfScope) *rel {
+	level := -1
+	for _, sc := range s.calls {
+		if !sc.built && (level < 0 || sc.level < level) {
+			level = sc.level
+		}
+	}
+	var calls []*srfCall
+	last := true
+	for _, sc := range s.calls {
+		switch {
+		case sc.built:
+		case sc.level == level:
+			calls = append(calls, sc)
+		default:
+			last = false
+		}
+	}
+	call := calls[0].call
+	if len(calls) > 1 {
+		tcs := make([]expr.TableCall, len(calls))
+		widths := make([]int, len(calls))
+		for i, sc := range calls {
+			tcs[i], widths[i] = sc.call, 1
+		}
+		call = expr.RowsFrom(tcs, widths)
+	}
+	cols := make([]column, len(calls))
+	for i, sc := range calls {
+		sc.at, sc.built = r.arity()+i, true
+		if len(calls) > 1 {
 			sc.col.typ.Nullable = true
 		}
 		cols[i] = column{name: "?set-returning?", typ: sc.col.typ, w: sc.col.w, mod: sc.col.mod, hidden: true}
@@ -101,7 +162,7 @@ func buildSRFs(r *rel, s *srfScope) *rel {
 	out := newRel(plan.NewFlatMap(r.plan(), call, false), r.scope.concat(&scope{cols: cols}))
 	// Subqueries of the select list attached to r keep their columns.
 	out.subs = r.subs
-	s.resolve = true
+	s.resolve = last
 	return out
 }
 
@@ -161,6 +222,6 @@ func (s *srfScope) fresh() *srfScope {
 	if s == nil {
 		return nil
 	}
-	*s = srfScope{}
+	*s = srfScope{argLevel: -1}
 	return s
 }

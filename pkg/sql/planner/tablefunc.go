@@ -12,54 +12,121 @@ import (
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
-// rangeFunction plans a function in FROM (a table function) over base,
-// the FROM items to its left (constRel when it is first): as in
-// PostgreSQL a function in FROM may name their columns without LATERAL.
-// It is a FlatMap of base, so each row of base is followed by each row
-// the call produces for it; a maintained view retracts the produced rows
-// with their input row. It returns base joined with the function's rows
-// and a rel standing for the function's columns alone (their scope and
-// arity, for a JOIN's conditions), as lateral does.
+// rangeFunction plans a function in FROM (a table function), or ROWS
+// FROM of several, over base, the FROM items to its left (constRel when
+// it is first): as in PostgreSQL a function in FROM may name their
+// columns without LATERAL. It is a FlatMap of base, so each row of base
+// is followed by each row the call produces for it; a maintained view
+// retracts the produced rows with their input row. ROWS FROM runs its
+// calls in lockstep (expr.TableRowsFrom), a call that has ended giving
+// NULLs. It returns base joined with the function's rows and a rel
+// standing for the function's columns alone (their scope and arity, for
+// a JOIN's conditions), as lateral does.
 func (p *Planner) rangeFunction(base *rel, rf *pg.RangeFunction, depth int) (*rel, *rel, error) {
-	if rf.IsRowsfrom || len(rf.Functions) != 1 {
-		return nil, nil, sqlerr.Unsupported("ROWS FROM")
-	}
-	items := rf.Functions[0].GetList().GetItems()
-	if len(items) == 0 {
+	if len(rf.Functions) == 0 {
 		return nil, nil, sqlerr.Unsupported("this kind of function in FROM")
 	}
-	if len(items) > 1 && items[1] != nil && items[1].Node != nil || len(rf.Coldeflist) > 0 {
-		return nil, nil, sqlerr.Unsupported("column definition lists for functions in FROM")
+	if rf.IsRowsfrom && len(rf.Functions) > 1 && len(rf.Coldeflist) > 0 {
+		return nil, nil, sqlerr.New(sqlerr.SyntaxError, "ROWS FROM() with multiple functions cannot have a column definition list")
 	}
-	fc := items[0].GetFuncCall()
-	if fc == nil {
-		return nil, nil, sqlerr.Unsupported("this kind of function in FROM")
-	}
-	name, err := funcName(fc)
-	if err != nil {
-		return nil, nil, err
-	}
-	if fc.Over != nil || fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.AggOrder) > 0 || isAggregate(name) {
-		return nil, nil, sqlerr.Errorf(sqlerr.GroupingError, "aggregate functions are not allowed in functions in FROM")
+	if rf.Ordinality && len(rf.Coldeflist) > 0 {
+		return nil, nil, sqlerr.New(sqlerr.SyntaxError, "WITH ORDINALITY cannot be used with a column definition list")
 	}
 	c := &exprCtx{p: p, scope: base.scope, clause: "functions in FROM", depth: depth}
-	call, cols, err := c.tableCall(name, fc.Args)
-	if err != nil {
-		return nil, nil, err
+	calls := make([]expr.TableCall, len(rf.Functions))
+	widths := make([]int, len(rf.Functions))
+	var cols []column
+	var first fromFn
+	casts := map[int]*pg.TypeName{}
+	for i, f := range rf.Functions {
+		fn, err := c.fromFunction(f, rf.Coldeflist)
+		if err != nil {
+			return nil, nil, err
+		}
+		if i == 0 {
+			first = fn
+		}
+		for j, tn := range fn.casts {
+			casts[base.arity()+len(cols)+j] = tn
+		}
+		calls[i], widths[i] = fn.call, len(fn.cols)
+		cols = append(cols, fn.cols...)
+	}
+	call := calls[0]
+	if len(calls) > 1 {
+		call = expr.RowsFrom(calls, widths)
+		for i := range cols {
+			cols[i].typ.Nullable = true
+		}
 	}
 	if rf.Ordinality {
 		cols = append(cols, column{name: "ordinality", typ: row.ColumnType{Type: row.TypeInt64}})
 	}
 	fn := &rel{scope: &scope{cols: cols}, mfp: expr.Identity(len(cols))}
-	// Functions with a named output column (jsonb_each's key and value)
-	// keep its name under an alias; json(b)_object_keys's column is named
-	// after the function, and after the alias.
-	outNamed := strings.HasPrefix(name, "json") && !strings.HasSuffix(name, "_object_keys")
-	if err := aliasFunction(fn, rf.Alias, name, rf.Ordinality, !outNamed); err != nil {
+	byAlias := len(calls) == 1 && first.scalar
+	if err := aliasFunction(fn, rf.Alias, first.name, rf.Ordinality, byAlias); err != nil {
 		return nil, nil, err
 	}
 	out := newRel(plan.NewFlatMap(base.plan(), call, rf.Ordinality), base.scope.concat(fn.scope))
+	if len(casts) > 0 {
+		if err := c.castRecordColumns(out, casts); err != nil {
+			return nil, nil, err
+		}
+		fn.scope = &scope{cols: out.scope.cols[base.arity():]}
+	}
 	return out, fn, nil
+}
+
+// fromFn is one function of FROM, lowered.
+type fromFn struct {
+	call expr.TableCall
+	cols []column
+	// casts are the types of a column definition list, by column.
+	casts []*pg.TypeName
+	name  string
+	// scalar is set when the function's one column takes the alias's
+	// name (not a record, not a named output column).
+	scalar bool
+}
+
+// fromFunction lowers one function of FROM (or of ROWS FROM), with its
+// column definition list: ROWS FROM's own for the function (the second
+// item of its list), else the one after the alias (outer). It returns
+// the function's name, call and columns. Functions with a named output
+// column (jsonb_each's key and value) keep its name under an alias;
+// json(b)_object_keys's column is named after the function, and after
+// the alias.
+func (c *exprCtx) fromFunction(f *pg.Node, outer []*pg.Node) (fromFn, error) {
+	items := f.GetList().GetItems()
+	if len(items) == 0 {
+		return fromFn{}, sqlerr.Unsupported("this kind of function in FROM")
+	}
+	coldefs := outer
+	if len(items) > 1 && items[1] != nil && items[1].Node != nil {
+		coldefs = items[1].GetList().GetItems()
+	}
+	fc := items[0].GetFuncCall()
+	if fc == nil {
+		return fromFn{}, sqlerr.Unsupported("this kind of function in FROM")
+	}
+	name, err := funcName(fc)
+	if err != nil {
+		return fromFn{}, err
+	}
+	if fc.Over != nil || fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.AggOrder) > 0 || isAggregate(name) {
+		return fromFn{}, sqlerr.Errorf(sqlerr.GroupingError, "aggregate functions are not allowed in functions in FROM")
+	}
+	fn := fromFn{name: name}
+	if returnsRecord(name) {
+		fn.call, fn.cols, fn.casts, err = c.recordCall(name, fc.Args, coldefs)
+		return fn, err
+	}
+	if len(coldefs) > 0 {
+		return fromFn{}, sqlerr.New(sqlerr.SyntaxError, `a column definition list is only allowed for functions returning "record"`)
+	}
+	fn.call, fn.cols, err = c.tableCall(name, fc.Args)
+	fn.scalar = !strings.HasPrefix(name, "json") || strings.HasSuffix(name, "_object_keys")
+	return fn, err
 }
 
 // aliasFunction names a function's columns: by the alias's column list,
@@ -90,7 +157,11 @@ func (c *exprCtx) tableCall(name string, args []*pg.Node) (expr.TableCall, []col
 	case "unnest":
 		return c.unnestCall(args)
 	case "regexp_matches":
-		return c.regexpMatchesCall(args)
+		return c.regexpCall(expr.TableRegexpMatches, row.TypeTextArray, args)
+	case "regexp_split_to_table":
+		return c.regexpCall(expr.TableRegexpSplit, row.TypeText, args)
+	case "generate_subscripts":
+		return c.generateSubscripts(args)
 	}
 	if unsupportedFunction(name) != "" {
 		return expr.TableCall{}, nil, sqlerr.Unsupported(fmt.Sprintf("function %s in FROM", name))
@@ -218,11 +289,12 @@ func (c *exprCtx) jsonbTable(name string, args []*pg.Node) (expr.TableCall, []co
 	return call, cols, nil
 }
 
-// regexpMatchesCall lowers regexp_matches(s, pattern[, flags]), its
-// arguments text.
-func (c *exprCtx) regexpMatchesCall(args []*pg.Node) (expr.TableCall, []column, error) {
+// regexpCall lowers regexp_matches and regexp_split_to_table(s,
+// pattern[, flags]), their arguments text; their column is named after
+// the function, of type out.
+func (c *exprCtx) regexpCall(fn expr.TableFunc, out row.Type, args []*pg.Node) (expr.TableCall, []column, error) {
 	if len(args) < 2 || len(args) > 3 {
-		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function regexp_matches with %d arguments does not exist", len(args))
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function %s with %d arguments does not exist", fn, len(args))
 	}
 	es := make([]expr.Expr, len(args))
 	for i, a := range args {
@@ -232,9 +304,37 @@ func (c *exprCtx) regexpMatchesCall(args []*pg.Node) (expr.TableCall, []column, 
 		}
 		es[i] = x.e
 	}
-	call := expr.TableCall{Func: expr.TableRegexpMatches, Args: es}
+	call := expr.TableCall{Func: fn, Args: es}
 	if _, err := call.OutputTypes(c.scope.types()); err != nil {
 		return expr.TableCall{}, nil, err
 	}
-	return call, []column{{name: "regexp_matches", typ: row.ColumnType{Type: row.TypeTextArray}}}, nil
+	return call, []column{{name: string(fn), typ: row.ColumnType{Type: out}}}, nil
+}
+
+// generateSubscripts lowers generate_subscripts(array, dim[, reverse]):
+// an integer column named after the function.
+func (c *exprCtx) generateSubscripts(args []*pg.Node) (expr.TableCall, []column, error) {
+	if len(args) < 2 || len(args) > 3 {
+		return expr.TableCall{}, nil, sqlerr.Errorf(sqlerr.UndefinedFunction, "function generate_subscripts with %d arguments does not exist", len(args))
+	}
+	a, err := c.lowerTyped(args[0])
+	if err != nil {
+		return expr.TableCall{}, nil, err
+	}
+	if a.untyped() || a.t.Type == row.TypeNull {
+		return expr.TableCall{}, nil, sqlerr.New(sqlerr.DatatypeMismatch, "could not determine polymorphic type because input has type unknown")
+	}
+	es := []expr.Expr{a.e}
+	for i, want := range []row.Type{row.TypeInt64, row.TypeBool}[:len(args)-1] {
+		x, err := c.lowerAs(args[i+1], want)
+		if err != nil {
+			return expr.TableCall{}, nil, err
+		}
+		es = append(es, x.e)
+	}
+	call := expr.TableCall{Func: expr.TableGenerateSubscripts, Args: es}
+	if _, err := call.OutputTypes(c.scope.types()); err != nil {
+		return expr.TableCall{}, nil, err
+	}
+	return call, []column{{name: "generate_subscripts", typ: row.ColumnType{Type: row.TypeInt64}, w: IntWidth4}}, nil
 }

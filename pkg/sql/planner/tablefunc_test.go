@@ -23,6 +23,12 @@ func TestTableFunctionPlans(t *testing.T) {
 		{"SELECT * FROM generate_series(1, 3) WITH ORDINALITY", "with ordinality", []string{"generate_series", "ordinality"}},
 		{"SELECT k, g FROM kv, generate_series(1, kv.k) AS g", "FlatMap generate_series(1, #0)", []string{"k", "g"}},
 		{"SELECT k, g FROM kv LEFT JOIN LATERAL generate_series(1, k) AS g ON g > 1", "FlatMap generate_series(1, #0)", []string{"k", "g"}},
+		{"SELECT * FROM ROWS FROM (generate_series(1, 2), unnest('{a}'::text[]))", "FlatMap rows_from(generate_series(1, 2), unnest(", []string{"generate_series", "unnest"}},
+		{"SELECT * FROM ROWS FROM (generate_series(1, 2), jsonb_each('{}')) WITH ORDINALITY AS x", "with ordinality", []string{"generate_series", "key", "value", "ordinality"}},
+		{"SELECT * FROM ROWS FROM (generate_series(1, 2)) AS x", "FlatMap generate_series(1, 2)", []string{"x"}},
+		{"SELECT r.* FROM kv, ROWS FROM (generate_series(1, k), generate_series(k, 3)) AS r(a, b)", "rows_from(generate_series(1, #0), generate_series(#0, 3))", []string{"a", "b"}},
+		{"SELECT * FROM jsonb_to_record('{}') AS x(a int, b text)", "FlatMap jsonb_to_record(", []string{"a", "b"}},
+		{"SELECT * FROM ROWS FROM (json_to_recordset('[]') AS (a date), generate_series(1, 2)) AS r", "rows_from(json_to_recordset(", []string{"a", "generate_series"}},
 	}
 	env := plan.MapEnv(map[plan.GlobalID]row.RelationDesc{plan.User(1): testCatalog()["kv"].Desc})
 	for _, tt := range tests {
@@ -48,7 +54,14 @@ func TestTableFunctionPlans(t *testing.T) {
 
 func TestTableFunctionErrors(t *testing.T) {
 	for _, tt := range []struct{ sql, code string }{
-		{"SELECT * FROM ROWS FROM (generate_series(1, 2), generate_series(1, 3))", sqlerr.FeatureNotSupported},
+		{"SELECT * FROM ROWS FROM (generate_series(1, 2), generate_series(1, 3)) AS x(a, b, c)", "42P10"},
+		{"SELECT * FROM jsonb_to_record('{}')", sqlerr.SyntaxError},
+		{"SELECT * FROM generate_series(1, 2) AS x(a int)", sqlerr.SyntaxError},
+		{"SELECT * FROM jsonb_to_record('{}') WITH ORDINALITY AS x(a int)", sqlerr.SyntaxError},
+		{"SELECT * FROM ROWS FROM (jsonb_to_record('{}'), generate_series(1, 2)) AS x(a int)", sqlerr.SyntaxError},
+		{"SELECT * FROM jsonb_to_record('{}') AS x(a int, a text)", "42701"},
+		{"SELECT * FROM jsonb_to_record('{}') AS x(a int[])", sqlerr.FeatureNotSupported},
+		{"SELECT * FROM jsonb_to_record('{}', 1) AS x(a int)", sqlerr.UndefinedFunction},
 		{"SELECT * FROM no_such_function(1)", sqlerr.UndefinedFunction},
 		{"SELECT * FROM lower('a')", sqlerr.FeatureNotSupported},
 		{"SELECT * FROM generate_series(1)", sqlerr.UndefinedFunction},

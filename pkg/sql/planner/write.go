@@ -73,9 +73,12 @@ func (p *Planner) PlanInsert(desc row.RelationDesc, widths []IntWidth, mods []Ty
 			hint[k] = desc.Types[t].Type
 		}
 		p.valuesHint = hint
+		if s, ok := srfValues(sel); ok {
+			sel, p.valuesHint, p.targetHint = s, nil, targetHint{list: s.TargetList, types: hint}
+		}
 	}
 	r, err := p.planSubquery(sel, 0)
-	p.valuesHint = nil
+	p.valuesHint, p.targetHint = nil, targetHint{}
 	if err != nil {
 		return nil, err
 	}
