@@ -397,7 +397,10 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 		lg.keyBytes = row.AppendDatums(lg.keyBytes[:0], lg.keyBuf...)
 		written = lg.keyBytes
 	}
-	key := row.NumericKeyRow(written)
+	key := written
+	if lg.spec.RowKey || hasNumeric(lg.keyBuf) {
+		key = row.NumericKeyRow(written)
+	}
 	var valDatums []row.Datum
 	if lg.spec.Val != nil {
 		if lg.valBuf, err = evalInto(lg.spec.Val, datums, lg.valBuf); err != nil {
@@ -433,6 +436,18 @@ func (lg *snapshotKeyLogic) add(r []byte, m int64) {
 		lg.streaming = true
 		clear(lg.index)
 	}
+}
+
+// hasNumeric reports whether any of ds is a numeric or an array of them,
+// the types whose key encoding may differ from their value's
+// (row.NumericKeyRow, Datum.NumericKey).
+func hasNumeric(ds []row.Datum) bool {
+	for _, d := range ds {
+		if t := d.Type(); t == row.TypeNumeric || t == row.TypeNumericArray {
+			return true
+		}
+	}
+	return false
 }
 
 func evalInto(exprs []expr.Expr, datums, dst []row.Datum) ([]row.Datum, error) {
