@@ -66,6 +66,9 @@ type aggScope struct {
 	// sets, for GROUPING SETS, ROLLUP and CUBE, are the grouping sets as
 	// positions in keys (groupsets.go).
 	sets [][]int
+	// subqueryKeys maps the text of each GROUP BY item holding a
+	// subquery to its key (subquery_groupby.go).
+	subqueryKeys map[string]int
 }
 
 // aggDefaults are the aggregates over no rows: count 0, others NULL.
@@ -121,6 +124,10 @@ func (a *aggScope) match(c *exprCtx, n *pg.Node) (typed, bool, error) {
 	}
 	if _, isConst := n.Node.(*pg.Node_AConst); isConst {
 		return typed{}, false, nil
+	}
+	if i, ok := a.subqueryKey(n); ok {
+		k := a.keys[i]
+		return typed{e: expr.Column(i), t: k.t, w: k.w, mod: k.mod}, true, nil
 	}
 	if x, err := inner.lowerTyped(n); err == nil && !x.untyped() {
 		for i, k := range a.keys {

@@ -107,11 +107,13 @@ func (p *Planner) groupUnit(sel *pg.SelectStmt, c *exprCtx, agg *aggScope, n *pg
 	}
 	var out []int
 	for _, it := range items {
-		x, err := p.groupExpr(sel, c, it)
+		x, n, err := p.groupExpr(sel, c, it)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, agg.keyIndex(x))
+		i := agg.keyIndex(x)
+		agg.noteSubqueryKey(n, i)
+		out = append(out, i)
 	}
 	return out, nil
 }

@@ -374,21 +374,23 @@ func walkExpr(n *pg.Node, f func(*pg.Node) bool) {
 // groupKeys lowers the GROUP BY items: a position in the select list, an
 // expression over the input, or (as Postgres allows) an output alias.
 func (p *Planner) groupKeys(sel *pg.SelectStmt, in *scope, agg *aggScope) error {
-	c := &exprCtx{p: p, scope: in, clause: "GROUP BY"}
+	// rel: a subquery in GROUP BY attaches to the aggregated relation,
+	// as one in WHERE does (subquery_groupby.go).
+	c := &exprCtx{p: p, scope: in, rel: agg.inputRel, clause: "GROUP BY", depth: agg.depth}
 	for _, g := range sel.GroupClause {
 		if _, ok := g.Node.(*pg.Node_GroupingSet); ok {
 			return p.groupingSets(sel, c, agg)
 		}
 	}
 	for _, g := range sel.GroupClause {
-		x, err := p.groupExpr(sel, c, g)
+		x, n, err := p.groupExpr(sel, c, g)
 		if err != nil {
 			return err
 		}
 		if err := refuseJSONKey(x.t.Type, "an equality"); err != nil {
 			return err
 		}
-		agg.keyIndex(x)
+		agg.noteSubqueryKey(n, agg.keyIndex(x))
 	}
 	return nil
 }
@@ -405,18 +407,19 @@ func (a *aggScope) keyIndex(x typed) int {
 }
 
 // groupExpr lowers one GROUP BY item: a position in the select list, an
-// expression over the input, or (as Postgres allows) an output alias.
-func (p *Planner) groupExpr(sel *pg.SelectStmt, c *exprCtx, g *pg.Node) (typed, error) {
+// expression over the input, or (as Postgres allows) an output alias. It
+// also returns the expression the item stands for.
+func (p *Planner) groupExpr(sel *pg.SelectStmt, c *exprCtx, g *pg.Node) (typed, *pg.Node, error) {
 	in := c.scope
 	n := g
 	if k := g.GetAConst(); k != nil && k.GetIval() != nil {
 		pos := int(k.GetIval().Ival)
 		if pos < 1 || pos > len(sel.TargetList) {
-			return typed{}, sqlerr.Errorf("42P10", "GROUP BY position %d is not in select list", pos)
+			return typed{}, nil, sqlerr.Errorf("42P10", "GROUP BY position %d is not in select list", pos)
 		}
 		n = sel.TargetList[pos-1].GetResTarget().GetVal()
 		if n == nil || n.GetColumnRef() != nil && starRef(n.GetColumnRef()) {
-			return typed{}, sqlerr.Unsupported("GROUP BY position of *")
+			return typed{}, nil, sqlerr.Unsupported("GROUP BY position of *")
 		}
 	} else if cr := g.GetColumnRef(); cr != nil {
 		if t, col, _, err := columnRefName(cr); err == nil && t == "" {
@@ -430,7 +433,8 @@ func (p *Planner) groupExpr(sel *pg.SelectStmt, c *exprCtx, g *pg.Node) (typed, 
 			}
 		}
 	}
-	return c.lower(n)
+	x, err := c.lower(n)
+	return x, n, err
 }
 
 func starRef(cr *pg.ColumnRef) bool {
