@@ -416,21 +416,62 @@ func (p *Planner) fromWithFrame(items []*pg.Node, conjuncts []*pg.Node, depth in
 	return r, frame.arity(), conjuncts, nil
 }
 
-// framedJoinLeft pairs the left side of a JOIN whose ON condition names
-// outer columns with the frame's rows (D × l), so that the join's
-// output starts with the outer values and each (outer value, left row)
-// is matched, or for a LEFT join kept unmatched, on its own. A RIGHT or
-// FULL join would have to preserve right rows per outer value, and USING
-// or an alias would reorder or rename the outer columns: those are
-// refused.
-func framedJoinLeft(f *corrFrame, j *pg.JoinExpr, l *rel) (*rel, error) {
-	switch {
-	case j.Jointype != pg.JoinType_JOIN_INNER && j.Jointype != pg.JoinType_JOIN_LEFT:
-		return nil, sqlerr.Unsupported("outer columns in the ON condition of a RIGHT or FULL join in a correlated subquery")
-	case j.IsNatural || len(j.UsingClause) > 0 || j.Alias != nil:
-		return nil, sqlerr.Unsupported("outer columns in a correlated subquery's join with USING, NATURAL or an alias")
+// framedJoinSides pairs a JOIN whose ON condition names outer columns
+// with the frame's rows, so that the join's output starts with the outer
+// values and each outer value's rows are joined on their own. For an
+// inner or LEFT join the left side is paired (D × l), and returned with
+// fk 0. A RIGHT or FULL join must preserve the unmatched rows of the
+// right side (and the left) for each outer value: both sides are paired
+// (D × l, D × r, the right's copy of the outer columns unnamed), the
+// join's caller matches pairs on the frame's fk keys as well as on ON,
+// and frameKeysFirst puts one copy of the outer values in front. USING,
+// NATURAL or an alias would reorder or rename the outer columns: those
+// are refused.
+func framedJoinSides(f *corrFrame, j *pg.JoinExpr, l, r *rel) (*rel, *rel, int, error) {
+	if j.IsNatural || len(j.UsingClause) > 0 || j.Alias != nil {
+		return nil, nil, 0, sqlerr.Unsupported("outer columns in a correlated subquery's join with USING, NATURAL or an alias")
 	}
-	return frameRel(f, l), nil
+	if j.Jointype != pg.JoinType_JOIN_RIGHT && j.Jointype != pg.JoinType_JOIN_FULL {
+		return frameRel(f, l), r, 0, nil
+	}
+	unnamed := &scope{cols: make([]column, len(f.s.cols))}
+	for i, c := range f.s.cols {
+		c.name, c.table, c.hidden = "", "", true
+		unnamed.cols[i] = c
+	}
+	paired := newRel(plan.NewJoin(f.d, r.plan(), nil, nil), unnamed.concat(r.scope))
+	return frameRel(f, l), paired, f.arity(), nil
+}
+
+// frameKeysFirst turns the output of a join of two framed sides, (D, l,
+// D', r) with la the left's width, into (D, l, r): a row either side left
+// unmatched has the other side's copy of the outer values NULL, so each
+// outer column is the one copy that is set (both are equal when matched).
+func frameKeysFirst(out *rel, fk, la int) *rel {
+	n := out.arity()
+	exprs := make([]expr.Expr, fk)
+	for i := range exprs {
+		exprs[i] = expr.Coalesce(expr.Column(i), expr.Column(la+i))
+	}
+	proj := make([]int, 0, n-fk)
+	for i := range fk {
+		proj = append(proj, n+i)
+	}
+	for i := fk; i < la; i++ {
+		proj = append(proj, i)
+	}
+	for i := la + fk; i < n; i++ {
+		proj = append(proj, i)
+	}
+	cols := make([]column, 0, n-fk)
+	for i := range fk {
+		c := out.scope.cols[i]
+		c.typ.Nullable = out.scope.cols[i].typ.Nullable && out.scope.cols[la+i].typ.Nullable
+		cols = append(cols, c)
+	}
+	cols = append(cols, out.scope.cols[fk:la]...)
+	cols = append(cols, out.scope.cols[la+fk:]...)
+	return newRel(plan.NewMfp(out.plan(), expr.MFP{Expressions: exprs, Projection: proj}), &scope{cols: cols})
 }
 
 // namesOuter reports whether the last name that did not resolve is a

@@ -274,8 +274,11 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 	if err != nil {
 		return nil, err
 	}
+	// fk: the frame's keys lead both sides (a RIGHT or FULL join naming
+	// outer columns, framedJoinSides).
+	var fk int
 	if frame != nil {
-		if l, err = framedJoinLeft(frame, j, l); err != nil {
+		if l, r, fk, err = framedJoinSides(frame, j, l, r); err != nil {
 			return nil, err
 		}
 	}
@@ -387,6 +390,11 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 	}
 	lp, rp := l.plan(), r.plan()
 	lf, rf := filterNullKeys(lp, la, lk), filterNullKeys(rp, ra, rk)
+	if fk > 0 {
+		// Pairs match per outer value, a NULL one included (keys match by
+		// their encodings): these keys are not filtered for NULLs.
+		lk, rk = append(columns(fk), lk...), append(columns(fk), rk...)
+	}
 	matched := newRel(plan.NewJoin(lf, rf, lk, rk), both)
 	if lat != nil {
 		matched = newRel(lat.plan(), both)
@@ -430,6 +438,9 @@ func (p *Planner) join(j *pg.JoinExpr, depth int) (*rel, error) {
 			p.noteOuterJoin(u, oj)
 		}
 		out = newRel(u, outScope)
+	}
+	if fk > 0 {
+		out = frameKeysFirst(out, fk, la)
 	}
 	if len(usingPairs) > 0 {
 		out = mergeUsing(out, usingPairs, using, la, j.Jointype)
