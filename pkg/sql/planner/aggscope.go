@@ -69,6 +69,9 @@ type aggScope struct {
 	// subqueryKeys maps the text of each GROUP BY item holding a
 	// subquery to its key (subquery_groupby.go).
 	subqueryKeys map[string]int
+	// outerCols names the output columns of aggregates moved out of this
+	// level's subqueries (outeragg.go).
+	outerCols map[int]string
 }
 
 // aggDefaults are the aggregates over no rows: count 0, others NULL.

@@ -3,6 +3,8 @@ package planner
 import (
 	"slices"
 
+	pg "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/tandemdb/tandem/pkg/compute/plan"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -104,6 +106,9 @@ type Planner struct {
 	locals uint64
 	// rows holds the row comparisons expanded so far (rowcompare.go).
 	rows rowForms
+	// outerAggs are the aggregate calls moved out of subqueries so far,
+	// by the name that replaced them (outeragg.go).
+	outerAggs map[string]*pg.Node
 }
 
 // Referenced returns the ids of every catalog relation the planned

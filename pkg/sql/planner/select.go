@@ -45,8 +45,13 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 	}
 	distinctOn := len(sel.DistinctClause) > 0 && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].Node != nil)
 	distinct := len(sel.DistinctClause) > 0 && !distinctOn
+	// Aggregates of this level written inside its subqueries (outeragg.go).
+	hoisted, err := p.hoistOuterAggregates(sel, r.scope)
+	if err != nil {
+		return nil, nil, 0, err
+	}
 	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil || hasAggregate(sel.TargetList) ||
-		hasAggregate(sortNodes(sel.SortClause))
+		hasAggregate(sortNodes(sel.SortClause)) || len(hoisted) > 0
 	windowed := hasWindow(sel.TargetList) || hasWindow(sortNodes(sel.SortClause))
 	var srf *srfScope
 	outputs := append(sortNodes(sel.SortClause), sel.TargetList...)
@@ -86,6 +91,10 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 		if err := p.groupKeys(sel, r.scope, agg); err != nil {
 			return nil, nil, 0, err
 		}
+		ctx := &exprCtx{p: p, scope: r.scope, rel: r, clause: "aggregate function arguments", depth: depth}
+		if agg.outerCols, err = agg.registerOuterAggregates(ctx, hoisted); err != nil {
+			return nil, nil, 0, err
+		}
 	}
 	named, err := namedWindows(sel.WindowClause)
 	if err != nil {
@@ -106,7 +115,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 			// that it exists: lower the outputs again over it (the
 			// aggregates found by the first pass are the same).
 			agg.post = r
-			agg.postScope = groupedScope(r.scope, len(agg.keys))
+			agg.postScope = agg.groupedScope(r.scope)
 			if windowed {
 				win = &winScope{named: named}
 			}
@@ -123,7 +132,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 		// HAVING; the outputs are lowered again over their results.
 		r = buildWindows(r, win, nk)
 		if grouped {
-			agg.post, agg.postScope = r, groupedScope(r.scope, len(agg.keys))
+			agg.post, agg.postScope = r, agg.groupedScope(r.scope)
 		}
 		win.resolve = true
 		if out, err = p.lowerOutputs(sel, r, agg, depth, win, srf.fresh()); err != nil {
@@ -135,7 +144,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 		// time; the last lowering's calls are over r as it now is.
 		r = buildSRFs(r, srf)
 		if grouped {
-			agg.post, agg.postScope = r, groupedScope(r.scope, len(agg.keys))
+			agg.post, agg.postScope = r, agg.groupedScope(r.scope)
 		}
 		if out, err = p.lowerOutputs(sel, r, agg, depth, win, srf); err != nil {
 			return nil, nil, 0, err
@@ -282,10 +291,15 @@ func (p *Planner) lowerOutputs(sel *pg.SelectStmt, r *rel, agg *aggScope, depth 
 // groupedScope is the scope of an aggregation's output as a correlated
 // subquery sees it: the grouped columns keep their names, the aggregates
 // cannot be named.
-func groupedScope(s *scope, keys int) *scope {
+func (a *aggScope) groupedScope(s *scope) *scope {
 	out := &scope{cols: append([]column(nil), s.cols...)}
-	for i := keys; i < len(out.cols); i++ {
+	for i := len(a.keys); i < len(out.cols); i++ {
 		out.cols[i] = column{name: "?aggregate?", typ: out.cols[i].typ, hidden: true}
+		if name, ok := a.outerCols[i]; ok {
+			// An aggregate moved out of a subquery, which reads it by
+			// this name (outeragg.go).
+			out.cols[i] = column{name: name, typ: out.cols[i].typ, unstarred: true}
+		}
 	}
 	return out
 }

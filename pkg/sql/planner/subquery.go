@@ -424,7 +424,8 @@ func (c *exprCtx) subLinkType(sl *pg.SubLink) (typed, error) {
 	if kind != "value" && kind != "array" {
 		return typed{e: expr.TypedNull(row.TypeBool), t: row.ColumnType{Type: row.TypeBool, Nullable: true}}, nil
 	}
-	sp, err := c.p.planSubLinkQuery(sl, c.agg.inputRel, c.agg.input, true, c.depth)
+	in, inScope := c.agg.typingInput()
+	sp, err := c.p.planSubLinkQuery(sl, in, inScope, true, c.depth)
 	if err != nil {
 		return typed{}, err
 	}
