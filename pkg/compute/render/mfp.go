@@ -66,9 +66,11 @@ func mfpDecoder(m *expr.MFP) *rowDecoder {
 // MapFilterProject renders an MFP over an update stream; it returns the ok
 // stream and the stream of new errors.
 func MapFilterProject(b *dataflow.Builder, name string, in dataflow.Stream, mfp *expr.MFP) (ok, errs dataflow.Stream) {
-	dec := mfpDecoder(mfp)
-	dec.prefix = true // the collection's rows: engine-encoded, one arity
-	op := b.AddOperator("Mfp "+name, []dataflow.Connection{{From: in}}, 2, &mfpLogic{mfp: preparedMFP{mfp: mfp}, dec: dec})
+	// Not decoded by prefix (rowDecoder.prefix): a collection's history
+	// may hold rows of two arities (ALTER TABLE ADD COLUMN retracts each
+	// row and inserts it with the column), which only a full decode reads
+	// each as written.
+	op := b.AddOperator("Mfp "+name, []dataflow.Connection{{From: in}}, 2, &mfpLogic{mfp: preparedMFP{mfp: mfp}, dec: mfpDecoder(mfp)})
 	return op.Stream(0), op.Stream(1)
 }
 
@@ -142,9 +144,8 @@ type keyLogic struct {
 // stream (ready for Arrange) and the stream of evaluation errors.
 func KeyBy(b *dataflow.Builder, name string, in dataflow.Stream, spec KeySpec) (keyed, errs dataflow.Stream) {
 	exprs := append(append([]expr.Expr(nil), spec.Key...), spec.Val...)
-	// Prefix decoding: every row of a collection was encoded by the
-	// engine and has the collection's arity (rowDecoder).
-	lg := &keyLogic{spec: spec, dec: rowDecoder{used: usedColumns(exprs, nil), prefix: true}}
+	// A full decode, not by prefix: see MapFilterProject.
+	lg := &keyLogic{spec: spec, dec: rowDecoder{used: usedColumns(exprs, nil)}}
 	op := b.AddOperator("KeyBy "+name, []dataflow.Connection{{From: in}}, 2, lg)
 	return op.Stream(0), op.Stream(1)
 }
