@@ -197,6 +197,10 @@ func (g *shapeGen) groupShape(depth int) (string, []gcol) {
 	case 3:
 		group = " GROUP BY CUBE (" + strings.Join(keys, ", ") + ")"
 	default:
+		if g.chance(0.25) {
+			// A subquery as a key, named again by the select list.
+			keys[0] = "(SELECT " + keys[0] + ")"
+		}
 		group = " GROUP BY " + strings.Join(keys, ", ")
 	}
 	for i, k := range keys {
@@ -234,8 +238,12 @@ func (g *shapeGen) groupShape(depth int) (string, []gcol) {
 		q += " WHERE " + g.pred(x)
 	}
 	q += group
-	if group != "" && g.chance(0.3) {
+	switch {
+	case group != "" && g.chance(0.3):
 		q += fmt.Sprintf(" HAVING count(*) > %d", g.pick(2))
+	case group != "" && g.chance(0.2):
+		// An aggregate of this level written inside a subquery.
+		q += fmt.Sprintf(" HAVING EXISTS (SELECT 1 WHERE max(%s) > %d)", x.ref(g.intCol(x)), g.pick(5))
 	}
 	return q, outCols(kinds...)
 }

@@ -158,6 +158,10 @@ func (a *aggScope) groupingCall(c *exprCtx, gf *pg.GroupingFunc) (typed, error) 
 	inner := &exprCtx{p: c.p, scope: a.input, clause: "GROUPING"}
 	keys := make([]int, len(gf.Args))
 	for i, arg := range gf.Args {
+		if j, ok := a.subqueryKey(arg); ok {
+			keys[i] = j
+			continue
+		}
 		x, err := inner.lowerTyped(arg)
 		if err != nil {
 			return typed{}, err
