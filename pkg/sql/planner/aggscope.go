@@ -70,8 +70,10 @@ type aggScope struct {
 	// subquery to its key (subquery_groupby.go).
 	subqueryKeys map[string]int
 	// outerCols names the output columns of aggregates moved out of this
-	// level's subqueries (outeragg.go).
-	outerCols map[int]string
+	// level's subqueries, and outerExprs are those computed from several
+	// (outeragg.go).
+	outerCols  map[int]string
+	outerExprs []outerExpr
 }
 
 // aggDefaults are the aggregates over no rows: count 0, others NULL.

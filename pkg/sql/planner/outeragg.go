@@ -7,6 +7,7 @@ import (
 
 	"github.com/tandemdb/tandem/pkg/compute/expr"
 	"github.com/tandemdb/tandem/pkg/compute/plan"
+	"github.com/tandemdb/tandem/pkg/compute/row"
 	"github.com/tandemdb/tandem/pkg/sql/sqlerr"
 )
 
@@ -30,10 +31,10 @@ import (
 // from every table of that FROM (all of them catalog tables). Other
 // forms stay refused (refuseOuterAggregate).
 
-// hoistable are the aggregates a level computes as one output column
-// (avg is a quotient of two, and stays refused when outer).
+// hoistable are the aggregates moved out; others (FILTER, ORDER BY,
+// string_agg...) stay refused when outer.
 var hoistable = map[string]bool{"count": true, "sum": true, "min": true, "max": true,
-	"bool_and": true, "bool_or": true, "every": true}
+	"avg": true, "bool_and": true, "bool_or": true, "every": true}
 
 // outerAggregate is one call moved out of a subquery: its name in the
 // level's aggregation output, and the call itself.
@@ -196,24 +197,59 @@ func onlyOuterColumns(args []*pg.Node, own fromNames, complete bool, in *scope) 
 }
 
 // registerOuterAggregates adds the hoisted calls to agg's aggregates (c
-// lowers over the level's input) and returns the aggregation output
-// column of each by name.
-func (a *aggScope) registerOuterAggregates(c *exprCtx, hoisted []outerAggregate) (map[int]string, error) {
-	if len(hoisted) == 0 {
-		return nil, nil
-	}
-	cols := map[int]string{}
+// lowers over the level's input) and names their aggregation output
+// columns; a call computed from several (avg: a sum over a count) is an
+// expression over them, added as a column after the aggregation
+// (appendOuterExprs).
+func (a *aggScope) registerOuterAggregates(c *exprCtx, hoisted []outerAggregate) error {
 	for _, h := range hoisted {
 		x, ok, err := a.match(c, h.call)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if !ok || x.e.Op != expr.OpColumn {
-			return nil, sqlerr.Unsupported("this aggregate over only outer columns in a subquery")
+		if !ok {
+			return sqlerr.Unsupported("this aggregate over only outer columns in a subquery")
 		}
-		cols[x.e.Index] = h.name
+		if x.e.Op == expr.OpColumn {
+			if a.outerCols == nil {
+				a.outerCols = map[int]string{}
+			}
+			a.outerCols[x.e.Index] = h.name
+			continue
+		}
+		t := x.t
+		t.Nullable = true
+		a.outerExprs = append(a.outerExprs, outerExpr{name: h.name, e: x.e, t: t})
 	}
-	return cols, nil
+	return nil
+}
+
+// outerExpr is a moved aggregate computed from aggregation output
+// columns.
+type outerExpr struct {
+	name string
+	e    expr.Expr
+	t    row.ColumnType
+}
+
+// appendOuterExprs adds the moved aggregates that are expressions to r,
+// the aggregation's output, as named columns after its own.
+func (a *aggScope) appendOuterExprs(r *rel) {
+	if len(a.outerExprs) == 0 {
+		return
+	}
+	n := r.arity()
+	exprs := make([]expr.Expr, len(a.outerExprs))
+	cols := make([]column, len(a.outerExprs))
+	if a.outerCols == nil {
+		a.outerCols = map[int]string{}
+	}
+	for i, o := range a.outerExprs {
+		exprs[i] = o.e
+		cols[i] = column{name: o.name, typ: o.t, unstarred: true}
+		a.outerCols[n+i] = o.name
+	}
+	r.extend(plan.NewMfp(r.plan(), appendLiterals(n, exprs)), cols)
 }
 
 // typingInput is the relation a subquery of the level is planned over to
@@ -221,21 +257,24 @@ func (a *aggScope) registerOuterAggregates(c *exprCtx, hoisted []outerAggregate)
 // input, with each moved aggregate as a NULL column of its type under its
 // name.
 func (a *aggScope) typingInput() (*rel, *scope) {
-	if len(a.outerCols) == 0 {
+	if len(a.outerCols) == 0 && len(a.outerExprs) == 0 {
 		return a.inputRel, a.input
 	}
 	n := a.inputRel.arity()
 	cols := append([]column(nil), a.input.cols...)
 	var nulls []expr.Expr
-	for i := len(a.keys); i < len(a.keys)+len(a.aggs); i++ {
-		name, ok := a.outerCols[i]
-		if !ok {
-			continue
-		}
-		t := a.aggs[i-len(a.keys)].out
+	add := func(name string, t row.ColumnType) {
 		t.Nullable = true
 		nulls = append(nulls, expr.TypedNull(t.Type))
 		cols = append(cols, column{name: name, typ: t, unstarred: true})
+	}
+	for i := len(a.keys); i < len(a.keys)+len(a.aggs); i++ {
+		if name, ok := a.outerCols[i]; ok {
+			add(name, a.aggs[i-len(a.keys)].out)
+		}
+	}
+	for _, o := range a.outerExprs {
+		add(o.name, o.t)
 	}
 	s := &scope{cols: cols}
 	return newRel(plan.NewMfp(a.inputRel.plan(), appendLiterals(n, nulls)), s), s

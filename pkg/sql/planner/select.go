@@ -92,7 +92,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 			return nil, nil, 0, err
 		}
 		ctx := &exprCtx{p: p, scope: r.scope, rel: r, clause: "aggregate function arguments", depth: depth}
-		if agg.outerCols, err = agg.registerOuterAggregates(ctx, hoisted); err != nil {
+		if err := agg.registerOuterAggregates(ctx, hoisted); err != nil {
 			return nil, nil, 0, err
 		}
 	}
@@ -110,6 +110,7 @@ func (p *Planner) selectCore(sel *pg.SelectStmt, depth int, frame *corrFrame) (*
 	}
 	if grouped {
 		r = p.reduce(r, agg)
+		agg.appendOuterExprs(r)
 		if agg.sawSubLink || windowed {
 			// Subqueries over the aggregation's output attach to it now
 			// that it exists: lower the outputs again over it (the
