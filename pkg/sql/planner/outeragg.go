@@ -184,7 +184,9 @@ func onlyOuterColumns(args []*pg.Node, own fromNames, complete bool, in *scope) 
 				case table == "" && (!complete || own.columns[col]):
 					ok = false
 				default:
-					if _, err := in.resolve(table, col); err != nil {
+					// This level's own column: one of a level further out
+					// makes the aggregate that level's (not taken).
+					if _, err := in.resolveLevel(table, col, false); err != nil {
 						ok = false
 					}
 					named++
