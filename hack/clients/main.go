@@ -155,7 +155,7 @@ func runTandem(ctx context.Context, o options, root, binDir string, drv drivers,
 			hydration = time.Since(start)
 			logf("tandem: indexes hydrated %.1f s after pgbench -i returned", hydration.Seconds())
 			before = scrapeStages(ctx, c)
-		}}
+		}, cpu: replicaMeter(c)}
 		if pprofAddr != "" {
 			hooks.during = func(ctx context.Context) { profile(ctx, pprofAddr, o, logf) }
 		}
@@ -202,7 +202,7 @@ func runPostgres(ctx context.Context, o options, root string, drv drivers, rep *
 	t := target{name: "postgres", host: "127.0.0.1", port: strconv.Itoa(pg.Port), user: "postgres", db: "postgres"}
 	logf("postgres: server on %s:%s", t.host, t.port)
 	if !o.skipBench {
-		res, err := runPgbench(ctx, o.bench, t, logf, runHooks{})
+		res, err := runPgbench(ctx, o.bench, t, logf, runHooks{cpu: postgresCPU(pg.Pid())})
 		if err != nil {
 			fail(err)
 		}

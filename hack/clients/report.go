@@ -51,6 +51,8 @@ func (r *report) print(w io.Writer) {
 			printStages(w, "Tandem controller, mean time per read in each stage (tandem_read_stage_seconds)", r.tandem.stages)
 			printStages(w, "Tandem replica, mean time per read in each stage (tandem_compute_read_stage_seconds)", r.tandem.replicaStages)
 		}
+		printCPU(w, "Tandem", r.tandem)
+		printCPU(w, "PostgreSQL", r.postgres)
 		printLaneArms(w, r.laneArms)
 	}
 	if len(r.scripts) > 0 {
