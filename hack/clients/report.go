@@ -101,9 +101,9 @@ func httpGet(ctx context.Context, url string) ([]byte, error) {
 	return b, nil
 }
 
-// fetchProfile saves a CPU profile of secs seconds from a pprof server.
-func fetchProfile(ctx context.Context, addr string, secs int, path string) error {
-	b, err := httpGet(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs))
+// fetchTo saves the body of a GET (a profile or a trace) in path.
+func fetchTo(ctx context.Context, url, path string) error {
+	b, err := httpGet(ctx, url)
 	if err != nil {
 		return err
 	}
