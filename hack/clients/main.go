@@ -337,4 +337,3 @@ func flagValue(args []string, flag string) string {
 	}
 	return ""
 }
-
