@@ -6,8 +6,15 @@
 //     `pgbench -S -n -c CLIENTS -T SECONDS` runs its select-only workload;
 //     first against a fresh Tandem, then against a throwaway PostgreSQL
 //     (never both at once). Both results are printed with the machine's
-//     load average around each run, and for Tandem the mean time per read
-//     of each stage of pkg/readtrace (tandem_read_stage_seconds).
+//     load average around each run, the CPU time per transaction of each
+//     process (controller and replica from /proc/PID/stat, PostgreSQL's
+//     postmaster with its exited backends, pgbench from its rusage: on a
+//     shared machine the number to move, where TPS and latency vary with
+//     the load), and for Tandem the mean time per read of each stage of
+//     pkg/readtrace (tandem_read_stage_seconds). --profile=DIR adds CPU
+//     profiles and then execution traces of the controller and the
+//     replica during -S; --bin-dir runs given binaries instead of
+//     building, so two builds can be compared alternately in one session.
 //   - psycopg2 (test/clients/psycopg2_types.py) and node-postgres
 //     (test/clients/node_pg_types.js): a table with every column type,
 //     filled with parameters, read back and compared. Each script runs

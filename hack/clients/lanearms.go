@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -45,10 +44,11 @@ func runLaneArms(ctx context.Context, o options, c *proc.Controller, t target, l
 				return arms, fmt.Errorf("set enable_peek_lane: %w", err)
 			}
 			time.Sleep(time.Second) // the lanes re-open (on) or drain (off)
-			cpu0, before := processCPU(c), scrapeStages(ctx, c)
+			meter := replicaMeter(c)
+			cpu0, before := processCPU(meter), scrapeStages(ctx, c)
 			lane0 := lanePeeksSent(ctx, c)
 			out, err := runTool(ctx, o.bench.pgbench, o.bench.runArgs(t)...)
-			cpu := processCPU(c) - cpu0
+			cpu := processCPU(meter) - cpu0
 			after := scrapeStages(ctx, c)
 			lanePeeks := lanePeeksSent(ctx, c) - lane0
 			if err != nil {
@@ -90,35 +90,9 @@ func lanePeeksSent(ctx context.Context, c *proc.Controller) float64 {
 	return 0
 }
 
-// processCPU is the CPU time the controller and its replicas used so far.
-func processCPU(c *proc.Controller) time.Duration {
-	pids, _ := c.Children("replica")
-	var total time.Duration
-	for _, pid := range append(pids, c.Pid()) {
-		total += pidCPU(pid)
-	}
-	return total
-}
-
-// pidCPU reads utime+stime of a process from /proc (clock ticks of
-// 10 ms, the kernel's USER_HZ on Linux).
-func pidCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
+// replicaMeter meters the CPU of the controller and its replicas.
+func replicaMeter(c *proc.Controller) cpuMeter {
+	return tandemCPU(c.Pid, func() ([]int, error) { return c.Children("replica") })
 }
 
 // printLaneArms prints the arms and the ratio of their means.

@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,6 +37,8 @@ type options struct {
 	profileDir string
 	keep       bool
 	laneRounds int
+	binDir     string
+	skipPG     bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -49,8 +50,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.bench.duration, "duration", 30*time.Second, "pgbench -S run time (-T, whole seconds)")
 	fs.BoolVar(&o.skipBench, "skip-pgbench", false, "run only the driver scripts")
 	fs.BoolVar(&o.skipDriver, "skip-drivers", false, "run only pgbench")
-	fs.StringVar(&o.profileDir, "profile", "", "directory for a CPU profile of the controller during Tandem's pgbench -S (controller.pprof)")
+	fs.StringVar(&o.profileDir, "profile", "", "directory for CPU profiles (controller.pprof, replica.pprof) and then execution traces (controller.trace, replica.trace) of Tandem during pgbench -S")
 	fs.IntVar(&o.laneRounds, "lane-rounds", 0, "after Tandem's pgbench -S, rounds of pgbench -S with enable_peek_lane off and on, alternating (docs/design/read-path.md)")
+	fs.StringVar(&o.binDir, "bin-dir", "", "run the controller and replica binaries in this directory instead of building them (to compare two builds in one session, alternately)")
+	fs.BoolVar(&o.skipPG, "skip-postgres", false, "run only against Tandem")
 	fs.BoolVar(&o.keep, "keep", false, "keep Tandem's data directory (its logs) after the run")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -91,14 +94,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	binDir, err := os.MkdirTemp("", "tandem-clients-bin-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(binDir)
-	logf("building controller and replica")
-	if err := proc.Build(ctx, root, binDir); err != nil {
-		return err
+	binDir := o.binDir
+	if binDir == "" {
+		if binDir, err = os.MkdirTemp("", "tandem-clients-bin-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(binDir)
+		logf("building controller and replica")
+		if err := proc.Build(ctx, root, binDir); err != nil {
+			return err
+		}
 	}
 
 	rep := &report{bench: o.bench}
@@ -110,8 +115,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := runTandem(ctx, o, root, binDir, drv, rep, logf, fail); err != nil {
 		return err
 	}
-	if err := runPostgres(ctx, o, root, drv, rep, logf, fail); err != nil {
-		return err
+	if !o.skipPG {
+		if err := runPostgres(ctx, o, root, drv, rep, logf, fail); err != nil {
+			return err
+		}
 	}
 	rep.print(stdout)
 	return errors.Join(failures...)
@@ -121,14 +128,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // A client's failure goes to fail; the error is for the harness itself.
 func runTandem(ctx context.Context, o options, root, binDir string, drv drivers, rep *report, logf func(string, ...any), fail func(error)) error {
 	cfg := proc.Config{BinDir: binDir, Keep: o.keep, ExtraArgs: []string{"--log-level=warn"}}
-	var pprofAddr string
+	var pp pprofAddrs
 	if o.profileDir != "" {
-		port, err := oracle.FreePort()
-		if err != nil {
+		var err error
+		if pp, err = freePprofAddrs(); err != nil {
 			return err
 		}
-		pprofAddr = "127.0.0.1:" + strconv.Itoa(port)
-		cfg.ExtraArgs = append(cfg.ExtraArgs, "--pprof-listen-addr="+pprofAddr)
+		cfg.ExtraArgs = append(cfg.ExtraArgs, "--pprof-listen-addr="+pp.controller)
+		// The replicas inherit the controller's environment; the
+		// controller's own flag wins over the variable.
+		cfg.Env = []string{"TANDEM_PPROF_LISTEN_ADDR=" + pp.replica}
 	}
 	c, err := proc.Start(ctx, cfg)
 	if err != nil {
@@ -155,9 +164,9 @@ func runTandem(ctx context.Context, o options, root, binDir string, drv drivers,
 			hydration = time.Since(start)
 			logf("tandem: indexes hydrated %.1f s after pgbench -i returned", hydration.Seconds())
 			before = scrapeStages(ctx, c)
-		}}
-		if pprofAddr != "" {
-			hooks.during = func(ctx context.Context) { profile(ctx, pprofAddr, o, logf) }
+		}, cpu: replicaMeter(c)}
+		if o.profileDir != "" {
+			hooks.during = func(ctx context.Context) { profile(ctx, pp, o, logf) }
 		}
 		res, err := runPgbench(ctx, o.bench, t, logf, hooks)
 		if err != nil {
@@ -202,7 +211,7 @@ func runPostgres(ctx context.Context, o options, root string, drv drivers, rep *
 	t := target{name: "postgres", host: "127.0.0.1", port: strconv.Itoa(pg.Port), user: "postgres", db: "postgres"}
 	logf("postgres: server on %s:%s", t.host, t.port)
 	if !o.skipBench {
-		res, err := runPgbench(ctx, o.bench, t, logf, runHooks{})
+		res, err := runPgbench(ctx, o.bench, t, logf, runHooks{cpu: postgresCPU(pg.Pid())})
 		if err != nil {
 			fail(err)
 		}
@@ -327,15 +336,4 @@ func flagValue(args []string, flag string) string {
 		}
 	}
 	return ""
-}
-
-// profile takes a CPU profile of the controller for most of the run.
-func profile(ctx context.Context, addr string, o options, logf func(string, ...any)) {
-	secs := max(1, int(o.bench.duration.Seconds())-5)
-	path := filepath.Join(o.profileDir, "controller.pprof")
-	if err := fetchProfile(ctx, addr, secs, path); err != nil {
-		logf("profile: %v", err)
-		return
-	}
-	logf("tandem: controller CPU profile of %ds in %s", secs, path)
 }

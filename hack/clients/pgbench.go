@@ -46,6 +46,9 @@ type benchResult struct {
 	// in the replica (reads while pgbench -S ran).
 	stages, replicaStages []stageTime
 	hydration             time.Duration // from pgbench -i's end to every index hydrated
+	// cpu is the CPU time of each server process, then pgbench's, during
+	// the select-only run.
+	cpu []procCPU
 }
 
 // pgbenchRun is the summary pgbench prints after a run.
@@ -130,11 +133,12 @@ func (c benchConfig) runArgs(t target) []string {
 
 // runHooks let the caller observe the select-only run: before is called
 // once the tables are initialised, right before the run; during runs
-// alongside it (e.g. to take a profile) and is cancelled when it ends.
-// Either may be nil.
+// alongside it (e.g. to take a profile) and is cancelled when it ends;
+// cpu meters the server's processes around the run. Any may be nil.
 type runHooks struct {
 	before func(context.Context)
 	during func(context.Context)
+	cpu    cpuMeter
 }
 
 // runPgbench initialises pgbench's tables in t and runs the select-only
@@ -163,9 +167,17 @@ func runPgbench(ctx context.Context, c benchConfig, t target, logf func(string, 
 	} else {
 		close(done)
 	}
-	out, err = runTool(ctx, c.pgbench, c.runArgs(t)...)
+	var cpu0 []procCPU
+	if hooks.cpu != nil {
+		cpu0 = hooks.cpu()
+	}
+	out, pgbenchCPU, err := runToolCPU(ctx, c.pgbench, c.runArgs(t)...)
 	cancel()
 	<-done
+	if hooks.cpu != nil {
+		res.cpu = cpuDeltas(cpu0, hooks.cpu())
+	}
+	res.cpu = append(res.cpu, procCPU{name: "pgbench", cpu: pgbenchCPU})
 	res.loadAfter = readLoadAvg()
 	if err != nil {
 		return nil, fmt.Errorf("%s: pgbench -S: %w", t.name, err)
@@ -183,13 +195,24 @@ func runPgbench(ctx context.Context, c benchConfig, t target, logf func(string, 
 // runTool runs a command and returns its combined output; a failure
 // carries the output.
 func runTool(ctx context.Context, name string, args ...string) (string, error) {
+	out, _, err := runToolCPU(ctx, name, args...)
+	return out, err
+}
+
+// runToolCPU is runTool that also returns the CPU time (user and system,
+// from its rusage) the command used.
+func runToolCPU(ctx context.Context, name string, args ...string) (string, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), "PGSSLMODE=disable", "PGCONNECT_TIMEOUT=30")
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	var cpu time.Duration
+	if st := cmd.ProcessState; st != nil {
+		cpu = st.UserTime() + st.SystemTime()
 	}
-	return string(out), nil
+	if err != nil {
+		return string(out), cpu, fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	}
+	return string(out), cpu, nil
 }
 
 // loadAvg is /proc/loadavg's 1, 5 and 15 minute averages.

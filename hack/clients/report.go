@@ -51,6 +51,8 @@ func (r *report) print(w io.Writer) {
 			printStages(w, "Tandem controller, mean time per read in each stage (tandem_read_stage_seconds)", r.tandem.stages)
 			printStages(w, "Tandem replica, mean time per read in each stage (tandem_compute_read_stage_seconds)", r.tandem.replicaStages)
 		}
+		printCPU(w, "Tandem", r.tandem)
+		printCPU(w, "PostgreSQL", r.postgres)
 		printLaneArms(w, r.laneArms)
 	}
 	if len(r.scripts) > 0 {
@@ -99,9 +101,9 @@ func httpGet(ctx context.Context, url string) ([]byte, error) {
 	return b, nil
 }
 
-// fetchProfile saves a CPU profile of secs seconds from a pprof server.
-func fetchProfile(ctx context.Context, addr string, secs int, path string) error {
-	b, err := httpGet(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs))
+// fetchTo saves the body of a GET (a profile or a trace) in path.
+func fetchTo(ctx context.Context, url, path string) error {
+	b, err := httpGet(ctx, url)
 	if err != nil {
 		return err
 	}

@@ -158,6 +158,9 @@ func (p *Process) newRuntime(cfg Config, role runtime.Role, respond func(runtime
 		WorkerNice: nice, OnWorkerNiceError: func(w int, err error) {
 			cfg.Log.Error(err, "Worker runs at the default priority", "worker", w)
 		},
+		// The engine and the multiplexer call Peek holding no lock their
+		// Respond takes, and queue what Respond gives them.
+		RespondInline: true,
 	})
 	if err != nil {
 		closeFabric()

@@ -57,6 +57,9 @@ type Config struct {
 	Keep    bool   // keep DataDir after Stop
 	// ExtraArgs are appended to the controller's command line.
 	ExtraArgs []string
+	// Env is appended to the controller's environment, which its
+	// replicas inherit (their flags read TANDEM_* variables).
+	Env []string
 	// StartTimeout bounds the wait for the controller to answer SQL.
 	StartTimeout time.Duration
 }
@@ -105,6 +108,9 @@ func Start(ctx context.Context, cfg Config) (_ *Controller, err error) {
 	}, cfg.ExtraArgs...)
 	c.cmd = exec.Command(filepath.Join(cfg.BinDir, "controller"), args...)
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if len(cfg.Env) > 0 {
+		c.cmd.Env = append(os.Environ(), cfg.Env...)
+	}
 	c.cmd.Stderr = logf
 	stdout, err := c.cmd.StdoutPipe()
 	if err != nil {

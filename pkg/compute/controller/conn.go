@@ -2,9 +2,10 @@ package controller
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
+	"encoding/binary"
 	"fmt"
+	mrand "math/rand/v2"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -70,10 +71,26 @@ func (s *grpcStream) Close() error {
 }
 
 // newUUID returns a random (version 4) UUID in canonical form.
+//
+// Every read takes one, so it is drawn from math/rand/v2's generator
+// (ChaCha8, seeded by the system's entropy, per thread) rather than
+// crypto/rand and fmt: uuids must be unique, not secret.
 func newUUID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:])
+	binary.LittleEndian.PutUint64(b[:8], mrand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], mrand.Uint64())
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	var out [36]byte
+	j := 0
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out[j] = '-'
+			j++
+		}
+		const digits = "0123456789abcdef"
+		out[j], out[j+1] = digits[c>>4], digits[c&0x0f]
+		j += 2
+	}
+	return string(out[:])
 }

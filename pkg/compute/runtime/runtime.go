@@ -43,8 +43,15 @@ type Config struct {
 	// StorageSinks opens the writers of materialized views' storage sinks
 	// (subscribe sinks with a shard); nil refuses such dataflows.
 	StorageSinks render.StorageSinkFactory
-	// Respond receives every response, from one goroutine, in order.
+	// Respond receives every response, one at a time, in order, from
+	// the runtime's responder goroutine.
 	Respond func(Response)
+	// RespondInline lets Respond also run on the goroutine that called
+	// Peek, before Peek returns, when the peek is answered within the call
+	// (a sealed point read) and no other response is queued: still one at
+	// a time and in order. The caller of Peek must then hold no lock that
+	// Respond takes.
+	RespondInline bool
 	// Metrics, if set, receives measurements.
 	Metrics Metrics
 	// MaxResultBytes bounds a peek's result (0: unbounded); it can be
@@ -648,10 +655,15 @@ func (r *Runtime) servePeeks(st *workerState) {
 // finishPeek records one worker's answer and, when it completes the peek,
 // sends the process's one response. Safe from any goroutine.
 func (r *Runtime) finishPeek(uuid string, rows []peek.RowCount, err error, maxBytes int) {
+	r.finishPeekOn(uuid, rows, err, maxBytes, r.resp.push)
+}
+
+// finishPeekOn is finishPeek with the response handed to push.
+func (r *Runtime) finishPeekOn(uuid string, rows []peek.RowCount, err error, maxBytes int, push func(Response)) {
 	if resp, result, d, ok := r.peeks.finish(uuid, rows, err, maxBytes); ok {
 		r.peekDone(result, d)
 		if resp != nil {
-			r.resp.push(resp)
+			push(resp)
 		}
 	}
 }

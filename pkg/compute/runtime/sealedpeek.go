@@ -127,10 +127,22 @@ func (r *Runtime) serveSealed(p Peek, seq uint64, maxBytes int) (bool, error) {
 			continue
 		}
 		if r.offload.RunChunked(ctx, walk, pol, sink, done) {
-			done(walk.Result())
+			// Answered on the command goroutine: deliver from here when
+			// allowed, not through the responder's goroutine.
+			rows, err := walk.Result()
+			r.finishPeekOn(uuid, rows, err, maxBytes, r.pushFromPeek)
 		}
 	}
 	return true, nil
+}
+
+// pushFromPeek delivers a response of a peek answered within Peek.
+func (r *Runtime) pushFromPeek(resp Response) {
+	if r.cfg.RespondInline {
+		r.resp.pushNow(resp)
+		return
+	}
+	r.resp.push(resp)
 }
 
 // SealedPeeks returns how many peeks were served off the workers because

@@ -81,8 +81,13 @@ func TestSealedPointPeekIsServedDuringAStep(t *testing.T) {
 // time become readable: each peek gets exactly one response, of rows or
 // Canceled, whichever path served it.
 func TestSealedPeekExactlyOneResponse(t *testing.T) {
-	for _, o := range []runtimetest.Options{{Workers: 1}, {Workers: 3}, {Workers: 2, Processes: 2}} {
-		t.Run(name(o), func(t *testing.T) {
+	for _, o := range []runtimetest.Options{{Workers: 1}, {Workers: 3}, {Workers: 2, Processes: 2},
+		{Workers: 1, RespondInline: true}, {Workers: 2, Processes: 2, RespondInline: true}} {
+		n := name(o)
+		if o.RespondInline {
+			n += "_inline"
+		}
+		t.Run(n, func(t *testing.T) {
 			h := runtimetest.New(t, o)
 			tbl := h.Table(src)
 			h.MustCreate(indexDesc(0))
@@ -138,6 +143,44 @@ func TestSealedPeekExactlyOneResponse(t *testing.T) {
 			}
 			if h.RTs[0].SealedPeeks() == 0 {
 				t.Fatal("no peek was served off the workers")
+			}
+		})
+	}
+}
+
+// TestSealedPeekAnsweredWithinPeek: with RespondInline, a sealed point
+// read's response is delivered before Peek returns (on its goroutine), not
+// handed to the responder's goroutine; without it, never before. A
+// frontier report queued at that moment sends a response the slow way,
+// so most, not all, must be.
+func TestSealedPeekAnsweredWithinPeek(t *testing.T) {
+	for _, inline := range []bool{true, false} {
+		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
+			h := runtimetest.New(t, runtimetest.Options{Workers: 2, RespondInline: inline})
+			tbl := h.Table(src)
+			h.MustCreate(indexDesc(0))
+			if err := tbl.Append([]dataflow.Update{kv(1, 10, 1, 1), kv(2, 20, 2, 1)}, frontier.At(5)); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.WaitFrontier(index, frontier.At(5)); err != nil {
+				t.Fatal(err)
+			}
+			const reads = 20
+			within := 0
+			for i := range reads {
+				uuid := h.StartPeek(index, 4, &runtimetest.PeekRequest{Keys: [][]byte{row.Pack(row.Int64(int64(i%2 + 1)))}})
+				if len(h.PeekResponses(uuid)) == 1 {
+					within++
+				}
+				if _, err := h.AwaitPeek(uuid); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if inline && within < reads*3/4 {
+				t.Fatalf("%d of %d sealed reads answered within Peek, want most", within, reads)
+			}
+			if !inline && within == reads {
+				t.Fatalf("all %d sealed reads answered within Peek without RespondInline", reads)
 			}
 		})
 	}

@@ -48,15 +48,14 @@ func (s *Server) attachLane(nonce string, out laneSender) (func(*computepb.Comma
 	}
 	// The lane lives no longer than its connection.
 	stop := context.AfterFunc(l.conn.ctx, out.Close)
+	// Commands and the close go through one queue, so the loop sees the
+	// close after every command read before it (a peek is answered once).
 	recv := func(cmd *computepb.Command) {
-		s.send(l.conn.ctx, request{conn: l.conn, lane: l, cmd: cmd, received: s.now()})
+		s.lanes.push(request{conn: l.conn, lane: l, cmd: cmd, received: s.now()})
 	}
 	detach := func() {
 		stop()
-		select {
-		case s.requests <- request{lane: l, closed: true}:
-		case <-s.loopDone:
-		}
+		s.lanes.push(request{lane: l, closed: true})
 	}
 	return recv, detach, nil
 }

@@ -176,3 +176,61 @@ func TestLaneCarriesPeeksOnly(t *testing.T) {
 	commandError(t, s.recv(), CodeProtocolViolation)
 	h.rt.expectNone(t)
 }
+
+// fakeLaneOut is a lane's sending end that records what it is given.
+type fakeLaneOut struct {
+	mu   sync.Mutex
+	sent []*computepb.Response
+}
+
+func (f *fakeLaneOut) Send(r *computepb.Response) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, r)
+	return true
+}
+
+func (f *fakeLaneOut) Close() {}
+
+// TestLaneReaderNeverWaitsForTheLoop: a lane's commands are queued for the
+// loop, so its reader goes back to its socket while the loop is busy, and
+// the loop handles them, and then the lane's close, in order once free.
+func TestLaneReaderNeverWaitsForTheLoop(t *testing.T) {
+	h := newHarness(t)
+	s := h.ready("n1", &computepb.CreateInstance{}, df1)
+	h.rt.expect(t, "create d1")
+	out := &fakeLaneOut{}
+	recv, detach, err := h.srv.attachLane("n1", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hold the loop: it answers this attach on an unbuffered channel
+	// nobody reads until the commands below were handed over.
+	hold := make(chan error)
+	h.srv.requests <- request{lane: &lane{nonce: "n1"}, connect: hold}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= 3; i++ {
+			recv(peekCmd(uuidN(i), "u1", 6))
+		}
+		detach()
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		<-hold
+		t.Fatal("the lane's reader waited for a busy loop")
+	}
+	h.rt.expectNone(t)
+	<-hold
+	h.rt.expect(t, "peek "+uuidN(1), "peek "+uuidN(2), "peek "+uuidN(3))
+	// The close came after the peeks: their answers take the stream.
+	h.srv.Deliver(&PeekResult{UUID: uuidN(1), Rows: laneRows})
+	wantRows(t, s.recv(), uuidN(1))
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	if len(out.sent) != 0 {
+		t.Fatalf("answered on a closed lane: %v", out.sent)
+	}
+}

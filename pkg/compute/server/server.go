@@ -55,7 +55,12 @@ type Server struct {
 	lane    string
 
 	requests chan request // connections to the loop
-	events   eventQueue   // runtime to the loop
+	events   inbox[Event] // runtime to the loop
+	// lanes carries the lanes' commands and closes to the loop, in each
+	// lane's order. A lane's reader never waits for the loop (an
+	// unbuffered send would park it whenever the loop is busy, and the
+	// loop would then have to wake it): it goes back to its socket.
+	lanes    inbox[request]
 	loopDone chan struct{}
 
 	// Everything below is owned by the loop goroutine.
@@ -88,7 +93,7 @@ func New(cfg Config) *Server {
 	if s.chunk == 0 {
 		s.chunk = 1 << 20
 	}
-	s.events.notify = make(chan struct{}, 1)
+	s.events, s.lanes = newInbox[Event](), newInbox[request]()
 	s.st = newState()
 	return s
 }
@@ -137,6 +142,10 @@ func (s *Server) Run(ctx context.Context) error {
 		case <-s.events.notify:
 			for _, ev := range s.events.take() {
 				s.handleEvent(ctx, ev)
+			}
+		case <-s.lanes.notify:
+			for _, r := range s.lanes.take() {
+				s.handleRequest(ctx, r)
 			}
 		}
 	}
@@ -231,16 +240,18 @@ func (s *Server) CommandStream(stream computepb.Compute_CommandStreamServer) err
 
 var errReceive = errors.New("receive")
 
-// eventQueue is the runtime's unbounded inbox to the loop.
-type eventQueue struct {
+// inbox is an unbounded queue to the loop: a push never waits for it.
+type inbox[T any] struct {
 	mu     sync.Mutex
-	items  []Event
+	items  []T
 	notify chan struct{}
 }
 
-func (q *eventQueue) push(ev Event) {
+func newInbox[T any]() inbox[T] { return inbox[T]{notify: make(chan struct{}, 1)} }
+
+func (q *inbox[T]) push(v T) {
 	q.mu.Lock()
-	q.items = append(q.items, ev)
+	q.items = append(q.items, v)
 	q.mu.Unlock()
 	select {
 	case q.notify <- struct{}{}:
@@ -248,7 +259,7 @@ func (q *eventQueue) push(ev Event) {
 	}
 }
 
-func (q *eventQueue) take() []Event {
+func (q *inbox[T]) take() []T {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	items := q.items

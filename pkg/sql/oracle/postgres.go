@@ -39,6 +39,9 @@ type Postgres struct {
 	cmd  *exec.Cmd
 }
 
+// Pid is the postmaster's process id (benchmarks read its CPU time).
+func (p *Postgres) Pid() int { return p.cmd.Process.Pid }
+
 // asServerUser makes cmd run as the "postgres" user when the caller is
 // root, since PostgreSQL refuses to run as root.
 func asServerUser(cmd *exec.Cmd) error {

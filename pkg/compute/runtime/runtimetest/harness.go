@@ -32,6 +32,9 @@ type Options struct {
 	Sources render.SourceKinds
 	// Metrics, if set, receives every runtime's measurements.
 	Metrics runtime.Metrics
+	// RespondInline is runtime.Config's: responses of peeks answered
+	// within Peek may be recorded on StartPeek's goroutine.
+	RespondInline bool
 }
 
 // Harness is a set of runtimes forming one compute runtime.
@@ -76,8 +79,9 @@ func New(t testing.TB, opts Options) *Harness {
 		cfg := runtime.Config{
 			Workers: opts.Workers, Processes: opts.Processes, Process: p,
 			Sources: h.sources(), MaxResultBytes: opts.MaxResultBytes, Metrics: opts.Metrics,
-			Respond: func(resp runtime.Response) { h.record(p, resp) },
-			OnFatal: func(err error) { h.mu.Lock(); h.fatal = append(h.fatal, err); h.mu.Unlock() },
+			Respond:       func(resp runtime.Response) { h.record(p, resp) },
+			RespondInline: opts.RespondInline,
+			OnFatal:       func(err error) { h.mu.Lock(); h.fatal = append(h.fatal, err); h.mu.Unlock() },
 		}
 		if opts.Processes > 1 {
 			cfg.Fabric = fabrics[p]
