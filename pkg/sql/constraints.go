@@ -68,21 +68,6 @@ func deparseCreateTable(c *pg.CreateStmt) (string, error) {
 	return text, nil
 }
 
-// deparseExpr renders an expression as SQL text ("" if it cannot).
-func deparseExpr(n *pg.Node) string {
-	ref, err := pg.Parse("SELECT")
-	if err != nil {
-		return ""
-	}
-	sel := &pg.SelectStmt{TargetList: []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: n}}}}}
-	tree := &pg.ParseResult{Version: ref.Version, Stmts: []*pg.RawStmt{{Stmt: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}}}}}
-	text, err := pg.Deparse(tree)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimPrefix(text, "SELECT ")
-}
-
 // tableDefOf returns the declaration of a table item.
 func tableDefOf(it *Item) (*tableDef, error) {
 	if !mayDeclareConstraints(it.SQL) {

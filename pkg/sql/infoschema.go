@@ -158,7 +158,7 @@ func defaultTexts(it *Item) []string {
 		s := ""
 		for _, n := range cd.Constraints {
 			if cons := n.GetConstraint(); cons.GetContype() == pg.ConstrType_CONSTR_DEFAULT && cons.RawExpr != nil {
-				s = deparseExpr(cons.RawExpr)
+				s = planner.ExprText(cons.RawExpr)
 			}
 		}
 		out = append(out, s)

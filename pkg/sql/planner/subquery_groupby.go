@@ -20,7 +20,7 @@ func (a *aggScope) noteSubqueryKey(g *pg.Node, i int) {
 	if !hasSubLink(g) {
 		return
 	}
-	text := exprText(g)
+	text := ExprText(g)
 	if text == "" {
 		return
 	}
@@ -36,14 +36,14 @@ func (a *aggScope) subqueryKey(n *pg.Node) (int, bool) {
 	if len(a.subqueryKeys) == 0 || !hasSubLink(n) {
 		return 0, false
 	}
-	i, ok := a.subqueryKeys[exprText(n)]
+	i, ok := a.subqueryKeys[ExprText(n)]
 	return i, ok
 }
 
-// exprText renders an expression as SQL text, "" if it cannot: the
+// ExprText renders an expression as SQL text, "" if it cannot: the
 // deparser writes equal expressions alike, whatever their spelling and
 // positions in the statement.
-func exprText(n *pg.Node) string {
+func ExprText(n *pg.Node) string {
 	ref, err := pg.Parse("SELECT")
 	if err != nil {
 		return ""
