@@ -71,6 +71,9 @@ func (p *Planner) hoistOuterAggregates(sel *pg.SelectStmt, in *scope) ([]outerAg
 // its name and counted again.
 func (p *Planner) hoistFrom(sub *pg.SelectStmt, in *scope, out []outerAggregate, refused *error) []outerAggregate {
 	own, complete := p.fromNames(sub.FromClause)
+	if sub.WithClause != nil {
+		complete = false // its own WITH names may shadow tables
+	}
 	parts := append(append([]*pg.Node{sub.WhereClause, sub.HavingClause}, sub.TargetList...), sortNodes(sub.SortClause)...)
 	for _, part := range parts {
 		walkExpr(part, func(n *pg.Node) bool {
@@ -125,6 +128,12 @@ func (p *Planner) fromNames(items []*pg.Node) (names fromNames, complete bool) {
 			f.tables[rv.Relname] = true
 			if rv.Alias != nil {
 				f.tables[rv.Alias.Aliasname] = true
+			}
+			if c, ok := p.findCTE(rv); ok {
+				for _, col := range c.cols {
+					f.columns[col.name] = true
+				}
+				return
 			}
 			rel, err := p.Catalog.Resolve(rv.Schemaname, rv.Relname)
 			if err != nil {
