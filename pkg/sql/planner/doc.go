@@ -53,6 +53,11 @@
 //     join its result on those keys, NULLs matching. The outer relation
 //     and what the attachment reads twice are bound in Lets, so nesting
 //     adds to the plan rather than multiplying it (sharedrel.go);
+//   - an aggregate in a subquery whose arguments name only the enclosing
+//     level's columns to an aggregate of that level, read by the
+//     subquery by a name its output carries (outeragg.go); a subquery
+//     in GROUP BY to a column attached to the aggregated input, named
+//     again by the select list through its text (subquery_groupby.go);
 //   - window function calls to Window nodes after the aggregation, one
 //     per distinct PARTITION BY / ORDER BY, their arguments and keys
 //     computed into columns first; the outputs are lowered in a second
