@@ -72,9 +72,10 @@ func (c *keyConsolidator) add(key, val []byte, t frontier.Time, d int64) {
 }
 
 // take returns the chunk's summed updates (those whose multiplicities
-// cancelled left out) and notes how much a chunk of n updates shrank.
-func (c *keyConsolidator) take(n int) []dataflow.Update {
-	out := make([]dataflow.Update, 0, max(len(c.out), n/8))
+// cancelled left out), with room for more updates, and notes how much a
+// chunk of n updates shrank.
+func (c *keyConsolidator) take(n, more int) []dataflow.Update {
+	out := make([]dataflow.Update, 0, len(c.out)+more)
 	for _, u := range c.out {
 		if u.Diff != 0 {
 			out = append(out, u)
@@ -105,7 +106,7 @@ func (c *keyConsolidator) take(n int) []dataflow.Update {
 func (lg *keyLogic) keyChunkConsolidated(in []dataflow.Update) (ok, errs []dataflow.Update) {
 	for i, u := range in {
 		if i == consolidateProbe && 4*len(lg.cons.out) > 3*i {
-			ok = lg.cons.take(i)
+			ok = lg.cons.take(i, len(in)-i)
 			return lg.keyChunk(in[i:], ok, errs)
 		}
 		key, val, err := lg.keyRow(u.Val, false)
@@ -115,5 +116,5 @@ func (lg *keyLogic) keyChunkConsolidated(in []dataflow.Update) (ok, errs []dataf
 		}
 		lg.cons.add(key, val, u.Time, u.Diff)
 	}
-	return lg.cons.take(len(in)), errs
+	return lg.cons.take(len(in), 0), errs
 }

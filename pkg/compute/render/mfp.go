@@ -150,17 +150,6 @@ func KeyBy(b *dataflow.Builder, name string, in dataflow.Stream, spec KeySpec) (
 	return op.Stream(0), op.Stream(1)
 }
 
-func (lg *keyLogic) eval(exprs []expr.Expr, dst []row.Datum) ([]row.Datum, error) {
-	dst = dst[:0]
-	for i := range exprs {
-		v, err := exprs[i].Eval(lg.datums)
-		if err != nil {
-			return dst, err
-		}
-		dst = append(dst, v)
-	}
-	return dst, nil
-}
 
 func (lg *keyLogic) Schedule(op *dataflow.Operator) {
 	for _, d := range op.Input(0).Take() {
@@ -196,11 +185,11 @@ func (lg *keyLogic) keyChunk(in, ok, errs []dataflow.Update) ([]dataflow.Update,
 func (lg *keyLogic) keyRow(r []byte, fresh bool) (key, val []byte, err error) {
 	lg.datums, err = lg.dec.decode(row.Row(r), lg.datums)
 	if err == nil {
-		lg.keyBuf, err = lg.eval(lg.spec.Key, lg.keyBuf)
+		lg.keyBuf, err = evalInto(lg.spec.Key, lg.datums, lg.keyBuf)
 	}
 	val = r
 	if err == nil && lg.spec.Val != nil {
-		lg.valBuf, err = lg.eval(lg.spec.Val, lg.valBuf)
+		lg.valBuf, err = evalInto(lg.spec.Val, lg.datums, lg.valBuf)
 		val = lg.pack(&lg.valScratch, lg.valBuf, fresh)
 	}
 	if err != nil {

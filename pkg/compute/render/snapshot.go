@@ -450,6 +450,8 @@ func hasNumeric(ds []row.Datum) bool {
 	return false
 }
 
+// evalInto evaluates exprs over datums into dst[:0] (the key and value
+// expressions of KeyBy and of the snapshot readers).
 func evalInto(exprs []expr.Expr, datums, dst []row.Datum) ([]row.Datum, error) {
 	dst = dst[:0]
 	for i := range exprs {
