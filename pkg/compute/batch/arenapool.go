@@ -12,7 +12,7 @@ import (
 // in parts of about 2 MiB while the parts of its inputs are released a
 // collection later: with a fresh mapping per part every page of every
 // merge's output faulted on first write, and that made hydration with
-// arenas 1.3-1.7x slower than without (docs/benchmarks.md, "arenas and
+// arenas 1.6-2.0x slower than without (docs/benchmarks.md, "arenas and
 // hydration"). Reused pages are already resident.
 //
 // A fresh mapping is as large as its arena; a pooled one serves an arena
@@ -93,7 +93,7 @@ func nextClass(c int) int {
 }
 
 // get returns a pooled mapping of at least size bytes and at most a class
-// or two larger, if the pool holds one.
+// or two larger, if the pool holds one, counted live from then on.
 func (p *arenaPool) get(size int) ([]byte, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -107,15 +107,20 @@ func (p *arenaPool) get(size int) ([]byte, bool) {
 			}
 			m := list[i]
 			p.free[class] = append(list[:i], list[i+1:]...)
-			p.bytes -= int64(len(m.mem))
+			n := int64(len(m.mem))
+			p.bytes -= n
+			// Counted under the lock, with the pool's own bytes, so that a
+			// release and a reuse racing never show a negative state.
+			stateBytes[arenaPooled].Add(-n)
+			stateBytes[arenaLive].Add(n)
 			return m.mem, true
 		}
 	}
 	return nil, false
 }
 
-// put keeps mem for reuse and reports whether it did; the caller unmaps
-// what the pool refuses.
+// put keeps mem for reuse, counted pooled, and reports whether it did;
+// the caller unmaps what the pool refuses.
 func (p *arenaPool) put(mem []byte, now time.Time) bool {
 	n := int64(len(mem))
 	p.mu.Lock()
@@ -126,6 +131,7 @@ func (p *arenaPool) put(mem []byte, now time.Time) bool {
 	c := arenaClass(len(mem))
 	p.free[c] = append(p.free[c], pooledMapping{mem: mem, since: now})
 	p.bytes += n
+	stateBytes[arenaPooled].Add(n)
 	if p.trimTimer == nil {
 		p.trimTimer = time.AfterFunc(arenaPoolIdle, func() { p.trim(time.Now(), true) })
 	}
@@ -169,8 +175,6 @@ func (p *arenaPool) trim(now time.Time, fromTimer bool) {
 func acquireArena(size int, poisoned bool) ([]byte, bool) {
 	if !poisoned && arenaPoolLimit.Load() > 0 {
 		if mem, ok := pool.get(size); ok {
-			stateBytes[arenaPooled].Add(-int64(len(mem)))
-			stateBytes[arenaLive].Add(int64(len(mem)))
 			return mem, true
 		}
 	}
@@ -192,7 +196,6 @@ func releaseArena(mem []byte, poisoned bool, from arenaState) {
 		quarantine(mem)
 		mapped.Add(-n)
 	case pool.put(mem, time.Now()):
-		stateBytes[arenaPooled].Add(n)
 	default:
 		unmapMemory(mem)
 		mapped.Add(-n)
