@@ -143,15 +143,20 @@ func typeRegexpMatch(args []row.ColumnType) (row.ColumnType, error) {
 }
 
 func typeRegexpMatches(args []row.Type) ([]row.ColumnType, error) {
-	if len(args) < 2 || len(args) > 3 {
-		return nil, evalErr(CodeUndefinedFunction, "function regexp_matches(%s) does not exist", typeList(args))
-	}
+	return typeRegexpTable("regexp_matches", args, row.TypeTextArray)
+}
+
+// typeRegexpTable types a regular-expression table function of (text,
+// pattern[, flags]) returning one column of type out.
+func typeRegexpTable(name string, args []row.Type, out row.Type) ([]row.ColumnType, error) {
+	ok := len(args) >= 2 && len(args) <= 3
 	for _, a := range args {
-		if a != row.TypeText && a != row.TypeNull {
-			return nil, evalErr(CodeUndefinedFunction, "function regexp_matches(%s) does not exist", typeList(args))
-		}
+		ok = ok && (a == row.TypeText || a == row.TypeNull)
 	}
-	return []row.ColumnType{{Type: row.TypeTextArray}}, nil
+	if !ok {
+		return nil, evalErr(CodeUndefinedFunction, "function %s(%s) does not exist", name, typeList(args))
+	}
+	return []row.ColumnType{{Type: out}}, nil
 }
 
 // evalRegexpMatches emits regexp_match's array for the first match of

@@ -16,15 +16,7 @@ const (
 )
 
 func typeRegexpSplit(args []row.Type) ([]row.ColumnType, error) {
-	if len(args) < 2 || len(args) > 3 {
-		return nil, evalErr(CodeUndefinedFunction, "function regexp_split_to_table(%s) does not exist", typeList(args))
-	}
-	for _, a := range args {
-		if a != row.TypeText && a != row.TypeNull {
-			return nil, evalErr(CodeUndefinedFunction, "function regexp_split_to_table(%s) does not exist", typeList(args))
-		}
-	}
-	return []row.ColumnType{{Type: row.TypeText}}, nil
+	return typeRegexpTable("regexp_split_to_table", args, row.TypeText)
 }
 
 // evalRegexpSplit splits as PostgreSQL does: a match counts unless it
