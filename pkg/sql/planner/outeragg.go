@@ -70,9 +70,19 @@ func (p *Planner) hoistOuterAggregates(sel *pg.SelectStmt, in *scope) ([]outerAg
 // planned again when one way of decorrelating it is refused) is found by
 // its name and counted again.
 func (p *Planner) hoistFrom(sub *pg.SelectStmt, in *scope, out []outerAggregate, refused *error) []outerAggregate {
-	own, complete := p.fromNames(sub.FromClause)
-	if sub.WithClause != nil {
-		complete = false // its own WITH names may shadow tables
+	// The subquery's names, looked up once it has an aggregate to check.
+	var (
+		own      fromNames
+		complete bool
+		looked   bool
+	)
+	lookup := func() {
+		if !looked {
+			own, complete = p.fromNames(sub.FromClause)
+			// Its own WITH names may shadow tables.
+			complete = complete && sub.WithClause == nil
+			looked = true
+		}
 	}
 	parts := append(append([]*pg.Node{sub.WhereClause, sub.HavingClause}, sub.TargetList...), sortNodes(sub.SortClause)...)
 	for _, part := range parts {
@@ -87,21 +97,24 @@ func (p *Planner) hoistFrom(sub *pg.SelectStmt, in *scope, out []outerAggregate,
 			if fc == nil || fc.Over != nil || len(fc.Args) == 0 || fc.AggStar {
 				return true
 			}
-			if name, err := funcName(fc); err != nil || !isAggregate(name) {
+			name, err := funcName(fc)
+			if err != nil || !isAggregate(name) {
 				return true
-			} else if !onlyOuterColumns(fc.Args, own, complete, in) {
+			}
+			if lookup(); !onlyOuterColumns(fc.Args, own, complete, in) {
 				return false
-			} else if !hoistable[name] || fc.AggFilter != nil || len(fc.AggOrder) > 0 {
+			}
+			if !hoistable[name] || fc.AggFilter != nil || len(fc.AggOrder) > 0 {
 				*refused = sqlerr.Unsupported(name + " (or FILTER, ORDER BY) over only outer columns in a subquery")
 				return false
 			}
 			if p.outerAggs == nil {
 				p.outerAggs = map[string]*pg.Node{}
 			}
-			name := fmt.Sprintf("?outer aggregate %d?", len(p.outerAggs)+1)
-			p.outerAggs[name] = &pg.Node{Node: n.Node}
-			n.Node = pg.MakeColumnRefNode([]*pg.Node{pg.MakeStrNode(name)}, fc.Location).Node
-			out = append(out, outerAggregate{name: name, call: p.outerAggs[name]})
+			ref := fmt.Sprintf("?outer aggregate %d?", len(p.outerAggs)+1)
+			p.outerAggs[ref] = &pg.Node{Node: n.Node}
+			n.Node = pg.MakeColumnRefNode([]*pg.Node{pg.MakeStrNode(ref)}, fc.Location).Node
+			out = append(out, outerAggregate{name: ref, call: p.outerAggs[ref]})
 			return false
 		})
 	}
