@@ -150,7 +150,6 @@ func KeyBy(b *dataflow.Builder, name string, in dataflow.Stream, spec KeySpec) (
 	return op.Stream(0), op.Stream(1)
 }
 
-
 func (lg *keyLogic) Schedule(op *dataflow.Operator) {
 	for _, d := range op.Input(0).Take() {
 		in := d.([]dataflow.Update)
