@@ -515,25 +515,45 @@ func TestAccumulateAllMatchesNaive(t *testing.T) {
 	})
 }
 
-// TestRunMerger: two runs of one interval merge into the batch one Build of
-// all their updates gives (equal triples summed, cancellations dropped);
-// runs of different intervals are refused.
-func TestRunMerger(t *testing.T) {
-	d := desc(0, 10)
-	x := []update{{"a", "v", 1, 1}, {"k", "v", 2, 1}, {"k", "w", 3, 1}}
-	y := []update{{"k", "v", 2, 2}, {"k", "w", 3, -1}, {"z", "v", 4, 1}, {"a", "v", 5, 1}}
-	m, err := NewRunMerger(build(t, x, d), build(t, y, d))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for fuel := 1; !m.Work(&fuel); fuel = 1 {
-	}
-	got := m.Result()
-	checkInvariants(t, got)
-	if want := build(t, append(slices.Clone(x), y...), d); !slices.Equal(contents(got), contents(want)) || got.Description() != d {
-		t.Fatalf("merged runs %v %v, want %v", contents(got), got.Description(), contents(want))
-	}
-	if _, err := NewRunMerger(Empty(desc(0, 5)), Empty(desc(0, 6))); !errors.Is(err, ErrNotSameInterval) {
+// TestRunsMerger: any number of runs of one interval, merged with any fuel
+// per call, give the batch one Build of all their updates gives (equal
+// triples summed across runs, cancellations dropped); runs of different
+// intervals are refused.
+func TestRunsMerger(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := desc(0, 10)
+		upds := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) update {
+			return update{
+				key:  fmt.Sprintf("k%02d", rapid.IntRange(0, 20).Draw(t, "key")),
+				val:  rapid.SampledFrom([]string{"", "v", "w"}).Draw(t, "val"),
+				t:    frontier.Time(rapid.IntRange(0, 9).Draw(t, "time")),
+				diff: int64(rapid.IntRange(-2, 2).Draw(t, "diff")),
+			}
+		}), 0, 150).Draw(t, "updates")
+		runs := make([][]update, rapid.IntRange(1, 9).Draw(t, "runs"))
+		for _, u := range upds {
+			i := rapid.IntRange(0, len(runs)-1).Draw(t, "run")
+			runs[i] = append(runs[i], u)
+		}
+		var bs []*Batch
+		for _, r := range runs {
+			bs = append(bs, build(t, r, d))
+		}
+		m, err := NewRunsMerger(bs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.setParts(rapid.IntRange(1, 8).Draw(t, "part"), 1<<20)
+		fuel := rapid.IntRange(1, 30).Draw(t, "fuel")
+		for f := fuel; !m.Work(&f); f = fuel {
+		}
+		got := m.Result()
+		checkInvariants(t, got)
+		if want := build(t, upds, d); !slices.Equal(contents(got), contents(want)) || got.Description() != d {
+			t.Fatalf("merged runs %v %v, want %v", contents(got), got.Description(), contents(want))
+		}
+	})
+	if _, err := NewRunsMerger([]*Batch{Empty(desc(0, 5)), Empty(desc(0, 6))}); !errors.Is(err, ErrNotSameInterval) {
 		t.Fatalf("runs of different intervals: %v", err)
 	}
 }

@@ -49,18 +49,6 @@ func NewMerger(older, newer *Batch, since frontier.Frontier) (*Merger, error) {
 // ErrNotSameInterval reports a merge of runs whose descriptions differ.
 var ErrNotSameInterval = errors.New("batch: merging runs of different intervals")
 
-// NewRunMerger prepares the merge of two runs of one interval: batches with
-// equal descriptions, each sorted and consolidated, holding parts of the
-// updates of that interval (a fuelled build's sorted runs). The result has
-// the same description and is the batch one Build of all their updates
-// would give. No time is advanced.
-func NewRunMerger(a, b *Batch) (*Merger, error) {
-	if a.desc != b.desc {
-		return nil, fmt.Errorf("merge run %v with run %v: %w", a.desc, b.desc, ErrNotSameInterval)
-	}
-	return newMerger(a, b, frontier.Minimum())
-}
-
 func newMerger(older, newer *Batch, since frontier.Frontier) (*Merger, error) {
 	// The limits of one plain batch still bound a merge's output (its
 	// parts could hold more, but a single part must not overflow, and
@@ -185,16 +173,8 @@ func (m *Merger) stepVal() int {
 		for i, t := range tb {
 			m.scratch = append(m.scratch, timeDiff{m.advance(t), db[i]})
 		}
-		slices.SortFunc(m.scratch, func(x, y timeDiff) int {
-			switch {
-			case x.t < y.t:
-				return -1
-			case x.t > y.t:
-				return 1
-			}
-			return 0
-		})
-		m.pushConsolidated()
+		sortTimeDiffs(m.scratch)
+		pushConsolidated(&m.w, m.scratch)
 	}
 	m.w.sealVal(a.b.val(a.v))
 	a.v++
@@ -230,13 +210,25 @@ func (m *Merger) copyRun(ts []frontier.Time, ds []int64) {
 	for i, t := range ts {
 		m.scratch = append(m.scratch, timeDiff{m.advance(t), ds[i]})
 	}
-	m.pushConsolidated()
+	pushConsolidated(&m.w, m.scratch)
 }
 
-// pushConsolidated writes m.scratch, sorted by time, summing equal times and
+// sortTimeDiffs sorts s by time.
+func sortTimeDiffs(s []timeDiff) {
+	slices.SortFunc(s, func(x, y timeDiff) int {
+		switch {
+		case x.t < y.t:
+			return -1
+		case x.t > y.t:
+			return 1
+		}
+		return 0
+	})
+}
+
+// pushConsolidated writes s, sorted by time, to w, summing equal times and
 // dropping zero sums.
-func (m *Merger) pushConsolidated() {
-	s := m.scratch
+func pushConsolidated(w *writer, s []timeDiff) {
 	for i := 0; i < len(s); {
 		t, d := s[i].t, s[i].d
 		i++
@@ -245,7 +237,7 @@ func (m *Merger) pushConsolidated() {
 			i++
 		}
 		if d != 0 {
-			m.w.pushUpdate(t, d)
+			w.pushUpdate(t, d)
 		}
 	}
 }

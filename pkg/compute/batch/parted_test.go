@@ -16,7 +16,7 @@ import (
 // updates and fuel per call.
 func mergeParted(t tb, a, b *Batch, partUpds, fuel int) *Batch {
 	t.Helper()
-	m, err := NewRunMerger(a, b)
+	m, err := NewRunsMerger([]*Batch{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func heapAllocBytes() uint64 {
 }
 
 // maxStepAlloc run-merges two runs of n/2 distinct keys each with fuel per
-// Work call and returns the most heap bytes NewRunMerger or one Work call
+// Work call and returns the most heap bytes NewRunsMerger or one Work call
 // allocated, and the number of parts of the result.
 func maxStepAlloc(t *testing.T, n, fuel int) (maxBytes uint64, parts int) {
 	d := desc(0, 10)
@@ -124,7 +124,7 @@ func maxStepAlloc(t *testing.T, n, fuel int) (maxBytes uint64, parts int) {
 		t.Fatal(err)
 	}
 	before := heapAllocBytes()
-	m, err := NewRunMerger(a, b)
+	m, err := NewRunsMerger([]*Batch{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,16 +58,17 @@ func runUpdates(fuel int) int {
 // arrangement into one batch, a bounded amount of work per call, so that a
 // hydration's snapshot (millions of updates at one time) does not hold its
 // worker for the whole sort. It stages the updates into sorted runs of
-// runUpdates(F) (batch.Builder: StartBuild, then BuildStep), then merges the
-// runs two at a time, oldest first (batch.NewRunMerger), each call
-// spending about F units and stopping between keys or values: an update
-// staged costs stageUnitsPerUpdate, an update written into its run
-// writeUnitsPerUpdate, an update read by a merge one (plus one per value).
-// A run's sort happens in the call that finished staging it (a small share
-// of the run's CPU; it is not charged). The result is the batch one Build of
-// every update would give; the extra work is about N*log2(N/R) merge units
-// for N updates in runs of R. Fuel 0 builds everything in one call, as
-// without the bound.
+// runUpdates(F) (batch.Builder: StartBuild, then BuildStep), then merges
+// all the runs at once (batch.NewRunsMerger), each call spending about F
+// units and stopping between keys or values: an update staged costs
+// stageUnitsPerUpdate, an update written into its run writeUnitsPerUpdate,
+// an update read by the merge one (plus one per value and key). A run's sort
+// happens in the call that finished staging it (a small share of the run's
+// CPU; it is not charged). The result is the batch one Build of every update
+// would give; the extra work is one copy of each update (merging runs two
+// at a time made it log2(N/R) copies for N updates in runs of R, which was
+// most of what the bound cost a hydration). Fuel 0 builds everything in one
+// call, as without the bound.
 type batchBuild struct {
 	desc batch.Description
 	todo pendingUpdates // updates not yet staged into a run
@@ -75,7 +76,7 @@ type batchBuild struct {
 	// progress; the builder is building (StartBuild) once it is complete.
 	staged int
 	runs   []*batch.Batch // sorted runs, oldest first
-	merge  *batch.Merger
+	merge  *batch.RunsMerger
 	// reclaim is told about the runs a merge consumed: a hydration's runs
 	// add up to the index several times over, and their arenas stay mapped
 	// until a collection finds them unreachable.
@@ -83,10 +84,11 @@ type batchBuild struct {
 	// calls and maxWork count the calls and the most work one call did,
 	// maxStaged and maxWritten the most updates one call staged into a
 	// run and wrote into one, maxRun the largest run, maxGrown the most
-	// builder buffers one call grew, and grewAndWrote whether a call both
-	// grew one and staged or wrote, for tests.
-	calls, maxWork, maxStaged, maxWritten, maxRun, maxGrown int
-	grewAndWrote                                            bool
+	// builder buffers one call grew, grewAndWrote whether a call both
+	// grew one and staged or wrote, and merges the merges started, for
+	// tests.
+	calls, maxWork, maxStaged, maxWritten, maxRun, maxGrown, merges int
+	grewAndWrote                                                    bool
 }
 
 // reserve makes room in b for a run of r updates, sized from the pending
@@ -182,17 +184,18 @@ func (bb *batchBuild) work(b *batch.Builder, fuel int) (*batch.Batch, int, error
 		case bb.merge != nil:
 			if bb.merge.Work(&left) {
 				bb.runs = append(bb.runs, bb.merge.Result())
-				bb.reclaim.Dropped(bb.merge.Inputs())
+				bb.reclaim.Dropped(bb.merge.Inputs()...)
 				bb.merge = nil
 			}
 		default:
-			m, err := batch.NewRunMerger(bb.runs[0], bb.runs[1])
+			// Every run is staged: merge them all at once.
+			m, err := batch.NewRunsMerger(bb.runs)
 			if err != nil {
 				return nil, fuel - left, fmt.Errorf("merge runs: %w", err)
 			}
-			bb.runs[0], bb.runs[1] = nil, nil
-			bb.runs = bb.runs[2:]
+			bb.runs = nil
 			bb.merge = m
+			bb.merges++
 		}
 	}
 }

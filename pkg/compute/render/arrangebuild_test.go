@@ -65,8 +65,10 @@ func maxKeyUpdates(ups []dataflow.Update) int {
 // F/stageUnitsPerUpdate updates into a run or writing more than
 // F/writeUnitsPerUpdate (plus one key's) into one, while its runs hold
 // runUpdates(F) updates whatever F (a smaller fuel spreads a run over more
-// calls instead of adding merge levels); it gives exactly the batch one
-// Build of every update gives; fuel 0 builds it in one call.
+// calls instead of adding merge levels), merged in one merge of them all
+// (each update rewritten once, not once per level of pairwise merges); it
+// gives exactly the batch one Build of every update gives; fuel 0 builds it
+// in one call.
 func TestBatchBuildOnFuel(t *testing.T) {
 	const n = 50_000
 	desc := batch.Description{Lower: frontier.At(1), Upper: frontier.At(4), Since: frontier.Minimum()}
@@ -118,6 +120,9 @@ func TestBatchBuildOnFuel(t *testing.T) {
 			}
 			if wantRun := min(n, runUpdates(fuel)); bb.maxRun != wantRun {
 				t.Errorf("the largest run held %d updates, want %d (runUpdates(%d))", bb.maxRun, wantRun, fuel)
+			}
+			if runs := (n + runUpdates(fuel) - 1) / runUpdates(fuel); runs > 1 && bb.merges != 1 {
+				t.Errorf("%d runs were merged in %d merges, want one", runs, bb.merges)
 			}
 			if fuel == 0 && bb.calls != 1 {
 				t.Errorf("unbounded build took %d calls, want 1", bb.calls)

@@ -98,7 +98,7 @@ type scheduleWork struct {
 
 // arrangeSnapshots arranges one snapshot per size, the i-th at time i, on
 // one worker with the given build fuel, and returns the most work one
-// schedule did.
+// schedule did, once the arrangement is closed and its merges are done.
 func arrangeSnapshots(t *testing.T, sizes []int, fuel int) scheduleWork {
 	ws, err := dataflow.New(dataflow.Config{Workers: 1})
 	if err != nil {
@@ -129,12 +129,19 @@ func arrangeSnapshots(t *testing.T, sizes []int, fuel int) scheduleWork {
 			}
 		}))
 		src.SetHold(frontier.At(0))
-		a, lg := arrange(b, "test", src.Stream(0), func(err error) { t.Error(err) })
+		_, lg := arrange(b, "test", src.Stream(0), func(err error) { t.Error(err) })
 		lg.fuel = func() int { return fuel }
+		fired := false
 		lg.onWork = func(build, merge int64) {
 			mu.Lock()
 			w.maxBuild, w.maxMerge, w.maxTotal = max(w.maxBuild, build), max(w.maxMerge, merge), max(w.maxTotal, build+merge)
 			mu.Unlock()
+			// Done once every snapshot is arranged and no merge is left
+			// (merges go on after the frontier closes, and count).
+			if zero := 0; !fired && lg.lower.IsClosed() && !lg.tr.Exert(&zero) {
+				fired = true
+				done <- struct{}{}
+			}
 		}
 		lg.onBuilt = func(bb *batchBuild) {
 			mu.Lock()
@@ -142,13 +149,6 @@ func arrangeSnapshots(t *testing.T, sizes []int, fuel int) scheduleWork {
 			w.maxGrown, w.grewAndWrote = max(w.maxGrown, bb.maxGrown), w.grewAndWrote || bb.grewAndWrote
 			mu.Unlock()
 		}
-		fired := false
-		b.AddOperator("probe", []dataflow.Connection{{From: a.Stream}}, 0, dataflow.LogicFunc(func(op *dataflow.Operator) {
-			if !fired && op.InputFrontier().IsClosed() {
-				fired = true
-				done <- struct{}{}
-			}
-		}))
 		return nil
 	}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -157,7 +157,7 @@ func arrangeSnapshots(t *testing.T, sizes []int, fuel int) scheduleWork {
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
-		t.Fatal("arrangement never closed")
+		t.Fatal("arrangement never closed and finished merging")
 	}
 	mu.Lock()
 	defer mu.Unlock()
