@@ -110,31 +110,78 @@ func churnIndexes(ctx context.Context, e *env, conn *pgx.Conn, phases []phase) (
 			return hyd, nil
 		}
 		e.logf("  churn phase %d/%d", i+1, len(phases))
-		for n := 0; time.Now().Before(ph.end); n++ {
-			begin := time.Now()
-			if _, err := conn.Exec(ctx, "CREATE INDEX big_idx ON big (key)"); err != nil {
-				return hyd, fmt.Errorf("churn: create index: %w", err)
-			}
-			phaseCtx, cancel := context.WithDeadline(ctx, ph.end.Add(time.Minute))
-			_, err := countRows(phaseCtx, conn, "SELECT value FROM big WHERE key = 0")
-			cancel()
+		for time.Now().Before(ph.end) {
+			d, err := hydrateOnce(ctx, conn, ph.end.Add(time.Minute))
 			switch {
 			case err == nil:
-				hyd.Record(time.Since(begin))
+				hyd.Record(d)
 			case ctx.Err() != nil:
 				return hyd, nil
 			default:
-				return hyd, fmt.Errorf("churn: read through the new index: %w", err)
-			}
-			if conn.IsClosed() {
-				return hyd, errors.New("churn: admin connection closed")
-			}
-			if _, err := conn.Exec(ctx, "DROP INDEX big_idx"); err != nil {
-				return hyd, fmt.Errorf("churn: drop index: %w", err)
+				return hyd, err
 			}
 		}
 	}
 	return hyd, nil
+}
+
+// hydrateOnce creates an index on the big source, waits until a point read
+// through it answers (before deadline), drops it, and returns the
+// create-to-readable time.
+func hydrateOnce(ctx context.Context, conn *pgx.Conn, deadline time.Time) (time.Duration, error) {
+	begin := time.Now()
+	if _, err := conn.Exec(ctx, "CREATE INDEX big_idx ON big (key)"); err != nil {
+		return 0, fmt.Errorf("churn: create index: %w", err)
+	}
+	readCtx, cancel := context.WithDeadline(ctx, deadline)
+	_, err := countRows(readCtx, conn, "SELECT value FROM big WHERE key = 0")
+	cancel()
+	d := time.Since(begin)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		return 0, fmt.Errorf("churn: read through the new index: %w", err)
+	}
+	if conn.IsClosed() {
+		return 0, errors.New("churn: admin connection closed")
+	}
+	if _, err := conn.Exec(ctx, "DROP INDEX big_idx"); err != nil {
+		return 0, fmt.Errorf("churn: drop index: %w", err)
+	}
+	return d, nil
+}
+
+// hydrationAB hydrates the big source's index rounds times with the step
+// bounds on and rounds times with them off, alternating (on, off, then
+// off, on, ...), on one controller with nothing else running, and returns
+// both series. Measured this way the bounds' cost is a ratio of
+// hydrations taken seconds apart; the arms two_runtime and
+// two_runtime_unbounded run minutes apart, when the machine may differ. It
+// leaves the bounds on.
+func hydrationAB(ctx context.Context, e *env, conn *pgx.Conn, rounds int) (on, off stats.Series, err error) {
+	e.logf("  hydrations with the step bounds on and off, alternating (%d each)", rounds)
+	for i := range rounds {
+		order := []bool{true, false}
+		if i%2 == 1 {
+			order = []bool{false, true}
+		}
+		for _, bounded := range order {
+			if err := setStepBoundsTo(ctx, conn, bounded); err != nil {
+				return on, off, err
+			}
+			d, err := hydrateOnce(ctx, conn, time.Now().Add(2*time.Minute))
+			if err != nil {
+				return on, off, err
+			}
+			if bounded {
+				on.Record(d)
+			} else {
+				off.Record(d)
+			}
+		}
+	}
+	return on, off, setStepBoundsTo(ctx, conn, true)
 }
 
 // stmt is a setup statement and the feature it needs.

@@ -26,6 +26,7 @@ type isolationParams struct {
 	churn              time.Duration
 	repeats            int
 	grace              time.Duration
+	abRounds           int // hydrations each way in hydrationAB
 }
 
 func isolationSizes(e *env) isolationParams {
@@ -39,6 +40,7 @@ func isolationSizes(e *env) isolationParams {
 		churn:       pick(e, 12*time.Second, 30*time.Second),
 		repeats:     pick(e, 1, 3),
 		grace:       pick(e, 5*time.Second, 15*time.Second),
+		abRounds:    pick(e, 3, 6),
 	}
 }
 
@@ -70,9 +72,18 @@ func setStepBounds(ctx context.Context, e *env, admin *pgx.Conn, on bool) error 
 	if on {
 		return nil
 	}
+	e.logf("  ALTER SYSTEM SET %s = 0 (step bounds off)", strings.Join(stepBoundParams, ", "))
+	return setStepBoundsTo(ctx, admin, false)
+}
+
+// setStepBoundsTo sets every step bound to its default (on) or to 0.
+func setStepBoundsTo(ctx context.Context, admin *pgx.Conn, on bool) error {
 	for _, name := range stepBoundParams {
-		e.logf("  ALTER SYSTEM SET %s = 0 (step bounds off)", name)
-		if err := require(ctx, admin, "ALTER SYSTEM SET "+name, "ALTER SYSTEM SET "+name+" = 0"); err != nil {
+		stmt := "ALTER SYSTEM SET " + name + " = 0"
+		if on {
+			stmt = "ALTER SYSTEM RESET " + name
+		}
+		if err := require(ctx, admin, stmt, stmt); err != nil {
 			return err
 		}
 	}
@@ -310,6 +321,19 @@ func isolationArm(ctx context.Context, e *env, p isolationParams, name string, i
 	arm.Latency("introspection_staleness_quiet", lagSummary(staleness, quiet))
 	stalenessMu.Unlock()
 	arm.Latency("hydration", hydrations.Summary())
+	if name == "two_runtime" {
+		// The reads have stopped: the bounds' cost in hydration time,
+		// side by side.
+		on, off, err := hydrationAB(ctx, e, admin, p.abRounds)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		arm.Latency("hydration_ab_bounded", on.Summary())
+		arm.Latency("hydration_ab_unbounded", off.Summary())
+		if o := off.Quantile(0.5); o > 0 {
+			arm.Float("hydration_ab_ratio", float64(on.Quantile(0.5))/float64(o))
+		}
+	}
 	for _, k := range kinds {
 		addRates(arm, k)
 	}

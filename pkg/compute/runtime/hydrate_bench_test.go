@@ -21,7 +21,9 @@ import (
 // KEY VALUE load generator (16-byte values) with 1, 2 and 4 workers: from
 // CreateDataflow until the index's frontier passes its as_of, so the
 // snapshot is generated, exchanged by key and arranged. TANDEM_BENCH_KEYS
-// sets the key count (default 1M; docs/benchmarks.md records 10M);
+// sets the key count (default 1M; docs/benchmarks.md records 10M),
+// TANDEM_BENCH_VALUE_SIZE the value size (default 16; hack/bench isolation
+// churns 64-byte values);
 // TANDEM_BENCH_SOURCE_STEP_ITEMS sets source_step_items (default the
 // runtime's; 0 turns the bound off); TANDEM_BENCH_ARRANGE_STEP_UPDATES
 // sets arrange_step_updates the same way; TANDEM_BENCH_OFFHEAP (a boolean)
@@ -33,6 +35,10 @@ func BenchmarkHydrateKeyValue(b *testing.B) {
 	keys := 1_000_000
 	if v, err := strconv.Atoi(os.Getenv("TANDEM_BENCH_KEYS")); err == nil && v > 0 {
 		keys = v
+	}
+	valueSize := 16
+	if v, err := strconv.Atoi(os.Getenv("TANDEM_BENCH_VALUE_SIZE")); err == nil && v > 0 {
+		valueSize = v
 	}
 	params := map[string]string{}
 	if v := os.Getenv("TANDEM_BENCH_SOURCE_STEP_ITEMS"); v != "" {
@@ -70,7 +76,7 @@ func BenchmarkHydrateKeyValue(b *testing.B) {
 						Desc: row.NewRelationDesc([]string{"key", "partition", "value"},
 							[]row.ColumnType{{Type: row.TypeInt64}, {Type: row.TypeInt64}, {Type: row.TypeBytes}}),
 						Connection: plan.SourceConnection{Kind: plan.SourceLoadGen, Options: map[string]string{
-							"generator": "KEY VALUE", "keys": strconv.Itoa(keys), "value_size": "16",
+							"generator": "KEY VALUE", "keys": strconv.Itoa(keys), "value_size": strconv.Itoa(valueSize),
 							"tick_ms": "1000", "start": fmt.Sprint(start)}}}},
 					IndexExports: []plan.IndexExport{{ID: idx, On: src, Key: []expr.Expr{expr.Column(0)}}},
 					AsOf:         frontier.At(start), Until: frontier.Closed(),
