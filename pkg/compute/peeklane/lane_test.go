@@ -23,6 +23,13 @@ import (
 const dialEnv = "TANDEM_PEEKLANE_TEST_DIAL"
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(echoEnv); path != "" {
+		if err := serveEcho(path); err != nil {
+			fmt.Println("echo:", err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	if path := os.Getenv(dialEnv); path != "" {
 		cl, err := Dialer{}.Dial(context.Background(), "unix", path, "n1", func(*computepb.Response) {})
 		if err != nil {
