@@ -130,6 +130,20 @@ func (c *Cursor) RewindVals() {
 // strictly increasing; only valid when ValValid. The slices alias the batch.
 func (c *Cursor) Updates() ([]frontier.Time, []int64) { return c.b.updates(c.val) }
 
+// Accumulate returns the sum of the current value's diffs at times <= t;
+// only valid when ValValid.
+func (c *Cursor) Accumulate(t frontier.Time) int64 {
+	ts, ds := c.Updates()
+	var sum int64
+	for j, ut := range ts {
+		if ut > t {
+			break // times are increasing
+		}
+		sum += ds[j]
+	}
+	return sum
+}
+
 // ForEachUpdate calls fn for each update of the current value.
 func (c *Cursor) ForEachUpdate(fn func(t frontier.Time, diff int64)) {
 	ts, ds := c.Updates()

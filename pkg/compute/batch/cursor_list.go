@@ -167,13 +167,7 @@ func (l *CursorList) ForEachUpdate(fn func(t frontier.Time, diff int64)) {
 func (l *CursorList) Accumulate(t frontier.Time) int64 {
 	var sum int64
 	for _, i := range l.atVal {
-		ts, ds := l.cs[i].Updates()
-		for j, ut := range ts {
-			if ut > t {
-				break // times within one batch's value are increasing
-			}
-			sum += ds[j]
-		}
+		sum += l.cs[i].Accumulate(t)
 	}
 	return sum
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/operators"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -200,7 +199,7 @@ func (lg *snapshotKeyLogic) stopFolding() {
 	lg.groups, lg.folds, lg.foldArena = nil, nil, nil
 	lg.recentFolds = [len(lg.recentFolds)]int32{}
 	clear(lg.errRows)
-	lg.cl = batch.NewCursorList(lg.batches)
+	lg.openCursors()
 	lg.seekPos, lg.inKey = 0, false
 }
 
