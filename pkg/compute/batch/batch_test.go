@@ -276,6 +276,60 @@ func TestCursorListSeek(t *testing.T) {
 	}
 }
 
+// TestCursorListLead: a walk that steps the list's Lead alone while its key
+// is below the bound, and the list otherwise, visits the same (key, value,
+// accumulation) sequence as a walk of the list alone, over any number of
+// batches with shared and interleaved keys. Sabotage: a bound of the
+// second batch's key instead of the least other key, or ignoring the
+// bound, visits shared keys once per batch and fails.
+func TestCursorListLead(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var batches []*Batch
+		for i := range rapid.IntRange(1, 5).Draw(t, "batches") {
+			var ups []update
+			for range rapid.IntRange(0, 30).Draw(t, "updates") {
+				ups = append(ups, update{
+					key:  fmt.Sprintf("k%02d", rapid.IntRange(0, 40).Draw(t, "key")),
+					val:  rapid.SampledFrom([]string{"x", "y"}).Draw(t, "val"),
+					t:    frontier.Time(i),
+					diff: int64(rapid.IntRange(1, 3).Draw(t, "diff")),
+				})
+			}
+			batches = append(batches, build(t, ups, desc(frontier.Time(i), frontier.Time(i+1))))
+		}
+		type visit struct {
+			key, val string
+			m        int64
+		}
+		var want, got []visit
+		for l := NewCursorList(batches); l.KeyValid(); l.StepKey() {
+			for ; l.ValValid(); l.StepVal() {
+				want = append(want, visit{string(l.Key()), string(l.Val()), l.Accumulate(10)})
+			}
+		}
+		l := NewCursorList(batches)
+		for l.KeyValid() {
+			if lead, bound := l.Lead(); lead != nil {
+				for ; lead.KeyValid() && (bound == nil || bytes.Compare(lead.Key(), bound) < 0); lead.StepKey() {
+					for ; lead.ValValid(); lead.StepVal() {
+						got = append(got, visit{string(lead.Key()), string(lead.Val()), lead.Accumulate(10)})
+					}
+				}
+				if l.Resync(); !l.KeyValid() {
+					break
+				}
+			}
+			for ; l.ValValid(); l.StepVal() {
+				got = append(got, visit{string(l.Key()), string(l.Val()), l.Accumulate(10)})
+			}
+			l.StepKey()
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("walk with Lead %v, want %v", got, want)
+		}
+	})
+}
+
 // genUpdates draws updates with few distinct keys and values so collisions
 // and cancellations are common.
 func genUpdates(t *rapid.T, maxTime int) []update {

@@ -98,6 +98,32 @@ func (l *CursorList) findVal() {
 // KeyValid reports whether the cursor is at a key.
 func (l *CursorList) KeyValid() bool { return len(l.atKey) > 0 }
 
+// Lead returns the cursor at the current key when no other batch holds
+// that key, else nil, and the least key another batch holds next (nil
+// when none does). Every key of the lead from the current one up to,
+// not including, bound is in no other batch, so a walk may step the lead
+// alone over those keys (as a walk of one batch would) and then call
+// Resync. An index is often one large batch and a few small ones (the
+// updates since it last merged): its keys are then walked at the cost of
+// one comparison each, not one per batch.
+func (l *CursorList) Lead() (lead *Cursor, bound []byte) {
+	if len(l.atKey) != 1 {
+		return nil, nil
+	}
+	li := l.atKey[0]
+	for i := range l.cs {
+		if c := &l.cs[i]; i != li && c.KeyValid() {
+			if k := c.Key(); bound == nil || bytes.Compare(k, bound) < 0 {
+				bound = k
+			}
+		}
+	}
+	return &l.cs[li], bound
+}
+
+// Resync positions the list again after its Lead was stepped directly.
+func (l *CursorList) Resync() { l.findKey() }
+
 // Key returns the current key; only valid when KeyValid.
 func (l *CursorList) Key() []byte { return l.cs[l.atKey[0]].Key() }
 

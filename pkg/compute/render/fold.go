@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/tandemdb/tandem/pkg/compute/batch"
 	"github.com/tandemdb/tandem/pkg/compute/operators"
 	"github.com/tandemdb/tandem/pkg/compute/row"
 )
@@ -199,7 +200,7 @@ func (lg *snapshotKeyLogic) stopFolding() {
 	lg.groups, lg.folds, lg.foldArena = nil, nil, nil
 	lg.recentFolds = [len(lg.recentFolds)]int32{}
 	clear(lg.errRows)
-	lg.openCursors()
+	lg.cl = batch.NewCursorList(lg.batches)
 	lg.seekPos, lg.inKey = 0, false
 }
 

@@ -16,7 +16,7 @@ import (
 // share a memoised snapshot reduction: the reductions' plans encode alike
 // (a count over Get l1) but count different collections.
 func TestLetSnapshotReductionsAreNotMemoisedAcrossBindings(t *testing.T) {
-	tbl := keyValueTable(t, 10, 2)
+	tbl := keyValueTable(t, 10, 2, 0)
 	fx := newIndexFixture(t, 1, tbl)
 	fx.waitUpper(1)
 	l := plan.Local(1)
@@ -35,7 +35,7 @@ func TestLetSnapshotReductionsAreNotMemoisedAcrossBindings(t *testing.T) {
 // once: the dataflow of Let(l, reduce, join(l, l)) has the operators of
 // one reduction, as many as the reduction alone has.
 func TestLetRendersItsValueOnce(t *testing.T) {
-	tbl := keyValueTable(t, 10, 2)
+	tbl := keyValueTable(t, 10, 2, 0)
 	fx := newIndexFixture(t, 1, tbl)
 	fx.waitUpper(1)
 	l := plan.Local(1)

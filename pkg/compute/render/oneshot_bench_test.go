@@ -14,20 +14,39 @@ import (
 )
 
 // keyValueTable returns n rows shaped like the KEY VALUE load generator's
-// (key, partition = key % partitions, 16-byte value), all at time 1.
-func keyValueTable(tb testing.TB, n, partitions int) *MemoryTable {
+// (key, partition = key % partitions, 16-byte value), all at time 1, then
+// ticks more times (2, 3, ...) each updating the values of 28 keys spread
+// over the key space, as the generator's ticks do: an index of it is one
+// large batch and a few small ones whose keys fall among the large one's.
+func keyValueTable(tb testing.TB, n, partitions, ticks int) *MemoryTable {
 	tb.Helper()
 	tbl := NewMemoryTable()
 	ups := make([]dataflow.Update, n)
-	val := make([]byte, 16)
-	for i := range ups {
+	kvRow := func(i, version int) row.Row {
+		val := make([]byte, 16)
 		for j := range val {
-			val[j] = byte(i >> (j % 4 * 8))
+			val[j] = byte((i + version) >> (j % 4 * 8))
 		}
-		ups[i] = dataflow.Update{Val: row.Pack(row.Int64(int64(i)), row.Int64(int64(i%partitions)), row.Bytes(val)), Time: 1, Diff: 1}
+		return row.Pack(row.Int64(int64(i)), row.Int64(int64(i%partitions)), row.Bytes(val))
+	}
+	for i := range ups {
+		ups[i] = dataflow.Update{Val: kvRow(i, 0), Time: 1, Diff: 1}
 	}
 	if err := tbl.Append(ups, frontier.At(2)); err != nil {
 		tb.Fatal(err)
+	}
+	version := map[int]int{} // each updated key's value, 0 when absent
+	for tick := 1; tick <= ticks; tick++ {
+		ups = ups[:0]
+		for j := range 28 {
+			i := (j*n/28 + tick*7919) % n
+			ups = append(ups, dataflow.Update{Val: kvRow(i, version[i]), Time: frontier.Time(tick + 1), Diff: -1},
+				dataflow.Update{Val: kvRow(i, tick), Time: frontier.Time(tick + 1), Diff: 1})
+			version[i] = tick
+		}
+		if err := tbl.Append(ups, frontier.At(frontier.Time(tick+2))); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	return tbl
 }
@@ -59,7 +78,8 @@ func oneShotQueries(n int) map[string]plan.Plan {
 }
 
 // BenchmarkOneShotAggregate runs one-shot reads over an index of N KEY
-// VALUE rows (default 1M, TANDEM_BENCH_ROWS overrides) on W workers, through
+// VALUE rows (default 1M, TANDEM_BENCH_ROWS overrides; TANDEM_BENCH_TICKS
+// adds that many ticks of updates after them, default 0) on W workers, through
 // the snapshot operators and, for comparison in the same run, flattened.
 // Reported per read: allocations and bytes (testing's), and CPU seconds of
 // the process (the machine is shared: CPU time, not wall time, is the
@@ -73,10 +93,12 @@ func BenchmarkOneShotAggregate(b *testing.B) {
 		}
 		n = v
 	}
+	ticks, _ := strconv.Atoi(os.Getenv("TANDEM_BENCH_TICKS"))
+	asOf := frontier.Time(1 + ticks)
 	for _, w := range []int{1, 2} {
-		tbl := keyValueTable(b, n, 16)
+		tbl := keyValueTable(b, n, 16, ticks)
 		fx := newIndexFixture(b, w, tbl)
-		fx.waitUpper(1)
+		fx.waitUpper(asOf)
 		for name, p := range oneShotQueries(n) {
 			for _, flatten := range []bool{false, true} {
 				arm := "snapshot"
@@ -88,7 +110,7 @@ func BenchmarkOneShotAggregate(b *testing.B) {
 					var want string
 					cpu0 := cpuTime()
 					for i := 0; i < b.N; i++ {
-						rd := fx.install(p, readerOpts{asOf: 1, class: plan.ClassOneShotRead, flatten: flatten})
+						rd := fx.install(p, readerOpts{asOf: asOf, class: plan.ClassOneShotRead, flatten: flatten})
 						got := rd.result()
 						rd.drop()
 						if want == "" {

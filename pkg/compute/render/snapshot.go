@@ -119,11 +119,6 @@ type snapshotKeyLogic struct {
 	keyBytes      []byte
 	kvBuf         []byte
 	lastKV        []byte // the pair of the last entry consolidate added
-	// sole walks the import when it is one batch (a settled index), in
-	// place of cl: a cursor of one batch steps without the list's merge
-	// of keys and values across batches, a third of a row's cost in a
-	// filtered aggregate's walk.
-	sole *batch.Cursor
 
 	// seeks, when not nil, are the only index keys whose rows the first
 	// MFP can keep (seekKeys); seekPos is the next, inKey: the walk is
@@ -283,23 +278,8 @@ func (lg *snapshotKeyLogic) start() error {
 		return nil
 	}
 	lg.batches = batches
-	lg.openCursors()
+	lg.cl = batch.NewCursorList(batches)
 	return nil
-}
-
-// openCursors positions the walk at the import's first row.
-func (lg *snapshotKeyLogic) openCursors() {
-	lg.cl, lg.sole = batch.NewCursorList(lg.batches), nil
-	var nonEmpty []*batch.Batch
-	for _, b := range lg.batches {
-		if b.Len() > 0 {
-			nonEmpty = append(nonEmpty, b)
-		}
-	}
-	if len(nonEmpty) == 1 {
-		c := nonEmpty[0].Cursor()
-		lg.sole = &c
-	}
 }
 
 // walk consolidates up to fuel (key, value) pairs and reports whether the
@@ -308,11 +288,21 @@ func (lg *snapshotKeyLogic) walk(op *dataflow.Operator) bool {
 	if lg.seeks != nil {
 		return lg.walkSeeks(op)
 	}
-	if lg.sole != nil {
-		return lg.walkSole(op)
-	}
 	cl := lg.cl
 	for n := 0; cl.KeyValid(); cl.StepKey() {
+		if lead, bound := cl.Lead(); lead != nil {
+			// Keys only the lead batch holds: walk them on its cursor.
+			stopped, fuelOut := lg.walkLead(op, lead, bound, &n)
+			if stopped {
+				if fuelOut && lg.streaming {
+					lg.flush(op)
+				}
+				return false
+			}
+			if cl.Resync(); !cl.KeyValid() {
+				break
+			}
+		}
 		if stopped, fuelOut := lg.foldKey(&n); stopped {
 			if fuelOut && lg.streaming {
 				lg.flush(op)
@@ -349,24 +339,27 @@ func (lg *snapshotKeyLogic) foldKey(n *int) (stopped, fuelOut bool) {
 	return false, false
 }
 
-// walkSole is walk over the import's only batch: foldKey's loop on one
-// batch's cursor.
-func (lg *snapshotKeyLogic) walkSole(op *dataflow.Operator) bool {
-	c := lg.sole
-	for n := 0; c.KeyValid(); c.StepKey() {
-		for ; c.ValValid(); c.StepVal() {
-			if n >= lg.tune.fuel {
-				if lg.streaming {
-					lg.flush(op)
-				}
-				return false
+// walkLead folds the rows of lead's keys below bound (every key when
+// bound is nil), counting values in *n like foldKey; it stops like foldKey
+// (stopped, and fuelOut when the fuel ran out), else it returns with lead
+// at bound or past its last key. Keys below bound are in no other batch,
+// so no merge of batches is needed: stepping one batch's cursor is a
+// third of a filtered aggregate's cost per row through the cursor list.
+func (lg *snapshotKeyLogic) walkLead(op *dataflow.Operator, lead *batch.Cursor, bound []byte, n *int) (stopped, fuelOut bool) {
+	for ; lead.KeyValid(); lead.StepKey() {
+		if bound != nil && bytes.Compare(lead.Key(), bound) >= 0 {
+			return false, false
+		}
+		for ; lead.ValValid(); lead.StepVal() {
+			if *n >= lg.tune.fuel {
+				return true, true
 			}
-			n++
-			if m := c.Accumulate(lg.asOf); m != 0 {
-				if lg.add(c.Val(), m); lg.restart {
+			*n++
+			if m := lead.Accumulate(lg.asOf); m != 0 {
+				if lg.add(lead.Val(), m); lg.restart {
 					lg.restart = false
 					lg.stopFolding()
-					return false
+					return true, false
 				}
 			}
 		}
@@ -374,7 +367,7 @@ func (lg *snapshotKeyLogic) walkSole(op *dataflow.Operator) bool {
 			lg.flush(op)
 		}
 	}
-	return true
+	return false, false
 }
 
 // walkSeeks is walk over the keys of lg.seeks only (ascending, so the
